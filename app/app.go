@@ -1,0 +1,472 @@
+// Package app is the in-device application interface: a Go API for programs
+// that run inside a device, as firmware apps do on the hardware.
+//
+// An App is started on the device with Run. Everything the app is told runs
+// on the app's own goroutine, one callback at a time, so app code needs no
+// locks: the results of its asynchronous calls (Get, Put, Post, Delete,
+// Subscribe), its notifications, its timers, and the requests for the
+// resources it provides. Calls are carried out in the order they are made.
+// Context methods are meant to be called from the app's goroutine, that is
+// from Start and from the callbacks.
+//
+// An app may provide its own resources, defined by its own Swagger 2.0 YAML in
+// the form of the device's definitions (api package) and validated the same
+// way; every calling path reaches them. Like firmware, an app restarts with
+// every device reset and stops while the device is off.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"senseboard/api"
+	"senseboard/clock"
+	"senseboard/device"
+	"senseboard/resource"
+)
+
+// An App is a program that runs inside a device.
+type App interface {
+	// Name names the app in messages.
+	Name() string
+	// Start runs on the app's goroutine when the app starts: when Run is
+	// called and after every reset. An error stops the app until the next reset.
+	Start(ctx *Context) error
+}
+
+// Handlers serve an app's own resources, keyed by operation and pattern as
+// the definition spells it, for example "GET /Sample/JumpCount". A key
+// "SUBSCRIBE /X" decides on subscribers of X; without it every subscriber is
+// accepted. Handlers run on the app's goroutine.
+type Handlers map[string]func(req *resource.Request) resource.Response
+
+// HandlerTimeout is how long a request for an app's resource waits for the
+// app to answer before it fails with 503.
+const HandlerTimeout = 5 * time.Second
+
+// NotificationQueue is how many notifications wait for an app at most; a
+// slow app loses the newest beyond that, as resource.Queue describes.
+const NotificationQueue = 4096
+
+// Runtime runs one app on one device.
+type Runtime struct {
+	d   *device.Device
+	app App
+
+	mu       sync.Mutex
+	ctx      *Context // the running context, nil while stopped
+	provided map[string]bool
+	handlers map[string]func(*resource.Request) resource.Response
+	stopped  bool
+	cancel   func()
+}
+
+// Run starts app on d and keeps it running across resets until Stop.
+func Run(d *device.Device, a App) (*Runtime, error) {
+	r := &Runtime{d: d, app: a, provided: map[string]bool{}}
+	if err := r.start(); err != nil {
+		r.stop()
+		return nil, err
+	}
+	r.cancel = d.OnLifecycle(r.lifecycle)
+	return r, nil
+}
+
+func (r *Runtime) lifecycle(e device.Event) {
+	switch e {
+	case device.EventReset:
+		r.stop()
+		if err := r.start(); err != nil {
+			r.d.Logf(device.LevelError, "app %s did not start: %v", r.app.Name(), err)
+			r.stop()
+		}
+	default:
+		r.stop()
+	}
+}
+
+// Stop stops the app for good.
+func (r *Runtime) Stop() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.stop()
+}
+
+// Context returns the running app's context, or nil while it is stopped.
+func (r *Runtime) Context() *Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ctx
+}
+
+func (r *Runtime) start() error {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return errors.New("stopped")
+	}
+	ctx := newContext(r)
+	r.ctx = ctx
+	r.mu.Unlock()
+	errc := make(chan error, 1)
+	go ctx.loop()
+	go ctx.work()
+	ctx.post(func() { errc <- r.app.Start(ctx) })
+	if err := <-errc; err != nil {
+		return fmt.Errorf("app %s: %w", r.app.Name(), err)
+	}
+	return nil
+}
+
+func (r *Runtime) stop() {
+	r.mu.Lock()
+	ctx := r.ctx
+	r.ctx = nil
+	r.mu.Unlock()
+	if ctx != nil {
+		ctx.close()
+	}
+}
+
+// provide adds the app's definitions once per runtime and (re)binds handlers.
+func (r *Runtime) provide(definition []byte, hs Handlers) error {
+	f, err := api.Parse(appFileName(r.app.Name()), definition)
+	if err != nil {
+		return err
+	}
+	keys := map[string]bool{}
+	for _, res := range f.Resources {
+		for _, o := range res.Operations() {
+			keys[strings.ToUpper(o.Op.String())+" "+res.Path] = true
+		}
+	}
+	for k := range hs {
+		if !keys[k] {
+			return fmt.Errorf("handler %q has no operation in the definition", k)
+		}
+	}
+	r.mu.Lock()
+	r.handlers = hs
+	first := !r.provided[f.Name]
+	r.provided[f.Name] = true
+	r.mu.Unlock()
+	if !first {
+		return nil
+	}
+	if err := r.d.AddDefinitions(f); err != nil {
+		return err
+	}
+	for _, res := range f.Resources {
+		for _, o := range res.Operations() {
+			switch o.Op {
+			case resource.Subscribe:
+				r.d.HandleSource(res.Path, appSource{r, "SUBSCRIBE " + res.Path})
+			case resource.Unsubscribe:
+			default:
+				key := strings.ToUpper(o.Op.String()) + " " + res.Path
+				if hs[key] == nil {
+					return fmt.Errorf("no handler for %s", key)
+				}
+				r.d.Handle(res.Path, o.Op, appHandler{r, key})
+			}
+		}
+	}
+	return r.d.Commit()
+}
+
+func appFileName(name string) string { return "app-" + strings.ToLower(name) + ".yaml" }
+
+// serve runs the handler of key on the app's goroutine and waits for it.
+func (r *Runtime) serve(key string, req *resource.Request) resource.Response {
+	r.mu.Lock()
+	ctx, h := r.ctx, r.handlers[key]
+	r.mu.Unlock()
+	if ctx == nil {
+		return resource.Errorf(resource.StatusServiceUnavailable, "app %s is not running", r.app.Name())
+	}
+	if h == nil {
+		return resource.OK(nil)
+	}
+	done := make(chan resource.Response, 1)
+	ctx.post(func() { done <- h(req) })
+	timer := time.NewTimer(HandlerTimeout)
+	defer timer.Stop()
+	select {
+	case resp := <-done:
+		return resp
+	case <-ctx.done:
+		return resource.Errorf(resource.StatusServiceUnavailable, "app %s stopped", r.app.Name())
+	case <-timer.C:
+		return resource.Errorf(resource.StatusServiceUnavailable, "app %s did not answer within %v", r.app.Name(), HandlerTimeout)
+	}
+}
+
+type appHandler struct {
+	r   *Runtime
+	key string
+}
+
+func (h appHandler) Serve(req *resource.Request) resource.Response { return h.r.serve(h.key, req) }
+
+// appSource accepts subscribers of an app's resource, asking the app when
+// it has a SUBSCRIBE handler.
+type appSource struct {
+	r   *Runtime
+	key string
+}
+
+func (s appSource) Subscribe(_ *resource.Topic, req *resource.Request) resource.Response {
+	return s.r.serve(s.key, req)
+}
+
+func (s appSource) Unsubscribed(*resource.Topic) {}
+
+// Context is an app's handle on its device while it runs.
+type Context struct {
+	r     *Runtime
+	d     *device.Device
+	notes *resource.Queue
+
+	evMu   sync.Mutex
+	events []func()
+	evWake chan struct{}
+
+	callMu   sync.Mutex
+	calls    []func()
+	callWake chan struct{}
+
+	done      chan struct{}
+	closeOnce sync.Once
+
+	// owned by the app goroutine
+	subs map[*resource.Client]*Subscription
+}
+
+func newContext(r *Runtime) *Context {
+	return &Context{
+		r:        r,
+		d:        r.d,
+		notes:    resource.NewQueue(NotificationQueue),
+		evWake:   make(chan struct{}, 1),
+		callWake: make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		subs:     map[*resource.Client]*Subscription{},
+	}
+}
+
+// Device returns the device the app runs on.
+func (c *Context) Device() *device.Device { return c.d }
+
+// post runs f on the app's goroutine.
+func (c *Context) post(f func()) {
+	c.evMu.Lock()
+	c.events = append(c.events, f)
+	c.evMu.Unlock()
+	select {
+	case c.evWake <- struct{}{}:
+	default:
+	}
+}
+
+// loop is the app's goroutine. It exits when the context closes.
+func (c *Context) loop() {
+	var buf []resource.Event
+	for {
+		select {
+		case <-c.done:
+			for _, s := range c.subs {
+				s.client.Close()
+			}
+			return
+		case <-c.evWake:
+			for {
+				c.evMu.Lock()
+				evs := c.events
+				c.events = nil
+				c.evMu.Unlock()
+				if len(evs) == 0 {
+					break
+				}
+				for _, f := range evs {
+					select {
+					case <-c.done:
+						return
+					default:
+					}
+					f()
+				}
+			}
+		case <-c.notes.Ready():
+			buf = c.notes.Drain(buf[:0])
+			for _, e := range buf {
+				s := c.subs[e.Sub.Client]
+				if s == nil {
+					continue
+				}
+				if e.Ended != 0 {
+					delete(c.subs, s.client)
+					continue
+				}
+				s.onNotify(e.Content)
+			}
+		}
+	}
+}
+
+// work carries out the app's calls in order. It exits when the context closes.
+func (c *Context) work() {
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.callWake:
+		}
+		for {
+			c.callMu.Lock()
+			calls := c.calls
+			c.calls = nil
+			c.callMu.Unlock()
+			if len(calls) == 0 {
+				break
+			}
+			for _, f := range calls {
+				f()
+			}
+		}
+	}
+}
+
+func (c *Context) enqueue(f func()) {
+	c.callMu.Lock()
+	c.calls = append(c.calls, f)
+	c.callMu.Unlock()
+	select {
+	case c.callWake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Context) close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.notes.Close()
+	})
+}
+
+// call carries out one request on the worker and passes its envelope to
+// done on the app's goroutine.
+func (c *Context) call(req *resource.Request, done func(resource.Envelope)) {
+	c.enqueue(func() {
+		env, err := c.d.Do(req)
+		if err != nil {
+			env = resource.Envelope{Op: req.Op, Status: resource.StatusServiceUnavailable, Error: err.Error()}
+		}
+		c.post(func() {
+			if done != nil {
+				done(env)
+			}
+		})
+	})
+}
+
+// Get requests the resource at path; done receives the envelope. params are
+// path parameter values for {Name} placeholders, then the operation's
+// parameters, in the order of the definition.
+func (c *Context) Get(path string, done func(resource.Envelope), params ...resource.Value) {
+	c.call(&resource.Request{Op: resource.Get, Path: path, Params: params}, done)
+}
+
+// Put overwrites the resource at path with params.
+func (c *Context) Put(path string, done func(resource.Envelope), params ...resource.Value) {
+	c.call(&resource.Request{Op: resource.Put, Path: path, Params: params}, done)
+}
+
+// Post sends a new record or triggers an action.
+func (c *Context) Post(path string, done func(resource.Envelope), params ...resource.Value) {
+	c.call(&resource.Request{Op: resource.Post, Path: path, Params: params}, done)
+}
+
+// Delete removes data or disables a feature.
+func (c *Context) Delete(path string, done func(resource.Envelope), params ...resource.Value) {
+	c.call(&resource.Request{Op: resource.Delete, Path: path, Params: params}, done)
+}
+
+// Subscription is one of an app's subscriptions.
+type Subscription struct {
+	c        *Context
+	client   *resource.Client
+	path     string
+	params   []resource.Value
+	onNotify func(content any)
+}
+
+// Subscribe subscribes to the resource at path. onNotify receives each
+// notification's content, which is shared and must not be modified; done
+// receives the subscribe envelope. Unsubscribe with the returned handle.
+func (c *Context) Subscribe(path string, onNotify func(content any), done func(resource.Envelope), params ...resource.Value) *Subscription {
+	s := &Subscription{c: c, path: path, params: params, onNotify: onNotify}
+	s.client = resource.NewClient(c.r.app.Name(), c.notes)
+	c.subs[s.client] = s
+	c.call(&resource.Request{Op: resource.Subscribe, Path: path, Params: params, Client: s.client}, func(env resource.Envelope) {
+		if !env.Status.OK() {
+			delete(c.subs, s.client)
+		}
+		if done != nil {
+			done(env)
+		}
+	})
+	return s
+}
+
+// Unsubscribe ends the subscription; done, which may be nil, receives the envelope.
+func (s *Subscription) Unsubscribe(done func(resource.Envelope)) {
+	c := s.c
+	delete(c.subs, s.client)
+	c.call(&resource.Request{Op: resource.Unsubscribe, Path: s.path, Params: s.params, Client: s.client}, func(env resource.Envelope) {
+		s.client.Close()
+		if done != nil {
+			done(env)
+		}
+	})
+}
+
+// Provide makes the app's own resources reachable from every calling path.
+// definition is Swagger 2.0 YAML in the form of the device's definitions;
+// handlers serve its operations. Requests are bound and validated against the
+// definition before a handler sees them.
+func (c *Context) Provide(definition []byte, handlers Handlers) error {
+	return c.r.provide(definition, handlers)
+}
+
+// Notify sends content to the subscribers of the app's resource at path and
+// returns how many took it.
+func (c *Context) Notify(path string, content any, params ...resource.Value) (int, error) {
+	t, err := c.d.TopicOf(path, params...)
+	if err != nil || t == nil {
+		return 0, err
+	}
+	return t.Publish(content), nil
+}
+
+// After runs f on the app's goroutine once d of device time has passed.
+func (c *Context) After(d time.Duration, f func()) clock.Timer {
+	return c.d.Clock().AfterFunc(d, func() {
+		select {
+		case <-c.done:
+		default:
+			c.post(f)
+		}
+	})
+}
+
+// Logf produces a user debug message at level.
+func (c *Context) Logf(level device.Level, format string, args ...any) {
+	c.d.Log(device.GroupUser, level, fmt.Sprintf(format, args...))
+}

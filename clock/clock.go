@@ -1,0 +1,70 @@
+// Package clock owns device time: the Clock interface every timed part of a
+// device uses, a real-time clock, a scaled real-time clock (--speed), and a
+// virtual clock that runs scheduled work in time order, either when a test
+// advances it or as fast as possible.
+package clock
+
+import (
+	"time"
+)
+
+// Clock is a device's source of time.
+type Clock interface {
+	// Now returns the time elapsed since the clock started.
+	Now() time.Duration
+	// AfterFunc arranges for f to run once d has elapsed. With a real clock f
+	// runs in its own goroutine; with a virtual clock, on the goroutine that
+	// advances the clock.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending call of AfterFunc.
+type Timer interface {
+	// Stop prevents the call if it has not run and reports whether it did so.
+	Stop() bool
+}
+
+// At arranges for f to run when c reads t (at once if t has passed). Work
+// scheduled by absolute time does not drift however late each call runs.
+func At(c Clock, t time.Duration, f func()) Timer {
+	d := t - c.Now()
+	if d < 0 {
+		d = 0
+	}
+	return c.AfterFunc(d, f)
+}
+
+// Real is the wall clock, counted from when it was made.
+type Real struct{ start time.Time }
+
+// NewReal returns a real-time clock that reads zero now.
+func NewReal() *Real { return &Real{start: time.Now()} }
+
+// Now returns the time since the clock was made.
+func (r *Real) Now() time.Duration { return time.Since(r.start) }
+
+// AfterFunc runs f in its own goroutine after d.
+func (r *Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Scaled is the wall clock running speed times faster (or slower).
+type Scaled struct {
+	start time.Time
+	speed float64
+}
+
+// NewScaled returns a clock that reads zero now and advances speed seconds
+// per wall-clock second. speed must be positive.
+func NewScaled(speed float64) *Scaled {
+	if !(speed > 0) {
+		panic("clock: speed must be positive")
+	}
+	return &Scaled{start: time.Now(), speed: speed}
+}
+
+// Now returns the scaled time since the clock was made.
+func (s *Scaled) Now() time.Duration { return time.Duration(float64(time.Since(s.start)) * s.speed) }
+
+// AfterFunc runs f in its own goroutine after d of scaled time.
+func (s *Scaled) AfterFunc(d time.Duration, f func()) Timer {
+	return time.AfterFunc(time.Duration(float64(d)/s.speed), f)
+}

@@ -1,0 +1,177 @@
+package clock
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+)
+
+// Virtual is a clock that only moves when it is advanced. Scheduled calls run
+// in time order (calls due at the same time in the order they were made) on
+// the goroutine that advances the clock, with the clock reading their time.
+// It is safe for concurrent use.
+type Virtual struct {
+	mu     sync.Mutex
+	now    time.Duration
+	seq    uint64
+	events eventHeap
+	wake   chan struct{} // signalled when an event is added
+}
+
+// NewVirtual returns a virtual clock that reads zero.
+func NewVirtual() *Virtual { return &Virtual{wake: make(chan struct{}, 1)} }
+
+type event struct {
+	at       time.Duration
+	seq      uint64
+	f        func()
+	index    int
+	canceled bool
+	clock    *Virtual
+}
+
+// Stop cancels the call if it has not run.
+func (e *event) Stop() bool {
+	v := e.clock
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e.canceled || e.index < 0 {
+		return false
+	}
+	e.canceled = true
+	heap.Remove(&v.events, e.index)
+	return true
+}
+
+type eventHeap []*event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *eventHeap) Push(x any) {
+	e := x.(*event)
+	e.index = len(*h)
+	*h = append(*h, e)
+}
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.index = -1
+	*h = old[:len(old)-1]
+	return e
+}
+
+// Now returns the clock's time.
+func (v *Virtual) Now() time.Duration {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.now
+}
+
+// AfterFunc schedules f at Now()+d.
+func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
+	if d < 0 {
+		d = 0
+	}
+	v.mu.Lock()
+	v.seq++
+	e := &event{at: v.now + d, seq: v.seq, f: f, clock: v}
+	heap.Push(&v.events, e)
+	v.mu.Unlock()
+	select {
+	case v.wake <- struct{}{}:
+	default:
+	}
+	return e
+}
+
+// Pending returns the number of scheduled calls.
+func (v *Virtual) Pending() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.events)
+}
+
+// Next returns the time of the earliest scheduled call.
+func (v *Virtual) Next() (time.Duration, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.events) == 0 {
+		return 0, false
+	}
+	return v.events[0].at, true
+}
+
+// Advance moves the clock forward by d, running every call due on the way.
+func (v *Virtual) Advance(d time.Duration) { v.AdvanceTo(v.Now() + d) }
+
+// AdvanceTo moves the clock to t (if t is ahead), running every call due up
+// to and including t, each with the clock reading its time. Calls scheduled by
+// those calls run too when they fall due by t.
+func (v *Virtual) AdvanceTo(t time.Duration) {
+	for {
+		v.mu.Lock()
+		if len(v.events) == 0 || v.events[0].at > t {
+			if t > v.now {
+				v.now = t
+			}
+			v.mu.Unlock()
+			return
+		}
+		e := heap.Pop(&v.events).(*event)
+		if e.at > v.now {
+			v.now = e.at
+		}
+		v.mu.Unlock()
+		e.f()
+	}
+}
+
+// Run drives the clock until ctx ends. With speed > 0 the clock follows the
+// wall clock speed times faster, stepping at least every 10 ms of wall time so
+// that Now moves between scheduled calls; with speed 0 it jumps from one
+// scheduled call to the next as fast as they run, and waits when nothing is
+// scheduled.
+func (v *Virtual) Run(ctx context.Context, speed float64) {
+	const step = 10 * time.Millisecond
+	wallStart, virtStart := time.Now(), v.Now()
+	for ctx.Err() == nil {
+		if speed <= 0 {
+			next, ok := v.Next()
+			if !ok {
+				select {
+				case <-ctx.Done():
+				case <-v.wake:
+				}
+				continue
+			}
+			v.AdvanceTo(next)
+			continue
+		}
+		target := virtStart + time.Duration(float64(time.Since(wallStart))*speed)
+		v.AdvanceTo(target)
+		wait := step
+		if next, ok := v.Next(); ok {
+			if d := time.Duration(float64(next-target) / speed); d < wait {
+				wait = max(d, 0)
+			}
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-v.wake:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}

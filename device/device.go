@@ -1,0 +1,477 @@
+// Package device owns a device's core: the router built from the interface
+// definitions and the providers' handlers, request execution (routing,
+// binding, the envelope), the subscription hub, relative time, debug message
+// plumbing, and the lifecycle of modes (Application, FullPowerOff,
+// FwUpdateMode) and resets. Resources themselves live in provider packages;
+// the package senseboard assembles a complete device.
+package device
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"senseboard/api"
+	"senseboard/clock"
+	"senseboard/profile"
+	"senseboard/resource"
+)
+
+// A Provider serves a group of resources.
+type Provider interface {
+	// Register installs the provider's handlers with Handle and HandleSource.
+	Register(d *Device) error
+}
+
+// A Resetter is a Provider with volatile state. Reset restores it to its
+// power-on values; it runs at every reset and wake-up, after every
+// subscription has ended.
+type Resetter interface {
+	Reset()
+}
+
+// A PowerOffer is a Provider that acts when the device turns off (stops
+// timers, drops connections). It runs after every subscription has ended.
+type PowerOffer interface {
+	PowerOff()
+}
+
+// A Closer is a Provider that holds resources to release when the device closes.
+type Closer interface {
+	Close() error
+}
+
+// Mode is a system mode of /System/Mode.
+type Mode uint8
+
+// The modes the device implements.
+const (
+	ModeFullPowerOff Mode = 1
+	ModeApplication  Mode = 5
+	ModeFwUpdate     Mode = 12
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeFullPowerOff:
+		return "FullPowerOff"
+	case ModeApplication:
+		return "Application"
+	case ModeFwUpdate:
+		return "FwUpdateMode"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// ErrOff is returned by Do while the device is in FullPowerOff: it does not
+// answer at all.
+var ErrOff = errors.New("device is off (FullPowerOff); it wakes on its configured wake-up source")
+
+// Config configures a device.
+type Config struct {
+	// Profile holds the build settings; nil means the defaults.
+	Profile *profile.Profile
+	// Clock is the device's time; nil means real time.
+	Clock clock.Clock
+	// Definitions are the interface definitions; nil means the embedded ones.
+	Definitions *api.Set
+	// Providers serve the resources.
+	Providers []Provider
+}
+
+// Device is one simulated device.
+type Device struct {
+	prof    *profile.Profile
+	clock   clock.Clock
+	defs    *api.Set
+	prefix  string
+	hub     *resource.Hub
+	started time.Duration // clock reading when the device was made
+
+	router atomic.Pointer[resource.Router]
+
+	mu        sync.Mutex // guards registration and lifecycle
+	regs      []registration
+	extra     []*api.File // definitions added after construction (apps)
+	regErr    []error
+	providers []Provider
+
+	resetAt  atomic.Int64 // clock reading of the last reset, ns
+	mode     atomic.Uint32
+	next     atomic.Uint32 // pending mode, 0 when none
+	switchMu sync.Mutex
+	pending  clock.Timer
+
+	logMu sync.RWMutex
+	log   func(group Group, level Level, msg string)
+
+	lifeMu    sync.Mutex
+	lifecycle []func(Event)
+}
+
+type registration struct {
+	pattern string
+	op      resource.Op
+	h       resource.Handler
+}
+
+// New makes a device with the providers of cfg and starts it in Application mode.
+func New(cfg Config) (*Device, error) {
+	p := cfg.Profile
+	if p == nil {
+		p = profile.Default()
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	c := cfg.Clock
+	if c == nil {
+		c = clock.NewReal()
+	}
+	defs := cfg.Definitions
+	if defs == nil {
+		var err error
+		if defs, err = api.Embedded(); err != nil {
+			return nil, err
+		}
+	}
+	d := &Device{
+		prof:   p,
+		clock:  c,
+		defs:   defs,
+		prefix: "/net/" + p.Serial,
+		hub:    resource.NewHub(p.SubscriptionLimit),
+	}
+	d.started = c.Now()
+	d.resetAt.Store(int64(d.started))
+	d.mode.Store(uint32(ModeApplication))
+	for _, pr := range cfg.Providers {
+		if err := pr.Register(d); err != nil {
+			return nil, fmt.Errorf("register %T: %w", pr, err)
+		}
+		d.providers = append(d.providers, pr)
+	}
+	if err := d.Commit(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Profile returns the device's profile. It must not be modified.
+func (d *Device) Profile() *profile.Profile { return d.prof }
+
+// Serial returns the device's serial number.
+func (d *Device) Serial() string { return d.prof.Serial }
+
+// Clock returns the device's clock.
+func (d *Device) Clock() clock.Clock { return d.clock }
+
+// Hub returns the device's subscription hub.
+func (d *Device) Hub() *resource.Hub { return d.hub }
+
+// Definitions returns the device's interface definitions, the files of
+// disabled modules excluded and resources added by apps included.
+func (d *Device) Definitions() []*api.File {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []*api.File
+	for _, f := range d.defs.Files {
+		if d.enabled(f) {
+			out = append(out, f)
+		}
+	}
+	return append(out, d.extra...)
+}
+
+// URIPrefix returns the prefix of the device's URIs, /net/<serial>.
+func (d *Device) URIPrefix() string { return d.prefix }
+
+// SinceReset returns the time since the last reset.
+func (d *Device) SinceReset() time.Duration { return d.clock.Now() - time.Duration(d.resetAt.Load()) }
+
+// ResetTime returns the clock reading of the last reset.
+func (d *Device) ResetTime() time.Duration { return time.Duration(d.resetAt.Load()) }
+
+// RelativeTime returns the relative time of the specification: milliseconds
+// since the last reset, wrapping at 2^32.
+func (d *Device) RelativeTime() uint32 { return RelativeTime(d.SinceReset()) }
+
+// RelativeTime converts a time since reset to the specification's relative
+// time: whole milliseconds, wrapping at 2^32.
+func RelativeTime(sinceReset time.Duration) uint32 {
+	return uint32(uint64(sinceReset/time.Millisecond) & 0xFFFFFFFF)
+}
+
+// Handle registers h for op on the resource pattern of an interface definition.
+func (d *Device) Handle(pattern string, op resource.Op, h resource.Handler) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.regs = append(d.regs, registration{pattern, op, h})
+}
+
+// HandleFunc registers f for op on pattern.
+func (d *Device) HandleFunc(pattern string, op resource.Op, f func(*resource.Request) resource.Response) {
+	d.Handle(pattern, op, resource.HandlerFunc(f))
+}
+
+// HandleSource registers src as the source of the subscribable resource at
+// pattern: SUBSCRIBE (POST on its Subscription child) and unsubscribe go to
+// the device's hub, which asks src.
+func (d *Device) HandleSource(pattern string, src resource.Source) {
+	d.Handle(pattern, resource.Subscribe, subscriptionHandler{d.hub, src})
+}
+
+type subscriptionHandler struct {
+	hub *resource.Hub
+	src resource.Source
+}
+
+func (s subscriptionHandler) Serve(req *resource.Request) resource.Response {
+	if req.Match.Op == resource.Unsubscribe {
+		return s.hub.Unsubscribe(req, req.URI)
+	}
+	_, resp := s.hub.Subscribe(req, req.URI, s.src)
+	return resp
+}
+
+// AddDefinitions adds the definitions of an app's own resources. Their
+// handlers are registered with Handle, then Commit makes them reachable.
+func (d *Device) AddDefinitions(f *api.File) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range f.Resources {
+		if d.defs.Resource(r.Path) != nil {
+			return fmt.Errorf("api/%s: path %s is already a device resource", f.Name, r.Path)
+		}
+		for _, o := range d.extra {
+			for _, or := range o.Resources {
+				if strings.EqualFold(or.Path, r.Path) {
+					return fmt.Errorf("api/%s: path %s is already defined in %s", f.Name, r.Path, o.Name)
+				}
+			}
+		}
+	}
+	d.extra = append(d.extra, f)
+	return nil
+}
+
+// routeInfo is the data the device keeps on each route.
+type routeInfo struct {
+	res *api.Resource
+}
+
+// Commit builds the router from the definitions and the registered
+// handlers. Every defined operation must have a handler and every handler a
+// definition; otherwise nothing changes and the error lists the mismatches.
+func (d *Device) Commit() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rt := resource.NewRouter(d.prefix)
+	var errs []error
+	defined := map[string]*api.Resource{}
+	var files []*api.File
+	for _, f := range d.defs.Files {
+		if d.enabled(f) {
+			files = append(files, f)
+		}
+	}
+	files = append(files, d.extra...)
+	for _, f := range files {
+		for _, r := range f.Resources {
+			defined[r.Path] = r
+		}
+	}
+	handled := map[string]bool{}
+	for _, reg := range d.regs {
+		res := defined[reg.pattern]
+		if res == nil || res.Ops[reg.op] == nil {
+			errs = append(errs, fmt.Errorf("handler for %s %s has no interface definition", strings.ToUpper(reg.op.String()), reg.pattern))
+			continue
+		}
+		var r *resource.Route
+		var err error
+		if res.Subtree {
+			r, err = rt.HandleSubtree(reg.pattern, reg.op, reg.h)
+		} else {
+			r, err = rt.Handle(reg.pattern, reg.op, reg.h)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.SetData(&routeInfo{res: res})
+		handled[reg.pattern+" "+reg.op.String()] = true
+		if reg.op == resource.Subscribe {
+			handled[reg.pattern+" "+resource.Unsubscribe.String()] = true
+			if res.Subtree {
+				// A subtree's handler answers its subscription spelling too.
+				if _, err := rt.HandleSubtree(reg.pattern, resource.Unsubscribe, reg.h); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	for _, f := range files {
+		for _, r := range f.Resources {
+			for _, o := range r.Operations() {
+				if !handled[r.Path+" "+o.Op.String()] {
+					errs = append(errs, fmt.Errorf("%s %s is defined in api/%s but has no handler", strings.ToUpper(o.Op.String()), r.Path, f.Name))
+				}
+			}
+		}
+	}
+	errs = append(errs, d.regErr...)
+	if len(errs) > 0 {
+		return fmt.Errorf("device resources: %w", errors.Join(errs...))
+	}
+	d.router.Store(rt)
+	return nil
+}
+
+func (d *Device) enabled(f *api.File) bool {
+	return f.Module == "" || d.prof.Modules.Enabled(f.Module)
+}
+
+// Routes returns the device's routes, for listing its resources.
+func (d *Device) Routes() []*resource.Route { return d.router.Load().Routes() }
+
+// Resource returns the definition of the resource that serves route r.
+func Resource(r *resource.Route) *api.Resource {
+	if info, ok := r.Data().(*routeInfo); ok {
+		return info.res
+	}
+	return nil
+}
+
+// Do executes a request and returns its envelope. A request that names a
+// subscription needs req.Client. Do fails only with ErrOff, when the device is
+// in FullPowerOff and does not answer at all.
+func (d *Device) Do(req *resource.Request) (resource.Envelope, error) {
+	start := d.clock.Now()
+	env := resource.Envelope{Op: req.Op}
+	switch Mode(d.mode.Load()) {
+	case ModeFullPowerOff:
+		return env, ErrOff
+	case ModeFwUpdate:
+		if !updateModeAllows(req) {
+			env.URI = d.rawURI(req.Path)
+			env.Status = resource.StatusServiceUnavailable
+			env.Error = "the device is in firmware update mode; it answers GET /Info, GET /Info/App and /System/Mode only (PUT /System/Mode 5 returns to the application)"
+			return env, nil
+		}
+	}
+	rt := d.router.Load()
+	m, err := rt.Resolve(req.Op, req.Path)
+	if err != nil {
+		var e *resource.Error
+		errors.As(err, &e)
+		env.Status, env.Error = e.Status, e.Msg
+		env.URI = d.rawURI(req.Path)
+		if m.Route != nil {
+			env.URI = m.URI(d.prefix, nil)
+			if m.Child() {
+				env.URI += "/" + resource.SubscriptionSegment
+			}
+		}
+		env.QueryTime = d.clock.Now() - start
+		return env, nil
+	}
+	req.Match = m
+	op := m.Route.Data().(*routeInfo).res.Ops[m.Op]
+	if op == nil && m.Op == resource.Unsubscribe {
+		op = m.Route.Data().(*routeInfo).res.Ops[resource.Subscribe]
+	}
+	if e := op.Bind(req); e != nil {
+		env.Status, env.Error = e.Status, e.Msg
+		env.URI = m.URI(d.prefix, nil)
+		if m.Child() {
+			env.URI += "/" + resource.SubscriptionSegment
+		}
+		env.QueryTime = d.clock.Now() - start
+		return env, nil
+	}
+	npath := len(m.Route.Params())
+	req.URI = m.URI(d.prefix, req.Args[:npath])
+	resp := m.Handler.Serve(req)
+	env.Status, env.Content, env.Error = resp.Status, resp.Content, resp.Err
+	env.URI = req.URI
+	if m.Child() {
+		env.URI += "/" + resource.SubscriptionSegment
+	}
+	if !resp.Status.OK() {
+		env.Content = nil
+		if env.Error == "" {
+			env.Error = strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(resp.Status.String(), "HTTP_CODE_"), "_", " "))
+		}
+	}
+	env.QueryTime = d.clock.Now() - start
+	return env, nil
+}
+
+// Call is Do for a request given by its parts, without a client.
+func (d *Device) Call(op resource.Op, path string, params ...resource.Value) (resource.Envelope, error) {
+	return d.Do(&resource.Request{Op: op, Path: path, Params: params})
+}
+
+func (d *Device) rawURI(path string) string {
+	p := strings.TrimPrefix(path, "/")
+	if len(p) > resource.MaxPathLen {
+		p = p[:resource.MaxPathLen]
+	}
+	return d.prefix + "/" + strings.ToValidUTF8(p, "\uFFFD")
+}
+
+// updateModeAllows lists what firmware update mode answers: identification
+// and the way out.
+func updateModeAllows(req *resource.Request) bool {
+	p := strings.ToLower(strings.TrimPrefix(req.Path, "/"))
+	switch {
+	case (p == "info" || p == "info/app") && req.Op == resource.Get:
+		return true
+	case p == "system/mode" && (req.Op == resource.Get || req.Op == resource.Put):
+		return true
+	}
+	return false
+}
+
+// NewClient returns a client of this device whose notifications go to sink.
+func (d *Device) NewClient(name string, sink resource.Sink) *resource.Client {
+	return resource.NewClient(name, sink)
+}
+
+// Providers returns the device's providers.
+func (d *Device) Providers() []Provider { return slices.Clone(d.providers) }
+
+// TopicOf returns the subscription topic of the resource at path (with its
+// path parameters in the path or in params), or nil while it has no
+// subscribers. Apps use it to notify the subscribers of their own resources.
+func (d *Device) TopicOf(path string, params ...resource.Value) (*resource.Topic, error) {
+	uri, err := d.ResourceURI(resource.Subscribe, path, params...)
+	if err != nil {
+		return nil, err
+	}
+	return d.hub.Topic(uri), nil
+}
+
+// ResourceURI returns the canonical URI of the resource that op on path
+// names, binding its path parameters (from the path or from params).
+func (d *Device) ResourceURI(op resource.Op, path string, params ...resource.Value) (string, error) {
+	m, err := d.router.Load().Resolve(op, path)
+	if err != nil {
+		return "", err
+	}
+	req := &resource.Request{Op: op, Path: path, Params: params, Match: m}
+	res := m.Route.Data().(*routeInfo).res
+	o := res.Ops[m.Op]
+	if o == nil {
+		o = res.Ops[resource.Subscribe]
+	}
+	if e := o.Bind(req); e != nil {
+		return "", e
+	}
+	return m.URI(d.prefix, req.Args[:len(m.Route.Params())]), nil
+}

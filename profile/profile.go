@@ -1,0 +1,249 @@
+// Package profile owns the device profile: the build settings of the
+// specification (debug message buffer, debug log area, optional modules,
+// subscription limit) and the product data (serial number, names, versions,
+// BLE address). Every setting has a default; a profile file overrides some of
+// them, and a profile that breaks a stated limit is refused, naming the setting.
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Version is the software version the device reports.
+const Version = "1.0.0"
+
+// EEPROM geometry: two chips of ChipSize bytes, addressed as one space in
+// which chip 1 starts at ChipSize.
+const (
+	ChipSize = 131072
+	Chips    = 2
+)
+
+// Profile is a device's build settings and product data.
+type Profile struct {
+	Serial            string  `yaml:"serial"`
+	Product           Product `yaml:"product"`
+	App               App     `yaml:"app"`
+	BLE               BLE     `yaml:"ble"`
+	Modules           Modules `yaml:"modules"`
+	Debug             Debug   `yaml:"debug"`
+	Heap              Heap    `yaml:"heap"`
+	SubscriptionLimit int     `yaml:"subscriptionLimit"`
+}
+
+// Product is the DeviceInfo data.
+type Product struct {
+	Manufacturer      string  `yaml:"manufacturer"`
+	Brand             *string `yaml:"brand"`
+	Name              string  `yaml:"name"`
+	Variant           string  `yaml:"variant"`
+	Design            *string `yaml:"design"`
+	HWCompatibilityID string  `yaml:"hwCompatibilityId"`
+	HWConfig          string  `yaml:"hwConfig"`
+	PCBASerial        string  `yaml:"pcbaSerial"`
+	HW                string  `yaml:"hw"`
+}
+
+// App is the AppInfo data.
+type App struct {
+	Name    string `yaml:"name"`
+	Version string `yaml:"version"`
+	Company string `yaml:"company"`
+}
+
+// BLE holds the radio's settings.
+type BLE struct {
+	// Address is the device's BLE address, XX:XX:XX:XX:XX:XX; by default a
+	// static random address derived from the serial number.
+	Address string `yaml:"address"`
+}
+
+// Modules says which optional modules are built in.
+type Modules struct {
+	HRS  bool `yaml:"hrs"`  // BLE heart-rate service, /Comm/Ble/HRS
+	NUS  bool `yaml:"nus"`  // BLE serial service, /Comm/Ble/NUS
+	Heap bool `yaml:"heap"` // heap statistics, /System/Memory/Heap
+}
+
+// Enabled reports whether the named module (the x-module of a definition
+// file: HRS, NUS, Heap) is enabled.
+func (m Modules) Enabled(name string) bool {
+	switch strings.ToLower(name) {
+	case "hrs":
+		return m.HRS
+	case "nus":
+		return m.NUS
+	case "heap":
+		return m.Heap
+	}
+	return false
+}
+
+// Debug holds the debug service's build settings.
+type Debug struct {
+	// MessageLines and MessageChars size the debug message buffer: at most
+	// this many stored lines, and characters including one terminator each.
+	MessageLines int     `yaml:"messageLines"`
+	MessageChars int     `yaml:"messageChars"`
+	Log          LogArea `yaml:"log"`
+}
+
+// LogArea is the debug log's storage area in the EEPROM.
+type LogArea struct {
+	Enabled bool `yaml:"enabled"`
+	// Offset is the area's byte address in the EEPROM space (chip 0 at 0,
+	// chip 1 at 131072), a multiple of 256; the area lies within one chip.
+	Offset int `yaml:"offset"`
+	// Size is the area's length in bytes, 256..65535.
+	Size int `yaml:"size"`
+}
+
+// Heap sizes the modelled heap that /System/Memory/Heap reports.
+type Heap struct {
+	Size int `yaml:"size"`
+}
+
+// Default returns the profile of a device on embedded defaults.
+func Default() *Profile {
+	return &Profile{
+		Serial: "000123",
+		Product: Product{
+			Manufacturer:      "Senseboard",
+			Name:              "Senseboard",
+			Variant:           "SB-1",
+			HWCompatibilityID: "A",
+			HWConfig:          "IMU9-ECG",
+			PCBASerial:        "P000123",
+			HW:                "1.0",
+		},
+		App:     App{Name: "senseboard", Version: Version, Company: "senseboard"},
+		Modules: Modules{Heap: true},
+		Debug: Debug{
+			MessageLines: 6,
+			MessageChars: 120,
+			Log:          LogArea{Enabled: false, Offset: 2*ChipSize - 4096, Size: 4096},
+		},
+		Heap:              Heap{Size: 32768},
+		SubscriptionLimit: 32,
+	}
+}
+
+// Load reads a profile file over the defaults. Unknown settings are errors.
+func Load(path string) (*Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	p, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Parse reads profile YAML over the defaults and validates the result.
+func Parse(data []byte) (*Profile, error) {
+	p := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// WithSerial returns a copy of the profile for another serial number: the
+// derived values (PCBA serial, BLE address) follow it unless they were set.
+func (p *Profile) WithSerial(serial string) *Profile {
+	q := *p
+	if q.Product.PCBASerial == "P"+p.Serial {
+		q.Product.PCBASerial = "P" + serial
+	}
+	if q.BLE.Address == DeriveAddress(p.Serial) {
+		q.BLE.Address = ""
+	}
+	q.Serial = serial
+	return &q
+}
+
+var (
+	serialRE  = regexp.MustCompile(`^[A-Za-z0-9]{1,16}$`)
+	addressRE = regexp.MustCompile(`^[0-9A-F]{2}(:[0-9A-F]{2}){5}$`)
+)
+
+// Validate checks every stated limit and fills derived defaults, naming the
+// first setting that breaks a limit.
+func (p *Profile) Validate() error {
+	if !serialRE.MatchString(p.Serial) {
+		return fmt.Errorf("serial %q: 1 to 16 letters or digits", p.Serial)
+	}
+	for name, v := range map[string]string{
+		"product.manufacturer": p.Product.Manufacturer, "product.name": p.Product.Name,
+		"product.variant": p.Product.Variant, "product.hwCompatibilityId": p.Product.HWCompatibilityID,
+		"product.hwConfig": p.Product.HWConfig, "product.pcbaSerial": p.Product.PCBASerial, "product.hw": p.Product.HW,
+		"app.name": p.App.Name, "app.version": p.App.Version, "app.company": p.App.Company,
+	} {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("%s: must not be empty", name)
+		}
+	}
+	if p.BLE.Address == "" {
+		p.BLE.Address = DeriveAddress(p.Serial)
+	}
+	p.BLE.Address = strings.ToUpper(p.BLE.Address)
+	if !addressRE.MatchString(p.BLE.Address) {
+		return fmt.Errorf("ble.address %q: form XX:XX:XX:XX:XX:XX", p.BLE.Address)
+	}
+	d := p.Debug
+	if d.MessageLines < 1 || d.MessageLines > 1000 {
+		return fmt.Errorf("debug.messageLines %d: 1..1000", d.MessageLines)
+	}
+	if d.MessageChars < 2 || d.MessageChars > 65536 {
+		return fmt.Errorf("debug.messageChars %d: 2..65536", d.MessageChars)
+	}
+	l := d.Log
+	if l.Offset < 0 || l.Offset%256 != 0 {
+		return fmt.Errorf("debug.log.offset %d: a multiple of 256", l.Offset)
+	}
+	if l.Size < 256 || l.Size > 65535 {
+		return fmt.Errorf("debug.log.size %d: at least 256 and below 65536", l.Size)
+	}
+	if l.Offset+l.Size > Chips*ChipSize || l.Offset/ChipSize != (l.Offset+l.Size-1)/ChipSize {
+		return fmt.Errorf("debug.log.offset %d with size %d: the area must lie within one EEPROM chip (0..%d or %d..%d)",
+			l.Offset, l.Size, ChipSize-1, ChipSize, Chips*ChipSize-1)
+	}
+	if p.SubscriptionLimit < 1 || p.SubscriptionLimit > 10000 {
+		return fmt.Errorf("subscriptionLimit %d: 1..10000", p.SubscriptionLimit)
+	}
+	if p.Heap.Size < 4096 || p.Heap.Size > 1<<24 {
+		return fmt.Errorf("heap.size %d: 4096..16777216", p.Heap.Size)
+	}
+	return nil
+}
+
+// DeriveAddress returns the static random BLE address of a serial number:
+// stable, distinct for distinct serials in practice, with the two top bits set
+// as static random addresses have them.
+func DeriveAddress(serial string) string {
+	h := fnv.New64a()
+	h.Write([]byte("senseboard/" + serial))
+	s := h.Sum64()
+	b := make([]byte, 6)
+	for i := range b {
+		b[i] = byte(s >> (8 * i))
+	}
+	b[0] |= 0xC0
+	return fmt.Sprintf("%02X:%02X:%02X:%02X:%02X:%02X", b[0], b[1], b[2], b[3], b[4], b[5])
+}

@@ -1,0 +1,133 @@
+package resource
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// JSONAppender is implemented by content types that encode themselves as JSON
+// without allocating, for the streams whose encoding is on the hot path. The
+// output must be what encoding/json would produce for the same value.
+type JSONAppender interface {
+	AppendJSON(b []byte) []byte
+}
+
+// AppendJSON appends the JSON encoding of v to b: with v's own AppendJSON when
+// it has one, and with encoding/json otherwise.
+func AppendJSON(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case JSONAppender:
+		return v.AppendJSON(b), nil
+	case string:
+		return AppendString(b, v), nil
+	case int64:
+		return strconv.AppendInt(b, v, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), nil
+	case uint32:
+		return strconv.AppendUint(b, uint64(v), 10), nil
+	case uint8:
+		return strconv.AppendUint(b, uint64(v), 10), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case json.RawMessage:
+		return append(b, v...), nil
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return b, fmt.Errorf("encode %T: %w", v, err)
+	}
+	return append(b, enc...), nil
+}
+
+// AppendFloat32 appends f as encoding/json encodes a float32.
+func AppendFloat32(b []byte, f float32) []byte { return appendFloat(b, float64(f), 32) }
+
+// AppendFloat64 appends f as encoding/json encodes a float64.
+func AppendFloat64(b []byte, f float64) []byte { return appendFloat(b, f, 64) }
+
+// appendFloat follows encoding/json's float encoder so that both give the same
+// bytes: shortest representation, exponent form outside [1e-6, 1e21). NaN and
+// infinities, which JSON cannot carry, are written as null.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, escaped as encoding/json escapes it
+// (including <, > and &, and invalid UTF-8 replaced by U+FFFD).
+func AppendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,486 @@
+package resource
+
+// The router maps request paths to resources.
+//
+// Patterns are parsed once, at registration, into segments: a literal such as
+// "Meas", or a parameter such as "{SampleRate}" that matches any one segment.
+// They are stored in a tree with one node per segment position. A path is
+// matched segment by segment from the root, trying the literal children of a
+// node before its parameter child and backtracking when the literal branch
+// does not lead to a resource, so the most specific pattern wins. Literals
+// match without regard to case; the leading slash is optional.
+//
+// Registration refuses conflicts: the same operation twice on one pattern, or
+// two patterns of the same shape that are not spelled alike (so every resource
+// has one canonical spelling, the one the envelope's uri shows).
+//
+// Subscriptions are one mechanism with two spellings: registering Subscribe on
+// a pattern also registers its child "<pattern>/Subscription", where POST
+// subscribes and DELETE unsubscribes. A subtree route (HandleSubtree) also
+// answers every path below its pattern that no other route matches.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxParams is the largest number of path parameters in a pattern.
+const MaxParams = 4
+
+// MaxPathLen is the longest request path accepted, in bytes.
+const MaxPathLen = 256
+
+// SubscriptionSegment is the last segment of a resource's subscription path.
+const SubscriptionSegment = "Subscription"
+
+// A Handler serves the operations registered for it on a route.
+type Handler interface {
+	Serve(req *Request) Response
+}
+
+// HandlerFunc adapts a function to a Handler.
+type HandlerFunc func(req *Request) Response
+
+// Serve calls f(req).
+func (f HandlerFunc) Serve(req *Request) Response { return f(req) }
+
+// Route is one resource: a pattern and the handlers of its operations.
+type Route struct {
+	pattern        string
+	segs           []segment
+	params         []string
+	handlers       [NumOps]Handler
+	subscription   *Route // the pattern's Subscription child, once Subscribe is registered
+	subscriptionOf *Route // for a Subscription child: the resource it subscribes to
+	subtree        bool
+	uri            string // prefix + pattern, for patterns without parameters
+	data           any
+}
+
+type segment struct {
+	lit   string // literal text; empty for a parameter
+	param string // parameter name
+}
+
+// Pattern returns the route's pattern, for example /Meas/Acc/{SampleRate}.
+func (r *Route) Pattern() string { return r.pattern }
+
+// Params returns the names of the route's path parameters in order.
+func (r *Route) Params() []string { return r.params }
+
+// Handler returns the handler of op, or nil.
+func (r *Route) Handler(op Op) Handler {
+	if !op.Valid() {
+		return nil
+	}
+	return r.handlers[op]
+}
+
+// Ops returns the operations the route answers, in Op order.
+func (r *Route) Ops() []Op {
+	var ops []Op
+	for op := Get; op <= Unsubscribe; op++ {
+		if r.handlers[op] != nil {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// answers reports whether any operation is registered.
+func (r *Route) answers() bool {
+	for _, h := range r.handlers {
+		if h != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Subtree reports whether the route also answers every path below its pattern.
+func (r *Route) Subtree() bool { return r.subtree }
+
+// SubscriptionOf returns, for a Subscription child route, the route it
+// subscribes to, and nil otherwise.
+func (r *Route) SubscriptionOf() *Route { return r.subscriptionOf }
+
+// Data returns the value attached with SetData.
+func (r *Route) Data() any { return r.data }
+
+// SetData attaches a value of the router's owner to the route (the device
+// keeps the route's interface definition there).
+func (r *Route) SetData(v any) { r.data = v }
+
+type node struct {
+	lits  []*node // literal children
+	lit   string  // this node's literal, for literal children
+	param *node   // parameter child
+	route *Route
+}
+
+// Router matches paths to routes. It is not safe for concurrent registration;
+// matching is safe for concurrent use once registration has finished.
+type Router struct {
+	prefix string
+	root   node
+	routes []*Route
+}
+
+// NewRouter returns an empty router whose canonical URIs start with prefix,
+// for example "/net/000123".
+func NewRouter(prefix string) *Router { return &Router{prefix: strings.TrimSuffix(prefix, "/")} }
+
+// Routes returns the registered routes in registration order, Subscription
+// children included.
+func (rt *Router) Routes() []*Route { return rt.routes }
+
+// Lookup returns the route registered with exactly this pattern, or nil.
+func (rt *Router) Lookup(pattern string) *Route {
+	for _, r := range rt.routes {
+		if r.pattern == pattern {
+			return r
+		}
+	}
+	return nil
+}
+
+// Handle registers h for op on the resource at pattern. Registering Subscribe
+// also makes the pattern's Subscription child route, and h then serves both
+// Subscribe and Unsubscribe unless Unsubscribe is registered separately.
+func (rt *Router) Handle(pattern string, op Op, h Handler) (*Route, error) {
+	return rt.handle(pattern, op, h, false)
+}
+
+// HandleSubtree registers h for op on pattern and on every path below it that
+// no other route matches.
+func (rt *Router) HandleSubtree(pattern string, op Op, h Handler) (*Route, error) {
+	return rt.handle(pattern, op, h, true)
+}
+
+func (rt *Router) handle(pattern string, op Op, h Handler, subtree bool) (*Route, error) {
+	if !op.Valid() {
+		return nil, fmt.Errorf("register %s: invalid operation %d", pattern, op)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("register %s %s: nil handler", op, pattern)
+	}
+	r, err := rt.route(pattern, subtree)
+	if err != nil {
+		return nil, err
+	}
+	if r.subscriptionOf != nil {
+		return nil, fmt.Errorf("register %s %s: subscription paths are served by Subscribe on %s", op, pattern, r.subscriptionOf.pattern)
+	}
+	if r.handlers[op] != nil {
+		return nil, fmt.Errorf("register %s %s: operation already registered", op, pattern)
+	}
+	r.handlers[op] = h
+	if op == Subscribe && !subtree {
+		if r.handlers[Unsubscribe] == nil {
+			r.handlers[Unsubscribe] = h
+		}
+		if r.subscription == nil {
+			child, err := rt.route(pattern+"/"+SubscriptionSegment, false)
+			if err != nil {
+				return nil, err
+			}
+			if child.answers() {
+				return nil, fmt.Errorf("register %s %s: %s already has its own operations", op, pattern, child.pattern)
+			}
+			child.subscriptionOf = r
+			r.subscription = child
+		}
+	}
+	return r, nil
+}
+
+// route finds or makes the route of pattern.
+func (rt *Router) route(pattern string, subtree bool) (*Route, error) {
+	segs, params, err := parsePattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	n := &rt.root
+	for _, s := range segs {
+		if s.lit == "" {
+			if n.param == nil {
+				n.param = &node{}
+			}
+			n = n.param
+			continue
+		}
+		var next *node
+		for _, c := range n.lits {
+			if strings.EqualFold(c.lit, s.lit) {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			next = &node{lit: s.lit}
+			n.lits = append(n.lits, next)
+		}
+		n = next
+	}
+	if r := n.route; r != nil {
+		if r.pattern != pattern {
+			return nil, fmt.Errorf("register %s: conflicts with %s (same shape, different spelling)", pattern, r.pattern)
+		}
+		if r.subtree != subtree {
+			return nil, fmt.Errorf("register %s: already registered with a different subtree setting", pattern)
+		}
+		return r, nil
+	}
+	r := &Route{pattern: pattern, segs: segs, params: params, subtree: subtree}
+	if len(params) == 0 {
+		r.uri = rt.prefix + pattern
+	}
+	n.route = r
+	rt.routes = append(rt.routes, r)
+	return r, nil
+}
+
+func parsePattern(pattern string) ([]segment, []string, error) {
+	if !strings.HasPrefix(pattern, "/") || len(pattern) < 2 {
+		return nil, nil, fmt.Errorf("register %q: a pattern starts with / and names a resource", pattern)
+	}
+	var segs []segment
+	var params []string
+	for _, s := range strings.Split(pattern[1:], "/") {
+		switch {
+		case s == "":
+			return nil, nil, fmt.Errorf("register %q: empty segment", pattern)
+		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
+			name := s[1 : len(s)-1]
+			if !isIdentifier(name) {
+				return nil, nil, fmt.Errorf("register %q: bad parameter name %q", pattern, name)
+			}
+			if slices.Contains(params, name) {
+				return nil, nil, fmt.Errorf("register %q: parameter %s appears twice", pattern, name)
+			}
+			params = append(params, name)
+			segs = append(segs, segment{param: name})
+		case strings.ContainsAny(s, "{}"):
+			return nil, nil, fmt.Errorf("register %q: braces only enclose a whole parameter segment", pattern)
+		case !validSegment(s):
+			return nil, nil, fmt.Errorf("register %q: bad segment %q", pattern, s)
+		default:
+			segs = append(segs, segment{lit: s})
+		}
+	}
+	if len(params) > MaxParams {
+		return nil, nil, fmt.Errorf("register %q: more than %d parameters", pattern, MaxParams)
+	}
+	return segs, params, nil
+}
+
+// Match is the result of resolving a request path.
+type Match struct {
+	// Route is the resource the request is for. For POST and DELETE on a
+	// Subscription path it is the subscribed resource, not the child.
+	Route *Route
+	// Op is the operation on Route: POST and DELETE on a Subscription path
+	// become Subscribe and Unsubscribe.
+	Op Op
+	// Handler serves Op on Route.
+	Handler Handler
+
+	raw   [MaxParams]string // path parameter text as the request gave it
+	rest  string            // the part of the path below a subtree route's pattern
+	child bool              // the request named the Subscription child
+}
+
+// Raw returns the text the request gave for path parameter i. A segment of the
+// form {Name} is a placeholder that the request's Params fill.
+func (m *Match) Raw(i int) string { return m.raw[i] }
+
+// Placeholder reports whether path parameter i was given as a {Name}
+// placeholder, to be filled from the request's parameters.
+func (m *Match) Placeholder(i int) bool {
+	s := m.raw[i]
+	return len(s) > 1 && s[0] == '{'
+}
+
+// Rest returns the part of the path below a subtree route's pattern.
+func (m *Match) Rest() string { return m.rest }
+
+// Child reports whether the request named the resource's Subscription child
+// (POST or DELETE on <path>/Subscription).
+func (m *Match) Child() bool { return m.child }
+
+// URI returns the canonical URI of the resource: prefix, the pattern's
+// spelling, the path parameters formatted from args (one per parameter, raw
+// text where args is short), and the rest of the path below a subtree route.
+// It does not allocate for a pattern without parameters whose route was
+// registered with the same prefix.
+func (m *Match) URI(prefix string, args []Value) string {
+	r := m.Route
+	if len(r.params) == 0 && m.rest == "" && r.uri != "" && len(r.uri) == len(prefix)+len(r.pattern) && r.uri[:len(prefix)] == prefix {
+		return r.uri
+	}
+	var b strings.Builder
+	b.Grow(len(prefix) + len(r.pattern) + len(m.rest) + 24)
+	b.WriteString(prefix)
+	p := 0
+	for _, s := range r.segs {
+		b.WriteByte('/')
+		if s.lit != "" {
+			b.WriteString(s.lit)
+			continue
+		}
+		if p < len(args) {
+			b.WriteString(args[p].String())
+		} else {
+			b.WriteString(m.raw[p])
+		}
+		p++
+	}
+	if m.rest != "" {
+		b.WriteByte('/')
+		b.WriteString(m.rest)
+	}
+	return b.String()
+}
+
+// Prefix returns the router's URI prefix.
+func (rt *Router) Prefix() string { return rt.prefix }
+
+// Resolve matches op on path. It fails with a *Error: 400 for a malformed path,
+// 404 when no resource matches and 405 when the resource lacks the operation;
+// with 405 the Match still names the route, for the canonical URI.
+func (rt *Router) Resolve(op Op, path string) (Match, error) {
+	var m Match
+	if !op.Valid() {
+		return m, &Error{StatusBadRequest, fmt.Sprintf("invalid operation %d", op)}
+	}
+	p, err := cleanPath(path)
+	if err != nil {
+		return m, err
+	}
+	r := rt.match(&rt.root, p, 0, &m)
+	if r == nil {
+		return m, &Error{StatusNotFound, "no resource at /" + clip(p, 80)}
+	}
+	m.Route = r
+	switch {
+	case r.subscriptionOf != nil:
+		if op != Post && op != Delete {
+			return m, &Error{StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; allowed: POST (subscribe), DELETE (unsubscribe)", strings.ToUpper(op.String()), r.pattern)}
+		}
+		m.child = true
+		r = r.subscriptionOf
+		m.Route = r
+		if op == Post {
+			op = Subscribe
+		} else {
+			op = Unsubscribe
+		}
+	case op == Unsubscribe && r.handlers[Subscribe] == nil && r.handlers[Unsubscribe] == nil:
+		return m, &Error{StatusMethodNotAllowed, fmt.Sprintf("%s cannot be subscribed to", r.pattern)}
+	}
+	m.Route, m.Op = r, op
+	m.Handler = r.handlers[op]
+	if m.Handler == nil {
+		return m, &Error{StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; allowed: %s", strings.ToUpper(op.String()), r.pattern, allowed(r))}
+	}
+	return m, nil
+}
+
+func allowed(r *Route) string {
+	var names []string
+	for _, op := range r.Ops() {
+		if op != Unsubscribe {
+			names = append(names, strings.ToUpper(op.String()))
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// match walks the tree from n for path p (no leading slash), parameters
+// counted from np. Literal children are tried before the parameter child.
+func (rt *Router) match(n *node, p string, np int, m *Match) *Route {
+	if p == "" {
+		if n.route != nil && (n.route.answers() || n.route.subscriptionOf != nil) {
+			return n.route
+		}
+		return nil
+	}
+	seg, rest := p, ""
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		seg, rest = p[:i], p[i+1:]
+	}
+	placeholder := seg[0] == '{'
+	if !placeholder {
+		for _, c := range n.lits {
+			if strings.EqualFold(c.lit, seg) {
+				if r := rt.match(c, rest, np, m); r != nil {
+					return r
+				}
+				break
+			}
+		}
+	}
+	if n.param != nil && np < MaxParams {
+		if r := rt.match(n.param, rest, np+1, m); r != nil {
+			m.raw[np] = seg
+			return r
+		}
+	}
+	if n.route != nil && n.route.subtree {
+		m.rest = p
+		return n.route
+	}
+	return nil
+}
+
+// cleanPath checks a request path and returns it without its leading slash.
+func cleanPath(path string) (string, error) {
+	if path == "" || path == "/" {
+		return "", &Error{StatusBadRequest, "empty path; a path names a resource, for example /Info"}
+	}
+	if len(path) > MaxPathLen {
+		return "", &Error{StatusBadRequest, fmt.Sprintf("path is %d bytes long; at most %d are allowed", len(path), MaxPathLen)}
+	}
+	if !utf8.ValidString(path) {
+		return "", &Error{StatusBadRequest, "path is not valid UTF-8"}
+	}
+	p := path
+	if p[0] == '/' {
+		p = p[1:]
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		s := p[start:i]
+		switch {
+		case s == "":
+			return "", &Error{StatusBadRequest, fmt.Sprintf("path %q has an empty segment", clip(path, 80))}
+		case s == "." || s == "..":
+			return "", &Error{StatusBadRequest, fmt.Sprintf("path %q has a %q segment; paths are absolute resource names", clip(path, 80), s)}
+		case s[0] == '{':
+			if len(s) < 3 || s[len(s)-1] != '}' || !isIdentifier(s[1:len(s)-1]) {
+				return "", &Error{StatusBadRequest, fmt.Sprintf("path segment %q is neither a name nor a {Parameter} placeholder", clip(s, 40))}
+			}
+		case !validSegment(s):
+			return "", &Error{StatusBadRequest, fmt.Sprintf("path segment %q has a character that is not allowed (control, space or brace)", clip(s, 40))}
+		}
+		start = i + 1
+	}
+	return p, nil
+}
+
+func validSegment(s string) bool {
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || r == '{' || r == '}' || r == '\\' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,241 @@
+package resource
+
+import (
+	"strings"
+	"testing"
+)
+
+func newTestRouter(t testing.TB) *Router {
+	t.Helper()
+	rt := NewRouter("/net/000123")
+	h := HandlerFunc(func(*Request) Response { return OK(nil) })
+	for _, r := range []struct {
+		pattern string
+		op      Op
+	}{
+		{"/Info", Get},
+		{"/Info/App", Get},
+		{"/Time", Get},
+		{"/Time", Put},
+		{"/Time", Subscribe},
+		{"/Meas/Acc/Info", Get},
+		{"/Meas/Acc/{SampleRate}", Subscribe},
+		{"/Meas/ECG/{RequiredSampleRate}", Subscribe},
+		{"/Meas/ECG/{RequiredSampleRate}/mV", Subscribe},
+		{"/Meas/ECG/Info", Get},
+		{"/Comm/Ble/Peers", Get},
+		{"/Comm/Ble/Peers", Subscribe},
+		{"/Comm/Ble/Peers/{ConnHandle}", Delete},
+		{"/Comm/Ble/Peers/{ConnHandle}/Params", Get},
+		{"/System/Debug/{Level}", Subscribe},
+		{"/System/Debug/Config", Get},
+	} {
+		if _, err := rt.Handle(r.pattern, r.op, h); err != nil {
+			t.Fatalf("Handle(%s, %s): %v", r.pattern, r.op, err)
+		}
+	}
+	if _, err := rt.HandleSubtree("/Misc/Manufacturing", Get, h); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func TestResolve(t *testing.T) {
+	rt := newTestRouter(t)
+	tests := []struct {
+		op      Op
+		path    string
+		pattern string
+		wantOp  Op
+		raw     []string
+		uri     string
+		child   bool
+	}{
+		{Get, "/Info", "/Info", Get, nil, "/net/000123/Info", false},
+		{Get, "info", "/Info", Get, nil, "/net/000123/Info", false},
+		{Get, "/INFO/app", "/Info/App", Get, nil, "/net/000123/Info/App", false},
+		{Subscribe, "/time", "/Time", Subscribe, nil, "/net/000123/Time", false},
+		{Post, "/Time/Subscription", "/Time", Subscribe, nil, "/net/000123/Time", true},
+		{Delete, "time/subscription", "/Time", Unsubscribe, nil, "/net/000123/Time", true},
+		{Subscribe, "/meas/acc/104", "/Meas/Acc/{SampleRate}", Subscribe, []string{"104"}, "/net/000123/Meas/Acc/104", false},
+		{Get, "/Meas/Acc/Info", "/Meas/Acc/Info", Get, nil, "/net/000123/Meas/Acc/Info", false},
+		{Post, "/Meas/Acc/52/Subscription", "/Meas/Acc/{SampleRate}", Subscribe, []string{"52"}, "/net/000123/Meas/Acc/52", true},
+		{Subscribe, "/Meas/ECG/256/MV", "/Meas/ECG/{RequiredSampleRate}/mV", Subscribe, []string{"256"}, "/net/000123/Meas/ECG/256/mV", false},
+		{Get, "/Meas/ECG/info", "/Meas/ECG/Info", Get, nil, "/net/000123/Meas/ECG/Info", false},
+		// backtracking: the literal Info does not lead to /mV, the parameter does
+		{Subscribe, "/Meas/ECG/Info/mV", "/Meas/ECG/{RequiredSampleRate}/mV", Subscribe, []string{"Info"}, "/net/000123/Meas/ECG/Info/mV", false},
+		// literal Subscription wins over the {ConnHandle} parameter
+		{Post, "/Comm/Ble/Peers/Subscription", "/Comm/Ble/Peers", Subscribe, nil, "/net/000123/Comm/Ble/Peers", true},
+		{Delete, "/Comm/Ble/Peers/7", "/Comm/Ble/Peers/{ConnHandle}", Delete, []string{"7"}, "/net/000123/Comm/Ble/Peers/7", false},
+		{Get, "/Comm/Ble/Peers/7/params", "/Comm/Ble/Peers/{ConnHandle}/Params", Get, []string{"7"}, "/net/000123/Comm/Ble/Peers/7/Params", false},
+		{Subscribe, "/System/Debug/WARNING", "/System/Debug/{Level}", Subscribe, []string{"WARNING"}, "/net/000123/System/Debug/WARNING", false},
+		{Get, "/Misc/Manufacturing", "/Misc/Manufacturing", Get, nil, "/net/000123/Misc/Manufacturing", false},
+		{Get, "/misc/manufacturing/a/b", "/Misc/Manufacturing", Get, nil, "/net/000123/Misc/Manufacturing/a/b", false},
+		{Subscribe, "/Meas/Acc/{SampleRate}", "/Meas/Acc/{SampleRate}", Subscribe, []string{"{SampleRate}"}, "", false},
+	}
+	for _, tt := range tests {
+		m, err := rt.Resolve(tt.op, tt.path)
+		if err != nil {
+			t.Errorf("Resolve(%s, %q): %v", tt.op, tt.path, err)
+			continue
+		}
+		if got := m.Route.Pattern(); got != tt.pattern {
+			t.Errorf("Resolve(%s, %q) pattern = %s, want %s", tt.op, tt.path, got, tt.pattern)
+		}
+		if m.Op != tt.wantOp {
+			t.Errorf("Resolve(%s, %q) op = %s, want %s", tt.op, tt.path, m.Op, tt.wantOp)
+		}
+		if m.Child() != tt.child {
+			t.Errorf("Resolve(%s, %q) child = %v, want %v", tt.op, tt.path, m.Child(), tt.child)
+		}
+		for i, want := range tt.raw {
+			if got := m.Raw(i); got != want {
+				t.Errorf("Resolve(%s, %q) raw[%d] = %q, want %q", tt.op, tt.path, i, got, want)
+			}
+		}
+		if tt.uri != "" {
+			if got := m.URI("/net/000123", nil); got != tt.uri {
+				t.Errorf("Resolve(%s, %q) URI = %s, want %s", tt.op, tt.path, got, tt.uri)
+			}
+		}
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	rt := newTestRouter(t)
+	tests := []struct {
+		op     Op
+		path   string
+		status Status
+		msg    string
+	}{
+		{Get, "", StatusBadRequest, "empty path"},
+		{Get, "/", StatusBadRequest, "empty path"},
+		{Get, "/Nope", StatusNotFound, "no resource at /Nope"},
+		{Get, "/Info/Nope", StatusNotFound, "no resource"},
+		{Get, "/Meas", StatusNotFound, "no resource"},
+		{Get, "/Info//App", StatusBadRequest, "empty segment"},
+		{Get, "/Info/", StatusBadRequest, "empty segment"},
+		{Get, "/Info/../Time", StatusBadRequest, `".." segment`},
+		{Get, "/./Info", StatusBadRequest, `"." segment`},
+		{Get, "/In fo", StatusBadRequest, "not allowed"},
+		{Get, "/Info\x00", StatusBadRequest, "not allowed"},
+		{Get, "/Info\xff", StatusBadRequest, "UTF-8"},
+		{Get, "/{bad-name}", StatusBadRequest, "placeholder"},
+		{Get, "/" + strings.Repeat("a", MaxPathLen), StatusBadRequest, "at most"},
+		{Put, "/Info", StatusMethodNotAllowed, "allowed: GET"},
+		{Delete, "/Time", StatusMethodNotAllowed, "allowed: GET, PUT, SUBSCRIBE"},
+		{Subscribe, "/Info", StatusMethodNotAllowed, "allowed: GET"},
+		{Get, "/Time/Subscription", StatusMethodNotAllowed, "POST (subscribe), DELETE (unsubscribe)"},
+		{Unsubscribe, "/Info", StatusMethodNotAllowed, "cannot be subscribed"},
+		{Post, "/Info/Subscription", StatusNotFound, "no resource"},
+	}
+	for _, tt := range tests {
+		_, err := rt.Resolve(tt.op, tt.path)
+		e, ok := err.(*Error)
+		if !ok {
+			t.Errorf("Resolve(%s, %q) = %v, want *Error", tt.op, tt.path, err)
+			continue
+		}
+		if e.Status != tt.status || !strings.Contains(e.Msg, tt.msg) {
+			t.Errorf("Resolve(%s, %q) = %d %q, want %d containing %q", tt.op, tt.path, e.Status, e.Msg, tt.status, tt.msg)
+		}
+	}
+}
+
+func TestHandleConflicts(t *testing.T) {
+	h := HandlerFunc(func(*Request) Response { return OK(nil) })
+	tests := []struct {
+		name     string
+		first    string
+		firstOp  Op
+		second   string
+		secondOp Op
+		msg      string
+	}{
+		{"same op twice", "/Info", Get, "/Info", Get, "already registered"},
+		{"other casing", "/Info", Get, "/info", Put, "different spelling"},
+		{"other parameter name", "/A/{X}", Get, "/A/{Y}", Put, "different spelling"},
+		{"subscription child with own ops", "/A/Subscription", Get, "/A", Subscribe, "own operations"},
+		{"register on a subscription child", "/A", Subscribe, "/A/Subscription", Post, "served by Subscribe"},
+		{"bad pattern", "/A", Get, "A", Get, "starts with /"},
+		{"empty segment", "/A", Get, "/A//B", Get, "empty segment"},
+		{"duplicate parameter", "/A", Get, "/A/{X}/{X}", Get, "appears twice"},
+		{"brace inside literal", "/A", Get, "/A/b{X}", Get, "whole parameter"},
+	}
+	for _, tt := range tests {
+		rt := NewRouter("")
+		if _, err := rt.Handle(tt.first, tt.firstOp, h); err != nil {
+			t.Fatalf("%s: first registration: %v", tt.name, err)
+		}
+		_, err := rt.Handle(tt.second, tt.secondOp, h)
+		if err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: second registration error = %v, want containing %q", tt.name, err, tt.msg)
+		}
+	}
+}
+
+func TestDifferentShapesCoexist(t *testing.T) {
+	rt := NewRouter("")
+	h := HandlerFunc(func(*Request) Response { return OK(nil) })
+	for _, p := range []string{"/A/{X}", "/A/{Y}/B", "/A/C"} {
+		if _, err := rt.Handle(p, Get, h); err != nil {
+			t.Fatalf("Handle(%s): %v", p, err)
+		}
+	}
+	m, err := rt.Resolve(Get, "/A/1/B")
+	if err != nil || m.Route.Pattern() != "/A/{Y}/B" {
+		t.Fatalf("Resolve(/A/1/B) = %v, %v", m.Route, err)
+	}
+}
+
+func TestURIFormatsArgs(t *testing.T) {
+	rt := newTestRouter(t)
+	m, err := rt.Resolve(Subscribe, "/meas/acc/0104")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.URI("/net/9", []Value{Uint16(104)}); got != "/net/9/Meas/Acc/104" {
+		t.Errorf("URI = %s", got)
+	}
+}
+
+func TestResolveAllocs(t *testing.T) {
+	rt := newTestRouter(t)
+	allocs := testing.AllocsPerRun(100, func() {
+		m, err := rt.Resolve(Get, "/info")
+		if err != nil || m.URI("/net/000123", nil) != "/net/000123/Info" {
+			t.Fatal("resolve failed")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Resolve of /info allocates %v times, want 0", allocs)
+	}
+}
+
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"/Info", "info/app", "/Meas/Acc/104", "/Meas/ECG/Info/mV", "/Comm/Ble/Peers/Subscription",
+		"/Misc/Manufacturing/x/y", "//", "/..", "/{X}", "/Meas/Acc/{SampleRate}/Subscription", "\xff", "/a b"} {
+		f.Add(uint8(Get), s)
+	}
+	rt := newTestRouter(f)
+	f.Fuzz(func(t *testing.T, op uint8, path string) {
+		m, err := rt.Resolve(Op(op), path)
+		if err != nil {
+			e, ok := err.(*Error)
+			if !ok || e.Status < 400 || e.Msg == "" {
+				t.Fatalf("Resolve(%d, %q) error %v is not a described *Error", op, path, err)
+			}
+			return
+		}
+		if m.Route == nil || m.Handler == nil {
+			t.Fatalf("Resolve(%d, %q) matched without route or handler", op, path)
+		}
+		// The canonical URI resolves to the same route.
+		uri := m.URI("", nil)
+		m2, err := rt.Resolve(m.Op, uri)
+		if err != nil || m2.Route != m.Route {
+			t.Fatalf("canonical %q of %q does not resolve back: %v", uri, path, err)
+		}
+	})
+}

@@ -1,0 +1,359 @@
+package resource
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// A Source is the provider side of a subscribable resource.
+//
+// The Hub calls Subscribe before adding a subscriber to a topic, holding the
+// hub's lock: a Source must not end subscriptions or close clients from it,
+// and must not do so elsewhere while holding a lock that Subscribe takes.
+// Unsubscribed is called without the hub's lock after a subscriber left.
+type Source interface {
+	// Subscribe decides on a new subscriber of t; t.Subscribers counts those
+	// already there. A response that is not 2xx refuses the subscription.
+	Subscribe(t *Topic, req *Request) Response
+	// Unsubscribed tells that a subscriber left t; t.Subscribers counts those
+	// that remain.
+	Unsubscribed(t *Topic)
+}
+
+// An Announcer is a Source that sends each new subscriber a first notification
+// (for example /Time/Detailed notifies at subscription). Announce is called
+// after the subscriber has been added, without the hub's lock.
+type Announcer interface {
+	Announce(sub *Subscription)
+}
+
+// EndReason says why a subscription ended.
+type EndReason uint8
+
+// The reasons a subscription ends.
+const (
+	EndUnsubscribed EndReason = iota + 1 // the client unsubscribed
+	EndClientGone                        // the client closed or went away
+	EndReset                             // the device reset
+	EndPowerOff                          // the device turned off
+	EndSource                            // the resource ended it (for example a peer disconnected)
+)
+
+var endReasonNames = [...]string{"", "unsubscribed", "client gone", "device reset", "device powered off", "ended by the resource"}
+
+func (r EndReason) String() string {
+	if int(r) < len(endReasonNames) {
+		return endReasonNames[r]
+	}
+	return fmt.Sprintf("EndReason(%d)", uint8(r))
+}
+
+// Notification is one message of a subscription. Content is shared by every
+// subscriber of the topic and must not be modified.
+type Notification struct {
+	Sub     *Subscription
+	Content any
+}
+
+// A Sink receives the notifications of one client's subscriptions.
+type Sink interface {
+	// Notify delivers n. It is called by publishers and must not block: a
+	// sink that cannot take n drops it and returns false.
+	Notify(n Notification) bool
+	// Ended tells that sub ended for a reason other than the client's own
+	// unsubscribe or Close. No notification of sub follows that matters:
+	// consumers skip notifications of ended subscriptions.
+	Ended(sub *Subscription, reason EndReason)
+}
+
+// Client is one caller of a device that can hold subscriptions: a serial
+// session, a bridge connection, an app. Closing it ends its subscriptions.
+type Client struct {
+	name string
+	sink Sink
+
+	mu     sync.Mutex
+	subs   map[*Topic]*Subscription
+	closed bool
+}
+
+// NewClient returns a client named for messages whose notifications go to sink.
+func NewClient(name string, sink Sink) *Client {
+	return &Client{name: name, sink: sink, subs: make(map[*Topic]*Subscription)}
+}
+
+// Name returns the client's name.
+func (c *Client) Name() string { return c.name }
+
+// Subscriptions returns the client's active subscriptions.
+func (c *Client) Subscriptions() []*Subscription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Subscription, 0, len(c.subs))
+	for _, s := range c.subs {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Close ends every subscription of the client and refuses new ones. It is safe
+// to call more than once.
+func (c *Client) Close() {
+	c.mu.Lock()
+	c.closed = true
+	subs := make([]*Subscription, 0, len(c.subs))
+	for _, s := range c.subs {
+		subs = append(subs, s)
+	}
+	clear(c.subs)
+	c.mu.Unlock()
+	for _, s := range subs {
+		s.Topic.hub.detach(s, EndClientGone, false)
+	}
+}
+
+// Subscription is one client's subscription to one topic.
+type Subscription struct {
+	id      uint64
+	Topic   *Topic
+	Client  *Client
+	dropped atomic.Uint64
+	active  atomic.Bool
+	// Tag is free for the client's transport (for example a bridge message id).
+	Tag any
+}
+
+// ID returns the subscription's number, unique within its hub.
+func (s *Subscription) ID() uint64 { return s.id }
+
+// Active reports whether the subscription has not ended.
+func (s *Subscription) Active() bool { return s.active.Load() }
+
+// Dropped returns how many notifications the client's sink could not take.
+func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+
+// Notify delivers content to this subscriber alone, as Topic.Publish does for
+// all of them.
+func (s *Subscription) Notify(content any) bool {
+	if !s.active.Load() {
+		return false
+	}
+	if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
+		return true
+	}
+	s.dropped.Add(1)
+	return false
+}
+
+// Topic is one subscribable resource instance, for example /Meas/Acc/104, and
+// its subscribers.
+type Topic struct {
+	uri  string
+	args []Value
+	src  Source
+	hub  *Hub
+	subs atomic.Pointer[[]*Subscription]
+	// Data is free for the Source (for example the sensor stream feeding it).
+	Data any
+}
+
+// URI returns the topic's canonical URI.
+func (t *Topic) URI() string { return t.uri }
+
+// Args returns the bound path parameters of the topic's resource.
+func (t *Topic) Args() []Value { return t.args }
+
+// Subscribers returns the number of subscribers.
+func (t *Topic) Subscribers() int {
+	if p := t.subs.Load(); p != nil {
+		return len(*p)
+	}
+	return 0
+}
+
+// Publish delivers content to every subscriber and returns how many took it.
+// It never blocks and takes no lock; content must not be modified afterwards.
+func (t *Topic) Publish(content any) int {
+	p := t.subs.Load()
+	if p == nil {
+		return 0
+	}
+	n := 0
+	for _, s := range *p {
+		if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
+			n++
+		} else {
+			s.dropped.Add(1)
+		}
+	}
+	return n
+}
+
+// Hub holds the topics of one device and enforces its subscription limit.
+type Hub struct {
+	limit int
+
+	mu     sync.Mutex
+	topics map[string]*Topic
+	count  int
+	nextID uint64
+}
+
+// NewHub returns a hub that allows at most limit subscriptions at once
+// (no limit when limit <= 0).
+func NewHub(limit int) *Hub { return &Hub{limit: limit, topics: make(map[string]*Topic)} }
+
+// Count returns the number of active subscriptions.
+func (h *Hub) Count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.count
+}
+
+// Topic returns the topic with the canonical URI, or nil when it has no subscribers.
+func (h *Hub) Topic(uri string) *Topic {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.topics[uri]
+}
+
+// Subscribe subscribes req.Client to the resource req names, whose canonical
+// URI is uri and whose notifications come from src. The response is src's
+// answer, or 400 without a client, 409 when the client already subscribes to
+// the topic, or 507 at the subscription limit.
+func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Response) {
+	c := req.Client
+	if c == nil {
+		return nil, Errorf(StatusBadRequest, "subscribing needs a client that can receive notifications")
+	}
+	h.mu.Lock()
+	c.mu.Lock()
+	closed := c.closed
+	t := h.topics[uri]
+	_, dup := c.subs[t]
+	c.mu.Unlock()
+	switch {
+	case closed:
+		h.mu.Unlock()
+		return nil, Errorf(StatusServiceUnavailable, "client %s is closed", c.name)
+	case t != nil && dup:
+		h.mu.Unlock()
+		return nil, Errorf(StatusConflict, "already subscribed to %s; unsubscribe first", uri)
+	case h.limit > 0 && h.count >= h.limit:
+		h.mu.Unlock()
+		return nil, Errorf(StatusInsufficientStorage, "the device allows at most %d simultaneous subscriptions", h.limit)
+	}
+	fresh := t == nil
+	if fresh {
+		t = &Topic{uri: uri, args: append([]Value(nil), req.Args...), src: src, hub: h}
+	}
+	resp := src.Subscribe(t, req)
+	if !resp.Status.OK() {
+		h.mu.Unlock()
+		return nil, resp
+	}
+	h.nextID++
+	s := &Subscription{id: h.nextID, Topic: t, Client: c}
+	s.active.Store(true)
+	var subs []*Subscription
+	if p := t.subs.Load(); p != nil {
+		subs = append(subs, *p...)
+	}
+	subs = append(subs, s)
+	t.subs.Store(&subs)
+	if fresh {
+		h.topics[uri] = t
+	}
+	h.count++
+	c.mu.Lock()
+	c.subs[t] = s
+	c.mu.Unlock()
+	h.mu.Unlock()
+	if a, ok := src.(Announcer); ok {
+		a.Announce(s)
+	}
+	return s, resp
+}
+
+// Unsubscribe ends req.Client's subscription to the topic with the canonical
+// URI. It answers 404 when there is none.
+func (h *Hub) Unsubscribe(req *Request, uri string) Response {
+	c := req.Client
+	if c == nil {
+		return Errorf(StatusBadRequest, "unsubscribing needs the client that subscribed")
+	}
+	h.mu.Lock()
+	t := h.topics[uri]
+	c.mu.Lock()
+	s := c.subs[t]
+	if s != nil {
+		delete(c.subs, t)
+	}
+	c.mu.Unlock()
+	h.mu.Unlock()
+	if s == nil {
+		return Errorf(StatusNotFound, "not subscribed to %s", uri)
+	}
+	h.detach(s, EndUnsubscribed, false)
+	return OK(nil)
+}
+
+// End ends one subscription for reason, telling its client's sink.
+func (h *Hub) End(s *Subscription, reason EndReason) {
+	s.Client.mu.Lock()
+	if s.Client.subs[s.Topic] == s {
+		delete(s.Client.subs, s.Topic)
+	}
+	s.Client.mu.Unlock()
+	h.detach(s, reason, true)
+}
+
+// EndAll ends every subscription for reason, telling each client's sink, as a
+// device does when it resets or turns off.
+func (h *Hub) EndAll(reason EndReason) {
+	h.mu.Lock()
+	var all []*Subscription
+	for _, t := range h.topics {
+		if p := t.subs.Load(); p != nil {
+			all = append(all, *p...)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range all {
+		h.End(s, reason)
+	}
+}
+
+// detach removes s from its topic, tells its sink when told to, and tells the
+// topic's source.
+func (h *Hub) detach(s *Subscription, reason EndReason, tell bool) {
+	t := s.Topic
+	h.mu.Lock()
+	if !s.active.Swap(false) {
+		h.mu.Unlock()
+		return
+	}
+	var subs []*Subscription
+	if p := t.subs.Load(); p != nil {
+		for _, o := range *p {
+			if o != s {
+				subs = append(subs, o)
+			}
+		}
+	}
+	if len(subs) == 0 {
+		t.subs.Store(nil)
+		if h.topics[t.uri] == t {
+			delete(h.topics, t.uri)
+		}
+	} else {
+		t.subs.Store(&subs)
+	}
+	h.count--
+	h.mu.Unlock()
+	if tell {
+		s.Client.sink.Ended(s, reason)
+	}
+	t.src.Unsubscribed(t)
+}

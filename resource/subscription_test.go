@@ -1,0 +1,290 @@
+package resource
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// recordingSource is a Source that records its calls and can refuse.
+type recordingSource struct {
+	mu       sync.Mutex
+	refuse   Response
+	subs     []string
+	unsubs   []int // subscribers remaining at each Unsubscribed
+	announce any
+}
+
+func (s *recordingSource) Subscribe(t *Topic, req *Request) Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs = append(s.subs, t.URI())
+	if s.refuse.Status != 0 {
+		return s.refuse
+	}
+	return OK(nil)
+}
+
+func (s *recordingSource) Unsubscribed(t *Topic) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unsubs = append(s.unsubs, t.Subscribers())
+}
+
+func (s *recordingSource) Announce(sub *Subscription) {
+	if s.announce != nil {
+		sub.Notify(s.announce)
+	}
+}
+
+func subscribe(_ testing.TB, h *Hub, c *Client, uri string, src Source) (*Subscription, Response) {
+	return h.Subscribe(&Request{Op: Subscribe, Client: c}, uri, src)
+}
+
+func TestSubscribeFanOutAndUnsubscribe(t *testing.T) {
+	h := NewHub(0)
+	src := &recordingSource{}
+	qa, qb := NewQueue(8), NewQueue(8)
+	a, b := NewClient("a", qa), NewClient("b", qb)
+	sa, ra := subscribe(t, h, a, "/X", src)
+	sb, rb := subscribe(t, h, b, "/X", src)
+	if !ra.Status.OK() || !rb.Status.OK() {
+		t.Fatalf("subscribe: %v %v", ra, rb)
+	}
+	topic := h.Topic("/X")
+	if topic == nil || topic.Subscribers() != 2 || h.Count() != 2 {
+		t.Fatalf("topic %v, count %d", topic, h.Count())
+	}
+	if n := topic.Publish("one"); n != 2 {
+		t.Fatalf("Publish delivered to %d, want 2", n)
+	}
+	if _, r := subscribe(t, h, a, "/X", src); r.Status != StatusConflict {
+		t.Errorf("second subscribe by the same client = %d, want 409", r.Status)
+	}
+	if r := h.Unsubscribe(&Request{Client: a}, "/X"); r.Status != StatusOK {
+		t.Fatalf("unsubscribe: %v", r)
+	}
+	if sa.Active() || !sb.Active() {
+		t.Errorf("active after unsubscribe: a %v b %v", sa.Active(), sb.Active())
+	}
+	if r := h.Unsubscribe(&Request{Client: a}, "/X"); r.Status != StatusNotFound {
+		t.Errorf("second unsubscribe = %d, want 404", r.Status)
+	}
+	topic.Publish("two")
+	ea, eb := qa.Drain(nil), qb.Drain(nil)
+	if len(ea) != 0 {
+		t.Errorf("a got %v after unsubscribing; its earlier notification belongs to an ended subscription and is skipped", ea)
+	}
+	if len(eb) != 2 || eb[0].Content != "one" || eb[1].Content != "two" || eb[0].Sub != sb {
+		t.Errorf("b got %+v", eb)
+	}
+	b.Close()
+	if h.Count() != 0 || h.Topic("/X") != nil {
+		t.Errorf("after Close: count %d, topic %v", h.Count(), h.Topic("/X"))
+	}
+	if fmt.Sprint(src.unsubs) != "[1 0]" {
+		t.Errorf("Unsubscribed saw remaining %v, want [1 0]", src.unsubs)
+	}
+	if _, r := subscribe(t, h, b, "/X", src); r.Status != StatusServiceUnavailable {
+		t.Errorf("subscribe on closed client = %d, want 503", r.Status)
+	}
+}
+
+func TestSubscribeRefusedAndLimit(t *testing.T) {
+	h := NewHub(2)
+	src := &recordingSource{refuse: Errorf(StatusConflict, "other rate active")}
+	c := NewClient("c", NewQueue(4))
+	if s, r := subscribe(t, h, c, "/ECG/250", src); s != nil || r.Status != StatusConflict || r.Err != "other rate active" {
+		t.Fatalf("refused subscribe = %v, %+v", s, r)
+	}
+	if h.Count() != 0 || h.Topic("/ECG/250") != nil {
+		t.Fatal("a refused subscription left state behind")
+	}
+	ok := &recordingSource{}
+	subscribe(t, h, c, "/A", ok)
+	subscribe(t, h, c, "/B", ok)
+	if _, r := subscribe(t, h, c, "/C", ok); r.Status != StatusInsufficientStorage {
+		t.Fatalf("third subscription over a limit of 2 = %d, want 507", r.Status)
+	}
+	if _, r := h.Subscribe(&Request{}, "/D", ok); r.Status != StatusBadRequest {
+		t.Fatalf("subscription without client = %d, want 400", r.Status)
+	}
+	c.Close()
+}
+
+func TestAnnounceReachesOnlyTheNewSubscriber(t *testing.T) {
+	h := NewHub(0)
+	src := &recordingSource{announce: "hello"}
+	qa, qb := NewQueue(4), NewQueue(4)
+	a, b := NewClient("a", qa), NewClient("b", qb)
+	subscribe(t, h, a, "/T", src)
+	qa.Drain(nil)
+	subscribe(t, h, b, "/T", src)
+	if e := qa.Drain(nil); len(e) != 0 {
+		t.Errorf("existing subscriber got %v", e)
+	}
+	if e := qb.Drain(nil); len(e) != 1 || e[0].Content != "hello" {
+		t.Errorf("new subscriber got %v", e)
+	}
+	a.Close()
+	b.Close()
+}
+
+func TestEndAllTellsSinks(t *testing.T) {
+	h := NewHub(0)
+	src := &recordingSource{}
+	q := NewQueue(4)
+	c := NewClient("c", q)
+	s1, _ := subscribe(t, h, c, "/A", src)
+	s2, _ := subscribe(t, h, c, "/B", src)
+	h.EndAll(EndReset)
+	ev := q.Drain(nil)
+	if len(ev) != 2 {
+		t.Fatalf("events %+v, want two ends", ev)
+	}
+	for _, e := range ev {
+		if e.Ended != EndReset || (e.Sub != s1 && e.Sub != s2) {
+			t.Errorf("event %+v", e)
+		}
+	}
+	if len(c.Subscriptions()) != 0 || h.Count() != 0 {
+		t.Errorf("subscriptions left: %d, count %d", len(c.Subscriptions()), h.Count())
+	}
+	// The client may subscribe again after a reset.
+	if _, r := subscribe(t, h, c, "/A", src); !r.Status.OK() {
+		t.Errorf("subscribe after EndAll = %v", r)
+	}
+	c.Close()
+}
+
+func TestQueueDropsNewestWhenFull(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(3)
+	c := NewClient("slow", q)
+	s, _ := subscribe(t, h, c, "/S", &recordingSource{})
+	fast := NewQueue(100)
+	f := NewClient("fast", fast)
+	subscribe(t, h, f, "/S", &recordingSource{})
+	topic := h.Topic("/S")
+	for i := range 10 {
+		topic.Publish(i)
+	}
+	if s.Dropped() != 7 {
+		t.Errorf("dropped %d, want 7", s.Dropped())
+	}
+	ev := q.Drain(nil)
+	if len(ev) != 3 || ev[0].Content != 0 || ev[2].Content != 2 {
+		t.Errorf("slow client got %+v, want the first three", ev)
+	}
+	if got := len(fast.Drain(nil)); got != 10 {
+		t.Errorf("fast client got %d, want all 10", got)
+	}
+	// The ring wraps correctly after draining.
+	for i := range 5 {
+		topic.Publish(10 + i)
+	}
+	ev = q.Drain(nil)
+	if len(ev) != 3 || ev[0].Content != 10 {
+		t.Errorf("after wrap got %+v", ev)
+	}
+	c.Close()
+	f.Close()
+}
+
+func TestConcurrentPublishSubscribe(t *testing.T) {
+	h := NewHub(0)
+	src := &recordingSource{}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() { // publisher
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if t := h.Topic("/P"); t != nil {
+					t.Publish(1)
+				}
+			}
+		}
+	}()
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := NewQueue(16)
+			for range 200 {
+				c := NewClient(fmt.Sprint(i), q)
+				subscribe(t, h, c, "/P", src)
+				q.Drain(nil)
+				c.Close()
+			}
+		}()
+	}
+	close(stop)
+	wg.Wait()
+	if h.Count() != 0 {
+		t.Errorf("count %d after all clients closed", h.Count())
+	}
+}
+
+func benchmarkFanOut(b *testing.B, subscribers int) {
+	h := NewHub(0)
+	src := &recordingSource{}
+	type consumer struct {
+		q    *Queue
+		done chan struct{}
+	}
+	var consumers []consumer
+	var wg sync.WaitGroup
+	for i := range subscribers {
+		q := NewQueue(4096)
+		c := NewClient(fmt.Sprint(i), q)
+		subscribe(nil, h, c, "/Meas/Acc/104", src)
+		cons := consumer{q, make(chan struct{})}
+		consumers = append(consumers, cons)
+		wg.Add(1)
+		go func() { // drains like a transport's writer goroutine
+			defer wg.Done()
+			var buf []Event
+			for {
+				select {
+				case <-cons.done:
+					return
+				case <-q.Ready():
+					buf = q.Drain(buf[:0])
+				}
+			}
+		}()
+	}
+	topic := h.Topic("/Meas/Acc/104")
+	content := "sample"
+	b.ReportAllocs()
+	b.ResetTimer()
+	delivered := 0
+	for b.Loop() {
+		delivered += topic.Publish(content)
+	}
+	b.StopTimer()
+	// Only notifications a queue took count: a full queue's drops do not.
+	b.ReportMetric(float64(delivered)/b.Elapsed().Seconds(), "deliveries/s")
+	b.ReportMetric(100*(1-float64(delivered)/(float64(b.N)*float64(subscribers))), "%dropped")
+	for _, c := range consumers {
+		close(c.done)
+	}
+	wg.Wait()
+}
+
+// BenchmarkFanOut publishes one notification to 1, 10 and 1000 subscribers,
+// each a client with its own queue drained by its own goroutine.
+func BenchmarkFanOut(b *testing.B) {
+	for _, n := range []int{1, 10, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchmarkFanOut(b, n) })
+	}
+}

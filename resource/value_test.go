@@ -1,0 +1,159 @@
+package resource
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseValue(t *testing.T) {
+	tests := []struct {
+		typ, text string
+		want      Value
+	}{
+		{"int64", "1700000000000000", Int64(1700000000000000)},
+		{"int64", "-9223372036854775808", Int64(math.MinInt64)},
+		{"int64", "9223372036854775807", Int64(math.MaxInt64)},
+		{"int32", "-5", Int32(-5)},
+		{"uint8", "255", Uint8(255)},
+		{"uint8", "0x7f", Uint8(127)},
+		{"uint16", " 104 ", Uint16(104)},
+		{"uint32", "4294967295", Uint32(math.MaxUint32)},
+		{"uint32", "-0", Uint32(0)},
+		{"float", "0.5", Float(0.5)},
+		{"double", "1e-3", Double(0.001)},
+		{"bool", "true", Bool(true)},
+		{"string", "123456", String("123456")},
+		{"string", "a,b,c", String("a,b,c")},
+	}
+	for _, tt := range tests {
+		got, err := ParseValue(tt.typ, tt.text)
+		if err != nil {
+			t.Errorf("ParseValue(%s, %q): %v", tt.typ, tt.text, err)
+			continue
+		}
+		if !got.Equal(tt.want) {
+			t.Errorf("ParseValue(%s, %q) = %v (%s), want %v (%s)", tt.typ, tt.text, got, got.Type(), tt.want, tt.want.Type())
+		}
+	}
+}
+
+func TestParseValueRecord(t *testing.T) {
+	v, err := ParseValue("AccConfig", ` {"GRange": 8, "Note": "a,b"} `)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Type() != TypeRecord || v.Name() != "AccConfig" {
+		t.Fatalf("got %s %q", v.Type(), v.Name())
+	}
+	var cfg struct{ GRange int }
+	if err := v.Decode(&cfg); err != nil || cfg.GRange != 8 {
+		t.Fatalf("Decode = %+v, %v", cfg, err)
+	}
+}
+
+func TestParseValueErrors(t *testing.T) {
+	tests := []struct{ typ, text, msg string }{
+		{"uint8", "256", "out of range 0..255"},
+		{"uint8", "-1", "out of range 0..255"},
+		{"uint16", "70000", "out of range 0..65535"},
+		{"int64", "9223372036854775808", "out of range"},
+		{"int64", "-9223372036854775809", "out of range"},
+		{"int64", "12abc", "not an integer"},
+		{"int64", "", "not an integer"},
+		{"uint32", "1.5", "not an integer"},
+		{"float", "NaN", "not a finite number"},
+		{"bool", "yes", "not true or false"},
+		{"string", "\xff", "UTF-8"},
+		{"AdvSettings", "[1,2]", "not a JSON object"},
+		{"AdvSettings", "{", "not a JSON object"},
+		{"no-such-type", "1", "unknown type"},
+	}
+	for _, tt := range tests {
+		_, err := ParseValue(tt.typ, tt.text)
+		if err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("ParseValue(%s, %q) error = %v, want containing %q", tt.typ, tt.text, err, tt.msg)
+		}
+	}
+}
+
+func TestValueAppendJSON(t *testing.T) {
+	rec, _ := RecordJSON("X", []byte(`{"a":1}`))
+	tests := []struct {
+		v    Value
+		want string
+	}{
+		{Int64(-3), "-3"},
+		{Uint32(7), "7"},
+		{Float(0.1), "0.1"},
+		{Double(1e21), "1e+21"},
+		{Bool(false), "false"},
+		{String(`a"<b>`), `"a\"\u003cb\u003e"`},
+		{rec, `{"a":1}`},
+		{Null(), "null"},
+	}
+	for _, tt := range tests {
+		if got := string(tt.v.AppendJSON(nil)); got != tt.want {
+			t.Errorf("AppendJSON(%v) = %s, want %s", tt.v, got, tt.want)
+		}
+	}
+}
+
+// AppendString and the float encoders must give encoding/json's bytes.
+func FuzzAppendJSONMatchesEncodingJSON(f *testing.F) {
+	f.Add("plain", 1.5, float32(0.1))
+	f.Add("<tag>&\u2028\x01\xff\"\\", 1e-7, float32(3e21))
+	f.Add("", -0.0, float32(-1e-9))
+	f.Fuzz(func(t *testing.T, s string, d float64, fl float32) {
+		want, _ := json.Marshal(s)
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+		if !math.IsNaN(d) && !math.IsInf(d, 0) {
+			want, _ := json.Marshal(d)
+			if got := AppendFloat64(nil, d); string(got) != string(want) {
+				t.Fatalf("AppendFloat64(%v) = %s, want %s", d, got, want)
+			}
+		}
+		if !math.IsNaN(float64(fl)) && !math.IsInf(float64(fl), 0) {
+			want, _ := json.Marshal(fl)
+			if got := AppendFloat32(nil, fl); string(got) != string(want) {
+				t.Fatalf("AppendFloat32(%v) = %s, want %s", fl, got, want)
+			}
+		}
+	})
+}
+
+func FuzzParseValue(f *testing.F) {
+	for _, s := range [][2]string{{"int64", "12"}, {"uint8", "0x10"}, {"uint32", "-0"}, {"string", "x"},
+		{"AdvSettings", `{"Interval":800}`}, {"float", "1e40"}, {"bool", "1"}, {"Rec", "{}"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, typ, text string) {
+		v, err := ParseValue(typ, text)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		if v.Type() == TypeInvalid {
+			t.Fatalf("ParseValue(%q, %q) returned an invalid value", typ, text)
+		}
+		if v.Type().IsInt() {
+			lo, hi := v.Type().IntRange()
+			if v.Type().IsSigned() && (v.Int() < lo || v.Int() > int64(hi)) || !v.Type().IsSigned() && v.Uint() > hi {
+				t.Fatalf("ParseValue(%q, %q) = %v outside %d..%d", typ, text, v, lo, hi)
+			}
+			// The decimal form parses back to the same value.
+			back, err := ParseValue(typ, v.String())
+			if err != nil || !back.Equal(v) {
+				t.Fatalf("round trip of %v: %v %v", v, back, err)
+			}
+		}
+		if !json.Valid(v.AppendJSON(nil)) {
+			t.Fatalf("AppendJSON of %v is not JSON: %s", v, v.AppendJSON(nil))
+		}
+	})
+}
