@@ -106,8 +106,9 @@ type Device struct {
 	switchMu sync.Mutex
 	pending  clock.Timer
 
-	logMu sync.RWMutex
-	log   func(group Group, level Level, msg string)
+	logMu    sync.RWMutex
+	log      func(group Group, level Level, msg string)
+	heapTest func(minFree uint32)
 
 	lifeMu    sync.Mutex
 	lifecycle []func(Event)

@@ -175,6 +175,28 @@ func (d *Device) Close() error {
 	return nil
 }
 
+// SetHeapTest sets the function that arms the heap sufficiency test (the
+// heap service).
+func (d *Device) SetHeapTest(arm func(minFree uint32)) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	d.heapTest = arm
+}
+
+// ArmHeapTest arms the heap sufficiency test, as an app does: from now on the
+// test fails if free heap drops below minFree bytes, and passes otherwise.
+// It reports false when the device has no heap service.
+func (d *Device) ArmHeapTest(minFree uint32) bool {
+	d.logMu.RLock()
+	arm := d.heapTest
+	d.logMu.RUnlock()
+	if arm == nil {
+		return false
+	}
+	arm(minFree)
+	return true
+}
+
 // Level is the priority of a debug message.
 type Level uint8
 

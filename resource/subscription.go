@@ -197,6 +197,7 @@ type Hub struct {
 	mu     sync.Mutex
 	topics map[string]*Topic
 	count  int
+	peak   int
 	nextID uint64
 }
 
@@ -209,6 +210,21 @@ func (h *Hub) Count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.count
+}
+
+// Peak returns the largest number of simultaneous subscriptions since the
+// hub was made or ResetPeak was called.
+func (h *Hub) Peak() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.peak
+}
+
+// ResetPeak starts the peak count again from the current count.
+func (h *Hub) ResetPeak() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.peak = h.count
 }
 
 // Topic returns the topic with the canonical URI, or nil when it has no subscribers.
@@ -266,6 +282,7 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 		h.topics[uri] = t
 	}
 	h.count++
+	h.peak = max(h.peak, h.count)
 	c.mu.Lock()
 	c.subs[t] = s
 	c.mu.Unlock()

@@ -1,0 +1,101 @@
+package nvm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+
+	"senseboard/profile"
+)
+
+// EEPROM is the device's two EEPROM chips, each kept in its own state file
+// (eeprom0.bin, eeprom1.bin). A chip that was never written reads 0xFF, as
+// erased EEPROM does.
+type EEPROM struct {
+	store *Store
+	mu    sync.RWMutex
+	chips [profile.Chips][]byte
+
+	watchMu  sync.Mutex
+	watchers []func(chip, addr, n int)
+}
+
+// ChipFile returns the state file name of a chip.
+func ChipFile(chip int) string { return fmt.Sprintf("eeprom%d.bin", chip) }
+
+// OpenEEPROM loads both chips from the store. A corrupt chip file is an error.
+func OpenEEPROM(s *Store) (*EEPROM, error) {
+	e := &EEPROM{store: s}
+	for i := range e.chips {
+		data, err := s.Read(ChipFile(i))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			data = make([]byte, profile.ChipSize)
+			for j := range data {
+				data[j] = 0xFF
+			}
+		case err != nil:
+			return nil, err
+		case len(data) != profile.ChipSize:
+			return nil, &CorruptError{s.Path(ChipFile(i)), fmt.Sprintf("holds %d bytes, a chip has %d", len(data), profile.ChipSize)}
+		}
+		e.chips[i] = data
+	}
+	return e, nil
+}
+
+// check validates a chip index and span.
+func check(chip, addr, n int) error {
+	if chip < 0 || chip >= profile.Chips {
+		return fmt.Errorf("no EEPROM chip %d; chips are 0 and 1", chip)
+	}
+	if addr < 0 || n < 0 || addr+n > profile.ChipSize {
+		return fmt.Errorf("address %d with %d bytes is past the chip's end (%d bytes)", addr, n, profile.ChipSize)
+	}
+	return nil
+}
+
+// Read copies n bytes from addr of chip.
+func (e *EEPROM) Read(chip, addr, n int) ([]byte, error) {
+	if err := check(chip, addr, n); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return append([]byte(nil), e.chips[chip][addr:addr+n]...), nil
+}
+
+// Write stores data at addr of chip and returns once it is durable. On
+// failure the chip is unchanged.
+func (e *EEPROM) Write(chip, addr int, data []byte) error {
+	if err := check(chip, addr, len(data)); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	c := e.chips[chip]
+	old := append([]byte(nil), c[addr:addr+len(data)]...)
+	copy(c[addr:], data)
+	err := e.store.Write(ChipFile(chip), c)
+	if err != nil {
+		copy(c[addr:], old)
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	e.watchMu.Lock()
+	ws := append([]func(int, int, int){}, e.watchers...)
+	e.watchMu.Unlock()
+	for _, w := range ws {
+		w(chip, addr, len(data))
+	}
+	return nil
+}
+
+// Watch calls f after every write, with the chip, address and length written.
+func (e *EEPROM) Watch(f func(chip, addr, n int)) {
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	e.watchers = append(e.watchers, f)
+}

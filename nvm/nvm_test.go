@@ -1,0 +1,236 @@
+package nvm
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"senseboard/profile"
+)
+
+func TestStoreRoundTripAndCorruption(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Read("a"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if err := s.Write("a", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Read("a"); err != nil || string(got) != "hello" {
+		t.Fatalf("Read = %q, %v", got, err)
+	}
+	raw, _ := os.ReadFile(s.Path("a"))
+	tests := []struct {
+		name   string
+		bytes  []byte
+		reason string
+	}{
+		{"bit flip", flip(raw, len(raw)-1), "checksum mismatch"},
+		{"truncated body", raw[:len(raw)-2], "truncated or extended"},
+		{"truncated header", raw[:7], "truncated"},
+		{"empty", nil, "truncated"},
+		{"bad magic", append([]byte("XXXX"), raw[4:]...), "bad magic"},
+		{"other version", flip(raw, 4), "format version"},
+		{"zeros", make([]byte, len(raw)), "bad magic"},
+	}
+	for _, tt := range tests {
+		os.WriteFile(s.Path("a"), tt.bytes, 0o644)
+		_, err := s.Read("a")
+		var ce *CorruptError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), s.Path("a")) {
+			t.Errorf("%s: %v, want a CorruptError naming the file and %q", tt.name, err, tt.reason)
+		}
+	}
+}
+
+func flip(b []byte, i int) []byte {
+	c := append([]byte(nil), b...)
+	c[i] ^= 0x01
+	return c
+}
+
+func TestStoreIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "in use by another") {
+		t.Errorf("second Open: %v", err)
+	}
+	s.Close()
+	s2, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s2.Close()
+}
+
+func TestJSON(t *testing.T) {
+	s, _ := Open(t.TempDir())
+	defer s.Close()
+	var v struct{ A int }
+	if ok, err := s.ReadJSON("x.json", &v); ok || err != nil {
+		t.Fatalf("missing: %v %v", ok, err)
+	}
+	s.WriteJSON("x.json", struct{ A int }{7})
+	if ok, err := s.ReadJSON("x.json", &v); !ok || err != nil || v.A != 7 {
+		t.Fatalf("ReadJSON = %v %v %+v", ok, err, v)
+	}
+	s.Write("x.json", []byte("{nope"))
+	if _, err := s.ReadJSON("x.json", &v); err == nil {
+		t.Error("undecodable contents accepted")
+	}
+}
+
+func TestEEPROM(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir)
+	e, err := OpenEEPROM(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := e.Read(1, 100, 3); !bytes.Equal(b, []byte{0xFF, 0xFF, 0xFF}) {
+		t.Errorf("erased chip reads %v", b)
+	}
+	var watched []string
+	e.Watch(func(chip, addr, n int) { watched = append(watched, fmt.Sprint(chip, addr, n)) })
+	if err := e.Write(1, profile.ChipSize-2, []byte{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Write(0, 0, []byte{9}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ chip, addr, n int }{{2, 0, 1}, {-1, 0, 1}, {0, profile.ChipSize - 1, 2}, {0, -1, 1}} {
+		if err := e.Write(c.chip, c.addr, make([]byte, c.n)); err == nil {
+			t.Errorf("write %v accepted", c)
+		}
+		if _, err := e.Read(c.chip, c.addr, c.n); err == nil {
+			t.Errorf("read %v accepted", c)
+		}
+	}
+	if fmt.Sprint(watched) != fmt.Sprintf("[1 %d 2 0 0 1]", profile.ChipSize-2) {
+		t.Errorf("watchers saw %v", watched)
+	}
+	s.Close()
+	s, _ = Open(dir)
+	defer s.Close()
+	e, err = OpenEEPROM(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := e.Read(1, profile.ChipSize-2, 2); !bytes.Equal(b, []byte{1, 2}) {
+		t.Errorf("after reopen chip 1 reads %v", b)
+	}
+	if b, _ := e.Read(0, 0, 2); !bytes.Equal(b, []byte{9, 0xFF}) {
+		t.Errorf("after reopen chip 0 reads %v", b)
+	}
+	raw, _ := os.ReadFile(s.Path(ChipFile(0)))
+	os.WriteFile(s.Path(ChipFile(0)), raw[:1000], 0o644)
+	if _, err := OpenEEPROM(s); err == nil || !strings.Contains(err.Error(), "eeprom0.bin is corrupt") {
+		t.Errorf("truncated chip: %v", err)
+	}
+}
+
+// The writer side of TestCrashDuringWrites: it runs in a child process,
+// writes numbered records as fast as it can and prints each number once the
+// write returned.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("NVM_CRASH_WRITER"); dir != "" {
+		s, err := Open(dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		start, _ := strconv.Atoi(os.Getenv("NVM_CRASH_START"))
+		for i := start; ; i++ {
+			// A large record whose every byte depends on i: a torn file
+			// would mix two records.
+			rec := bytes.Repeat([]byte(fmt.Sprintf("%08d", i)), 4096)
+			if err := s.Write("rec", rec); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+			fmt.Println(i)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// TestCrashDuringWrites kills a process that writes in a loop, at random
+// moments, and checks each time that the file holds the last acknowledged
+// record or the one after it, whole.
+func TestCrashDuringWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills processes in a loop")
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	next := 0
+	for round := range 12 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "NVM_CRASH_WRITER="+dir, "NVM_CRASH_START="+strconv.Itoa(next))
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		acked := -1
+		sc := bufio.NewScanner(out)
+		deadline := time.After(time.Duration(20+rng.IntN(80)) * time.Millisecond)
+	read:
+		for sc.Scan() {
+			acked, _ = strconv.Atoi(sc.Text())
+			select {
+			case <-deadline:
+				break read
+			default:
+			}
+		}
+		cmd.Process.Kill()
+		for sc.Scan() { // acknowledgements already written before the kill
+			acked, _ = strconv.Atoi(sc.Text())
+		}
+		cmd.Wait()
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := s.Read("rec")
+		s.Close()
+		if acked < 0 {
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("round %d: nothing acknowledged, but the file is %v", round, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("round %d: after acknowledging %d: %v", round, acked, err)
+		}
+		got, _ := strconv.Atoi(string(data[:8]))
+		if got != acked && got != acked+1 {
+			t.Fatalf("round %d: file holds record %d, last acknowledged %d", round, got, acked)
+		}
+		if !bytes.Equal(data, bytes.Repeat(data[:8], 4096)) {
+			t.Fatalf("round %d: record %d is torn", round, got)
+		}
+		next = got + 1
+	}
+	if next < 12 {
+		t.Errorf("only %d records were written in 12 rounds", next)
+	}
+}

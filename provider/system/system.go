@@ -1,0 +1,408 @@
+// Package system provides /System/Mode, /System/Memory/Heap and
+// /System/States/{StateID}, with the device's battery and its wake-up from
+// FullPowerOff.
+package system
+
+import (
+	"sync"
+	"time"
+
+	"senseboard/clock"
+	"senseboard/device"
+	"senseboard/resource"
+	"senseboard/world"
+)
+
+// The state ids of /System/States.
+const (
+	StateMovement = iota
+	StateBattery
+	StateConnectors
+	StateDoubleTap
+	StateTap
+	StateFreeFall
+	numStates
+)
+
+var stateNames = [numStates]string{"Movement", "BatteryStatus", "Connectors", "DoubleTap", "Tap", "FreeFall"}
+
+// StateName returns the name of a state id.
+func StateName(id int) string { return stateNames[id] }
+
+// PollInterval is how often battery and connectors are looked at while
+// someone subscribes to them, and how often a device that is off looks for
+// its wake-up source.
+const PollInterval = 100 * time.Millisecond
+
+// BatteryLow is the level below which the battery state reads 1.
+const BatteryLow = 0.10
+
+// Battery model: a CR2025 coin cell and the device's current draw.
+const (
+	capacityMAh = 170.0
+	baseMA      = 0.4  // awake, idle
+	perSubMA    = 0.05 // each subscription's sensor and radio traffic
+	offMA       = 0.002
+)
+
+// Heap model: what a running firmware holds.
+const (
+	heapBase   = 7168 // bytes with no subscription
+	heapPerSub = 416  // bytes per subscription
+)
+
+// Heap sufficiency results.
+const (
+	NotTested = 0
+	Passed    = 1
+	Failed    = 2
+)
+
+var sufficiencyNames = [...]string{"NotTested", "Passed", "Failed"}
+
+// Mode is the content of GET /System/Mode.
+type Mode struct {
+	Current uint8  `json:"current"`
+	Next    *uint8 `json:"next,omitempty"`
+}
+
+// Heap is the content of GET /System/Memory/Heap.
+type Heap struct {
+	Size                  uint32        `json:"Size"`
+	Free                  uint32        `json:"Free"`
+	Used                  uint32        `json:"Used"`
+	LowestFree            uint32        `json:"LowestFree"`
+	SufficiencyTestResult resource.Pair `json:"SufficiencyTestResult"`
+}
+
+// StateChange is a notification of /System/States/{StateID}.
+type StateChange struct {
+	Timestamp uint32        `json:"Timestamp"`
+	StateID   resource.Pair `json:"StateId"`
+	NewState  int32         `json:"NewState"`
+}
+
+// Config connects the provider to the rest of the device.
+type Config struct {
+	Wearer *world.Wearer
+	// WakeUp returns the wake-up source set on the front end:
+	// 0 movement, 1 electrode contact.
+	WakeUp func() uint8
+	// AccRunning reports whether the accelerometer runs (the detectors of
+	// states 0, 3, 4 and 5 need it).
+	AccRunning func() bool
+	// ExtraDraw returns current drawn beyond the model's own, mA (radio
+	// connection, LED).
+	ExtraDraw func() float64
+}
+
+// Provider serves the system resources.
+type Provider struct {
+	d   *device.Device
+	cfg Config
+
+	mu        sync.Mutex
+	values    [numStates]int32
+	topics    [numStates]*resource.Topic
+	poll      clock.Timer
+	battery   float64 // 0..1
+	batteryAt time.Duration
+	heapArmed bool
+	heapMin   uint32
+	heapLow   uint32 // lowest free since the test was armed
+	wake      clock.Timer
+	wasOn     bool // contact when the device turned off
+}
+
+// New returns the provider.
+func New(cfg Config) *Provider {
+	return &Provider{cfg: cfg, battery: cfg.Wearer.Scenario().Start.Battery}
+}
+
+// Register installs the resources.
+func (p *Provider) Register(d *device.Device) error {
+	p.d = d
+	p.batteryAt = d.Clock().Now()
+	d.HandleFunc("/System/Mode", resource.Get, func(*resource.Request) resource.Response {
+		m := &Mode{Current: uint8(d.Mode())}
+		if n, ok := d.NextMode(); ok {
+			v := uint8(n)
+			m.Next = &v
+		}
+		return resource.OK(m)
+	})
+	d.HandleFunc("/System/Mode", resource.Put, p.putMode)
+	if d.Profile().Modules.Heap {
+		d.HandleFunc("/System/Memory/Heap", resource.Get, func(*resource.Request) resource.Response { return resource.OK(p.Heap()) })
+		d.SetHeapTest(p.armHeapTest)
+	}
+	d.HandleFunc("/System/States/{StateID}", resource.Get, p.getState)
+	d.HandleSource("/System/States/{StateID}", stateSource{p})
+	return nil
+}
+
+func (p *Provider) putMode(req *resource.Request) resource.Response {
+	m := req.Arg(0).Uint()
+	switch m {
+	case 1, 5, 12:
+		p.d.SwitchMode(device.Mode(m))
+		return resource.OK(nil)
+	case 3:
+		return resource.Errorf(resource.StatusNotImplemented, "mode 3 (PowerOff) is not possible on this hardware; use 1 (FullPowerOff)")
+	case 0, 2, 4, 10, 11:
+		return resource.Errorf(resource.StatusNotImplemented, "mode %d is part of the shared interface but not implemented on this device; allowed: 1 (FullPowerOff), 5 (Application), 12 (FwUpdateMode)", m)
+	}
+	return resource.Errorf(resource.StatusBadRequest, "mode %d does not exist; allowed: 1 (FullPowerOff), 5 (Application), 12 (FwUpdateMode)", m)
+}
+
+// Heap returns the modelled heap statistics.
+func (p *Provider) Heap() *Heap {
+	size := uint32(p.d.Profile().Heap.Size)
+	free := func(subs int) uint32 {
+		used := uint32(heapBase + heapPerSub*subs)
+		if used > size {
+			return 0
+		}
+		return size - used
+	}
+	now, low := free(p.d.Hub().Count()), free(p.d.Hub().Peak())
+	h := &Heap{Size: size, Free: now, Used: size - now, LowestFree: low}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := NotTested
+	if p.heapArmed {
+		p.heapLow = min(p.heapLow, low)
+		r = Passed
+		if p.heapLow < p.heapMin {
+			r = Failed
+		}
+	}
+	h.SufficiencyTestResult = resource.Pair{Value: r, Name: sufficiencyNames[r]}
+	return h
+}
+
+func (p *Provider) armHeapTest(minFree uint32) {
+	p.d.Hub().ResetPeak()
+	h := p.Heap()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.heapArmed, p.heapMin, p.heapLow = true, minFree, h.Free
+}
+
+// Battery returns the battery level, 0..1.
+func (p *Provider) Battery() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drain()
+	return p.battery
+}
+
+// SetBattery sets the battery level, as a charge or a scenario does.
+func (p *Provider) SetBattery(level float64) {
+	p.mu.Lock()
+	p.drain()
+	p.battery = min(max(level, 0), 1)
+	p.mu.Unlock()
+	p.pollStates()
+}
+
+// drain runs the battery down for the time since it was last looked at; p.mu is held.
+func (p *Provider) drain() {
+	now := p.d.Clock().Now()
+	hours := (now - p.batteryAt).Hours()
+	p.batteryAt = now
+	ma := offMA
+	if p.d.Mode() != device.ModeFullPowerOff {
+		ma = baseMA + perSubMA*float64(p.d.Hub().Count())
+		if p.cfg.ExtraDraw != nil {
+			ma += p.cfg.ExtraDraw()
+		}
+	}
+	p.battery = max(p.battery-ma*hours/capacityMAh, 0)
+}
+
+// value computes a state's value; it reports false when the source is not running.
+func (p *Provider) value(id int) (int32, bool) {
+	now := p.d.Clock().Now()
+	switch id {
+	case StateBattery:
+		p.drain()
+		if p.battery < BatteryLow {
+			return 1, true
+		}
+		return 0, true
+	case StateConnectors:
+		if p.cfg.Wearer.Contact(now) {
+			return 1, true
+		}
+		return 0, true
+	}
+	if p.cfg.AccRunning == nil || !p.cfg.AccRunning() {
+		return 0, false
+	}
+	return p.values[id], true
+}
+
+func stateID(req *resource.Request) (int, *resource.Response) {
+	id := req.Arg(0).Int()
+	if id < 0 || id >= numStates {
+		r := resource.Errorf(resource.StatusNotFound, "no state %d; states are 0 Movement, 1 Battery status, 2 Connectors, 3 Double-tap, 4 Tap, 5 Free-fall", id)
+		return 0, &r
+	}
+	return int(id), nil
+}
+
+func notRunning(id int) resource.Response {
+	return resource.Errorf(resource.StatusServiceUnavailable, "state %d (%s) is detected from the accelerometer, which is not running; subscribe to /Meas/Acc/{SampleRate} or an IMU stream first", id, stateNames[id])
+}
+
+func (p *Provider) getState(req *resource.Request) resource.Response {
+	id, errResp := stateID(req)
+	if errResp != nil {
+		return *errResp
+	}
+	p.mu.Lock()
+	v, ok := p.value(id)
+	p.mu.Unlock()
+	if !ok {
+		return notRunning(id)
+	}
+	return resource.OK(v)
+}
+
+// Detected records a state the accelerometer's detectors found (movement,
+// taps, free fall) and notifies its subscribers. Taps and double taps notify
+// every time; the others only on change.
+func (p *Provider) Detected(id int, value int32, ts uint32) {
+	p.mu.Lock()
+	changed := p.values[id] != value || id == StateTap
+	p.values[id] = value
+	t := p.topics[id]
+	p.mu.Unlock()
+	if changed && t != nil {
+		t.Publish(&StateChange{Timestamp: ts, StateID: resource.Pair{Value: id, Name: stateNames[id]}, NewState: value})
+	}
+}
+
+// pollStates notifies changes of battery and connectors.
+func (p *Provider) pollStates() {
+	for _, id := range []int{StateBattery, StateConnectors} {
+		p.mu.Lock()
+		old := p.values[id]
+		v, _ := p.value(id)
+		p.values[id] = v
+		t := p.topics[id]
+		p.mu.Unlock()
+		if v != old && t != nil {
+			t.Publish(&StateChange{Timestamp: p.d.RelativeTime(), StateID: resource.Pair{Value: id, Name: stateNames[id]}, NewState: v})
+		}
+	}
+}
+
+// schedulePoll keeps polling while battery or connectors have subscribers; p.mu is held.
+func (p *Provider) schedulePoll() {
+	if p.poll != nil || p.topics[StateBattery] == nil && p.topics[StateConnectors] == nil {
+		return
+	}
+	p.poll = p.d.Clock().AfterFunc(PollInterval, func() {
+		p.pollStates()
+		p.mu.Lock()
+		p.poll = nil
+		p.schedulePoll()
+		p.mu.Unlock()
+	})
+}
+
+type stateSource struct{ p *Provider }
+
+func (s stateSource) Subscribe(t *resource.Topic, req *resource.Request) resource.Response {
+	id, errResp := stateID(req)
+	if errResp != nil {
+		return *errResp
+	}
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.value(id)
+	if !ok {
+		return notRunning(id)
+	}
+	if id == StateBattery || id == StateConnectors {
+		p.values[id] = v
+	}
+	p.topics[id] = t
+	p.schedulePoll()
+	return resource.OK(nil)
+}
+
+func (s stateSource) Unsubscribed(t *resource.Topic) {
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id := int(t.Args()[0].Int())
+	if t.Subscribers() == 0 && p.topics[id] == t {
+		p.topics[id] = nil
+	}
+	if p.topics[StateBattery] == nil && p.topics[StateConnectors] == nil && p.poll != nil {
+		p.poll.Stop()
+		p.poll = nil
+	}
+}
+
+// Reset forgets detected states and the heap test; the battery keeps its charge.
+func (p *Provider) Reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drain()
+	p.values = [numStates]int32{}
+	if p.poll != nil {
+		p.poll.Stop()
+		p.poll = nil
+	}
+	if p.wake != nil {
+		p.wake.Stop()
+		p.wake = nil
+	}
+	p.heapArmed = false
+	p.d.Hub().ResetPeak()
+}
+
+// PowerOff starts watching for the wake-up source.
+func (p *Provider) PowerOff() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drain()
+	if p.poll != nil {
+		p.poll.Stop()
+		p.poll = nil
+	}
+	p.wasOn = p.cfg.Wearer.Contact(p.d.Clock().Now())
+	p.watchWake()
+}
+
+// watchWake looks for the wake-up source every PollInterval; p.mu is held.
+func (p *Provider) watchWake() {
+	p.wake = p.d.Clock().AfterFunc(PollInterval, func() {
+		now := p.d.Clock().Now()
+		wake := false
+		src := uint8(1)
+		if p.cfg.WakeUp != nil {
+			src = p.cfg.WakeUp()
+		}
+		p.mu.Lock()
+		if src == 1 {
+			on := p.cfg.Wearer.Contact(now)
+			wake = on && !p.wasOn // the electrodes touch the skin again
+			p.wasOn = on
+		} else {
+			wake = p.cfg.Wearer.At(now).Moving
+		}
+		if !wake {
+			p.watchWake()
+		}
+		p.mu.Unlock()
+		if wake {
+			p.d.Wake()
+		}
+	})
+}

@@ -1,0 +1,356 @@
+// Package replay plays recordings through a device's sensors in place of
+// the model: IMU, ECG and temperature series read from files, looped, and
+// resampled to whatever rate a subscription asks for.
+//
+// Formats read (Load picks by name and content):
+//
+//   - senseboard CSV: one stream per file, "# key: value" header lines
+//     (stream, rate, units), then a Timestamp column (ms) and value columns
+//     (x,y,z; acc_x..magn_z; sample or mv; measurement). Recordings made with
+//     the bridge are in this form.
+//   - senseboard JSON Lines: one notification per line as
+//     {"t": ms, "uri": "/Meas/...", "content": {...}}.
+//   - the PC-simulator CSV of this device family: a "LoopingTimeStamp:<ms>"
+//     line, then Timestamp and columns named /Meas/Acc/x, /Meas/Gyro/y, ...
+//   - a logbook export of /Meas/IMU9 (JSON {"Meas":{"IMU9":[packets]}}).
+//   - ECG exports: Timestamp_ms,Value (mV), and Timestamp,Sample (Unix
+//     seconds, integer units of 0.38147 uV, -131072 marking lost samples).
+//   - WFDB records (.hea with format 212 signals, read with its .dat): the
+//     first signal is the ECG.
+//
+// Missing samples (gaps longer than MaxGap, or marked missing) read as
+// electrodes off for the ECG.
+package replay
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"senseboard/sensor"
+	"senseboard/signal"
+)
+
+// Channel is a kind of recorded signal.
+type Channel uint8
+
+// The channels.
+const (
+	Acc  Channel = iota // m/s^2, 3 axes
+	Gyro                // deg/s, 3 axes
+	Magn                // uT, 3 axes
+	ECG                 // mV
+	Temp                // K
+	numChannels
+)
+
+var channelNames = [...]string{"acc", "gyro", "magn", "ecg", "temp"}
+
+func (c Channel) String() string {
+	if int(c) < len(channelNames) {
+		return channelNames[c]
+	}
+	return fmt.Sprintf("Channel(%d)", uint8(c))
+}
+
+// MaxGap is the longest interval between samples that is bridged by
+// interpolation, or two and a half sample intervals when that is longer;
+// longer gaps are missing data.
+const MaxGap = 250 * time.Millisecond
+
+// maxGap returns the longest gap bridged in the series.
+func (s *Series) maxGap() time.Duration {
+	return max(MaxGap, time.Duration(2.5*float64(time.Second)/s.Rate))
+}
+
+// Series is one channel of a recording: samples at times from the
+// recording's start. Axes holds one slice per axis (one for ECG and
+// temperature); NaN marks a missing sample.
+type Series struct {
+	Channel Channel
+	Rate    float64 // nominal samples per second
+	T       []time.Duration
+	Axes    [][]float64
+
+	mu        sync.Mutex
+	resampled map[float64]*Series // anti-aliased copies, by target rate
+}
+
+// Len returns the number of samples.
+func (s *Series) Len() int { return len(s.T) }
+
+// Recording is a set of series from one file.
+type Recording struct {
+	Name   string
+	Series [numChannels]*Series
+	// Length is the playback length: the loop point.
+	Length time.Duration
+	// Beats are reference beat times (annotations), when the file has them.
+	Beats []time.Duration
+}
+
+// Channels lists the recording's channels.
+func (r *Recording) Channels() []Channel {
+	var out []Channel
+	for c, s := range r.Series {
+		if s != nil {
+			out = append(out, Channel(c))
+		}
+	}
+	return out
+}
+
+// finish sorts, normalizes times to start at 0, infers rates and the
+// length, and checks the recording.
+func (r *Recording) finish() error {
+	var start time.Duration = math.MaxInt64
+	for _, s := range r.Series {
+		if s != nil && s.Len() > 0 {
+			start = min(start, s.T[0])
+		}
+	}
+	found := false
+	for _, s := range r.Series {
+		if s == nil {
+			continue
+		}
+		if s.Len() < 2 {
+			return fmt.Errorf("%s: %s has %d samples; at least 2 are needed", r.Name, s.Channel, s.Len())
+		}
+		found = true
+		idx := make([]int, s.Len())
+		for i := range idx {
+			idx[i] = i
+		}
+		if !sort.SliceIsSorted(idx, func(a, b int) bool { return s.T[idx[a]] < s.T[idx[b]] }) {
+			sort.SliceStable(idx, func(a, b int) bool { return s.T[idx[a]] < s.T[idx[b]] })
+			t := make([]time.Duration, len(idx))
+			axes := make([][]float64, len(s.Axes))
+			for k := range axes {
+				axes[k] = make([]float64, len(idx))
+			}
+			for i, j := range idx {
+				t[i] = s.T[j]
+				for k := range axes {
+					axes[k][i] = s.Axes[k][j]
+				}
+			}
+			s.T, s.Axes = t, axes
+		}
+		for i := range s.T {
+			s.T[i] -= start
+		}
+		if s.Rate == 0 {
+			d := make([]time.Duration, 0, s.Len()-1)
+			for i := 1; i < s.Len(); i++ {
+				if g := s.T[i] - s.T[i-1]; g > 0 {
+					d = append(d, g)
+				}
+			}
+			if len(d) == 0 {
+				return fmt.Errorf("%s: %s has no regular sample spacing", r.Name, s.Channel)
+			}
+			sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
+			s.Rate = math.Round(float64(time.Second)/float64(d[len(d)/2])*100) / 100
+		}
+		end := s.T[s.Len()-1] + time.Duration(float64(time.Second)/s.Rate)
+		r.Length = max(r.Length, end)
+	}
+	if !found {
+		return fmt.Errorf("%s: no IMU, ECG or temperature data found", r.Name)
+	}
+	for i := range r.Beats {
+		r.Beats[i] -= start
+	}
+	return nil
+}
+
+// at returns the series' value of axis k at recording time tau by linear
+// interpolation, and false when the sample is missing.
+func (s *Series) at(k int, tau time.Duration) (float64, bool) {
+	i := sort.Search(len(s.T), func(i int) bool { return s.T[i] > tau }) // first after tau
+	switch {
+	case i == 0:
+		return s.Axes[k][0], !math.IsNaN(s.Axes[k][0])
+	case i == len(s.T):
+		v := s.Axes[k][i-1]
+		return v, !math.IsNaN(v) && tau-s.T[i-1] <= s.maxGap()
+	}
+	t0, t1 := s.T[i-1], s.T[i]
+	v0, v1 := s.Axes[k][i-1], s.Axes[k][i]
+	if t1-t0 > s.maxGap() || math.IsNaN(v0) || math.IsNaN(v1) {
+		return math.NaN(), false
+	}
+	f := float64(tau-t0) / float64(t1-t0)
+	return v0 + (v1-v0)*f, true
+}
+
+// forRate returns the series prepared for reading at rate: when the rate is
+// below the recording's, a copy low-passed (forward and backward, so without
+// delay) at 0.45 times the target rate, so that resampling does not alias.
+func (s *Series) forRate(rate float64) *Series {
+	if rate >= s.Rate*0.95 {
+		return s
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.resampled[rate]; ok {
+		return c
+	}
+	c := &Series{Channel: s.Channel, Rate: s.Rate, T: s.T, Axes: make([][]float64, len(s.Axes))}
+	for k, a := range s.Axes {
+		c.Axes[k] = zeroPhaseLowPass(a, 0.45*rate, s.Rate)
+	}
+	if s.resampled == nil {
+		s.resampled = map[float64]*Series{}
+	}
+	s.resampled[rate] = c
+	return c
+}
+
+// zeroPhaseLowPass filters x forward and backward with a Butterworth
+// low-pass, leaving missing samples missing.
+func zeroPhaseLowPass(x []float64, fc, fs float64) []float64 {
+	y := make([]float64, len(x))
+	copy(y, x)
+	f, err := signal.Butterworth(signal.LowPass, 2, fc, fs)
+	if err != nil {
+		return y
+	}
+	pass := func(idx func(int) int) {
+		f.Reset()
+		started := false
+		for n := range y {
+			i := idx(n)
+			if math.IsNaN(y[i]) {
+				started = false
+				continue
+			}
+			if !started {
+				f.Settle(y[i])
+				started = true
+			}
+			y[i] = f.Step(y[i])
+		}
+	}
+	pass(func(n int) int { return n })
+	pass(func(n int) int { return len(y) - 1 - n })
+	return y
+}
+
+// Source plays recordings as the device's sensors, looping each from the
+// clock reading origin. A channel no recording has comes from the fallback.
+type Source struct {
+	origin time.Duration
+	ch     [numChannels]*Series
+	length [numChannels]time.Duration
+	imu    sensor.IMUSource
+	ecg    sensor.ECGSource
+	temp   sensor.TempSource
+}
+
+// Fallback is a model of every sensor, for the channels the recordings lack.
+type Fallback interface {
+	sensor.IMUSource
+	sensor.ECGSource
+	sensor.TempSource
+}
+
+// NewSource plays recs from origin. When two recordings have the same
+// channel the first wins.
+func NewSource(origin time.Duration, fallback Fallback, recs ...*Recording) *Source {
+	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback}
+	for _, r := range recs {
+		for c, ser := range r.Series {
+			if ser != nil && s.ch[c] == nil {
+				s.ch[c], s.length[c] = ser, r.Length
+			}
+		}
+	}
+	return s
+}
+
+// Has reports whether a recording provides the channel.
+func (s *Source) Has(c Channel) bool { return s.ch[c] != nil }
+
+func (s *Source) tau(c Channel, t time.Duration) time.Duration {
+	d := t - s.origin
+	if d < 0 {
+		d = 0
+	}
+	return d % s.length[c]
+}
+
+// FillIMU implements sensor.IMUSource: recorded axes where there are some
+// (clipped to the ranges), the fallback for the others.
+func (s *Source) FillIMU(acc, gyro, magn []sensor.XYZ, t0, dt time.Duration, r sensor.Ranges) {
+	if s.ch[Acc] == nil || s.ch[Gyro] == nil || s.ch[Magn] == nil {
+		// the fallback fills everything; recorded channels overwrite below
+		s.imu.FillIMU(acc, gyro, magn, t0, dt, r)
+	}
+	rate := float64(time.Second) / float64(max(dt, 1))
+	fill := func(dst []sensor.XYZ, c Channel, limit float64) {
+		ser := s.ch[c]
+		if dst == nil || ser == nil {
+			return
+		}
+		ser = ser.forRate(rate)
+		for i := range dst {
+			tau := s.tau(c, t0+time.Duration(i)*dt)
+			var v [3]float64
+			for k := range 3 {
+				v[k], _ = ser.at(k, tau)
+				if math.IsNaN(v[k]) {
+					v[k] = 0
+				}
+			}
+			dst[i] = sensor.XYZ{
+				X: float32(math.Max(-limit, math.Min(limit, v[0]))),
+				Y: float32(math.Max(-limit, math.Min(limit, v[1]))),
+				Z: float32(math.Max(-limit, math.Min(limit, v[2]))),
+			}
+		}
+	}
+	fill(acc, Acc, float64(r.Acc)*9.80665)
+	fill(gyro, Gyro, float64(r.Gyro))
+	fill(magn, Magn, 4900)
+}
+
+// FillECG implements sensor.ECGSource; missing samples read 0.
+func (s *Source) FillECG(dst []float64, t0, dt time.Duration) {
+	ser := s.ch[ECG]
+	if ser == nil {
+		s.ecg.FillECG(dst, t0, dt)
+		return
+	}
+	ser = ser.forRate(float64(time.Second) / float64(max(dt, 1)))
+	for i := range dst {
+		v, ok := ser.at(0, s.tau(ECG, t0+time.Duration(i)*dt))
+		if !ok {
+			v = 0
+		}
+		dst[i] = v
+	}
+}
+
+// Contact implements sensor.ECGSource: the electrodes count as off where
+// the recording misses samples.
+func (s *Source) Contact(t time.Duration) bool {
+	ser := s.ch[ECG]
+	if ser == nil {
+		return s.ecg.Contact(t)
+	}
+	_, ok := ser.at(0, s.tau(ECG, t))
+	return ok
+}
+
+// Temperature implements sensor.TempSource.
+func (s *Source) Temperature(t time.Duration) (float64, bool) {
+	ser := s.ch[Temp]
+	if ser == nil {
+		return s.temp.Temperature(t)
+	}
+	return ser.at(0, s.tau(Temp, t))
+}

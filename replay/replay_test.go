@@ -1,0 +1,294 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"senseboard/sensor"
+	"senseboard/world"
+)
+
+// dataDir is the shared test data; tests that need it skip without it.
+const dataDir = "../../shared/data"
+
+func needData(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(dataDir, rel)
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("%s is absent: skipping the test on real recordings", p)
+	}
+	return p
+}
+
+func TestRealRecordings(t *testing.T) {
+	tests := []struct {
+		file     string
+		channels []Channel
+		rate     float64
+		check    func(*Recording) error
+	}{
+		{"movesense/tjrantal_movesenseJsonReader/MovesenseLog_3_786.json", []Channel{Acc, Gyro, Magn}, 104, func(r *Recording) error {
+			if z := r.Series[Acc].Axes[2][0]; math.Abs(z+9.66) > 0.1 {
+				return fmt.Errorf("first acc z %.3f, want about -9.66", z)
+			}
+			return nil
+		}},
+		{"movesense/sensein_movesense-py/log_002030_5_MeasECGmV.csv", []Channel{ECG}, 200, nil},
+		{"movesense/lenaadel_tutorial_dyadic_movesense/234130000540_ECG-2025_01_25-16_42_59.csv", []Channel{ECG}, 200, func(r *Recording) error {
+			missing := 0
+			for _, v := range r.Series[ECG].Axes[0] {
+				if math.IsNaN(v) {
+					missing++
+				}
+			}
+			if missing == 0 {
+				return errors.New("no sample marked missing; the export holds -131072 sentinels")
+			}
+			return nil
+		}},
+		{"mitdb/100s.hea", []Channel{ECG}, 360, func(r *Recording) error {
+			if len(r.Beats) < 60 || len(r.Beats) > 90 {
+				return fmt.Errorf("%d annotated beats in 60 s", len(r.Beats))
+			}
+			if r.Length < 59*time.Second || r.Length > 61*time.Second {
+				return fmt.Errorf("length %v", r.Length)
+			}
+			return nil
+		}},
+	}
+	for _, tt := range tests {
+		r, err := Load(needData(t, tt.file))
+		if err != nil {
+			t.Errorf("%s: %v", tt.file, err)
+			continue
+		}
+		if got := fmt.Sprint(r.Channels()); got != fmt.Sprint(tt.channels) {
+			t.Errorf("%s: channels %s, want %v", tt.file, got, tt.channels)
+		}
+		if s := r.Series[tt.channels[0]]; math.Abs(s.Rate-tt.rate) > tt.rate*0.02 {
+			t.Errorf("%s: rate %.2f, want %g", tt.file, s.Rate, tt.rate)
+		}
+		if tt.check != nil {
+			if err := tt.check(r); err != nil {
+				t.Errorf("%s: %v", tt.file, err)
+			}
+		}
+	}
+}
+
+func TestWFDBBeatCounts(t *testing.T) {
+	want := map[string]int{"100": 2273, "101": 1865, "103": 2084, "105": 2572, "119": 1987, "208": 2955}
+	for rec, n := range want {
+		r, err := Load(needData(t, "mitdb/"+rec+".hea"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Beats) != n {
+			t.Errorf("record %s: %d beats, want %d (WFDB rule)", rec, len(r.Beats), n)
+		}
+	}
+}
+
+func TestOwnCSVAndPCSimulator(t *testing.T) {
+	own := "# senseboard recording\n# stream: /Meas/Acc/104\n# rate: 104\n# units: Timestamp=ms, x=m/s^2, y=m/s^2, z=m/s^2\nTimestamp,x,y,z\n" +
+		"1000,0.1,0.2,9.8\n1009.615,0.2,0.3,9.7\n1019.23,0.3,0.4,9.6\n"
+	r, err := Parse("own.csv", []byte(own))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Series[Acc]
+	if s == nil || s.Rate != 104 || s.Len() != 3 || s.T[0] != 0 || s.Axes[2][2] != 9.6 {
+		t.Fatalf("own CSV read as %+v", s)
+	}
+	sim := "LoopingTimeStamp:20\nTimestamp,/Meas/Acc/x,/Meas/Acc/y,/Meas/Acc/z,/Meas/Gyro/x,/Meas/Gyro/y,/Meas/Gyro/z,/Meas/Temp\n" +
+		"0,1,2,3,4,5,6,300\n10,1.5,2,3,4,5,6,300.5\n20,2,2,3,4,5,6,301\n"
+	r, err = Parse("sim.csv", []byte(sim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Length != 20*time.Millisecond || r.Series[Gyro].Axes[2][0] != 6 || r.Series[Temp].Axes[0][2] != 301 || r.Series[Acc].Rate != 100 {
+		t.Errorf("PC-simulator CSV: length %v, %+v", r.Length, r.Series[Gyro])
+	}
+}
+
+func TestJSONLines(t *testing.T) {
+	data := `{"t":0,"uri":"/net/1/Meas/IMU6/52","content":{"Timestamp":100,"ArrayAcc":[{"x":1,"y":2,"z":3},{"x":1,"y":2,"z":4}],"ArrayGyro":[{"x":0,"y":0,"z":1},{"x":0,"y":0,"z":2}]}}
+{"t":40,"uri":"/net/1/Meas/ECG/128/mV","content":{"Timestamp":100,"Samples":[0.1,0.2,0.3]}}
+{"t":80,"uri":"/net/1/Meas/Temp","content":{"Timestamp":100,"Measurement":306.5}}
+{"t":90,"uri":"/net/1/Meas/Temp","content":{"Timestamp":1100,"Measurement":306.6}}
+{"t":100,"uri":"/net/1/Meas/HR","content":{"average":60,"rrData":[1000]}}
+`
+	r, err := Parse("rec.jsonl", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := r.Series[Acc]; a.Len() != 2 || a.Rate != 52 || a.Axes[2][1] != 4 {
+		t.Errorf("acc %+v", a)
+	}
+	if e := r.Series[ECG]; e.Len() != 3 || e.Rate != 128 || e.Axes[0][2] != 0.3 {
+		t.Errorf("ecg %+v", e)
+	}
+	if r.Series[Temp].Len() != 2 {
+		t.Errorf("temp %+v", r.Series[Temp])
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ name, data, msg string }{
+		{"empty.csv", "", "empty"},
+		{"x.bin", "\x00\x01", "not a recording format"},
+		{"a.csv", "Timestamp_ms,Value\n1,abc\n", `"abc" is not a number`},
+		{"b.csv", "Timestamp,/Meas/Acc/x\n1,2,3\n", "3 fields"},
+		{"c.csv", "Timestamp,foo\n1,2\n", "no column of a known signal"},
+		{"d.jsonl", "{\"uri\":\"/Meas/Acc\",\"content\":{\"Timestamp\":1,\"ArrayAcc\":[{\"x\":1,\"y\":1,\"z\":1}]}}\n", "no sample rate"},
+		{"e.jsonl", "{nope\n", "line 1"},
+		{"f.csv", "Timestamp_ms,Value\n1,2\n", "at least 2"},
+		{"g.json", `{"Meas":{"IMU9":[{"Timestamp":5,"ArrayAcc":[{"x":1,"y":1,"z":1}]},{"Timestamp":5,"ArrayAcc":[{"x":1,"y":1,"z":1}]}]}}`, "do not increase"},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.name, []byte(tt.data))
+		if err == nil || !strings.Contains(err.Error(), tt.msg) || !strings.Contains(err.Error(), tt.name) {
+			t.Errorf("%s: %v, want naming the file and %q", tt.name, err, tt.msg)
+		}
+	}
+	if _, err := WFDB("r", []byte("r 1 360\nr.dat 16 200\n"), nil, nil); err == nil || !strings.Contains(err.Error(), "only 212") {
+		t.Errorf("format 16: %v", err)
+	}
+	if _, err := ParseWFDBHeader([]byte("r 2 360\nr.dat 212 200\n")); err == nil || !strings.Contains(err.Error(), "announces 2 signals") {
+		t.Errorf("short header: %v", err)
+	}
+}
+
+func TestDecode212(t *testing.T) {
+	// samples 1, -1 / 2047, -2048 packed two to three bytes
+	dat := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}
+	a, _ := Decode212(dat, 1, 0)
+	if fmt.Sprint(a) != "[1 -1 2047 -2048]" {
+		t.Errorf("one signal: %v", a)
+	}
+	s0, _ := Decode212(dat, 2, 0)
+	s1, _ := Decode212(dat, 2, 1)
+	if fmt.Sprint(s0, s1) != "[1 2047] [-1 -2048]" {
+		t.Errorf("two signals: %v %v", s0, s1)
+	}
+}
+
+func sine(rate, freq float64, n int) *Recording {
+	s := newSeries(ECG)
+	for i := range n {
+		ts := float64(i) / rate
+		s.add(time.Duration(ts*float64(time.Second)), math.Sin(2*math.Pi*freq*ts))
+	}
+	r := &Recording{Name: "sine"}
+	r.Series[ECG] = s
+	r.finish()
+	return r
+}
+
+func TestSourceResamplesAndLoops(t *testing.T) {
+	rec := sine(200, 2, 2000) // 10 s of a 2 Hz sine at 200 Hz
+	fallback := sensor.NewModel(world.New(1, nil, 0), 1)
+	src := NewSource(0, fallback, rec)
+	for _, rate := range []float64{512, 125} {
+		dt := time.Duration(float64(time.Second) / rate)
+		buf := make([]float64, int(rate)*2)
+		src.FillECG(buf, time.Second, dt)
+		var worst float64
+		for i, v := range buf {
+			ts := (time.Second + time.Duration(i)*dt).Seconds()
+			worst = math.Max(worst, math.Abs(v-math.Sin(2*math.Pi*2*ts)))
+		}
+		if worst > 0.01 {
+			t.Errorf("at %g Hz the resampled sine is off by %.4f", rate, worst)
+		}
+	}
+	a, b := make([]float64, 1), make([]float64, 1)
+	src.FillECG(a, 3*time.Second, 0)
+	src.FillECG(b, 13*time.Second, 0) // one loop later
+	if math.Abs(a[0]-b[0]) > 1e-9 {
+		t.Errorf("loop: %v vs %v", a[0], b[0])
+	}
+	// channels without a recording come from the fallback
+	acc := make([]sensor.XYZ, 1)
+	src.FillIMU(acc, nil, nil, time.Second, 0, sensor.Ranges{Acc: 8, Gyro: 2000})
+	if acc[0].X > -9 {
+		t.Errorf("fallback acc %v", acc[0])
+	}
+	if !src.Has(ECG) || src.Has(Acc) {
+		t.Error("Has")
+	}
+}
+
+// Downsampling removes what the lower rate cannot carry instead of aliasing it.
+func TestResamplingDoesNotAlias(t *testing.T) {
+	rec := sine(360, 100, 3600) // 100 Hz at 360 Hz
+	src := NewSource(0, nil, rec)
+	buf := make([]float64, 125)
+	src.FillECG(buf, 4*time.Second, time.Second/125)
+	var peak float64
+	for _, v := range buf {
+		peak = math.Max(peak, math.Abs(v))
+	}
+	if peak > 0.05 {
+		t.Errorf("100 Hz read at 125 Hz leaves amplitude %.3f; it should be filtered out", peak)
+	}
+}
+
+func TestGapsReadAsNoContact(t *testing.T) {
+	data := "Timestamp,Sample\n1000.000,100\n1000.005,100\n1000.010,-131072\n1000.015,100\n1000.020,100\n1002.020,100\n1002.025,100\n"
+	r, err := Parse("gaps.csv", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewSource(0, nil, r)
+	if !src.Contact(2*time.Millisecond) || src.Contact(10*time.Millisecond) || src.Contact(time.Second) || !src.Contact(2022*time.Millisecond) {
+		t.Error("contact does not follow the missing samples and the gap")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("a.csv", []byte("Timestamp_ms,Value\n1,0.1\n6,0.2\n"))
+	f.Add("b.csv", []byte("# stream: /Meas/Gyro/52\nTimestamp,x,y,z\n0,1,2,3\n19.2,1,2,3\n"))
+	f.Add("c.csv", []byte("LoopingTimeStamp:100\nTimestamp,/Meas/Magn/x,/Meas/Magn/y,/Meas/Magn/z\n0,1,1,1\n10,2,2,2\n"))
+	f.Add("d.jsonl", []byte(`{"t":0,"uri":"/Meas/ECG/128","content":{"Timestamp":0,"Samples":[1,2,3]}}`))
+	f.Add("e.json", []byte(`{"Meas":{"IMU9":[{"Timestamp":0,"ArrayAcc":[{"x":1,"y":1,"z":1}]},{"Timestamp":10,"ArrayAcc":[{"x":1,"y":1,"z":1}]}]}}`))
+	f.Add("f.csv", []byte("x\nTimestamp,Sample\n1.0,5\n1.005,-131072\n"))
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		r, err := Parse(name, data)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if r.Length <= 0 {
+			t.Fatalf("recording of length %v", r.Length)
+		}
+		src := NewSource(0, sensor.NewModel(world.New(1, nil, 0), 1), r)
+		buf := make([]float64, 8)
+		src.FillECG(buf, 0, time.Millisecond)
+		xyz := make([]sensor.XYZ, 8)
+		src.FillIMU(xyz, xyz, xyz, 0, time.Millisecond, sensor.Ranges{Acc: 2, Gyro: 245})
+		src.Temperature(time.Second)
+	})
+}
+
+func FuzzWFDB(f *testing.F) {
+	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{0x01, 0x04, 0x00, 0x00})
+	f.Fuzz(func(t *testing.T, hea, dat, atr []byte) {
+		r, err := WFDB("fuzz", hea, dat, atr)
+		if err != nil {
+			return
+		}
+		if r.Series[ECG] == nil || r.Length <= 0 {
+			t.Fatal("recording without ECG")
+		}
+	})
+}

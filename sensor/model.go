@@ -1,0 +1,223 @@
+package sensor
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"senseboard/noise"
+	"senseboard/world"
+)
+
+// Sensor noise and resolution of the model, after the parts of this device
+// family (an LSM6DS3-class IMU, a magnetometer with 0.15 uT resolution).
+const (
+	accNoise  = 0.012 // m/s^2 RMS
+	gyroNoise = 0.07  // deg/s RMS
+	magnNoise = 0.3   // uT RMS
+	magnLSB   = 0.15  // uT
+	magnLimit = 4900  // uT
+	tempNoise = 0.02  // K RMS
+	tempLSB   = 0.0625
+	ecgEMG    = 0.005 // mV RMS at rest
+)
+
+// AccLSB returns the accelerometer's resolution at a range, m/s^2: 0.061 mg
+// at 2 g, doubling with the range.
+func AccLSB(rangeG int) float64 { return float64(rangeG) * 0.0305e-3 * world.G }
+
+// GyroLSB returns the gyroscope's resolution at a range, deg/s: 8.75 mdps at
+// 245 deg/s, doubling with the range up to 70 mdps at 2000 deg/s.
+func GyroLSB(rangeDPS int) float64 {
+	switch rangeDPS {
+	case 245:
+		return 0.00875
+	case 500:
+		return 0.0175
+	case 1000:
+		return 0.035
+	}
+	return 0.070
+}
+
+// noise streams of the model
+const (
+	streamAcc uint64 = iota + 100
+	streamGyro
+	streamMagn
+	streamBias
+	streamECG
+	streamTemp
+	streamWander
+)
+
+// Model is the sensors of a device worn by a modelled wearer.
+type Model struct {
+	w        *world.Wearer
+	seed     uint64
+	accBias  world.Vec3 // m/s^2
+	gyroBias world.Vec3 // deg/s
+	hardIron world.Vec3 // uT
+	tempOff  float64    // K
+
+	mu     sync.Mutex
+	motion []world.Motion
+	beats  []world.Beat
+}
+
+// NewModel returns the sensors of device seed on wearer w.
+func NewModel(w *world.Wearer, seed uint64) *Model {
+	b := func(i uint64, sd float64) float64 { return sd * noise.Gauss(noise.Key(seed, streamBias, i)) }
+	return &Model{
+		w:        w,
+		seed:     seed,
+		accBias:  world.Vec3{X: b(0, 0.04), Y: b(1, 0.04), Z: b(2, 0.04)},
+		gyroBias: world.Vec3{X: b(3, 0.4), Y: b(4, 0.4), Z: b(5, 0.4)},
+		hardIron: world.Vec3{X: b(6, 12), Y: b(7, 12), Z: b(8, 12)},
+		tempOff:  b(9, 0.15),
+	}
+}
+
+// Wearer returns the model's wearer.
+func (m *Model) Wearer() *world.Wearer { return m.w }
+
+func (m *Model) axisNoise(stream uint64, t time.Duration, axis uint64) float64 {
+	return noise.Normal(noise.Key(m.seed, stream+axis<<8, uint64(t)))
+}
+
+// FillIMU implements IMUSource.
+func (m *Model) FillIMU(acc, gyro, magn []XYZ, t0, dt time.Duration, r Ranges) {
+	n := max(len(acc), len(gyro), len(magn))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cap(m.motion) < n {
+		m.motion = make([]world.Motion, n)
+	}
+	mo := m.motion[:n]
+	m.w.FillMotion(mo, t0, dt)
+	accLSB, accLim := AccLSB(r.Acc), float64(r.Acc)*world.G
+	gyroLSB, gyroLim := GyroLSB(r.Gyro), float64(r.Gyro)
+	for i := range mo {
+		t := t0 + time.Duration(i)*dt
+		if acc != nil {
+			f := mo[i].Force.Add(m.accBias)
+			acc[i] = XYZ{
+				Quantize(f.X+accNoise*m.axisNoise(streamAcc, t, 0), accLSB, accLim),
+				Quantize(f.Y+accNoise*m.axisNoise(streamAcc, t, 1), accLSB, accLim),
+				Quantize(f.Z+accNoise*m.axisNoise(streamAcc, t, 2), accLSB, accLim),
+			}
+		}
+		if gyro != nil {
+			g := mo[i].Rate.Scale(180 / math.Pi).Add(m.gyroBias)
+			gyro[i] = XYZ{
+				Quantize(g.X+gyroNoise*m.axisNoise(streamGyro, t, 0), gyroLSB, gyroLim),
+				Quantize(g.Y+gyroNoise*m.axisNoise(streamGyro, t, 1), gyroLSB, gyroLim),
+				Quantize(g.Z+gyroNoise*m.axisNoise(streamGyro, t, 2), gyroLSB, gyroLim),
+			}
+		}
+		if magn != nil {
+			b := mo[i].Field.Add(m.hardIron)
+			magn[i] = XYZ{
+				Quantize(b.X+magnNoise*m.axisNoise(streamMagn, t, 0), magnLSB, magnLimit),
+				Quantize(b.Y+magnNoise*m.axisNoise(streamMagn, t, 1), magnLSB, magnLimit),
+				Quantize(b.Z+magnNoise*m.axisNoise(streamMagn, t, 2), magnLSB, magnLimit),
+			}
+		}
+	}
+}
+
+// wave is one Gaussian component of a beat: offset from the R peak and
+// width (seconds, at 60 bpm), amplitude (mV).
+type wave struct{ at, width, amp float64 }
+
+// The PQRST components, the Gaussian-sum morphology of the dynamical model
+// of McSharry, Clifford, Tarassenko and Smith, "A dynamical model for
+// generating synthetic electrocardiogram signals" (IEEE Trans. Biomed. Eng.
+// 50(3), 2003), expressed in time: their angles and widths at 60 bpm, scaled
+// to a chest lead with a 1.1 mV R wave. The P wave and the QRS keep their
+// timing as the rate rises; the T wave moves in and narrows with the square
+// root of the RR interval (Bazett).
+var waves = [5]wave{
+	{-0.165, 0.030, 0.14},  // P
+	{-0.030, 0.010, -0.12}, // Q
+	{0, 0.011, 1.10},       // R
+	{0.030, 0.011, -0.26},  // S
+	{0.270, 0.050, 0.32},   // T
+}
+
+// FillECG implements ECGSource: beats from the wearer, baseline wander from
+// breathing, motion artefacts and muscle noise that grow with activity, mains
+// hum, and a flat, noisy signal while the electrodes are off.
+func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
+	if len(dst) == 0 {
+		return
+	}
+	t1 := t0 + time.Duration(len(dst)-1)*dt
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+time.Second)
+	first := 0
+	for i := range dst {
+		t := t0 + time.Duration(i)*dt
+		nz := noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
+		if !m.w.Contact(t) {
+			dst[i] = 0.003 * nz
+			continue
+		}
+		st := m.w.At(t)
+		for first < len(m.beats)-1 && m.beats[first+1].At < t-800*time.Millisecond {
+			first++
+		}
+		v := 0.0
+		for k := first; k < len(m.beats); k++ {
+			b := m.beats[k]
+			d := (t - b.At).Seconds()
+			if d < -0.5 {
+				break
+			}
+			if d > 0.8 {
+				continue
+			}
+			rr := b.RR.Seconds()
+			if k+1 < len(m.beats) {
+				rr = m.beats[k+1].RR.Seconds() // the interval the beat's repolarisation spans
+			}
+			sq := math.Sqrt(math.Min(math.Max(rr, 0.25), 2))
+			resp := 1 + 0.05*math.Sin(2*math.Pi*st.RespPhase)
+			for j, wv := range waves {
+				at, width, amp := wv.at, wv.width, wv.amp
+				if j == 4 {
+					at, width = at*sq, width*sq
+				}
+				if j == 2 {
+					amp *= resp
+				}
+				x := (d - at) / width
+				if x > -5 && x < 5 {
+					v += amp * math.Exp(-0.5*x*x)
+				}
+			}
+		}
+		ts := t.Seconds()
+		wander := 0.08*math.Sin(2*math.Pi*st.RespPhase) + 0.04*math.Sin(2*math.Pi*0.05*ts+float64(m.seed%7))
+		motion := 0.12 * st.Intensity * (math.Sin(2*math.Pi*st.StepPhase) + 0.4*math.Sin(4*math.Pi*st.StepPhase+1))
+		emg := (ecgEMG + 0.012*st.Intensity) * nz
+		hum := 0.008 * math.Sin(2*math.Pi*50*ts)
+		dst[i] = v + wander + motion + emg + hum
+	}
+}
+
+// Contact implements ECGSource.
+func (m *Model) Contact(t time.Duration) bool { return m.w.Contact(t) }
+
+// Temperature implements TempSource: the skin temperature, or the ambient
+// air with the gear off, with the thermometer's offset, noise and resolution.
+func (m *Model) Temperature(t time.Duration) (float64, bool) {
+	st := m.w.At(t)
+	v := st.SkinTemp + m.tempOff + tempNoise*noise.Normal(noise.Key(m.seed, streamTemp, uint64(t/time.Second)))
+	return math.Round(v/tempLSB) * tempLSB, true
+}
+
+// Beats returns the wearer's beats in [t0, t1): the truth QRS detection is
+// measured against.
+func (m *Model) Beats(t0, t1 time.Duration) []world.Beat { return m.w.AppendBeats(nil, t0, t1) }

@@ -1,0 +1,87 @@
+// Package sensor owns the device's sensors: the sources the measurement
+// resources read, and the models behind them. A model source turns the
+// wearer (package world) into what the device's IMU, ECG front end and
+// thermometer would report, with their noise, offsets, resolution and
+// ranges; a replay source (package replay) plays a recording instead.
+//
+// Sources are pure functions of time (and of the device's seed): a stream
+// asks for the samples at its sample times, in any order, and the same
+// times give the same values.
+package sensor
+
+import (
+	"encoding/json"
+	"math"
+
+	"time"
+
+	"senseboard/resource"
+)
+
+// XYZ is one three-axis sample as the interface carries it.
+type XYZ struct {
+	X, Y, Z float32
+}
+
+// AppendJSON appends {"x":..,"y":..,"z":..} as encoding/json would.
+func (v XYZ) AppendJSON(b []byte) []byte {
+	b = append(b, `{"x":`...)
+	b = resource.AppendFloat32(b, v.X)
+	b = append(b, `,"y":`...)
+	b = resource.AppendFloat32(b, v.Y)
+	b = append(b, `,"z":`...)
+	b = resource.AppendFloat32(b, v.Z)
+	return append(b, '}')
+}
+
+// MarshalJSON encodes the sample with lower-case keys.
+func (v XYZ) MarshalJSON() ([]byte, error) { return v.AppendJSON(nil), nil }
+
+// UnmarshalJSON decodes {"x":..,"y":..,"z":..}.
+func (v *XYZ) UnmarshalJSON(data []byte) error {
+	var w struct{ X, Y, Z float32 }
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*v = XYZ(w)
+	return nil
+}
+
+// Ranges are the measurement ranges in force.
+type Ranges struct {
+	Acc  int // g
+	Gyro int // deg/s
+}
+
+// IMUSource gives motion samples.
+type IMUSource interface {
+	// FillIMU writes the samples at t0, t0+dt, ... into the non-nil slices
+	// (all of the same length): acceleration in m/s^2, angular velocity in
+	// deg/s, magnetic field in microtesla, clipped to the ranges.
+	FillIMU(acc, gyro, magn []XYZ, t0, dt time.Duration, r Ranges)
+}
+
+// ECGSource gives the electrical signal at the electrodes.
+type ECGSource interface {
+	// FillECG writes the signal in millivolts at t0, t0+dt, ... into dst,
+	// before the front end's filters.
+	FillECG(dst []float64, t0, dt time.Duration)
+	// Contact reports whether the electrodes touch the skin at t.
+	Contact(t time.Duration) bool
+}
+
+// TempSource gives the temperature.
+type TempSource interface {
+	// Temperature returns the reading in kelvin at t, and false when the
+	// source has none.
+	Temperature(t time.Duration) (float64, bool)
+}
+
+// Quantize rounds v to a multiple of lsb and clips it to [-limit, limit].
+func Quantize(v, lsb, limit float64) float32 {
+	q := math.Round(v/lsb) * lsb
+	return float32(math.Max(-limit, math.Min(limit, q)))
+}
+
+// ECGUnit is one unit of the integer ECG samples, in millivolts (0.38147 uV).
+const ECGUnit = 0.00038147

@@ -1,0 +1,289 @@
+package signal
+
+import "math"
+
+// QRSDetector finds heartbeats in an ECG, after Pan and Tompkins, "A
+// real-time QRS detection algorithm" (IEEE Trans. Biomed. Eng. 32(3), 1985),
+// for any sample rate:
+//
+//  1. a 5-15 Hz band-pass (Butterworth high-pass and low-pass of order 2),
+//  2. the five-point derivative,
+//  3. squaring,
+//  4. moving-window integration over 150 ms,
+//  5. peaks of the integrated signal at least 200 ms apart, classified
+//     against adaptive signal and noise levels (threshold = noise + a quarter
+//     of the difference), learnt over the first 2 s,
+//  6. a peak within 360 ms of the previous beat whose steepest slope is
+//     under half the previous beat's is a T wave,
+//  7. search-back: when no beat came for 166% of the regular RR average, the
+//     largest peak above half the threshold since the last beat is a beat.
+//
+// The beat is placed at the largest band-passed value of its QRS complex,
+// corrected for the band-pass delay. A detector that finds no beat for 5 s
+// (electrodes off, for example) learns its levels again.
+type QRSDetector struct {
+	fs     float64
+	bp     Cascade
+	delay  int64 // band-pass delay, samples
+	win    []float64
+	wi     int
+	wsum   float64
+	d      [4]float64 // band-passed history for the derivative
+	n      int64      // samples fed
+	hist   int
+	bpv    []float64 // band-passed values, ring
+	slope  []float64 // |derivative|, ring
+	refrac int64
+	tWave  int64
+	search float64
+
+	learnFrom int64
+	learnMax  float64
+	learnSum  float64
+	learnN    int
+	learning  bool
+
+	candV float64
+	candI int64
+
+	spki, npki float64
+	lastQRS    int64 // integrated-signal peak of the last beat, -1 before the first
+	lastR      int64
+	lastSlope  float64
+	rr         []int64 // the last 8 intervals
+	rrOK       []int64 // the last 8 regular intervals
+	noise      []peak  // noise peaks since the last beat
+
+	out []int64
+}
+
+type peak struct {
+	v float64
+	i int64
+}
+
+// NewQRSDetector returns a detector for an ECG sampled at fs Hz (at least 100).
+func NewQRSDetector(fs float64) *QRSDetector {
+	hp, _ := Butterworth(HighPass, 2, 5, fs)
+	lp, _ := Butterworth(LowPass, 2, 15, fs)
+	d := &QRSDetector{
+		fs:      fs,
+		bp:      append(hp, lp...),
+		win:     make([]float64, int(math.Round(0.15*fs))),
+		hist:    int(4 * fs),
+		refrac:  int64(0.2 * fs),
+		tWave:   int64(0.36 * fs),
+		lastQRS: -1,
+		lastR:   -1,
+	}
+	d.bpv = make([]float64, d.hist)
+	d.slope = make([]float64, d.hist)
+	d.delay = bandPassDelay(d.bp, fs)
+	d.bp.Reset()
+	d.relearn(0)
+	return d
+}
+
+// bandPassDelay measures where an impulse's response peaks.
+func bandPassDelay(c Cascade, fs float64) int64 {
+	c.Reset()
+	best, at := 0.0, 0
+	for i := range int(fs) {
+		x := 0.0
+		if i == 0 {
+			x = 1
+		}
+		if y := math.Abs(c.Step(x)); y > best {
+			best, at = y, i
+		}
+	}
+	return int64(at)
+}
+
+func (d *QRSDetector) relearn(from int64) {
+	d.learning, d.learnFrom = true, from
+	d.learnMax, d.learnSum, d.learnN = 0, 0, 0
+	d.lastQRS, d.lastR = -1, -1
+	d.rr, d.rrOK, d.noise = d.rr[:0], d.rrOK[:0], d.noise[:0]
+}
+
+// Learning reports whether the detector is still learning its levels, before
+// its first beat.
+func (d *QRSDetector) Learning() bool { return d.learning || d.lastR < 0 }
+
+// Feed processes one sample. Beats found are returned by Pop.
+func (d *QRSDetector) Feed(x float64) {
+	n := d.n
+	d.n++
+	b := d.bp.Step(x)
+	// five-point derivative, scaled to units per second
+	der := (2*b + d.d[0] - d.d[2] - 2*d.d[3]) * d.fs / 8
+	d.d[3], d.d[2], d.d[1], d.d[0] = d.d[2], d.d[1], d.d[0], b
+	h := int(n % int64(d.hist))
+	d.bpv[h] = b
+	d.slope[h] = math.Abs(der)
+	sq := der * der
+	d.wsum += sq - d.win[d.wi]
+	d.win[d.wi] = sq
+	if d.wi++; d.wi == len(d.win) {
+		d.wi = 0
+	}
+	m := d.wsum / float64(len(d.win))
+	if m < 0 { // rounding in the running sum
+		m, d.wsum = 0, 0
+	}
+
+	if d.learning {
+		if n-d.learnFrom > int64(len(d.win)) { // skip the filters' start-up
+			d.learnMax = math.Max(d.learnMax, m)
+			d.learnSum += m
+			d.learnN++
+		}
+		if n-d.learnFrom >= int64(2*d.fs) {
+			d.learning = false
+			d.spki = d.learnMax / 3
+			d.npki = d.learnSum / float64(max(d.learnN, 1)) / 2
+			d.candV, d.candI = m, n
+		}
+		return
+	}
+	if m > d.candV {
+		d.candV, d.candI = m, n
+	}
+	if n-d.candI >= d.refrac {
+		d.classify(d.candV, d.candI)
+		d.candV, d.candI = m, n
+	}
+	if d.lastQRS >= 0 && len(d.rr) > 0 && float64(n-d.lastQRS) > d.search {
+		d.searchBack()
+	}
+	if last := max(d.lastQRS, d.learnFrom+int64(2*d.fs)); n-last > int64(5*d.fs) {
+		d.relearn(n)
+	}
+}
+
+func (d *QRSDetector) thresholds() (float64, float64) {
+	t1 := d.npki + 0.25*(d.spki-d.npki)
+	return t1, t1 / 2
+}
+
+// classify decides on a peak of the integrated signal at index i.
+func (d *QRSDetector) classify(v float64, i int64) {
+	t1, t2 := d.thresholds()
+	if v > t1 && (d.lastQRS < 0 || i-d.lastQRS > d.refrac) {
+		s := d.maxSlope(i)
+		if d.lastQRS >= 0 && i-d.lastQRS < d.tWave && s < d.lastSlope/2 {
+			d.npki = 0.125*v + 0.875*d.npki // a T wave
+			return
+		}
+		d.spki = 0.125*v + 0.875*d.spki
+		d.beat(i, s)
+		return
+	}
+	d.npki = 0.125*v + 0.875*d.npki
+	if v > t2 && d.lastQRS >= 0 && i-d.lastQRS > d.refrac {
+		d.noise = append(d.noise, peak{v, i})
+	}
+}
+
+// searchBack takes the largest noise peak since the last beat as a beat.
+func (d *QRSDetector) searchBack() {
+	best := -1
+	for k, p := range d.noise {
+		if best < 0 || p.v > d.noise[best].v {
+			best = k
+		}
+	}
+	if best < 0 {
+		// nothing to find: look again one interval later
+		d.search += float64(len(d.win))
+		return
+	}
+	p := d.noise[best]
+	d.spki = 0.25*p.v + 0.75*d.spki
+	d.beat(p.i, d.maxSlope(p.i))
+}
+
+// maxSlope returns the steepest slope of the QRS complex ending at i.
+func (d *QRSDetector) maxSlope(i int64) float64 {
+	s := 0.0
+	for k := max(i-int64(len(d.win)), d.n-int64(d.hist)+1, 0); k <= i; k++ {
+		s = math.Max(s, d.slope[int(k%int64(d.hist))])
+	}
+	return s
+}
+
+// beat records a beat whose integrated-signal peak is at i.
+func (d *QRSDetector) beat(i int64, slope float64) {
+	from := max(i-int64(len(d.win))-int64(0.05*d.fs), d.n-int64(d.hist)+1, 0)
+	r, best := i, -1.0
+	for k := from; k <= i; k++ {
+		if v := math.Abs(d.bpv[int(k%int64(d.hist))]); v > best {
+			best, r = v, k
+		}
+	}
+	r -= d.delay
+	if d.lastR >= 0 {
+		rr := r - d.lastR
+		if rr <= 0 {
+			return
+		}
+		d.rr = push8(d.rr, rr)
+		avg2 := mean(d.rrOK)
+		if len(d.rrOK) == 0 {
+			avg2 = mean(d.rr)
+		}
+		if float64(rr) > 0.92*avg2 && float64(rr) < 1.16*avg2 || len(d.rrOK) == 0 {
+			d.rrOK = push8(d.rrOK, rr)
+		}
+		d.search = 1.66 * mean(d.rrOK)
+		if len(d.rr) == 8 && !allWithin(d.rr, mean(d.rrOK)) {
+			d.search = 1.66 * mean(d.rr) // irregular rhythm
+		}
+	}
+	d.lastQRS, d.lastR, d.lastSlope = i, r, slope
+	d.noise = d.noise[:0]
+	d.out = append(d.out, r)
+}
+
+// push8 appends x, keeping the last 8 values in place.
+func push8(v []int64, x int64) []int64 {
+	if len(v) == 8 {
+		copy(v, v[1:])
+		v[7] = x
+		return v
+	}
+	return append(v, x)
+}
+
+func mean(v []int64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := int64(0)
+	for _, x := range v {
+		s += x
+	}
+	return float64(s) / float64(len(v))
+}
+
+func allWithin(v []int64, avg float64) bool {
+	for _, x := range v {
+		if float64(x) < 0.92*avg || float64(x) > 1.16*avg {
+			return false
+		}
+	}
+	return true
+}
+
+// Pop returns the sample index (counted from the first sample fed) of the
+// next beat found, in order.
+func (d *QRSDetector) Pop() (int64, bool) {
+	if len(d.out) == 0 {
+		return 0, false
+	}
+	r := d.out[0]
+	copy(d.out, d.out[1:])
+	d.out = d.out[:len(d.out)-1]
+	return r, true
+}

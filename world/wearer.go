@@ -1,0 +1,642 @@
+// Package world owns the model of the person wearing a device: a seeded,
+// scenario-driven timeline of activity (rest, walk, run, with a step rhythm),
+// posture and orientation, heart rate that follows activity with natural
+// variability and the beats it produces, respiration, skin temperature,
+// electrode contact, taps, double taps, free falls and shakes.
+//
+// Every quantity is a deterministic function of the seed, the scenario, the
+// events injected at run time and the time asked for: the slow quantities
+// come from a control track computed at 10 ms steps and interpolated, the
+// fast ones (step waveforms, taps, impacts) from closed forms, and
+// randomness from counter-based noise. Two devices with the same seed and
+// scenario see the same wearer, whatever they ask in whatever order.
+//
+// Times are readings of the device clock; the scenario starts at the origin
+// given to New.
+package world
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"senseboard/noise"
+)
+
+// Tick is the step of the control track.
+const Tick = 10 * time.Millisecond
+
+// G is standard gravity, m/s^2.
+const G = 9.80665
+
+// keep is how much control track and how many beats the model keeps behind
+// the latest time asked for; older times read the oldest kept state.
+const keep = 10 * time.Minute
+
+// Earth's magnetic field in the world frame (east, north, up), microtesla: a
+// mid-latitude field of 50 uT dipping 70 degrees.
+var earthField = Vec3{0, 17.1, -47.0}
+
+// noise streams
+const (
+	streamWander uint64 = iota + 1
+	streamYaw
+	streamRR
+	streamShake
+)
+
+type tick struct {
+	intensity float64
+	cadence   float64 // steps per second
+	phase     float64 // steps since the start
+	hr        float64 // bpm
+	wander    float64 // slow heart-rate wander, bpm
+	resp      float64 // breaths since the start
+	temp      float64 // skin temperature, K
+	heading   float64 // radians from north, clockwise
+	yawRate   float64 // rad/s
+	orient    Quat
+	omega     Vec3 // slow angular velocity, device frame, rad/s
+}
+
+// Beat is one heartbeat.
+type Beat struct {
+	N  int64         // beat number since the scenario started
+	At time.Duration // device clock reading of the R peak
+	RR time.Duration // interval since the previous beat
+}
+
+// State is the wearer's slow state at a moment.
+type State struct {
+	Activity  Activity
+	Posture   Posture
+	Intensity float64 // 0 at rest, 1 walking, 2.5 running
+	Cadence   float64 // steps per second
+	StepPhase float64 // steps since the start
+	HeartRate float64 // bpm
+	RespPhase float64 // breaths since the start
+	RespRate  float64 // breaths per second
+	SkinTemp  float64 // K
+	Ambient   float64 // K
+	Contact   bool    // electrodes connected
+	Moving    bool    // moving enough to be felt: walking, running, a tap, a fall, a shake
+	Orient    Quat
+}
+
+// Wearer is the model of one wearer.
+type Wearer struct {
+	seed   uint64
+	sc     *Scenario
+	origin time.Duration
+	length time.Duration // of the scenario's segments
+
+	mu       sync.Mutex
+	injected []Event // sorted by At, relative to the origin
+	base     int64   // tick index of ticks[0]
+	ticks    []tick
+	beats    []Beat
+}
+
+// New returns the wearer of a scenario (the default scenario when sc is nil)
+// whose time 0 is the clock reading origin.
+func New(seed uint64, sc *Scenario, origin time.Duration) *Wearer {
+	if sc == nil {
+		sc = DefaultScenario()
+	}
+	return &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length()}
+}
+
+// Scenario returns the wearer's scenario.
+func (w *Wearer) Scenario() *Scenario { return w.sc }
+
+// Inject adds an event at run time; e.At is a clock reading (not before the
+// latest time asked for matters: the model recomputes from e.At).
+func (w *Wearer) Inject(e Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e.At -= w.origin
+	if e.At < 0 {
+		e.At = 0
+	}
+	i, _ := slices.BinarySearchFunc(w.injected, e.At, func(x Event, t time.Duration) int {
+		if x.At <= t {
+			return -1
+		}
+		return 1
+	})
+	w.injected = slices.Insert(w.injected, i, e)
+	// forget the ticks at or after the event; they are computed again
+	n := int64((e.At+Tick-1)/Tick) - w.base
+	if w.base > 0 || n < 0 {
+		n = max(n, 1) // keep the oldest kept tick to compute from
+	}
+	if n < int64(len(w.ticks)) {
+		w.ticks = w.ticks[:n]
+	}
+	for len(w.beats) > 1 && w.beats[len(w.beats)-1].At-w.origin > e.At {
+		w.beats = w.beats[:len(w.beats)-1]
+	}
+}
+
+// activityAt returns the activity, resting heart rate and cadence (steps per
+// minute, 0 for the default) at relative time t.
+func (w *Wearer) activityAt(t time.Duration) (Activity, float64, float64) {
+	act, hr, cad := Rest, w.sc.Start.HeartRate, 0.0
+	segStart := time.Duration(0)
+	if n := len(w.sc.Segments); n > 0 {
+		tt := t
+		if w.sc.Loop {
+			tt = t % w.length
+			segStart = t - tt
+		}
+		var acc time.Duration
+		for i, s := range w.sc.Segments {
+			if s.HeartRate > 0 {
+				hr = s.HeartRate
+			}
+			act, cad = s.Activity, s.Cadence
+			if tt < acc+s.Duration || i == n-1 {
+				segStart += acc
+				break
+			}
+			acc += s.Duration
+		}
+	}
+	// An injected activity lasts until the next segment starts.
+	for i := len(w.injected) - 1; i >= 0; i-- {
+		e := w.injected[i]
+		if e.At > t || e.Kind != SetActivity {
+			continue
+		}
+		if e.At >= segStart {
+			act, cad = e.Activity, 0
+			if e.HeartRate > 0 {
+				hr = e.HeartRate
+			}
+		}
+		break
+	}
+	return act, hr, cad
+}
+
+// eventsIn calls f for each event (scenario, repeated when looping, and
+// injected) whose relative time lies in [t0, t1).
+func (w *Wearer) eventsIn(t0, t1 time.Duration, f func(Event)) {
+	if t1 <= t0 {
+		return
+	}
+	evs := w.sc.Events
+	if len(evs) > 0 {
+		if !w.sc.Loop || w.length == 0 {
+			for _, e := range evs {
+				if e.At >= t0 && e.At < t1 {
+					f(e)
+				}
+			}
+		} else {
+			for k := t0 / w.length; k*w.length < t1; k++ {
+				off := k * w.length
+				for _, e := range evs {
+					if e.At >= w.length {
+						continue
+					}
+					if at := e.At + off; at >= t0 && at < t1 {
+						e.At = at
+						f(e)
+					}
+				}
+			}
+		}
+	}
+	for _, e := range w.injected {
+		if e.At >= t0 && e.At < t1 {
+			f(e)
+		}
+	}
+}
+
+// latest returns the latest event of kind at or before relative time t.
+func (w *Wearer) latest(kind EventKind, t time.Duration) (Event, bool) {
+	var best Event
+	found := false
+	take := func(e Event) {
+		if e.Kind == kind && e.At <= t && (!found || e.At >= best.At) {
+			best, found = e, true
+		}
+	}
+	if w.sc.Loop && w.length > 0 {
+		k := t / w.length
+		for _, e := range w.sc.Events {
+			if e.At < w.length {
+				e.At += k * w.length
+				take(e)
+				if k > 0 && e.At > t {
+					e.At -= w.length
+					take(e)
+				}
+			}
+		}
+	} else {
+		for _, e := range w.sc.Events {
+			take(e)
+		}
+	}
+	for _, e := range w.injected {
+		take(e)
+	}
+	return best, found
+}
+
+func (w *Wearer) postureAt(t time.Duration) Posture {
+	if e, ok := w.latest(SetPosture, t); ok {
+		return e.Posture
+	}
+	return w.sc.Start.Posture
+}
+
+func (w *Wearer) contactAt(t time.Duration) bool {
+	if e, ok := w.latest(Gear, t); ok {
+		return e.On
+	}
+	return w.sc.Start.Gear
+}
+
+func intensityOf(a Activity) float64 {
+	switch a {
+	case Walk:
+		return 1
+	case Run:
+		return 2.5
+	}
+	return 0
+}
+
+func defaultCadence(a Activity) float64 {
+	switch a {
+	case Walk:
+		return 110
+	case Run:
+		return 165
+	}
+	return 0
+}
+
+// hrRise is how much heart rate intensity adds, bpm.
+func hrRise(i float64) float64 { return 30*math.Min(i, 1) + 36*math.Max(i-1, 0) }
+
+// postureOrient returns the device-to-world rotation of a posture when the
+// wearer faces heading (radians clockwise from north). Upright, the device's
+// x axis points down, z forward out of the chest and y to the wearer's left.
+func postureOrient(p Posture, heading float64) Quat {
+	s, c := math.Sincos(heading)
+	fwd := Vec3{s, c, 0}
+	up := Vec3{0, 0, 1}
+	var x, z Vec3
+	switch p {
+	case Sitting:
+		r := 20 * math.Pi / 180
+		sr, cr := math.Sincos(r)
+		z = fwd.Scale(cr).Add(up.Scale(sr)) // the chest faces a little upward
+		x = up.Scale(-cr).Add(fwd.Scale(sr))
+	case LyingBack:
+		z, x = up, fwd.Scale(-1) // feet point back along the heading
+	case LyingFront:
+		z, x = up.Scale(-1), fwd.Scale(-1)
+	case Table:
+		z, x = up, fwd
+	default:
+		z, x = fwd, up.Scale(-1)
+	}
+	return FromBasis(x, z.Cross(x), z)
+}
+
+const (
+	tauIntensity = 3.0   // s
+	tauCadence   = 1.0   // s
+	tauHRUp      = 20.0  // s
+	tauHRDown    = 40.0  // s
+	tauWander    = 30.0  // s
+	sdWander     = 2.5   // bpm
+	tauTemp      = 120.0 // s
+	skinTemp     = 306.6 // K at rest with the gear on
+	turnRate     = 1.5   // rad/s, posture changes
+)
+
+// first computes the state at relative time 0.
+func (w *Wearer) first() tick {
+	a, hr, cad := w.activityAt(0)
+	if cad == 0 {
+		cad = defaultCadence(a)
+	}
+	k := tick{intensity: intensityOf(a), cadence: cad / 60}
+	k.hr = hr + hrRise(k.intensity)
+	k.temp = w.sc.Start.Ambient
+	if w.contactAt(0) {
+		k.temp = skinTemp + 0.25*k.intensity
+	}
+	k.orient = postureOrient(w.postureAt(0), 0)
+	return k
+}
+
+// next computes tick i from tick i-1.
+func (w *Wearer) next(i int64, p tick) tick {
+	const dt = float64(Tick) / float64(time.Second)
+	t := time.Duration(i) * Tick
+	a, restHR, cad := w.activityAt(t)
+	if cad == 0 {
+		cad = defaultCadence(a)
+	}
+	k := p
+	k.intensity += (intensityOf(a) - p.intensity) * dt / tauIntensity
+	target := 0.0
+	if a != Rest {
+		target = cad / 60
+	}
+	k.cadence += (target - p.cadence) * dt / tauCadence
+	k.phase += k.cadence * dt
+	k.wander += -p.wander*dt/tauWander + sdWander*math.Sqrt(2*dt/tauWander)*noise.Normal(noise.Key(w.seed, streamWander, uint64(i)))
+	hrT := restHR + hrRise(k.intensity) + k.wander
+	tau := tauHRDown
+	if hrT > p.hr {
+		tau = tauHRUp
+	}
+	k.hr += (hrT - p.hr) * dt / tau
+	k.resp += (0.25 + 0.12*k.intensity) * dt
+	tempT := w.sc.Start.Ambient
+	if w.contactAt(t) {
+		tempT = skinTemp + 0.25*k.intensity
+	}
+	k.temp += (tempT - p.temp) * dt / tauTemp
+	if k.intensity > 0.3 {
+		k.yawRate += -p.yawRate*dt/10 + 0.05*math.Sqrt(2*dt/10)*noise.Normal(noise.Key(w.seed, streamYaw, uint64(i)))
+	} else {
+		k.yawRate *= 1 - dt
+	}
+	k.heading = math.Mod(p.heading+k.yawRate*dt, 2*math.Pi)
+	goal := postureOrient(w.postureAt(t), k.heading)
+	if ang := Angle(p.orient, goal); ang > 1e-9 {
+		k.orient = Slerp(p.orient, goal, math.Min(1, turnRate*dt/ang))
+	}
+	// angular velocity in the device frame from the change of orientation
+	d := p.orient.Conj().Mul(k.orient)
+	if d.W < 0 {
+		d = Quat{-d.W, -d.X, -d.Y, -d.Z}
+	}
+	k.omega = Vec3{d.X, d.Y, d.Z}.Scale(2 / dt)
+	return k
+}
+
+// ensure computes the track up to tick index i.
+func (w *Wearer) ensure(i int64) {
+	if len(w.ticks) == 0 {
+		w.ticks = append(w.ticks, w.first())
+		w.base = 0
+	}
+	for last := w.base + int64(len(w.ticks)) - 1; last < i; last++ {
+		w.ticks = append(w.ticks, w.next(last+1, w.ticks[len(w.ticks)-1]))
+	}
+	if drop := int64(len(w.ticks)) - int64(2*keep/Tick); drop > 0 {
+		drop = int64(len(w.ticks)) - int64(keep/Tick)
+		w.ticks = append(w.ticks[:0], w.ticks[drop:]...)
+		w.base += drop
+	}
+}
+
+// track returns the two ticks around relative time t and the fraction between them.
+func (w *Wearer) track(t time.Duration) (tick, tick, float64) {
+	if t < 0 {
+		t = 0
+	}
+	i := int64(t / Tick)
+	w.ensure(i + 1)
+	if i < w.base {
+		k := w.ticks[0]
+		return k, k, 0
+	}
+	f := float64(t%Tick) / float64(Tick)
+	return w.ticks[i-w.base], w.ticks[i+1-w.base], f
+}
+
+func lerp(a, b, f float64) float64 { return a + (b-a)*f }
+
+// At returns the wearer's slow state at clock reading t.
+func (w *Wearer) At(t time.Duration) State {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stateAt(t - w.origin)
+}
+
+func (w *Wearer) stateAt(t time.Duration) State {
+	a, b, f := w.track(t)
+	act, _, _ := w.activityAt(t)
+	s := State{
+		Activity:  act,
+		Posture:   w.postureAt(t),
+		Intensity: lerp(a.intensity, b.intensity, f),
+		Cadence:   lerp(a.cadence, b.cadence, f),
+		StepPhase: lerp(a.phase, b.phase, f),
+		HeartRate: lerp(a.hr, b.hr, f),
+		RespPhase: lerp(a.resp, b.resp, f),
+		SkinTemp:  lerp(a.temp, b.temp, f),
+		Ambient:   w.sc.Start.Ambient,
+		Contact:   w.contactAt(t),
+		Orient:    Slerp(a.orient, b.orient, f),
+	}
+	s.RespRate = 0.25 + 0.12*s.Intensity
+	s.Moving = s.Intensity > 0.2
+	w.eventsIn(t-2*time.Second, t+time.Millisecond, func(e Event) {
+		if e.Kind == Tap || e.Kind == DoubleTap || (e.Kind == FreeFall || e.Kind == Shake) && t < e.At+e.Duration+time.Second {
+			if t-e.At < time.Second {
+				s.Moving = true
+			}
+		}
+	})
+	return s
+}
+
+// Contact reports whether the electrodes touch the skin at clock reading t.
+func (w *Wearer) Contact(t time.Duration) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.contactAt(t - w.origin)
+}
+
+// Events returns the momentary events (taps, falls, gear, ...) whose time
+// lies in [t0, t1), as clock readings: the ground truth for detectors.
+func (w *Wearer) Events(t0, t1 time.Duration) []Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []Event
+	w.eventsIn(t0-w.origin, t1-w.origin, func(e Event) {
+		e.At += w.origin
+		out = append(out, e)
+	})
+	slices.SortStableFunc(out, func(a, b Event) int { return int(a.At - b.At) })
+	return out
+}
+
+// AppendBeats appends the beats whose R peak lies in [t0, t1) to dst.
+func (w *Wearer) AppendBeats(dst []Beat, t0, t1 time.Duration) []Beat {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ensureBeats(t1 - w.origin)
+	i, _ := slices.BinarySearchFunc(w.beats, t0, func(b Beat, t time.Duration) int {
+		if b.At < t {
+			return -1
+		}
+		return 1
+	})
+	for ; i < len(w.beats) && w.beats[i].At < t1; i++ {
+		dst = append(dst, w.beats[i])
+	}
+	return dst
+}
+
+// ensureBeats generates beats until one lies beyond relative time t.
+func (w *Wearer) ensureBeats(t time.Duration) {
+	if len(w.beats) == 0 {
+		a, _, _ := w.track(0)
+		first := time.Duration(60 / a.hr * 0.6 * float64(time.Second))
+		w.beats = append(w.beats, Beat{N: 0, At: w.origin + first, RR: time.Duration(60 / a.hr * float64(time.Second))})
+	}
+	for w.beats[len(w.beats)-1].At-w.origin <= t {
+		last := w.beats[len(w.beats)-1]
+		rel := last.At - w.origin
+		a, b, f := w.track(rel)
+		hr := lerp(a.hr, b.hr, f)
+		resp := lerp(a.resp, b.resp, f)
+		// respiratory sinus arrhythmia shortens beats on inspiration; beat
+		// to beat variability on top
+		rr := 60 / hr * (1 - 0.035*math.Sin(2*math.Pi*resp) + 0.02*noise.Normal(noise.Key(w.seed, streamRR, uint64(last.N+1))))
+		rr = math.Max(rr, 0.25)
+		d := time.Duration(rr * float64(time.Second))
+		w.beats = append(w.beats, Beat{N: last.N + 1, At: last.At + d, RR: d})
+	}
+	if len(w.beats) > 4096 {
+		cut := 0
+		for cut < len(w.beats)-2 && w.beats[len(w.beats)-1].At-w.beats[cut].At > keep {
+			cut++
+		}
+		w.beats = append(w.beats[:0], w.beats[cut:]...)
+	}
+}
+
+// Motion is what a body-worn IMU feels at one moment, before sensor noise:
+// in the device frame, the specific force (m/s^2; +9.81 on the axis pointing
+// up at rest), the angular velocity (rad/s) and the magnetic field (uT).
+type Motion struct {
+	Force, Rate, Field Vec3
+}
+
+// FillMotion computes the motion at clock readings t0, t0+dt, ... into dst.
+func (w *Wearer) FillMotion(dst []Motion, t0, dt time.Duration) {
+	if len(dst) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r0 := t0 - w.origin
+	r1 := r0 + time.Duration(len(dst)-1)*dt
+	// the momentary events that can touch this batch
+	var evs [8]Event
+	ne := 0
+	w.eventsIn(r0-4*time.Second, r1+time.Millisecond, func(e Event) {
+		switch e.Kind {
+		case Tap, DoubleTap, FreeFall, Shake:
+			if ne < len(evs) {
+				evs[ne] = e
+				ne++
+			}
+		}
+	})
+	for i := range dst {
+		t := r0 + time.Duration(i)*dt
+		a, b, f := w.track(t)
+		q := Slerp(a.orient, b.orient, f)
+		qc := q.Conj()
+		in := lerp(a.intensity, b.intensity, f)
+		cad := lerp(a.cadence, b.cadence, f)
+		ph := lerp(a.phase, b.phase, f)
+		head := a.heading
+		m := &dst[i]
+		m.Force = qc.Rotate(Vec3{0, 0, G})
+		m.Rate = a.omega.Scale(1 - f).Add(b.omega.Scale(f))
+		m.Field = qc.Rotate(earthField)
+		if in > 0.02 && cad > 0 {
+			up := Vec3{0, 0, 1}
+			sh, ch := math.Sincos(head)
+			fwd := Vec3{sh, ch, 0}
+			left := up.Cross(fwd)
+			av := 1.6*in + 0.96*in*in
+			af := 1.0*in + 0.2*in*in
+			al := 0.7*in + 0.1*in*in
+			s1, c1 := math.Sincos(2 * math.Pi * ph)
+			s2 := math.Sin(4*math.Pi*ph + 0.8)
+			sl, cl := math.Sincos(math.Pi * ph)
+			aUp := av * (s1 + 0.35*s2)
+			if in > 1.2 { // heel strike of running
+				fr := ph - math.Floor(ph) - 0.1
+				aUp += 4 * (in - 1.2) * math.Exp(-fr*fr/(2*0.02*0.02))
+			}
+			aFwd := af * (s1*math.Cos(1.2) + c1*math.Sin(1.2))
+			aLat := al * sl
+			lin := up.Scale(aUp).Add(fwd.Scale(aFwd)).Add(left.Scale(aLat))
+			m.Force = m.Force.Add(qc.Rotate(lin))
+			// torso sway: yaw and roll at stride rhythm, pitch at step rhythm
+			yaw := 0.06 * in * math.Pi * cad * cl
+			pitch := 0.02 * in * 2 * math.Pi * cad * c1
+			roll := 0.04 * in * math.Pi * cad * math.Cos(math.Pi*ph+0.5)
+			wv := up.Scale(yaw).Add(left.Scale(pitch)).Add(fwd.Scale(roll))
+			m.Rate = m.Rate.Add(qc.Rotate(wv))
+		}
+		for j := range ne {
+			w.applyEvent(m, evs[j], t, qc)
+		}
+	}
+}
+
+// applyEvent adds a momentary event's effect at relative time t.
+func (w *Wearer) applyEvent(m *Motion, e Event, t time.Duration, qc Quat) {
+	const (
+		tapLen    = 15 * time.Millisecond
+		tapGap    = 250 * time.Millisecond
+		impactLen = 25 * time.Millisecond
+	)
+	pulse := func(start, length time.Duration) float64 {
+		if t < start || t >= start+length {
+			return 0
+		}
+		return math.Sin(math.Pi * float64(t-start) / float64(length))
+	}
+	switch e.Kind {
+	case Tap, DoubleTap:
+		p := pulse(e.At, tapLen)
+		if e.Kind == DoubleTap {
+			p += pulse(e.At+tapGap, tapLen)
+		}
+		if p != 0 {
+			m.Force = m.Force.Add(Vec3{0, 0, -3.5 * G * p}) // a knock on the face pushes the device back
+			m.Rate = m.Rate.Add(Vec3{0.3 * p, -0.2 * p, 0})
+		}
+	case FreeFall:
+		if t >= e.At && t < e.At+e.Duration {
+			m.Force = Vec3{}
+			m.Rate = m.Rate.Add(Vec3{1.5, -2.0, 0.8})
+		} else if p := pulse(e.At+e.Duration, impactLen); p != 0 {
+			m.Force = m.Force.Add(qc.Rotate(Vec3{0, 0, 7 * G * p}))
+		}
+	case Shake:
+		if t >= e.At && t < e.At+e.Duration {
+			s := float64(t) / float64(time.Second)
+			k := noise.Key(w.seed, streamShake, uint64(e.At))
+			ph := noise.Uniform(k) * 2 * math.Pi
+			m.Force = m.Force.Add(Vec3{
+				2 * G * math.Sin(2*math.Pi*6*s+ph),
+				1.5 * G * math.Sin(2*math.Pi*7.3*s+1+ph),
+				1.8 * G * math.Sin(2*math.Pi*5.1*s+2+ph),
+			})
+			m.Rate = m.Rate.Add(Vec3{3 * math.Cos(2*math.Pi*6*s+ph), 2 * math.Cos(2*math.Pi*7.3*s+ph), 2.5 * math.Cos(2*math.Pi*5.1*s)})
+		}
+	}
+}

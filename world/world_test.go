@@ -1,0 +1,270 @@
+package world
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+const walkScenario = `
+name: test walk
+start:
+  heartRate: 60
+segments:
+  - rest: 2m
+  - walk: 5m
+  - run: 3m
+  - rest: 10m
+events:
+  - at: 30s
+    tap: {}
+  - at: 40s
+    doubleTap: {}
+  - at: 50s
+    freeFall: 500ms
+  - at: 15m
+    gear: off
+  - at: 16m
+    posture: lying-back
+`
+
+func mustScenario(t testing.TB, s string) *Scenario {
+	t.Helper()
+	sc, err := ParseScenario([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func TestHeartRateFollowsActivity(t *testing.T) {
+	w := New(1, mustScenario(t, walkScenario), 0)
+	hr := func(at time.Duration) float64 { return w.At(at).HeartRate }
+	rest, walk, run, recovered := hr(110*time.Second), hr(6*time.Minute+50*time.Second), hr(9*time.Minute+50*time.Second), hr(19*time.Minute)
+	if rest < 52 || rest > 68 {
+		t.Errorf("resting heart rate %.1f, want about 60", rest)
+	}
+	if walk < rest+20 || run < walk+25 {
+		t.Errorf("heart rate at rest %.1f, walking %.1f, running %.1f: must rise with activity", rest, walk, run)
+	}
+	if recovered > rest+12 {
+		t.Errorf("heart rate %.1f ten minutes after running, want back near %.1f", recovered, rest)
+	}
+}
+
+func TestBeatsMatchHeartRate(t *testing.T) {
+	w := New(2, mustScenario(t, walkScenario), 0)
+	beats := w.AppendBeats(nil, 60*time.Second, 120*time.Second)
+	bpm := float64(len(beats))
+	st := w.At(90 * time.Second)
+	if math.Abs(bpm-st.HeartRate) > 6 {
+		t.Errorf("%v beats in a minute at %.1f bpm", bpm, st.HeartRate)
+	}
+	var sd, mean float64
+	for _, b := range beats {
+		mean += b.RR.Seconds()
+	}
+	mean /= float64(len(beats))
+	for i, b := range beats {
+		sd += (b.RR.Seconds() - mean) * (b.RR.Seconds() - mean)
+		if i > 0 && b.At-beats[i-1].At != b.RR {
+			t.Fatalf("beat %d: RR %v does not match the interval %v", b.N, b.RR, b.At-beats[i-1].At)
+		}
+	}
+	sd = math.Sqrt(sd / float64(len(beats)))
+	if sd < 0.01 || sd > 0.08 {
+		t.Errorf("RR standard deviation %.3f s: want natural variability of tens of ms", sd)
+	}
+}
+
+func TestDeterministicWhateverTheOrder(t *testing.T) {
+	sc := mustScenario(t, walkScenario)
+	a, b := New(7, sc, 0), New(7, sc, 0)
+	ma := make([]Motion, 50)
+	mb := make([]Motion, 50)
+	a.FillMotion(ma, 3*time.Minute, 10*time.Millisecond)
+	b.At(9 * time.Minute) // b computes further ahead first
+	b.FillMotion(mb, 3*time.Minute, 10*time.Millisecond)
+	for i := range ma {
+		if ma[i] != mb[i] {
+			t.Fatalf("sample %d differs: %+v vs %+v", i, ma[i], mb[i])
+		}
+	}
+	c := New(8, sc, 0)
+	c.FillMotion(mb, 3*time.Minute, 10*time.Millisecond)
+	if ma[10] == mb[10] {
+		t.Error("another seed gives the same motion")
+	}
+}
+
+func TestGravityPerPosture(t *testing.T) {
+	tests := []struct {
+		p    Posture
+		axis func(Vec3) float64
+	}{
+		{Standing, func(v Vec3) float64 { return -v.X }},
+		{LyingBack, func(v Vec3) float64 { return v.Z }},
+		{LyingFront, func(v Vec3) float64 { return -v.Z }},
+		{Table, func(v Vec3) float64 { return v.Z }},
+	}
+	for _, tt := range tests {
+		sc := DefaultScenario()
+		sc.Start.Posture = tt.p
+		w := New(1, sc, 0)
+		m := make([]Motion, 1)
+		w.FillMotion(m, time.Second, 0)
+		if g := tt.axis(m[0].Force); math.Abs(g-G) > 1e-6 || math.Abs(m[0].Force.Norm()-G) > 1e-6 {
+			t.Errorf("%s: force %+v", tt.p, m[0].Force)
+		}
+		if n := m[0].Field.Norm(); math.Abs(n-50) > 0.1 {
+			t.Errorf("%s: field %.2f uT, want 50", tt.p, n)
+		}
+	}
+}
+
+func TestEventsShapeTheMotion(t *testing.T) {
+	w := New(3, mustScenario(t, walkScenario), 0)
+	m := make([]Motion, 1)
+	at := func(d time.Duration) Motion { w.FillMotion(m, d, 0); return m[0] }
+	if f := at(30*time.Second + 7*time.Millisecond).Force.Norm(); f < 2.5*G {
+		t.Errorf("tap peak force %.1f", f)
+	}
+	if f := at(50*time.Second + 200*time.Millisecond).Force.Norm(); f != 0 {
+		t.Errorf("force in free fall %.3f, want 0", f)
+	}
+	if f := at(50*time.Second + 512*time.Millisecond).Force.Norm(); f < 4*G {
+		t.Errorf("impact force %.1f", f)
+	}
+	if !w.At(50*time.Second + 200*time.Millisecond).Moving {
+		t.Error("not moving during a fall")
+	}
+	if w.At(100 * time.Second).Moving {
+		t.Error("moving at rest")
+	}
+	if !w.At(4 * time.Minute).Moving {
+		t.Error("not moving while walking")
+	}
+	if !w.Contact(14*time.Minute) || w.Contact(15*time.Minute+time.Second) {
+		t.Error("gear off at 15m not seen")
+	}
+	st := w.At(20 * time.Minute)
+	if st.Posture != LyingBack || st.SkinTemp > 303 {
+		t.Errorf("at 20m posture %s, skin temperature %.1f K (gear off: falls toward ambient)", st.Posture, st.SkinTemp)
+	}
+	if got := len(w.Events(0, time.Hour)); got != 5 {
+		t.Errorf("%d events, want 5", got)
+	}
+}
+
+func TestWalkingHasStepRhythm(t *testing.T) {
+	w := New(4, mustScenario(t, walkScenario), 0)
+	const n = 1040 // 10 s at 104 Hz
+	m := make([]Motion, n)
+	w.FillMotion(m, 4*time.Minute, time.Second/104)
+	// count upward crossings of the mean of the vertical (device -x) axis
+	var mean float64
+	for _, s := range m {
+		mean += -s.Force.X
+	}
+	mean /= n
+	cross := 0
+	for i := 1; i < n; i++ {
+		if -m[i-1].Force.X < mean && -m[i].Force.X >= mean {
+			cross++
+		}
+	}
+	if cross < 14 || cross > 24 {
+		t.Errorf("%d steps in 10 s of walking at 110 steps/min", cross)
+	}
+}
+
+func TestInjectRecomputes(t *testing.T) {
+	w := New(5, nil, time.Minute) // the scenario starts at clock reading 1m
+	before := w.At(3 * time.Minute).HeartRate
+	w.At(5 * time.Minute)
+	w.Inject(Event{At: 2 * time.Minute, Kind: SetActivity, Activity: Run})
+	if after := w.At(3 * time.Minute).HeartRate; after < before+15 {
+		t.Errorf("heart rate a minute into an injected run %.1f, before %.1f", after, before)
+	}
+	w.Inject(Event{At: 4 * time.Minute, Kind: Gear, On: false})
+	if w.Contact(4*time.Minute + time.Second) {
+		t.Error("injected gear off not seen")
+	}
+}
+
+func TestLoopRepeats(t *testing.T) {
+	sc := mustScenario(t, "segments:\n  - rest: 1m\n  - walk: 1m\nevents:\n  - at: 30s\n    tap: {}\nloop: true\n")
+	w := New(1, sc, 0)
+	if w.At(150*time.Second).Activity != Rest || w.At(210*time.Second).Activity != Walk {
+		t.Error("segments do not repeat")
+	}
+	if n := len(w.Events(0, 10*time.Minute)); n != 5 {
+		t.Errorf("%d taps in 10 minutes of a 2-minute loop, want 5", n)
+	}
+}
+
+func TestParseScenarioErrors(t *testing.T) {
+	tests := []struct{ doc, msg string }{
+		{"segments:\n  - swim: 1m\n", "unknown key swim"},
+		{"segments:\n  - walk: soon\n", "not a duration"},
+		{"segments:\n  - walk: -1m\n", "must be positive"},
+		{"segments:\n  - walk: 1m\n    heartRate: 500\n", "30..220"},
+		{"segments:\n  - walk: 1m\n    run: 1m\n", "one activity"},
+		{"events:\n  - tap: {}\n", "an event has at"},
+		{"events:\n  - at: 1m\n    tap: {}\n    gear: off\n", "exactly one"},
+		{"events:\n  - at: 1m\n    gear: maybe\n", "on or off"},
+		{"events:\n  - at: 1m\n    battery: 150%\n", "0%..100%"},
+		{"events:\n  - at: 1m\n    posture: upside-down\n", "unknown posture"},
+		{"events:\n  - at: 1m\n    freeFall: 10s\n", "50ms to 3s"},
+		{"start:\n  ambient: 500K\n", "233..398"},
+		{"colour: blue\n", "unknown setting colour"},
+		{"loop: true\n", "loop needs segments"},
+		{"segments: [unclosed\n", "yaml"},
+	}
+	for _, tt := range tests {
+		_, err := ParseScenario([]byte(tt.doc))
+		if err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%q: %v, want containing %q", tt.doc, err, tt.msg)
+		}
+	}
+	sc := mustScenario(t, "start:\n  battery: 15%\n  ambient: 22C\n  gear: off\nevents:\n  - at: '6:10'\n    doubleTap: {}\n")
+	if sc.Start.Battery != 0.15 || math.Abs(sc.Start.Ambient-295.15) > 1e-9 || sc.Start.Gear || sc.Events[0].At != 6*time.Minute+10*time.Second {
+		t.Errorf("parsed %+v", sc)
+	}
+}
+
+func FuzzParseScenario(f *testing.F) {
+	f.Add([]byte(walkScenario))
+	f.Add([]byte("segments:\n  - walk: 1m\nloop: true\n"))
+	f.Add([]byte("events:\n  - at: '1:05'\n    shake: 2s\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := ParseScenario(data)
+		if err != nil {
+			return
+		}
+		w := New(1, sc, 0)
+		m := make([]Motion, 4)
+		w.FillMotion(m, sc.Length()/2, time.Millisecond)
+		for _, s := range m {
+			if math.IsNaN(s.Force.X+s.Force.Y+s.Force.Z+s.Rate.X+s.Field.Z) {
+				t.Fatalf("NaN motion for %q", data)
+			}
+		}
+		if hr := w.At(sc.Length()).HeartRate; !(hr > 20 && hr < 260) {
+			t.Fatalf("heart rate %v", hr)
+		}
+	})
+}
+
+func BenchmarkFillMotion(b *testing.B) {
+	w := New(1, mustScenario(b, walkScenario), 0)
+	m := make([]Motion, 8)
+	t := 3 * time.Minute
+	b.ReportAllocs()
+	for b.Loop() {
+		w.FillMotion(m, t, time.Second/1666)
+		t += 8 * time.Second / 1666
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*8), "ns/sample")
+}
