@@ -79,14 +79,14 @@ type EventKind uint8
 
 // The event kinds.
 const (
-	Tap       EventKind = iota + 1 // a knock on the device
-	DoubleTap                      // two knocks 250 ms apart
-	FreeFall                       // the device falls for Duration, then hits the ground
-	Gear                           // electrodes connect (On) or disconnect
-	SetPosture                     // the wearer changes posture
-	Battery                        // the battery is found at Value (0..1), as after a charge
-	SetActivity                    // the wearer switches activity now (runtime injection)
-	Shake                          // the device is shaken for Duration
+	Tap         EventKind = iota + 1 // a knock on the device
+	DoubleTap                        // two knocks 250 ms apart
+	FreeFall                         // the device falls for Duration, then hits the ground
+	Gear                             // electrodes connect (On) or disconnect
+	SetPosture                       // the wearer changes posture
+	Battery                          // the battery is found at Value (0..1), as after a charge
+	SetActivity                      // the wearer switches activity now (runtime injection)
+	Shake                            // the device is shaken for Duration
 )
 
 var eventNames = map[EventKind]string{Tap: "tap", DoubleTap: "doubleTap", FreeFall: "freeFall", Gear: "gear",
@@ -181,13 +181,13 @@ func DefaultScenario() *Scenario {
 //	    gear: off
 //	loop: false
 type scenarioFile struct {
-	Name     string          `yaml:"name"`
-	Seed     *uint64         `yaml:"seed"`
-	Start    *startFile      `yaml:"start"`
-	Segments []yaml.Node     `yaml:"segments"`
-	Events   []yaml.Node     `yaml:"events"`
-	Loop     bool            `yaml:"loop"`
-	Extra    map[string]any  `yaml:",inline"`
+	Name     string         `yaml:"name"`
+	Seed     *uint64        `yaml:"seed"`
+	Start    *startFile     `yaml:"start"`
+	Segments []yaml.Node    `yaml:"segments"`
+	Events   []yaml.Node    `yaml:"events"`
+	Loop     bool           `yaml:"loop"`
+	Extra    map[string]any `yaml:",inline"`
 }
 
 type startFile struct {

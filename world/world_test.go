@@ -247,7 +247,7 @@ func FuzzParseScenario(f *testing.F) {
 		m := make([]Motion, 4)
 		w.FillMotion(m, sc.Length()/2, time.Millisecond)
 		for _, s := range m {
-			if math.IsNaN(s.Force.X+s.Force.Y+s.Force.Z+s.Rate.X+s.Field.Z) {
+			if math.IsNaN(s.Force.X + s.Force.Y + s.Force.Z + s.Rate.X + s.Field.Z) {
 				t.Fatalf("NaN motion for %q", data)
 			}
 		}
