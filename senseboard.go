@@ -1,18 +1,32 @@
 // Package senseboard assembles complete simulated devices: the device core
-// with every provider of the interface, on a profile, a clock and a state
-// directory. It is the entry point for Go programs that run devices in
-// process; the calling paths (serial line, phone bridge, in-device apps) are
-// in their own packages.
+// with every provider of the interface, on a profile, a clock, a state
+// directory for the non-volatile memory, a wearer (scenario) and optional
+// recordings to replay. It is the entry point for Go programs that run
+// devices in process; the calling paths (serial line, phone bridge,
+// in-device apps) are in their own packages.
 package senseboard
 
 import (
+	"errors"
 	"fmt"
 
 	"senseboard/clock"
 	"senseboard/device"
+	"senseboard/nvm"
 	"senseboard/profile"
+	"senseboard/provider/afe"
+	"senseboard/provider/ble"
+	"senseboard/provider/debug"
+	"senseboard/provider/eeprom"
 	"senseboard/provider/info"
+	"senseboard/provider/meas"
+	"senseboard/provider/misc"
+	"senseboard/provider/system"
 	"senseboard/provider/timesvc"
+	"senseboard/provider/ui"
+	"senseboard/replay"
+	"senseboard/sensor"
+	"senseboard/world"
 )
 
 // Config configures a device.
@@ -22,20 +36,44 @@ type Config struct {
 	// Clock is the device's time; nil means real time. A *clock.Virtual lets
 	// a test run hours of device time in milliseconds.
 	Clock clock.Clock
-	// Seed makes everything random about the device repeatable.
+	// Seed makes everything random about the device and its wearer repeatable.
 	Seed int64
+	// StateDir holds the non-volatile memory. It is required: each device
+	// needs its own directory, which it locks.
+	StateDir string
+	// Scenario is the wearer's timeline; nil means the default (standing
+	// at rest, gear on).
+	Scenario *world.Scenario
+	// Replay lists recordings that stand in for the model: each channel a
+	// recording has (IMU, ECG, temperature) is played from it.
+	Replay []*replay.Recording
 }
 
 // Device is a complete simulated device: the core, with handles on the
-// providers that programs and tests drive directly.
+// parts that programs and tests drive directly.
 type Device struct {
 	*device.Device
-	Info *info.Provider
-	Time *timesvc.Provider
+	Store  *nvm.Store
+	EEPROM *nvm.EEPROM
+	Wearer *world.Wearer
+	Model  *sensor.Model
+
+	Info    *info.Provider
+	Time    *timesvc.Provider
+	BLE     *ble.Provider
+	Debug   *debug.Provider
+	System  *system.Provider
+	Storage *eeprom.Provider
+	UI      *ui.Provider
+	AFE     *afe.Provider
+	IMU     *meas.IMU
+	ECG     *meas.ECG
+	HR      *meas.HR
+	Temp    *meas.Temp
 }
 
 // New makes and starts a device.
-func New(cfg Config) (*Device, error) {
+func New(cfg Config) (d *Device, err error) {
 	p := cfg.Profile
 	if p == nil {
 		p = profile.Default()
@@ -43,18 +81,93 @@ func New(cfg Config) (*Device, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
-	inf, err := info.New(p)
-	if err != nil {
+	if cfg.StateDir == "" {
+		return nil, errors.New("senseboard: Config.StateDir is required: the directory of the device's non-volatile memory")
+	}
+	c := cfg.Clock
+	if c == nil {
+		c = clock.NewReal()
+	}
+	seed := uint64(cfg.Seed)
+	d = &Device{}
+	if d.Store, err = nvm.Open(cfg.StateDir); err != nil {
 		return nil, err
 	}
-	d := &Device{Info: inf, Time: timesvc.New()}
+	defer func() {
+		if err != nil {
+			d.Store.Close()
+		}
+	}()
+	if d.EEPROM, err = nvm.OpenEEPROM(d.Store); err != nil {
+		return nil, err
+	}
+	d.Wearer = world.New(seed, cfg.Scenario, c.Now())
+	d.Model = sensor.NewModel(d.Wearer, seed)
+	var imuSrc sensor.IMUSource = d.Model
+	var ecgSrc sensor.ECGSource = d.Model
+	var tempSrc sensor.TempSource = d.Model
+	if len(cfg.Replay) > 0 {
+		src := replay.NewSource(c.Now(), d.Model, cfg.Replay...)
+		imuSrc, ecgSrc, tempSrc = src, src, src
+	}
+
+	if d.Info, err = info.New(p); err != nil {
+		return nil, err
+	}
+	if d.BLE, err = ble.New(d.Store, seed); err != nil {
+		return nil, err
+	}
+	if d.Debug, err = debug.New(d.Store, d.EEPROM, p); err != nil {
+		return nil, err
+	}
+	d.Time = timesvc.New()
+	d.Storage = eeprom.New(d.EEPROM)
+	d.UI = ui.New()
+	d.AFE = afe.New()
+	d.ECG = meas.NewECG(ecgSrc)
+	d.HR = meas.NewHR(ecgSrc)
+	d.Temp = meas.NewTemp(tempSrc)
+	d.System = system.New(system.Config{
+		Wearer:     d.Wearer,
+		WakeUp:     d.AFE.WakeUp,
+		AccRunning: func() bool { return d.IMU.AccRunning() },
+		ExtraDraw: func() float64 {
+			ma := 0.0
+			if d.BLE.Connected() {
+				ma += 0.3
+			}
+			if d.UI.LedOn() {
+				ma += 2
+			}
+			return ma
+		},
+	})
+	d.IMU = meas.NewIMU(imuSrc, d.System)
+	d.AFE.Contact = func() bool { return ecgSrc.Contact(c.Now()) }
+	d.AFE.ECGConfig = d.ECG.ECGRegister
+	d.AFE.LastRR = d.HR.LastRR
+
 	d.Device, err = device.New(device.Config{
-		Profile:   p,
-		Clock:     cfg.Clock,
-		Providers: []device.Provider{d.Info, d.Time},
+		Profile: p,
+		Clock:   c,
+		Providers: []device.Provider{
+			d.Info, d.Time, d.BLE, d.Debug, d.System, d.Storage, d.UI, d.AFE, misc.Provider{},
+			d.IMU, d.ECG, d.HR, d.Temp,
+		},
 	})
 	if err != nil {
+		d.Debug.Close()
 		return nil, err
 	}
 	return d, nil
+}
+
+// Close ends every subscription, writes what the non-volatile memory still
+// holds in memory, and releases the state directory.
+func (d *Device) Close() error {
+	err := d.Device.Close()
+	if cerr := d.Store.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -17,7 +17,8 @@ type Event struct {
 // newest are lost, as a sensor's FIFO loses samples nobody reads) and counts
 // them on their subscription; publishers and other clients are never delayed.
 // End events are never dropped. A transport may end a client whose queue stays
-// full.
+// full. A topic's Limit caps how many of its notifications may wait for one
+// subscriber, below the queue's capacity.
 type Queue struct {
 	mu     sync.Mutex
 	buf    []Event // ring of notifications
@@ -39,10 +40,11 @@ func NewQueue(capacity int) *Queue {
 // Notify queues n, or drops it and returns false when the queue is full or closed.
 func (q *Queue) Notify(n Notification) bool {
 	q.mu.Lock()
-	if q.closed || q.n == len(q.buf) {
+	if q.closed || q.n == len(q.buf) || n.Sub.limit > 0 && n.Sub.pending.Load() >= n.Sub.limit {
 		q.mu.Unlock()
 		return false
 	}
+	n.Sub.pending.Add(1)
 	i := q.head + q.n
 	if i >= len(q.buf) {
 		i -= len(q.buf)
@@ -103,6 +105,7 @@ func (q *Queue) Drain(dst []Event) []Event {
 			q.head = 0
 		}
 		q.n--
+		e.Sub.pending.Add(-1)
 		if e.Sub.Active() {
 			dst = append(dst, e)
 		}

@@ -120,6 +120,8 @@ type Subscription struct {
 	Client  *Client
 	dropped atomic.Uint64
 	active  atomic.Bool
+	limit   int32        // from the topic: most notifications waiting in a Queue
+	pending atomic.Int32 // notifications waiting in a Queue
 	// Tag is free for the client's transport (for example a bridge message id).
 	Tag any
 }
@@ -154,6 +156,11 @@ type Topic struct {
 	src  Source
 	hub  *Hub
 	subs atomic.Pointer[[]*Subscription]
+	// Limit, when positive, is how many notifications of the topic may wait
+	// for one subscriber in its client's Queue; more are dropped. A source
+	// sets it in Subscribe (the ECG front end holds 32 samples: two
+	// notifications).
+	Limit int
 	// Data is free for the Source (for example the sensor stream feeding it).
 	Data any
 }
@@ -270,7 +277,7 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 		return nil, resp
 	}
 	h.nextID++
-	s := &Subscription{id: h.nextID, Topic: t, Client: c}
+	s := &Subscription{id: h.nextID, Topic: t, Client: c, limit: int32(t.Limit)}
 	s.active.Store(true)
 	var subs []*Subscription
 	if p := t.subs.Load(); p != nil {

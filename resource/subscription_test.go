@@ -288,3 +288,34 @@ func BenchmarkFanOut(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) { benchmarkFanOut(b, n) })
 	}
 }
+
+func TestTopicLimitCapsWaitingNotifications(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(100)
+	c := NewClient("c", q)
+	src := &limitSource{limit: 2}
+	s, _ := subscribe(t, h, c, "/ECG/512", src)
+	topic := h.Topic("/ECG/512")
+	for i := range 5 {
+		topic.Publish(i)
+	}
+	if s.Dropped() != 3 || q.Len() != 2 {
+		t.Fatalf("dropped %d, waiting %d; want 3 and 2", s.Dropped(), q.Len())
+	}
+	q.Drain(nil)
+	topic.Publish(5)
+	if ev := q.Drain(nil); len(ev) != 1 || ev[0].Content != 5 {
+		t.Errorf("after draining: %+v", ev)
+	}
+	c.Close()
+}
+
+type limitSource struct {
+	recordingSource
+	limit int
+}
+
+func (s *limitSource) Subscribe(t *Topic, req *Request) Response {
+	t.Limit = s.limit
+	return OK(nil)
+}

@@ -80,6 +80,9 @@ type TempSource interface {
 // Quantize rounds v to a multiple of lsb and clips it to [-limit, limit].
 func Quantize(v, lsb, limit float64) float32 {
 	q := math.Round(v/lsb) * lsb
+	if q == 0 {
+		return 0 // not -0
+	}
 	return float32(math.Max(-limit, math.Min(limit, q)))
 }
 

@@ -206,9 +206,23 @@ func (p *Provider) SetBattery(level float64) {
 	p.pollStates()
 }
 
-// drain runs the battery down for the time since it was last looked at; p.mu is held.
+// drain runs the battery down for the time since it was last looked at,
+// and applies the battery levels the scenario sets on the way; p.mu is held.
 func (p *Provider) drain() {
 	now := p.d.Clock().Now()
+	for _, e := range p.cfg.Wearer.Events(p.batteryAt, now) {
+		if e.Kind == world.Battery {
+			p.drainTo(e.At)
+			p.battery = e.Value
+		}
+	}
+	p.drainTo(now)
+}
+
+func (p *Provider) drainTo(now time.Duration) {
+	if now < p.batteryAt {
+		return
+	}
 	hours := (now - p.batteryAt).Hours()
 	p.batteryAt = now
 	ma := offMA

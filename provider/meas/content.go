@@ -1,0 +1,106 @@
+package meas
+
+import (
+	"strconv"
+
+	"senseboard/resource"
+	"senseboard/sensor"
+)
+
+// MaxBatch is the most samples of one kind in a motion notification.
+const MaxBatch = 8
+
+// MotionData is a notification of an accelerometer, gyroscope,
+// magnetometer or IMU stream: the arrays the stream carries, synchronized
+// sample for sample.
+type MotionData struct {
+	Timestamp uint32       `json:"Timestamp"`
+	ArrayAcc  []sensor.XYZ `json:"ArrayAcc,omitempty"`
+	ArrayGyro []sensor.XYZ `json:"ArrayGyro,omitempty"`
+	ArrayMagn []sensor.XYZ `json:"ArrayMagn,omitempty"`
+
+	store [3 * MaxBatch]sensor.XYZ // backs the arrays: one allocation per notification
+}
+
+func appendXYZs(b []byte, key string, v []sensor.XYZ) []byte {
+	if v == nil {
+		return b
+	}
+	b = append(b, `,"`...)
+	b = append(b, key...)
+	b = append(b, `":[`...)
+	for i, s := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = s.AppendJSON(b)
+	}
+	return append(b, ']')
+}
+
+// AppendJSON appends the notification without allocating.
+func (m *MotionData) AppendJSON(b []byte) []byte {
+	b = append(b, `{"Timestamp":`...)
+	b = strconv.AppendUint(b, uint64(m.Timestamp), 10)
+	b = appendXYZs(b, "ArrayAcc", m.ArrayAcc)
+	b = appendXYZs(b, "ArrayGyro", m.ArrayGyro)
+	b = appendXYZs(b, "ArrayMagn", m.ArrayMagn)
+	return append(b, '}')
+}
+
+// ECGData is a notification of /Meas/ECG/{RequiredSampleRate}: samples in
+// units of 0.38147 microvolt.
+type ECGData struct {
+	Samples   []int32 `json:"Samples"`
+	Timestamp uint32  `json:"Timestamp"`
+
+	store [ECGArraySize]int32
+}
+
+// AppendJSON appends the notification without allocating.
+func (e *ECGData) AppendJSON(b []byte) []byte {
+	b = append(b, `{"Samples":[`...)
+	for i, v := range e.Samples {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	b = append(b, `],"Timestamp":`...)
+	b = strconv.AppendUint(b, uint64(e.Timestamp), 10)
+	return append(b, '}')
+}
+
+// ECGDataMV is a notification of /Meas/ECG/{RequiredSampleRate}/mV.
+type ECGDataMV struct {
+	Samples   []float32 `json:"Samples"`
+	Timestamp uint32    `json:"Timestamp"`
+
+	store [ECGArraySize]float32
+}
+
+// AppendJSON appends the notification without allocating.
+func (e *ECGDataMV) AppendJSON(b []byte) []byte {
+	b = append(b, `{"Samples":[`...)
+	for i, v := range e.Samples {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = resource.AppendFloat32(b, v)
+	}
+	b = append(b, `],"Timestamp":`...)
+	b = strconv.AppendUint(b, uint64(e.Timestamp), 10)
+	return append(b, '}')
+}
+
+// HRData is a notification of /Meas/HR.
+type HRData struct {
+	Average float32  `json:"average"`
+	RRData  []uint16 `json:"rrData"`
+}
+
+// TempData is the content of GET /Meas/Temp and its notifications.
+type TempData struct {
+	Timestamp   uint32  `json:"Timestamp"`
+	Measurement float32 `json:"Measurement"`
+}

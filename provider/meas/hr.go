@@ -1,0 +1,152 @@
+package meas
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"senseboard/device"
+	"senseboard/resource"
+	"senseboard/sensor"
+	"senseboard/signal"
+)
+
+// Heart-rate limits: RR intervals outside Min..Max ms are not valid beats.
+const (
+	HRMin      = 200
+	HRMax      = 2000
+	HRAccuracy = 5
+	// HRRate is the rate the heart-rate measurement samples the ECG at,
+	// whatever rate an ECG subscription uses, as the front end's own R-to-R
+	// detector does.
+	HRRate = 256
+	// hrAverage is how many intervals the average spans.
+	hrAverage = 8
+)
+
+// HRInfo is the content of GET /Meas/HR/Info.
+type HRInfo struct {
+	Min      uint16 `json:"Min"`
+	Max      uint16 `json:"Max"`
+	Accuracy uint16 `json:"Accuracy"`
+}
+
+// HR serves /Meas/HR: a QRS detector on the device's own ECG.
+type HR struct {
+	d *device.Device
+
+	mu     sync.Mutex
+	src    sensor.ECGSource
+	topic  *resource.Topic
+	st     *hrStream
+	lastRR atomic.Int64 // ns, for the front end's RTOR register
+}
+
+type hrStream struct {
+	stream
+	hp, lp signal.Cascade
+	det    *signal.QRSDetector
+	buf    []float64
+	n      int64 // samples fed
+	lastR  int64
+	rr     []float64 // recent valid intervals, ms
+}
+
+// NewHR returns the heart-rate provider reading src.
+func NewHR(src sensor.ECGSource) *HR { return &HR{src: src} }
+
+// SetSource changes the source, as a replay does.
+func (p *HR) SetSource(src sensor.ECGSource) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.src = src
+}
+
+// LastRR returns the latest RR interval, or 0.
+func (p *HR) LastRR() time.Duration { return time.Duration(p.lastRR.Load()) }
+
+// Register installs the heart-rate resources.
+func (p *HR) Register(d *device.Device) error {
+	p.d = d
+	d.HandleFunc("/Meas/HR/Info", resource.Get, func(*resource.Request) resource.Response {
+		return resource.OK(&HRInfo{Min: HRMin, Max: HRMax, Accuracy: HRAccuracy})
+	})
+	d.HandleSource("/Meas/HR", hrSource{p})
+	return nil
+}
+
+type hrSource struct{ p *HR }
+
+// Subscribe starts the measurement with the first subscriber. It answers
+// 204 until the first interval is known.
+func (s hrSource) Subscribe(t *resource.Topic, _ *resource.Request) resource.Response {
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.topic = t
+	if p.st == nil {
+		st := &hrStream{det: signal.NewQRSDetector(HRRate), buf: make([]float64, ECGArraySize), lastR: -1}
+		st.hp, _ = signal.Butterworth(signal.HighPass, 2, 0.5, HRRate)
+		st.lp, _ = signal.Butterworth(signal.LowPass, 2, 40, HRRate)
+		st.stream = stream{clk: p.d.Clock(), rate: HRRate, batch: ECGArraySize, mu: &p.mu}
+		st.fire = func(k int64, at time.Duration, n int) { p.fire(st, at, n) }
+		p.st = st
+		st.start()
+	}
+	if len(p.st.rr) == 0 {
+		return resource.Response{Status: resource.StatusNoContent}
+	}
+	return resource.OK(nil)
+}
+
+func (s hrSource) Unsubscribed(t *resource.Topic) {
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t.Subscribers() == 0 && p.topic == t {
+		p.topic = nil
+		if p.st != nil {
+			p.st.stop()
+			p.st = nil
+		}
+	}
+}
+
+// fire feeds a batch to the detector and notifies each beat; p.mu is held.
+func (p *HR) fire(st *hrStream, at time.Duration, n int) {
+	dt := st.period()
+	p.src.FillECG(st.buf[:n], at, dt)
+	contact := p.src.Contact(at)
+	for _, x := range st.buf[:n] {
+		st.det.Feed(st.lp.Step(st.hp.Step(x)))
+		st.n++
+		for {
+			r, ok := st.det.Pop()
+			if !ok {
+				break
+			}
+			prev := st.lastR
+			st.lastR = r
+			if prev < 0 || !contact {
+				continue
+			}
+			rr := float64(r-prev) * 1000 / HRRate
+			if rr < HRMin || rr > HRMax {
+				continue // not a valid beat: an interval across a gap
+			}
+			if len(st.rr) == hrAverage {
+				copy(st.rr, st.rr[1:])
+				st.rr = st.rr[:hrAverage-1]
+			}
+			st.rr = append(st.rr, rr)
+			sum := 0.0
+			for _, v := range st.rr {
+				sum += v
+			}
+			p.lastRR.Store(int64(rr * float64(time.Millisecond)))
+			if p.topic != nil {
+				p.topic.Publish(&HRData{Average: float32(60000 / (sum / float64(len(st.rr)))), RRData: []uint16{uint16(rr + 0.5)}})
+			}
+		}
+	}
+}

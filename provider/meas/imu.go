@@ -1,0 +1,327 @@
+package meas
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"senseboard/device"
+	"senseboard/resource"
+	"senseboard/sensor"
+	"senseboard/signal"
+)
+
+// Motion sample rates and ranges.
+var (
+	SampleRates = []uint16{13, 26, 52, 104, 208, 416, 833, 1666}
+	AccRanges   = []uint8{2, 4, 8, 16}
+	GyroRanges  = []uint16{245, 500, 1000, 2000}
+)
+
+// Range defaults and the magnetometer's fixed scale.
+const (
+	DefaultAccRange  = 8
+	DefaultGyroRange = 2000
+	MagnScale        = 5000
+)
+
+// BatchSize returns the samples per notification at a motion rate: the
+// samples of 1/13 s up to 104 Hz (1 at 13 Hz, 4 at 52 Hz, 8 at 104 Hz, as
+// the IMU's FIFO is read at 13 Hz), and 8 above, so that an IMU9
+// notification stays within one BLE notification.
+func BatchSize(rate int) int { return min(max(rate/13, 1), MaxBatch) }
+
+type motionKind uint8
+
+const (
+	kindAcc motionKind = iota
+	kindGyro
+	kindMagn
+	kindIMU6
+	kindIMU6m
+	kindIMU9
+)
+
+func (k motionKind) acc() bool  { return k == kindAcc || k >= kindIMU6 }
+func (k motionKind) gyro() bool { return k == kindGyro || k == kindIMU6 || k == kindIMU9 }
+func (k motionKind) magn() bool { return k == kindMagn || k == kindIMU6m || k == kindIMU9 }
+
+// StateSink receives what the detectors find (the system provider).
+type StateSink interface {
+	Detected(id int, value int32, ts uint32)
+}
+
+// The state ids the detectors set.
+const (
+	stateMovement  = 0
+	stateDoubleTap = 3
+	stateTap       = 4
+	stateFreeFall  = 5
+)
+
+// DoubleTapHold is how long the double-tap state reads 1 after a double tap.
+const DoubleTapHold = time.Second
+
+// IMU serves the accelerometer, gyroscope, magnetometer and IMU resources.
+type IMU struct {
+	d      *device.Device
+	states StateSink
+
+	mu        sync.Mutex
+	src       sensor.IMUSource
+	accRange  int
+	gyroRange int
+	det       *detector
+	accUsers  atomic.Int32 // running streams that include the accelerometer
+}
+
+// NewIMU returns the IMU provider reading src; detected states go to states.
+func NewIMU(src sensor.IMUSource, states StateSink) *IMU {
+	return &IMU{src: src, states: states, accRange: DefaultAccRange, gyroRange: DefaultGyroRange}
+}
+
+// SetSource changes the source, as a replay does.
+func (p *IMU) SetSource(src sensor.IMUSource) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.src = src
+}
+
+// AccRunning reports whether the accelerometer runs for some subscription.
+func (p *IMU) AccRunning() bool { return p.accUsers.Load() > 0 }
+
+// AccInfo is the content of GET /Meas/Acc/Info.
+type AccInfo struct {
+	SampleRates []uint16 `json:"SampleRates"`
+	Ranges      []uint8  `json:"Ranges"`
+}
+
+// GyroInfo is the content of GET /Meas/Gyro/Info.
+type GyroInfo struct {
+	SampleRates []uint16 `json:"SampleRates"`
+	Ranges      []uint16 `json:"Ranges"`
+}
+
+// MagnInfo is the content of GET /Meas/Magn/Info.
+type MagnInfo struct {
+	SampleRates []uint16 `json:"SampleRates"`
+	Scale       []uint16 `json:"Scale"`
+}
+
+// IMUInfo is the content of GET /Meas/IMU/Info.
+type IMUInfo struct {
+	SampleRates []uint16 `json:"SampleRates"`
+	AccRanges   []uint8  `json:"AccRanges"`
+	GyroRanges  []uint16 `json:"GyroRanges"`
+	MagnRanges  []uint16 `json:"MagnRanges"`
+}
+
+// AccConfig is AccConfig.
+type AccConfig struct {
+	GRange uint8 `json:"GRange"`
+}
+
+// GyroConfig is GyroConfig.
+type GyroConfig struct {
+	DPSRange uint16 `json:"DPSRange"`
+}
+
+// MagnConfig is the magnetometer's configuration.
+type MagnConfig struct {
+	Scale uint16 `json:"Scale"`
+}
+
+// IMUConfig is the content of GET /Meas/IMU/Config.
+type IMUConfig struct {
+	AccRange  uint8  `json:"AccRange"`
+	GyroRange uint16 `json:"GyroRange"`
+	MagnRange uint16 `json:"MagnRange"`
+}
+
+// Register installs the motion resources.
+func (p *IMU) Register(d *device.Device) error {
+	p.d = d
+	get := func(path string, f func() any) {
+		d.HandleFunc(path, resource.Get, func(*resource.Request) resource.Response { return resource.OK(f()) })
+	}
+	get("/Meas/Acc/Info", func() any { return &AccInfo{SampleRates: SampleRates, Ranges: AccRanges} })
+	get("/Meas/Gyro/Info", func() any { return &GyroInfo{SampleRates: SampleRates, Ranges: GyroRanges} })
+	get("/Meas/Magn/Info", func() any { return &MagnInfo{SampleRates: SampleRates, Scale: []uint16{MagnScale}} })
+	get("/Meas/IMU/Info", func() any {
+		return &IMUInfo{SampleRates: SampleRates, AccRanges: AccRanges, GyroRanges: GyroRanges, MagnRanges: []uint16{MagnScale}}
+	})
+	get("/Meas/Acc/Config", func() any { p.mu.Lock(); defer p.mu.Unlock(); return &AccConfig{GRange: uint8(p.accRange)} })
+	get("/Meas/Gyro/Config", func() any { p.mu.Lock(); defer p.mu.Unlock(); return &GyroConfig{DPSRange: uint16(p.gyroRange)} })
+	get("/Meas/Magn/Config", func() any { return &MagnConfig{Scale: MagnScale} })
+	get("/Meas/IMU/Config", func() any {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return &IMUConfig{AccRange: uint8(p.accRange), GyroRange: uint16(p.gyroRange), MagnRange: MagnScale}
+	})
+	d.HandleFunc("/Meas/Acc/Config", resource.Put, func(req *resource.Request) resource.Response {
+		var c AccConfig
+		if err := req.Arg(0).Decode(&c); err != nil {
+			return resource.Errorf(resource.StatusBadRequest, "AccConfig: %v", err)
+		}
+		p.mu.Lock()
+		p.accRange = int(c.GRange) // in force from the next batch, also mid-subscription
+		p.mu.Unlock()
+		return resource.OK(nil)
+	})
+	d.HandleFunc("/Meas/Gyro/Config", resource.Put, func(req *resource.Request) resource.Response {
+		var c GyroConfig
+		if err := req.Arg(0).Decode(&c); err != nil {
+			return resource.Errorf(resource.StatusBadRequest, "GyroConfig: %v", err)
+		}
+		p.mu.Lock()
+		p.gyroRange = int(c.DPSRange)
+		p.mu.Unlock()
+		return resource.OK(nil)
+	})
+	d.HandleFunc("/Meas/Magn/Config", resource.Put, func(*resource.Request) resource.Response {
+		return resource.OK(nil) // the definition allows only the fixed scale
+	})
+	for path, kind := range map[string]motionKind{
+		"/Meas/Acc/{SampleRate}": kindAcc, "/Meas/Gyro/{SampleRate}": kindGyro, "/Meas/Magn/{SampleRate}": kindMagn,
+		"/Meas/IMU6/{SampleRate}": kindIMU6, "/Meas/IMU6m/{SampleRate}": kindIMU6m, "/Meas/IMU9/{SampleRate}": kindIMU9,
+	} {
+		d.HandleSource(path, motionSource{p, kind})
+	}
+	return nil
+}
+
+// motionStream feeds one motion topic.
+type motionStream struct {
+	stream
+	kind  motionKind
+	topic *resource.Topic
+}
+
+type motionSource struct {
+	p    *IMU
+	kind motionKind
+}
+
+func (s motionSource) Subscribe(t *resource.Topic, req *resource.Request) resource.Response {
+	rate := req.Arg(0).Uint()
+	if !contains(SampleRates, rate) {
+		return resource.Errorf(resource.StatusNotImplemented, "SampleRate %d is not supported; allowed: %s", rate, listRates(SampleRates))
+	}
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t.Data == nil {
+		ms := &motionStream{kind: s.kind, topic: t}
+		ms.stream = stream{clk: p.d.Clock(), rate: int(rate), batch: BatchSize(int(rate)), mu: &p.mu}
+		ms.fire = func(k int64, at time.Duration, n int) { p.fireMotion(ms, at, n) }
+		t.Data = ms
+		ms.start()
+		if s.kind.acc() {
+			if p.accUsers.Add(1) == 1 {
+				p.startDetector()
+			}
+		}
+	}
+	return resource.OK(nil)
+}
+
+func (s motionSource) Unsubscribed(t *resource.Topic) {
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ms, ok := t.Data.(*motionStream)
+	if !ok || t.Subscribers() > 0 || !ms.run {
+		return
+	}
+	ms.stop()
+	if ms.kind.acc() && p.accUsers.Add(-1) == 0 {
+		p.stopDetector()
+	}
+}
+
+// fireMotion publishes a batch; p.mu is held.
+func (p *IMU) fireMotion(ms *motionStream, at time.Duration, n int) {
+	m := &MotionData{Timestamp: relTime(p.d, at)}
+	var acc, gyro, magn []sensor.XYZ
+	if ms.kind.acc() {
+		acc = m.store[0:n:n]
+	}
+	if ms.kind.gyro() {
+		gyro = m.store[MaxBatch : MaxBatch+n : MaxBatch+n]
+	}
+	if ms.kind.magn() {
+		magn = m.store[2*MaxBatch : 2*MaxBatch+n : 2*MaxBatch+n]
+	}
+	p.src.FillIMU(acc, gyro, magn, at, ms.period(), sensor.Ranges{Acc: p.accRange, Gyro: p.gyroRange})
+	m.ArrayAcc, m.ArrayGyro, m.ArrayMagn = acc, gyro, magn
+	ms.topic.Publish(m)
+}
+
+// detector runs the motion detectors on the accelerometer while it runs.
+type detector struct {
+	stream
+	md       *signal.MotionDetector
+	buf      []sensor.XYZ
+	clearTap time.Duration // when the double-tap state returns to 0
+}
+
+// detectorBatch is how many samples the detector takes at a time.
+const detectorBatch = 16
+
+func (p *IMU) startDetector() {
+	det := &detector{md: signal.NewMotionDetector(signal.DetectorRate), buf: make([]sensor.XYZ, detectorBatch)}
+	det.stream = stream{clk: p.d.Clock(), rate: signal.DetectorRate, batch: detectorBatch, mu: &p.mu}
+	det.fire = func(k int64, at time.Duration, n int) { p.fireDetector(det, at, n) }
+	p.det = det
+	det.start()
+}
+
+func (p *IMU) stopDetector() {
+	if p.det != nil {
+		p.det.stop()
+		p.det = nil
+	}
+}
+
+// fireDetector feeds a batch to the detectors; p.mu is held.
+func (p *IMU) fireDetector(det *detector, at time.Duration, n int) {
+	dt := det.period()
+	p.src.FillIMU(det.buf[:n], nil, nil, at, dt, sensor.Ranges{Acc: p.accRange, Gyro: p.gyroRange})
+	for i, v := range det.buf[:n] {
+		t := at + time.Duration(i)*dt
+		if det.clearTap > 0 && t >= det.clearTap {
+			det.clearTap = 0
+			p.states.Detected(stateDoubleTap, 0, relTime(p.d, t))
+		}
+		det.md.Feed(float64(v.X), float64(v.Y), float64(v.Z))
+		for {
+			e, ok := det.md.Pop()
+			if !ok {
+				break
+			}
+			ts := relTime(p.d, t)
+			switch e {
+			case signal.MovementStart:
+				p.states.Detected(stateMovement, 1, ts)
+			case signal.MovementStop:
+				p.states.Detected(stateMovement, 0, ts)
+			case signal.Tap:
+				p.states.Detected(stateTap, 1, ts)
+			case signal.DoubleTap:
+				p.states.Detected(stateDoubleTap, 1, ts)
+				det.clearTap = t + DoubleTapHold
+			case signal.FreeFallStart:
+				p.states.Detected(stateFreeFall, 1, ts)
+			case signal.FreeFallEnd:
+				p.states.Detected(stateFreeFall, 0, ts)
+			}
+		}
+	}
+}
+
+// Reset restores the default ranges; streams ended with the subscriptions.
+func (p *IMU) Reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.accRange, p.gyroRange = DefaultAccRange, DefaultGyroRange
+}
