@@ -156,8 +156,12 @@ func IntOf(t Type, i int64) Value {
 // text. The text must be a JSON object.
 func RecordJSON(name string, text []byte) (Value, error) {
 	text = bytes.TrimSpace(text)
-	if len(text) == 0 || text[0] != '{' || !json.Valid(text) {
+	if len(text) == 0 || text[0] != '{' {
 		return Value{}, fmt.Errorf("%s value is not a JSON object: %s", name, clip(string(text), 60))
+	}
+	var raw json.RawMessage
+	if err := json.Unmarshal(text, &raw); err != nil {
+		return Value{}, fmt.Errorf("%s value is not a JSON object (%v): %s", name, err, clip(string(text), 60))
 	}
 	return Value{typ: TypeRecord, str: string(text), name: name}, nil
 }

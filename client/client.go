@@ -1,0 +1,549 @@
+// Package client is the Go client of the device's serial line protocol,
+// over a serial port, the device's pseudo-terminal or TCP: wbcmd and the
+// tests use it.
+//
+//	c, err := client.Dial(ctx, "TCP127.0.0.1:7809", nil)
+//	env, err := c.Do(ctx, resource.Get, "/Info")
+//	sub, env, err := c.Subscribe(ctx, "/Meas/Acc/104")
+//	for n := range sub.C() { ... }
+//	sub.Unsubscribe(ctx)
+//	c.Close()
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	bugserial "go.bug.st/serial"
+	"golang.org/x/sys/unix"
+
+	"senseboard/resource"
+	"senseboard/transport/serial"
+	"senseboard/wire"
+)
+
+// Errors of Dial.
+var (
+	ErrBusy        = errors.New("port busy")
+	ErrNoAnswer    = errors.New("device not answering")
+	ErrRefused     = errors.New("session refused")
+	ErrClosed      = errors.New("connection closed")
+	ErrNotPortName = errors.New("not a port")
+)
+
+// Options tune a connection. The zero value is ready to use.
+type Options struct {
+	// Timeout bounds the handshake and each request; 5 s when zero.
+	Timeout time.Duration
+	// Name names the client in its hello.
+	Name string
+	// Baud is the baud rate of a real serial port; 115200 when zero.
+	Baud int
+}
+
+// Envelope is a response envelope as the device sent it.
+type Envelope struct {
+	Response       int             `json:"response"`
+	ResponseString string          `json:"responsestring"`
+	Operation      string          `json:"operation"`
+	URI            string          `json:"uri"`
+	Content        json.RawMessage `json:"content,omitempty"`
+	QueryTimeMs    int64           `json:"querytimems"`
+	QueryTimeNs    int64           `json:"querytimens"`
+	Error          string          `json:"error,omitempty"`
+	// Raw is the envelope's JSON as it came, with the device's field order.
+	Raw []byte `json:"-"`
+}
+
+// OK reports a 2xx status.
+func (e *Envelope) OK() bool { return e.Response >= 200 && e.Response < 300 }
+
+// Notification is one notification of a subscription.
+type Notification struct {
+	Received time.Time
+	Payload  json.RawMessage
+}
+
+// Conn is a session with a device.
+type Conn struct {
+	port    string
+	rw      io.ReadWriteCloser
+	lock    *os.File // flock on a tty, held for the session
+	opts    Options
+	token   string
+	welcome wire.WelcomeMsg
+	hello   chan wire.Frame // Welcome and Refuse frames of the handshake
+
+	writeMu  sync.Mutex
+	lastSent time.Time
+
+	mu      sync.Mutex
+	nextID  uint32
+	pending map[uint32]chan wire.Frame
+	subs    map[uint32]*Subscription
+	err     error
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// Dial connects to the device at port: a serial port or pseudo-terminal
+// path, TCP<host>:<port> (the form of this device family's PC simulator), or
+// tcp://<host>:<port>.
+func Dial(ctx context.Context, port string, opts *Options) (*Conn, error) {
+	c := &Conn{port: port, pending: map[uint32]chan wire.Frame{}, subs: map[uint32]*Subscription{},
+		done: make(chan struct{}), hello: make(chan wire.Frame, 4), token: serial.Token()}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.Timeout <= 0 {
+		c.opts.Timeout = 5 * time.Second
+	}
+	if c.opts.Name == "" {
+		c.opts.Name = "senseboard client"
+	}
+	if c.opts.Baud <= 0 {
+		c.opts.Baud = serial.DefaultBaud
+	}
+	tty := false
+	switch addr, isTCP := tcpAddress(port); {
+	case isTCP:
+		var d net.Dialer
+		dctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+		conn, err := d.DialContext(dctx, "tcp", addr)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", port, err)
+		}
+		c.rw = conn
+	default:
+		if err := c.openTTY(port); err != nil {
+			return nil, err
+		}
+		tty = true
+	}
+	c.wg.Add(1)
+	go c.read()
+	if err := c.handshake(ctx, tty); err != nil {
+		c.shut(err)
+		return nil, err
+	}
+	c.wg.Add(1)
+	go c.keepalive()
+	return c, nil
+}
+
+// tcpAddress recognizes the TCP port forms.
+func tcpAddress(port string) (string, bool) {
+	if a, ok := strings.CutPrefix(port, "tcp://"); ok {
+		return a, true
+	}
+	if a, ok := strings.CutPrefix(port, "TCP"); ok && strings.Contains(a, ":") {
+		return a, true
+	}
+	return "", false
+}
+
+func (c *Conn) openTTY(port string) error {
+	path, err := filepath.EvalSymlinks(port)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: no such port (give a serial port path, TCP<host>:<port> or tcp://<host>:<port>)", port)
+		}
+		return fmt.Errorf("%s: %w", port, err)
+	}
+	lock, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.EBUSY) {
+			return fmt.Errorf("%s: %w: another session has it open", port, ErrBusy)
+		}
+		return fmt.Errorf("%s: %w", port, err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		return fmt.Errorf("%s: %w: another session holds it", port, ErrBusy)
+	}
+	p, err := bugserial.Open(path, &bugserial.Mode{BaudRate: c.opts.Baud})
+	if err != nil {
+		lock.Close()
+		var pe *bugserial.PortError
+		if errors.As(err, &pe) && pe.Code() == bugserial.PortBusy {
+			return fmt.Errorf("%s: %w: another session has it open", port, ErrBusy)
+		}
+		return fmt.Errorf("%s: %w", port, err)
+	}
+	c.rw, c.lock = ttyPort{p}, lock
+	return nil
+}
+
+// ttyPort adapts a serial port: reads that time out are retried.
+type ttyPort struct{ bugserial.Port }
+
+func (t ttyPort) Read(b []byte) (int, error) {
+	for {
+		n, err := t.Port.Read(b)
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+}
+
+// handshake says hello and waits for the welcome. On a tty a refusal for a
+// busy line is retried for a second: a killed client's session takes a
+// moment to end.
+func (c *Conn) handshake(ctx context.Context, tty bool) error {
+	deadline := time.Now().Add(c.opts.Timeout)
+	busyUntil := time.Now().Add(time.Second)
+	for {
+		msg := wire.HelloMsg{Protocol: wire.Version, Client: c.opts.Name, Session: c.token}
+		b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, &struct {
+			wire.HelloMsg
+			Lock bool `json:"lock,omitempty"`
+		}{msg, tty})
+		if err := c.write(b); err != nil {
+			return fmt.Errorf("%s: %w", c.port, err)
+		}
+		timer := time.NewTimer(time.Until(deadline))
+		select {
+		case f := <-c.hello:
+			timer.Stop()
+			if f.Kind == wire.Welcome {
+				json.Unmarshal(f.Payload, &c.welcome)
+				if c.welcome.Protocol != wire.Version {
+					return fmt.Errorf("%s: the device speaks protocol version %d; this client speaks %d", c.port, c.welcome.Protocol, wire.Version)
+				}
+				return nil
+			}
+			var r wire.RefuseMsg
+			json.Unmarshal(f.Payload, &r)
+			if tty && strings.Contains(r.Error, "in use") && time.Now().Before(busyUntil) {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("%s: %w: %s", c.port, ErrRefused, r.Error)
+		case <-c.done:
+			timer.Stop()
+			return fmt.Errorf("%s: %w", c.port, c.Err())
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+			return fmt.Errorf("%s: %w within %v (is it running, or off in FullPowerOff?)", c.port, ErrNoAnswer, c.opts.Timeout)
+		}
+	}
+}
+
+// Welcome returns what the device said of itself.
+func (c *Conn) Welcome() wire.WelcomeMsg { return c.welcome }
+
+func (c *Conn) write(b []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.lastSent = time.Now()
+	_, err := c.rw.Write(b)
+	return err
+}
+
+// read decodes frames and hands them on. It exits when the stream fails.
+func (c *Conn) read() {
+	defer c.wg.Done()
+	dec := wire.NewDecoder(0)
+	buf := make([]byte, 16384)
+	for {
+		n, err := c.rw.Read(buf)
+		if n > 0 {
+			dec.Feed(buf[:n], c.dispatch)
+		}
+		if err != nil {
+			c.shut(fmt.Errorf("%w: %v", ErrClosed, err))
+			return
+		}
+	}
+}
+
+func (c *Conn) dispatch(f wire.Frame) {
+	switch f.Kind {
+	case wire.Welcome, wire.Refuse:
+		var m struct{ Session string }
+		json.Unmarshal(f.Payload, &m)
+		if m.Session == c.token {
+			f.Payload = append([]byte(nil), f.Payload...)
+			select {
+			case c.hello <- f:
+			default:
+			}
+		}
+	case wire.Response, wire.Pong, wire.Error:
+		c.mu.Lock()
+		ch := c.pending[f.ID]
+		delete(c.pending, f.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			f.Payload = append([]byte(nil), f.Payload...)
+			ch <- f
+		}
+	case wire.Notification:
+		c.mu.Lock()
+		s := c.subs[f.ID]
+		c.mu.Unlock()
+		if s != nil {
+			s.deliver(Notification{Received: time.Now(), Payload: append(json.RawMessage(nil), f.Payload...)})
+		}
+	case wire.Ended:
+		c.mu.Lock()
+		s := c.subs[f.ID]
+		delete(c.subs, f.ID)
+		c.mu.Unlock()
+		if s != nil {
+			var m wire.EndedMsg
+			json.Unmarshal(f.Payload, &m)
+			s.finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
+		}
+	}
+}
+
+// keepalive pings while the session is idle, so that a line's session
+// stays alive. It exits when the connection closes.
+func (c *Conn) keepalive() {
+	defer c.wg.Done()
+	t := time.NewTicker(serial.PingInterval / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+			c.writeMu.Lock()
+			idle := time.Since(c.lastSent) >= serial.PingInterval
+			c.writeMu.Unlock()
+			if idle {
+				c.write(wire.AppendFrame(nil, wire.Ping, 0, nil))
+			}
+		}
+	}
+}
+
+// shut closes the connection with a reason; it is safe to call more than once.
+func (c *Conn) shut(reason error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = reason
+	subs := c.subs
+	c.subs = map[uint32]*Subscription{}
+	c.mu.Unlock()
+	close(c.done)
+	c.rw.Close()
+	if c.lock != nil {
+		c.lock.Close()
+	}
+	for _, s := range subs {
+		s.finish(reason)
+	}
+}
+
+// Err returns why the connection closed, or nil while it is open.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Done is closed when the connection closes.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Close ends the session (with a bye) and the connection.
+func (c *Conn) Close() error {
+	c.write(wire.AppendFrame(nil, wire.Bye, 0, nil))
+	c.shut(ErrClosed)
+	c.wg.Wait()
+	return nil
+}
+
+// roundTrip sends a frame and waits for the answer with the same id.
+func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, before func(id uint32)) (wire.Frame, error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return wire.Frame{}, c.err
+	}
+	c.nextID++
+	id := c.nextID
+	ch := make(chan wire.Frame, 1)
+	c.pending[id] = ch
+	if before != nil {
+		before(id)
+	}
+	c.mu.Unlock()
+	var b []byte
+	var err error
+	if payload == nil {
+		b = wire.AppendFrame(nil, kind, id, nil)
+	} else if b, err = wire.AppendJSONFrame(nil, kind, id, payload); err != nil {
+		return wire.Frame{}, err
+	}
+	if err := c.write(b); err != nil {
+		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
+	}
+	timer := time.NewTimer(c.opts.Timeout)
+	defer timer.Stop()
+	select {
+	case f := <-ch:
+		if f.Kind == wire.Error {
+			var m wire.ErrorMsg
+			json.Unmarshal(f.Payload, &m)
+			return f, fmt.Errorf("%s: protocol error: %s", c.port, m.Error)
+		}
+		return f, nil
+	case <-c.done:
+		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, c.Err())
+	case <-ctx.Done():
+		c.forget(id)
+		return wire.Frame{}, ctx.Err()
+	case <-timer.C:
+		c.forget(id)
+		return wire.Frame{}, fmt.Errorf("%s: %w within %v (is it off in FullPowerOff?)", c.port, ErrNoAnswer, c.opts.Timeout)
+	}
+}
+
+func (c *Conn) forget(id uint32) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	delete(c.subs, id)
+	c.mu.Unlock()
+}
+
+// Ping measures a round trip of the line.
+func (c *Conn) Ping(ctx context.Context) error {
+	_, err := c.roundTrip(ctx, wire.Ping, nil, nil)
+	return err
+}
+
+func request(op resource.Op, path string, params []resource.Value) *wire.RequestMsg {
+	m := &wire.RequestMsg{Op: op.String(), Path: path}
+	for _, p := range params {
+		m.Params = append(m.Params, wire.EncodeParam(p))
+	}
+	return m
+}
+
+func decodeEnvelope(f wire.Frame) (*Envelope, error) {
+	env := &Envelope{Raw: f.Payload}
+	if err := json.Unmarshal(f.Payload, env); err != nil {
+		return nil, fmt.Errorf("response is not an envelope: %w", err)
+	}
+	return env, nil
+}
+
+// Do makes a request and returns the device's envelope. An envelope with an
+// error status is not an error of Do.
+func (c *Conn) Do(ctx context.Context, op resource.Op, path string, params ...resource.Value) (*Envelope, error) {
+	f, err := c.roundTrip(ctx, wire.Request, request(op, path, params), nil)
+	if err != nil {
+		return nil, err
+	}
+	return decodeEnvelope(f)
+}
+
+// Subscription is a subscription made over the connection.
+type Subscription struct {
+	c      *Conn
+	id     uint32
+	path   string
+	params []resource.Value
+	ch     chan Notification
+
+	mu      sync.Mutex
+	err     error
+	dropped uint64
+	closed  bool
+}
+
+// SubscriptionBuffer is how many notifications wait for the reader of C.
+const SubscriptionBuffer = 4096
+
+// Subscribe subscribes to the resource at path. The subscription is made
+// when the envelope says 2xx; otherwise the returned subscription is nil.
+func (c *Conn) Subscribe(ctx context.Context, path string, params ...resource.Value) (*Subscription, *Envelope, error) {
+	s := &Subscription{c: c, path: path, params: params, ch: make(chan Notification, SubscriptionBuffer)}
+	f, err := c.roundTrip(ctx, wire.Request, request(resource.Subscribe, path, params), func(id uint32) {
+		s.id = id
+		c.subs[id] = s // before the first notification can come
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := decodeEnvelope(f)
+	if err != nil || !env.OK() {
+		c.forget(s.id)
+		return nil, env, err
+	}
+	return s, env, nil
+}
+
+// C returns the notifications; it is closed when the subscription ends.
+func (s *Subscription) C() <-chan Notification { return s.ch }
+
+// Err says why the subscription ended, or nil while it lasts or after Unsubscribe.
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Dropped counts notifications lost because C was not read fast enough.
+func (s *Subscription) Dropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+func (s *Subscription) deliver(n Notification) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	select {
+	case s.ch <- n:
+	default:
+		s.dropped++
+	}
+}
+
+func (s *Subscription) finish(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed, s.err = true, err
+	close(s.ch)
+}
+
+// Unsubscribe ends the subscription and returns the device's envelope.
+func (s *Subscription) Unsubscribe(ctx context.Context) (*Envelope, error) {
+	c := s.c
+	c.mu.Lock()
+	delete(c.subs, s.id)
+	c.mu.Unlock()
+	s.finish(nil)
+	f, err := c.roundTrip(ctx, wire.Request, request(resource.Unsubscribe, s.path, s.params), nil)
+	if err != nil {
+		return nil, err
+	}
+	return decodeEnvelope(f)
+}
+
+// ListPorts returns the serial ports of this computer.
+func ListPorts() ([]string, error) { return bugserial.GetPortsList() }

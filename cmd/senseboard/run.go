@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"senseboard/host"
+	"senseboard/profile"
+	"senseboard/replay"
+	"senseboard/world"
+)
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+func runDevice(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("senseboard run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		serialNo  = fs.String("serial", "", "device serial number (default from the profile: 000123)")
+		state     = fs.String("state", "", "directory of the non-volatile memory (default "+host.DefaultStateDir()+")")
+		prof      = fs.String("profile", "", "device profile file (YAML build settings; optional)")
+		seed      = fs.Int64("seed", 1, "seed of everything random: the same seed and scenario give the same data")
+		pty       = fs.String("pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty; none for no pty)")
+		port      = fs.String("serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
+		baud      = fs.Int("baud", 115200, "baud rate of --serial-port")
+		listen    = fs.String("listen", host.DefaultListen, "TCP address to serve on (none for no TCP); loopback unless you give another")
+		devices   = fs.Int("devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
+		speed     = fs.String("speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
+		scenario  = fs.String("scenario", "", "scenario file: the wearer's timeline (YAML)")
+		verbose   = fs.Bool("v", false, "log sessions and events to stderr")
+		recording listFlag
+	)
+	fs.Var(&recording, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: senseboard run [flags]
+
+Runs simulated devices and serves their interface on a pseudo-terminal and on
+TCP, until interrupted.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return fail(stderr, err)
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, fmt.Errorf("unexpected argument %q; see senseboard help run", fs.Arg(0)))
+	}
+	cfg := host.Config{Serial: *serialNo, Devices: *devices, StateDir: *state, PTY: *pty, SerialPort: *port, Baud: *baud,
+		Listen: *listen, Seed: *seed}
+	if *prof != "" {
+		p, err := profile.Load(*prof)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		cfg.Profile = p
+	}
+	var err error
+	if cfg.Speed, err = parseSpeed(*speed); err != nil {
+		return fail(stderr, err)
+	}
+	if *scenario != "" {
+		if cfg.Scenario, err = world.LoadScenario(*scenario); err != nil {
+			return fail(stderr, err)
+		}
+		if s := cfg.Scenario.Seed; s != nil && !flagSet(fs, "seed") {
+			cfg.Seed = int64(*s)
+		}
+	}
+	for _, f := range recording {
+		r, err := replay.Load(f)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		cfg.Replay = append(cfg.Replay, r)
+	}
+	if *verbose {
+		cfg.Log = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	h, err := host.New(cfg)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	for _, r := range h.Devices {
+		d := r.Device
+		fmt.Fprintf(stdout, "senseboard: device %s (%s, sw %s) is running\n", d.Serial(), d.Profile().Product.Name, profile.Version)
+		if r.PTY != "" {
+			fmt.Fprintf(stdout, "  serial line  %s\n               wbcmd --port %s --path /Info\n", r.PTY, r.PTY)
+		}
+		if r.Port != "" {
+			fmt.Fprintf(stdout, "  serial port  %s\n", r.Port)
+		}
+		if r.TCP != "" {
+			fmt.Fprintf(stdout, "  TCP          %s\n               wbcmd --port TCP%s --path /Info\n", r.TCP, r.TCP)
+		}
+		fmt.Fprintf(stdout, "  state        %s\n", r.StateDir)
+	}
+	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := h.Run(ctx); err != nil {
+		return fail(stderr, err)
+	}
+	return 0
+}
+
+func parseSpeed(s string) (float64, error) {
+	if strings.EqualFold(s, "max") {
+		return math.Inf(1), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("--speed %q: a positive factor such as 1, 10 or 0.5, or max", s)
+	}
+	return v, nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

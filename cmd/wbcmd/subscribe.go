@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"senseboard/client"
+	"senseboard/resource"
+)
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// subscribe holds a subscription and prints, exactly:
+//
+//	<uri>::onSubscribeResult
+//	Subscribed and listening for notifications. Press ESC to stop:
+//	@<ms> { <payload> }             (one line per notification)
+//	<uri>::onUnsubscribeResult: SUCCESS
+//	<envelope>                      (operation subscribe, querytimems the whole subscription)
+//
+// <ms> counts milliseconds since the subscription started. An object
+// payload is printed with its own braces ({ "Timestamp": ... }), so what
+// follows "@<ms> " is the notification's JSON.
+func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader, stdout, stderr io.Writer) int {
+	start := time.Now()
+	sub, env, err := c.Subscribe(ctx, o.path, o.params...)
+	if err != nil {
+		fmt.Fprintln(stderr, "wbcmd:", err)
+		return exitNoDevice
+	}
+	if !env.OK() {
+		printEnvelope(stdout, env.Raw, o.compact)
+		return exitStatus
+	}
+	fmt.Fprintf(stdout, "%s::onSubscribeResult\n", env.URI)
+	fmt.Fprintln(stdout, "Subscribed and listening for notifications. Press ESC to stop:")
+	esc := watchEscape(stdin)
+	var deadline <-chan time.Time
+	if o.duration > 0 {
+		t := time.NewTimer(o.duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	n := 0
+	var ended error
+loop:
+	for {
+		select {
+		case note, ok := <-sub.C():
+			if !ok {
+				ended = sub.Err()
+				break loop
+			}
+			fmt.Fprintf(stdout, "@%d %s\n", note.Received.Sub(start).Milliseconds(), braced(note.Payload))
+			if n++; o.count > 0 && n >= o.count {
+				break loop
+			}
+		case <-esc:
+			break loop
+		case <-deadline:
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	status := exitOK
+	if ended != nil {
+		fmt.Fprintln(stderr, "wbcmd:", ended)
+		status = exitStatus
+	} else {
+		uctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+		defer cancel()
+		u, err := sub.Unsubscribe(uctx)
+		switch {
+		case err != nil:
+			fmt.Fprintln(stderr, "wbcmd: unsubscribe:", err)
+			return exitNoDevice
+		case u.OK():
+			fmt.Fprintf(stdout, "%s::onUnsubscribeResult: SUCCESS\n", env.URI)
+		default:
+			fmt.Fprintf(stdout, "%s::onUnsubscribeResult: FAILED (%s)\n", env.URI, u.Error)
+			status = exitStatus
+		}
+	}
+	total := time.Since(start)
+	final := resource.Envelope{Status: resource.Status(env.Response), Op: resource.Subscribe, URI: env.URI, QueryTime: total}
+	b, _ := final.AppendJSON(nil)
+	printEnvelope(stdout, b, o.compact)
+	return status
+}
+
+// braced formats a payload as { <payload> }: an object keeps its braces.
+func braced(p json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, p); err != nil {
+		b.Reset()
+		b.Write(p)
+	}
+	s := b.String()
+	if len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' {
+		if s == "{}" {
+			return "{ }"
+		}
+		return "{ " + s[1:len(s)-1] + " }"
+	}
+	return "{ " + s + " }"
+}
+
+// watchEscape returns a channel that receives when ESC is pressed, when
+// stdin is a terminal: the terminal goes to character mode (no echo) until
+// the process exits. Ctrl-C stays a signal.
+func watchEscape(stdin io.Reader) <-chan struct{} {
+	ch := make(chan struct{})
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return ch
+	}
+	fd := int(f.Fd())
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return ch // not a terminal
+	}
+	old := *t
+	t.Lflag &^= unix.ICANON | unix.ECHO
+	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
+	if unix.IoctlSetTermios(fd, unix.TCSETS, t) != nil {
+		return ch
+	}
+	restoreTerminal = func() { unix.IoctlSetTermios(fd, unix.TCSETS, &old) }
+	go func() {
+		b := make([]byte, 1)
+		for {
+			n, err := f.Read(b)
+			if err != nil {
+				return
+			}
+			if n == 1 && b[0] == 0x1b {
+				close(ch)
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// restoreTerminal undoes watchEscape's terminal mode.
+var restoreTerminal = func() {}
+
+// printEnvelope prints an envelope's JSON, indented unless compact.
+func printEnvelope(w io.Writer, raw []byte, compact bool) {
+	var b bytes.Buffer
+	var err error
+	if compact {
+		err = json.Compact(&b, raw)
+	} else {
+		err = json.Indent(&b, raw, "", "  ")
+	}
+	if err != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	b.WriteByte('\n')
+	w.Write(b.Bytes())
+}

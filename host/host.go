@@ -1,0 +1,287 @@
+// Package host runs devices as a program does: each device with its state
+// directory, its pseudo-terminal, an optional real serial port and a TCP
+// listener, on real, scaled or as-fast-as-possible time, until told to stop.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"senseboard"
+	"senseboard/clock"
+	"senseboard/profile"
+	"senseboard/replay"
+	"senseboard/transport/serial"
+	"senseboard/world"
+)
+
+// Config says what to run.
+type Config struct {
+	// Profile is the devices' build settings; nil means the defaults.
+	Profile *profile.Profile
+	// Serial is the first device's serial number ("" keeps the profile's);
+	// further devices count up from it.
+	Serial string
+	// Devices is how many devices to run; 1 when zero.
+	Devices int
+	// StateDir holds one directory per device, named by serial number;
+	// DefaultStateDir() when empty.
+	StateDir string
+	// PTY is where the first device's pseudo-terminal link goes ("" for
+	// <state>/<serial>/tty, "none" for no pseudo-terminal); further devices
+	// get <state>/<serial>/tty.
+	PTY string
+	// SerialPort is a real serial port for the first device, and Baud its rate.
+	SerialPort string
+	Baud       int
+	// Listen is the first device's TCP address ("none" for none); further
+	// devices take the ports that follow.
+	Listen string
+	// Seed makes the devices repeatable; device i uses Seed+i.
+	Seed int64
+	// Speed is 1 for real time, another positive factor for scaled time,
+	// and +Inf to run as fast as possible.
+	Speed float64
+	// Scenario is the wearer's timeline, nil for the default.
+	Scenario *world.Scenario
+	// Replay lists recordings to play instead of the model.
+	Replay []*replay.Recording
+	// Log receives what happens; nil discards it.
+	Log *slog.Logger
+}
+
+// DefaultListen is the TCP address of the first device, the port this
+// device family's PC simulator uses.
+const DefaultListen = "127.0.0.1:7809"
+
+// DefaultStateDir returns $XDG_STATE_HOME/senseboard, or
+// ~/.local/state/senseboard.
+func DefaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "senseboard")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "senseboard")
+	}
+	return filepath.Join(os.TempDir(), "senseboard-state")
+}
+
+// Running is one running device and where it can be reached.
+type Running struct {
+	Device   *senseboard.Device
+	StateDir string
+	PTY      string // link to the pseudo-terminal, "" when none
+	TCP      string // address, "" when none
+	Port     string // real serial port, "" when none
+}
+
+// Host is a set of running devices.
+type Host struct {
+	Devices []*Running
+	clk     clock.Clock
+	vclk    *clock.Virtual
+	speed   float64
+	cfg     Config
+	closers []io.Closer
+	serve   []func(ctx context.Context) error
+}
+
+// New makes the devices and opens their transports; Run serves them.
+func New(cfg Config) (h *Host, err error) {
+	if cfg.Devices <= 0 {
+		cfg.Devices = 1
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = DefaultStateDir()
+	}
+	if cfg.Speed == 0 {
+		cfg.Speed = 1
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	base := cfg.Profile
+	if base == nil {
+		base = profile.Default()
+	}
+	if err := base.Validate(); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	if cfg.Serial != "" {
+		base = base.WithSerial(cfg.Serial)
+	}
+	h = &Host{cfg: cfg, speed: cfg.Speed}
+	switch {
+	case cfg.Speed == 1:
+		h.clk = clock.NewReal()
+	case cfg.Speed > 0 && !math.IsInf(cfg.Speed, 1):
+		h.vclk = clock.NewVirtual()
+		h.clk = h.vclk
+	case math.IsInf(cfg.Speed, 1):
+		h.vclk = clock.NewVirtual()
+		h.clk = h.vclk
+	default:
+		return nil, fmt.Errorf("speed %v: a positive factor, or max", cfg.Speed)
+	}
+	defer func() {
+		if err != nil {
+			h.close()
+		}
+	}()
+	for i := range cfg.Devices {
+		p := base
+		if i > 0 {
+			serialNo, err := nextSerial(base.Serial, i)
+			if err != nil {
+				return nil, err
+			}
+			p = base.WithSerial(serialNo)
+			if err := p.Validate(); err != nil {
+				return nil, err
+			}
+		}
+		r, err := h.start(i, p)
+		if err != nil {
+			return nil, err
+		}
+		h.Devices = append(h.Devices, r)
+	}
+	return h, nil
+}
+
+// nextSerial counts up from a numeric serial, keeping its width.
+func nextSerial(first string, i int) (string, error) {
+	n, err := strconv.ParseUint(first, 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("serial %q: several devices need a numeric first serial to count up from", first)
+	}
+	return fmt.Sprintf("%0*d", len(first), n+uint64(i)), nil
+}
+
+func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
+	cfg := h.cfg
+	dir := filepath.Join(cfg.StateDir, p.Serial)
+	d, err := senseboard.New(senseboard.Config{Profile: p, Clock: h.clk, Seed: cfg.Seed + int64(i), StateDir: dir,
+		Scenario: cfg.Scenario, Replay: cfg.Replay})
+	if err != nil {
+		return nil, fmt.Errorf("device %s: %w", p.Serial, err)
+	}
+	h.closers = append(h.closers, d)
+	r := &Running{Device: d, StateDir: dir}
+	srv := &serial.Server{Device: d.Device, Log: cfg.Log.With("device", p.Serial)}
+
+	link := filepath.Join(dir, "tty")
+	if i == 0 && cfg.PTY != "" {
+		link = cfg.PTY
+	}
+	if link != "none" {
+		pt, err := serial.OpenPTY(link)
+		if err != nil {
+			return nil, err
+		}
+		h.closers = append(h.closers, pt)
+		r.PTY = link
+		h.serve = append(h.serve, func(ctx context.Context) error { return srv.ServeLine(ctx, pt) })
+	}
+	if i == 0 && cfg.SerialPort != "" {
+		baud := cfg.Baud
+		if baud <= 0 {
+			baud = serial.DefaultBaud
+		}
+		port, err := serial.OpenPort(cfg.SerialPort, baud)
+		if err != nil {
+			return nil, err
+		}
+		h.closers = append(h.closers, port)
+		r.Port = cfg.SerialPort
+		h.serve = append(h.serve, func(ctx context.Context) error { return srv.ServeLine(ctx, port) })
+	}
+	if cfg.Listen != "none" {
+		addr, err := portAfter(cfg.Listen, i)
+		if err != nil {
+			return nil, err
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("device %s: listen on %s: %w", p.Serial, addr, err)
+		}
+		h.closers = append(h.closers, ln)
+		r.TCP = ln.Addr().String()
+		h.serve = append(h.serve, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
+	}
+	return r, nil
+}
+
+// portAfter returns addr with its port advanced by i (port 0 stays 0).
+func portAfter(addr string, i int) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return "", fmt.Errorf("listen address %q: port is not a number", addr)
+	}
+	if n == 0 {
+		return addr, nil
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+i)), nil
+}
+
+// Run serves every device until ctx ends, then closes them.
+func (h *Host) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(h.serve)+1)
+	if h.vclk != nil {
+		speed := h.speed
+		if math.IsInf(speed, 1) {
+			speed = 0
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); h.vclk.Run(ctx, speed) }()
+	}
+	for _, s := range h.serve {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s(ctx); err != nil {
+				errs <- err
+				cancel()
+			}
+		}()
+	}
+	<-ctx.Done()
+	wg.Wait()
+	err := h.close()
+	close(errs)
+	for e := range errs {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// close releases everything in reverse order of opening.
+func (h *Host) close() error {
+	var errs []error
+	for i := len(h.closers) - 1; i >= 0; i-- {
+		if err := h.closers[i].Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	h.closers = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,207 @@
+package serial
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"senseboard/wire"
+)
+
+// Line is a serial line the device serves: a pseudo-terminal or a port.
+type Line interface {
+	io.ReadWriter
+	// SetReadDeadline makes a blocked Read return at t.
+	SetReadDeadline(t time.Time) error
+	// ClientGone reports whether a client that holds a lock on the line
+	// has let go of it (a pty's flock); false when the line cannot tell.
+	ClientGone() bool
+	// SessionEnded tells the line that its session ended.
+	SessionEnded()
+	// Name names the line for messages.
+	Name() string
+}
+
+// lockedWriter serializes whole-frame writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// lineSession is the session on a line and what the line knows of its client.
+type lineSession struct {
+	*session
+	locked bool // the client holds the line's lock
+}
+
+// ServeLine serves sessions on a line, one at a time, until ctx ends or the
+// line fails.
+func (s *Server) ServeLine(ctx context.Context, l Line) error {
+	w := &lockedWriter{w: l}
+	dec := wire.NewDecoder(0)
+	var cur *lineSession
+	endCur := func(why string) {
+		if cur != nil {
+			s.log().Info("session ended", "line", l.Name(), "why", why)
+			cur.end()
+			cur = nil
+			l.SessionEnded()
+		}
+	}
+	defer endCur("the line closed")
+	handle := func(f wire.Frame) {
+		switch {
+		case f.Kind == wire.Hello:
+			h, refusal := parseHello(f)
+			if refusal != "" {
+				w.Write(jsonFrame(wire.Refuse, f.ID, &wire.RefuseMsg{Session: h.Session, Error: refusal}))
+				return
+			}
+			if cur != nil && cur.token != h.Session {
+				w.Write(jsonFrame(wire.Refuse, f.ID, &wire.RefuseMsg{Session: h.Session,
+					Error: fmt.Sprintf("line %s is in use by another session; one session per serial line", l.Name())}))
+				return
+			}
+			if cur == nil {
+				cur = &lineSession{session: newSession(s, w, h.Session, "serial:"+l.Name()), locked: helloLocks(f)}
+				s.log().Info("session started", "line", l.Name(), "client", h.Client)
+			}
+			cur.send(s.welcome(h.Session))
+			cur.heard = time.Now()
+		case cur == nil:
+			w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
+		case f.Kind == wire.Bye:
+			endCur("the client said bye")
+		default:
+			cur.handle(f)
+		}
+	}
+	buf := make([]byte, 8192)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil
+		}
+		l.SetReadDeadline(time.Now().Add(probeInterval))
+		n, err := l.Read(buf)
+		if n > 0 {
+			dec.Feed(buf[:n], handle)
+			s.reportOversized(dec, w)
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			if isClosed(err) || ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("line %s: %w", l.Name(), err)
+		}
+		if cur != nil {
+			switch {
+			case cur.locked && l.ClientGone():
+				endCur("the client let go of the line")
+			case time.Since(cur.heard) > SessionTimeout:
+				endCur(fmt.Sprintf("nothing heard for %v", SessionTimeout))
+			}
+		}
+	}
+}
+
+// helloLocks reports whether a hello says the client holds the line's lock.
+func helloLocks(f wire.Frame) bool {
+	var h struct {
+		Lock bool `json:"lock"`
+	}
+	json.Unmarshal(f.Payload, &h)
+	return h.Lock
+}
+
+// reportOversized tells the sender about a frame dropped for its size.
+func (s *Server) reportOversized(dec *wire.Decoder, w io.Writer) {
+	if o := dec.Oversized; o.OK {
+		dec.Oversized.OK = false
+		w.Write(jsonFrame(wire.Error, o.ID, &wire.ErrorMsg{
+			Error: fmt.Sprintf("%s frame of %d bytes exceeds the maximum payload of %d bytes", o.Kind, o.Length, wire.MaxPayload)}))
+	}
+}
+
+// ServeConn serves one connection as one session until it closes or ctx ends.
+func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	w := &lockedWriter{w: conn}
+	dec := wire.NewDecoder(0)
+	var cur *session
+	defer func() {
+		if cur != nil {
+			cur.end()
+		}
+	}()
+	handle := func(f wire.Frame) {
+		switch {
+		case f.Kind == wire.Hello:
+			h, refusal := parseHello(f)
+			if refusal != "" {
+				w.Write(jsonFrame(wire.Refuse, f.ID, &wire.RefuseMsg{Session: h.Session, Error: refusal}))
+				return
+			}
+			if cur == nil {
+				cur = newSession(s, w, h.Session, "tcp:"+conn.RemoteAddr().String())
+			}
+			cur.send(s.welcome(h.Session))
+		case cur == nil:
+			w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
+		case f.Kind == wire.Bye:
+			conn.Close()
+		default:
+			cur.handle(f)
+		}
+	}
+	buf := make([]byte, 8192)
+	for {
+		n, err := conn.Read(buf)
+		if n > 0 {
+			dec.Feed(buf[:n], handle)
+			s.reportOversized(dec, w)
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+// Serve accepts connections on ln and serves each as a session until ctx
+// ends; it returns after every session has ended.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.ServeConn(ctx, conn)
+		}()
+	}
+}
+
+// errDeadline is a read that reached its deadline.
+var errDeadline = os.ErrDeadlineExceeded

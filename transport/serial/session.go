@@ -1,0 +1,298 @@
+// Package serial serves a device's interface on byte streams with the wire
+// protocol (package wire): on a pseudo-terminal it creates, on a real serial
+// port, and on TCP connections.
+//
+// A serial line (pty or port) carries one session at a time, as the
+// specification says: a second client that says Hello while a session is
+// active is refused. The session ends when its client says Bye, when the
+// client's lock on the line goes away (pty: clients hold an flock on the
+// tty while connected), or when nothing is heard from the client for
+// SessionTimeout (clients ping while idle). Its subscriptions end with it and
+// the line waits for the next client. Each TCP connection is a session of
+// its own and ends when the connection closes.
+package serial
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"senseboard/device"
+	"senseboard/profile"
+	"senseboard/resource"
+	"senseboard/wire"
+)
+
+// Timing of line sessions.
+const (
+	// SessionTimeout ends a line session whose client has been silent.
+	SessionTimeout = 10 * time.Second
+	// PingInterval is how often clients ping while idle.
+	PingInterval = 2 * time.Second
+	// probeInterval is how often a line checks its client's lock.
+	probeInterval = 250 * time.Millisecond
+	// QueueSize is how many notifications wait for one session at most.
+	QueueSize = 4096
+	// outboxSize is how many responses wait to be written.
+	outboxSize = 64
+)
+
+// Server serves one device.
+type Server struct {
+	Device *device.Device
+	// Log receives what happens to sessions; nil discards it.
+	Log *slog.Logger
+}
+
+func (s *Server) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return s.Log
+}
+
+// session is one client's session on a stream.
+type session struct {
+	srv     *Server
+	w       io.Writer
+	token   string
+	client  *resource.Client
+	queue   *resource.Queue
+	outbox  chan []byte
+	done    chan struct{}
+	wg      sync.WaitGroup
+	heard   time.Time
+	subsMu  sync.Mutex
+	subs    map[string]uint32 // topic URI -> id of the request that subscribed
+	closeMu sync.Once
+}
+
+func newSession(srv *Server, w io.Writer, token, name string) *session {
+	q := resource.NewQueue(QueueSize)
+	s := &session{
+		srv:    srv,
+		w:      w,
+		token:  token,
+		queue:  q,
+		client: resource.NewClient(name, q),
+		outbox: make(chan []byte, outboxSize),
+		done:   make(chan struct{}),
+		heard:  time.Now(),
+		subs:   map[string]uint32{},
+	}
+	s.wg.Add(1)
+	go s.writer()
+	return s
+}
+
+// end ends the session's subscriptions and stops its writer.
+func (s *session) end() {
+	s.closeMu.Do(func() {
+		s.client.Close()
+		close(s.done)
+		s.wg.Wait()
+		s.queue.Close()
+	})
+}
+
+// send queues a frame for the writer; it gives up when the session ends.
+func (s *session) send(frame []byte) {
+	select {
+	case s.outbox <- frame:
+	case <-s.done:
+	}
+}
+
+// writer writes responses and notifications. It exits when the session ends.
+func (s *session) writer() {
+	defer s.wg.Done()
+	var buf []byte
+	var events []resource.Event
+	for {
+		buf = buf[:0]
+		select {
+		case <-s.done:
+			return
+		case f := <-s.outbox:
+			buf = append(buf, f...)
+		case <-s.queue.Ready():
+		}
+		// take whatever else is waiting, so one write carries it all
+		for more := true; more; {
+			select {
+			case f := <-s.outbox:
+				buf = append(buf, f...)
+			default:
+				more = false
+			}
+		}
+		events = s.queue.Drain(events[:0])
+		for _, e := range events {
+			s.subsMu.Lock()
+			id, ok := s.subs[e.Sub.Topic.URI()]
+			if e.Ended != 0 && ok {
+				delete(s.subs, e.Sub.Topic.URI())
+			}
+			s.subsMu.Unlock()
+			if !ok {
+				continue
+			}
+			var err error
+			if e.Ended != 0 {
+				buf, err = wire.AppendJSONFrame(buf, wire.Ended, id, &wire.EndedMsg{Reason: e.Ended.String()})
+			} else {
+				buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
+			}
+			if err != nil {
+				s.srv.log().Error("encode notification", "err", err)
+			}
+		}
+		if len(buf) > 0 {
+			if _, err := s.w.Write(buf); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func jsonFrame(kind wire.Kind, id uint32, v any) []byte {
+	b, err := wire.AppendJSONFrame(nil, kind, id, v)
+	if err != nil {
+		b, _ = wire.AppendJSONFrame(nil, wire.Error, id, &wire.ErrorMsg{Error: err.Error()})
+	}
+	return b
+}
+
+func (s *Server) welcome(token string) []byte {
+	d := s.Device
+	return jsonFrame(wire.Welcome, 0, &wire.WelcomeMsg{
+		Protocol: wire.Version, Session: token, Serial: d.Serial(), Product: d.Profile().Product.Name,
+		SW: profile.Version, URIPrefix: d.URIPrefix(), MaxPayload: wire.MaxPayload,
+	})
+}
+
+// parseHello reads a Hello and checks its version; a refusal message is
+// returned for a client this device cannot serve.
+func parseHello(f wire.Frame) (wire.HelloMsg, string) {
+	var h wire.HelloMsg
+	if err := json.Unmarshal(f.Payload, &h); err != nil {
+		return h, "hello: not a JSON hello message: " + err.Error()
+	}
+	if h.Protocol != wire.Version {
+		return h, fmt.Sprintf("protocol version %d is not supported; this device speaks version %d", h.Protocol, wire.Version)
+	}
+	return h, ""
+}
+
+// handle acts on one frame of an established session.
+func (s *session) handle(f wire.Frame) {
+	s.heard = time.Now()
+	switch f.Kind {
+	case wire.Ping:
+		s.send(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
+	case wire.Request:
+		s.request(f)
+	case wire.Hello:
+		// the same client saying hello again: welcome it again
+		s.send(s.srv.welcome(s.token))
+	case wire.Pong, wire.Bye:
+	default:
+		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: fmt.Sprintf("%s frames are not sent to a device", f.Kind)}))
+	}
+}
+
+// request carries out a Request frame and queues its Response.
+func (s *session) request(f wire.Frame) {
+	var m wire.RequestMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil {
+		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "request: not a JSON request message: " + err.Error()}))
+		return
+	}
+	req := &resource.Request{Path: m.Path, Client: s.client}
+	op, err := resource.ParseOp(m.Op)
+	env := resource.Envelope{Status: resource.StatusBadRequest, URI: s.srv.Device.URIPrefix() + "/" + strings.TrimPrefix(m.Path, "/")}
+	if err != nil {
+		env.Error = err.Error()
+		s.reply(f.ID, &env)
+		return
+	}
+	req.Op, env.Op = op, op
+	for i, p := range m.Params {
+		v, err := wire.DecodeParam(p)
+		if err != nil {
+			env.Error = fmt.Sprintf("value %d: %v", i+1, err)
+			s.reply(f.ID, &env)
+			return
+		}
+		req.Params = append(req.Params, v)
+	}
+	// A subscription's notifications carry the id of the request that made
+	// it: note it before the first notification can come.
+	var uri string
+	if op == resource.Subscribe || op == resource.Post || op == resource.Unsubscribe || op == resource.Delete {
+		if u, err := s.srv.Device.ResourceURI(op, m.Path, req.Params...); err == nil {
+			uri = u
+		}
+	}
+	subscribing := uri != "" && (op == resource.Subscribe || op == resource.Post)
+	if subscribing {
+		s.subsMu.Lock()
+		if _, dup := s.subs[uri]; !dup {
+			s.subs[uri] = f.ID
+		} else {
+			subscribing = false
+		}
+		s.subsMu.Unlock()
+	}
+	env, err = s.srv.Device.Do(req)
+	if errors.Is(err, device.ErrOff) {
+		if subscribing {
+			s.forget(uri)
+		}
+		return // a device that is off does not answer
+	}
+	if subscribing && (!env.Status.OK() || req.Match.Op != resource.Subscribe) {
+		s.forget(uri)
+	}
+	if uri != "" && env.Status.OK() && req.Match.Op == resource.Unsubscribe {
+		s.forget(uri)
+	}
+	s.reply(f.ID, &env)
+}
+
+func (s *session) forget(uri string) {
+	s.subsMu.Lock()
+	delete(s.subs, uri)
+	s.subsMu.Unlock()
+}
+
+func (s *session) reply(id uint32, env *resource.Envelope) {
+	b, err := wire.AppendEnvelope(nil, id, env)
+	if err != nil {
+		b = jsonFrame(wire.Error, id, &wire.ErrorMsg{Error: "the response does not encode: " + err.Error()})
+	}
+	s.send(b)
+}
+
+// Token returns a new random session token.
+func Token() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// errClosed is what reading a closed stream gives.
+func isClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+}
+

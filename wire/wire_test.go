@@ -1,0 +1,208 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"testing"
+
+	"senseboard/resource"
+)
+
+type got struct {
+	Kind    Kind
+	ID      uint32
+	Payload string
+}
+
+func decodeAll(d *Decoder, chunks ...[]byte) []got {
+	var out []got
+	for _, c := range chunks {
+		d.Feed(c, func(f Frame) { out = append(out, got{f.Kind, f.ID, string(f.Payload)}) })
+	}
+	return out
+}
+
+func frames(n int) []byte {
+	var b []byte
+	for i := range n {
+		b = AppendFrame(b, Request, uint32(i+1), []byte(fmt.Sprintf(`{"op":"get","path":"/Info","n":%d}`, i)))
+	}
+	return b
+}
+
+func TestRoundTripWholeAndByteByByte(t *testing.T) {
+	stream := frames(5)
+	whole := decodeAll(NewDecoder(0), stream)
+	if len(whole) != 5 || whole[4].ID != 5 || whole[0].Kind != Request {
+		t.Fatalf("whole: %v", whole)
+	}
+	d := NewDecoder(0)
+	var pieces [][]byte
+	for i := range stream {
+		pieces = append(pieces, stream[i:i+1])
+	}
+	if split := decodeAll(d, pieces...); fmt.Sprint(split) != fmt.Sprint(whole) {
+		t.Errorf("byte by byte: %v", split)
+	}
+	if d.Skipped != 0 || d.Broken != 0 {
+		t.Errorf("skipped %d, broken %d on a clean stream", d.Skipped, d.Broken)
+	}
+}
+
+func TestResynchronisation(t *testing.T) {
+	good := AppendFrame(nil, Ping, 7, nil)
+	corrupt := AppendFrame(nil, Request, 8, []byte(`{"op":"get"}`))
+	corrupt[len(corrupt)-1] ^= 0xFF // bad checksum
+	truncated := AppendFrame(nil, Request, 9, []byte(`{"op":"put"}`))[:15]
+	oversized := AppendFrame(nil, Request, 10, nil)
+	oversized[8], oversized[9], oversized[10] = 0xFF, 0xFF, 0x0F
+	otherVersion := AppendFrame(nil, Request, 11, nil)
+	otherVersion[2] = 9
+	tests := []struct {
+		name   string
+		stream []byte
+		want   string
+		broken uint64
+	}{
+		{"garbage first", append([]byte("noise\xa5\x00\xa5"), good...), "[{ping 7 }]", 0},
+		{"bad checksum then good", append(append([]byte{}, corrupt...), good...), "[{ping 7 }]", 1},
+		{"truncated then good", append(append([]byte{}, truncated...), good...), "[{ping 7 }]", 1},
+		{"oversized then good", append(append([]byte{}, oversized...), good...), "[{ping 7 }]", 1},
+		{"unknown version then good", append(append([]byte{}, otherVersion...), good...), "[{ping 7 }]", 1},
+		{"good, garbage, good", append(append(append([]byte{}, good...), "\xa5\x5a\x01"...), good...), "[{ping 7 } {ping 7 }]", 1},
+	}
+	for _, tt := range tests {
+		for _, step := range []int{len(tt.stream), 1, 3} {
+			d := NewDecoder(1024)
+			var chunks [][]byte
+			for i := 0; i < len(tt.stream); i += step {
+				chunks = append(chunks, tt.stream[i:min(i+step, len(tt.stream))])
+			}
+			if g := fmt.Sprint(decodeAll(d, chunks...)); g != tt.want {
+				t.Errorf("%s (pieces of %d): %s, want %s", tt.name, step, g, tt.want)
+			}
+		}
+	}
+	d := NewDecoder(1024)
+	decodeAll(d, oversized)
+	if !d.Oversized.OK || d.Oversized.ID != 10 || d.Oversized.Kind != Request {
+		t.Errorf("oversized frame not reported: %+v", d.Oversized)
+	}
+}
+
+func TestParamRoundTrip(t *testing.T) {
+	rec, _ := resource.RecordJSON("AccConfig", []byte(`{"GRange":8}`))
+	js, _ := resource.JSON([]byte(`[1,2]`))
+	values := []resource.Value{
+		resource.Int64(math.MinInt64), resource.Int64(math.MaxInt64), resource.Int32(-7),
+		resource.Uint8(255), resource.Uint16(65535), resource.Uint32(math.MaxUint32),
+		resource.Float(0.1), resource.Double(1e-300), resource.Bool(true), resource.String("a,b \"c\" ä"),
+		rec, js, resource.Null(),
+	}
+	for _, v := range values {
+		b, err := json.Marshal(EncodeParam(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p Param
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		back, err := DecodeParam(p)
+		if err != nil {
+			t.Errorf("%v: %v", v, err)
+			continue
+		}
+		if !back.Equal(v) {
+			t.Errorf("%s %v came back as %s %v (%s)", v.Type(), v, back.Type(), back, b)
+		}
+	}
+}
+
+func TestDecodeParamErrors(t *testing.T) {
+	for _, p := range []Param{
+		{Type: "uint8", Value: json.RawMessage(`300`)},
+		{Type: "uint8", Value: json.RawMessage(`"3"`)},
+		{Type: "string", Value: json.RawMessage(`3`)},
+		{Type: "bool", Value: json.RawMessage(`1`)},
+		{Type: "AdvSettings", Value: json.RawMessage(`[1]`)},
+		{Type: "no such type!", Value: json.RawMessage(`1`)},
+		{Type: "int64"},
+	} {
+		if v, err := DecodeParam(p); err == nil {
+			t.Errorf("%+v decoded to %v", p, v)
+		}
+	}
+}
+
+// notification is what an IMU9 notification at 104 Hz weighs.
+type notification struct{ b []byte }
+
+func (n *notification) AppendJSON(b []byte) []byte { return append(b, n.b...) }
+
+func BenchmarkAppendNotification(b *testing.B) {
+	content := &notification{bytes.Repeat([]byte(`{"x":-9.827322,"y":-0.023928227,"z":-0.009571291},`), 24)}
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = AppendJSONFrame(buf[:0], Notification, 3, content)
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
+func BenchmarkDecode(b *testing.B) {
+	stream := frames(100)
+	d := NewDecoder(0)
+	n := 0
+	b.ReportAllocs()
+	b.SetBytes(int64(len(stream)))
+	for b.Loop() {
+		d.Feed(stream, func(Frame) { n++ })
+	}
+}
+
+func FuzzDecoder(f *testing.F) {
+	f.Add(frames(2), 1)
+	f.Add(append([]byte("\xa5\x5a\x01\x10\x00\x00\x00\x00\xff\xff\xff\xff"), frames(1)...), 3)
+	f.Add([]byte("\xa5\xa5\x5a"), 2)
+	f.Fuzz(func(t *testing.T, data []byte, step int) {
+		if step < 1 {
+			step = 1
+		}
+		whole := decodeAll(NewDecoder(4096), data)
+		var chunks [][]byte
+		for i := 0; i < len(data); i += step {
+			chunks = append(chunks, data[i:min(i+step, len(data))])
+		}
+		split := decodeAll(NewDecoder(4096), chunks...)
+		if fmt.Sprint(whole) != fmt.Sprint(split) {
+			t.Fatalf("whole %v, in pieces of %d %v", whole, step, split)
+		}
+		// every frame found encodes back to bytes that are in the input
+		for _, g := range whole {
+			enc := AppendFrame(nil, g.Kind, g.ID, []byte(g.Payload))
+			if !bytes.Contains(data, enc) {
+				t.Fatalf("frame %v is not in the input", g)
+			}
+		}
+	})
+}
+
+func FuzzDecodeParam(f *testing.F) {
+	f.Add("uint8", []byte("7"))
+	f.Add("AccConfig", []byte(`{"GRange":8}`))
+	f.Add("", []byte(`[1,2]`))
+	f.Add("string", []byte(`"x"`))
+	f.Fuzz(func(t *testing.T, typ string, value []byte) {
+		v, err := DecodeParam(Param{Type: typ, Value: value})
+		if err != nil {
+			return
+		}
+		back, err := DecodeParam(EncodeParam(v))
+		if err != nil || !back.Equal(v) {
+			t.Fatalf("%s %q: round trip %v -> %v (%v)", typ, value, v, back, err)
+		}
+	})
+}
