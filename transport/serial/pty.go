@@ -132,4 +132,3 @@ func (p *PTY) Close() error {
 	errs = append(errs, p.slave.Close())
 	return errors.Join(errs...)
 }
-

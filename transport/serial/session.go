@@ -295,4 +295,3 @@ func Token() string {
 func isClosed(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
-
