@@ -52,16 +52,35 @@ type Options struct {
 
 // Envelope is a response envelope as the device sent it.
 type Envelope struct {
-	Response       int             `json:"response"`
-	ResponseString string          `json:"responsestring"`
-	Operation      string          `json:"operation"`
-	URI            string          `json:"uri"`
-	Content        json.RawMessage `json:"content,omitempty"`
+	Response       int        `json:"response"`
+	ResponseString string     `json:"responsestring"`
+	Operation      string     `json:"operation"`
+	URI            string     `json:"uri"`
+	Content        rawContent `json:"content,omitempty"`
 	QueryTimeMs    int64           `json:"querytimems"`
 	QueryTimeNs    int64           `json:"querytimens"`
 	Error          string          `json:"error,omitempty"`
 	// Raw is the envelope's JSON as it came, with the device's field order.
 	Raw []byte `json:"-"`
+}
+
+// rawContent is JSON kept as it came: unlike json.RawMessage it points into
+// the envelope's Raw bytes instead of copying them.
+type rawContent []byte
+
+// UnmarshalJSON keeps data, a part of the envelope's bytes, which the
+// envelope owns.
+func (r *rawContent) UnmarshalJSON(data []byte) error {
+	*r = data
+	return nil
+}
+
+// MarshalJSON returns the content as it came.
+func (r rawContent) MarshalJSON() ([]byte, error) {
+	if r == nil {
+		return []byte("null"), nil
+	}
+	return r, nil
 }
 
 // OK reports a 2xx status.

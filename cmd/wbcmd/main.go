@@ -76,7 +76,7 @@ func (p *pairs) values() ([]resource.Value, error) {
 	return out, nil
 }
 
-func parse(args []string, stderr io.Writer) (*options, error) {
+func parse(args []string, stdout, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("wbcmd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &options{}
@@ -94,7 +94,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.listPorts, "list-ports", false, "list the serial ports of this computer and the pseudo-terminals of running devices, then exit")
 	fs.StringVar(&o.completion, "completion", "", "print a shell completion script: bash or zsh")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	fs.Usage = func() { help(fs) }
+	fs.Usage = func() { help(fs, stdout) }
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -123,8 +123,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-func help(fs *flag.FlagSet) {
-	w := fs.Output()
+// help prints the usage to stdout: asked for, it is the command's output.
+func help(fs *flag.FlagSet, w io.Writer) {
+	fs.SetOutput(w)
 	fmt.Fprint(w, `wbcmd makes one request to a device, or holds one subscription, and prints the answer.
 
 Usage:
@@ -152,7 +153,7 @@ Flags:
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	o, err := parse(args, stderr)
+	o, err := parse(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

@@ -56,6 +56,9 @@ func (p *Port) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
+// SetWriteDeadline does nothing: a port's writes drain at its baud rate.
+func (p *Port) SetWriteDeadline(time.Time) error { return nil }
+
 // ClientGone cannot tell over a cable: the session ends by Bye or silence.
 func (p *Port) ClientGone() bool { return false }
 

@@ -98,6 +98,9 @@ func (p *PTY) Write(b []byte) (int, error) { return p.master.Write(b) }
 // SetReadDeadline sets the read deadline.
 func (p *PTY) SetReadDeadline(t time.Time) error { return p.master.SetReadDeadline(t) }
 
+// SetWriteDeadline sets the write deadline.
+func (p *PTY) SetWriteDeadline(t time.Time) error { return p.master.SetWriteDeadline(t) }
+
 // ClientGone reports whether no process holds the terminal's lock: clients
 // of this protocol hold an flock on the terminal for as long as their
 // session lasts, and the kernel lets go of it when they exit. The probe uses

@@ -19,6 +19,8 @@ type Line interface {
 	io.ReadWriter
 	// SetReadDeadline makes a blocked Read return at t.
 	SetReadDeadline(t time.Time) error
+	// SetWriteDeadline makes a blocked Write return at t.
+	SetWriteDeadline(t time.Time) error
 	// ClientGone reports whether a client that holds a lock on the line
 	// has let go of it (a pty's flock); false when the line cannot tell.
 	ClientGone() bool
@@ -28,16 +30,53 @@ type Line interface {
 	Name() string
 }
 
-// lockedWriter serializes whole-frame writes from several goroutines.
+// WriteTimeout is how long one write may block before the client counts as
+// gone: a client that stops reading cannot hold the device's writer forever.
+const WriteTimeout = 2 * time.Second
+
+// deadliner is a stream whose writes can be given a deadline.
+type deadliner interface {
+	io.Writer
+	SetWriteDeadline(t time.Time) error
+}
+
+// lockedWriter serializes whole-frame writes from several goroutines and
+// bounds each by WriteTimeout. Interrupt makes a blocked write, and every
+// write until Resume, fail at once.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu          sync.Mutex // held for a whole write
+	dmu         sync.Mutex // guards interrupted and the deadline
+	interrupted bool
+	w           deadliner
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.dmu.Lock()
+	if l.interrupted {
+		l.dmu.Unlock()
+		return 0, os.ErrDeadlineExceeded
+	}
+	l.w.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	l.dmu.Unlock()
 	return l.w.Write(p)
+}
+
+// Interrupt fails the write under way and those that follow.
+func (l *lockedWriter) Interrupt() {
+	l.dmu.Lock()
+	defer l.dmu.Unlock()
+	l.interrupted = true
+	l.w.SetWriteDeadline(time.Unix(1, 0))
+}
+
+// Resume lets writes through again.
+func (l *lockedWriter) Resume() {
+	l.dmu.Lock()
+	defer l.dmu.Unlock()
+	l.interrupted = false
+	l.w.SetWriteDeadline(time.Time{})
 }
 
 // lineSession is the session on a line and what the line knows of its client.
@@ -107,6 +146,8 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 		}
 		if cur != nil {
 			switch {
+			case cur.broken.Load():
+				endCur("the client stopped reading")
 			case cur.locked && l.ClientGone():
 				endCur("the client let go of the line")
 			case time.Since(cur.heard) > SessionTimeout:
@@ -157,6 +198,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			}
 			if cur == nil {
 				cur = newSession(s, w, h.Session, "tcp:"+conn.RemoteAddr().String())
+				cur.onBroken = func() { conn.Close() }
 			}
 			cur.send(s.welcome(h.Session))
 		case cur == nil:

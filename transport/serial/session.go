@@ -23,6 +23,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/device"
@@ -41,8 +42,6 @@ const (
 	probeInterval = 250 * time.Millisecond
 	// QueueSize is how many notifications wait for one session at most.
 	QueueSize = 4096
-	// outboxSize is how many responses wait to be written.
-	outboxSize = 64
 )
 
 // Server serves one device.
@@ -61,21 +60,23 @@ func (s *Server) log() *slog.Logger {
 
 // session is one client's session on a stream.
 type session struct {
-	srv     *Server
-	w       io.Writer
-	token   string
+	srv      *Server
+	w        *lockedWriter
+	broken   atomic.Bool // a write failed: the client no longer reads
+	onBroken func()      // called when a write fails, when set
+	token    string
 	client  *resource.Client
 	queue   *resource.Queue
-	outbox  chan []byte
 	done    chan struct{}
 	wg      sync.WaitGroup
 	heard   time.Time
 	subsMu  sync.Mutex
 	subs    map[string]uint32 // topic URI -> id of the request that subscribed
 	closeMu sync.Once
+	reqBuf  []byte // reused by the reading goroutine for responses
 }
 
-func newSession(srv *Server, w io.Writer, token, name string) *session {
+func newSession(srv *Server, w *lockedWriter, token, name string) *session {
 	q := resource.NewQueue(QueueSize)
 	s := &session{
 		srv:    srv,
@@ -83,7 +84,6 @@ func newSession(srv *Server, w io.Writer, token, name string) *session {
 		token:  token,
 		queue:  q,
 		client: resource.NewClient(name, q),
-		outbox: make(chan []byte, outboxSize),
 		done:   make(chan struct{}),
 		heard:  time.Now(),
 		subs:   map[string]uint32{},
@@ -93,25 +93,40 @@ func newSession(srv *Server, w io.Writer, token, name string) *session {
 	return s
 }
 
-// end ends the session's subscriptions and stops its writer.
+// end ends the session's subscriptions and stops its writer, interrupting
+// a write that blocks on a client that does not read.
 func (s *session) end() {
 	s.closeMu.Do(func() {
 		s.client.Close()
 		close(s.done)
+		s.w.Interrupt()
 		s.wg.Wait()
+		s.w.Resume()
 		s.queue.Close()
 	})
 }
 
-// send queues a frame for the writer; it gives up when the session ends.
-func (s *session) send(frame []byte) {
-	select {
-	case s.outbox <- frame:
-	case <-s.done:
+// failed records a failed write.
+func (s *session) failed() {
+	if !s.broken.Swap(true) && s.onBroken != nil {
+		s.onBroken()
 	}
 }
 
-// writer writes responses and notifications. It exits when the session ends.
+// send writes a frame at once, from the goroutine that reads the stream:
+// a response does not wait for a hand-over to the writer. The stream's
+// writer serializes it with the notification writer's frames.
+func (s *session) send(frame []byte) {
+	select {
+	case <-s.done:
+	default:
+		if _, err := s.w.Write(frame); err != nil {
+			s.failed()
+		}
+	}
+}
+
+// writer writes notifications. It exits when the session ends.
 func (s *session) writer() {
 	defer s.wg.Done()
 	var buf []byte
@@ -121,18 +136,7 @@ func (s *session) writer() {
 		select {
 		case <-s.done:
 			return
-		case f := <-s.outbox:
-			buf = append(buf, f...)
 		case <-s.queue.Ready():
-		}
-		// take whatever else is waiting, so one write carries it all
-		for more := true; more; {
-			select {
-			case f := <-s.outbox:
-				buf = append(buf, f...)
-			default:
-				more = false
-			}
 		}
 		events = s.queue.Drain(events[:0])
 		for _, e := range events {
@@ -157,6 +161,7 @@ func (s *session) writer() {
 		}
 		if len(buf) > 0 {
 			if _, err := s.w.Write(buf); err != nil {
+				s.failed()
 				return
 			}
 		}
@@ -274,10 +279,13 @@ func (s *session) forget(uri string) {
 	s.subsMu.Unlock()
 }
 
+// reply writes a response; it runs on the reading goroutine, which owns reqBuf.
 func (s *session) reply(id uint32, env *resource.Envelope) {
-	b, err := wire.AppendEnvelope(nil, id, env)
+	b, err := wire.AppendEnvelope(s.reqBuf[:0], id, env)
 	if err != nil {
 		b = jsonFrame(wire.Error, id, &wire.ErrorMsg{Error: "the response does not encode: " + err.Error()})
+	} else {
+		s.reqBuf = b
 	}
 	s.send(b)
 }

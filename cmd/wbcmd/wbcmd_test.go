@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// bin holds the senseboard and wbcmd binaries the scripts run.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "wbcmd-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, cmd := range []string{"senseboard", "wbcmd"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "senseboard/cmd/"+cmd).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", cmd, err, out)
+			os.Exit(1)
+		}
+	}
+	bin = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort returns a TCP port nothing listens on.
+func freePort(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// TestScripts runs testdata/script/*.txtar: each starts a device with
+// senseboard and talks to it with wbcmd, both as separate processes.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("PORT", freePort(t))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "xdg"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// waitfor tcp ADDR | file PATH: wait up to 10 s for a listener or a file
+			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: waitfor tcp ADDR | file PATH")
+				}
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					var err error
+					switch args[0] {
+					case "tcp":
+						var c net.Conn
+						if c, err = net.Dial("tcp", args[1]); err == nil {
+							c.Close()
+						}
+					case "file":
+						_, err = os.Stat(ts.MkAbs(args[1]))
+					default:
+						ts.Fatalf("waitfor %s: tcp or file", args[0])
+					}
+					if err == nil {
+						return
+					}
+					if time.Now().After(deadline) {
+						ts.Fatalf("waitfor %s %s: %v", args[0], args[1], err)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			},
+			// lines N: stdout of the last command has exactly N lines
+			"lines": func(ts *testscript.TestScript, neg bool, args []string) {
+				n := strings.Count(ts.ReadFile("stdout"), "\n")
+				if fmt.Sprint(n) != args[0] {
+					ts.Fatalf("stdout has %d lines, want %s", n, args[0])
+				}
+			},
+		},
+	})
+}

@@ -1,0 +1,403 @@
+package serial_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"senseboard"
+	"senseboard/client"
+	"senseboard/resource"
+	"senseboard/transport/serial"
+	"senseboard/wire"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newDevice starts a device on real time with a TCP listener and a pty.
+func newDevice(t *testing.T) (*senseboard.Device, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := senseboard.New(senseboard.Config{StateDir: filepath.Join(dir, "state"), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := serial.OpenPTY(filepath.Join(dir, "tty"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &serial.Server{Device: d.Device}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { srv.Serve(ctx, ln); done <- struct{}{} }()
+	go func() { srv.ServeLine(ctx, pt); done <- struct{}{} }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		<-done
+		pt.Close()
+		d.Close()
+	})
+	return d, ln.Addr().String(), pt.Link()
+}
+
+// raw is a protocol-level client for tests that break the rules.
+type raw struct {
+	t    *testing.T
+	conn net.Conn
+	dec  *wire.Decoder
+	got  []wire.Frame
+}
+
+func dialRaw(t *testing.T, addr string) *raw {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &raw{t: t, conn: c, dec: wire.NewDecoder(0)}
+}
+
+func (r *raw) send(b []byte) {
+	r.t.Helper()
+	if _, err := r.conn.Write(b); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *raw) hello(session string, version int) {
+	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, &wire.HelloMsg{Protocol: version, Client: "raw test", Session: session})
+	r.send(b)
+}
+
+// next returns the next frame, waiting up to 3 s.
+func (r *raw) next() wire.Frame {
+	r.t.Helper()
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(3 * time.Second)
+	for len(r.got) == 0 {
+		r.conn.SetReadDeadline(deadline)
+		n, err := r.conn.Read(buf)
+		r.dec.Feed(buf[:n], func(f wire.Frame) {
+			f.Payload = append([]byte(nil), f.Payload...)
+			r.got = append(r.got, f)
+		})
+		if err != nil && len(r.got) == 0 {
+			r.t.Fatalf("no frame: %v", err)
+		}
+	}
+	f := r.got[0]
+	r.got = r.got[1:]
+	return f
+}
+
+// nextKind skips notifications until a frame of kind comes.
+func (r *raw) nextKind(k wire.Kind) wire.Frame {
+	r.t.Helper()
+	for {
+		if f := r.next(); f.Kind == k {
+			return f
+		} else if f.Kind != wire.Notification {
+			r.t.Fatalf("got a %s frame (%s), want %s", f.Kind, f.Payload, k)
+		}
+	}
+}
+
+func request(id uint32, op, path string) []byte {
+	b, _ := wire.AppendJSONFrame(nil, wire.Request, id, &wire.RequestMsg{Op: op, Path: path})
+	return b
+}
+
+func TestGarbageBrokenAndOversizedFrames(t *testing.T) {
+	_, addr, _ := newDevice(t)
+	r := dialRaw(t, addr)
+	r.send([]byte("line noise \xa5\x00 more noise"))
+	r.hello("s1", 1)
+	if f := r.next(); f.Kind != wire.Welcome {
+		t.Fatalf("got %s %s", f.Kind, f.Payload)
+	}
+	bad := request(5, "get", "/Info")
+	bad[len(bad)-2] ^= 0x40 // wrong checksum: dropped
+	r.send(bad)
+	r.send(request(6, "get", "/Info")[:20]) // truncated: the next frame still decodes
+	r.send(request(7, "get", "/Info"))
+	f := r.next()
+	var env client.Envelope
+	json.Unmarshal(f.Payload, &env)
+	if f.Kind != wire.Response || f.ID != 7 || env.Response != 200 || env.URI != "/net/000123/Info" {
+		t.Fatalf("after broken frames got %s id %d: %s", f.Kind, f.ID, f.Payload)
+	}
+	big := wire.AppendFrame(nil, wire.Request, 8, nil)
+	big[8], big[9], big[10] = 0x00, 0x00, 0x10 // claims 1 MiB
+	r.send(big)
+	f = r.next()
+	if f.Kind != wire.Error || f.ID != 8 || !strings.Contains(string(f.Payload), "exceeds the maximum payload") {
+		t.Fatalf("oversized frame: %s id %d %s", f.Kind, f.ID, f.Payload)
+	}
+	r.send(wire.AppendFrame(nil, wire.Kind(0x33), 9, nil))
+	f = r.next()
+	if f.Kind != wire.Error || f.ID != 9 || !strings.Contains(string(f.Payload), "kind 0x33") {
+		t.Fatalf("unknown kind: %s id %d %s", f.Kind, f.ID, f.Payload)
+	}
+	r.send(wire.AppendFrame(nil, wire.Request, 10, []byte("{not json")))
+	if f = r.next(); f.Kind != wire.Error || f.ID != 10 {
+		t.Fatalf("bad JSON: %s %s", f.Kind, f.Payload)
+	}
+	r.send(wire.AppendFrame(nil, wire.Ping, 11, nil))
+	if f = r.next(); f.Kind != wire.Pong || f.ID != 11 {
+		t.Fatalf("ping: %s %d", f.Kind, f.ID)
+	}
+}
+
+func TestHelloRules(t *testing.T) {
+	_, addr, _ := newDevice(t)
+	r := dialRaw(t, addr)
+	r.send(request(1, "get", "/Info"))
+	if f := r.next(); f.Kind != wire.Error || !strings.Contains(string(f.Payload), "send hello first") {
+		t.Fatalf("request before hello: %s %s", f.Kind, f.Payload)
+	}
+	r.hello("s", 2)
+	f := r.next()
+	var m wire.RefuseMsg
+	json.Unmarshal(f.Payload, &m)
+	if f.Kind != wire.Refuse || m.Session != "s" || !strings.Contains(m.Error, "protocol version 2 is not supported; this device speaks version 1") {
+		t.Fatalf("version mismatch: %s %s", f.Kind, f.Payload)
+	}
+}
+
+func TestInterleavedRequestsAndSubscriptions(t *testing.T) {
+	_, addr, _ := newDevice(t)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, "tcp://"+addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if w := c.Welcome(); w.Serial != "000123" || w.Protocol != 1 || w.URIPrefix != "/net/000123" {
+		t.Errorf("welcome %+v", w)
+	}
+	acc, env, err := c.Subscribe(ctx, "/Meas/Acc/52")
+	if err != nil || !env.OK() {
+		t.Fatalf("subscribe acc: %v %+v", err, env)
+	}
+	tm, env, err := c.Subscribe(ctx, "/Time")
+	if err != nil || !env.OK() {
+		t.Fatalf("subscribe time: %v %+v", err, env)
+	}
+	for range 5 { // requests between notifications
+		env, err := c.Do(ctx, resource.Get, "/Comm/Ble/Addr")
+		if err != nil || !env.OK() {
+			t.Fatalf("get during subscriptions: %v", err)
+		}
+	}
+	for range 3 {
+		n := <-acc.C()
+		if !strings.Contains(string(n.Payload), `"ArrayAcc"`) {
+			t.Fatalf("acc notification %s", n.Payload)
+		}
+	}
+	n := <-tm.C()
+	var us int64
+	if err := json.Unmarshal(n.Payload, &us); err != nil || us <= 0 {
+		t.Fatalf("time notification %s", n.Payload)
+	}
+	if env, err := acc.Unsubscribe(ctx); err != nil || !env.OK() {
+		t.Fatalf("unsubscribe: %v %+v", err, env)
+	}
+	if _, open := <-acc.C(); open {
+		// drain what was in flight
+		for range acc.C() {
+		}
+	}
+	if env, _ := c.Do(ctx, resource.Delete, "/Time/Subscription"); !env.OK() {
+		t.Errorf("DELETE /Time/Subscription: %+v", env)
+	}
+}
+
+func TestVanishedClientEndsItsSubscriptions(t *testing.T) {
+	d, addr, _ := newDevice(t)
+	r := dialRaw(t, addr)
+	r.hello("gone", 1)
+	r.nextKind(wire.Welcome)
+	r.send(request(1, "subscribe", "/Meas/IMU9/104"))
+	r.nextKind(wire.Response)
+	if d.Hub().Count() != 1 {
+		t.Fatalf("%d subscriptions", d.Hub().Count())
+	}
+	r.conn.Close() // the client vanishes mid-subscription
+	deadline := time.Now().Add(3 * time.Second)
+	for d.Hub().Count() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription outlived its client")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// the device goes on serving the next client
+	c, err := client.Dial(context.Background(), "TCP"+addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if env, err := c.Do(context.Background(), resource.Get, "/Info"); err != nil || !env.OK() {
+		t.Fatalf("next client: %v", err)
+	}
+}
+
+func TestOneSessionPerPTY(t *testing.T) {
+	d, _, tty := newDevice(t)
+	ctx := context.Background()
+	first, err := client.Dial(ctx, tty, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, _, err := first.Subscribe(ctx, "/Meas/Temp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a second client of the same pty is refused: it cannot take the line
+	if _, err := client.Dial(ctx, tty, nil); err == nil || !strings.Contains(err.Error(), "port busy") {
+		t.Errorf("second client: %v", err)
+	}
+	// a second session that ignores the lock is refused by the device
+	f, err := os.OpenFile(tty, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, &wire.HelloMsg{Protocol: 1, Client: "intruder", Session: "other"})
+	f.Write(b)
+	f.Close()
+	time.Sleep(300 * time.Millisecond)
+	if env, err := first.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
+		t.Fatalf("the first session suffered: %v", err)
+	}
+	if d.Hub().Count() != 1 {
+		t.Errorf("%d subscriptions, want the first client's one", d.Hub().Count())
+	}
+	sub.Unsubscribe(ctx)
+	first.Close()
+	// the line is free again
+	again, err := client.Dial(ctx, tty, nil)
+	if err != nil {
+		t.Fatalf("after the first client left: %v", err)
+	}
+	again.Close()
+}
+
+func TestDeviceOffDoesNotAnswer(t *testing.T) {
+	d, addr, _ := newDevice(t)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, "TCP"+addr, &client.Options{Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sub, _, _ := c.Subscribe(ctx, "/Time")
+	d.PowerOff()
+	if _, open := <-sub.C(); open {
+		for range sub.C() {
+		}
+	}
+	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), "device powered off") {
+		t.Errorf("subscription end: %v", err)
+	}
+	_, err = c.Do(ctx, resource.Get, "/Info")
+	if err == nil || !strings.Contains(err.Error(), "device not answering") {
+		t.Errorf("request to a device that is off: %v", err)
+	}
+	d.Wake()
+	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
+		t.Errorf("after wake: %v", err)
+	}
+}
+
+func TestSlowClientDoesNotStallOthers(t *testing.T) {
+	d, addr, _ := newDevice(t)
+	// a client that never reads, subscribed to the fastest stream
+	r := dialRaw(t, addr)
+	r.hello("slow", 1)
+	r.nextKind(wire.Welcome)
+	r.send(request(1, "subscribe", "/Meas/IMU9/1666"))
+	ctx := context.Background()
+	c, err := client.Dial(ctx, "TCP"+addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	for i := range 20 {
+		if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("requests slowed to %v", time.Since(start))
+	}
+	_ = d
+}
+
+func ExampleServer() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	d, _ := senseboard.New(senseboard.Config{StateDir: dir})
+	defer d.Close()
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
+
+	c, _ := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
+	env, _ := c.Do(ctx, resource.Get, "/Info")
+	fmt.Println(env.Response, env.URI)
+	c.Close()
+	cancel()
+	<-done
+	// Output: 200 /net/000123/Info
+}
+
+// A client that subscribes to the fastest stream and then stops reading
+// fills the terminal's buffer; when it goes, the line must serve the next
+// client.
+func TestLineSurvivesClientThatStopsReading(t *testing.T) {
+	_, _, tty := newDevice(t)
+	f, err := os.OpenFile(tty, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unixFlock(f); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, map[string]any{"protocol": 1, "client": "stuck", "session": "stuck", "lock": true})
+	f.Write(b)
+	time.Sleep(100 * time.Millisecond)
+	f.Write(request(1, "subscribe", "/Meas/IMU9/1666"))
+	time.Sleep(1500 * time.Millisecond) // never read: the terminal's buffer fills
+	f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var c *client.Conn
+	for {
+		if c, err = client.Dial(ctx, tty, &client.Options{Timeout: 2 * time.Second}); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the line did not recover: %v", err)
+		}
+	}
+	defer c.Close()
+	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
+		t.Fatalf("next client: %v", err)
+	}
+}
