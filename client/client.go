@@ -57,9 +57,9 @@ type Envelope struct {
 	Operation      string     `json:"operation"`
 	URI            string     `json:"uri"`
 	Content        rawContent `json:"content,omitempty"`
-	QueryTimeMs    int64           `json:"querytimems"`
-	QueryTimeNs    int64           `json:"querytimens"`
-	Error          string          `json:"error,omitempty"`
+	QueryTimeMs    int64      `json:"querytimems"`
+	QueryTimeNs    int64      `json:"querytimens"`
+	Error          string     `json:"error,omitempty"`
 	// Raw is the envelope's JSON as it came, with the device's field order.
 	Raw []byte `json:"-"`
 }

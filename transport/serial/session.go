@@ -65,15 +65,15 @@ type session struct {
 	broken   atomic.Bool // a write failed: the client no longer reads
 	onBroken func()      // called when a write fails, when set
 	token    string
-	client  *resource.Client
-	queue   *resource.Queue
-	done    chan struct{}
-	wg      sync.WaitGroup
-	heard   time.Time
-	subsMu  sync.Mutex
-	subs    map[string]uint32 // topic URI -> id of the request that subscribed
-	closeMu sync.Once
-	reqBuf  []byte // reused by the reading goroutine for responses
+	client   *resource.Client
+	queue    *resource.Queue
+	done     chan struct{}
+	wg       sync.WaitGroup
+	heard    time.Time
+	subsMu   sync.Mutex
+	subs     map[string]uint32 // topic URI -> id of the request that subscribed
+	closeMu  sync.Once
+	reqBuf   []byte // reused by the reading goroutine for responses
 }
 
 func newSession(srv *Server, w *lockedWriter, token, name string) *session {
