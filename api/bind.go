@@ -490,13 +490,18 @@ func CheckContent(s *spec.Schema, content any) error {
 	if err != nil {
 		return err
 	}
+	// integers as json.Number for the exact range checks of strictKeys;
+	// as float64 for go-openapi, which takes json.Number for a string
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
+	var exact, x any
+	if err := dec.Decode(&exact); err != nil {
 		return fmt.Errorf("content is not JSON: %w", err)
 	}
-	if err := strictKeys(x, s, "value."); err != nil {
+	if err := strictKeys(exact, s, "value."); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &x); err != nil {
 		return err
 	}
 	return validateSchema(s, withoutNullables(x, s))

@@ -14,7 +14,7 @@ import (
 // Motion sample rates and ranges.
 var (
 	SampleRates = []uint16{13, 26, 52, 104, 208, 416, 833, 1666}
-	AccRanges   = []uint8{2, 4, 8, 16}
+	AccRanges   = []uint16{2, 4, 8, 16} // not []uint8: that would encode as base64
 	GyroRanges  = []uint16{245, 500, 1000, 2000}
 )
 
@@ -93,7 +93,7 @@ func (p *IMU) AccRunning() bool { return p.accUsers.Load() > 0 }
 // AccInfo is the content of GET /Meas/Acc/Info.
 type AccInfo struct {
 	SampleRates []uint16 `json:"SampleRates"`
-	Ranges      []uint8  `json:"Ranges"`
+	Ranges      []uint16 `json:"Ranges"`
 }
 
 // GyroInfo is the content of GET /Meas/Gyro/Info.
@@ -111,7 +111,7 @@ type MagnInfo struct {
 // IMUInfo is the content of GET /Meas/IMU/Info.
 type IMUInfo struct {
 	SampleRates []uint16 `json:"SampleRates"`
-	AccRanges   []uint8  `json:"AccRanges"`
+	AccRanges   []uint16 `json:"AccRanges"`
 	GyroRanges  []uint16 `json:"GyroRanges"`
 	MagnRanges  []uint16 `json:"MagnRanges"`
 }

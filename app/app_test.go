@@ -1,0 +1,236 @@
+package app_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"senseboard"
+	"senseboard/app"
+	"senseboard/clock"
+	"senseboard/device"
+	"senseboard/profile"
+	"senseboard/provider/debug"
+	"senseboard/provider/system"
+	"senseboard/resource"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// funcApp is an app made of a function.
+type funcApp struct {
+	name  string
+	start func(ctx *app.Context) error
+}
+
+func (a funcApp) Name() string                 { return a.name }
+func (a funcApp) Start(ctx *app.Context) error { return a.start(ctx) }
+
+func newDevice(t testing.TB) (*senseboard.Device, *clock.Virtual) {
+	t.Helper()
+	c := clock.NewVirtual()
+	p := profile.Default()
+	p.Modules.Heap = true
+	d, err := senseboard.New(senseboard.Config{Clock: c, Seed: 1, StateDir: t.TempDir(), Profile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, c
+}
+
+func wait(t *testing.T, ch <-chan string) string {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(3 * time.Second):
+		t.Fatal("the app did not answer")
+		return ""
+	}
+}
+
+func TestCallsInOrderOnOneGoroutine(t *testing.T) {
+	d, _ := newDevice(t)
+	out := make(chan string, 10)
+	var inside atomic.Int32
+	enter := func() {
+		if inside.Add(1) != 1 {
+			out <- "two callbacks at once"
+		}
+	}
+	leave := func() { inside.Add(-1) }
+	rt, err := app.Run(d.Device, funcApp{"order", func(ctx *app.Context) error {
+		ctx.Put("/Time", func(env resource.Envelope) {
+			enter()
+			defer leave()
+			out <- fmt.Sprint("put ", env.Status.OK())
+		}, resource.Int64(1_700_000_000_000_000))
+		ctx.Get("/Time", func(env resource.Envelope) {
+			enter()
+			defer leave()
+			out <- fmt.Sprint("get ", env.Content.(int64) >= 1_700_000_000_000_000)
+		})
+		// several parameters: the path parameter first, then the body
+		ctx.Get("/Component/Eeprom/{EepromIndex}", func(env resource.Envelope) {
+			enter()
+			defer leave()
+			out <- fmt.Sprint("eeprom ", env.Status, " ", env.URI)
+		}, resource.Int32(1), resource.Uint32(0), resource.Uint8(2))
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	for _, want := range []string{"put true", "get true", "eeprom HTTP_CODE_OK /net/000123/Component/Eeprom/1"} {
+		if got := wait(t, out); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
+
+func TestSubscribeUnsubscribe(t *testing.T) {
+	d, c := newDevice(t)
+	out := make(chan string, 100)
+	var sub *app.Subscription
+	rt, err := app.Run(d.Device, funcApp{"sub", func(ctx *app.Context) error {
+		sub = ctx.Subscribe("/Time", func(content any) {
+			out <- fmt.Sprint("tick ", content.(int64))
+		}, func(env resource.Envelope) { out <- fmt.Sprint("subscribed ", env.Status) })
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	if got := wait(t, out); got != "subscribed HTTP_CODE_OK" {
+		t.Fatalf("got %q", got)
+	}
+	c.Advance(2 * time.Second)
+	for _, want := range []string{"tick 1000000", "tick 2000000"} {
+		if got := wait(t, out); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	done := make(chan string, 1)
+	rt.Context().Device() // the context is reachable while the app runs
+	postToApp(rt, func() { sub.Unsubscribe(func(env resource.Envelope) { done <- fmt.Sprint(env.Status) }) })
+	if got := wait(t, done); got != "HTTP_CODE_OK" {
+		t.Errorf("unsubscribe: %s", got)
+	}
+	if d.Hub().Count() != 0 {
+		t.Errorf("%d subscriptions after unsubscribing", d.Hub().Count())
+	}
+}
+
+// postToApp runs f on the app's goroutine through a timer of no delay.
+func postToApp(rt *app.Runtime, f func()) {
+	rt.Context().After(0, f)
+	rt.Context().Device().Clock().(*clock.Virtual).Advance(0)
+}
+
+func TestProvideErrors(t *testing.T) {
+	d, _ := newDevice(t)
+	def := func(path string) []byte {
+		return []byte("swagger: '2.0'\ninfo: {version: '1', title: T, x-api-state: s, x-api-required: false, x-api-type: public}\npaths:\n  " +
+			path + ":\n    get:\n      responses:\n        200: {description: ok}\n")
+	}
+	tests := []struct {
+		name     string
+		yaml     []byte
+		handlers app.Handlers
+		msg      string
+	}{
+		{"not swagger", []byte("nope: ["), nil, "not a Swagger 2.0 document"},
+		{"device path", def("/Info"), app.Handlers{"GET /Info": nil}, "already a device resource"},
+		{"unknown handler", def("/Sample/A"), app.Handlers{"PUT /Sample/A": nil}, `handler "PUT /Sample/A" has no operation`},
+		{"missing handler", def("/Sample/B"), app.Handlers{}, "no handler for GET /Sample/B"},
+	}
+	for _, tt := range tests {
+		_, err := app.Run(d.Device, funcApp{"bad", func(ctx *app.Context) error { return ctx.Provide(tt.yaml, tt.handlers) }})
+		if err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: %v, want containing %q", tt.name, err, tt.msg)
+		}
+	}
+}
+
+func TestUserMessagesAndHeapTest(t *testing.T) {
+	d, c := newDevice(t)
+	rec, _ := resource.RecordJSON("DebugMessageConfig", []byte(`{"DebugMessages": true}`))
+	d.Call(resource.Put, "/System/Debug/Config", rec)
+	q := resource.NewQueue(10)
+	cl := resource.NewClient("test", q)
+	defer cl.Close()
+	d.Do(&resource.Request{Op: resource.Subscribe, Path: "/System/Debug/info", Client: cl})
+	rt, err := app.Run(d.Device, funcApp{"logger", func(ctx *app.Context) error {
+		ctx.Logf(device.LevelInfo, "hello from %s", "an app")
+		ctx.Device().ArmHeapTest(1 << 30) // more than the heap: fails
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	c.Advance(debug.DrainInterval)
+	ev := q.Drain(nil)
+	if len(ev) != 1 || ev[0].Content.(*debug.Message).Message != "hello from an app" {
+		t.Fatalf("debug stream: %+v", ev)
+	}
+	env, _ := d.Call(resource.Get, "/System/Memory/Heap")
+	if got := env.Content.(*system.Heap).SufficiencyTestResult; got != (resource.Pair{Value: system.Failed, Name: "Failed"}) {
+		t.Errorf("heap test armed above the heap's size reads %v, want [2 Failed]", got)
+	}
+}
+
+func ExampleContext_Get() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	d, _ := senseboard.New(senseboard.Config{StateDir: dir})
+	defer d.Close()
+	done := make(chan string)
+	rt, _ := app.Run(d.Device, funcApp{"example", func(ctx *app.Context) error {
+		ctx.Get("/Info", func(env resource.Envelope) {
+			done <- fmt.Sprint(env.Status, " ", env.URI)
+		})
+		return nil
+	}})
+	defer rt.Stop()
+	fmt.Println(<-done)
+	// Output: HTTP_CODE_OK /net/000123/Info
+}
+
+func ExampleContext_Provide() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	d, _ := senseboard.New(senseboard.Config{StateDir: dir})
+	defer d.Close()
+	definition := []byte(`swagger: '2.0'
+info: {version: '1', title: Hello, x-api-state: experimental, x-api-required: false, x-api-type: public}
+paths:
+  /Sample/Hello:
+    get:
+      responses:
+        200:
+          description: A greeting.
+          schema: {type: string}
+`)
+	rt, err := app.Run(d.Device, funcApp{"hello", func(ctx *app.Context) error {
+		return ctx.Provide(definition, app.Handlers{
+			"GET /Sample/Hello": func(*resource.Request) resource.Response { return resource.OK("hello") },
+		})
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rt.Stop()
+	env, _ := d.Call(resource.Get, "/sample/hello")
+	fmt.Println(env.URI, env.Content)
+	// Output: /net/000123/Sample/Hello hello
+}
