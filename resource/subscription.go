@@ -201,10 +201,11 @@ func (t *Topic) Publish(content any) int {
 type Hub struct {
 	limit int
 
+	count atomic.Int64 // readable from a Source's Subscribe, under the hub's lock
+	peak  atomic.Int64
+
 	mu     sync.Mutex
 	topics map[string]*Topic
-	count  int
-	peak   int
 	nextID uint64
 }
 
@@ -212,26 +213,24 @@ type Hub struct {
 // (no limit when limit <= 0).
 func NewHub(limit int) *Hub { return &Hub{limit: limit, topics: make(map[string]*Topic)} }
 
-// Count returns the number of active subscriptions.
-func (h *Hub) Count() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.count
-}
+// Count returns the number of active subscriptions. It takes no lock, so a
+// Source may call it.
+func (h *Hub) Count() int { return int(h.count.Load()) }
 
 // Peak returns the largest number of simultaneous subscriptions since the
 // hub was made or ResetPeak was called.
-func (h *Hub) Peak() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.peak
-}
+func (h *Hub) Peak() int { return int(h.peak.Load()) }
 
 // ResetPeak starts the peak count again from the current count.
-func (h *Hub) ResetPeak() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.peak = h.count
+func (h *Hub) ResetPeak() { h.peak.Store(h.count.Load()) }
+
+func (h *Hub) raisePeak(n int64) {
+	for {
+		p := h.peak.Load()
+		if n <= p || h.peak.CompareAndSwap(p, n) {
+			return
+		}
+	}
 }
 
 // Topic returns the topic with the canonical URI, or nil when it has no subscribers.
@@ -263,7 +262,7 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 	case t != nil && dup:
 		h.mu.Unlock()
 		return nil, Errorf(StatusConflict, "already subscribed to %s; unsubscribe first", uri)
-	case h.limit > 0 && h.count >= h.limit:
+	case h.limit > 0 && h.Count() >= h.limit:
 		h.mu.Unlock()
 		return nil, Errorf(StatusInsufficientStorage, "the device allows at most %d simultaneous subscriptions", h.limit)
 	}
@@ -288,8 +287,7 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 	if fresh {
 		h.topics[uri] = t
 	}
-	h.count++
-	h.peak = max(h.peak, h.count)
+	h.raisePeak(h.count.Add(1))
 	c.mu.Lock()
 	c.subs[t] = s
 	c.mu.Unlock()
@@ -374,7 +372,7 @@ func (h *Hub) detach(s *Subscription, reason EndReason, tell bool) {
 	} else {
 		t.subs.Store(&subs)
 	}
-	h.count--
+	h.count.Add(-1)
 	h.mu.Unlock()
 	if tell {
 		s.Client.sink.Ended(s, reason)

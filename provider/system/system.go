@@ -107,6 +107,7 @@ type Provider struct {
 	poll      clock.Timer
 	battery   float64 // 0..1
 	batteryAt time.Duration
+	eventsTo  time.Duration // scenario events before this time are applied
 	heapArmed bool
 	heapMin   uint32
 	heapLow   uint32 // lowest free since the test was armed
@@ -123,6 +124,7 @@ func New(cfg Config) *Provider {
 func (p *Provider) Register(d *device.Device) error {
 	p.d = d
 	p.batteryAt = d.Clock().Now()
+	p.eventsTo = p.batteryAt
 	d.HandleFunc("/System/Mode", resource.Get, func(*resource.Request) resource.Response {
 		m := &Mode{Current: uint8(d.Mode())}
 		if n, ok := d.NextMode(); ok {
@@ -210,12 +212,13 @@ func (p *Provider) SetBattery(level float64) {
 // and applies the battery levels the scenario sets on the way; p.mu is held.
 func (p *Provider) drain() {
 	now := p.d.Clock().Now()
-	for _, e := range p.cfg.Wearer.Events(p.batteryAt, now) {
+	for _, e := range p.cfg.Wearer.Events(p.eventsTo, now+1) {
 		if e.Kind == world.Battery {
 			p.drainTo(e.At)
 			p.battery = e.Value
 		}
 	}
+	p.eventsTo = max(p.eventsTo, now+1)
 	p.drainTo(now)
 }
 
