@@ -6,6 +6,7 @@ package senseboardtest
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,15 +115,62 @@ func (d *Device) Off(path string) bool {
 // Sub is a test's subscription.
 type Sub struct {
 	Env    resource.Envelope
-	Queue  *resource.Queue
 	Client *resource.Client
+	sink   interface {
+		resource.Sink
+		Drain([]resource.Event) []resource.Event
+	}
 }
 
-// Subscribe subscribes a new client; the subscription ends with the test.
+// Subscribe subscribes a new client whose notifications wait in a
+// resource.Queue, as a transport's would; the subscription ends with the test.
 func (d *Device) Subscribe(path string, params ...resource.Value) *Sub {
 	d.tb.Helper()
-	s := &Sub{Queue: resource.NewQueue(1 << 16)}
-	s.Client = resource.NewClient(d.tb.Name(), s.Queue)
+	return d.subscribe(resource.NewQueue(1<<16), path, params)
+}
+
+// SubscribeAll subscribes a client that takes every notification at once,
+// as a consumer that always keeps up: per-topic limits such as the ECG
+// front end's buffer never drop anything for it.
+func (d *Device) SubscribeAll(path string, params ...resource.Value) *Sub {
+	d.tb.Helper()
+	return d.subscribe(&collector{}, path, params)
+}
+
+// collector is a Sink that keeps everything.
+type collector struct {
+	mu     sync.Mutex
+	events []resource.Event
+}
+
+func (c *collector) Notify(n resource.Notification) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, resource.Event{Sub: n.Sub, Content: n.Content})
+	return true
+}
+
+func (c *collector) Ended(sub *resource.Subscription, reason resource.EndReason) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, resource.Event{Sub: sub, Ended: reason})
+}
+
+func (c *collector) Drain(dst []resource.Event) []resource.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dst = append(dst, c.events...)
+	c.events = c.events[:0]
+	return dst
+}
+
+func (d *Device) subscribe(sink interface {
+	resource.Sink
+	Drain([]resource.Event) []resource.Event
+}, path string, params []resource.Value) *Sub {
+	d.tb.Helper()
+	s := &Sub{sink: sink}
+	s.Client = resource.NewClient(d.tb.Name(), sink)
 	d.tb.Cleanup(s.Client.Close)
 	env, err := d.Device.Do(&resource.Request{Op: resource.Subscribe, Path: path, Params: params, Client: s.Client})
 	if err != nil {
@@ -135,7 +183,7 @@ func (d *Device) Subscribe(path string, params ...resource.Value) *Sub {
 // Contents drains the notifications' contents.
 func (s *Sub) Contents() []any {
 	var out []any
-	for _, e := range s.Queue.Drain(nil) {
+	for _, e := range s.sink.Drain(nil) {
 		if e.Ended == 0 {
 			out = append(out, e.Content)
 		}
@@ -144,7 +192,7 @@ func (s *Sub) Contents() []any {
 }
 
 // Events drains every event, ends included.
-func (s *Sub) Events() []resource.Event { return s.Queue.Drain(nil) }
+func (s *Sub) Events() []resource.Event { return s.sink.Drain(nil) }
 
 // Advance moves device time forward.
 func (d *Device) Advance(dt time.Duration) { d.Clock.Advance(dt) }

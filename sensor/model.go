@@ -81,8 +81,11 @@ func NewModel(w *world.Wearer, seed uint64) *Model {
 // Wearer returns the model's wearer.
 func (m *Model) Wearer() *world.Wearer { return m.w }
 
-func (m *Model) axisNoise(stream uint64, t time.Duration, axis uint64) float64 {
-	return noise.Normal(noise.Key(m.seed, stream+axis<<8, uint64(t)))
+// axisNoise returns the noise of three axes of a sample: one keyed hash
+// per sample, then one mixing per axis.
+func (m *Model) axisNoise(stream uint64, t time.Duration) (x, y, z float64) {
+	k := noise.Key(m.seed, stream, uint64(t))
+	return noise.Normal(k), noise.Normal(k + 0x632BE59BD9B4E019), noise.Normal(k + 0x8CB92BA72F3D8DD7)
 }
 
 // FillIMU implements IMUSource.
@@ -95,33 +98,25 @@ func (m *Model) FillIMU(acc, gyro, magn []XYZ, t0, dt time.Duration, r Ranges) {
 	}
 	mo := m.motion[:n]
 	m.w.FillMotion(mo, t0, dt)
-	accLSB, accLim := AccLSB(r.Acc), float64(r.Acc)*world.G
-	gyroLSB, gyroLim := GyroLSB(r.Gyro), float64(r.Gyro)
+	accQ := newQuantizer(AccLSB(r.Acc), float64(r.Acc)*world.G)
+	gyroQ := newQuantizer(GyroLSB(r.Gyro), float64(r.Gyro))
+	magnQ := newQuantizer(magnLSB, magnLimit)
 	for i := range mo {
 		t := t0 + time.Duration(i)*dt
 		if acc != nil {
 			f := mo[i].Force.Add(m.accBias)
-			acc[i] = XYZ{
-				Quantize(f.X+accNoise*m.axisNoise(streamAcc, t, 0), accLSB, accLim),
-				Quantize(f.Y+accNoise*m.axisNoise(streamAcc, t, 1), accLSB, accLim),
-				Quantize(f.Z+accNoise*m.axisNoise(streamAcc, t, 2), accLSB, accLim),
-			}
+			nx, ny, nz := m.axisNoise(streamAcc, t)
+			acc[i] = accQ.xyz(f.X+accNoise*nx, f.Y+accNoise*ny, f.Z+accNoise*nz)
 		}
 		if gyro != nil {
 			g := mo[i].Rate.Scale(180 / math.Pi).Add(m.gyroBias)
-			gyro[i] = XYZ{
-				Quantize(g.X+gyroNoise*m.axisNoise(streamGyro, t, 0), gyroLSB, gyroLim),
-				Quantize(g.Y+gyroNoise*m.axisNoise(streamGyro, t, 1), gyroLSB, gyroLim),
-				Quantize(g.Z+gyroNoise*m.axisNoise(streamGyro, t, 2), gyroLSB, gyroLim),
-			}
+			nx, ny, nz := m.axisNoise(streamGyro, t)
+			gyro[i] = gyroQ.xyz(g.X+gyroNoise*nx, g.Y+gyroNoise*ny, g.Z+gyroNoise*nz)
 		}
 		if magn != nil {
 			b := mo[i].Field.Add(m.hardIron)
-			magn[i] = XYZ{
-				Quantize(b.X+magnNoise*m.axisNoise(streamMagn, t, 0), magnLSB, magnLimit),
-				Quantize(b.Y+magnNoise*m.axisNoise(streamMagn, t, 1), magnLSB, magnLimit),
-				Quantize(b.Z+magnNoise*m.axisNoise(streamMagn, t, 2), magnLSB, magnLimit),
-			}
+			nx, ny, nz := m.axisNoise(streamMagn, t)
+			magn[i] = magnQ.xyz(b.X+magnNoise*nx, b.Y+magnNoise*ny, b.Z+magnNoise*nz)
 		}
 	}
 }
@@ -156,15 +151,32 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+time.Second)
+	// the wearer's slow state, at both ends of the batch; contact is looked
+	// at per sample only when it changes within the batch
+	s0, s1 := m.w.At(t0), m.w.At(t1)
+	c0, c1 := m.w.Contact(t0), m.w.Contact(t1)
+	span := float64(t1 - t0)
 	first := 0
 	for i := range dst {
 		t := t0 + time.Duration(i)*dt
 		nz := noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
-		if !m.w.Contact(t) {
+		contact := c0
+		if c0 != c1 {
+			contact = m.w.Contact(t)
+		}
+		if !contact {
 			dst[i] = 0.003 * nz
 			continue
 		}
-		st := m.w.At(t)
+		f := 0.0
+		if span > 0 {
+			f = float64(t-t0) / span
+		}
+		st := world.State{
+			Intensity: s0.Intensity + (s1.Intensity-s0.Intensity)*f,
+			StepPhase: s0.StepPhase + (s1.StepPhase-s0.StepPhase)*f,
+			RespPhase: s0.RespPhase + (s1.RespPhase-s0.RespPhase)*f,
+		}
 		for first < len(m.beats)-1 && m.beats[first+1].At < t-800*time.Millisecond {
 			first++
 		}

@@ -78,13 +78,27 @@ type TempSource interface {
 }
 
 // Quantize rounds v to a multiple of lsb and clips it to [-limit, limit].
-func Quantize(v, lsb, limit float64) float32 {
-	q := math.Round(v/lsb) * lsb
-	if q == 0 {
+func Quantize(v, lsb, limit float64) float32 { return newQuantizer(lsb, limit).one(v) }
+
+// quantizer rounds to a resolution and clips to a range.
+type quantizer struct{ lsb, inv, limit float64 }
+
+func newQuantizer(lsb, limit float64) quantizer { return quantizer{lsb, 1 / lsb, limit} }
+
+func (q quantizer) one(v float64) float32 {
+	r := math.Round(v*q.inv) * q.lsb
+	switch {
+	case r == 0:
 		return 0 // not -0
+	case r > q.limit:
+		r = q.limit
+	case r < -q.limit:
+		r = -q.limit
 	}
-	return float32(math.Max(-limit, math.Min(limit, q)))
+	return float32(r)
 }
+
+func (q quantizer) xyz(x, y, z float64) XYZ { return XYZ{q.one(x), q.one(y), q.one(z)} }
 
 // ECGUnit is one unit of the integer ECG samples, in millivolts (0.38147 uV).
 const ECGUnit = 0.00038147

@@ -441,7 +441,7 @@ func (w *Wearer) stateAt(t time.Duration) State {
 		SkinTemp:  lerp(a.temp, b.temp, f),
 		Ambient:   w.sc.Start.Ambient,
 		Contact:   w.contactAt(t),
-		Orient:    Slerp(a.orient, b.orient, f),
+		Orient:    Nlerp(a.orient, b.orient, f),
 	}
 	s.RespRate = 0.25 + 0.12*s.Intensity
 	s.Moving = s.Intensity > 0.2
@@ -553,7 +553,7 @@ func (w *Wearer) FillMotion(dst []Motion, t0, dt time.Duration) {
 	for i := range dst {
 		t := r0 + time.Duration(i)*dt
 		a, b, f := w.track(t)
-		q := Slerp(a.orient, b.orient, f)
+		q := Nlerp(a.orient, b.orient, f)
 		qc := q.Conj()
 		in := lerp(a.intensity, b.intensity, f)
 		cad := lerp(a.cadence, b.cadence, f)

@@ -29,6 +29,7 @@ type stream struct {
 	mu    *sync.Mutex
 	fire  func(first int64, t time.Duration, n int)
 	run   bool
+	tickF func() // s.tick, bound once: a method value per batch would allocate
 }
 
 // sampleTime returns the clock reading of sample k.
@@ -41,11 +42,12 @@ func (s *stream) period() time.Duration { return time.Second / time.Duration(s.r
 
 func (s *stream) start() {
 	s.t0, s.k, s.run = s.clk.Now(), 0, true
+	s.tickF = s.tick
 	s.schedule()
 }
 
 func (s *stream) schedule() {
-	s.timer = clock.At(s.clk, s.sampleTime(s.k+int64(s.batch)), s.tick)
+	s.timer = clock.At(s.clk, s.sampleTime(s.k+int64(s.batch)), s.tickF)
 }
 
 func (s *stream) tick() {

@@ -1,0 +1,475 @@
+package meas_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"senseboard/provider/debug"
+	"senseboard/provider/meas"
+	"senseboard/provider/system"
+	"senseboard/resource"
+	sbt "senseboard/senseboardtest"
+	"senseboard/sensor"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func motion(s *sbt.Sub) []*meas.MotionData {
+	var out []*meas.MotionData
+	for _, c := range s.Contents() {
+		out = append(out, c.(*meas.MotionData))
+	}
+	return out
+}
+
+// TestExactSampleTiming checks, at every rate, that an hour of subscription
+// delivers rate x 3600 samples, in notifications of the documented batch
+// size, whose timestamps are exactly those of their first samples.
+func TestExactSampleTiming(t *testing.T) {
+	span := time.Hour
+	if testing.Short() {
+		span = 10 * time.Minute
+	}
+	check := func(t *testing.T, rate, batch int, stamps []uint32, counts []int, start time.Duration) {
+		t.Helper()
+		total := 0
+		for i, n := range counts {
+			if n != batch {
+				t.Fatalf("notification %d holds %d samples, want %d", i, n, batch)
+			}
+			first := int64(total)
+			want := uint32((start + time.Duration(first*int64(time.Second)/int64(rate))) / time.Millisecond)
+			if stamps[i] != want {
+				t.Fatalf("notification %d: Timestamp %d, want %d (sample %d at %d Hz)", i, stamps[i], want, first, rate)
+			}
+			total += n
+		}
+		// the samples taken, rate x duration rounded down, of which the
+		// whole batches have been delivered (over an hour, all of them)
+		taken := int(float64(rate) * span.Seconds())
+		if want := taken / batch * batch; total != want {
+			t.Errorf("%d samples in %v at %d Hz, want %d", total, span, rate, want)
+		}
+	}
+	for _, rate := range meas.SampleRates {
+		t.Run(fmt.Sprintf("gyro %d", rate), func(t *testing.T) {
+			d := sbt.New(t, sbt.Config{})
+			d.Advance(1234 * time.Millisecond) // a start between ticks
+			s := d.Subscribe(fmt.Sprintf("/Meas/Gyro/%d", rate))
+			var stamps []uint32
+			var counts []int
+			for elapsed := time.Duration(0); elapsed < span; elapsed += time.Minute {
+				d.Advance(time.Minute)
+				for _, m := range motion(s) {
+					stamps, counts = append(stamps, m.Timestamp), append(counts, len(m.ArrayGyro))
+				}
+			}
+			check(t, int(rate), meas.BatchSize(int(rate)), stamps, counts, 1234*time.Millisecond)
+		})
+	}
+	for _, rate := range meas.ECGRates {
+		t.Run(fmt.Sprintf("ecg %d", rate), func(t *testing.T) {
+			d := sbt.New(t, sbt.Config{})
+			d.Advance(777 * time.Millisecond)
+			s := d.SubscribeAll(fmt.Sprintf("/Meas/ECG/%d", rate))
+			var stamps []uint32
+			var counts []int
+			for elapsed := time.Duration(0); elapsed < span; elapsed += 10 * time.Second {
+				d.Advance(10 * time.Second)
+				for _, c := range s.Contents() {
+					e := c.(*meas.ECGData)
+					stamps, counts = append(stamps, e.Timestamp), append(counts, len(e.Samples))
+				}
+			}
+			check(t, int(rate), meas.ECGArraySize, stamps, counts, 777*time.Millisecond)
+		})
+	}
+}
+
+func TestBatchSizes(t *testing.T) {
+	for rate, want := range map[int]int{13: 1, 26: 2, 52: 4, 104: 8, 208: 8, 1666: 8} {
+		if got := meas.BatchSize(rate); got != want {
+			t.Errorf("BatchSize(%d) = %d, want %d", rate, got, want)
+		}
+	}
+}
+
+func TestInfoConfigAndRates(t *testing.T) {
+	d := sbt.New(t, sbt.Config{})
+	if c := d.Expect(200, resource.Get, "/Meas/IMU/Config").Content.(*meas.IMUConfig); *c != (meas.IMUConfig{AccRange: 8, GyroRange: 2000, MagnRange: 5000}) {
+		t.Errorf("IMU config %+v", c)
+	}
+	d.Expect(400, resource.Put, "/Meas/Acc/Config", sbt.Record(t, "AccConfig", `{"GRange": 3}`))
+	d.Expect(400, resource.Put, "/Meas/Gyro/Config", sbt.Record(t, "GyroConfig", `{"DPSRange": 250}`))
+	d.Expect(200, resource.Put, "/Meas/Gyro/Config", sbt.Record(t, "GyroConfig", `{"DPSRange": 245}`))
+	d.Expect(200, resource.Put, "/Meas/Magn/Config", sbt.Record(t, "MagnConfig", `{"Scale": 5000}`))
+	d.Expect(400, resource.Put, "/Meas/Magn/Config", sbt.Record(t, "MagnConfig", `{"Scale": 100}`))
+	for _, p := range []string{"/Meas/Acc/100", "/Meas/Gyro/0", "/Meas/Magn/2000", "/Meas/IMU9/1000", "/Meas/ECG/300", "/Meas/ECG/100/mV"} {
+		s := d.Subscribe(p)
+		if s.Env.Status != 501 || !strings.Contains(s.Env.Error, "allowed:") {
+			t.Errorf("SUBSCRIBE %s: %d %s", p, s.Env.Status, s.Env.Error)
+		}
+	}
+	d.Reset()
+	if c := d.Expect(200, resource.Get, "/Meas/Gyro/Config").Content.(*meas.GyroConfig); c.DPSRange != 2000 {
+		t.Errorf("gyro range after reset %d", c.DPSRange)
+	}
+}
+
+func TestIMUStreamsAreSynchronized(t *testing.T) {
+	d := sbt.New(t, sbt.Config{Scenario: "segments:\n  - walk: 1h\n"})
+	d.Advance(30 * time.Second)
+	acc, gyro, imu9 := d.Subscribe("/Meas/Acc/208"), d.Subscribe("/Meas/Gyro/208"), d.Subscribe("/Meas/IMU9/208")
+	d.Advance(2 * time.Second)
+	a, g, n := motion(acc), motion(gyro), motion(imu9)
+	if len(a) == 0 || len(a) != len(n) || len(g) != len(n) {
+		t.Fatalf("%d, %d and %d notifications", len(a), len(g), len(n))
+	}
+	for i := range n {
+		if len(n[i].ArrayAcc) != 8 || len(n[i].ArrayGyro) != 8 || len(n[i].ArrayMagn) != 8 {
+			t.Fatalf("IMU9 notification %d arrays %d/%d/%d", i, len(n[i].ArrayAcc), len(n[i].ArrayGyro), len(n[i].ArrayMagn))
+		}
+		if n[i].Timestamp != a[i].Timestamp || fmt.Sprint(n[i].ArrayAcc) != fmt.Sprint(a[i].ArrayAcc) || fmt.Sprint(n[i].ArrayGyro) != fmt.Sprint(g[i].ArrayGyro) {
+			t.Fatalf("IMU9 and the single streams differ at notification %d", i)
+		}
+	}
+	// standing: gravity on -x; the field about 50 uT plus the device's offset
+	var x, b float64
+	for _, m := range n {
+		for k := range m.ArrayAcc {
+			x += float64(m.ArrayAcc[k].X)
+			v := m.ArrayMagn[k]
+			b += math.Sqrt(float64(v.X*v.X + v.Y*v.Y + v.Z*v.Z))
+		}
+	}
+	cnt := float64(len(n) * 8)
+	if x/cnt > -8.5 || x/cnt < -11 {
+		t.Errorf("mean acc x %.2f while standing and walking", x/cnt)
+	}
+	if b/cnt < 25 || b/cnt > 80 {
+		t.Errorf("mean field %.1f uT", b/cnt)
+	}
+}
+
+func TestRangeChangeMidSubscription(t *testing.T) {
+	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 3s\n    tap: {}\n  - at: 6s\n    tap: {}\n"})
+	s := d.Subscribe("/Meas/Acc/1666")
+	peak := func() float64 {
+		p := 0.0
+		for _, m := range motion(s) {
+			for _, v := range m.ArrayAcc {
+				p = math.Max(p, math.Abs(float64(v.Z)))
+			}
+		}
+		return p
+	}
+	d.Advance(4 * time.Second)
+	if p := peak(); p < 25 {
+		t.Errorf("tap peak %.1f m/s^2 at 8 g", p)
+	}
+	d.Expect(200, resource.Put, "/Meas/Acc/Config", sbt.Record(t, "AccConfig", `{"GRange": 2}`))
+	d.Advance(3 * time.Second)
+	if p := peak(); p > 2*9.80665+1e-3 || p < 19 {
+		t.Errorf("tap peak %.2f m/s^2 at 2 g: want clipped at 19.61", p)
+	}
+}
+
+func TestECG(t *testing.T) {
+	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 20s\n    gear: off\n"})
+	info := func() *meas.ECGInfo { return d.Expect(200, resource.Get, "/Meas/ECG/Info").Content.(*meas.ECGInfo) }
+	cfg := func() string {
+		c := d.Expect(200, resource.Get, "/Meas/ECG/Config").Content.(*meas.ECGConfig)
+		f := func(p *float32) string {
+			if p == nil {
+				return "null"
+			}
+			return fmt.Sprint(*p)
+		}
+		return f(c.LowPass) + "/" + f(c.HighPass)
+	}
+	if i := info(); i.CurrentSampleRate != 0 || i.ArraySize != 16 || len(i.AvailableSampleRates) != 7 {
+		t.Errorf("info %+v", i)
+	}
+	if c := cfg(); c != "40/0.5" {
+		t.Errorf("config when not measuring %s", c)
+	}
+	ints := d.Subscribe("/Meas/ECG/256")
+	mv := d.Subscribe("/meas/ecg/256/MV")
+	if ints.Env.Status != 200 || mv.Env.Status != 200 || mv.Env.URI != "/net/000123/Meas/ECG/256/mV" {
+		t.Fatalf("subscriptions %+v %+v", ints.Env, mv.Env)
+	}
+	if i := info(); i.CurrentSampleRate != 256 {
+		t.Errorf("current rate %d", i.CurrentSampleRate)
+	}
+	if c := cfg(); c != "100/0.5" {
+		t.Errorf("default config at 256 Hz %s", c)
+	}
+	if other := d.Subscribe("/Meas/ECG/512"); other.Env.Status != 409 || !strings.Contains(other.Env.Error, "runs at 256 Hz") {
+		t.Errorf("second rate: %d %s", other.Env.Status, other.Env.Error)
+	}
+	if same := d.Subscribe("/Meas/ECG/256"); same.Env.Status != 200 {
+		t.Errorf("same rate again: %d", same.Env.Status)
+	}
+	// the integer and mV streams carry the same samples; R waves around 1 mV
+	var peak float64
+	for range 8 {
+		d.Advance(100 * time.Millisecond)
+		a, b := ints.Contents(), mv.Contents()
+		if len(a) != len(b) {
+			t.Fatalf("%d integer and %d mV notifications", len(a), len(b))
+		}
+		for k := range a {
+			ia, mb := a[k].(*meas.ECGData), b[k].(*meas.ECGDataMV)
+			for j := range ia.Samples {
+				if want := float32(float64(ia.Samples[j]) * sensor.ECGUnit); mb.Samples[j] != want {
+					t.Fatalf("sample %d: %d units and %v mV", j, ia.Samples[j], mb.Samples[j])
+				}
+				peak = math.Max(peak, float64(mb.Samples[j]))
+			}
+		}
+	}
+	if peak < 0.6 || peak > 2 {
+		t.Errorf("ECG peak %.2f mV over 800 ms", peak)
+	}
+	// filters: null bypasses, keys fold, only offered cut-offs
+	d.Expect(200, resource.Put, "/Meas/ECG/Config", sbt.Record(t, "ECGConfig", `{"low-pass": 150, "HIGH_PASS": null}`))
+	if c := cfg(); c != "150/null" {
+		t.Errorf("after PUT %s", c)
+	}
+	d.Expect(200, resource.Put, "/Meas/ECG/Config", sbt.Record(t, "ECGConfig", `{"LowPass": null}`))
+	if c := cfg(); c != "null/null" {
+		t.Errorf("a key left out keeps its setting: %s", c)
+	}
+	d.Expect(400, resource.Put, "/Meas/ECG/Config", sbt.Record(t, "ECGConfig", `{"LowPass": 60}`))
+	// gear off: a flat, noisy signal
+	d.Advance(25 * time.Second)
+	ints.Contents()
+	d.Advance(62500 * time.Microsecond)
+	for _, c := range ints.Contents() {
+		for _, v := range c.(*meas.ECGData).Samples {
+			if math.Abs(float64(v)*sensor.ECGUnit) > 0.05 {
+				t.Fatalf("%.3f mV with the gear off", float64(v)*sensor.ECGUnit)
+			}
+		}
+	}
+	d.Reset()
+	if c := cfg(); c != "40/0.5" {
+		t.Errorf("config after reset %s", c)
+	}
+}
+
+// A subscriber that does not take its notifications loses samples as the
+// front end's 32-sample buffer overflows, and a warning says so.
+func TestECGFrontEndBufferLosesSamples(t *testing.T) {
+	d := sbt.New(t, sbt.Config{})
+	d.Expect(200, resource.Put, "/System/Debug/Config", sbt.Record(t, "DebugMessageConfig", `{"SystemMessages": true}`))
+	warnings := d.Subscribe("/System/Debug/warning")
+	slow := d.Subscribe("/Meas/ECG/512")
+	d.Advance(time.Second)
+	ev := slow.Events()
+	if len(ev) != meas.FrontEndFIFO/meas.ECGArraySize {
+		t.Errorf("%d notifications kept for a client that did not read, want %d", len(ev), meas.FrontEndFIFO/meas.ECGArraySize)
+	}
+	if sub := ev[0].Sub; sub.Dropped() < 25 {
+		t.Errorf("%d notifications dropped in a second at 512 Hz", sub.Dropped())
+	}
+	d.Advance(debug.DrainInterval)
+	found := false
+	for _, c := range warnings.Contents() {
+		found = found || strings.Contains(c.(*debug.Message).Message, "32-sample buffer overflowed")
+	}
+	if !found {
+		t.Error("no warning about lost samples")
+	}
+}
+
+func TestHeartRate(t *testing.T) {
+	d := sbt.New(t, sbt.Config{Scenario: "start:\n  heartRate: 75\nevents:\n  - at: 40s\n    gear: off\n"})
+	if i := d.Expect(200, resource.Get, "/Meas/HR/Info").Content.(*meas.HRInfo); *i != (meas.HRInfo{Min: 200, Max: 2000, Accuracy: 5}) {
+		t.Errorf("info %+v", i)
+	}
+	hr := d.Subscribe("/Meas/HR")
+	if hr.Env.Status != 204 {
+		t.Errorf("first subscription answers %d, want 204 while starting", hr.Env.Status)
+	}
+	d.Advance(30 * time.Second)
+	if again := d.Subscribe("/Meas/HR"); again.Env.Status != 200 {
+		t.Errorf("subscription once running answers %d", again.Env.Status)
+	}
+	got := hr.Contents()
+	if len(got) < 25 || len(got) > 45 {
+		t.Fatalf("%d heart-rate updates in 30 s at 75 bpm", len(got))
+	}
+	last := got[len(got)-1].(*meas.HRData)
+	if last.Average < 65 || last.Average > 85 || len(last.RRData) != 1 || last.RRData[0] < 650 || last.RRData[0] > 950 {
+		t.Errorf("last update %+v", last)
+	}
+	d.Advance(10 * time.Second)
+	hr.Contents()
+	d.Advance(20 * time.Second) // gear off from 40 s: no heart rate
+	if got := hr.Contents(); len(got) > 1 {
+		t.Errorf("%d heart-rate updates with the gear off", len(got))
+	}
+	if rr := d.HR.LastRR(); rr < 600*time.Millisecond || rr > time.Second {
+		t.Errorf("front end's RTOR %v", rr)
+	}
+}
+
+func TestTemperature(t *testing.T) {
+	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 10s\n    gear: off\n"})
+	if i := d.Expect(200, resource.Get, "/Meas/Temp/Info").Content.(*meas.TempInfo); *i != (meas.TempInfo{Min: 233, Max: 398, Accuracy: 1}) {
+		t.Errorf("info %+v", i)
+	}
+	v := d.Expect(200, resource.Get, "/Meas/Temp").Content.(*meas.TempData)
+	if v.Measurement < 305 || v.Measurement > 308 {
+		t.Errorf("skin temperature %.2f K", v.Measurement)
+	}
+	s := d.Subscribe("/Meas/Temp")
+	d.Advance(10 * time.Minute)
+	got := s.Contents()
+	if len(got) < 10 || len(got) > 600 {
+		t.Fatalf("%d notifications in 10 minutes", len(got))
+	}
+	prev := float32(0)
+	for i, c := range got {
+		m := c.(*meas.TempData)
+		if m.Measurement == prev {
+			t.Fatalf("notification %d repeats %.4f: notifications come on change", i, prev)
+		}
+		if i > 0 && m.Timestamp-got[i-1].(*meas.TempData).Timestamp < 1000 {
+			t.Fatalf("notifications %d ms apart", m.Timestamp-got[i-1].(*meas.TempData).Timestamp)
+		}
+		prev = m.Measurement
+	}
+	if last := got[len(got)-1].(*meas.TempData).Measurement; last > v.Measurement-2 {
+		t.Errorf("with the gear off for 10 minutes the reading is %.2f K, from %.2f", last, v.Measurement)
+	}
+}
+
+// stateEvents collects the notifications of one state.
+func stateEvents(s *sbt.Sub) []system.StateChange {
+	var out []system.StateChange
+	for _, c := range s.Contents() {
+		out = append(out, *c.(*system.StateChange))
+	}
+	return out
+}
+
+func TestDetectedStates(t *testing.T) {
+	d := sbt.New(t, sbt.Config{Scenario: `segments:
+  - rest: 30s
+  - walk: 30s
+  - rest: 2m
+events:
+  - at: 10s
+    tap: {}
+  - at: 15s
+    doubleTap: {}
+  - at: 100s
+    freeFall: 400ms
+`})
+	d.Subscribe("/Meas/Acc/13") // the detectors need the accelerometer, at any rate
+	move, dbl, tap, fall := d.Subscribe("/System/States/0"), d.Subscribe("/System/States/3"), d.Subscribe("/System/States/4"), d.Subscribe("/System/States/5")
+	d.Advance(3 * time.Minute)
+	ms := func(e []system.StateChange) string {
+		var s []string
+		for _, c := range e {
+			s = append(s, fmt.Sprintf("%d@%d", c.NewState, c.Timestamp))
+		}
+		return strings.Join(s, " ")
+	}
+	taps := stateEvents(tap)
+	if len(taps) != 3 || taps[0].Timestamp < 10000 || taps[0].Timestamp > 10200 || taps[1].Timestamp < 15000 || taps[2].Timestamp > 15500 {
+		t.Errorf("taps %s: want one at 10 s and two at 15 s", ms(taps))
+	}
+	if dt := stateEvents(dbl); len(dt) != 2 || dt[0].NewState != 1 || dt[0].Timestamp < 15250 || dt[0].Timestamp > 15500 || dt[1].NewState != 0 {
+		t.Errorf("double tap %s", ms(dt))
+	}
+	ff := stateEvents(fall)
+	if len(ff) != 2 || ff[0].NewState != 1 || ff[1].NewState != 0 {
+		t.Fatalf("free fall %s", ms(ff))
+	}
+	if late := int(ff[0].Timestamp) - 100000; late < 0 || late > 100 {
+		t.Errorf("free fall detected %d ms after it started, want within 100", late)
+	}
+	mv := stateEvents(move)
+	walking := false
+	for _, c := range mv {
+		walking = walking || c.NewState == 1 && c.Timestamp >= 30000 && c.Timestamp < 36000
+	}
+	if !walking || mv[len(mv)-1].NewState != 0 {
+		t.Errorf("movement %s", ms(mv))
+	}
+	if v := d.Expect(200, resource.Get, "/System/States/0").Content; v != int32(0) {
+		t.Errorf("movement at rest %v", v)
+	}
+}
+
+// TestNoFalseTapsWhileWalking walks for ten minutes: taps and double taps
+// must not be detected.
+func TestNoFalseTapsWhileWalking(t *testing.T) {
+	span := 10 * time.Minute
+	if testing.Short() {
+		span = 2 * time.Minute
+	}
+	for _, sc := range []string{"segments:\n  - walk: 1h\n", "segments:\n  - run: 1h\n"} {
+		d := sbt.New(t, sbt.Config{Scenario: sc})
+		d.Subscribe("/Meas/Acc/52")
+		dbl, tap := d.Subscribe("/System/States/3"), d.Subscribe("/System/States/4")
+		d.Advance(span)
+		if n, m := len(stateEvents(tap)), len(stateEvents(dbl)); n > 0 || m > 0 {
+			t.Errorf("%q: %d taps and %d double taps detected", sc, n, m)
+		}
+		if v := d.Expect(200, resource.Get, "/System/States/0").Content; v != int32(1) {
+			t.Errorf("%q: movement %v", sc, v)
+		}
+	}
+}
+
+// The same seed and scenario give the same bytes.
+func TestDeterministicBySeed(t *testing.T) {
+	run := func(seed int64) string {
+		d := sbt.New(t, sbt.Config{Seed: seed, Scenario: "segments:\n  - walk: 1m\n"})
+		a, e, h := d.Subscribe("/Meas/IMU9/104"), d.Subscribe("/Meas/ECG/128/mV"), d.Subscribe("/Meas/HR")
+		d.Advance(20 * time.Second)
+		var b []byte
+		for _, s := range []*sbt.Sub{a, e, h} {
+			for _, c := range s.Contents() {
+				b, _ = resource.AppendJSON(b, c)
+			}
+		}
+		return string(b)
+	}
+	one, two, other := run(5), run(5), run(6)
+	if one != two {
+		t.Error("the same seed gave different data")
+	}
+	if one == other {
+		t.Error("another seed gave the same data")
+	}
+}
+
+// The hand-written encoders give encoding/json's bytes.
+func TestEncodersMatchEncodingJSON(t *testing.T) {
+	d := sbt.New(t, sbt.Config{})
+	subs := []*sbt.Sub{d.Subscribe("/Meas/IMU9/52"), d.Subscribe("/Meas/ECG/200"), d.Subscribe("/Meas/Magn/13")}
+	d.Advance(time.Second)
+	d2 := sbt.New(t, sbt.Config{})
+	mv := d2.Subscribe("/Meas/ECG/200/mV")
+	d2.Advance(time.Second)
+	subs = append(subs, mv)
+	for _, s := range subs {
+		for _, c := range s.Contents() {
+			fast := c.(resource.JSONAppender).AppendJSON(nil)
+			slow, err := jsonMarshal(c)
+			if err != nil || string(fast) != string(slow) {
+				t.Fatalf("%T:\n%s\n%s", c, fast, slow)
+			}
+		}
+	}
+}
