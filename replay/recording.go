@@ -60,6 +60,9 @@ func (c Channel) String() string {
 // longer gaps are missing data.
 const MaxGap = 250 * time.Millisecond
 
+// sameSample is how close a time must be to a sample's to read it as is.
+const sameSample = time.Microsecond
+
 // maxGap returns the longest gap bridged in the series.
 func (s *Series) maxGap() time.Duration {
 	return max(MaxGap, time.Duration(2.5*float64(time.Second)/s.Rate))
@@ -155,6 +158,7 @@ func (r *Recording) finish() error {
 			sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
 			s.Rate = math.Round(float64(time.Second)/float64(d[len(d)/2])*100) / 100
 		}
+		s.snap()
 		end := s.T[s.Len()-1] + time.Duration(float64(time.Second)/s.Rate)
 		r.Length = max(r.Length, end)
 	}
@@ -167,6 +171,22 @@ func (r *Recording) finish() error {
 	return nil
 }
 
+// snap puts samples that lie within a millisecond of the rate's grid (from
+// the first sample) exactly on it: recordings keep times in whole or
+// thousandths of milliseconds, and a replay at the recorded rate should
+// give back the recorded samples, not interpolations between them.
+func (s *Series) snap() {
+	t0 := s.T[0]
+	per := float64(time.Second) / s.Rate
+	for i, t := range s.T {
+		k := math.Round(float64(t-t0) / per)
+		exact := t0 + time.Duration(math.Round(k*per))
+		if d := t - exact; d > -time.Millisecond && d < time.Millisecond {
+			s.T[i] = exact
+		}
+	}
+}
+
 // at returns the series' value of axis k at recording time tau by linear
 // interpolation, and false when the sample is missing.
 func (s *Series) at(k int, tau time.Duration) (float64, bool) {
@@ -176,10 +196,21 @@ func (s *Series) at(k int, tau time.Duration) (float64, bool) {
 		return s.Axes[k][0], !math.IsNaN(s.Axes[k][0])
 	case i == len(s.T):
 		v := s.Axes[k][i-1]
-		return v, !math.IsNaN(v) && tau-s.T[i-1] <= s.maxGap()
+		return v, !math.IsNaN(v) && (s.Channel == Temp || tau-s.T[i-1] <= s.maxGap())
 	}
 	t0, t1 := s.T[i-1], s.T[i]
 	v0, v1 := s.Axes[k][i-1], s.Axes[k][i]
+	// a sample within a microsecond is the sample itself: sample times of
+	// streams and recordings differ by nanoseconds of rounding
+	switch {
+	case tau-t0 < sameSample:
+		return v0, !math.IsNaN(v0)
+	case t1-tau < sameSample:
+		return v1, !math.IsNaN(v1)
+	case s.Channel == Temp:
+		// temperature is notified on change: between readings it holds
+		return v0, !math.IsNaN(v0)
+	}
 	if t1-t0 > s.maxGap() || math.IsNaN(v0) || math.IsNaN(v1) {
 		return math.NaN(), false
 	}

@@ -14,6 +14,7 @@ import (
 	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/profile"
+	"senseboard/replay"
 	"senseboard/resource"
 	"senseboard/world"
 )
@@ -24,6 +25,7 @@ type Config struct {
 	Scenario string // YAML; "" for the default wearer
 	Seed     int64
 	StateDir string // "" for a temporary directory
+	Replay   []*replay.Recording
 }
 
 // Device is a device on a virtual clock.
@@ -67,7 +69,7 @@ func (d *Device) open() {
 		c := *d.cfg.Profile
 		p = &c
 	}
-	dev, err := senseboard.New(senseboard.Config{Profile: p, Clock: d.Clock, Seed: d.cfg.Seed, StateDir: d.cfg.StateDir, Scenario: sc})
+	dev, err := senseboard.New(senseboard.Config{Profile: p, Clock: d.Clock, Seed: d.cfg.Seed, StateDir: d.cfg.StateDir, Scenario: sc, Replay: d.cfg.Replay})
 	if err != nil {
 		d.tb.Fatal(err)
 	}
