@@ -171,3 +171,10 @@ func (d *Device) Close() error {
 	}
 	return err
 }
+
+// Inject makes something happen to the wearer now: an event as a
+// scenario's events give them (see world.ParseInjection).
+func (d *Device) Inject(e world.Event) {
+	e.At = d.Clock().Now()
+	d.Wearer.Inject(e)
+}

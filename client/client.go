@@ -38,7 +38,14 @@ var (
 	ErrRefused     = errors.New("session refused")
 	ErrClosed      = errors.New("connection closed")
 	ErrNotPortName = errors.New("not a port")
+	// ErrDisconnected is the end of a radio link connection.
+	ErrDisconnected = errors.New("disconnected")
 )
+
+// RemoteError is the device's error frame: what it could not act on.
+type RemoteError struct{ Msg string }
+
+func (e *RemoteError) Error() string { return e.Msg }
 
 // Options tune a connection. The zero value is ready to use.
 type Options struct {
@@ -118,20 +125,7 @@ type Conn struct {
 // path, TCP<host>:<port> (the form of this device family's PC simulator), or
 // tcp://<host>:<port>.
 func Dial(ctx context.Context, port string, opts *Options) (*Conn, error) {
-	c := &Conn{port: port, pending: map[uint32]chan wire.Frame{}, subs: map[uint32]*Subscription{},
-		done: make(chan struct{}), hello: make(chan wire.Frame, 4), token: serial.Token()}
-	if opts != nil {
-		c.opts = *opts
-	}
-	if c.opts.Timeout <= 0 {
-		c.opts.Timeout = 5 * time.Second
-	}
-	if c.opts.Name == "" {
-		c.opts.Name = "senseboard client"
-	}
-	if c.opts.Baud <= 0 {
-		c.opts.Baud = serial.DefaultBaud
-	}
+	c := newConn(port, opts)
 	tty := false
 	switch addr, isTCP := tcpAddress(port); {
 	case isTCP:
@@ -149,15 +143,48 @@ func Dial(ctx context.Context, port string, opts *Options) (*Conn, error) {
 		}
 		tty = true
 	}
+	return c, c.start(ctx, tty)
+}
+
+// Open starts a session on a stream that is open already, such as a stream
+// of the radio link; name names it in errors. The connection owns rw and
+// closes it.
+func Open(ctx context.Context, name string, rw io.ReadWriteCloser, opts *Options) (*Conn, error) {
+	c := newConn(name, opts)
+	c.rw = rw
+	return c, c.start(ctx, false)
+}
+
+func newConn(port string, opts *Options) *Conn {
+	c := &Conn{port: port, pending: map[uint32]chan wire.Frame{}, subs: map[uint32]*Subscription{},
+		done: make(chan struct{}), hello: make(chan wire.Frame, 4), token: serial.Token()}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.Timeout <= 0 {
+		c.opts.Timeout = 5 * time.Second
+	}
+	if c.opts.Name == "" {
+		c.opts.Name = "senseboard client"
+	}
+	if c.opts.Baud <= 0 {
+		c.opts.Baud = serial.DefaultBaud
+	}
+	return c
+}
+
+// start reads the stream and says hello.
+func (c *Conn) start(ctx context.Context, tty bool) error {
 	c.wg.Add(1)
 	go c.read()
 	if err := c.handshake(ctx, tty); err != nil {
 		c.shut(err)
-		return nil, err
+		c.wg.Wait()
+		return err
 	}
 	c.wg.Add(1)
 	go c.keepalive()
-	return c, nil
+	return nil
 }
 
 // tcpAddress recognizes the TCP port forms.
@@ -300,7 +327,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 			default:
 			}
 		}
-	case wire.Response, wire.Pong, wire.Error:
+	case wire.Response, wire.Pong, wire.Error, wire.Advert, wire.Connected, wire.Paired:
 		c.mu.Lock()
 		ch := c.pending[f.ID]
 		delete(c.pending, f.ID)
@@ -326,6 +353,10 @@ func (c *Conn) dispatch(f wire.Frame) {
 			json.Unmarshal(f.Payload, &m)
 			s.finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
 		}
+	case wire.Disconnected:
+		var m wire.DisconnectedMsg
+		json.Unmarshal(f.Payload, &m)
+		c.shut(fmt.Errorf("%s: %w: %s", c.port, ErrDisconnected, strings.TrimPrefix(m.Reason, "disconnected: ")))
 	}
 }
 
@@ -421,7 +452,7 @@ func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, befor
 		if f.Kind == wire.Error {
 			var m wire.ErrorMsg
 			json.Unmarshal(f.Payload, &m)
-			return f, fmt.Errorf("%s: protocol error: %s", c.port, m.Error)
+			return f, fmt.Errorf("%s: protocol error: %w", c.port, &RemoteError{m.Error})
 		}
 		return f, nil
 	case <-c.done:

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"senseboard"
+	"senseboard/air"
 	"senseboard/clock"
 	"senseboard/profile"
 	"senseboard/replay"
@@ -55,6 +56,10 @@ type Config struct {
 	Scenario *world.Scenario
 	// Replay lists recordings to play instead of the model.
 	Replay []*replay.Recording
+	// Air is the directory of the local radio link, where each device
+	// listens for centrals of other programs (air.DefaultDir() when empty,
+	// "none" for none).
+	Air string
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
 }
@@ -82,6 +87,31 @@ type Running struct {
 	PTY      string // link to the pseudo-terminal, "" when none
 	TCP      string // address, "" when none
 	Port     string // real serial port, "" when none
+	Air      string // socket of the radio link, "" when none
+
+	h   *Host
+	srv *serial.Server
+}
+
+// DialRadio opens a stream of the radio link to the device from within
+// the program, as a central in range of it; the stream is served until it
+// closes, ctx ends or the host stops.
+func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
+	h := r.h
+	h.radioMu.Lock()
+	defer h.radioMu.Unlock()
+	if h.stopped {
+		return nil, fmt.Errorf("device %s: %w", r.Device.Serial(), net.ErrClosed)
+	}
+	device, central := net.Pipe()
+	h.radios.Go(func() {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(h.stopCtx, cancel)
+		defer stop()
+		r.srv.ServeRadio(ctx, device, r.Device.BLE)
+	})
+	return central, nil
 }
 
 // Host is a set of running devices.
@@ -93,6 +123,12 @@ type Host struct {
 	cfg     Config
 	closers []io.Closer
 	serve   []func(ctx context.Context) error
+
+	stopCtx context.Context // ends when Run ends
+	stop    context.CancelFunc
+	radioMu sync.Mutex
+	stopped bool
+	radios  sync.WaitGroup // streams of DialRadio
 }
 
 // New makes the devices and opens their transports; Run serves them.
@@ -122,7 +158,11 @@ func New(cfg Config) (h *Host, err error) {
 	if cfg.Serial != "" {
 		base = base.WithSerial(cfg.Serial)
 	}
+	if cfg.Air == "" {
+		cfg.Air = air.DefaultDir()
+	}
 	h = &Host{cfg: cfg, speed: cfg.Speed}
+	h.stopCtx, h.stop = context.WithCancel(context.Background())
 	switch {
 	case cfg.Speed == 1:
 		h.clk = clock.NewReal()
@@ -137,6 +177,7 @@ func New(cfg Config) (h *Host, err error) {
 	}
 	defer func() {
 		if err != nil {
+			h.stop()
 			h.close()
 		}
 	}()
@@ -179,8 +220,8 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 		return nil, fmt.Errorf("device %s: %w", p.Serial, err)
 	}
 	h.closers = append(h.closers, d)
-	r := &Running{Device: d, StateDir: dir}
 	srv := &serial.Server{Device: d.Device, Log: cfg.Log.With("device", p.Serial)}
+	r := &Running{Device: d, StateDir: dir, h: h, srv: srv}
 
 	link := filepath.Join(dir, "tty")
 	if i == 0 && cfg.PTY != "" {
@@ -220,6 +261,15 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 		h.closers = append(h.closers, ln)
 		r.TCP = ln.Addr().String()
 		h.serve = append(h.serve, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
+	}
+	if cfg.Air != "none" {
+		ln, err := air.Listen(cfg.Air, p.Serial)
+		if err != nil {
+			return nil, err
+		}
+		h.closers = append(h.closers, ln)
+		r.Air = ln.Addr().String()
+		h.serve = append(h.serve, func(ctx context.Context) error { return srv.ServeRadios(ctx, ln, d.BLE) })
 	}
 	return r, nil
 }
@@ -266,6 +316,11 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	wg.Wait()
+	h.radioMu.Lock()
+	h.stopped = true
+	h.radioMu.Unlock()
+	h.stop()
+	h.radios.Wait()
 	err := h.close()
 	close(errs)
 	for e := range errs {
@@ -284,4 +339,10 @@ func (h *Host) close() error {
 	}
 	h.closers = nil
 	return errors.Join(errs...)
+}
+
+// Close releases the devices of a host that is not to run.
+func (h *Host) Close() error {
+	h.stop()
+	return h.close()
 }

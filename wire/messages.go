@@ -52,6 +52,50 @@ type ErrorMsg struct {
 	Error string `json:"error"`
 }
 
+// AdvertMsg is what a scan sees of a device: whether it advertises, and
+// its advertisement and scan response packets as they go over the air.
+type AdvertMsg struct {
+	Serial      string `json:"serial"`
+	Address     string `json:"address"`
+	Advertising bool   `json:"advertising"`
+	Adv         []byte `json:"adv,omitempty"`
+	ScanResp    []byte `json:"scanResp,omitempty"`
+}
+
+// ConnectMsg connects a central, named by its BLE address, to the device.
+type ConnectMsg struct {
+	Address string `json:"address"`
+	Name    string `json:"name,omitempty"`
+}
+
+// ConnectedMsg accepts a connection.
+type ConnectedMsg struct {
+	Handle uint16 `json:"handle"`
+}
+
+// PairMsg pairs over the connection, with the device's pass key when it
+// has one, and bonds when Bond is set.
+type PairMsg struct {
+	PassKey string `json:"passKey,omitempty"`
+	Bond    bool   `json:"bond"`
+}
+
+// EncryptMsg encrypts the connection with the key of an earlier bond.
+type EncryptMsg struct {
+	Key string `json:"key"`
+}
+
+// PairedMsg says the link is encrypted; Key is the long-term key the
+// central keeps after bonding, empty when it did not bond.
+type PairedMsg struct {
+	Key string `json:"key,omitempty"`
+}
+
+// DisconnectedMsg says why the connection ended.
+type DisconnectedMsg struct {
+	Reason string `json:"reason"`
+}
+
 // Param is one value of a request: its type name as the serial tool gives it
 // (a primitive type or a record name; empty for an untyped JSON value) and
 // the value as JSON.

@@ -55,8 +55,28 @@ const (
 	Error        Kind = 0x7F
 )
 
+// The frame kinds of the radio link, where a central (the phone bridge)
+// reaches a device as over the air: it says Hello, may Scan for the
+// device's Advert, Connects (Connected or an Error), may Pair or Encrypt
+// (Paired or an Error), then sends Requests as on a serial line. When the
+// connection ends, for whatever reason, the device sends Disconnected and
+// closes the stream; Disconnect asks it to.
+const (
+	Scan         Kind = 0x30
+	Advert       Kind = 0x31
+	Connect      Kind = 0x32
+	Connected    Kind = 0x33
+	Pair         Kind = 0x34
+	Paired       Kind = 0x35
+	Encrypt      Kind = 0x36
+	Disconnect   Kind = 0x37
+	Disconnected Kind = 0x38
+)
+
 var kindNames = map[Kind]string{Hello: "hello", Welcome: "welcome", Refuse: "refuse", Bye: "bye", Request: "request",
-	Response: "response", Notification: "notification", Ended: "ended", Ping: "ping", Pong: "pong", Error: "error"}
+	Response: "response", Notification: "notification", Ended: "ended", Ping: "ping", Pong: "pong", Error: "error",
+	Scan: "scan", Advert: "advert", Connect: "connect", Connected: "connected", Pair: "pair", Paired: "paired",
+	Encrypt: "encrypt", Disconnect: "disconnect", Disconnected: "disconnected"}
 
 func (k Kind) String() string {
 	if n, ok := kindNames[k]; ok {

@@ -426,6 +426,60 @@ func parseEvent(n *yaml.Node) (Event, error) {
 	return e, nil
 }
 
+// ParseInjection reads an event to inject at run time: a YAML or JSON
+// mapping with one event as in a scenario's events, without at (the event
+// happens now), such as {"doubleTap": true}, {"gear": "off"} or
+// {"freeFall": "400ms"}; or an activity switch, {"activity": "run",
+// "heartRate": 70}, where heartRate is optional.
+func ParseInjection(data []byte) (Event, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal(data, &n); err != nil {
+		return Event{}, fmt.Errorf("event: %w", err)
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = *n.Content[0]
+	}
+	m, keys, err := mapping(&n)
+	if err != nil {
+		return Event{}, fmt.Errorf("event: %w", err)
+	}
+	if _, ok := m["at"]; ok {
+		return Event{}, errors.New("event: an injected event happens now; leave out at")
+	}
+	if a, ok := m["activity"]; ok {
+		e := Event{Kind: SetActivity}
+		if e.Activity, err = ParseActivity(a.Value); err != nil {
+			return e, err
+		}
+		for _, k := range keys {
+			switch k {
+			case "activity":
+			case "heartRate":
+				if e.HeartRate, err = strconv.ParseFloat(m[k].Value, 64); err != nil {
+					return e, fmt.Errorf("heartRate %q: a number of beats per minute", m[k].Value)
+				}
+				if err := checkHR(e.HeartRate); err != nil {
+					return e, fmt.Errorf("heartRate: %w", err)
+				}
+			default:
+				return e, fmt.Errorf("unknown setting %s of an activity switch; allowed: activity, heartRate", k)
+			}
+		}
+		return e, nil
+	}
+	at := []*yaml.Node{{Kind: yaml.ScalarNode, Value: "at"}, {Kind: yaml.ScalarNode, Value: "0s"}}
+	n.Content = append(at, n.Content...)
+	e, err := parseEvent(&n)
+	switch {
+	case err == nil:
+		return e, nil
+	case strings.Contains(err.Error(), "exactly one of"):
+		return e, errors.New("event: give exactly one of activity, tap, doubleTap, freeFall, shake, gear, posture, battery")
+	default:
+		return e, errors.New("event: " + strings.Replace(err.Error(), "allowed: tap", "allowed: activity, tap", 1))
+	}
+}
+
 func parseOnOff(s string) (bool, error) {
 	switch strings.ToLower(s) {
 	case "on", "true", "connected":

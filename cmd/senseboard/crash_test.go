@@ -41,7 +41,7 @@ func freeAddr(t *testing.T) string {
 // startDevice runs the program and connects to it.
 func startDevice(t *testing.T, bin, state, addr string) (*exec.Cmd, *client.Conn) {
 	t.Helper()
-	cmd := exec.Command(bin, "run", "--state", state, "--listen", addr, "--pty", "none")
+	cmd := exec.Command(bin, "run", "--state", state, "--listen", addr, "--pty", "none", "--air", filepath.Join(filepath.Dir(state), "air"), "--http", "none")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

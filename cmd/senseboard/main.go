@@ -1,6 +1,7 @@
 // Command senseboard runs simulated wearable sensor devices.
 //
 //	senseboard [run] [flags]   run a device (the default)
+//	senseboard bridge [flags]  run the phone bridge alone
 //	senseboard version         print the version
 //	senseboard help [command]  explain a command
 package main
@@ -21,7 +22,8 @@ func main() {
 
 // commands maps subcommand names to their entry points.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"run": runDevice,
+	"run":    runDevice,
+	"bridge": runBridge,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -58,11 +60,13 @@ func usage(w io.Writer) {
 
 Usage:
   senseboard [run] [flags]    run a device and serve it (the default command)
+  senseboard bridge [flags]   run the phone bridge alone, for devices of other programs
   senseboard version          print the version
-  senseboard help run         the flags of run
+  senseboard help run         the flags of run (and help bridge, of bridge)
 
 With no flags, one device runs on embedded defaults: a pseudo-terminal under
-the state directory and TCP on 127.0.0.1:7809. Talk to it with wbcmd.
+the state directory, TCP on 127.0.0.1:7809 for wbcmd, and the phone bridge
+with its dashboard on http://127.0.0.1:8080/.
 `)
 }
 

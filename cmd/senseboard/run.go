@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,10 +10,13 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
+	"senseboard/bridge"
 	"senseboard/host"
 	"senseboard/profile"
 	"senseboard/replay"
@@ -43,12 +47,14 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 		verbose   = fs.Bool("v", false, "log sessions and events to stderr")
 		recording listFlag
 	)
+	bf := addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
 	fs.Var(&recording, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard run [flags]
 
-Runs simulated devices and serves their interface on a pseudo-terminal and on
-TCP, until interrupted.
+Runs simulated devices and serves their interface on a pseudo-terminal, on
+TCP and over the local radio link, with the phone bridge on HTTP, until
+interrupted.
 
 Flags:
 `)
@@ -61,7 +67,7 @@ Flags:
 		return fail(stderr, fmt.Errorf("unexpected argument %q; see senseboard help run", fs.Arg(0)))
 	}
 	cfg := host.Config{Serial: *serialNo, Devices: *devices, StateDir: *state, PTY: *pty, SerialPort: *port, Baud: *baud,
-		Listen: *listen, Seed: *seed}
+		Listen: *listen, Seed: *seed, Air: *bf.air}
 	if *prof != "" {
 		p, err := profile.Load(*prof)
 		if err != nil {
@@ -91,9 +97,35 @@ Flags:
 	if *verbose {
 		cfg.Log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	h, err := host.New(cfg)
+	ln, token, err := bf.listen(stderr, true)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	h, err := host.New(cfg)
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return fail(stderr, err)
+	}
+	var svc *bridgeService
+	if ln != nil {
+		var local []bridge.Peripheral
+		for _, r := range h.Devices {
+			local = append(local, bridge.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.Inject})
+		}
+		state := cfg.StateDir
+		if state == "" {
+			state = host.DefaultStateDir()
+		}
+		log := cfg.Log
+		if log == nil {
+			log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		}
+		if svc, err = bf.start(ln, token, filepath.Join(state, "bridge"), local, log); err != nil {
+			h.Close()
+			return fail(stderr, err)
+		}
 	}
 	for _, r := range h.Devices {
 		d := r.Device
@@ -109,10 +141,22 @@ Flags:
 		}
 		fmt.Fprintf(stdout, "  state        %s\n", r.StateDir)
 	}
+	if svc != nil {
+		fmt.Fprintf(stdout, "  bridge       %s (dashboard; API under %sapi/)\n", svc.URL(), svc.URL())
+	}
 	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := h.Run(ctx); err != nil {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var berr error
+	if svc != nil {
+		wg.Go(func() { berr = svc.run(ctx) })
+	}
+	err = h.Run(ctx)
+	cancel()
+	wg.Wait()
+	if err = errors.Join(err, berr); err != nil {
 		return fail(stderr, err)
 	}
 	return 0

@@ -152,8 +152,8 @@ type persisted struct {
 
 // Errors a central meets.
 var (
-	ErrNotAdvertising = errors.New("not advertising")
-	ErrBusy           = errors.New("already connected to another central (one connection at a time)")
+	ErrNotAdvertising = errors.New("is not advertising")
+	ErrBusy           = errors.New("is connected to another central (one connection at a time)")
 	ErrPassKey        = errors.New("pairing failed: the pass key does not match")
 	ErrNoPassKey      = errors.New("pairing failed: the device requires its 6-digit pass key")
 	ErrNotPaired      = errors.New("the device requires an encrypted link (pair with its pass key first)")

@@ -47,7 +47,7 @@ func TestAddressAndAdvertising(t *testing.T) {
 	if isAdv() {
 		t.Fatal("advertising after DELETE")
 	}
-	if _, err := d.BLE.Connect(central(1), resource.NewQueue(1)); !errors.Is(err, ble.ErrNotAdvertising) || err.Error() != "device 000123: not advertising" {
+	if _, err := d.BLE.Connect(central(1), resource.NewQueue(1)); !errors.Is(err, ble.ErrNotAdvertising) || err.Error() != "device 000123 is not advertising" {
 		t.Errorf("connect while not advertising: %v", err)
 	}
 	d.Expect(200, resource.Delete, "/Comm/Ble/Adv") // stopping twice is fine

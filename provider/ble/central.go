@@ -33,6 +33,22 @@ func (c *Central) Bonded(device string) bool {
 	return ok
 }
 
+// Key returns the long-term key the central keeps for a device address.
+func (c *Central) Key(device string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.keys[device]
+	return k, ok
+}
+
+// Remember stores a long-term key for a device address, as a central that
+// keeps its bonds elsewhere (the phone bridge's key store) hands it back.
+func (c *Central) Remember(device, key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keys[device] = key
+}
+
 // Forget drops the central's keys for a device, as "forget this device" does on a phone.
 func (c *Central) Forget(device string) {
 	c.mu.Lock()
@@ -68,10 +84,10 @@ func (p *Provider) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	switch {
 	case !p.advertising || p.d.Mode() != device.ModeApplication:
 		p.mu.Unlock()
-		return nil, fmt.Errorf("device %s: %w", p.d.Serial(), ErrNotAdvertising)
+		return nil, fmt.Errorf("device %s %w", p.d.Serial(), ErrNotAdvertising)
 	case p.conn != nil:
 		p.mu.Unlock()
-		return nil, fmt.Errorf("device %s: %w", p.d.Serial(), ErrBusy)
+		return nil, fmt.Errorf("device %s %w", p.d.Serial(), ErrBusy)
 	}
 	conn := &Conn{
 		p:       p,

@@ -146,9 +146,9 @@ func TestGarbageBrokenAndOversizedFrames(t *testing.T) {
 	if f.Kind != wire.Error || f.ID != 8 || !strings.Contains(string(f.Payload), "exceeds the maximum payload") {
 		t.Fatalf("oversized frame: %s id %d %s", f.Kind, f.ID, f.Payload)
 	}
-	r.send(wire.AppendFrame(nil, wire.Kind(0x33), 9, nil))
+	r.send(wire.AppendFrame(nil, wire.Kind(0x53), 9, nil))
 	f = r.next()
-	if f.Kind != wire.Error || f.ID != 9 || !strings.Contains(string(f.Payload), "kind 0x33") {
+	if f.Kind != wire.Error || f.ID != 9 || !strings.Contains(string(f.Payload), "kind 0x53") {
 		t.Fatalf("unknown kind: %s id %d %s", f.Kind, f.ID, f.Payload)
 	}
 	r.send(wire.AppendFrame(nil, wire.Request, 10, []byte("{not json")))

@@ -117,7 +117,8 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 				cur = &lineSession{session: newSession(s, w, h.Session, "serial:"+l.Name()), locked: helloLocks(f)}
 				s.log().Info("session started", "line", l.Name(), "client", h.Client)
 			}
-			cur.send(s.welcome(h.Session))
+			cur.welcome = s.welcome(h.Session)
+			cur.send(cur.welcome)
 			cur.heard = time.Now()
 		case cur == nil:
 			w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
@@ -199,8 +200,9 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			if cur == nil {
 				cur = newSession(s, w, h.Session, "tcp:"+conn.RemoteAddr().String())
 				cur.onBroken = func() { conn.Close() }
+				cur.welcome = s.welcome(h.Session)
 			}
-			cur.send(s.welcome(h.Session))
+			cur.send(cur.welcome)
 		case cur == nil:
 			w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
 		case f.Kind == wire.Bye:
@@ -225,6 +227,12 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 // Serve accepts connections on ln and serves each as a session until ctx
 // ends; it returns after every session has ended.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.accept(ctx, ln, func(conn net.Conn) { s.ServeConn(ctx, conn) })
+}
+
+// accept serves each connection of ln on a goroutine of its own until ctx
+// ends; it returns after every serve has returned.
+func (s *Server) accept(ctx context.Context, ln net.Listener, serve func(net.Conn)) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
@@ -237,11 +245,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.ServeConn(ctx, conn)
-		}()
+		wg.Go(func() { serve(conn) })
 	}
 }
 

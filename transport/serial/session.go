@@ -10,6 +10,10 @@
 // SessionTimeout (clients ping while idle). Its subscriptions end with it and
 // the line waits for the next client. Each TCP connection is a session of
 // its own and ends when the connection closes.
+//
+// The same protocol, with a few more frame kinds, carries the radio link
+// (ServeRadio): a central such as the phone bridge reaches the device as
+// over the air, through its BLE radio, and each stream is one connection.
 package serial
 
 import (
@@ -60,7 +64,9 @@ func (s *Server) log() *slog.Logger {
 
 // session is one client's session on a stream.
 type session struct {
-	srv      *Server
+	log      *slog.Logger
+	dev      Target
+	do       func(*resource.Request) (resource.Envelope, error)
 	w        *lockedWriter
 	broken   atomic.Bool // a write failed: the client no longer reads
 	onBroken func()      // called when a write fails, when set
@@ -74,16 +80,32 @@ type session struct {
 	subs     map[string]uint32 // topic URI -> id of the request that subscribed
 	closeMu  sync.Once
 	reqBuf   []byte // reused by the reading goroutine for responses
+	welcome  []byte // the welcome frame, sent again to a repeated hello
 }
 
 func newSession(srv *Server, w *lockedWriter, token, name string) *session {
 	q := resource.NewQueue(QueueSize)
+	return startSession(srv.log(), srv.Device, w, token, q, resource.NewClient(name, q), srv.Device.Do)
+}
+
+// Target is the device a session serves.
+type Target interface {
+	URIPrefix() string
+	ResourceURI(op resource.Op, path string, params ...resource.Value) (string, error)
+}
+
+// startSession starts a session whose client's notifications wait in q and
+// whose requests go to do.
+func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q *resource.Queue, c *resource.Client,
+	do func(*resource.Request) (resource.Envelope, error)) *session {
 	s := &session{
-		srv:    srv,
+		log:    log,
+		dev:    dev,
+		do:     do,
 		w:      w,
 		token:  token,
 		queue:  q,
-		client: resource.NewClient(name, q),
+		client: c,
 		done:   make(chan struct{}),
 		heard:  time.Now(),
 		subs:   map[string]uint32{},
@@ -156,7 +178,7 @@ func (s *session) writer() {
 				buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
 			}
 			if err != nil {
-				s.srv.log().Error("encode notification", "err", err)
+				s.log.Error("encode notification", "err", err)
 			}
 		}
 		if len(buf) > 0 {
@@ -207,7 +229,9 @@ func (s *session) handle(f wire.Frame) {
 		s.request(f)
 	case wire.Hello:
 		// the same client saying hello again: welcome it again
-		s.send(s.srv.welcome(s.token))
+		if s.welcome != nil {
+			s.send(s.welcome)
+		}
 	case wire.Pong, wire.Bye:
 	default:
 		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: fmt.Sprintf("%s frames are not sent to a device", f.Kind)}))
@@ -223,7 +247,7 @@ func (s *session) request(f wire.Frame) {
 	}
 	req := &resource.Request{Path: m.Path, Client: s.client}
 	op, err := resource.ParseOp(m.Op)
-	env := resource.Envelope{Status: resource.StatusBadRequest, URI: s.srv.Device.URIPrefix() + "/" + strings.TrimPrefix(m.Path, "/")}
+	env := resource.Envelope{Status: resource.StatusBadRequest, URI: s.dev.URIPrefix() + "/" + strings.TrimPrefix(m.Path, "/")}
 	if err != nil {
 		env.Error = err.Error()
 		s.reply(f.ID, &env)
@@ -243,7 +267,7 @@ func (s *session) request(f wire.Frame) {
 	// it: note it before the first notification can come.
 	var uri string
 	if op == resource.Subscribe || op == resource.Post || op == resource.Unsubscribe || op == resource.Delete {
-		if u, err := s.srv.Device.ResourceURI(op, m.Path, req.Params...); err == nil {
+		if u, err := s.dev.ResourceURI(op, m.Path, req.Params...); err == nil {
 			uri = u
 		}
 	}
@@ -257,12 +281,19 @@ func (s *session) request(f wire.Frame) {
 		}
 		s.subsMu.Unlock()
 	}
-	env, err = s.srv.Device.Do(req)
+	env, err = s.do(req)
 	if errors.Is(err, device.ErrOff) {
 		if subscribing {
 			s.forget(uri)
 		}
 		return // a device that is off does not answer
+	}
+	if err != nil { // the link refused the request (not paired, disconnected)
+		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: err.Error()}))
+		if subscribing {
+			s.forget(uri)
+		}
+		return
 	}
 	if subscribing && (!env.Status.OK() || req.Match.Op != resource.Subscribe) {
 		s.forget(uri)

@@ -1,0 +1,473 @@
+// Package bridge is the phone bridge, the device's third calling path. It
+// acts as the phone: it reaches devices only over the radio link, where it
+// scans, sees their advertisements, connects, pairs (with the pass key the
+// user gives) and keeps the connection, within each device's advertising
+// state, connection limit and bonding policy. Devices of this program and
+// of other senseboard programs on the computer (package air) are reached
+// alike and addressed by serial number.
+//
+// Clients reach the bridge over HTTP (Server): messages with type, path
+// and value over a WebSocket, where subscriptions run in parallel, or as
+// one-shot POSTs; a plain-text stream of OUTPUT lines; recordings; and a
+// dashboard. docs/bridge.md describes them.
+//
+// One connection to a device carries one subscription per resource; the
+// bridge shares it among all its clients that subscribe to the resource,
+// each with its own id.
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"senseboard/air"
+	"senseboard/client"
+	"senseboard/nvm"
+	"senseboard/provider/ble"
+	"senseboard/wire"
+	"senseboard/world"
+)
+
+// Peripheral is a device of this program that the bridge can reach.
+type Peripheral struct {
+	Serial string
+	// Dial opens a stream of the device's radio link.
+	Dial func(ctx context.Context) (net.Conn, error)
+	// Inject makes something happen to the device's wearer; nil when the
+	// bridge cannot reach the device's world.
+	Inject func(world.Event)
+}
+
+// Config says what the bridge reaches and how it behaves.
+type Config struct {
+	// Local are the devices of this program.
+	Local []Peripheral
+	// Air is the directory of the local radio link, where the devices of
+	// other programs are found; "" for none.
+	Air string
+	// Address and Name are the bridge's identity as a BLE central.
+	Address, Name string
+	// StateDir keeps the keys of the bonds the bridge makes; "" keeps them
+	// in memory only.
+	StateDir string
+	// RecordDir is where recordings go; StateDir/recordings, or the
+	// temporary directory, when empty.
+	RecordDir string
+	// Manual stops the bridge from connecting to the devices it finds: it
+	// connects only when asked.
+	Manual bool
+	// Reconnect makes the bridge connect again to a device whose
+	// connection ended, as soon as the device advertises again. Without
+	// it, the bridge connects again only when asked.
+	Reconnect bool
+	// ScanInterval is how often the bridge scans; 1 s when zero.
+	ScanInterval time.Duration
+	// Timeout bounds each exchange with a device; 5 s when zero.
+	Timeout time.Duration
+	// Log receives what happens; nil discards it.
+	Log *slog.Logger
+}
+
+// The bridge's identity when Config leaves it out.
+const (
+	DefaultAddress = "C0:53:42:00:00:01"
+	DefaultName    = "senseboard bridge"
+)
+
+// Bridge is the phone bridge.
+type Bridge struct {
+	cfg   Config
+	store *nvm.Store // nil without a state directory
+
+	scanMu sync.Mutex // one scan at a time
+	mu     sync.Mutex
+	devs   map[string]*device // by serial number
+	keys   map[string]string  // device address -> long-term key
+	watch  map[*watcher]struct{}
+	recs   map[string]*Recording
+	closed bool
+	wg     sync.WaitGroup // goroutines of devices and streams
+}
+
+const keysFile = "keys.json"
+
+// New returns a bridge; Run scans until it stops.
+func New(cfg Config) (*Bridge, error) {
+	if cfg.Address == "" {
+		cfg.Address = DefaultAddress
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.ScanInterval <= 0 {
+		cfg.ScanInterval = time.Second
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	b := &Bridge{cfg: cfg, devs: map[string]*device{}, keys: map[string]string{}, watch: map[*watcher]struct{}{},
+		recs: map[string]*Recording{}}
+	if cfg.StateDir != "" {
+		s, err := nvm.Open(cfg.StateDir)
+		if err != nil {
+			return nil, fmt.Errorf("bridge: %w", err)
+		}
+		if _, err := s.ReadJSON(keysFile, &b.keys); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("bridge: %w", err)
+		}
+		b.store = s
+	}
+	return b, nil
+}
+
+// Run scans for devices every ScanInterval until ctx ends, then closes
+// every connection and recording.
+func (b *Bridge) Run(ctx context.Context) error {
+	t := time.NewTicker(b.cfg.ScanInterval)
+	defer t.Stop()
+	defer b.Close()
+	for {
+		b.Scan(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Close ends the connections and recordings of a bridge that does not
+// Run, and waits for its goroutines.
+func (b *Bridge) Close() {
+	b.mu.Lock()
+	b.closed = true
+	devs := b.devices()
+	recs := make([]*Recording, 0, len(b.recs))
+	for _, r := range b.recs {
+		recs = append(recs, r)
+	}
+	b.mu.Unlock()
+	for _, r := range recs {
+		r.stop(context.Background())
+	}
+	for _, d := range devs {
+		if l := d.current(); l != nil {
+			l.Close()
+		}
+	}
+	b.wg.Wait()
+	if b.store != nil {
+		b.store.Close()
+	}
+}
+
+// devices returns the devices by serial number; b.mu is held.
+func (b *Bridge) devices() []*device {
+	out := make([]*device, 0, len(b.devs))
+	for _, d := range b.devs {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].serial < out[j].serial })
+	return out
+}
+
+// peripherals lists what the bridge can reach: the devices of this program,
+// then those on the air that are not.
+func (b *Bridge) peripherals() []Peripheral {
+	ps := slices.Clone(b.cfg.Local)
+	if b.cfg.Air == "" {
+		return ps
+	}
+	onAir, err := air.List(b.cfg.Air)
+	if err != nil {
+		b.cfg.Log.Warn("scan", "err", err)
+	}
+	for _, a := range onAir {
+		if slices.ContainsFunc(ps, func(p Peripheral) bool { return p.Serial == a.Serial }) {
+			continue
+		}
+		ps = append(ps, Peripheral{Serial: a.Serial, Dial: func(ctx context.Context) (net.Conn, error) { return air.Dial(ctx, a) }})
+	}
+	return ps
+}
+
+// Scan looks for devices once: it finds new ones, forgets those that went
+// away, reads the advertisements of those it is not connected to, and
+// connects to those it should.
+func (b *Bridge) Scan(ctx context.Context) {
+	b.scanMu.Lock()
+	defer b.scanMu.Unlock()
+	seen := map[string]bool{}
+	for _, p := range b.peripherals() {
+		seen[p.Serial] = true
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return
+		}
+		d := b.devs[p.Serial]
+		b.mu.Unlock()
+		if d == nil {
+			d = &device{b: b, serial: p.Serial, p: p, want: !b.cfg.Manual, streams: map[string]*stream{}}
+		}
+		if err := d.refresh(ctx); err != nil {
+			if b.forget(d) {
+				b.cfg.Log.Info("device went away", "device", d.serial, "err", err)
+			}
+			continue
+		}
+		b.mu.Lock()
+		_, known := b.devs[p.Serial]
+		b.devs[p.Serial] = d
+		b.mu.Unlock()
+		if !known {
+			b.cfg.Log.Info("device found", "device", d.serial)
+			d.publish()
+		}
+	}
+	b.mu.Lock()
+	var gone []*device
+	for serial, d := range b.devs {
+		if !seen[serial] {
+			gone = append(gone, d)
+		}
+	}
+	b.mu.Unlock()
+	for _, d := range gone {
+		b.forget(d)
+	}
+}
+
+// forget drops a device that went away; it reports whether it was known.
+func (b *Bridge) forget(d *device) bool {
+	if l := d.current(); l != nil {
+		l.Close()
+	}
+	b.mu.Lock()
+	known := b.devs[d.serial] == d
+	if known {
+		delete(b.devs, d.serial)
+	}
+	b.mu.Unlock()
+	if known {
+		d.mu.Lock()
+		d.gone = true
+		d.mu.Unlock()
+		d.publish()
+	}
+	return known
+}
+
+// ErrUnknownDevice is a serial number the bridge does not see.
+var ErrUnknownDevice = errors.New("no such device")
+
+// device returns the device with a serial number.
+func (b *Bridge) device(serial string) (*device, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if d := b.devs[serial]; d != nil {
+		return d, nil
+	}
+	var serials []string
+	for _, d := range b.devices() {
+		serials = append(serials, d.serial)
+	}
+	if len(serials) == 0 {
+		return nil, fmt.Errorf("device %s: %w; the bridge sees no devices", serial, ErrUnknownDevice)
+	}
+	return nil, fmt.Errorf("device %s: %w; the bridge sees %s", serial, ErrUnknownDevice, joinSerials(serials))
+}
+
+func joinSerials(s []string) string {
+	if len(s) > 8 {
+		return fmt.Sprintf("%s and %d more", joinSerials(s[:8]), len(s)-8)
+	}
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+// Devices returns the state of every device the bridge sees.
+func (b *Bridge) Devices() []DeviceState {
+	b.mu.Lock()
+	devs := b.devices()
+	b.mu.Unlock()
+	out := make([]DeviceState, 0, len(devs))
+	for _, d := range devs {
+		out = append(out, d.state())
+	}
+	return out
+}
+
+// Device returns the state of one device.
+func (b *Bridge) Device(serial string) (DeviceState, error) {
+	d, err := b.device(serial)
+	if err != nil {
+		return DeviceState{}, err
+	}
+	return d.state(), nil
+}
+
+// Connect connects to a device, and after a connection that ended, makes
+// the bridge connect to it again when Reconnect is off.
+func (b *Bridge) Connect(ctx context.Context, serial string) error {
+	d, err := b.device(serial)
+	if err != nil {
+		return err
+	}
+	return d.connect(ctx, true)
+}
+
+// Pair pairs with a device, connecting first when needed, with its pass key
+// ("" when it has none); with bond set the bridge keeps the keys and
+// encrypts with them on later connections.
+func (b *Bridge) Pair(ctx context.Context, serial, passKey string, bond bool) error {
+	d, err := b.device(serial)
+	if err != nil {
+		return err
+	}
+	return d.pair(ctx, passKey, bond)
+}
+
+// Disconnect ends the connection to a device; the bridge does not connect
+// to it again until asked.
+func (b *Bridge) Disconnect(ctx context.Context, serial string) error {
+	d, err := b.device(serial)
+	if err != nil {
+		return err
+	}
+	return d.disconnect(ctx)
+}
+
+// Inject makes something happen to the wearer of a device of this program.
+func (b *Bridge) Inject(serial string, e world.Event) error {
+	d, err := b.device(serial)
+	if err != nil {
+		return err
+	}
+	if d.p.Inject == nil {
+		return fmt.Errorf("device %s runs in another program; inject events through that program's bridge", serial)
+	}
+	d.p.Inject(e)
+	return nil
+}
+
+// key returns the long-term key the bridge keeps for a device address.
+func (b *Bridge) key(address string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k, ok := b.keys[address]
+	return k, ok
+}
+
+// setKey keeps (or, with "", drops) the key of a bond with a device.
+func (b *Bridge) setKey(address, key string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if key == "" {
+		delete(b.keys, address)
+	} else {
+		b.keys[address] = key
+	}
+	if b.store == nil {
+		return nil
+	}
+	if err := b.store.WriteJSON(keysFile, b.keys); err != nil {
+		return fmt.Errorf("bridge: keep the bond: %w", err)
+	}
+	return nil
+}
+
+// watcher hears of device state changes.
+type watcher struct{ f func(DeviceState) }
+
+// watchDevices calls f with the state of a device whenever it changes,
+// until the returned function is called; f must not block.
+func (b *Bridge) watchDevices(f func(DeviceState)) (stop func()) {
+	w := &watcher{f}
+	b.mu.Lock()
+	b.watch[w] = struct{}{}
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		delete(b.watch, w)
+		b.mu.Unlock()
+	}
+}
+
+// DeviceState is what the bridge knows of a device.
+type DeviceState struct {
+	Serial  string `json:"serial"`
+	Name    string `json:"name"`    // the name in its scan response
+	Address string `json:"address"` // its BLE address
+	// Local is set for a device of this program; others are reached over
+	// the local radio link.
+	Local bool `json:"local"`
+	// State is "advertising", "not advertising", "connected" or "gone".
+	State       string `json:"state"`
+	Advertising bool   `json:"advertising"`
+	Connected   bool   `json:"connected"`
+	Handle      uint16 `json:"handle,omitempty"` // of the connection
+	// PassKey says the device asks for its pass key before it answers.
+	PassKey bool `json:"passKey"`
+	// HRS says the device runs the heart rate service.
+	HRS bool `json:"hrs"`
+	// Bonded says the bridge keeps keys of a bond with the device.
+	Bonded bool `json:"bonded"`
+	// Encrypted says the connection is encrypted (paired).
+	Encrypted bool `json:"encrypted"`
+	// AutoConnect says the bridge connects when the device advertises.
+	AutoConnect bool `json:"autoConnect"`
+	// Note says what happened last: why a connection ended, what failed.
+	Note string `json:"note,omitempty"`
+	// Streams are the subscriptions the bridge holds on the device.
+	Streams []string `json:"streams"`
+}
+
+// advertised reads what an advertisement says.
+func advertised(m wire.AdvertMsg) (name string, passKey, hrs bool) {
+	if ads, err := ble.ParseAD(m.ScanResp); err == nil {
+		for _, ad := range ads {
+			if ad.Type == ble.ADCompleteName || ad.Type == ble.ADShortName {
+				name = string(ad.Data)
+			}
+		}
+	}
+	if ads, err := ble.ParseAD(m.Adv); err == nil {
+		for _, ad := range ads {
+			if ad.Type == ble.ADManufacturerData && len(ad.Data) >= 4 && ad.Data[2] == ble.ManufacturerFormat {
+				passKey = ad.Data[3]&ble.FlagPassKey != 0
+				hrs = ad.Data[3]&ble.FlagHRS != 0
+			}
+		}
+	}
+	return name, passKey, hrs
+}
+
+// newLink opens a stream of the radio link to a peripheral.
+func (b *Bridge) newLink(ctx context.Context, p Peripheral) (*client.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	nc, err := p.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return client.Open(ctx, "device "+p.Serial, nc, &client.Options{Timeout: b.cfg.Timeout, Name: b.cfg.Name})
+}

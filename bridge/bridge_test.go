@@ -1,0 +1,884 @@
+package bridge_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/goleak"
+
+	"senseboard"
+	"senseboard/air"
+	"senseboard/bridge"
+	"senseboard/bridge/bridgeclient"
+	"senseboard/profile"
+	"senseboard/replay"
+	"senseboard/resource"
+	"senseboard/transport/serial"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// rig is a bridge with devices of its own program and of another one (on
+// the air), served over HTTP.
+type rig struct {
+	t      *testing.T
+	b      *bridge.Bridge
+	srv    *httptest.Server
+	local  map[string]*senseboard.Device
+	remote map[string]*senseboard.Device
+	ctx    context.Context
+	// peripherals are the local devices; stop ends the program of a remote one
+	peripherals []bridge.Peripheral
+	stop        map[string]context.CancelFunc
+}
+
+type rigConfig struct {
+	local, remote []string // serial numbers
+	bridge        bridge.Config
+	token         string
+	before        func(serial string, d *senseboard.Device) // runs before the bridge starts
+	// smallSendBuffers makes the kernel hold little for a client that
+	// does not read, so that the bridge's own limit shows soon
+	smallSendBuffers bool
+}
+
+// smallBuffers sets a small send buffer on each accepted connection.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+func newRig(t *testing.T, rc rigConfig) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &rig{t: t, local: map[string]*senseboard.Device{}, remote: map[string]*senseboard.Device{}, ctx: ctx,
+		stop: map[string]context.CancelFunc{}}
+	var wg sync.WaitGroup
+	var closers []func()
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	})
+	open := func(serialNo string) *senseboard.Device {
+		d, err := senseboard.New(senseboard.Config{Profile: profile.Default().WithSerial(serialNo), Seed: 1,
+			StateDir: filepath.Join(dir, serialNo)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		closers = append(closers, func() { d.Close() })
+		if rc.before != nil {
+			rc.before(serialNo, d)
+		}
+		return d
+	}
+	cfg := rc.bridge
+	for _, s := range rc.local {
+		d := open(s)
+		srv := &serial.Server{Device: d.Device}
+		r.local[s] = d
+		cfg.Local = append(cfg.Local, bridge.Peripheral{Serial: s, Inject: d.Inject, Dial: func(context.Context) (net.Conn, error) {
+			dev, central := net.Pipe()
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE) })
+			return central, nil
+		}})
+	}
+	if len(rc.remote) > 0 {
+		cfg.Air = filepath.Join(dir, "air")
+	}
+	for _, s := range rc.remote {
+		d := open(s)
+		srv := &serial.Server{Device: d.Device}
+		ln, err := air.Listen(cfg.Air, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.remote[s] = d
+		rctx, stop := context.WithCancel(ctx)
+		r.stop[s] = stop
+		wg.Go(func() { srv.ServeRadios(rctx, ln, d.BLE) })
+	}
+	r.peripherals = cfg.Local
+	if cfg.ScanInterval == 0 {
+		cfg.ScanInterval = 20 * time.Millisecond
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = filepath.Join(dir, "bridge")
+	}
+	b, err := bridge.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.b = b
+	wg.Go(func() { b.Run(ctx) })
+	r.srv = httptest.NewUnstartedServer((&bridge.Server{Bridge: b, Token: rc.token}).Handler())
+	if rc.smallSendBuffers {
+		r.srv.Listener = smallBuffers{r.srv.Listener}
+	}
+	r.srv.Start()
+	closers = append(closers, r.srv.Close)
+	return r
+}
+
+// waitFor polls the bridge until a device's state satisfies ok.
+func (r *rig) waitFor(serial string, what string, ok func(bridge.DeviceState) bool) bridge.DeviceState {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := r.b.Device(serial)
+		if err == nil && ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("device %s: not %s within 10 s: %+v, %v", serial, what, st, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (r *rig) connected(serial string) bridge.DeviceState {
+	r.t.Helper()
+	return r.waitFor(serial, "connected", func(s bridge.DeviceState) bool { return s.Connected })
+}
+
+// post sends an HTTP request to the bridge and returns the status and body.
+func (r *rig) post(path, body string, hdr ...string) (int, string) {
+	r.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, r.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (r *rig) get(path string, hdr ...string) (int, string) {
+	r.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, r.srv.URL+path, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (r *rig) dial(opts *bridgeclient.Options) *bridgeclient.Client {
+	r.t.Helper()
+	c, err := bridgeclient.Dial(r.ctx, r.srv.URL, opts)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// decode reads a JSON object.
+func decode(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	return m
+}
+
+func TestMessagesOverHTTP(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+
+	status, body := r.post("/api/message", `{"type": "get", "path": "/Info", "id": 7}`)
+	m := decode(t, body)
+	if status != 200 || m["type"] != "response" || m["id"] != "7" || m["device"] != "000123" || m["response"] != 200.0 ||
+		m["responsestring"] != "HTTP_CODE_OK" || m["operation"] != "get" || m["uri"] != "/net/000123/Info" {
+		t.Fatalf("GET /Info: %d %s", status, body)
+	}
+	if content, _ := m["content"].(map[string]any); content["serial"] != "000123" {
+		t.Errorf("content %v", m["content"])
+	}
+	if !strings.HasPrefix(body, `{"type":"response","id":"7","device":"000123","response":200,"responsestring":"HTTP_CODE_OK","operation":"get","uri":"/net/000123/Info","content":{`) {
+		t.Errorf("field order: %s", body)
+	}
+
+	// PUT time, then read it back; paths in any case, with or without /
+	const us = 1700000000000000
+	if status, body := r.post("/api/message", `{"type": "PUT", "path": "time", "value": 1700000000000000}`); status != 200 || decode(t, body)["response"] != 200.0 {
+		t.Fatalf("PUT /Time: %d %s", status, body)
+	}
+	_, body = r.post("/api/message", `{"type": "get", "path": "/net/000123/TIME"}`)
+	if got := decode(t, body)["content"].(float64); got < us || got > us+5e6 {
+		t.Errorf("time after PUT: %v", got)
+	}
+}
+
+func TestBadMessages(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}, remote: []string{"000124"}})
+	r.connected("000123")
+	r.connected("000124")
+	tests := []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"malformed JSON", `{"type": "get", "path": `, 400, "not a JSON message"},
+		{"not an object", `[1, 2]`, 400, "not a JSON message"},
+		{"unknown field", `{"type": "get", "path": "/Info", "body": 1}`, 400, `unknown field "body"`},
+		{"unknown type", `{"type": "fetch", "path": "/Info", "device": "000123"}`, 400, `unknown type "fetch"; a message's type is get, put, post, delete, subscribe or unsubscribe`},
+		{"missing type", `{"path": "/Info"}`, 400, "no type"},
+		{"missing path", `{"type": "get", "id": "x"}`, 400, `"get" message without a path`},
+		{"bad id", `{"type": "get", "path": "/Info", "id": [1]}`, 400, "a string or a number"},
+		{"two devices, none named", `{"type": "get", "path": "/Info"}`, 400, "several devices are connected (000123, 000124)"},
+		{"device and path disagree", `{"type": "get", "path": "/net/000124/Info", "device": "000123"}`, 400, "the path names device 000124 and device says 000123"},
+		{"unknown device", `{"type": "get", "path": "/net/999999/Info"}`, 404, "device 999999: no such device; the bridge sees 000123, 000124"},
+		{"subscribe one-shot", `{"type": "subscribe", "path": "/Meas/HR", "device": "000123"}`, 400, "a subscription needs a stream"},
+		{"bad JSON value", `{"type": "put", "path": "/Time", "value": 12 34, "device": "000123"}`, 400, "not a JSON message"},
+	}
+	for _, tt := range tests {
+		status, body := r.post("/api/message", tt.body)
+		m := decode(t, body)
+		if status != tt.status || m["type"] != "error" || !strings.Contains(m["error"].(string), tt.want) {
+			t.Errorf("%s: %d %s; want %d and %q", tt.name, status, body, tt.status, tt.want)
+		}
+	}
+	// a value of the wrong type reaches the device, which says what it wants
+	status, body := r.post("/api/message", `{"type": "put", "path": "/Time", "value": "noon", "device": "000123", "id": "t"}`)
+	m := decode(t, body)
+	if status != 200 || m["response"] != 400.0 || m["id"] != "t" || !strings.Contains(m["error"].(string), "takes int64") {
+		t.Errorf("PUT /Time with a string: %d %s", status, body)
+	}
+	status, body = r.post("/api/message", `{"type": "put", "path": "/Ui/Ind/Visual", "value": {"Color": 1}, "device": "000124"}`)
+	if m := decode(t, body); status != 200 || m["response"] != 400.0 {
+		t.Errorf("PUT with a wrong record: %d %s", status, body)
+	}
+	// too big
+	status, body = r.post("/api/message", `{"type": "put", "path": "/Time", "value": "`+strings.Repeat("x", bridge.MaxMessage)+`"}`)
+	if status != 413 || !strings.Contains(body, "exceeds 65536 bytes") {
+		t.Errorf("oversized message: %d %.100s", status, body)
+	}
+	// an unknown API
+	if status, body := r.get("/api/nothing"); status != 404 || !strings.Contains(body, "no API at GET /api/nothing") {
+		t.Errorf("unknown API: %d %s", status, body)
+	}
+}
+
+func TestParallelSubscriptionsOnOneWebSocket(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	c := r.dial(nil)
+	ctx := r.ctx
+
+	acc, resp, err := c.SubscribeMessage(ctx, bridgeclient.Message{Path: "/Meas/Acc/104", ID: "acc"})
+	if err != nil || resp.Response != 200 || resp.URI != "/net/000123/Meas/Acc/104" || resp.ID != "acc" {
+		t.Fatalf("subscribe Acc: %+v %v", resp, err)
+	}
+	ecg, _, err := c.SubscribeMessage(ctx, bridgeclient.Message{Path: "/Meas/ECG/125", ID: "ecg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr, _, err := c.SubscribeMessage(ctx, bridgeclient.Message{Path: "/Meas/HR", ID: "hr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// every stream delivers, tagged with its id
+	for _, s := range []struct {
+		sub   *bridgeclient.Subscription
+		field string
+	}{{acc, "ArrayAcc"}, {ecg, "Samples"}, {hr, "average"}} {
+		select {
+		case n := <-s.sub.C():
+			if n.ID != s.sub.ID() || !strings.Contains(string(n.Content), s.field) {
+				t.Errorf("notification of %s: %+v", s.sub.ID(), n)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no notification of %s", s.sub.ID())
+		}
+	}
+	// the same id again is refused; the first subscription goes on
+	if _, _, err := c.SubscribeMessage(ctx, bridgeclient.Message{Path: "/Meas/Gyro/104", ID: "acc"}); err == nil || !strings.Contains(err.Error(), `id "acc" names a subscription of this client already`) {
+		t.Errorf("reused id: %v", err)
+	}
+	// unsubscribe ECG while the others go on
+	if resp, err := ecg.Unsubscribe(ctx); err != nil || resp.Response != 200 {
+		t.Fatalf("unsubscribe ECG: %+v %v", resp, err)
+	}
+	st := r.waitFor("000123", "without the ECG stream", func(s bridge.DeviceState) bool { return len(s.Streams) == 2 })
+	if st.Streams[0] != "/net/000123/Meas/Acc/104" || st.Streams[1] != "/net/000123/Meas/HR" {
+		t.Errorf("streams %v", st.Streams)
+	}
+	drain(acc)
+	for range 3 {
+		select {
+		case <-acc.C():
+		case <-time.After(5 * time.Second):
+			t.Fatal("Acc stopped with the ECG subscription")
+		}
+	}
+	// a second client shares the device's Acc stream
+	c2 := r.dial(nil)
+	acc2, resp, err := c2.SubscribeMessage(ctx, bridgeclient.Message{Path: "meas/acc/104", ID: "mine"})
+	if err != nil || resp.Response != 200 || resp.URI != "/net/000123/Meas/Acc/104" {
+		t.Fatalf("second client: %+v %v", resp, err)
+	}
+	if n := <-acc2.C(); n.ID != "mine" {
+		t.Errorf("second client's notification: %+v", n)
+	}
+	c2.Close()
+	if _, err := acc.Unsubscribe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hr.Unsubscribe(ctx)
+	r.waitFor("000123", "without streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 0 })
+}
+
+func drain(s *bridgeclient.Subscription) {
+	for {
+		select {
+		case <-s.C():
+		default:
+			return
+		}
+	}
+}
+
+func TestAuthAndOrigin(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}, token: "s3cret"})
+	r.connected("000123")
+	msg := `{"type": "get", "path": "/Info"}`
+	for _, tt := range []struct {
+		name   string
+		hdr    []string
+		status int
+		want   string
+	}{
+		{"no token", nil, 401, "missing access token"},
+		{"wrong token", []string{"Authorization", "Bearer guess"}, 401, "wrong access token"},
+		{"right token", []string{"Authorization", "Bearer s3cret"}, 200, `"response":200`},
+		{"foreign origin", []string{"Authorization", "Bearer s3cret", "Origin", "http://evil.example"}, 403, "request from a page of http://evil.example refused"},
+	} {
+		status, body := r.post("/api/message", msg, tt.hdr...)
+		if status != tt.status || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d %s", tt.name, status, body)
+		}
+	}
+	if status, _ := r.get("/api/devices?token=s3cret"); status != 200 {
+		t.Errorf("token in the query: %d", status)
+	}
+	if _, err := bridgeclient.Dial(r.ctx, r.srv.URL, nil); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("WebSocket without the token: %v", err)
+	}
+	c := r.dial(&bridgeclient.Options{Token: "s3cret"})
+	if resp, err := c.Get(r.ctx, "/Info"); err != nil || resp.Response != 200 {
+		t.Errorf("WebSocket with the token: %+v %v", resp, err)
+	}
+	// a WebSocket from a page of another origin
+	req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/api/ws?token=s3cret", nil)
+	for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": "http://evil.example"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign-origin WebSocket: %s", resp.Status)
+	}
+
+	for _, tt := range []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:8080", "", true}, {"[::1]:8080", "", true}, {"localhost:8080", "", true},
+		{"0.0.0.0:8080", "", false}, {":8080", "", false}, {"192.168.1.20:8080", "", false}, {"0.0.0.0:8080", "t", true},
+	} {
+		if err := bridge.CheckAddr(tt.addr, tt.token); (err == nil) != tt.ok {
+			t.Errorf("CheckAddr(%q, %q) = %v", tt.addr, tt.token, err)
+		}
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := (&bridge.Server{Bridge: r.b}).Serve(r.ctx, ln); err == nil || !strings.Contains(err.Error(), "access token") {
+		t.Errorf("Serve beyond loopback without a token: %v", err)
+	}
+}
+
+func TestClientThatNeverReadsIsDropped(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}, smallSendBuffers: true})
+	r.connected("000123")
+	good := r.dial(nil)
+	acc, _, err := good.Subscribe(r.ctx, "/Meas/Acc/104")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a raw client subscribes to fast streams and never reads again
+	// with a small receive buffer, set before connecting
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := d.Dial("tcp", r.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /api/ws HTTP/1.1\r\nHost: "+r.srv.Listener.Addr().String()+"\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
+		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+	for _, m := range []string{`{"type":"subscribe","path":"/Meas/IMU9/1666","id":1}`, `{"type":"subscribe","path":"/Meas/ECG/512","id":2}`} {
+		conn.Write(maskedFrame([]byte(m)))
+	}
+	r.waitFor("000123", "streaming IMU9", func(s bridge.DeviceState) bool { return len(s.Streams) == 3 })
+	// the bridge drops it and ends its subscriptions; the good client goes on
+	r.waitFor("000123", "rid of the slow client's streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 1 })
+	drain(acc)
+	select {
+	case <-acc.C():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the good client starved")
+	}
+}
+
+// maskedFrame is a client's text frame.
+func maskedFrame(p []byte) []byte {
+	f := []byte{0x81, 0x80 | byte(len(p)), 1, 2, 3, 4}
+	for i, c := range p {
+		f = append(f, c^f[2+i%4])
+	}
+	return f
+}
+
+func TestOutputStream(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.srv.URL+"/api/output?path=/Meas/Acc/52&path=/Meas/ECG/125&id=acc", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+		t.Fatalf("output: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	seen := map[string]int{}
+	buf := make([]byte, 0, 1<<16)
+	for seen["acc"] < 3 || seen["/Meas/ECG/125"] < 3 {
+		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
+		if err != nil {
+			t.Fatalf("read: %v (seen %v)", err, seen)
+		}
+		buf = buf[:len(buf)+n]
+		for {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				break
+			}
+			line := string(buf[:i])
+			buf = append(buf[:0], buf[i+1:]...)
+			id, rest, ok := strings.Cut(strings.TrimPrefix(line, "ID:"), " ")
+			uri, payload, ok2 := strings.Cut(rest, " OUTPUT: ")
+			if !strings.HasPrefix(line, "ID:") || !ok || !ok2 || !json.Valid([]byte(payload)) {
+				t.Fatalf("line %q", line)
+			}
+			want := map[string]string{"acc": "/net/000123/Meas/Acc/52", "/Meas/ECG/125": "/net/000123/Meas/ECG/125"}[id]
+			if uri != want {
+				t.Fatalf("line %q: uri %s, want %s", line, uri, want)
+			}
+			if seen[id] == 0 && !strings.HasPrefix(payload, `{"response":200`) {
+				t.Errorf("first line of %s: %s", id, payload)
+			}
+			seen[id]++
+		}
+	}
+	cancel()
+	r.waitFor("000123", "without streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 0 })
+
+	if status, body := r.get("/api/output"); status != 400 || !strings.Contains(body, "give one or more path=") {
+		t.Errorf("output without paths: %d %s", status, body)
+	}
+	if status, body := r.get("/api/output?path=/Meas/Acc/52&path=/Meas/Acc/52"); status != 400 || !strings.Contains(body, "given to two subscriptions") {
+		t.Errorf("output with the same id twice: %d %s", status, body)
+	}
+}
+
+// deleteMessage deletes through the bridge.
+func (r *rig) message(m string) map[string]any {
+	r.t.Helper()
+	status, body := r.post("/api/message", m)
+	if status != 200 {
+		r.t.Fatalf("%s: %d %s", m, status, body)
+	}
+	return decode(r.t, body)
+}
+
+func TestDisconnectByDeletePeers(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	st := r.connected("000123")
+	c := r.dial(nil)
+	acc, _, err := c.Subscribe(r.ctx, "/Meas/Acc/104")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-acc.C()
+	// the client deletes the bridge's own connection while subscribed
+	resp, err := c.Send(r.ctx, bridgeclient.Message{Type: "delete", Path: "/Comm/Ble/Peers/" + itoa(st.Handle)})
+	if err != nil || resp.Response != 200 {
+		t.Fatalf("DELETE Peers: %+v %v", resp, err)
+	}
+	for range acc.C() {
+	}
+	if err := acc.Err(); err == nil || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
+		t.Errorf("subscription ended with %v", err)
+	}
+	st = r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
+	if st.AutoConnect || !strings.Contains(st.Note, "the device dropped the connection (DELETE /Comm/Ble/Peers/") {
+		t.Errorf("after DELETE: %+v", st)
+	}
+	// it stays disconnected, though the device advertises again
+	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+	time.Sleep(100 * time.Millisecond)
+	if st, _ := r.b.Device("000123"); st.Connected {
+		t.Fatal("the bridge connected again without being asked")
+	}
+	if _, err := c.Send(r.ctx, bridgeclient.Message{Type: "get", Path: "/Info", Device: "000123"}); err == nil ||
+		!strings.Contains(err.Error(), "device 000123 is not connected (disconnected: the device dropped the connection") {
+		t.Errorf("request while disconnected: %v", err)
+	}
+	if _, err := c.Get(r.ctx, "/Info"); err == nil || !strings.Contains(err.Error(), "no device is connected; the bridge sees 000123") {
+		t.Errorf("request to no device while disconnected: %v", err)
+	}
+	// until asked
+	if dev, err := c.Connect(r.ctx, "000123"); err != nil || !dev.Connected {
+		t.Fatalf("connect: %+v %v", dev, err)
+	}
+	if resp, err := c.Get(r.ctx, "/Info"); err != nil || resp.Response != 200 {
+		t.Errorf("GET after connecting again: %+v %v", resp, err)
+	}
+	// the bridge's own disconnect
+	if dev, err := c.Disconnect(r.ctx, "000123"); err != nil {
+		t.Fatalf("disconnect: %+v %v", dev, err)
+	}
+	st = r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
+	if st.AutoConnect {
+		t.Errorf("auto-connect after a disconnect: %+v", st)
+	}
+	// a device that does not advertise cannot be connected
+	r.local["000123"].Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Adv"})
+	r.waitFor("000123", "silent", func(s bridge.DeviceState) bool { return s.State == "not advertising" })
+	if _, err := c.Connect(r.ctx, "000123"); err == nil || !strings.Contains(err.Error(), "device 000123 is not advertising") {
+		t.Errorf("connect while not advertising: %v", err)
+	} else if e, ok := err.(*bridgeclient.Error); !ok || e.Status != 409 {
+		t.Errorf("status of the refusal: %#v", err)
+	}
+}
+
+func itoa(n uint16) string { return strconv.Itoa(int(n)) }
+
+func TestReconnect(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: bridge.Config{Reconnect: true}})
+	st := r.connected("000123")
+	r.local["000123"].Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + itoa(st.Handle)})
+	r.waitFor("000123", "connected again", func(s bridge.DeviceState) bool { return s.Connected && s.Handle != st.Handle })
+}
+
+func TestPassKeyAndBondingPolicy(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}, before: func(_ string, d *senseboard.Device) {
+		d.Device.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Pin", Params: []resource.Value{resource.String("123456")}})
+		policy, _ := resource.RecordJSON("BondingSettings", []byte(`{"Policy": 2}`))
+		d.Device.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Settings", Params: []resource.Value{policy}})
+	}})
+	st := r.connected("000123")
+	if !st.PassKey || st.Encrypted || st.Bonded {
+		t.Errorf("state before pairing: %+v", st)
+	}
+	c := r.dial(nil)
+	if _, err := c.Get(r.ctx, "/Info"); err == nil || !strings.Contains(err.Error(), "device 000123: the device requires an encrypted link (pair with its pass key first)") {
+		t.Errorf("request before pairing: %v", err)
+	}
+	for _, tt := range []struct{ key, want string }{
+		{"", "pairing failed: the device requires its 6-digit pass key"},
+		{"654321", "pairing failed: the pass key does not match"},
+	} {
+		_, err := c.Pair(r.ctx, "000123", tt.key, true)
+		if e, ok := err.(*bridgeclient.Error); !ok || e.Status != 409 || !strings.Contains(e.Msg, tt.want) {
+			t.Errorf("pair with %q: %v", tt.key, err)
+		}
+	}
+	st2, err := c.Pair(r.ctx, "000123", "123456", true)
+	if err != nil || !st2.Encrypted || !st2.Bonded {
+		t.Fatalf("pair: %+v %v", st2, err)
+	}
+	if resp, err := c.Get(r.ctx, "/Info"); err != nil || resp.Response != 200 {
+		t.Fatalf("GET after pairing: %+v %v", resp, err)
+	}
+	// the bond outlives the connection: the bridge encrypts on its own
+	c.Disconnect(r.ctx, "000123")
+	r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
+	if st, err := c.Connect(r.ctx, "000123"); err != nil || !st.Encrypted {
+		t.Fatalf("connect with the bond's keys: %+v %v", st, err)
+	}
+	c.Disconnect(r.ctx, "000123")
+	r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
+
+	// another phone may not bond: the policy allows one bond
+	other, err := bridge.New(bridge.Config{Local: r.peripherals, Address: "C0:53:42:00:00:02", Manual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Scan(r.ctx)
+	if err := other.Pair(r.ctx, "000123", "123456", true); err == nil || err.Error() != "device 000123: pairing refused by bonding policy BondingOnce" {
+		t.Errorf("second bond: %v", err)
+	}
+	other.Disconnect(r.ctx, "000123")
+	other.Close()
+}
+
+func TestDevicesOfAnotherProgram(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}, remote: []string{"000124"}})
+	r.connected("000123")
+	st := r.connected("000124")
+	if st.Local || st.Name != "Senseboard 000124" || st.Address == "" {
+		t.Errorf("remote device: %+v", st)
+	}
+	m := r.message(`{"type": "get", "path": "/net/000124/Info"}`)
+	if m["uri"] != "/net/000124/Info" || m["device"] != "000124" {
+		t.Errorf("GET over the air: %v", m)
+	}
+	if status, body := r.post("/api/devices/000124/events", `{"doubleTap": true}`); status != 409 || !strings.Contains(body, "runs in another program") {
+		t.Errorf("inject into a remote device: %d %s", status, body)
+	}
+	// the other program ends: its device goes away
+	r.stop["000124"]()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := r.b.Device("000124"); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bridge still sees a device that went away")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestBadMessagesOverWebSocket(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	conn, _, err := websocket.Dial(r.ctx, "ws"+strings.TrimPrefix(r.srv.URL, "http")+"/api/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	next := func() map[string]any {
+		t.Helper()
+		for {
+			ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
+			_, b, err := conn.Read(ctx)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := decode(t, string(b)); m["type"] != "device" {
+				return m
+			}
+		}
+	}
+	for _, tt := range []struct{ send, id, want string }{
+		{`{"type": "get", "path": `, "", "not a JSON message"},
+		{`{"type": "fetch", "path": "/Info", "id": "f"}`, "f", `unknown type "fetch"`},
+		{`{"type": "get", "id": 3}`, "3", "without a path"},
+		{`{"type": "unsubscribe", "id": "nothing"}`, "nothing", `no subscription of this connection has id "nothing"`},
+		{`{"type": "put", "path": "/Time", "value": tru}`, "", "not a JSON message"},
+		{`{"type": "subscribe", "path": "/Meas/Temp", "id": "t"}`, "t", ""},
+		{`{"type": "subscribe", "path": "/Meas/HR", "id": "t"}`, "t", `id "t" names a subscription of this connection already`},
+	} {
+		if tt.want == "" {
+			conn.Write(r.ctx, websocket.MessageText, []byte(tt.send))
+			if m := next(); m["type"] != "response" || m["response"] != 200.0 {
+				t.Errorf("%s: %v", tt.send, m)
+			}
+			continue
+		}
+		conn.Write(r.ctx, websocket.MessageText, []byte(tt.send))
+		m := next()
+		if m["type"] != "error" || (tt.id != "" && m["id"] != tt.id) || !strings.Contains(m["error"].(string), tt.want) {
+			t.Errorf("%s: %v", tt.send, m)
+		}
+	}
+	conn.Write(r.ctx, websocket.MessageBinary, []byte(`{"type": "get", "path": "/Info"}`))
+	if m := next(); m["type"] != "error" || !strings.Contains(m["error"].(string), "text frames") {
+		t.Errorf("binary frame: %v", m)
+	}
+	// the connection still works
+	conn.Write(r.ctx, websocket.MessageText, []byte(`{"type": "get", "path": "/Info", "id": "ok"}`))
+	if m := next(); m["type"] != "response" || m["id"] != "ok" || m["response"] != 200.0 {
+		t.Errorf("GET after bad messages: %v", m)
+	}
+}
+
+func TestInjectAndDefinitions(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	state := func() float64 {
+		m := r.message(`{"type": "get", "path": "/System/States/2"}`)
+		return m["content"].(float64)
+	}
+	if state() != 1 {
+		t.Fatalf("electrodes not in contact at the start")
+	}
+	if status, body := r.post("/api/devices/000123/events", `{"gear": "off"}`); status != 200 || body != "{\"injected\":\"gear\"}\n" {
+		t.Fatalf("inject: %d %s", status, body)
+	}
+	if state() != 0 {
+		t.Errorf("electrodes still in contact after gear off")
+	}
+	for _, tt := range []struct {
+		path, body string
+		status     int
+		want       string
+	}{
+		{"/api/devices/000123/events", `{"jump": true}`, 400, "unknown event jump"},
+		{"/api/devices/000123/events", `{`, 400, "event:"},
+		{"/api/devices/999/events", `{"tap": true}`, 404, "no such device"},
+		{"/api/devices/999/connect", ``, 404, "no such device"},
+		{"/api/devices/000123/pair", `{"pin": 1}`, 400, `unknown field \"pin\"`},
+		{"/api/recordings", `{"paths": []}`, 400, "a recording needs paths"},
+		{"/api/recordings", `{"paths": ["/Meas/HR"], "format": "xml"}`, 400, "csv or jsonl"},
+		{"/api/recordings", `{"paths": ["/Meas/HR"], "name": "../x"}`, 400, "recording name"},
+		{"/api/recordings/none/stop", ``, 404, "no such recording"},
+	} {
+		if status, body := r.post(tt.path, tt.body); status != tt.status || !strings.Contains(body, tt.want) {
+			t.Errorf("POST %s %s: %d %s", tt.path, tt.body, status, body)
+		}
+	}
+
+	status, body := r.get("/api/definitions")
+	var defs []struct {
+		Path string `json:"path"`
+		Ops  []struct {
+			Op     string `json:"op"`
+			Params []struct {
+				Name string `json:"name"`
+				In   string `json:"in"`
+			} `json:"params"`
+			Notification map[string]any `json:"notification"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(body), &defs); status != 200 || err != nil {
+		t.Fatalf("definitions: %d %v", status, err)
+	}
+	found := false
+	for _, d := range defs {
+		if d.Path != "/Meas/Acc/{SampleRate}" {
+			continue
+		}
+		for _, o := range d.Ops {
+			if o.Op == "subscribe" && len(o.Params) == 1 && o.Params[0].Name == "SampleRate" && o.Params[0].In == "path" &&
+				o.Notification["properties"] != nil {
+				found = true
+			}
+		}
+	}
+	if len(defs) < 40 || !found {
+		t.Errorf("definitions: %d resources; SUBSCRIBE /Meas/Acc/{SampleRate} with its parameter and notification found: %v", len(defs), found)
+	}
+	if status, body := r.get("/"); status != 200 || !strings.Contains(body, "<title>senseboard") {
+		t.Errorf("dashboard: %d %.80s", status, body)
+	}
+}
+
+func TestRecordingThroughTheBridge(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	c := r.dial(nil)
+	for _, format := range []string{"csv", "jsonl"} {
+		rec, err := c.StartRecording(r.ctx, "", format, "/Meas/Acc/104", "/Meas/ECG/250")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Streams) != 2 || rec.Device != "000123" || rec.Format != format {
+			t.Errorf("recording: %+v", rec)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got := r.b.Recordings()
+			if got[len(got)-1].Notifications >= 40 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("recording: %+v", got)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		rec, err = c.StopRecording(r.ctx, rec.Name)
+		if err != nil || rec.Error != "" {
+			t.Fatalf("stop: %+v %v", rec, err)
+		}
+		wantFiles := map[string]int{"csv": 2, "jsonl": 1}[format]
+		if len(rec.Files) != wantFiles {
+			t.Fatalf("%s files %v", format, rec.Files)
+		}
+		var acc, ecg int
+		for _, f := range rec.Files {
+			p, err := replay.Load(f)
+			if err != nil {
+				t.Fatalf("replay %s: %v", f, err)
+			}
+			if s := p.Series[replay.Acc]; s != nil {
+				acc += s.Len()
+				if s.Rate != 104 {
+					t.Errorf("%s: Acc rate %v", f, s.Rate)
+				}
+			}
+			if s := p.Series[replay.ECG]; s != nil {
+				ecg += s.Len()
+				if s.Rate != 250 {
+					t.Errorf("%s: ECG rate %v", f, s.Rate)
+				}
+			}
+		}
+		if acc == 0 || ecg == 0 || acc%8 != 0 || ecg%16 != 0 || int64(acc/8+ecg/16) != rec.Notifications {
+			t.Errorf("%s: %d Acc and %d ECG samples replayed from %d notifications", format, acc, ecg, rec.Notifications)
+		}
+	}
+	r.waitFor("000123", "without streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 0 })
+}

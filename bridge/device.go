@@ -1,0 +1,301 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"senseboard/client"
+	"senseboard/wire"
+)
+
+// device is a device the bridge sees.
+type device struct {
+	b      *Bridge
+	serial string
+	p      Peripheral
+
+	opMu sync.Mutex // serializes what changes the link: scan, connect, pair, disconnect
+
+	mu        sync.Mutex
+	link      *client.Conn // the open stream of the radio link, nil when none
+	adv       wire.AdvertMsg
+	connected bool
+	handle    uint16
+	encrypted bool
+	want      bool // connect when the device advertises
+	leaving   bool // the bridge is disconnecting on a user's word
+	note      string
+	gone      bool
+
+	subMu   sync.Mutex         // serializes subscribing and unsubscribing
+	streams map[string]*stream // by key
+}
+
+// current returns the open stream, or nil.
+func (d *device) current() *client.Conn {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.link
+}
+
+// state describes the device.
+func (d *device) state() DeviceState {
+	d.mu.Lock()
+	name, passKey, hrs := advertised(d.adv)
+	s := DeviceState{Serial: d.serial, Name: name, Address: d.adv.Address, Local: d.p.Inject != nil,
+		Advertising: d.adv.Advertising && !d.connected, Connected: d.connected, PassKey: passKey, HRS: hrs,
+		Encrypted: d.encrypted, AutoConnect: d.want, Note: d.note}
+	if d.connected {
+		s.Handle = d.handle
+	}
+	gone := d.gone
+	d.mu.Unlock()
+	switch {
+	case gone:
+		s.State = "gone"
+	case s.Connected:
+		s.State = "connected"
+	case s.Advertising:
+		s.State = "advertising"
+	default:
+		s.State = "not advertising"
+	}
+	_, s.Bonded = d.b.key(s.Address)
+	d.subMu.Lock()
+	s.Streams = []string{}
+	for _, st := range d.streams {
+		s.Streams = append(s.Streams, st.uri)
+	}
+	d.subMu.Unlock()
+	sort.Strings(s.Streams)
+	return s
+}
+
+// publish tells the watchers the device's state.
+func (d *device) publish() {
+	s := d.state()
+	b := d.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for w := range b.watch {
+		w.f(s)
+	}
+}
+
+// setNote records what happened last and tells the watchers.
+func (d *device) setNote(format string, a ...any) {
+	d.mu.Lock()
+	d.note = fmt.Sprintf(format, a...)
+	d.mu.Unlock()
+	d.publish()
+}
+
+// open returns the open stream, opening one when there is none; d.opMu is held.
+func (d *device) open(ctx context.Context) (*client.Conn, error) {
+	if l := d.current(); l != nil {
+		select {
+		case <-l.Done():
+		default:
+			return l, nil
+		}
+	}
+	l, err := d.b.newLink(ctx, d.p)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.link = l
+	d.mu.Unlock()
+	return l, nil
+}
+
+// refresh reads the advertisement of a device the bridge is not connected
+// to, and connects when it should. An error means the device cannot be
+// reached at all.
+func (d *device) refresh(ctx context.Context) error {
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
+	d.mu.Lock()
+	connected := d.connected
+	d.mu.Unlock()
+	if connected {
+		return nil
+	}
+	l, err := d.open(ctx)
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	adv, err := l.Scan(sctx)
+	cancel()
+	if err != nil {
+		l.Close()
+		return err
+	}
+	d.mu.Lock()
+	changed := adv.Advertising != d.adv.Advertising || string(adv.Adv) != string(d.adv.Adv) || string(adv.ScanResp) != string(d.adv.ScanResp)
+	d.adv = adv
+	want := d.want
+	d.mu.Unlock()
+	if changed {
+		d.publish()
+	}
+	if adv.Advertising && want {
+		if err := d.connectLocked(ctx); err != nil {
+			d.b.cfg.Log.Info("connect", "device", d.serial, "err", err)
+		}
+	}
+	return nil
+}
+
+// connect connects to the device; asked says a user asked for it.
+func (d *device) connect(ctx context.Context, asked bool) error {
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
+	if asked {
+		d.mu.Lock()
+		d.want = true
+		d.mu.Unlock()
+	}
+	return d.connectLocked(ctx)
+}
+
+// connectLocked connects, and encrypts with the keys of an earlier bond;
+// d.opMu is held.
+func (d *device) connectLocked(ctx context.Context) error {
+	d.mu.Lock()
+	connected := d.connected
+	d.mu.Unlock()
+	if connected {
+		return nil
+	}
+	l, err := d.open(ctx)
+	if err != nil {
+		d.setNote("connect: %v", err)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	defer cancel()
+	handle, err := l.Connect(ctx, d.b.cfg.Address, d.b.cfg.Name)
+	if err != nil {
+		d.setNote("connect: %v", err)
+		return err
+	}
+	d.mu.Lock()
+	d.connected, d.handle, d.encrypted, d.note = true, handle, false, ""
+	address := d.adv.Address
+	d.mu.Unlock()
+	d.b.cfg.Log.Info("connected", "device", d.serial, "handle", handle)
+	d.b.wg.Add(1)
+	go d.watchLink(l)
+	if key, ok := d.b.key(address); ok {
+		if err := l.Encrypt(ctx, key); err != nil {
+			d.setNote("the device refused the keys of the bond (%v); pair again", err)
+		} else {
+			d.mu.Lock()
+			d.encrypted = true
+			d.mu.Unlock()
+		}
+	}
+	d.publish()
+	return nil
+}
+
+// watchLink waits for the end of a connection and records why it ended.
+// It exits when the stream closes.
+func (d *device) watchLink(l *client.Conn) {
+	defer d.b.wg.Done()
+	<-l.Done()
+	d.mu.Lock()
+	if d.link == l {
+		d.link = nil
+		d.connected, d.encrypted = false, false
+		d.want = d.b.cfg.Reconnect && !d.leaving
+		d.leaving = false
+		why := l.Err()
+		if errors.Is(why, client.ErrClosed) {
+			d.note = "the connection ended: the bridge closed the link"
+		} else {
+			d.note = strings.TrimPrefix(why.Error(), "device "+d.serial+": ")
+		}
+	}
+	d.mu.Unlock()
+	d.b.cfg.Log.Info("disconnected", "device", d.serial, "why", l.Err())
+	d.publish()
+}
+
+// pair pairs, connecting first when needed.
+func (d *device) pair(ctx context.Context, passKey string, bond bool) error {
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
+	d.mu.Lock()
+	d.want = true
+	d.mu.Unlock()
+	if err := d.connectLocked(ctx); err != nil {
+		return err
+	}
+	l := d.current()
+	if l == nil {
+		return fmt.Errorf("device %s: the connection ended", d.serial)
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	defer cancel()
+	key, err := l.Pair(ctx, passKey, bond)
+	if err != nil {
+		d.setNote("pair: %v", err)
+		return fmt.Errorf("device %s: %w", d.serial, err)
+	}
+	d.mu.Lock()
+	d.encrypted, d.note = true, ""
+	address := d.adv.Address
+	d.mu.Unlock()
+	if bond {
+		if err := d.b.setKey(address, key); err != nil {
+			return err
+		}
+	}
+	d.publish()
+	return nil
+}
+
+// disconnect ends the connection and stops connecting on its own.
+func (d *device) disconnect(ctx context.Context) error {
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
+	d.mu.Lock()
+	d.want = false
+	l, connected := d.link, d.connected
+	d.leaving = connected
+	d.mu.Unlock()
+	if !connected {
+		d.publish()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	defer cancel()
+	if err := l.Disconnect(ctx); err != nil {
+		l.Close()
+	}
+	return nil
+}
+
+// conn returns the connection for requests, or an error that says why
+// there is none.
+func (d *device) conn() (*client.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.connected:
+		return d.link, nil
+	case d.gone:
+		return nil, fmt.Errorf("device %s went away: %w", d.serial, ErrNotConnected)
+	case d.note != "":
+		return nil, fmt.Errorf("device %s is %w (%s); connect first", d.serial, ErrNotConnected, d.note)
+	default:
+		return nil, fmt.Errorf("device %s is %w; connect first", d.serial, ErrNotConnected)
+	}
+}

@@ -1,0 +1,335 @@
+package bridge
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"senseboard/client"
+	"senseboard/world"
+)
+
+// DefaultHTTP is the bridge's address on embedded defaults.
+const DefaultHTTP = "127.0.0.1:8080"
+
+// Server serves a bridge over HTTP: the API under /api/ and the dashboard
+// at /. Outside loopback every request to the API must carry the access
+// token, as "Authorization: Bearer <token>" or, where a browser cannot set
+// the header (WebSockets), as ?token=<token>.
+type Server struct {
+	Bridge *Bridge
+	// Token is the access token; "" serves without one, which Serve allows
+	// on loopback only.
+	Token string
+}
+
+// ErrNeedToken is a non-loopback address without an access token.
+var ErrNeedToken = errors.New("an access token is needed to listen beyond loopback")
+
+// CheckAddr refuses to serve on an address beyond loopback without a token.
+func CheckAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("bridge address %q: %w", addr, err)
+	}
+	if token != "" || isLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("bridge address %s: %w (give --token or set SENSEBOARD_TOKEN)", addr, ErrNeedToken)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve serves on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := CheckAddr(ln.Addr().String(), s.Token); err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	stop := context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+		hs.Close()
+	})
+	defer stop()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("bridge: %w", err)
+	}
+	return nil
+}
+
+// Handler returns the bridge's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.guard(h)) }
+	api("GET /api/devices", s.devices)
+	api("GET /api/devices/{serial}", s.device)
+	api("POST /api/devices/{serial}/connect", s.connect)
+	api("POST /api/devices/{serial}/pair", s.pair)
+	api("POST /api/devices/{serial}/disconnect", s.disconnect)
+	api("POST /api/devices/{serial}/events", s.inject)
+	api("POST /api/message", s.message)
+	api("GET /api/ws", s.websocket)
+	api("GET /api/output", s.output)
+	api("GET /api/definitions", s.definitions)
+	api("GET /api/recordings", s.recordings)
+	api("POST /api/recordings", s.startRecording)
+	api("POST /api/recordings/{name}/stop", s.stopRecording)
+	api("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no API at %s %s; see docs/bridge.md", r.Method, r.URL.Path))
+	})
+	static, _ := fs.Sub(webFiles, "web")
+	files := http.FileServerFS(static)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s %s: the dashboard's files are read with GET", r.Method, r.URL.Path))
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+	return mux
+}
+
+// guard checks the access token and refuses requests that change things
+// from pages of other origins.
+func (s *Server) guard(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.Token != "" {
+			got := r.URL.Query().Get("token")
+			if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				got = a
+			}
+			if subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="senseboard bridge"`)
+				msg := "missing access token: send Authorization: Bearer <token>"
+				if got != "" {
+					msg = "wrong access token"
+				}
+				writeError(w, http.StatusUnauthorized, errors.New(msg))
+				return
+			}
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
+				writeError(w, http.StatusForbidden, fmt.Errorf("request from a page of %s refused: the bridge answers pages of its own origin only", o))
+				return
+			}
+		}
+		h(w, r)
+	})
+}
+
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
+}
+
+// statusOf maps an error to an HTTP status.
+func statusOf(err error) int {
+	var re *client.RemoteError
+	switch {
+	case errors.Is(err, ErrBadMessage):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrUnknownDevice), errors.Is(err, ErrUnknownRecording):
+		return http.StatusNotFound
+	case errors.Is(err, ErrNotConnected), errors.As(err, &re):
+		return http.StatusConflict
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, client.ErrNoAnswer):
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+	w.Write([]byte{'\n'})
+}
+
+func writeValue(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, errorJSON("", err))
+}
+
+// readBody reads a request's JSON body of at most MaxMessage bytes; an
+// empty body reads as {}.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessage))
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: the body exceeds %d bytes", ErrBadMessage, MaxMessage))
+		return nil, false
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		b = []byte("{}")
+	}
+	return b, true
+}
+
+// decodeBody reads a JSON body into v, refusing unknown fields.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
+	b, ok := readBody(w, r)
+	if !ok {
+		return false
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: %v; the body is %s", ErrBadMessage, strings.TrimPrefix(err.Error(), "json: "), shape))
+		return false
+	}
+	return true
+}
+
+func (s *Server) devices(w http.ResponseWriter, r *http.Request) {
+	writeValue(w, s.Bridge.Devices())
+}
+
+func (s *Server) device(w http.ResponseWriter, r *http.Request) {
+	st, err := s.Bridge.Device(r.PathValue("serial"))
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeValue(w, st)
+}
+
+func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
+	serial := r.PathValue("serial")
+	s.answer(w, serial, s.Bridge.Connect(r.Context(), serial))
+}
+
+func (s *Server) disconnect(w http.ResponseWriter, r *http.Request) {
+	serial := r.PathValue("serial")
+	s.answer(w, serial, s.Bridge.Disconnect(r.Context(), serial))
+}
+
+func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		PassKey string `json:"passKey"`
+		Bond    *bool  `json:"bond"`
+	}
+	if !decodeBody(w, r, &in, `{"passKey": "123456", "bond": true}`) {
+		return
+	}
+	bond := in.Bond == nil || *in.Bond
+	serial := r.PathValue("serial")
+	s.answer(w, serial, s.Bridge.Pair(r.Context(), serial, in.PassKey, bond))
+}
+
+// answer answers with the device's state, or the error.
+func (s *Server) answer(w http.ResponseWriter, serial string, err error) {
+	if err == nil {
+		var st DeviceState
+		if st, err = s.Bridge.Device(serial); err == nil {
+			writeValue(w, st)
+			return
+		}
+	}
+	writeError(w, statusOf(err), err)
+}
+
+func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
+	b, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	e, err := world.ParseInjection(b)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if err := s.Bridge.Inject(r.PathValue("serial"), e); err != nil {
+		status := statusOf(err)
+		if !errors.Is(err, ErrUnknownDevice) {
+			status = http.StatusConflict
+		}
+		writeError(w, status, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, []byte(`{"injected":`+quote(e.Kind.String())+`}`))
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// message carries out a one-shot message and answers with the envelope.
+func (s *Server) message(w http.ResponseWriter, r *http.Request) {
+	b, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	m, err := ParseMessage(b)
+	if err != nil {
+		writeJSON(w, statusOf(err), errorJSON(lenientID(b), err))
+		return
+	}
+	a, err := s.Bridge.Do(r.Context(), m)
+	if err != nil {
+		writeJSON(w, statusOf(err), errorJSON(m.ID, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, answerJSON(m.ID, a))
+}
+
+// lenientID finds the id of a message that does not parse.
+func lenientID(b []byte) ID {
+	var m struct {
+		ID ID `json:"id"`
+	}
+	json.Unmarshal(b, &m)
+	return m.ID
+}
+
+func (s *Server) recordings(w http.ResponseWriter, r *http.Request) {
+	writeValue(w, s.Bridge.Recordings())
+}
+
+func (s *Server) startRecording(w http.ResponseWriter, r *http.Request) {
+	var req RecordingRequest
+	if !decodeBody(w, r, &req, `{"paths": ["/Meas/Acc/104"], "format": "csv", "device": "000123", "name": "walk1"}`) {
+		return
+	}
+	st, err := s.Bridge.StartRecording(r.Context(), req)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeValue(w, st)
+}
+
+func (s *Server) stopRecording(w http.ResponseWriter, r *http.Request) {
+	st, err := s.Bridge.StopRecording(r.Context(), r.PathValue("name"))
+	if err != nil && st.Name == "" {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	if err != nil {
+		st.Error = err.Error()
+	}
+	writeValue(w, st)
+}

@@ -1,0 +1,227 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"senseboard/client"
+	"senseboard/resource"
+)
+
+// Message is a client's message to the bridge: the operation (type), the
+// resource's path and the body value (JSON; records as objects). A path of
+// the form /net/<serial>/<path> names the device; otherwise Device does,
+// or, when it is empty, the one connected device. ID tags the answer and,
+// for a subscription, its notifications.
+type Message struct {
+	Type   string          `json:"type"`
+	Path   string          `json:"path,omitempty"`
+	Value  json.RawMessage `json:"value,omitempty"`
+	ID     ID              `json:"id,omitempty"`
+	Device string          `json:"device,omitempty"`
+}
+
+// ID is a message id: a JSON string or number, kept as text.
+type ID string
+
+// UnmarshalJSON reads a string or a number.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*id = ID(s)
+		return nil
+	}
+	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
+		return fmt.Errorf("id %s: a string or a number", clip(b))
+	}
+	*id = ID(b)
+	return nil
+}
+
+// Errors of messages; the HTTP server answers them with 400, 404 and 409.
+var (
+	ErrBadMessage   = errors.New("bad message")
+	ErrNotConnected = errors.New("not connected")
+)
+
+// MaxMessage bounds a client's message.
+const MaxMessage = 64 * 1024
+
+// ParseMessage reads a message and checks its type and path.
+func ParseMessage(data []byte) (Message, error) {
+	var m Message
+	if len(data) > MaxMessage {
+		return m, fmt.Errorf("%w: %d bytes; a message has at most %d", ErrBadMessage, len(data), MaxMessage)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, fmt.Errorf("%w: not a JSON message %s (%v); a message is {\"type\": \"get\", \"path\": \"/Info\", \"value\": ..., \"id\": ..., \"device\": ...}",
+			ErrBadMessage, clip(data), strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return m, fmt.Errorf("%w: more after the message's JSON object; send one message at a time", ErrBadMessage)
+	}
+	if _, err := m.op(); err != nil {
+		return m, err
+	}
+	if m.Path == "" && !(strings.EqualFold(m.Type, "unsubscribe") && m.ID != "") {
+		return m, fmt.Errorf("%w: %s message without a path", ErrBadMessage, orEmpty(m.Type))
+	}
+	return m, nil
+}
+
+func orEmpty(s string) string {
+	if s == "" {
+		return `a`
+	}
+	return strconv.Quote(s)
+}
+
+func clip(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
+}
+
+// op reads the message's type.
+func (m *Message) op() (resource.Op, error) {
+	switch strings.ToLower(m.Type) {
+	case "get":
+		return resource.Get, nil
+	case "put":
+		return resource.Put, nil
+	case "post":
+		return resource.Post, nil
+	case "delete":
+		return resource.Delete, nil
+	case "subscribe":
+		return resource.Subscribe, nil
+	case "unsubscribe":
+		return resource.Unsubscribe, nil
+	case "":
+		return 0, fmt.Errorf("%w: no type; a message's type is get, put, post, delete, subscribe or unsubscribe", ErrBadMessage)
+	}
+	return 0, fmt.Errorf("%w: unknown type %q; a message's type is get, put, post, delete, subscribe or unsubscribe", ErrBadMessage, m.Type)
+}
+
+// params returns the message's value as the request's body parameter.
+func (m *Message) params() ([]resource.Value, error) {
+	if len(bytes.TrimSpace(m.Value)) == 0 {
+		return nil, nil
+	}
+	v, err := resource.JSON(m.Value)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
+	return []resource.Value{v}, nil
+}
+
+// route finds the device a message is for and the path on it.
+func (b *Bridge) route(m *Message) (*device, string, error) {
+	path := m.Path
+	serial := m.Device
+	if rest, ok := cutFold(strings.TrimPrefix(path, "/"), "net/"); ok {
+		s, p, _ := strings.Cut(rest, "/")
+		if serial != "" && serial != s {
+			return nil, "", fmt.Errorf("%w: the path names device %s and device says %s", ErrBadMessage, s, serial)
+		}
+		serial, path = s, "/"+p
+	}
+	if serial != "" {
+		d, err := b.device(serial)
+		return d, path, err
+	}
+	var connected, all []string
+	for _, s := range b.Devices() {
+		all = append(all, s.Serial)
+		if s.Connected {
+			connected = append(connected, s.Serial)
+		}
+	}
+	switch {
+	case len(connected) == 1:
+		d, err := b.device(connected[0])
+		return d, path, err
+	case len(connected) > 1:
+		return nil, "", fmt.Errorf("%w: several devices are connected (%s); name one with \"device\" or a path /net/<serial>/...",
+			ErrBadMessage, joinSerials(connected))
+	case len(all) == 0:
+		return nil, "", fmt.Errorf("%w: the bridge sees no devices", ErrUnknownDevice)
+	}
+	return nil, "", fmt.Errorf("%w: no device is connected; the bridge sees %s", ErrNotConnected, joinSerials(all))
+}
+
+// cutFold is strings.CutPrefix ignoring case.
+func cutFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
+// Answer is a device's answer to a message.
+type Answer struct {
+	Device   string
+	Envelope *client.Envelope
+}
+
+// Do carries out a get, put, post or delete message.
+func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
+	op, err := m.op()
+	if err != nil {
+		return nil, err
+	}
+	if op == resource.Subscribe || op == resource.Unsubscribe {
+		return nil, fmt.Errorf("%w: a subscription needs a stream: use the WebSocket /api/ws or the text stream /api/output", ErrBadMessage)
+	}
+	params, err := m.params()
+	if err != nil {
+		return nil, err
+	}
+	d, path, err := b.route(&m)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.conn()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	env, err := c.Do(ctx, op, path, params...)
+	if err != nil {
+		return nil, deviceError(d, err)
+	}
+	return &Answer{Device: d.serial, Envelope: env}, nil
+}
+
+// deviceError words an error of a device's link: the device's own words,
+// or what happened to the link.
+func deviceError(d *device, err error) error {
+	var re *client.RemoteError
+	if errors.As(err, &re) {
+		return fmt.Errorf("device %s: %s", d.serial, re.Msg)
+	}
+	return err
+}
+
+// localEnvelope is an answer of the bridge in the envelope's form, for a
+// subscription it shares with other clients.
+func localEnvelope(op resource.Op, uri string) *client.Envelope {
+	e := resource.Envelope{Status: resource.StatusOK, Op: op, URI: uri}
+	raw, _ := e.AppendJSON(nil)
+	env := &client.Envelope{}
+	json.Unmarshal(raw, env)
+	env.Raw = raw
+	return env
+}

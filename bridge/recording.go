@@ -1,0 +1,225 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"senseboard/record"
+)
+
+// RecordingRequest starts a recording of streams of one device.
+type RecordingRequest struct {
+	// Name names the recording's files; a time and the serial number when empty.
+	Name string `json:"name,omitempty"`
+	// Device is the serial number; the connected device when empty (or
+	// give paths of the form /net/<serial>/...).
+	Device string `json:"device,omitempty"`
+	// Paths are the streams, for example /Meas/Acc/104 and /Meas/ECG/250.
+	Paths []string `json:"paths"`
+	// Format is csv (one file per stream, the default) or jsonl.
+	Format string `json:"format,omitempty"`
+}
+
+// RecordingState describes a recording.
+type RecordingState struct {
+	Name          string     `json:"name"`
+	Device        string     `json:"device"`
+	Format        string     `json:"format"`
+	Streams       []string   `json:"streams"`
+	Files         []string   `json:"files"`
+	Started       time.Time  `json:"started"`
+	Stopped       *time.Time `json:"stopped,omitempty"`
+	Notifications int64      `json:"notifications"`
+	// Error is the first failure to write, or a stream that ended.
+	Error string `json:"error,omitempty"`
+}
+
+// Recording is a recording under way or done.
+type Recording struct {
+	rec   *record.Recorder
+	count atomic.Int64
+
+	mu    sync.Mutex
+	state RecordingState
+	subs  []*Sub
+}
+
+var recordingName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// recordDir is where recordings go.
+func (b *Bridge) recordDir() string {
+	switch {
+	case b.cfg.RecordDir != "":
+		return b.cfg.RecordDir
+	case b.cfg.StateDir != "":
+		return filepath.Join(b.cfg.StateDir, "recordings")
+	}
+	return filepath.Join(os.TempDir(), "senseboard-recordings")
+}
+
+// StartRecording subscribes to the streams and records their
+// notifications until StopRecording.
+func (b *Bridge) StartRecording(ctx context.Context, req RecordingRequest) (RecordingState, error) {
+	if len(req.Paths) == 0 {
+		return RecordingState{}, fmt.Errorf("%w: a recording needs paths, for example [\"/Meas/Acc/104\", \"/Meas/ECG/250\"]", ErrBadMessage)
+	}
+	if req.Format == "" {
+		req.Format = "csv"
+	}
+	format, err := record.ParseFormat(req.Format)
+	if err != nil {
+		return RecordingState{}, fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
+	// find the device before naming the files
+	first := Message{Type: "subscribe", Path: req.Paths[0], Device: req.Device}
+	d, _, err := b.route(&first)
+	if err != nil {
+		return RecordingState{}, err
+	}
+	if req.Name == "" {
+		req.Name = time.Now().Format("20060102-150405") + "-" + d.serial
+	}
+	if !recordingName.MatchString(req.Name) {
+		return RecordingState{}, fmt.Errorf("%w: recording name %q: up to 64 letters, digits, '.', '_' and '-'", ErrBadMessage, req.Name)
+	}
+	if err := os.MkdirAll(b.recordDir(), 0o755); err != nil {
+		return RecordingState{}, fmt.Errorf("recording: %w", err)
+	}
+	r := &Recording{state: RecordingState{Name: req.Name, Device: d.serial, Format: format.String(), Started: time.Now()}}
+	b.mu.Lock()
+	_, dup := b.recs[req.Name]
+	if !dup {
+		b.recs[req.Name] = r
+	}
+	b.mu.Unlock()
+	if dup {
+		return RecordingState{}, fmt.Errorf("%w: there is a recording named %s already", ErrBadMessage, req.Name)
+	}
+	fail := func(err error) (RecordingState, error) {
+		r.stop(ctx)
+		b.mu.Lock()
+		delete(b.recs, req.Name)
+		b.mu.Unlock()
+		return RecordingState{}, err
+	}
+	ext := ".csv"
+	if format == record.JSONL {
+		ext = ".jsonl"
+	}
+	if r.rec, err = record.New(filepath.Join(b.recordDir(), req.Name+ext), format); err != nil {
+		return fail(err)
+	}
+	for _, p := range req.Paths {
+		s, a, err := b.Subscribe(ctx, Message{Type: "subscribe", Path: p, Device: d.serial, ID: ID("recording " + req.Name)}, r.sink)
+		if err != nil {
+			return fail(err)
+		}
+		if s == nil {
+			return fail(fmt.Errorf("subscribe %s: the device answered %d %s %s", p, a.Envelope.Response, a.Envelope.ResponseString, a.Envelope.Error))
+		}
+		r.mu.Lock()
+		r.subs = append(r.subs, s)
+		r.state.Streams = append(r.state.Streams, s.URI())
+		r.mu.Unlock()
+	}
+	return r.snapshot(), nil
+}
+
+// sink writes a notification; it runs on a stream's goroutine.
+func (r *Recording) sink(e Event) {
+	if e.Ended {
+		r.fail(fmt.Errorf("%s ended: %s", e.URI, e.Reason))
+		return
+	}
+	if err := r.rec.Write(e.URI, e.Content); err != nil {
+		r.fail(err)
+		return
+	}
+	r.count.Add(1)
+}
+
+func (r *Recording) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state.Error == "" {
+		r.state.Error = err.Error()
+	}
+}
+
+// stop ends the subscriptions and closes the files.
+func (r *Recording) stop(ctx context.Context) error {
+	r.mu.Lock()
+	subs := r.subs
+	r.subs = nil
+	stopped := r.state.Stopped != nil
+	if !stopped {
+		now := time.Now()
+		r.state.Stopped = &now
+	}
+	r.mu.Unlock()
+	if stopped {
+		return nil
+	}
+	var errs []error
+	for _, s := range subs {
+		if _, err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, ErrBadMessage) {
+			errs = append(errs, err)
+		}
+	}
+	if r.rec != nil {
+		errs = append(errs, r.rec.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Recording) snapshot() RecordingState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.state
+	s.Streams = append([]string{}, s.Streams...)
+	s.Files = []string{}
+	if r.rec != nil {
+		s.Files = r.rec.Files()
+	}
+	s.Notifications = r.count.Load()
+	return s
+}
+
+// StopRecording stops a recording and returns what it wrote.
+func (b *Bridge) StopRecording(ctx context.Context, name string) (RecordingState, error) {
+	b.mu.Lock()
+	r := b.recs[name]
+	b.mu.Unlock()
+	if r == nil {
+		return RecordingState{}, fmt.Errorf("recording %s: %w", name, ErrUnknownRecording)
+	}
+	err := r.stop(ctx)
+	return r.snapshot(), err
+}
+
+// ErrUnknownRecording is a recording name the bridge does not know.
+var ErrUnknownRecording = errors.New("no such recording")
+
+// Recordings lists the recordings of this run of the bridge, oldest first.
+func (b *Bridge) Recordings() []RecordingState {
+	b.mu.Lock()
+	out := make([]RecordingState, 0, len(b.recs))
+	recs := make([]*Recording, 0, len(b.recs))
+	for _, r := range b.recs {
+		recs = append(recs, r)
+	}
+	b.mu.Unlock()
+	for _, r := range recs {
+		out = append(out, r.snapshot())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out
+}

@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"senseboard/wire"
+)
+
+// The methods of this file work on a stream of the radio link (see Open),
+// where the client is a central that reaches the device as over the air.
+// Their errors are the device's own words, such as "device 000123 is not
+// advertising" or "pairing refused by bonding policy BondingOnce".
+
+// radioCall sends a radio frame and decodes the answer into out.
+func (c *Conn) radioCall(ctx context.Context, kind wire.Kind, payload, out any) error {
+	f, err := c.roundTrip(ctx, kind, payload, nil)
+	if err != nil {
+		var re *RemoteError
+		if errors.As(err, &re) {
+			return re
+		}
+		return err
+	}
+	if out != nil {
+		if err := json.Unmarshal(f.Payload, out); err != nil {
+			return fmt.Errorf("%s: %s answer: %w", c.port, f.Kind, err)
+		}
+	}
+	return nil
+}
+
+// Scan returns what the device advertises.
+func (c *Conn) Scan(ctx context.Context) (wire.AdvertMsg, error) {
+	var m wire.AdvertMsg
+	err := c.radioCall(ctx, wire.Scan, nil, &m)
+	return m, err
+}
+
+// Connect connects as the central with a BLE address and a name; it
+// returns the connection handle. Requests go over the connection once it
+// is made, and the connection's end closes the stream (Err then says why).
+func (c *Conn) Connect(ctx context.Context, address, name string) (uint16, error) {
+	var m wire.ConnectedMsg
+	err := c.radioCall(ctx, wire.Connect, &wire.ConnectMsg{Address: address, Name: name}, &m)
+	return m.Handle, err
+}
+
+// Pair pairs with the device's pass key ("" when it has none) and bonds
+// when bond is set; it returns the long-term key of a bond, for Encrypt on
+// later connections.
+func (c *Conn) Pair(ctx context.Context, passKey string, bond bool) (string, error) {
+	var m wire.PairedMsg
+	err := c.radioCall(ctx, wire.Pair, &wire.PairMsg{PassKey: passKey, Bond: bond}, &m)
+	return m.Key, err
+}
+
+// Encrypt encrypts the connection with the long-term key of an earlier bond.
+func (c *Conn) Encrypt(ctx context.Context, key string) error {
+	return c.radioCall(ctx, wire.Encrypt, &wire.EncryptMsg{Key: key}, nil)
+}
+
+// Disconnect ends the connection and waits until the device has closed
+// the stream.
+func (c *Conn) Disconnect(ctx context.Context) error {
+	if err := c.write(wire.AppendFrame(nil, wire.Disconnect, 0, nil)); err != nil {
+		return err
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"senseboard/air"
+	"senseboard/bridge"
+	"senseboard/host"
+)
+
+// bridgeFlags are the flags of the phone bridge, in run and in bridge.
+type bridgeFlags struct {
+	fs        *flag.FlagSet
+	http      *string
+	token     *string
+	air       *string
+	reconnect *bool
+	manual    *bool
+}
+
+func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
+	return &bridgeFlags{
+		fs:        fs,
+		http:      fs.String("http", bridge.DefaultHTTP, httpHelp),
+		token:     fs.String("token", "", "access token of the bridge's API, needed beyond loopback (default $SENSEBOARD_TOKEN)"),
+		air:       fs.String("air", "", "directory of the local radio link between senseboard programs (default "+air.DefaultDir()+"; none for none)"),
+		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
+		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
+	}
+}
+
+// airDir returns the air directory the flags give, "" for none.
+func (f *bridgeFlags) airDir() string {
+	switch *f.air {
+	case "":
+		return air.DefaultDir()
+	case "none":
+		return ""
+	}
+	return *f.air
+}
+
+// bridgeService is a bridge and its HTTP server, ready to run.
+type bridgeService struct {
+	b   *bridge.Bridge
+	srv *bridge.Server
+	ln  net.Listener
+}
+
+// listen opens the bridge's HTTP listener. With optional set, an address
+// in use on embedded defaults is not an error: the bridge does not start.
+func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, string, error) {
+	if *f.http == "none" {
+		return nil, "", nil
+	}
+	token := *f.token
+	if token == "" {
+		token = os.Getenv("SENSEBOARD_TOKEN")
+	}
+	if err := bridge.CheckAddr(*f.http, token); err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", *f.http)
+	if err != nil {
+		if optional && !flagSet(f.fs, "http") && errors.Is(err, syscall.EADDRINUSE) {
+			fmt.Fprintf(stderr, "senseboard: the phone bridge did not start: %s is in use (another senseboard bridge reaches these devices over the air; give --http ADDR for one of this program's own)\n", *f.http)
+			return nil, "", nil
+		}
+		return nil, "", fmt.Errorf("bridge: %w", err)
+	}
+	return ln, token, nil
+}
+
+// start makes the bridge on an open listener.
+func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bridge.Peripheral, log *slog.Logger) (*bridgeService, error) {
+	b, err := bridge.New(bridge.Config{Local: local, Air: f.airDir(), StateDir: stateDir, Reconnect: *f.reconnect,
+		Manual: *f.manual, Log: log})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return &bridgeService{b: b, srv: &bridge.Server{Bridge: b, Token: token}, ln: ln}, nil
+}
+
+// URL is where the dashboard is.
+func (s *bridgeService) URL() string { return "http://" + s.ln.Addr().String() + "/" }
+
+// run scans and serves until ctx ends.
+func (s *bridgeService) run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	var serr error
+	wg.Go(func() { serr = s.srv.Serve(ctx, s.ln) })
+	berr := s.b.Run(ctx)
+	wg.Wait()
+	return errors.Join(serr, berr)
+}
+
+func runBridge(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("senseboard bridge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bf := addBridgeFlags(fs, "address of the bridge's HTTP server: dashboard at /, API under /api/")
+	state := fs.String("state", "", "directory of the bridge's bonds and recordings (default "+filepath.Join(host.DefaultStateDir(), "bridge")+")")
+	verbose := fs.Bool("v", false, "log connections and clients to stderr")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: senseboard bridge [flags]
+
+Runs the phone bridge alone: it reaches the devices of other senseboard
+programs over the local radio link, connects to them as a phone does, and
+serves them over HTTP and WebSocket with a dashboard. senseboard run starts
+one too, for its own devices and the others.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return fail(stderr, err)
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, fmt.Errorf("unexpected argument %q; see senseboard help bridge", fs.Arg(0)))
+	}
+	if *bf.http == "none" {
+		return fail(stderr, errors.New("--http none: the bridge needs an address to serve on"))
+	}
+	if *state == "" {
+		*state = filepath.Join(host.DefaultStateDir(), "bridge")
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if *verbose {
+		log = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	ln, token, err := bf.listen(stderr, false)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	svc, err := bf.start(ln, token, *state, nil, log)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stdout, "senseboard: phone bridge at %s\n  devices      over the air in %s\nPress Ctrl-C to stop.\n", svc.URL(), bf.airDir())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := svc.run(ctx); err != nil {
+		return fail(stderr, err)
+	}
+	return 0
+}
