@@ -3,6 +3,8 @@ module senseboard
 go 1.26.0
 
 require (
+	github.com/chromedp/chromedp v0.23.0
+	github.com/coder/websocket v1.8.15
 	github.com/creack/pty v1.1.24
 	github.com/go-openapi/errors v0.22.9
 	github.com/go-openapi/loads v0.25.3
@@ -18,7 +20,8 @@ require (
 )
 
 require (
-	github.com/coder/websocket v1.8.15 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-openapi/analysis v1.0.1 // indirect
 	github.com/go-openapi/jsonpointer v1.0.2 // indirect
 	github.com/go-openapi/jsonreference v1.0.3 // indirect

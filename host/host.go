@@ -94,8 +94,8 @@ type Running struct {
 }
 
 // DialRadio opens a stream of the radio link to the device from within
-// the program, as a central in range of it; the stream is served until it
-// closes, ctx ends or the host stops.
+// the program, as a central in range of it; as with net.Dial, ctx bounds
+// the dialing only. The stream is served until it closes or the host stops.
 func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
 	h := r.h
 	h.radioMu.Lock()
@@ -103,14 +103,11 @@ func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
 	if h.stopped {
 		return nil, fmt.Errorf("device %s: %w", r.Device.Serial(), net.ErrClosed)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	device, central := net.Pipe()
-	h.radios.Go(func() {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(h.stopCtx, cancel)
-		defer stop()
-		r.srv.ServeRadio(ctx, device, r.Device.BLE)
-	})
+	h.radios.Go(func() { r.srv.ServeRadio(h.stopCtx, device, r.Device.BLE) })
 	return central, nil
 }
 
