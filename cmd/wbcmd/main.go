@@ -18,6 +18,7 @@ import (
 
 	"senseboard/client"
 	"senseboard/profile"
+	"senseboard/record"
 	"senseboard/resource"
 )
 
@@ -43,6 +44,7 @@ type options struct {
 	count      int
 	duration   time.Duration
 	compact    bool
+	record     string
 	listPorts  bool
 	completion string
 	version    bool
@@ -91,6 +93,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.count, "count", 0, "SUBSCRIBE: stop after this many notifications")
 	fs.DurationVar(&o.duration, "duration", 0, "SUBSCRIBE: stop after this long, for example 10s")
 	fs.BoolVar(&o.compact, "compact", false, "print envelopes on one line")
+	fs.StringVar(&o.record, "record", "", "SUBSCRIBE: also record the notifications to FILE.csv (one file per stream, FILE-<stream>.csv) or FILE.jsonl")
 	fs.BoolVar(&o.listPorts, "list-ports", false, "list the serial ports of this computer and the pseudo-terminals of running devices, then exit")
 	fs.StringVar(&o.completion, "completion", "", "print a shell completion script: bash or zsh")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -119,6 +122,14 @@ func parse(args []string, stdout, stderr io.Writer) (*options, error) {
 	}
 	if o.count < 0 || o.duration < 0 {
 		return nil, errors.New("--count and --duration take positive values")
+	}
+	if o.record != "" {
+		if o.op != resource.Subscribe {
+			return nil, errors.New("--record works with --op SUBSCRIBE")
+		}
+		if _, err := record.FormatOf(o.record); err != nil {
+			return nil, fmt.Errorf("--record: %w", err)
+		}
 	}
 	return o, nil
 }

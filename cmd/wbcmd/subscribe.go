@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"senseboard/client"
+	"senseboard/record"
 	"senseboard/resource"
 )
 
@@ -31,7 +33,8 @@ func signalContext() (context.Context, context.CancelFunc) {
 //
 // <ms> counts milliseconds since the subscription started. An object
 // payload is printed with its own braces ({ "Timestamp": ... }), so what
-// follows "@<ms> " is the notification's JSON.
+// follows "@<ms> " is the notification's JSON. With --record the
+// notifications also go to files; stderr says which.
 func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader, stdout, stderr io.Writer) int {
 	start := time.Now()
 	sub, env, err := c.Subscribe(ctx, o.path, o.params...)
@@ -42,6 +45,21 @@ func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader,
 	if !env.OK() {
 		printEnvelope(stdout, env.Raw, o.compact)
 		return exitStatus
+	}
+	var rec *record.Recorder
+	if o.record != "" {
+		format, _ := record.FormatOf(o.record) // checked with the flags
+		if rec, err = record.New(o.record, format); err != nil {
+			fmt.Fprintln(stderr, "wbcmd:", err)
+			sub.Unsubscribe(ctx)
+			return exitUsage
+		}
+		defer func() {
+			if err := rec.Close(); err != nil {
+				fmt.Fprintln(stderr, "wbcmd: recording:", err)
+			}
+			fmt.Fprintf(stderr, "wbcmd: recorded to %s\n", strings.Join(rec.Files(), ", "))
+		}()
 	}
 	fmt.Fprintf(stdout, "%s::onSubscribeResult\n", env.URI)
 	fmt.Fprintln(stdout, "Subscribed and listening for notifications. Press ESC to stop:")
@@ -63,6 +81,12 @@ loop:
 				break loop
 			}
 			fmt.Fprintf(stdout, "@%d %s\n", note.Received.Sub(start).Milliseconds(), braced(note.Payload))
+			if rec != nil {
+				if err := rec.Write(env.URI, note.Payload); err != nil {
+					fmt.Fprintln(stderr, "wbcmd: recording:", err)
+					rec = nil
+				}
+			}
 			if n++; o.count > 0 && n >= o.count {
 				break loop
 			}
