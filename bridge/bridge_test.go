@@ -34,7 +34,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // rig is a bridge with devices of its own program and of another one (on
 // the air), served over HTTP.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	b      *bridge.Bridge
 	srv    *httptest.Server
 	local  map[string]*senseboard.Device
@@ -66,7 +66,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
-func newRig(t *testing.T, rc rigConfig) *rig {
+func newRig(t testing.TB, rc rigConfig) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -210,7 +210,7 @@ func (r *rig) dial(opts *bridgeclient.Options) *bridgeclient.Client {
 }
 
 // decode reads a JSON object.
-func decode(t *testing.T, s string) map[string]any {
+func decode(t testing.TB, s string) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(s), &m); err != nil {

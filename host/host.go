@@ -159,7 +159,6 @@ func New(cfg Config) (h *Host, err error) {
 		cfg.Air = air.DefaultDir()
 	}
 	h = &Host{cfg: cfg, speed: cfg.Speed}
-	h.stopCtx, h.stop = context.WithCancel(context.Background())
 	switch {
 	case cfg.Speed == 1:
 		h.clk = clock.NewReal()
@@ -172,12 +171,12 @@ func New(cfg Config) (h *Host, err error) {
 	default:
 		return nil, fmt.Errorf("speed %v: a positive factor, or max", cfg.Speed)
 	}
-	defer func() {
+	h.stopCtx, h.stop = context.WithCancel(context.Background())
+	defer func(h *Host) {
 		if err != nil {
-			h.stop()
-			h.close()
+			h.Close()
 		}
-	}()
+	}(h)
 	for i := range cfg.Devices {
 		p := base
 		if i > 0 {

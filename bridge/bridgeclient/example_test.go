@@ -1,0 +1,82 @@
+package bridgeclient_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"senseboard/bridge"
+	"senseboard/bridge/bridgeclient"
+	"senseboard/host"
+)
+
+// startBridge runs one device and a bridge for it in this program, as
+// senseboard run does, and returns the bridge's address.
+func startBridge(ctx context.Context) (string, func()) {
+	dir, _ := os.MkdirTemp("", "example")
+	h, err := host.New(host.Config{StateDir: dir, PTY: "none", Listen: "none", Air: "none"})
+	if err != nil {
+		panic(err)
+	}
+	r := h.Devices[0]
+	b, err := bridge.New(bridge.Config{Local: []bridge.Peripheral{{Serial: r.Device.Serial(), Dial: r.DialRadio}}})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{}, 3)
+	go func() { h.Run(ctx); done <- struct{}{} }()
+	go func() { b.Run(ctx); done <- struct{}{} }()
+	go func() { (&bridge.Server{Bridge: b}).Serve(ctx, ln); done <- struct{}{} }()
+	return "http://" + ln.Addr().String(), func() {
+		cancel()
+		<-done
+		<-done
+		<-done
+		os.RemoveAll(dir)
+	}
+}
+
+func Example() {
+	ctx := context.Background()
+	addr, stop := startBridge(ctx)
+	defer stop()
+
+	c, err := bridgeclient.Dial(ctx, addr, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	// the bridge connects to the device it finds; wait for it
+	for {
+		if d, err := c.Device(ctx, "000123"); err == nil && d.Connected {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	r, err := c.Get(ctx, "/Info")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Response, r.URI)
+
+	sub, r, err := c.Subscribe(ctx, "/Meas/Acc/52")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Response, r.URI)
+	n := <-sub.C()
+	fmt.Println(n.URI, len(n.Content) > 0)
+	sub.Unsubscribe(ctx)
+	// Output:
+	// 200 /net/000123/Info
+	// 200 /net/000123/Meas/Acc/52
+	// /net/000123/Meas/Acc/52 true
+}

@@ -1,0 +1,90 @@
+package host_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"senseboard/client"
+	"senseboard/host"
+	"senseboard/resource"
+)
+
+func TestHost(t *testing.T) {
+	dir := t.TempDir()
+	h, err := host.New(host.Config{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: filepath.Join(dir, "air"), Speed: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Devices) != 2 || h.Devices[1].Device.Serial() != "000124" || h.Devices[1].StateDir != filepath.Join(dir, "000124") ||
+		h.Devices[0].Air != filepath.Join(dir, "air", "000123.sock") {
+		t.Fatalf("devices: %+v %+v", h.Devices[0], h.Devices[1])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.Run(ctx) }()
+	// over TCP, and over the radio link from within the program
+	c, err := client.Dial(ctx, "TCP"+h.Devices[0].TCP, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || env.Response != 200 {
+		t.Errorf("GET over TCP: %+v %v", env, err)
+	}
+	c.Close()
+	nc, err := h.Devices[1].DialRadio(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	radio, err := client.Open(ctx, "radio", nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if adv, err := radio.Scan(ctx); err != nil || adv.Serial != "000124" || !adv.Advertising {
+		t.Errorf("scan: %+v %v", adv, err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	// the host stopped: the radio stream closed with it
+	<-radio.Done()
+	radio.Close()
+	if _, err := h.Devices[0].DialRadio(context.Background()); err == nil {
+		t.Error("DialRadio after the host stopped")
+	}
+}
+
+func TestNewFails(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		cfg  host.Config
+		want string
+	}{
+		{host.Config{Serial: "ABC", Devices: 2}, "several devices need a numeric first serial"},
+		{host.Config{Speed: -1}, "speed -1: a positive factor, or max"},
+		{host.Config{Listen: "nowhere"}, `listen address "nowhere"`},
+	}
+	for _, tt := range tests {
+		tt.cfg.StateDir, tt.cfg.PTY, tt.cfg.Air = dir, "none", "none"
+		if tt.cfg.Listen == "" {
+			tt.cfg.Listen = "none"
+		}
+		if _, err := host.New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v", tt.cfg, err)
+		}
+	}
+	// what a failed New opened is closed: the state directory is free again
+	h, err := host.New(host.Config{StateDir: dir, PTY: "none", Air: "none", Listen: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+}
