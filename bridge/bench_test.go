@@ -2,7 +2,6 @@ package bridge_test
 
 import (
 	"testing"
-
 )
 
 // BenchmarkGetOverWebSocket measures a GET /Info round trip through the
@@ -31,4 +30,3 @@ func BenchmarkGetOverHTTP(b *testing.B) {
 		}
 	}
 }
-
