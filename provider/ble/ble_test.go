@@ -425,3 +425,22 @@ func TestResetAndPowerOffDropTheConnection(t *testing.T) {
 		t.Error("advertising while off")
 	}
 }
+
+func FuzzParseAD(f *testing.F) {
+	f.Add(ble.DefaultAdv(ble.FlagPassKey|ble.FlagHRS, true))
+	f.Add(ble.DefaultScanResp("Senseboard", "000123"))
+	f.Add([]byte{2, 1, 6, 0, 0})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		ads, err := ble.ParseAD(p)
+		if err != nil {
+			return
+		}
+		n := 0
+		for _, ad := range ads {
+			n += 2 + len(ad.Data)
+		}
+		if n > len(p) {
+			t.Fatalf("% x: structures of %d bytes in a packet of %d", p, n, len(p))
+		}
+	})
+}

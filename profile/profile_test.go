@@ -1,0 +1,68 @@
+package profile_test
+
+import (
+	"strings"
+	"testing"
+
+	"senseboard/profile"
+)
+
+func TestParse(t *testing.T) {
+	p, err := profile.Parse([]byte(`
+serial: "000777"
+modules: {hrs: true, nus: true}
+debug:
+  log: {enabled: true, offset: 0, size: 8192}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Serial != "000777" || !p.Modules.HRS || !p.Modules.Heap || !p.Debug.Log.Enabled || p.Debug.Log.Size != 8192 ||
+		p.Debug.MessageLines != 6 || p.BLE.Address != profile.DeriveAddress("000777") {
+		t.Errorf("profile %+v", p)
+	}
+	tests := []struct{ yaml, want string }{
+		{`serial: "00-1"`, `serial "00-1": 1 to 16 letters or digits`},
+		{`product: {name: " "}`, "product.name: must not be empty"},
+		{`ble: {address: "12:34"}`, `ble.address "12:34": form XX:XX:XX:XX:XX:XX`},
+		{`debug: {messageLines: 0}`, "debug.messageLines 0: 1..1000"},
+		{`debug: {log: {offset: 100}}`, "debug.log.offset 100: a multiple of 256"},
+		{`debug: {log: {size: 70000}}`, "debug.log.size 70000"},
+		{`debug: {log: {offset: 130048, size: 4096}}`, "must lie within one EEPROM chip"},
+		{`subscriptionLimit: 0`, "subscriptionLimit 0: 1..10000"},
+		{`heap: {size: 10}`, "heap.size 10"},
+		{`colour: red`, "field colour not found"},
+		{`serial: [1`, "yaml"},
+	}
+	for _, tt := range tests {
+		if _, err := profile.Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.yaml, err, tt.want)
+		}
+	}
+}
+
+func TestWithSerial(t *testing.T) {
+	p := profile.Default().WithSerial("000124")
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Product.PCBASerial != "P000124" || p.BLE.Address != profile.DeriveAddress("000124") || p.BLE.Address == profile.DeriveAddress("000123") {
+		t.Errorf("derived values do not follow the serial: %+v", p)
+	}
+	if profile.Default().Serial != "000123" {
+		t.Error("WithSerial changed the defaults")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("serial: \"000777\"\nmodules: {hrs: true}\n"))
+	f.Add([]byte("debug:\n  log: {enabled: true, offset: 256, size: 300}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := profile.Parse(data)
+		if err == nil {
+			if verr := p.Validate(); verr != nil {
+				t.Fatalf("parsed profile does not validate: %v", verr)
+			}
+		}
+	})
+}
