@@ -421,10 +421,10 @@ type DeviceState struct {
 	// the local radio link.
 	Local bool `json:"local"`
 	// State is "advertising", "not advertising", "connected" or "gone".
-	State       string `json:"state"`
-	Advertising bool   `json:"advertising"`
-	Connected   bool   `json:"connected"`
-	Handle      uint16 `json:"handle,omitempty"` // of the connection
+	State       string  `json:"state"`
+	Advertising bool    `json:"advertising"`
+	Connected   bool    `json:"connected"`
+	Handle      *uint16 `json:"handle,omitempty"` // of the connection, while connected
 	// PassKey says the device asks for its pass key before it answers.
 	PassKey bool `json:"passKey"`
 	// HRS says the device runs the heart rate service.

@@ -560,7 +560,7 @@ func TestDisconnectByDeletePeers(t *testing.T) {
 	}
 	<-acc.C()
 	// the client deletes the bridge's own connection while subscribed
-	resp, err := c.Send(r.ctx, bridgeclient.Message{Type: "delete", Path: "/Comm/Ble/Peers/" + itoa(st.Handle)})
+	resp, err := c.Send(r.ctx, bridgeclient.Message{Type: "delete", Path: "/Comm/Ble/Peers/" + itoa(*st.Handle)})
 	if err != nil || resp.Response != 200 {
 		t.Fatalf("DELETE Peers: %+v %v", resp, err)
 	}
@@ -616,8 +616,8 @@ func itoa(n uint16) string { return strconv.Itoa(int(n)) }
 func TestReconnect(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: bridge.Config{Reconnect: true}})
 	st := r.connected("000123")
-	r.local["000123"].Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + itoa(st.Handle)})
-	r.waitFor("000123", "connected again", func(s bridge.DeviceState) bool { return s.Connected && s.Handle != st.Handle })
+	r.local["000123"].Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + itoa(*st.Handle)})
+	r.waitFor("000123", "connected again", func(s bridge.DeviceState) bool { return s.Connected && *s.Handle != *st.Handle })
 }
 
 func TestPassKeyAndBondingPolicy(t *testing.T) {

@@ -50,7 +50,8 @@ func (d *device) state() DeviceState {
 		Advertising: d.adv.Advertising && !d.connected, Connected: d.connected, PassKey: passKey, HRS: hrs,
 		Encrypted: d.encrypted, AutoConnect: d.want, Note: d.note}
 	if d.connected {
-		s.Handle = d.handle
+		h := d.handle
+		s.Handle = &h
 	}
 	gone := d.gone
 	d.mu.Unlock()

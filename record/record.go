@@ -67,6 +67,7 @@ type Recorder struct {
 }
 
 type csvStream struct {
+	start  time.Time // of the recording
 	f      *os.File
 	w      *bufio.Writer
 	kind   kind
@@ -144,7 +145,7 @@ func (r *Recorder) stream(uri string) (*csvStream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
-	s := &csvStream{f: f, w: bufio.NewWriter(f), kind: kindOf(uri), rate: rateOf(uri)}
+	s := &csvStream{start: r.start, f: f, w: bufio.NewWriter(f), kind: kindOf(uri), rate: rateOf(uri)}
 	fmt.Fprintf(s.w, "# senseboard recording\n# stream: %s\n", uri)
 	if s.rate > 0 {
 		fmt.Fprintf(s.w, "# rate: %s\n", strconv.FormatFloat(s.rate, 'g', -1, 64))
@@ -273,11 +274,14 @@ func (s *csvStream) write(content []byte) error {
 }
 
 func (s *csvStream) writeOther(content []byte) error {
-	at := time.Now().UnixMilli()
+	at := time.Since(s.start).Milliseconds()
 	if s.kind.columns[1] == "average" {
 		var n notification
 		if err := json.Unmarshal(content, &n); err != nil || n.Average == nil {
 			return fmt.Errorf("recording: not a heart-rate notification: %s", clip(content))
+		}
+		if len(n.RRData) == 0 { // an average without a new beat
+			fmt.Fprintf(s.w, "%d,%s,\n", at, *n.Average)
 		}
 		for _, rr := range n.RRData {
 			fmt.Fprintf(s.w, "%d,%s,%s\n", at, *n.Average, rr)

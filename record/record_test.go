@@ -136,3 +136,44 @@ func TestCSVHeader(t *testing.T) {
 		t.Errorf("header:\n%s", b[:200])
 	}
 }
+
+// TestCSVOfOtherStreams: heart rate gets a row per RR interval (or one
+// without when a notification brings no beat), other resources their JSON,
+// both stamped with the time since the recording started.
+func TestCSVOfOtherStreams(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := record.New(filepath.Join(dir, "r.csv"), record.CSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct{ uri, content string }{
+		{"/net/000123/Meas/HR", `{"average":61.5,"rrData":[970,981]}`},
+		{"/net/000123/Meas/HR", `{"average":0,"rrData":[]}`},
+		{"/net/000123/System/States/3", `{"Timestamp":15300,"StateId":[3,"DoubleTap"],"NewState":1}`},
+	} {
+		if err := rec.Write(w.uri, []byte(w.content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Write("/net/000123/Meas/HR", []byte(`{"rrData":[1]}`)); err == nil {
+		t.Error("a heart-rate notification without an average was recorded")
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hr, _ := os.ReadFile(filepath.Join(dir, "r-Meas_HR.csv"))
+	rows := strings.Split(strings.TrimSpace(string(hr)), "\n")
+	if len(rows) != 4+3 || rows[3] != "Received,average,rr" { // no rate line: HR has none
+		t.Fatalf("HR file:\n%s", hr)
+	}
+	for i, want := range []string{",61.5,970", ",61.5,981", ",0,"} {
+		ms, rest, _ := strings.Cut(rows[4+i], ",")
+		if ","+rest != want || len(ms) > 4 {
+			t.Errorf("HR row %q, want <ms since the start>%s", rows[4+i], want)
+		}
+	}
+	st, _ := os.ReadFile(filepath.Join(dir, "r-System_States_3.csv"))
+	if !strings.Contains(string(st), `,"{\"Timestamp\":15300,\"StateId\":[3,\"DoubleTap\"],\"NewState\":1}"`) {
+		t.Errorf("states file:\n%s", st)
+	}
+}
