@@ -1,6 +1,8 @@
 package profile_test
 
 import (
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -65,4 +67,24 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDocumentedDefaults keeps docs/profiles.md honest: its example lists
+// the defaults.
+func TestDocumentedDefaults(t *testing.T) {
+	doc, err := os.ReadFile("../docs/profiles.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "```yaml\n")
+	block, _, _ := strings.Cut(rest, "```")
+	p, err := profile.Parse([]byte(block))
+	if err != nil {
+		t.Fatalf("the documented profile: %v", err)
+	}
+	want := profile.Default()
+	want.Validate()
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("documented %+v\ndefaults %+v", p, want)
+	}
 }
