@@ -162,10 +162,11 @@ func (r *rig) connected(serial string) bridge.DeviceState {
 	return r.waitFor(serial, "connected", func(s bridge.DeviceState) bool { return s.Connected })
 }
 
-// post sends an HTTP request to the bridge and returns the status and body.
-func (r *rig) post(path, body string, hdr ...string) (int, string) {
+// call sends an HTTP request to the bridge and returns the status and body;
+// hdr are header names and values.
+func (r *rig) call(method, path, body string, hdr ...string) (int, string) {
 	r.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, r.srv.URL+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, r.srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -181,22 +182,14 @@ func (r *rig) post(path, body string, hdr ...string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+func (r *rig) post(path, body string, hdr ...string) (int, string) {
+	r.t.Helper()
+	return r.call(http.MethodPost, path, body, hdr...)
+}
+
 func (r *rig) get(path string, hdr ...string) (int, string) {
 	r.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, r.srv.URL+path, nil)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return r.call(http.MethodGet, path, "", hdr...)
 }
 
 func (r *rig) dial(opts *bridgeclient.Options) *bridgeclient.Client {

@@ -35,6 +35,12 @@ type device struct {
 	streams map[string]*stream // by key
 }
 
+func (d *device) isConnected() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.connected
+}
+
 // current returns the open stream, or nil.
 func (d *device) current() *client.Conn {
 	d.mu.Lock()
@@ -120,10 +126,7 @@ func (d *device) open(ctx context.Context) (*client.Conn, error) {
 func (d *device) refresh(ctx context.Context) error {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
-	d.mu.Lock()
-	connected := d.connected
-	d.mu.Unlock()
-	if connected {
+	if d.isConnected() {
 		return nil
 	}
 	l, err := d.open(ctx)
@@ -168,10 +171,7 @@ func (d *device) connect(ctx context.Context, asked bool) error {
 // connectLocked connects, and encrypts with the keys of an earlier bond;
 // d.opMu is held.
 func (d *device) connectLocked(ctx context.Context) error {
-	d.mu.Lock()
-	connected := d.connected
-	d.mu.Unlock()
-	if connected {
+	if d.isConnected() {
 		return nil
 	}
 	l, err := d.open(ctx)

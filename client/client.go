@@ -26,6 +26,7 @@ import (
 	bugserial "go.bug.st/serial"
 	"golang.org/x/sys/unix"
 
+	"senseboard/internal/inbox"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 	"senseboard/wire"
@@ -341,7 +342,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 		s := c.subs[f.ID]
 		c.mu.Unlock()
 		if s != nil {
-			s.deliver(Notification{Received: time.Now(), Payload: append(json.RawMessage(nil), f.Payload...)})
+			s.in.Deliver(Notification{Received: time.Now(), Payload: append(json.RawMessage(nil), f.Payload...)})
 		}
 	case wire.Ended:
 		c.mu.Lock()
@@ -351,7 +352,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 		if s != nil {
 			var m wire.EndedMsg
 			json.Unmarshal(f.Payload, &m)
-			s.finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
+			s.in.Finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
 		}
 	case wire.Disconnected:
 		var m wire.DisconnectedMsg
@@ -398,7 +399,7 @@ func (c *Conn) shut(reason error) {
 		c.lock.Close()
 	}
 	for _, s := range subs {
-		s.finish(reason)
+		s.in.Finish(reason)
 	}
 }
 
@@ -511,12 +512,7 @@ type Subscription struct {
 	id     uint32
 	path   string
 	params []resource.Value
-	ch     chan Notification
-
-	mu      sync.Mutex
-	err     error
-	dropped uint64
-	closed  bool
+	in     *inbox.Inbox[Notification]
 }
 
 // SubscriptionBuffer is how many notifications wait for the reader of C.
@@ -525,7 +521,7 @@ const SubscriptionBuffer = 4096
 // Subscribe subscribes to the resource at path. The subscription is made
 // when the envelope says 2xx; otherwise the returned subscription is nil.
 func (c *Conn) Subscribe(ctx context.Context, path string, params ...resource.Value) (*Subscription, *Envelope, error) {
-	s := &Subscription{c: c, path: path, params: params, ch: make(chan Notification, SubscriptionBuffer)}
+	s := &Subscription{c: c, path: path, params: params, in: inbox.New[Notification](SubscriptionBuffer)}
 	f, err := c.roundTrip(ctx, wire.Request, request(resource.Subscribe, path, params), func(id uint32) {
 		s.id = id
 		c.subs[id] = s // before the first notification can come
@@ -542,44 +538,13 @@ func (c *Conn) Subscribe(ctx context.Context, path string, params ...resource.Va
 }
 
 // C returns the notifications; it is closed when the subscription ends.
-func (s *Subscription) C() <-chan Notification { return s.ch }
+func (s *Subscription) C() <-chan Notification { return s.in.C() }
 
 // Err says why the subscription ended, or nil while it lasts or after Unsubscribe.
-func (s *Subscription) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
+func (s *Subscription) Err() error { return s.in.Err() }
 
 // Dropped counts notifications lost because C was not read fast enough.
-func (s *Subscription) Dropped() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropped
-}
-
-func (s *Subscription) deliver(n Notification) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	select {
-	case s.ch <- n:
-	default:
-		s.dropped++
-	}
-}
-
-func (s *Subscription) finish(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.closed, s.err = true, err
-	close(s.ch)
-}
+func (s *Subscription) Dropped() uint64 { return s.in.Dropped() }
 
 // Unsubscribe ends the subscription and returns the device's envelope.
 func (s *Subscription) Unsubscribe(ctx context.Context) (*Envelope, error) {
@@ -587,7 +552,7 @@ func (s *Subscription) Unsubscribe(ctx context.Context) (*Envelope, error) {
 	c.mu.Lock()
 	delete(c.subs, s.id)
 	c.mu.Unlock()
-	s.finish(nil)
+	s.in.Finish(nil)
 	f, err := c.roundTrip(ctx, wire.Request, request(resource.Unsubscribe, s.path, s.params), nil)
 	if err != nil {
 		return nil, err

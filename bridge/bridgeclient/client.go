@@ -24,6 +24,8 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+
+	"senseboard/internal/inbox"
 )
 
 // Options tune a client. The zero value is ready to use.
@@ -178,7 +180,7 @@ func (c *Client) read() {
 			c.mu.Unlock()
 			var n Notification
 			if s != nil && json.Unmarshal(data, &n) == nil {
-				s.deliver(n)
+				s.in.Deliver(n)
 			}
 		case "ended":
 			c.mu.Lock()
@@ -186,7 +188,7 @@ func (c *Client) read() {
 			delete(c.subs, m.ID)
 			c.mu.Unlock()
 			if s != nil {
-				s.finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
+				s.in.Finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
 			}
 		}
 	}
@@ -204,7 +206,7 @@ func (c *Client) shut(err error) {
 	c.mu.Unlock()
 	close(c.done)
 	for _, s := range subs {
-		s.finish(err)
+		s.in.Finish(err)
 	}
 }
 
@@ -315,12 +317,7 @@ type Subscription struct {
 	c    *Client
 	id   string
 	path string
-	ch   chan Notification
-
-	mu      sync.Mutex
-	err     error
-	dropped uint64
-	closed  bool
+	in   *inbox.Inbox[Notification]
 }
 
 // Subscribe subscribes to a resource. The subscription is made when the
@@ -333,7 +330,7 @@ func (c *Client) Subscribe(ctx context.Context, path string) (*Subscription, *Re
 // a value).
 func (c *Client) SubscribeMessage(ctx context.Context, m Message) (*Subscription, *Response, error) {
 	m.Type = "subscribe"
-	s := &Subscription{c: c, path: m.Path, ch: make(chan Notification, SubscriptionBuffer)}
+	s := &Subscription{c: c, path: m.Path, in: inbox.New[Notification](SubscriptionBuffer)}
 	r, err := c.send(ctx, m, s)
 	if err != nil || !r.OK() {
 		return nil, r, err
@@ -345,43 +342,13 @@ func (c *Client) SubscribeMessage(ctx context.Context, m Message) (*Subscription
 func (s *Subscription) ID() string { return s.id }
 
 // C returns the notifications; it is closed when the subscription ends.
-func (s *Subscription) C() <-chan Notification { return s.ch }
+func (s *Subscription) C() <-chan Notification { return s.in.C() }
 
 // Err says why the subscription ended, or nil while it lasts or after Unsubscribe.
-func (s *Subscription) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
+func (s *Subscription) Err() error { return s.in.Err() }
 
 // Dropped counts notifications lost because C was not read fast enough.
-func (s *Subscription) Dropped() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropped
-}
-
-func (s *Subscription) deliver(n Notification) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	select {
-	case s.ch <- n:
-	default:
-		s.dropped++
-	}
-}
-
-func (s *Subscription) finish(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed, s.err = true, err
-		close(s.ch)
-	}
-}
+func (s *Subscription) Dropped() uint64 { return s.in.Dropped() }
 
 // Unsubscribe ends the subscription.
 func (s *Subscription) Unsubscribe(ctx context.Context) (*Response, error) {
@@ -389,7 +356,7 @@ func (s *Subscription) Unsubscribe(ctx context.Context) (*Response, error) {
 	c.mu.Lock()
 	delete(c.subs, s.id)
 	c.mu.Unlock()
-	s.finish(nil)
+	s.in.Finish(nil)
 	return c.Send(ctx, Message{Type: "unsubscribe", ID: s.id})
 }
 

@@ -124,11 +124,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return fail(stderr, err)
-	}
-	if fs.NArg() > 0 {
-		return fail(stderr, fmt.Errorf("unexpected argument %q; see senseboard help bridge", fs.Arg(0)))
 	}
 	if *bf.http == "none" {
 		return fail(stderr, errors.New("--http none: the bridge needs an address to serve on"))

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"senseboard/profile"
 )
@@ -68,6 +69,17 @@ With no flags, one device runs on embedded defaults: a pseudo-terminal under
 the state directory, TCP on 127.0.0.1:7809 for wbcmd, and the phone bridge
 with its dashboard on http://127.0.0.1:8080/.
 `)
+}
+
+// parseFlags parses a command's flags, which take no arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; see senseboard help %s", fs.Arg(0), strings.TrimPrefix(fs.Name(), "senseboard "))
+	}
+	return nil
 }
 
 // fail reports a command's error on one line and returns the exit status.

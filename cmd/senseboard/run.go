@@ -60,11 +60,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return fail(stderr, err)
-	}
-	if fs.NArg() > 0 {
-		return fail(stderr, fmt.Errorf("unexpected argument %q; see senseboard help run", fs.Arg(0)))
 	}
 	cfg := host.Config{Serial: *serialNo, Devices: *devices, StateDir: *state, PTY: *pty, SerialPort: *port, Baud: *baud,
 		Listen: *listen, Seed: *seed, Air: *bf.air}

@@ -131,19 +131,13 @@ func (s *Server) ServeRadio(ctx context.Context, conn net.Conn, radio *ble.Provi
 			cur.handle(f)
 		}
 	}
-	buf := make([]byte, 8192)
-	for {
-		n, err := conn.Read(buf)
-		if n > 0 {
-			reqMu.Lock()
-			dec.Feed(buf[:n], handle)
-			s.reportOversized(dec, w)
-			reqMu.Unlock()
-		}
-		if err != nil {
-			return nil
-		}
-	}
+	readFrames(conn, func(b []byte) {
+		reqMu.Lock()
+		defer reqMu.Unlock()
+		dec.Feed(b, handle)
+		s.reportOversized(dec, w)
+	})
+	return nil
 }
 
 // ServeRadios accepts streams of the radio link on ln and serves each until

@@ -211,15 +211,23 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			cur.handle(f)
 		}
 	}
+	readFrames(conn, func(b []byte) {
+		dec.Feed(b, handle)
+		s.reportOversized(dec, w)
+	})
+	return nil
+}
+
+// readFrames hands what a stream reads to feed until the stream fails.
+func readFrames(r io.Reader, feed func([]byte)) {
 	buf := make([]byte, 8192)
 	for {
-		n, err := conn.Read(buf)
+		n, err := r.Read(buf)
 		if n > 0 {
-			dec.Feed(buf[:n], handle)
-			s.reportOversized(dec, w)
+			feed(buf[:n])
 		}
 		if err != nil {
-			return nil
+			return
 		}
 	}
 }
