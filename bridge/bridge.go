@@ -18,6 +18,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,14 +88,14 @@ type Bridge struct {
 	cfg   Config
 	store *nvm.Store // nil without a state directory
 
-	scanMu sync.Mutex // one scan at a time
-	mu     sync.Mutex
-	devs   map[string]*device // by serial number
-	keys   map[string]string  // device address -> long-term key
-	watch  map[*watcher]struct{}
-	recs   map[string]*Recording
-	closed bool
-	wg     sync.WaitGroup // goroutines of devices and streams
+	scanMu   sync.Mutex // one scan at a time
+	mu       sync.Mutex
+	devs     map[string]*device // by serial number
+	keys     map[string]string  // device address -> long-term key
+	watchers map[*watcher]struct{}
+	recs     map[string]*Recording
+	closed   bool
+	wg       sync.WaitGroup // goroutines of devices and streams
 }
 
 const keysFile = "keys.json"
@@ -116,7 +117,7 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	b := &Bridge{cfg: cfg, devs: map[string]*device{}, keys: map[string]string{}, watch: map[*watcher]struct{}{},
+	b := &Bridge{cfg: cfg, devs: map[string]*device{}, keys: map[string]string{}, watchers: map[*watcher]struct{}{},
 		recs: map[string]*Recording{}}
 	if cfg.StateDir != "" {
 		s, err := nvm.Open(cfg.StateDir)
@@ -395,19 +396,21 @@ func (b *Bridge) setKey(address, key string) error {
 	return nil
 }
 
-// watcher hears of device state changes.
-type watcher struct{ f func(DeviceState) }
+// watcher hears of device state changes and of the data devices send over
+// their BLE services. Its functions must not block.
+type watcher struct {
+	state func(DeviceState)
+	data  func(serial, service string, content []byte)
+}
 
-// watchDevices calls f with the state of a device whenever it changes,
-// until the returned function is called; f must not block.
-func (b *Bridge) watchDevices(f func(DeviceState)) (stop func()) {
-	w := &watcher{f}
+// watch registers a watcher until the returned function is called.
+func (b *Bridge) watch(w *watcher) (stop func()) {
 	b.mu.Lock()
-	b.watch[w] = struct{}{}
+	b.watchers[w] = struct{}{}
 	b.mu.Unlock()
 	return func() {
 		b.mu.Lock()
-		delete(b.watch, w)
+		delete(b.watchers, w)
 		b.mu.Unlock()
 	}
 }
@@ -435,6 +438,10 @@ type DeviceState struct {
 	Encrypted bool `json:"encrypted"`
 	// AutoConnect says the bridge connects when the device advertises.
 	AutoConnect bool `json:"autoConnect"`
+	// Adv and ScanResp are the advertising and scan response packets as
+	// the bridge last saw them, in hex.
+	Adv      string `json:"adv"`
+	ScanResp string `json:"scanResp"`
 	// Note says what happened last: why a connection ended, what failed.
 	Note string `json:"note,omitempty"`
 	// Streams are the subscriptions the bridge holds on the device.
@@ -461,13 +468,70 @@ func advertised(m wire.AdvertMsg) (name string, passKey, hrs bool) {
 	return name, passKey, hrs
 }
 
-// newLink opens a stream of the radio link to a peripheral.
-func (b *Bridge) newLink(ctx context.Context, p Peripheral) (*client.Conn, error) {
+// newLink opens a stream of the radio link to the device.
+func (d *device) newLink(ctx context.Context) (*client.Conn, error) {
+	b := d.b
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
-	nc, err := p.Dial(ctx)
+	nc, err := d.p.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return client.Open(ctx, "device "+p.Serial, nc, &client.Options{Timeout: b.cfg.Timeout, Name: b.cfg.Name})
+	return client.Open(ctx, "device "+d.serial, nc, &client.Options{Timeout: b.cfg.Timeout, Name: b.cfg.Name, OnRadioData: d.radioData})
+}
+
+// radioData hands the data of a BLE service to the watchers: heart rate as
+// the device sent it ({"average", "rrData"}), serial service data as
+// {"data": [bytes]}.
+func (d *device) radioData(kind wire.Kind, payload []byte) {
+	service := "hrs"
+	if kind == wire.NUSData {
+		service = "nus"
+		var m wire.NUSMsg
+		if json.Unmarshal(payload, &m) != nil {
+			return
+		}
+		ints := make([]int, len(m.Data))
+		for i, x := range m.Data {
+			ints[i] = int(x)
+		}
+		payload, _ = json.Marshal(map[string][]int{"data": ints})
+	}
+	b := d.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for w := range b.watchers {
+		if w.data != nil {
+			w.data(d.serial, service, payload)
+		}
+	}
+}
+
+// SetHRSNotifications switches the bridge's heart rate notifications of a
+// connected device; the data come to WebSocket clients as "hrs" messages.
+func (b *Bridge) SetHRSNotifications(ctx context.Context, serial string, on bool) error {
+	return b.withConn(ctx, serial, func(ctx context.Context, c *client.Conn) error { return c.SetHRSNotifications(ctx, on) })
+}
+
+// WriteNUS writes data to the serial service of a connected device.
+func (b *Bridge) WriteNUS(ctx context.Context, serial string, data []byte) error {
+	return b.withConn(ctx, serial, func(ctx context.Context, c *client.Conn) error { return c.WriteNUS(ctx, data) })
+}
+
+// withConn runs f on the connection to a device.
+func (b *Bridge) withConn(ctx context.Context, serial string, f func(context.Context, *client.Conn) error) error {
+	d, err := b.device(serial)
+	if err != nil {
+		return err
+	}
+	c, err := d.conn()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	if err := f(ctx, c); err != nil {
+		return deviceError(d, err)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -50,6 +51,7 @@ type rigConfig struct {
 	bridge        bridge.Config
 	token         string
 	before        func(serial string, d *senseboard.Device) // runs before the bridge starts
+	modules       profile.Modules
 	// smallSendBuffers makes the kernel hold little for a client that
 	// does not read, so that the bridge's own limit shows soon
 	smallSendBuffers bool
@@ -82,7 +84,9 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		}
 	})
 	open := func(serialNo string) *senseboard.Device {
-		d, err := senseboard.New(senseboard.Config{Profile: profile.Default().WithSerial(serialNo), Seed: 1,
+		p := profile.Default().WithSerial(serialNo)
+		p.Modules.HRS, p.Modules.NUS = rc.modules.HRS, rc.modules.NUS
+		d, err := senseboard.New(senseboard.Config{Profile: p, Seed: 1,
 			StateDir: filepath.Join(dir, serialNo)})
 		if err != nil {
 			t.Fatal(err)
@@ -875,3 +879,71 @@ func TestRecordingThroughTheBridge(t *testing.T) {
 	}
 	r.waitFor("000123", "without streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 0 })
 }
+
+func TestBLEServices(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}, modules: profile.Modules{HRS: true, NUS: true}})
+	st := r.connected("000123")
+	if !st.HRS || !strings.Contains(st.Adv, "03030D18") || st.ScanResp != "1209"+strings.ToUpper(hexOf("Senseboard 000123")) {
+		t.Errorf("advertisement: %+v", st)
+	}
+	conn, _, err := websocket.Dial(r.ctx, "ws"+strings.TrimPrefix(r.srv.URL, "http")+"/api/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	next := func(types ...string) map[string]any {
+		t.Helper()
+		for {
+			ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
+			_, b, err := conn.Read(ctx)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := decode(t, string(b))
+			for _, typ := range types {
+				if m["type"] == typ {
+					return m
+				}
+			}
+		}
+	}
+	send := func(m string) {
+		t.Helper()
+		if err := conn.Write(r.ctx, websocket.MessageText, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// heart rate from the device to the phone
+	if status, body := r.post("/api/devices/000123/hrs", `{"notifications": true}`); status != 200 {
+		t.Fatalf("hrs: %d %s", status, body)
+	}
+	send(`{"type": "post", "path": "/Comm/Ble/HRS", "value": {"average": 72, "rrData": [833]}, "id": 1}`)
+	if m := next("hrs"); m["device"] != "000123" || fmt.Sprint(m["content"]) != "map[average:72 rrData:[833]]" {
+		t.Errorf("hrs message %v", m)
+	}
+	// serial service both ways
+	send(`{"type": "subscribe", "path": "/Comm/Ble/NUS", "id": "nus"}`)
+	next("response")
+	if status, body := r.post("/api/devices/000123/nus", `{"text": "hi"}`); status != 200 {
+		t.Fatalf("nus: %d %s", status, body)
+	}
+	if m := next("notification"); fmt.Sprint(m["content"]) != "map[Data:[104 105]]" {
+		t.Errorf("NUS data the phone wrote: %v", m)
+	}
+	send(`{"type": "post", "path": "/Comm/Ble/NUS", "value": {"Data": [1, 2, 3]}}`)
+	if m := next("nus"); fmt.Sprint(m["content"]) != "map[data:[1 2 3]]" {
+		t.Errorf("nus message %v", m)
+	}
+	for _, tt := range []struct{ path, body, want string }{
+		{"/api/devices/000123/hrs", `{}`, "notifications"},
+		{"/api/devices/000123/nus", `{"data": [256]}`, "not a byte"},
+		{"/api/devices/000123/nus", `{}`, "1 to 244 bytes"},
+	} {
+		if status, body := r.post(tt.path, tt.body); status < 400 || !strings.Contains(body, tt.want) {
+			t.Errorf("POST %s %s: %d %s", tt.path, tt.body, status, body)
+		}
+	}
+}
+
+func hexOf(s string) string { return fmt.Sprintf("%X", s) }

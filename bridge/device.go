@@ -54,7 +54,8 @@ func (d *device) state() DeviceState {
 	name, passKey, hrs := advertised(d.adv)
 	s := DeviceState{Serial: d.serial, Name: name, Address: d.adv.Address, Local: d.p.Inject != nil,
 		Advertising: d.adv.Advertising && !d.connected, Connected: d.connected, PassKey: passKey, HRS: hrs,
-		Encrypted: d.encrypted, AutoConnect: d.want, Note: d.note}
+		Encrypted: d.encrypted, AutoConnect: d.want, Note: d.note,
+		Adv: fmt.Sprintf("%X", d.adv.Adv), ScanResp: fmt.Sprintf("%X", d.adv.ScanResp)}
 	if d.connected {
 		h := d.handle
 		s.Handle = &h
@@ -88,8 +89,10 @@ func (d *device) publish() {
 	b := d.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for w := range b.watch {
-		w.f(s)
+	for w := range b.watchers {
+		if w.state != nil {
+			w.state(s)
+		}
 	}
 }
 
@@ -110,7 +113,7 @@ func (d *device) open(ctx context.Context) (*client.Conn, error) {
 			return l, nil
 		}
 	}
-	l, err := d.b.newLink(ctx, d.p)
+	l, err := d.newLink(ctx)
 	if err != nil {
 		return nil, err
 	}

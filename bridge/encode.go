@@ -13,6 +13,8 @@ import (
 //	{"type":"ended","id":"2","device":"000123","uri":"...","reason":"..."}  a subscription the device ended
 //	{"type":"error","id":"1","error":"..."}  a message the bridge could not carry out
 //	{"type":"device","device":{...}}  a device's state changed (DeviceState)
+//	{"type":"hrs","device":"000123","content":{"average":72,"rrData":[833]}}  heart rate the device sent over BLE
+//	{"type":"nus","device":"000123","content":{"data":[1,2,3]}}  serial service data the device sent
 
 // appendHead appends {"type":<typ>,"id":<id>,"device":<serial> without
 // closing the object; id and device are left out when empty.
@@ -75,5 +77,13 @@ func deviceJSON(s DeviceState) []byte {
 	d, _ := json.Marshal(s)
 	b = append(b, `,"device":`...)
 	b = append(b, d...)
+	return append(b, '}')
+}
+
+// serviceJSON is an hrs or nus message.
+func serviceJSON(serial, service string, content []byte) []byte {
+	b := appendHead(nil, service, "", serial)
+	b = append(b, `,"content":`...)
+	b = append(b, content...)
 	return append(b, '}')
 }

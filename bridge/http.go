@@ -85,6 +85,8 @@ func (s *Server) Handler() http.Handler {
 	api("POST /api/devices/{serial}/pair", s.pair)
 	api("POST /api/devices/{serial}/disconnect", s.disconnect)
 	api("POST /api/devices/{serial}/events", s.inject)
+	api("POST /api/devices/{serial}/hrs", s.hrs)
+	api("POST /api/devices/{serial}/nus", s.nus)
 	api("POST /api/message", s.message)
 	api("GET /api/ws", s.websocket)
 	api("GET /api/output", s.output)
@@ -252,6 +254,41 @@ func (s *Server) answer(w http.ResponseWriter, serial string, err error) {
 		}
 	}
 	writeError(w, statusOf(err), err)
+}
+
+func (s *Server) hrs(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Notifications *bool `json:"notifications"`
+	}
+	if !decodeBody(w, r, &in, `{"notifications": true}`) {
+		return
+	}
+	if in.Notifications == nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: the body is {\"notifications\": true} or false", ErrBadMessage))
+		return
+	}
+	serial := r.PathValue("serial")
+	s.answer(w, serial, s.Bridge.SetHRSNotifications(r.Context(), serial, *in.Notifications))
+}
+
+func (s *Server) nus(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Data []int  `json:"data"`
+		Text string `json:"text"`
+	}
+	if !decodeBody(w, r, &in, `{"data": [1, 2, 3]} or {"text": "hello"}`) {
+		return
+	}
+	data := []byte(in.Text)
+	for _, v := range in.Data {
+		if v < 0 || v > 255 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("%w: data %d is not a byte, 0..255", ErrBadMessage, v))
+			return
+		}
+		data = append(data, byte(v))
+	}
+	serial := r.PathValue("serial")
+	s.answer(w, serial, s.Bridge.WriteNUS(r.Context(), serial, data))
 }
 
 func (s *Server) inject(w http.ResponseWriter, r *http.Request) {

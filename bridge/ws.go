@@ -104,7 +104,10 @@ func (ws *wsSession) run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { ws.write(ctx, cancel) })
-	stop := ws.b.watchDevices(func(st DeviceState) { ws.out.put(deviceJSON(st)) })
+	stop := ws.b.watch(&watcher{
+		state: func(st DeviceState) { ws.out.put(deviceJSON(st)) },
+		data:  func(serial, service string, content []byte) { ws.out.put(serviceJSON(serial, service, content)) },
+	})
 	for _, st := range ws.b.Devices() {
 		ws.out.put(deviceJSON(st))
 	}

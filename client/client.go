@@ -56,6 +56,9 @@ type Options struct {
 	Name string
 	// Baud is the baud rate of a real serial port; 115200 when zero.
 	Baud int
+	// OnRadioData receives the HRSData and NUSData frames of a radio link,
+	// on the goroutine that reads the stream; it must not block.
+	OnRadioData func(kind wire.Kind, payload []byte)
 }
 
 // Envelope is a response envelope as the device sent it.
@@ -328,7 +331,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 			default:
 			}
 		}
-	case wire.Response, wire.Pong, wire.Error, wire.Advert, wire.Connected, wire.Paired:
+	case wire.Response, wire.Pong, wire.Error, wire.Advert, wire.Connected, wire.Paired, wire.Ack:
 		c.mu.Lock()
 		ch := c.pending[f.ID]
 		delete(c.pending, f.ID)
@@ -353,6 +356,10 @@ func (c *Conn) dispatch(f wire.Frame) {
 			var m wire.EndedMsg
 			json.Unmarshal(f.Payload, &m)
 			s.in.Finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
+		}
+	case wire.HRSData, wire.NUSData:
+		if c.opts.OnRadioData != nil {
+			c.opts.OnRadioData(f.Kind, append([]byte(nil), f.Payload...))
 		}
 	case wire.Disconnected:
 		var m wire.DisconnectedMsg

@@ -62,6 +62,17 @@ func (c *Conn) Encrypt(ctx context.Context, key string) error {
 	return c.radioCall(ctx, wire.Encrypt, &wire.EncryptMsg{Key: key}, nil)
 }
 
+// SetHRSNotifications switches the central's heart rate notifications; the
+// device's HRS data then arrive through Options.OnRadioData.
+func (c *Conn) SetHRSNotifications(ctx context.Context, on bool) error {
+	return c.radioCall(ctx, wire.HRSNotify, &wire.HRSNotifyMsg{On: on}, nil)
+}
+
+// WriteNUS writes data to the device's serial service.
+func (c *Conn) WriteNUS(ctx context.Context, data []byte) error {
+	return c.radioCall(ctx, wire.NUSWrite, &wire.NUSMsg{Data: data}, nil)
+}
+
 // Disconnect ends the connection and waits until the device has closed
 // the stream.
 func (c *Conn) Disconnect(ctx context.Context) error {

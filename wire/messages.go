@@ -96,6 +96,16 @@ type DisconnectedMsg struct {
 	Reason string `json:"reason"`
 }
 
+// HRSNotifyMsg switches the central's heart rate notifications.
+type HRSNotifyMsg struct {
+	On bool `json:"on"`
+}
+
+// NUSMsg is data of the serial service, either way (base64 in JSON).
+type NUSMsg struct {
+	Data []byte `json:"data"`
+}
+
 // Param is one value of a request: its type name as the serial tool gives it
 // (a primitive type or a record name; empty for an untyped JSON value) and
 // the value as JSON.

@@ -60,7 +60,10 @@ const (
 // device's Advert, Connects (Connected or an Error), may Pair or Encrypt
 // (Paired or an Error), then sends Requests as on a serial line. When the
 // connection ends, for whatever reason, the device sends Disconnected and
-// closes the stream; Disconnect asks it to.
+// closes the stream; Disconnect asks it to. While connected, the central
+// may switch heart rate notifications (HRSNotify) and write to the serial
+// service (NUSWrite), both answered with Ack; the device sends HRSData and
+// NUSData when its resources /Comm/Ble/HRS and /Comm/Ble/NUS send them.
 const (
 	Scan         Kind = 0x30
 	Advert       Kind = 0x31
@@ -71,12 +74,18 @@ const (
 	Encrypt      Kind = 0x36
 	Disconnect   Kind = 0x37
 	Disconnected Kind = 0x38
+	HRSNotify    Kind = 0x39
+	NUSWrite     Kind = 0x3A
+	HRSData      Kind = 0x3B
+	NUSData      Kind = 0x3C
+	Ack          Kind = 0x3F
 )
 
 var kindNames = map[Kind]string{Hello: "hello", Welcome: "welcome", Refuse: "refuse", Bye: "bye", Request: "request",
 	Response: "response", Notification: "notification", Ended: "ended", Ping: "ping", Pong: "pong", Error: "error",
 	Scan: "scan", Advert: "advert", Connect: "connect", Connected: "connected", Pair: "pair", Paired: "paired",
-	Encrypt: "encrypt", Disconnect: "disconnect", Disconnected: "disconnected"}
+	Encrypt: "encrypt", Disconnect: "disconnect", Disconnected: "disconnected", HRSNotify: "hrs notify",
+	NUSWrite: "nus write", HRSData: "hrs data", NUSData: "nus data", Ack: "ack"}
 
 func (k Kind) String() string {
 	if n, ok := kindNames[k]; ok {

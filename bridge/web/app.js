@@ -137,6 +137,8 @@ function select(serial) {
   renderDevices();
 }
 
+const spaced = (hex) => hex.replace(/(..)(?!$)/g, '$1 ');
+
 function badge(text, cls) { return el('span', { class: 'badge ' + (cls || '') }, text); }
 
 function renderDevices() {
@@ -156,6 +158,8 @@ function renderDevices() {
         d.bonded ? badge('bonded', 'ok') : null,
         d.hrs ? badge('HRS') : null),
       d.note ? el('div', { class: 'note' }, d.note) : null,
+      d.adv ? el('details', { onclick: (e) => e.stopPropagation() }, el('summary', { class: 'hint' }, 'advertisement'),
+        el('code', { class: 'hex' }, spaced(d.adv)), el('code', { class: 'hex' }, spaced(d.scanResp))) : null,
       d.streams.length ? el('div', { class: 'hint' }, d.streams.length + ' stream(s) open') : null,
       deviceActions(d));
     ul.append(li);

@@ -86,13 +86,21 @@ func (s *Server) ServeRadio(ctx context.Context, conn net.Conn, radio *ble.Provi
 			cur = startSession(s.log(), s.Device, w, "", q, bc.Client(), bc.Do)
 			cur.onBroken = func() { conn.Close() }
 			go func(bc *ble.Conn, done <-chan struct{}) {
-				select {
-				case <-bc.Done():
-					reqMu.Lock()
-					defer reqMu.Unlock()
-					reply(wire.Disconnected, 0, &wire.DisconnectedMsg{Reason: bc.Err().Error()})
-					conn.Close()
-				case <-done:
+				for {
+					select {
+					case d := <-bc.HRS():
+						reply(wire.HRSData, 0, &d)
+					case b := <-bc.NUS():
+						reply(wire.NUSData, 0, &wire.NUSMsg{Data: b})
+					case <-bc.Done():
+						reqMu.Lock()
+						defer reqMu.Unlock()
+						reply(wire.Disconnected, 0, &wire.DisconnectedMsg{Reason: bc.Err().Error()})
+						conn.Close()
+						return
+					case <-done:
+						return
+					}
 				}
 			}(bc, cur.done)
 			reply(wire.Connected, f.ID, &wire.ConnectedMsg{Handle: bc.Handle()})
@@ -125,6 +133,28 @@ func (s *Server) ServeRadio(ctx context.Context, conn net.Conn, radio *ble.Provi
 				return
 			}
 			reply(wire.Paired, f.ID, &wire.PairedMsg{})
+		case f.Kind == wire.HRSNotify:
+			var m wire.HRSNotifyMsg
+			if err := json.Unmarshal(f.Payload, &m); err != nil {
+				fail(f.ID, fmt.Errorf("hrs notify: want {\"on\": true}: %v", err))
+				return
+			}
+			if err := bc.SetHRSNotifications(m.On); err != nil {
+				fail(f.ID, err)
+				return
+			}
+			w.Write(wire.AppendFrame(nil, wire.Ack, f.ID, nil))
+		case f.Kind == wire.NUSWrite:
+			var m wire.NUSMsg
+			if err := json.Unmarshal(f.Payload, &m); err != nil {
+				fail(f.ID, fmt.Errorf("nus write: want {\"data\": \"<base64>\"}: %v", err))
+				return
+			}
+			if err := bc.WriteNUS(m.Data); err != nil {
+				fail(f.ID, err)
+				return
+			}
+			w.Write(wire.AppendFrame(nil, wire.Ack, f.ID, nil))
 		case f.Kind == wire.Disconnect:
 			bc.Disconnect()
 		default:

@@ -12,16 +12,18 @@ import (
 	"senseboard"
 	"senseboard/air"
 	"senseboard/client"
+	"senseboard/profile"
 	"senseboard/provider/ble"
 	"senseboard/resource"
 	"senseboard/transport/serial"
+	"senseboard/wire"
 )
 
 // onAir puts a new device on the air in a directory of the test's.
-func onAir(t *testing.T) (*senseboard.Device, air.Device) {
+func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, air.Device) {
 	t.Helper()
 	dir := t.TempDir()
-	d, err := senseboard.New(senseboard.Config{StateDir: filepath.Join(dir, "state"), Seed: 1})
+	d, err := senseboard.New(senseboard.Config{Profile: p, StateDir: filepath.Join(dir, "state"), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +51,18 @@ func onAir(t *testing.T) (*senseboard.Device, air.Device) {
 	return d, devs[0]
 }
 
-func openRadio(t *testing.T, dev air.Device) *client.Conn {
+func openRadio(t *testing.T, dev air.Device, opts ...client.Options) *client.Conn {
 	t.Helper()
 	ctx := context.Background()
 	nc, err := air.Dial(ctx, dev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Open(ctx, "radio", nc, &client.Options{Timeout: 5 * time.Second})
+	o := client.Options{Timeout: 5 * time.Second}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	c, err := client.Open(ctx, "radio", nc, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +71,7 @@ func openRadio(t *testing.T, dev air.Device) *client.Conn {
 }
 
 func TestRadioLink(t *testing.T) {
-	d, dev := onAir(t)
+	d, dev := onAir(t, nil)
 	ctx := context.Background()
 	phone := openRadio(t, dev)
 
@@ -125,7 +131,7 @@ func TestRadioLink(t *testing.T) {
 }
 
 func TestRadioPairing(t *testing.T) {
-	d, dev := onAir(t)
+	d, dev := onAir(t, nil)
 	ctx := context.Background()
 	do := func(op resource.Op, path string, params ...resource.Value) {
 		t.Helper()
@@ -194,7 +200,7 @@ func TestRadioPairing(t *testing.T) {
 }
 
 func TestRadioBadFrames(t *testing.T) {
-	_, dev := onAir(t)
+	_, dev := onAir(t, nil)
 	ctx := context.Background()
 	phone := openRadio(t, dev)
 	if _, err := phone.Pair(ctx, "123456", true); err == nil || !strings.Contains(err.Error(), "pair: not connected") {
@@ -208,5 +214,79 @@ func TestRadioBadFrames(t *testing.T) {
 	}
 	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err == nil || !strings.Contains(err.Error(), "connected already") {
 		t.Errorf("connect twice: %v", err)
+	}
+}
+
+func TestRadioServices(t *testing.T) {
+	p := profile.Default()
+	p.Modules.HRS, p.Modules.NUS = true, true
+	d, dev := onAir(t, p)
+	ctx := context.Background()
+	got := make(chan string, 16)
+	phone := openRadio(t, dev, client.Options{OnRadioData: func(k wire.Kind, b []byte) { got <- k.String() + " " + string(b) }})
+	if err := phone.SetHRSNotifications(ctx, true); err == nil || !strings.Contains(err.Error(), "not connected") {
+		t.Errorf("HRS before connecting: %v", err)
+	}
+	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+		t.Fatal(err)
+	}
+	sub := func(path string) *resource.Queue {
+		q := resource.NewQueue(16)
+		c := resource.NewClient("test", q)
+		t.Cleanup(c.Close)
+		if env, err := d.Device.Do(&resource.Request{Op: resource.Subscribe, Path: path, Client: c}); err != nil || !env.Status.OK() {
+			t.Fatalf("subscribe %s: %+v %v", path, env, err)
+		}
+		return q
+	}
+	next := func(q *resource.Queue) string {
+		t.Helper()
+		select {
+		case <-q.Ready():
+		case <-time.After(5 * time.Second):
+			t.Fatal("no notification")
+		}
+		e := q.Drain(nil)[0]
+		b, _ := resource.AppendJSON(nil, e.Content)
+		return string(b)
+	}
+	hrs, nus := sub("/Comm/Ble/HRS"), sub("/Comm/Ble/NUS")
+
+	// the central switches heart rate notifications; the device hears of it
+	if err := phone.SetHRSNotifications(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(hrs); n != `{"enabled":true}` {
+		t.Errorf("HRS notification %s", n)
+	}
+	rec, _ := resource.RecordJSON("HRSData", []byte(`{"average": 72, "rrData": [833]}`))
+	if env, err := d.Device.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/HRS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+		t.Fatalf("POST HRS: %+v %v", env, err)
+	}
+	// the central writes to the serial service, and the device answers
+	if err := phone.WriteNUS(ctx, []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(nus); n != `{"Data":[104,105]}` {
+		t.Errorf("NUS notification %s", n)
+	}
+	rec, _ = resource.RecordJSON("NUSData", []byte(`{"Data": [1, 2, 3]}`))
+	if env, err := d.Device.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+		t.Fatalf("POST NUS: %+v %v", env, err)
+	}
+	want := map[string]bool{`hrs data {"average":72,"rrData":[833]}`: true, `nus data {"data":"AQID"}`: true}
+	for range 2 {
+		select {
+		case g := <-got:
+			if !want[g] {
+				t.Errorf("radio data %s", g)
+			}
+			delete(want, g)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("missing radio data %v", want)
+		}
+	}
+	if err := phone.WriteNUS(ctx, nil); err == nil || !strings.Contains(err.Error(), "1 to 244 bytes") {
+		t.Errorf("empty NUS write: %v", err)
 	}
 }
