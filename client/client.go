@@ -116,10 +116,18 @@ type Conn struct {
 	writeMu  sync.Mutex
 	lastSent time.Time
 
+	// reading (read.go)
+	direct bool       // requests read the stream themselves; it has read deadlines
+	readMu sync.Mutex // held by whoever reads the stream
+	dec    *wire.Decoder
+	rbuf   []byte
+
 	mu      sync.Mutex
 	nextID  uint32
 	pending map[uint32]chan wire.Frame
 	subs    map[uint32]*Subscription
+	free    chan struct{} // closed when the reader lets go of the stream
+	bgOn    bool          // the background reader runs
 	err     error
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -140,7 +148,7 @@ func Dial(ctx context.Context, port string, opts *Options) (*Conn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", port, err)
 		}
-		c.rw = conn
+		c.rw, c.direct = conn, true
 	default:
 		if err := c.openTTY(port); err != nil {
 			return nil, err
@@ -161,7 +169,8 @@ func Open(ctx context.Context, name string, rw io.ReadWriteCloser, opts *Options
 
 func newConn(port string, opts *Options) *Conn {
 	c := &Conn{port: port, pending: map[uint32]chan wire.Frame{}, subs: map[uint32]*Subscription{},
-		done: make(chan struct{}), hello: make(chan wire.Frame, 4), token: serial.Token()}
+		done: make(chan struct{}), hello: make(chan wire.Frame, 4), token: serial.Token(),
+		free: make(chan struct{}), dec: wire.NewDecoder(0), rbuf: make([]byte, 16384)}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -179,8 +188,9 @@ func newConn(port string, opts *Options) *Conn {
 
 // start reads the stream and says hello.
 func (c *Conn) start(ctx context.Context, tty bool) error {
-	c.wg.Add(1)
-	go c.read()
+	c.mu.Lock()
+	c.startBackground()
+	c.mu.Unlock()
 	if err := c.handshake(ctx, tty); err != nil {
 		c.shut(err)
 		c.wg.Wait()
@@ -261,33 +271,26 @@ func (c *Conn) handshake(ctx context.Context, tty bool) error {
 		if err := c.write(b); err != nil {
 			return fmt.Errorf("%s: %w", c.port, err)
 		}
-		timer := time.NewTimer(time.Until(deadline))
-		select {
-		case f := <-c.hello:
-			timer.Stop()
-			if f.Kind == wire.Welcome {
-				json.Unmarshal(f.Payload, &c.welcome)
-				if c.welcome.Protocol != wire.Version {
-					return fmt.Errorf("%s: the device speaks protocol version %d; this client speaks %d", c.port, c.welcome.Protocol, wire.Version)
-				}
-				return nil
-			}
-			var r wire.RefuseMsg
-			json.Unmarshal(f.Payload, &r)
-			if tty && strings.Contains(r.Error, "in use") && time.Now().Before(busyUntil) {
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			return fmt.Errorf("%s: %w: %s", c.port, ErrRefused, r.Error)
-		case <-c.done:
-			timer.Stop()
-			return fmt.Errorf("%s: %w", c.port, c.Err())
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
+		f, err := c.await(ctx, c.hello, deadline)
+		switch {
+		case errors.Is(err, errTimeout):
 			return fmt.Errorf("%s: %w within %v (is it running, or off in FullPowerOff?)", c.port, ErrNoAnswer, c.opts.Timeout)
+		case err != nil:
+			return err
+		case f.Kind == wire.Welcome:
+			json.Unmarshal(f.Payload, &c.welcome)
+			if c.welcome.Protocol != wire.Version {
+				return fmt.Errorf("%s: the device speaks protocol version %d; this client speaks %d", c.port, c.welcome.Protocol, wire.Version)
+			}
+			return nil
 		}
+		var r wire.RefuseMsg
+		json.Unmarshal(f.Payload, &r)
+		if tty && strings.Contains(r.Error, "in use") && time.Now().Before(busyUntil) {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		return fmt.Errorf("%s: %w: %s", c.port, ErrRefused, r.Error)
 	}
 }
 
@@ -300,23 +303,6 @@ func (c *Conn) write(b []byte) error {
 	c.lastSent = time.Now()
 	_, err := c.rw.Write(b)
 	return err
-}
-
-// read decodes frames and hands them on. It exits when the stream fails.
-func (c *Conn) read() {
-	defer c.wg.Done()
-	dec := wire.NewDecoder(0)
-	buf := make([]byte, 16384)
-	for {
-		n, err := c.rw.Read(buf)
-		if n > 0 {
-			dec.Feed(buf[:n], c.dispatch)
-		}
-		if err != nil {
-			c.shut(fmt.Errorf("%w: %v", ErrClosed, err))
-			return
-		}
-	}
 }
 
 func (c *Conn) dispatch(f wire.Frame) {
@@ -453,25 +439,20 @@ func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, befor
 	if err := c.write(b); err != nil {
 		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
 	}
-	timer := time.NewTimer(c.opts.Timeout)
-	defer timer.Stop()
-	select {
-	case f := <-ch:
-		if f.Kind == wire.Error {
-			var m wire.ErrorMsg
-			json.Unmarshal(f.Payload, &m)
-			return f, fmt.Errorf("%s: protocol error: %w", c.port, &RemoteError{m.Error})
-		}
-		return f, nil
-	case <-c.done:
-		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, c.Err())
-	case <-ctx.Done():
-		c.forget(id)
-		return wire.Frame{}, ctx.Err()
-	case <-timer.C:
+	f, err := c.await(ctx, ch, time.Now().Add(c.opts.Timeout))
+	switch {
+	case errors.Is(err, errTimeout):
 		c.forget(id)
 		return wire.Frame{}, fmt.Errorf("%s: %w within %v (is it off in FullPowerOff?)", c.port, ErrNoAnswer, c.opts.Timeout)
+	case err != nil:
+		c.forget(id)
+		return wire.Frame{}, err
+	case f.Kind == wire.Error:
+		var m wire.ErrorMsg
+		json.Unmarshal(f.Payload, &m)
+		return f, fmt.Errorf("%s: protocol error: %w", c.port, &RemoteError{m.Error})
 	}
+	return f, nil
 }
 
 func (c *Conn) forget(id uint32) {
@@ -493,14 +474,6 @@ func request(op resource.Op, path string, params []resource.Value) *wire.Request
 		m.Params = append(m.Params, wire.EncodeParam(p))
 	}
 	return m
-}
-
-func decodeEnvelope(f wire.Frame) (*Envelope, error) {
-	env := &Envelope{Raw: f.Payload}
-	if err := json.Unmarshal(f.Payload, env); err != nil {
-		return nil, fmt.Errorf("response is not an envelope: %w", err)
-	}
-	return env, nil
 }
 
 // Do makes a request and returns the device's envelope. An envelope with an
@@ -532,6 +505,7 @@ func (c *Conn) Subscribe(ctx context.Context, path string, params ...resource.Va
 	f, err := c.roundTrip(ctx, wire.Request, request(resource.Subscribe, path, params), func(id uint32) {
 		s.id = id
 		c.subs[id] = s // before the first notification can come
+		c.startBackground()
 	})
 	if err != nil {
 		return nil, nil, err

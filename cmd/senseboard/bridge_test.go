@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,12 +18,30 @@ import (
 	"senseboard/bridge/bridgeclient"
 )
 
+// syncBuffer is a buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // startProgram runs senseboard with args until the test ends.
-func startProgram(t *testing.T, bin string, args ...string) *bytes.Buffer {
+func startProgram(t *testing.T, bin string, args ...string) *syncBuffer {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +60,7 @@ func startProgram(t *testing.T, bin string, args ...string) *bytes.Buffer {
 			t.Errorf("senseboard %s did not stop on SIGTERM\n%s", args[0], out.String())
 		}
 	})
-	return &out
+	return out
 }
 
 // waitDevice waits until the bridge is connected to a device.

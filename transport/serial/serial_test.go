@@ -3,11 +3,13 @@ package serial_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -399,5 +401,53 @@ func TestLineSurvivesClientThatStopsReading(t *testing.T) {
 	defer c.Close()
 	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
 		t.Fatalf("next client: %v", err)
+	}
+}
+
+// TestConcurrentRequests: requests from many goroutines, with and without a
+// subscription running, take turns reading the stream and each gets its
+// own answer; a cancelled request leaves the connection usable.
+func TestConcurrentRequests(t *testing.T) {
+	_, addr, _ := newDevice(t)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, "TCP"+addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	paths := []string{"/Info", "/Comm/Ble/Addr", "/Time", "/System/Mode"}
+	burst := func(label string) {
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 40 {
+					p := paths[(g+i)%len(paths)]
+					env, err := c.Do(ctx, resource.Get, p)
+					if err != nil || !env.OK() || !strings.HasSuffix(strings.ToLower(env.URI), strings.ToLower(p)) {
+						t.Errorf("%s: GET %s: %+v %v", label, p, env, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	burst("no subscription")
+	acc, _, err := c.Subscribe(ctx, "/Meas/Acc/104")
+	if err != nil {
+		t.Fatal(err)
+	}
+	burst("while subscribed")
+	if _, err := acc.Unsubscribe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	burst("after unsubscribing")
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Do(cctx, resource.Get, "/Info"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled request: %v", err)
+	}
+	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
+		t.Errorf("after a cancelled request: %+v %v", env, err)
 	}
 }
