@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bugserial "go.bug.st/serial"
@@ -240,15 +241,41 @@ func (c *Conn) openTTY(port string) error {
 		}
 		return fmt.Errorf("%s: %w", port, err)
 	}
-	c.rw, c.lock = ttyPort{p}, lock
+	c.rw, c.lock, c.direct = &ttyPort{Port: p}, lock, true
 	return nil
 }
 
-// ttyPort adapts a serial port: reads that time out are retried.
-type ttyPort struct{ bugserial.Port }
+// ttyPort adapts a serial port: reads wait for data, and honour a read
+// deadline as net.Conn's do (checked every ttyPoll).
+type ttyPort struct {
+	bugserial.Port
+	deadline atomic.Int64 // unix nanoseconds; 0 for none
+}
 
-func (t ttyPort) Read(b []byte) (int, error) {
+// ttyPoll is how often a blocked read looks at its deadline.
+const ttyPoll = 50 * time.Millisecond
+
+// SetReadDeadline makes reads fail with os.ErrDeadlineExceeded after t.
+func (t *ttyPort) SetReadDeadline(d time.Time) error {
+	if d.IsZero() {
+		t.deadline.Store(0)
+	} else {
+		t.deadline.Store(d.UnixNano())
+	}
+	return nil
+}
+
+func (t *ttyPort) Read(b []byte) (int, error) {
 	for {
+		wait := ttyPoll
+		if dl := t.deadline.Load(); dl != 0 {
+			rem := time.Until(time.Unix(0, dl))
+			if rem <= 0 {
+				return 0, os.ErrDeadlineExceeded
+			}
+			wait = min(wait, rem)
+		}
+		t.Port.SetReadTimeout(wait)
 		n, err := t.Port.Read(b)
 		if n > 0 || err != nil {
 			return n, err
@@ -369,7 +396,7 @@ func (c *Conn) keepalive() {
 			idle := time.Since(c.lastSent) >= serial.PingInterval
 			c.writeMu.Unlock()
 			if idle {
-				c.write(wire.AppendFrame(nil, wire.Ping, 0, nil))
+				c.Ping(context.Background()) // reads its pong: nothing piles up unread
 			}
 		}
 	}
