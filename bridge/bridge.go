@@ -274,6 +274,21 @@ func (b *Bridge) forget(d *device) bool {
 // ErrUnknownDevice is a serial number the bridge does not see.
 var ErrUnknownDevice = errors.New("no such device")
 
+// ErrClosed is an operation on a bridge that was closed.
+var ErrClosed = errors.New("the bridge is closed")
+
+// goTracked runs f in a goroutine that Close waits for, unless the bridge
+// is closed already, which it reports with false.
+func (b *Bridge) goTracked(f func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.wg.Go(f)
+	return true
+}
+
 // device returns the device with a serial number.
 func (b *Bridge) device(serial string) (*device, error) {
 	b.mu.Lock()

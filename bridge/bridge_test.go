@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -947,3 +948,22 @@ func TestBLEServices(t *testing.T) {
 }
 
 func hexOf(s string) string { return fmt.Sprintf("%X", s) }
+
+func TestOperationsAfterClose(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: bridge.Config{Manual: true}})
+	b, err := bridge.New(bridge.Config{Local: r.peripherals, Address: "C0:53:42:00:00:03", Manual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Scan(r.ctx)
+	if _, err := b.Device("000123"); err != nil {
+		t.Fatalf("the scan did not find the device: %v", err)
+	}
+	b.Close()
+	if err := b.Connect(r.ctx, "000123"); !errors.Is(err, bridge.ErrClosed) {
+		t.Errorf("connect after close: %v, want %v", err, bridge.ErrClosed)
+	}
+	if err := b.Pair(r.ctx, "000123", "", false); !errors.Is(err, bridge.ErrClosed) {
+		t.Errorf("pair after close: %v, want %v", err, bridge.ErrClosed)
+	}
+}

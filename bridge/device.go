@@ -117,9 +117,20 @@ func (d *device) open(ctx context.Context) (*client.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	d.link = l
-	d.mu.Unlock()
+	// Close sets closed under b.mu and then closes the current links: a
+	// link is either seen by Close or refused here.
+	d.b.mu.Lock()
+	closed := d.b.closed
+	if !closed {
+		d.mu.Lock()
+		d.link = l
+		d.mu.Unlock()
+	}
+	d.b.mu.Unlock()
+	if closed {
+		l.Close()
+		return nil, ErrClosed
+	}
 	return l, nil
 }
 
@@ -194,8 +205,10 @@ func (d *device) connectLocked(ctx context.Context) error {
 	address := d.adv.Address
 	d.mu.Unlock()
 	d.b.cfg.Log.Info("connected", "device", d.serial, "handle", handle)
-	d.b.wg.Add(1)
-	go d.watchLink(l)
+	if !d.b.goTracked(func() { d.watchLink(l) }) {
+		l.Close()
+		return ErrClosed
+	}
 	if key, ok := d.b.key(address); ok {
 		if err := l.Encrypt(ctx, key); err != nil {
 			d.setNote("the device refused the keys of the bond (%v); pair again", err)
@@ -212,7 +225,6 @@ func (d *device) connectLocked(ctx context.Context) error {
 // watchLink waits for the end of a connection and records why it ended.
 // It exits when the stream closes.
 func (d *device) watchLink(l *client.Conn) {
-	defer d.b.wg.Done()
 	<-l.Done()
 	d.mu.Lock()
 	if d.link == l {

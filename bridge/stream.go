@@ -110,9 +110,11 @@ func (d *device) subscribe(ctx context.Context, c *client.Conn, path string, par
 	}
 	st := &stream{d: d, key: key, uri: env.URI, sub: sub, subs: map[*Sub]struct{}{}}
 	s := st.add(m.ID, sink)
+	if !d.b.goTracked(st.pump) {
+		// Close ends the link, and with it this subscription.
+		return nil, nil, false, ErrClosed
+	}
 	d.streams[key] = st
-	d.b.wg.Add(1)
-	go st.pump()
 	return s, a, true, nil
 }
 
@@ -129,7 +131,6 @@ func (st *stream) add(id ID, sink Sink) *Sub {
 // device or the connection ends it, which the subscribers then hear of.
 func (st *stream) pump() {
 	d := st.d
-	defer d.b.wg.Done()
 	for n := range st.sub.C() {
 		st.deliver(Event{Device: d.serial, URI: st.uri, Content: n.Payload, Received: n.Received})
 	}
