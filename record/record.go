@@ -67,12 +67,11 @@ type Recorder struct {
 }
 
 type csvStream struct {
-	start  time.Time // of the recording
-	f      *os.File
-	w      *bufio.Writer
-	kind   kind
-	rate   float64
-	header bool
+	start time.Time // of the recording
+	f     *os.File
+	w     *bufio.Writer
+	kind  kind
+	rate  float64
 }
 
 // New starts a recording. For JSON Lines path is the file; for CSV each

@@ -104,7 +104,7 @@ func TestValueAppendJSON(t *testing.T) {
 func FuzzAppendJSONMatchesEncodingJSON(f *testing.F) {
 	f.Add("plain", 1.5, float32(0.1))
 	f.Add("<tag>&\u2028\x01\xff\"\\", 1e-7, float32(3e21))
-	f.Add("", -0.0, float32(-1e-9))
+	f.Add("", math.Copysign(0, -1), float32(-1e-9))
 	f.Fuzz(func(t *testing.T, s string, d float64, fl float32) {
 		want, _ := json.Marshal(s)
 		if got := AppendString(nil, s); string(got) != string(want) {

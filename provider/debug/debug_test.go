@@ -109,12 +109,6 @@ func logProfile(size int) *profile.Profile {
 	return p
 }
 
-type entry struct {
-	ID *uint32
-	TS uint32
-	M  string
-}
-
 func query(t *testing.T, d *sbt.Device, q string) (resource.Status, []debug.Message) {
 	t.Helper()
 	var params []resource.Value
