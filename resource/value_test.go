@@ -3,6 +3,7 @@ package resource
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -156,4 +157,38 @@ func FuzzParseValue(f *testing.F) {
 			t.Fatalf("AppendJSON of %v is not JSON: %s", v, v.AppendJSON(nil))
 		}
 	})
+}
+
+// The cache must give AppendFloat32's bytes, for values it holds, values
+// that collide with them, and values too long to keep.
+func FuzzFloat32Cache(f *testing.F) {
+	f.Add(float32(9.80665), float32(-0.00012345678), float32(3e21))
+	f.Add(float32(0), float32(math.Copysign(0, -1)), float32(1e-7))
+	var c Float32Cache
+	f.Fuzz(func(t *testing.T, a, b, d float32) {
+		for _, v := range []float32{a, b, d, a, b, d, -a, a / 3} {
+			if got, want := c.Append(nil, v), AppendFloat32(nil, v); string(got) != string(want) {
+				t.Fatalf("cache gives %s for %v, want %s", got, v, want)
+			}
+		}
+	})
+}
+
+func TestFloat32Cache(t *testing.T) {
+	var c Float32Cache
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 200000 {
+		var v float32
+		switch i % 3 {
+		case 0: // quantized samples, which repeat and collide
+			v = float32(float64(rng.IntN(20000)-10000) * 0.000598)
+		case 1: // any bits, NaN and infinities included
+			v = math.Float32frombits(rng.Uint32())
+		default:
+			v = float32(rng.NormFloat64() * 1e-5)
+		}
+		if got, want := c.Append([]byte("x"), v), AppendFloat32([]byte("x"), v); string(got) != string(want) {
+			t.Fatalf("cache gives %s for %v, want %s", got, v, want)
+		}
+	}
 }

@@ -12,7 +12,7 @@ package sensor
 import (
 	"encoding/json"
 	"math"
-
+	"sync"
 	"time"
 
 	"senseboard/resource"
@@ -24,15 +24,36 @@ type XYZ struct {
 }
 
 // AppendJSON appends {"x":..,"y":..,"z":..} as encoding/json would.
-func (v XYZ) AppendJSON(b []byte) []byte {
+func (v XYZ) AppendJSON(b []byte) []byte { return v.appendJSON(b, resource.AppendFloat32) }
+
+func (v XYZ) appendJSON(b []byte, appendFloat func([]byte, float32) []byte) []byte {
 	b = append(b, `{"x":`...)
-	b = resource.AppendFloat32(b, v.X)
+	b = appendFloat(b, v.X)
 	b = append(b, `,"y":`...)
-	b = resource.AppendFloat32(b, v.Y)
+	b = appendFloat(b, v.Y)
 	b = append(b, `,"z":`...)
-	b = resource.AppendFloat32(b, v.Z)
+	b = appendFloat(b, v.Z)
 	return append(b, '}')
 }
+
+// AppendXYZs appends the samples as a JSON array, as encoding/json would.
+func AppendXYZs(b []byte, v []XYZ) []byte {
+	c := floatCaches.Get().(*resource.Float32Cache)
+	b = append(b, '[')
+	for i, s := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = s.appendJSON(b, c.Append)
+	}
+	floatCaches.Put(c)
+	return append(b, ']')
+}
+
+// floatCaches hold the encodings of recent sample values: samples are
+// quantized and repeat often, so encoding a stream looks most of its values
+// up instead of formatting them.
+var floatCaches = sync.Pool{New: func() any { return new(resource.Float32Cache) }}
 
 // MarshalJSON encodes the sample with lower-case keys.
 func (v XYZ) MarshalJSON() ([]byte, error) { return v.AppendJSON(nil), nil }

@@ -28,14 +28,8 @@ func appendXYZs(b []byte, key string, v []sensor.XYZ) []byte {
 	}
 	b = append(b, `,"`...)
 	b = append(b, key...)
-	b = append(b, `":[`...)
-	for i, s := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = s.AppendJSON(b)
-	}
-	return append(b, ']')
+	b = append(b, `":`...)
+	return sensor.AppendXYZs(b, v)
 }
 
 // AppendJSON appends the notification without allocating.

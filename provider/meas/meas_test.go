@@ -454,11 +454,12 @@ func TestDeterministicBySeed(t *testing.T) {
 	}
 }
 
-// The hand-written encoders give encoding/json's bytes.
+// The hand-written encoders give encoding/json's bytes, also for the
+// repeating values that the encoders of sample arrays look up.
 func TestEncodersMatchEncodingJSON(t *testing.T) {
 	d := sbt.New(t, sbt.Config{})
-	subs := []*sbt.Sub{d.Subscribe("/Meas/IMU9/52"), d.Subscribe("/Meas/ECG/200"), d.Subscribe("/Meas/Magn/13")}
-	d.Advance(time.Second)
+	subs := []*sbt.Sub{d.Subscribe("/Meas/IMU9/416"), d.Subscribe("/Meas/ECG/200"), d.Subscribe("/Meas/Magn/13")}
+	d.Advance(5 * time.Second)
 	d2 := sbt.New(t, sbt.Config{})
 	mv := d2.Subscribe("/Meas/ECG/200/mV")
 	d2.Advance(time.Second)
