@@ -18,7 +18,7 @@ type EEPROM struct {
 	chips [profile.Chips][]byte
 
 	watchMu  sync.Mutex
-	watchers []func(chip, addr, n int)
+	watchers []func(Change)
 }
 
 // ChipFile returns the state file name of a chip.
@@ -69,32 +69,47 @@ func (e *EEPROM) Read(chip, addr, n int) ([]byte, error) {
 // Write stores data at addr of chip and returns once it is durable. On
 // failure the chip is unchanged.
 func (e *EEPROM) Write(chip, addr int, data []byte) error {
-	if err := check(chip, addr, len(data)); err != nil {
+	return e.WriteFunc(nil, chip, addr, len(data), func(b []byte) { copy(b, data) })
+}
+
+// WriteFunc stores n bytes at addr of chip for the writer by and returns
+// once they are durable. fill gives the bytes: it is called with the chip's
+// current bytes under the write lock, so that no other write comes between
+// what fill saw and what it stores. On failure the chip is unchanged.
+func (e *EEPROM) WriteFunc(by any, chip, addr, n int, fill func(b []byte)) error {
+	if err := check(chip, addr, n); err != nil {
 		return err
 	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	c := e.chips[chip]
-	old := append([]byte(nil), c[addr:addr+len(data)]...)
-	copy(c[addr:], data)
-	err := e.store.Write(ChipFile(chip), c)
-	if err != nil {
-		copy(c[addr:], old)
-	}
-	e.mu.Unlock()
-	if err != nil {
+	span := c[addr : addr+n]
+	old := append([]byte(nil), span...)
+	fill(span)
+	if err := e.store.Write(ChipFile(chip), c); err != nil {
+		copy(span, old)
 		return err
 	}
 	e.watchMu.Lock()
-	ws := append([]func(int, int, int){}, e.watchers...)
+	ws := e.watchers
 	e.watchMu.Unlock()
 	for _, w := range ws {
-		w(chip, addr, len(data))
+		w(Change{Chip: chip, Addr: addr, Data: span, By: by})
 	}
 	return nil
 }
 
-// Watch calls f after every write, with the chip, address and length written.
-func (e *EEPROM) Watch(f func(chip, addr, n int)) {
+// A Change is one write, as watchers are told of it.
+type Change struct {
+	Chip, Addr int
+	Data       []byte // the bytes written; valid only during the call
+	By         any    // the writer given to WriteFunc; nil for Write
+}
+
+// Watch calls f after every write. f runs under the write lock, so watchers
+// see the writes in the order the chips took them; f must not call the
+// EEPROM.
+func (e *EEPROM) Watch(f func(Change)) {
 	e.watchMu.Lock()
 	defer e.watchMu.Unlock()
 	e.watchers = append(e.watchers, f)

@@ -108,7 +108,7 @@ func TestEEPROM(t *testing.T) {
 		t.Errorf("erased chip reads %v", b)
 	}
 	var watched []string
-	e.Watch(func(chip, addr, n int) { watched = append(watched, fmt.Sprint(chip, addr, n)) })
+	e.Watch(func(c Change) { watched = append(watched, fmt.Sprintf("%d %d %v %v", c.Chip, c.Addr, c.Data, c.By)) })
 	if err := e.Write(1, profile.ChipSize-2, []byte{1, 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,10 @@ func TestEEPROM(t *testing.T) {
 			t.Errorf("read %v accepted", c)
 		}
 	}
-	if fmt.Sprint(watched) != fmt.Sprintf("[1 %d 2 0 0 1]", profile.ChipSize-2) {
+	if err := e.WriteFunc("me", 0, 1, 2, func(b []byte) { b[0], b[1] = b[0]+1, b[1]+2 }); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(watched) != fmt.Sprintf("[1 %d [1 2] <nil> 0 0 [9] <nil> 0 1 [0 1] me]", profile.ChipSize-2) {
 		t.Errorf("watchers saw %v", watched)
 	}
 	s.Close()
@@ -136,7 +139,7 @@ func TestEEPROM(t *testing.T) {
 	if b, _ := e.Read(1, profile.ChipSize-2, 2); !bytes.Equal(b, []byte{1, 2}) {
 		t.Errorf("after reopen chip 1 reads %v", b)
 	}
-	if b, _ := e.Read(0, 0, 2); !bytes.Equal(b, []byte{9, 0xFF}) {
+	if b, _ := e.Read(0, 0, 4); !bytes.Equal(b, []byte{9, 0, 1, 0xFF}) {
 		t.Errorf("after reopen chip 0 reads %v", b)
 	}
 	raw, _ := os.ReadFile(s.Path(ChipFile(0)))

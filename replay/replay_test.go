@@ -161,8 +161,21 @@ func TestParseErrors(t *testing.T) {
 	if _, err := WFDB("r", []byte("r 1 360\nr.dat 16 200\n"), nil, nil); err == nil || !strings.Contains(err.Error(), "only 212") {
 		t.Errorf("format 16: %v", err)
 	}
-	if _, err := ParseWFDBHeader([]byte("r 2 360\nr.dat 212 200\n")); err == nil || !strings.Contains(err.Error(), "announces 2 signals") {
-		t.Errorf("short header: %v", err)
+	headers := []struct{ header, msg string }{
+		{"r 2 360\nr.dat 212 200\n", "announces 2 signals"},
+		{"r 1 360\nr.dat x\n", `line 2: format "x"`},
+		{"r 1 360\nr.dat :4\n", `line 2: format ":4"`},
+		{"r 1 360\nr.dat\n", "line 2: want file name and format"},
+		{"r 0\n", "number of signals"},
+		{"# only a comment\n", "no record line"},
+	}
+	for _, tt := range headers {
+		if _, err := ParseWFDBHeader([]byte(tt.header)); err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("header %q: %v, want %q", tt.header, err, tt.msg)
+		}
+	}
+	if h, err := ParseWFDBHeader([]byte("r 1 360\nr.dat 212x2:1+0 200\n")); err != nil || h.Signals[0].Format != 212 {
+		t.Errorf("format with samples per frame, skew and offset: %+v %v", h, err)
 	}
 }
 

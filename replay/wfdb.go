@@ -70,7 +70,10 @@ func ParseWFDBHeader(data []byte) (*WFDBHeader, error) {
 			return nil, fmt.Errorf("header line %d: want file name and format", line)
 		}
 		s := WFDBSignal{File: f[0], Gain: 200}
-		fmtStr := strings.FieldsFunc(f[1], func(r rune) bool { return r == 'x' || r == ':' || r == '+' })[0]
+		// format[xsamples][:skew][+offset]
+		fmtStr, _, _ := strings.Cut(f[1], "x")
+		fmtStr, _, _ = strings.Cut(fmtStr, ":")
+		fmtStr, _, _ = strings.Cut(fmtStr, "+")
 		var err error
 		if s.Format, err = strconv.Atoi(fmtStr); err != nil {
 			return nil, fmt.Errorf("header line %d: format %q", line, f[1])

@@ -157,10 +157,7 @@ func (l *logStore) append(level uint8, ts uint32, msg string) uint32 {
 	binary.LittleEndian.PutUint32(rec[recHeader+len(msg):], crc32.ChecksumIEEE(rec[:recHeader+len(msg)]))
 	l.entries = append(l.entries, Entry{ID: id, Timestamp: ts, Level: level, Message: msg, pos: lo, size: size})
 	l.pos = hi
-	if l.dirtyLo < 0 || lo < l.dirtyLo {
-		l.dirtyLo = lo
-	}
-	l.dirtyHi = max(l.dirtyHi, hi)
+	l.markDirty(lo, hi)
 	select {
 	case l.flush <- struct{}{}:
 	default:
@@ -183,34 +180,54 @@ func (l *logStore) flusher() {
 	}
 }
 
+// writeDirty stores the records not yet written. It copies them from img
+// under the EEPROM's write lock, so a client's write into the region is
+// either seen in img (written ran) or lands after this one: a flush never
+// puts back bytes a client overwrote.
 func (l *logStore) writeDirty() {
 	l.mu.Lock()
-	if l.dirtyLo < 0 {
-		l.mu.Unlock()
-		return
-	}
 	lo, hi := l.dirtyLo, l.dirtyHi
-	data := bytes.Clone(l.img[lo:hi])
 	l.dirtyLo, l.dirtyHi = -1, 0
 	l.mu.Unlock()
-	l.mem.Write(l.chip, l.off+lo, data) // a failure leaves the entries in memory; the next flush retries later spans
+	if lo < 0 {
+		return
+	}
+	err := l.mem.WriteFunc(l, l.chip, l.off+lo, hi-lo, func(b []byte) {
+		l.mu.Lock()
+		copy(b, l.img[lo:hi])
+		l.mu.Unlock()
+	})
+	if err != nil { // the entries stay in memory; the next flush tries again
+		l.mu.Lock()
+		l.markDirty(lo, hi)
+		l.mu.Unlock()
+	}
+}
+
+// markDirty adds a span of img to what the next flush writes; l.mu is held.
+func (l *logStore) markDirty(lo, hi int) {
+	if l.dirtyLo < 0 || lo < l.dirtyLo {
+		l.dirtyLo = lo
+	}
+	l.dirtyHi = max(l.dirtyHi, hi)
 }
 
 // written is the EEPROM watcher: a write into the region by anyone else
-// makes the store read the region again and rebuild its index.
-func (l *logStore) written(chip, addr, n int) {
-	if chip != l.chip || addr >= l.off+l.size || addr+n <= l.off {
+// makes the store take the new bytes and rebuild its index. It runs under
+// the EEPROM's write lock, in the order of the writes.
+func (l *logStore) written(c nvm.Change) {
+	if c.By == l { // img holds these bytes or newer ones
 		return
 	}
-	lo, hi := max(addr, l.off)-l.off, min(addr+n, l.off+l.size)-l.off
-	now, err := l.mem.Read(l.chip, l.off+lo, hi-lo)
-	if err != nil {
+	if c.Chip != l.chip || c.Addr >= l.off+l.size || c.Addr+len(c.Data) <= l.off {
 		return
 	}
+	lo, hi := max(c.Addr, l.off)-l.off, min(c.Addr+len(c.Data), l.off+l.size)-l.off
+	now := c.Data[lo+l.off-c.Addr : hi+l.off-c.Addr]
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if bytes.Equal(now, l.img[lo:hi]) {
-		return // our own flush, or a write of the same bytes
+		return // the same bytes
 	}
 	copy(l.img[lo:hi], now)
 	l.scan()
