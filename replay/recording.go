@@ -60,6 +60,24 @@ func (c Channel) String() string {
 // longer gaps are missing data.
 const MaxGap = 250 * time.Millisecond
 
+// MinRate and MaxRate bound the sample rate of a recorded series, in
+// samples per second: from one sample in 1000 s to 100 kHz.
+const (
+	MinRate = 0.001
+	MaxRate = 100000.0
+)
+
+// roundRate rounds a rate measured from sample times to 0.01 Hz, or to three
+// significant digits below 1 Hz: 104.0002 is 104, one sample a minute is
+// 0.0167.
+func roundRate(r float64) float64 {
+	if r >= 1 || r <= 0 {
+		return math.Round(r*100) / 100
+	}
+	scale := math.Pow(10, 2-math.Floor(math.Log10(r)))
+	return math.Round(r*scale) / scale
+}
+
 // sameSample is how close a time must be to a sample's to read it as is.
 const sameSample = time.Microsecond
 
@@ -156,7 +174,10 @@ func (r *Recording) finish() error {
 				return fmt.Errorf("%s: %s has no regular sample spacing", r.Name, s.Channel)
 			}
 			sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
-			s.Rate = math.Round(float64(time.Second)/float64(d[len(d)/2])*100) / 100
+			s.Rate = roundRate(float64(time.Second) / float64(d[len(d)/2]))
+		}
+		if !(s.Rate >= MinRate && s.Rate <= MaxRate) {
+			return fmt.Errorf("%s: %s has a sample rate of %g Hz; %g to %g Hz are allowed", r.Name, s.Channel, s.Rate, MinRate, MaxRate)
 		}
 		s.snap()
 		end := s.T[s.Len()-1] + time.Duration(float64(time.Second)/s.Rate)

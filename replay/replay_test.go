@@ -150,6 +150,7 @@ func TestParseErrors(t *testing.T) {
 		{"d.jsonl", "{\"uri\":\"/Meas/Acc\",\"content\":{\"Timestamp\":1,\"ArrayAcc\":[{\"x\":1,\"y\":1,\"z\":1}]}}\n", "no sample rate"},
 		{"e.jsonl", "{nope\n", "line 1"},
 		{"f.csv", "Timestamp_ms,Value\n1,2\n", "at least 2"},
+		{"h.csv", "Timestamp,Sample\n10,0\n7000,0\n", "sample rate of 0.000143 Hz; 0.001 to 100000 Hz are allowed"},
 		{"g.json", `{"Meas":{"IMU9":[{"Timestamp":5,"ArrayAcc":[{"x":1,"y":1,"z":1}]},{"Timestamp":5,"ArrayAcc":[{"x":1,"y":1,"z":1}]}]}}`, "do not increase"},
 	}
 	for _, tt := range tests {
