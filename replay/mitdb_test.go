@@ -7,43 +7,6 @@ import (
 	"senseboard/signal"
 )
 
-// score matches detections to reference beats within tol, as ANSI/AAMI EC57
-// does: each reference beat matches at most one detection.
-func score(ref, found []time.Duration, tol time.Duration) (tp, fn, fp int) {
-	used := make([]bool, len(found))
-	j := 0
-	for _, r := range ref {
-		for j < len(found) && found[j] < r-tol {
-			j++
-		}
-		best := -1
-		for k := j; k < len(found) && found[k] <= r+tol; k++ {
-			if !used[k] && (best < 0 || abs(found[k]-r) < abs(found[best]-r)) {
-				best = k
-			}
-		}
-		if best >= 0 {
-			used[best] = true
-			tp++
-		} else {
-			fn++
-		}
-	}
-	for _, u := range used {
-		if !u {
-			fp++
-		}
-	}
-	return tp, fn, fp
-}
-
-func abs(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
-}
-
 // DetectRecording plays a recording's ECG at rate through the device's front
 // end (0.5 Hz high-pass, 40 Hz low-pass) into the QRS detector and returns
 // the beats found.
@@ -102,7 +65,7 @@ func TestMITBIHDetection(t *testing.T) {
 				det = append(det, f)
 			}
 		}
-		tp, fn, fp := score(ref, det, 150*time.Millisecond)
+		tp, fn, fp := signal.MatchBeats(ref, det, 150*time.Millisecond)
 		allTP, allFN, allFP = allTP+tp, allFN+fn, allFP+fp
 		se, pp := 100*float64(tp)/float64(tp+fn), 100*float64(tp)/float64(tp+fp)
 		t.Logf("record %-4s  beats %5d  TP %5d  FN %4d  FP %4d  Se %6.2f%%  +P %6.2f%%", rec, len(ref), tp, fn, fp, se, pp)

@@ -9,51 +9,13 @@ import (
 	"senseboard/world"
 )
 
-// score matches detected beat times against the truth within tol and
-// returns true positives, false negatives and false positives (ANSI/AAMI
-// EC57 matching: each reference beat matches at most one detection).
-func score(truth, found []time.Duration, tol time.Duration) (tp, fn, fp int) {
-	j := 0
-	used := make([]bool, len(found))
-	for _, r := range truth {
-		for j < len(found) && found[j] < r-tol {
-			j++
-		}
-		best := -1
-		for k := j; k < len(found) && found[k] <= r+tol; k++ {
-			if !used[k] && (best < 0 || absDur(found[k]-r) < absDur(found[best]-r)) {
-				best = k
-			}
-		}
-		if best >= 0 {
-			used[best] = true
-			tp++
-		} else {
-			fn++
-		}
-	}
-	for _, u := range used {
-		if !u {
-			fp++
-		}
-	}
-	return tp, fn, fp
-}
-
 func nearAny(f time.Duration, truth []time.Duration, tol time.Duration) bool {
 	for _, r := range truth {
-		if absDur(f-r) <= tol {
+		if (f - r).Abs() <= tol {
 			return true
 		}
 	}
 	return false
-}
-
-func absDur(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
 }
 
 // detect runs the front end (0.5 Hz high-pass, low-pass) and the QRS
@@ -129,7 +91,7 @@ func TestQRSDetectionAccuracy(t *testing.T) {
 		}
 		m := NewModel(world.New(uint64(i+1), sc, 0), uint64(i+1))
 		truth, found := detect(t, m, r.fs, 40, length)
-		tp, fn, fp := score(truth, found, 150*time.Millisecond)
+		tp, fn, fp := signal.MatchBeats(truth, found, 150*time.Millisecond)
 		allTP, allFN, allFP = allTP+tp, allFN+fn, allFP+fp
 		se, pp := 100*float64(tp)/float64(tp+fn), 100*float64(tp)/float64(tp+fp)
 		t.Logf("%-4s %3d bpm at %3g Hz: %4d beats, Se %.2f%%, +P %.2f%%", r.activity, r.hr, r.fs, len(truth), se, pp)
