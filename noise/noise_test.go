@@ -5,17 +5,23 @@ import (
 	"testing"
 )
 
-func TestGaussMoments(t *testing.T) {
-	const n = 200000
-	var sum, sq float64
-	for i := range uint64(n) {
-		g := Gauss(Key(7, 1, i))
-		sum += g
-		sq += g * g
-	}
-	mean, sd := sum/n, math.Sqrt(sq/n-(sum/n)*(sum/n))
-	if math.Abs(mean) > 0.01 || math.Abs(sd-1) > 0.01 {
-		t.Errorf("mean %.4f, sd %.4f; want 0 and 1", mean, sd)
+func TestMoments(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    func(uint64) float64
+		seed uint64
+	}{{"Gauss", Gauss, 7}, {"Normal", Normal, 9}} {
+		const n = 200000
+		var sum, sq float64
+		for i := range uint64(n) {
+			g := tt.f(Key(tt.seed, 1, i))
+			sum += g
+			sq += g * g
+		}
+		mean, sd := sum/n, math.Sqrt(sq/n-(sum/n)*(sum/n))
+		if math.Abs(mean) > 0.01 || math.Abs(sd-1) > 0.01 {
+			t.Errorf("%s: mean %.4f, sd %.4f; want 0 and 1", tt.name, mean, sd)
+		}
 	}
 }
 
@@ -41,20 +47,6 @@ func BenchmarkGauss(b *testing.B) {
 		i++
 	}
 	_ = s
-}
-
-func TestNormalMoments(t *testing.T) {
-	const n = 200000
-	var sum, sq float64
-	for i := range uint64(n) {
-		g := Normal(Key(9, 1, i))
-		sum += g
-		sq += g * g
-	}
-	mean, sd := sum/n, math.Sqrt(sq/n-(sum/n)*(sum/n))
-	if math.Abs(mean) > 0.01 || math.Abs(sd-1) > 0.01 {
-		t.Errorf("mean %.4f, sd %.4f; want 0 and 1", mean, sd)
-	}
 }
 
 func BenchmarkNormal(b *testing.B) {

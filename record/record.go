@@ -228,7 +228,7 @@ type notification struct {
 func f32(v float32) string { return string(resource.AppendFloat32(nil, v)) }
 
 func (s *csvStream) write(content []byte) error {
-	if s.kind.columns[0] != "Timestamp" || s.kind.columns[1] == "json" {
+	if s.kind.columns[0] != "Timestamp" { // rows by arrival: heart rate and other resources
 		return s.writeOther(content)
 	}
 	var n notification
