@@ -146,7 +146,7 @@ func (p *Param) parse(text string) (resource.Value, error) {
 	case p.Type.IsInt():
 		v, err := resource.ParseInt(p.Type, text)
 		if err != nil {
-			if strings.Contains(err.Error(), "out of range") {
+			if errors.Is(err, strconv.ErrRange) {
 				return v, fmt.Errorf("%s %s does not fit %s", p.Name, text, p.describe())
 			}
 			return v, fmt.Errorf("%s %q is not an integer (%s)", p.Name, text, p.describe())
@@ -244,7 +244,7 @@ func (p *Param) bindJSON(text string) (resource.Value, error) {
 	}
 	v, err := resource.ParseInt(p.Type, n.String())
 	if err != nil {
-		if strings.Contains(err.Error(), "out of range") {
+		if errors.Is(err, strconv.ErrRange) {
 			return v, fmt.Errorf("parameter %s: %s does not fit %s", p.Name, n, p.describe())
 		}
 		return v, fmt.Errorf("parameter %s takes an integer (%s); %s given", p.Name, p.describe(), n)

@@ -316,7 +316,9 @@ func parsePrimitive(t Type, text string) (Value, error) {
 }
 
 // ParseInt parses an integer of type t from decimal text, or hexadecimal with a
-// 0x prefix, and checks that it fits the type.
+// 0x prefix, and checks that it fits the type. Its errors match
+// strconv.ErrSyntax (not an integer) or strconv.ErrRange (does not fit t)
+// with errors.Is.
 func ParseInt(t Type, text string) (Value, error) {
 	s := strings.TrimSpace(text)
 	base := 10
@@ -326,28 +328,37 @@ func ParseInt(t Type, text string) (Value, error) {
 		base, digits = 16, digits[2:]
 	}
 	lo, hi := t.IntRange()
+	outOfRange := &numError{msg: fmt.Sprintf("%s value %s out of range %d..%d", t, clip(s, 40), lo, hi), err: strconv.ErrRange}
 	u, err := strconv.ParseUint(digits, base, 64)
 	if err != nil {
-		var ne *strconv.NumError
-		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
-			return Value{}, fmt.Errorf("%s value %s out of range %d..%d", t, clip(s, 40), lo, hi)
+		if errors.Is(err, strconv.ErrRange) {
+			return Value{}, outOfRange
 		}
-		return Value{}, fmt.Errorf("%s value %q is not an integer", t, clip(text, 40))
+		return Value{}, &numError{msg: fmt.Sprintf("%s value %q is not an integer", t, clip(text, 40)), err: strconv.ErrSyntax}
 	}
 	if neg {
 		if u == 0 {
 			return Value{typ: t}, nil
 		}
 		if !t.IsSigned() || u-1 > uint64(-(lo+1)) {
-			return Value{}, fmt.Errorf("%s value %s out of range %d..%d", t, s, lo, hi)
+			return Value{}, outOfRange
 		}
 		return Value{typ: t, num: uint64(-int64(u-1) - 1)}, nil
 	}
 	if u > hi {
-		return Value{}, fmt.Errorf("%s value %s out of range %d..%d", t, s, lo, hi)
+		return Value{}, outOfRange
 	}
 	return Value{typ: t, num: u}, nil
 }
+
+// numError is a message for people that matches a strconv sentinel.
+type numError struct {
+	msg string
+	err error
+}
+
+func (e *numError) Error() string { return e.msg }
+func (e *numError) Unwrap() error { return e.err }
 
 func isIdentifier(s string) bool {
 	if s == "" || len(s) > 64 {

@@ -2,8 +2,10 @@ package resource
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -55,26 +57,33 @@ func TestParseValueRecord(t *testing.T) {
 }
 
 func TestParseValueErrors(t *testing.T) {
-	tests := []struct{ typ, text, msg string }{
-		{"uint8", "256", "out of range 0..255"},
-		{"uint8", "-1", "out of range 0..255"},
-		{"uint16", "70000", "out of range 0..65535"},
-		{"int64", "9223372036854775808", "out of range"},
-		{"int64", "-9223372036854775809", "out of range"},
-		{"int64", "12abc", "not an integer"},
-		{"int64", "", "not an integer"},
-		{"uint32", "1.5", "not an integer"},
-		{"float", "NaN", "not a finite number"},
-		{"bool", "yes", "not true or false"},
-		{"string", "\xff", "UTF-8"},
-		{"AdvSettings", "[1,2]", "not a JSON object"},
-		{"AdvSettings", "{", "not a JSON object"},
-		{"no-such-type", "1", "unknown type"},
+	tests := []struct {
+		typ, text, msg string
+		is             error // the sentinel the error wraps, if any
+	}{
+		{"uint8", "256", "out of range 0..255", strconv.ErrRange},
+		{"uint8", "-1", "out of range 0..255", strconv.ErrRange},
+		{"uint16", "70000", "out of range 0..65535", strconv.ErrRange},
+		{"int64", "9223372036854775808", "out of range", strconv.ErrRange},
+		{"int64", "-9223372036854775809", "out of range", strconv.ErrRange},
+		{"uint32", "0x1ffffffffffffffff", "out of range", strconv.ErrRange},
+		{"int64", "12abc", "not an integer", strconv.ErrSyntax},
+		{"int64", "", "not an integer", strconv.ErrSyntax},
+		{"uint32", "1.5", "not an integer", strconv.ErrSyntax},
+		{"float", "NaN", "not a finite number", nil},
+		{"bool", "yes", "not true or false", nil},
+		{"string", "\xff", "UTF-8", nil},
+		{"AdvSettings", "[1,2]", "not a JSON object", nil},
+		{"AdvSettings", "{", "not a JSON object", nil},
+		{"no-such-type", "1", "unknown type", nil},
 	}
 	for _, tt := range tests {
 		_, err := ParseValue(tt.typ, tt.text)
 		if err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("ParseValue(%s, %q) error = %v, want containing %q", tt.typ, tt.text, err, tt.msg)
+		}
+		if tt.is != nil && !errors.Is(err, tt.is) {
+			t.Errorf("ParseValue(%s, %q) error = %v, want one that matches %v", tt.typ, tt.text, err, tt.is)
 		}
 	}
 }

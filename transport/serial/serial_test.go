@@ -27,6 +27,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // newDevice starts a device on real time with a TCP listener and a pty.
 func newDevice(t *testing.T) (*senseboard.Device, string, string) {
 	t.Helper()
+	return newServedDevice(t, &serial.Server{})
+}
+
+// newServedDevice is newDevice with srv, whose Device it sets.
+func newServedDevice(t *testing.T, srv *serial.Server) (*senseboard.Device, string, string) {
+	t.Helper()
 	dir := t.TempDir()
 	d, err := senseboard.New(senseboard.Config{StateDir: filepath.Join(dir, "state"), Seed: 1})
 	if err != nil {
@@ -40,7 +46,7 @@ func newDevice(t *testing.T) (*senseboard.Device, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &serial.Server{Device: d.Device}
+	srv.Device = d.Device
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { srv.Serve(ctx, ln); done <- struct{}{} }()
@@ -322,6 +328,61 @@ func TestDeviceOffDoesNotAnswer(t *testing.T) {
 	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
 		t.Errorf("after wake: %v", err)
 	}
+}
+
+// TestSessionEndReasons: a session's end comes with a reason that code can
+// tell apart with errors.Is.
+func TestSessionEndReasons(t *testing.T) {
+	type end struct {
+		stream string
+		why    error
+	}
+	ends := make(chan end, 8)
+	_, addr, tty := newServedDevice(t, &serial.Server{OnSessionEnd: func(stream string, why error) { ends <- end{stream, why} }})
+	next := func(want error) {
+		t.Helper()
+		select {
+		case e := <-ends:
+			if !errors.Is(e.why, want) {
+				t.Errorf("session %s ended: %v; want %v", e.stream, e.why, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no session ended; want %v", want)
+		}
+	}
+	bye, _ := wire.AppendJSONFrame(nil, wire.Bye, 0, nil)
+
+	r := dialRaw(t, addr)
+	r.hello("bye", 1)
+	r.nextKind(wire.Welcome)
+	r.send(bye)
+	next(serial.ErrBye)
+
+	r = dialRaw(t, addr)
+	r.hello("gone", 1)
+	r.nextKind(wire.Welcome)
+	r.conn.Close()
+	next(serial.ErrStreamClosed)
+
+	f, err := os.OpenFile(tty, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unixFlock(f); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, map[string]any{"protocol": 1, "client": "locker", "session": "locker", "lock": true})
+	f.Write(b)
+	f.Write(request(1, "get", "/Info"))
+	f.Close() // the lock goes with the file
+	next(serial.ErrLockReleased)
+
+	c, err := client.Dial(context.Background(), tty, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	next(serial.ErrBye)
 }
 
 func TestSlowClientDoesNotStallOthers(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/wire"
@@ -91,15 +92,15 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 	w := &lockedWriter{w: l}
 	dec := wire.NewDecoder(0)
 	var cur *lineSession
-	endCur := func(why string) {
+	endCur := func(why error) {
 		if cur != nil {
-			s.log().Info("session ended", "line", l.Name(), "why", why)
+			s.ended(l.Name(), why)
 			cur.end()
 			cur = nil
 			l.SessionEnded()
 		}
 	}
-	defer endCur("the line closed")
+	defer endCur(ErrStreamClosed)
 	handle := func(f wire.Frame) {
 		switch {
 		case f.Kind == wire.Hello:
@@ -123,7 +124,7 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 		case cur == nil:
 			w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
 		case f.Kind == wire.Bye:
-			endCur("the client said bye")
+			endCur(ErrBye)
 		default:
 			cur.handle(f)
 		}
@@ -148,11 +149,11 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 		if cur != nil {
 			switch {
 			case cur.broken.Load():
-				endCur("the client stopped reading")
+				endCur(ErrSlowConsumer)
 			case cur.locked && l.ClientGone():
-				endCur("the client let go of the line")
+				endCur(ErrLockReleased)
 			case time.Since(cur.heard) > SessionTimeout:
-				endCur(fmt.Sprintf("nothing heard for %v", SessionTimeout))
+				endCur(fmt.Errorf("%w for %v", ErrSilent, SessionTimeout))
 			}
 		}
 	}
@@ -184,9 +185,17 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 	w := &lockedWriter{w: conn}
 	dec := wire.NewDecoder(0)
 	var cur *session
+	name := "tcp:" + conn.RemoteAddr().String()
+	var why atomic.Pointer[error] // the first known reason the session ends
+	setWhy := func(err error) { why.CompareAndSwap(nil, &err) }
 	defer func() {
 		if cur != nil {
+			if ctx.Err() != nil {
+				setWhy(ctx.Err())
+			}
+			setWhy(ErrStreamClosed)
 			cur.end()
+			s.ended(name, *why.Load())
 		}
 	}()
 	handle := func(f wire.Frame) {
@@ -198,14 +207,15 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				return
 			}
 			if cur == nil {
-				cur = newSession(s, w, h.Session, "tcp:"+conn.RemoteAddr().String())
-				cur.onBroken = func() { conn.Close() }
+				cur = newSession(s, w, h.Session, name)
+				cur.onBroken = func() { setWhy(ErrSlowConsumer); conn.Close() }
 				cur.welcome = s.welcome(h.Session)
 			}
 			cur.send(cur.welcome)
 		case cur == nil:
 			w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
 		case f.Kind == wire.Bye:
+			setWhy(ErrBye)
 			conn.Close()
 		default:
 			cur.handle(f)

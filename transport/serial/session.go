@@ -48,11 +48,39 @@ const (
 	QueueSize = 4096
 )
 
+// Why sessions end: the reason given to Server.OnSessionEnd matches one of
+// these with errors.Is (or is the error of the context that stopped serving).
+var (
+	// ErrBye: the client said bye.
+	ErrBye = errors.New("the client said bye")
+	// ErrStreamClosed: the line or the connection closed.
+	ErrStreamClosed = errors.New("the stream closed")
+	// ErrSlowConsumer: a write to the client blocked past WriteTimeout; the
+	// client no longer reads what the device sends.
+	ErrSlowConsumer = errors.New("the client stopped reading")
+	// ErrLockReleased: the client let go of the line's lock.
+	ErrLockReleased = errors.New("the client let go of the line")
+	// ErrSilent: nothing was heard from the client for SessionTimeout.
+	ErrSilent = errors.New("nothing heard from the client")
+)
+
 // Server serves one device.
 type Server struct {
 	Device *device.Device
 	// Log receives what happens to sessions; nil discards it.
 	Log *slog.Logger
+	// OnSessionEnd, when set, is told of the end of every session of a line
+	// or a TCP connection, with the stream's name and why it ended. It runs
+	// on the goroutine that serves the stream.
+	OnSessionEnd func(stream string, why error)
+}
+
+// ended logs a session's end and tells OnSessionEnd.
+func (s *Server) ended(stream string, why error) {
+	s.log().Info("session ended", "stream", stream, "why", why)
+	if s.OnSessionEnd != nil {
+		s.OnSessionEnd(stream, why)
+	}
 }
 
 func (s *Server) log() *slog.Logger {
