@@ -967,3 +967,49 @@ func TestOperationsAfterClose(t *testing.T) {
 		t.Errorf("pair after close: %v, want %v", err, bridge.ErrClosed)
 	}
 }
+
+// Operations with several parameters take an object keyed by the
+// parameters' names, in any case; one body parameter is the value itself.
+func TestSeveralParameters(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	ok := []struct {
+		name, msg string
+		content   string // the answer's content as JSON; "" for none
+	}{
+		{"EEPROM write", `{"type": "put", "path": "/Component/Eeprom/0", "value": {"Addr": 300, "Data": {"bytes": [9, 8, 7]}}}`, ""},
+		{"EEPROM read", `{"type": "get", "path": "/Component/Eeprom/0", "value": {"Addr": 300, "Len": 3}}`, `{"bytes":[9,8,7]}`},
+		{"names in any case, any order", `{"type": "get", "path": "/Component/Eeprom/0", "value": {"len": 2, "ADDR": 301}}`, `{"bytes":[8,7]}`},
+		{"register write", `{"type": "put", "path": "/Component/MAX3000x/Register", "value": {"address": 2, "value": 4660}}`, ""},
+		{"register read, one parameter", `{"type": "get", "path": "/Component/MAX3000x/Register", "value": 2}`, `4660`},
+	}
+	for _, tt := range ok {
+		m := r.message(tt.msg)
+		if m["response"] != 200.0 {
+			t.Errorf("%s: %v", tt.name, m)
+			continue
+		}
+		got, _ := json.Marshal(m["content"])
+		if tt.content != "" && string(got) != tt.content {
+			t.Errorf("%s: content %s; want %s", tt.name, got, tt.content)
+		}
+	}
+	bad := []struct{ name, value, want string }{
+		{"missing", `{"Addr": 300}`, `missing parameter Len (it is required); GET /Component/Eeprom/{EepromIndex} takes Addr (uint32), Len (uint8)`},
+		{"unknown", `{"Addr": 300, "Len": 3, "Length": 4}`, `GET /Component/Eeprom/{EepromIndex} has no parameter "Length"; it takes Addr (uint32), Len (uint8)`},
+		{"twice", `{"Addr": 300, "addr": 301, "Len": 3}`, `parameter Addr is given twice`},
+		{"not an object", `300`, `GET /Component/Eeprom/{EepromIndex} takes 2 parameters: the value is an object {"Addr": ..., "Len": ...}; 300 given`},
+	}
+	for _, tt := range bad {
+		status, body := r.post("/api/message", `{"type": "get", "path": "/Component/Eeprom/0", "value": `+tt.value+`}`)
+		m := decode(t, body)
+		if status != 400 || m["type"] != "error" || !strings.Contains(m["error"].(string), tt.want) {
+			t.Errorf("%s: %d %s; want 400 and %q", tt.name, status, body, tt.want)
+		}
+	}
+	// the device checks each value against its definition
+	m := r.message(`{"type": "get", "path": "/Component/Eeprom/0", "value": {"Addr": 300, "Len": 200}}`)
+	if m["response"] != 400.0 || !strings.Contains(fmt.Sprint(m["error"]), "Len") {
+		t.Errorf("Len out of range: %v", m)
+	}
+}

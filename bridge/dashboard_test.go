@@ -95,6 +95,26 @@ func TestDashboard(t *testing.T) {
 	must("answer", err)
 	response, err := chromedp.Run(ctx, chromedp.Text(`#resource form pre`))
 	must("answer", err)
+	// a form with several parameters sends every field
+	r.message(`{"type": "put", "path": "/Component/Eeprom/0", "value": {"Addr": 300, "Data": {"bytes": [9, 8, 7]}}}`)
+	must("EEPROM form", chromedp.Do(ctx,
+		chromedp.Click(`#resources li[data-path="/Component/Eeprom/{EepromIndex}"]`),
+		chromedp.WaitVisible(`#resource form input`)))
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const f = document.querySelector('#resource form');
+		const [index, addr, len] = f.querySelectorAll('input');
+		index.value = '0'; addr.value = '300'; len.value = '3';
+		f.querySelector('button').click();
+		return true;
+	})()`))
+	must("fill the EEPROM form", err)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#resource form pre').textContent.includes('response')`))
+	must("EEPROM answer", err)
+	eeprom, err := chromedp.Run(ctx, chromedp.Text(`#resource form pre`))
+	must("EEPROM answer", err)
+	if !strings.Contains(strings.Join(strings.Fields(eeprom), ""), `"bytes":[9,8,7]`) {
+		t.Errorf("GET /Component/Eeprom/0 from the form: %s", eeprom)
+	}
 	if current != "Device 000123" {
 		t.Errorf("current device %q", current)
 	}

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
+	"senseboard/api"
 	"senseboard/client"
 	"senseboard/resource"
 )
@@ -114,16 +117,130 @@ func (m *Message) op() (resource.Op, error) {
 	return 0, fmt.Errorf("%w: unknown type %q; a message's type is get, put, post, delete, subscribe or unsubscribe", ErrBadMessage, m.Type)
 }
 
-// params returns the message's value as the request's body parameter.
-func (m *Message) params() ([]resource.Value, error) {
+// params returns the message's value as the request's values. For an
+// operation with one body parameter, or one the bridge has no definition
+// of, the value is that parameter. For an operation with several, the value
+// is an object keyed by the parameter names of the definition, matched
+// without regard to case, and the values go in the definition's order.
+func (m *Message) params(op resource.Op, path string) ([]resource.Value, error) {
 	if len(bytes.TrimSpace(m.Value)) == 0 {
 		return nil, nil
+	}
+	if o := operationOf(op, path); o != nil {
+		if body := o.Params[len(o.Resource.PathParams):]; len(body) > 1 {
+			return namedParams(o, body, m.Value)
+		}
 	}
 	v, err := resource.JSON(m.Value)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
 	return []resource.Value{v}, nil
+}
+
+// namedParams reads the object value of an operation with several
+// parameters into the parameters' values, in the definition's order.
+func namedParams(o *api.Operation, want []*api.Param, value json.RawMessage) ([]resource.Value, error) {
+	name := strings.ToUpper(o.Op.String()) + " " + o.Resource.Path
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(value, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("%w: %s takes %d parameters: the value is an object %s; %s given",
+			ErrBadMessage, name, len(want), paramShape(want), clip(value))
+	}
+	vals := make([]json.RawMessage, len(want))
+	for k, v := range fields {
+		i := slices.IndexFunc(want, func(p *api.Param) bool { return strings.EqualFold(p.Name, k) })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %s has no parameter %q; it takes %s", ErrBadMessage, name, k, paramList(want))
+		}
+		if vals[i] != nil {
+			return nil, fmt.Errorf("%w: parameter %s is given twice (names match without regard to case); %s takes %s",
+				ErrBadMessage, want[i].Name, name, paramList(want))
+		}
+		vals[i] = v
+	}
+	n := len(want)
+	for n > 0 && vals[n-1] == nil && !want[n-1].Required {
+		n-- // optional parameters at the end may be left out
+	}
+	out := make([]resource.Value, n)
+	for i, raw := range vals[:n] {
+		if raw == nil {
+			how := "it is required"
+			if !want[i].Required {
+				how = "it is optional, but a later parameter is given"
+			}
+			return nil, fmt.Errorf("%w: missing parameter %s (%s); %s takes %s",
+				ErrBadMessage, want[i].Name, how, name, paramList(want))
+		}
+		v, err := resource.JSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: parameter %s: %v", ErrBadMessage, want[i].Name, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// paramList names parameters with their types: "Addr (uint32), Len (uint8)".
+func paramList(ps []*api.Param) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Name + " (" + p.TypeName()
+		if !p.Required {
+			s[i] += ", optional"
+		}
+		s[i] += ")"
+	}
+	return strings.Join(s, ", ")
+}
+
+// paramShape is the object a value of parameters takes: {"Addr": ..., "Len": ...}.
+func paramShape(ps []*api.Param) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Quote(p.Name) + ": ..."
+	}
+	return "{" + strings.Join(s, ", ") + "}"
+}
+
+// definedOps finds the bridge's definition of an operation on a path.
+var definedOps = sync.OnceValue(func() *resource.Router {
+	rt := resource.NewRouter("")
+	set, err := api.Embedded()
+	if err != nil {
+		return rt
+	}
+	none := resource.HandlerFunc(func(*resource.Request) resource.Response { return resource.Response{} })
+	for _, r := range set.Resources() {
+		for _, o := range r.Operations() {
+			var route *resource.Route
+			var err error
+			if r.Subtree {
+				route, err = rt.HandleSubtree(r.Path, o.Op, none)
+			} else {
+				route, err = rt.Handle(r.Path, o.Op, none)
+			}
+			if err == nil {
+				route.SetData(r)
+			}
+		}
+	}
+	return rt
+})
+
+// operationOf returns the definition of op on a device's path, or nil for
+// a path the bridge has no definition of (resources that apps add).
+func operationOf(op resource.Op, path string) *api.Operation {
+	m, err := definedOps().Resolve(op, path)
+	if err != nil || m.Route == nil {
+		return nil
+	}
+	r, _ := m.Route.Data().(*api.Resource)
+	if r == nil {
+		return nil
+	}
+	return r.Ops[m.Op]
 }
 
 // route finds the device a message is for and the path on it.
@@ -184,11 +301,11 @@ func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
 	if op == resource.Subscribe || op == resource.Unsubscribe {
 		return nil, fmt.Errorf("%w: a subscription needs a stream: use the WebSocket /api/ws or the text stream /api/output", ErrBadMessage)
 	}
-	params, err := m.params()
+	d, path, err := b.route(&m)
 	if err != nil {
 		return nil, err
 	}
-	d, path, err := b.route(&m)
+	params, err := m.params(op, path)
 	if err != nil {
 		return nil, err
 	}

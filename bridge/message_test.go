@@ -51,6 +51,8 @@ func FuzzParseMessage(f *testing.F) {
 		`{"type":"put","path":"/Time","value":1700000000000000}`,
 		`{"type":"unsubscribe","id":"a"}`,
 		`{"type":"put","path":"Ui/Ind/Visual","value":{"IndicationType":1},"device":"000123"}`,
+		`{"type":"get","path":"/Component/Eeprom/0","value":{"addr":300,"Len":3}}`,
+		`{"type":"put","path":"/Component/Eeprom/1","value":{"Addr":1,"Data":{"bytes":[1]},"ADDR":2}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -65,8 +67,9 @@ func FuzzParseMessage(f *testing.F) {
 		if _, err := m.op(); err != nil {
 			t.Fatalf("%q: accepted with type %q", data, m.Type)
 		}
-		if _, err := m.params(); err != nil {
-			t.Fatalf("%q: accepted with a value that is not JSON: %v", data, err)
+		op, _ := m.op()
+		if _, err := m.params(op, m.Path); err != nil && !errors.Is(err, ErrBadMessage) {
+			t.Fatalf("%q: value refused with %v, not a bad message", data, err)
 		}
 	})
 }

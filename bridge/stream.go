@@ -69,11 +69,11 @@ func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *An
 	} else if op != resource.Subscribe {
 		return nil, nil, fmt.Errorf("%w: Subscribe with a %s message", ErrBadMessage, m.Type)
 	}
-	params, err := m.params()
+	d, path, err := b.route(&m)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, path, err := b.route(&m)
+	params, err := m.params(resource.Subscribe, path)
 	if err != nil {
 		return nil, nil, err
 	}

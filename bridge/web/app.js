@@ -437,11 +437,15 @@ function opForm(r, op) {
     if (sub.id) { unsubscribe(sub.id); sub.id = ''; button.textContent = 'Subscribe'; return; }
     let path = r.path;
     let value;
+    // One body parameter is the value; several go in an object keyed by
+    // their names (optional ones left empty are left out).
+    const body = controls.filter(({ p }) => p.in !== 'path');
     try {
       for (const { p, read } of controls) {
         const v = read();
         if (p.in === 'path') path = path.replace(`{${p.name}}`, encodeURIComponent(v));
-        else value = v;
+        else if (body.length === 1) value = v;
+        else if (v !== null || p.required) (value ??= {})[p.name] = v;
       }
     } catch (err) {
       out.textContent = 'The body is not JSON: ' + err.message;
