@@ -2,6 +2,7 @@
 //
 //	senseboard [run] [flags]   run a device (the default)
 //	senseboard bridge [flags]  run the phone bridge alone
+//	senseboard load [flags]    measure what a fleet of devices delivers
 //	senseboard version         print the version
 //	senseboard help [command]  explain a command
 package main
@@ -25,6 +26,7 @@ func main() {
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"run":    runDevice,
 	"bridge": runBridge,
+	"load":   runLoad,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -62,6 +64,7 @@ func usage(w io.Writer) {
 Usage:
   senseboard [run] [flags]    run a device and serve it (the default command)
   senseboard bridge [flags]   run the phone bridge alone, for devices of other programs
+  senseboard load [flags]     measure what a fleet of devices delivers to subscribers
   senseboard version          print the version
   senseboard help run         the flags of run (and help bridge, of bridge)
 

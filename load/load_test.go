@@ -1,0 +1,196 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"senseboard/host"
+)
+
+// motion returns an IMU6 notification of n samples at Timestamp ts.
+func motion(ts uint32, n int) []byte {
+	xyz := strings.Repeat(`{"x":1.5,"y":-2,"z":9.8},`, n)
+	xyz = strings.TrimSuffix(xyz, ",")
+	return fmt.Appendf(nil, `{"Timestamp":%d,"ArrayAcc":[%s],"ArrayGyro":[%s]}`, ts, xyz, xyz)
+}
+
+// ecg returns an ECG notification of n samples at Timestamp ts.
+func ecg(ts uint32, n int) []byte {
+	s := strings.TrimSuffix(strings.Repeat("-12,", n), ",")
+	return fmt.Appendf(nil, `{"Samples":[%s],"Timestamp":%d}`, s, ts)
+}
+
+func TestTallyCountsGaps(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	tests := []struct {
+		name                            string
+		rate                            float64
+		payloads                        [][]byte
+		samples, lost, disorder, notifs int64
+	}{
+		{"IMU6 at 52 in order", 52, [][]byte{motion(100, 4), motion(176, 4), motion(253, 4), motion(330, 4)}, 16, 0, 0, 4},
+		{"IMU6 at 52, two notifications missing", 52, [][]byte{motion(100, 4), motion(176, 4), motion(407, 4)}, 12, 8, 0, 3},
+		{"ECG at 125, one missing", 125, [][]byte{ecg(0, 16), ecg(128, 16), ecg(384, 16)}, 48, 16, 0, 3},
+		{"IMU9 at 1666, ms timestamps", 1666, [][]byte{motion(0, 8), motion(4, 8), motion(9, 8), motion(14, 8), motion(19, 8)}, 40, 0, 0, 5},
+		{"IMU9 at 1666, one missing", 1666, [][]byte{motion(0, 8), motion(4, 8), motion(14, 8)}, 24, 8, 0, 3},
+		{"a timestamp that goes back", 52, [][]byte{motion(100, 4), motion(90, 4)}, 8, 0, 1, 2},
+		{"no timestamp", 52, [][]byte{[]byte(`{"ArrayAcc":[]}`)}, 0, 0, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := tally{rate: tt.rate}
+			for i, p := range tt.payloads {
+				tl.add(p, t0.Add(time.Duration(i)*time.Second))
+			}
+			if tl.samples != tt.samples || tl.lost != tt.lost || tl.disorder != tt.disorder || tl.notifications != tt.notifs {
+				t.Errorf("samples %d lost %d disorder %d notifications %d, want %d %d %d %d",
+					tl.samples, tl.lost, tl.disorder, tl.notifications, tt.samples, tt.lost, tt.disorder, tt.notifs)
+			}
+		})
+	}
+}
+
+func TestTallyLateness(t *testing.T) {
+	// ECG at 125 Hz, 16 samples (128 ms) a notification; the first arrives
+	// 2 ms after its due time, the second on time, the third 5 ms late.
+	t0 := time.Unix(1000, 0)
+	tl := tally{rate: 125}
+	tl.add(ecg(0, 16), t0.Add(2*time.Millisecond))
+	tl.add(ecg(128, 16), t0.Add(128*time.Millisecond))
+	tl.add(ecg(256, 16), t0.Add(261*time.Millisecond))
+	if got, want := tl.late.n, int64(3); got != want {
+		t.Fatalf("%d lateness figures, want %d", got, want)
+	}
+	// relative to the least delayed (the second), the third is 5 ms late
+	if got := tl.late.max; got < 4900*time.Microsecond || got > 5100*time.Microsecond {
+		t.Errorf("largest lateness %v, want 5ms", got)
+	}
+}
+
+func TestHistogramQuantiles(t *testing.T) {
+	var h histogram
+	for i := 1; i <= 1000; i++ {
+		h.add(time.Duration(i) * 10 * time.Microsecond) // 10 µs .. 10 ms
+	}
+	for _, tc := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 5 * time.Millisecond}, {0.99, 9900 * time.Microsecond}} {
+		got := h.quantile(tc.q)
+		if got > tc.want || float64(got) < 0.93*float64(tc.want) {
+			t.Errorf("quantile %v = %v, want within 7%% below %v", tc.q, got, tc.want)
+		}
+	}
+	for _, d := range []time.Duration{0, 15 * time.Microsecond, 31 * time.Microsecond, 5 * time.Millisecond, time.Hour} {
+		if v := bucketValue(bucket(d)); v > d || float64(v) < 0.93*float64(d) {
+			t.Errorf("bucket of %v starts at %v", d, v)
+		}
+	}
+}
+
+func TestRRSum(t *testing.T) {
+	if got := rrSum([]byte(`{"average":61.2,"rrData":[980, 1002]}`)); got != 1982 {
+		t.Errorf("rrSum = %v, want 1982", got)
+	}
+}
+
+func TestPathRate(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		rate float64
+		ok   bool
+	}{
+		{"/Meas/IMU6/52", 52, true}, {"/Meas/ECG/125", 125, true}, {"/Meas/ECG/125/mV", 125, true},
+		{"/Meas/HR", 0, true}, {"/Meas/Temp", 0, false}, {"Meas/ECG/125", 0, false},
+	} {
+		r, err := PathRate(tc.path)
+		if (err == nil) != tc.ok || r != tc.rate {
+			t.Errorf("PathRate(%q) = %v, %v; want %v, ok %v", tc.path, r, err, tc.rate, tc.ok)
+		}
+	}
+}
+
+func TestAddrs(t *testing.T) {
+	a, err := Addrs("127.0.0.1:7809", 3)
+	if err != nil || strings.Join(a, " ") != "127.0.0.1:7809 127.0.0.1:7810 127.0.0.1:7811" {
+		t.Errorf("Addrs = %v, %v", a, err)
+	}
+	if _, err := Addrs("127.0.0.1:65535", 2); err == nil {
+		t.Error("ports past 65535 accepted")
+	}
+}
+
+func TestCheck(t *testing.T) {
+	r := Report{Streams: []StreamReport{{Path: "/Meas/ECG/125", Delivered: 0.95}, {Path: "/Meas/IMU6/52", Delivered: 1}}}
+	err := r.Check(0.99)
+	if !errors.Is(err, ErrBelowThreshold) || !strings.Contains(err.Error(), "/Meas/ECG/125") || strings.Contains(err.Error(), "IMU6") {
+		t.Errorf("Check(0.99) = %v, want the ECG stream below the threshold", err)
+	}
+	if err := r.Check(0.9); err != nil {
+		t.Errorf("Check(0.9) = %v", err)
+	}
+}
+
+// TestFleet runs the load against a fleet of three devices in this process,
+// on real time over TCP.
+func TestFleet(t *testing.T) {
+	h, err := host.New(host.Config{Devices: 3, StateDir: t.TempDir(), PTY: "none", Listen: "127.0.0.1:0", Air: "none", Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { h.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
+
+	var addrs []string
+	for _, d := range h.Devices {
+		addrs = append(addrs, d.TCP)
+	}
+	var progress []Report
+	paths := []string{"/Meas/IMU6/52", "/Meas/ECG/125", "/Meas/HR"}
+	r, err := Run(ctx, Config{Addrs: addrs, Subscribe: paths, Duration: 1500 * time.Millisecond,
+		Interval: 500 * time.Millisecond, Progress: func(r Report) { progress = append(progress, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Reached != 3 || r.Failed != 0 || r.Devices != 3 || !r.Final {
+		t.Errorf("reached %d, failed %d of %d, final %v; want 3, 0 of 3, true", r.Reached, r.Failed, r.Devices, r.Final)
+	}
+	if len(progress) == 0 || progress[0].Final {
+		t.Errorf("%d progress reports, want some before the summary", len(progress))
+	}
+	batch := map[string]int64{"/Meas/IMU6/52": 4, "/Meas/ECG/125": 16}
+	for _, s := range r.Streams[:2] {
+		if s.Notifications < 3 || s.Samples != s.Notifications*batch[s.Path] || s.Lost != 0 || s.Disorder != 0 || s.Dropped != 0 {
+			t.Errorf("%s: %d notifications, %d samples, lost %d, out of order %d, dropped %d; want at least one per device, %d samples each, none lost",
+				s.Path, s.Notifications, s.Samples, s.Lost, s.Disorder, s.Dropped, batch[s.Path])
+		}
+	}
+	var b strings.Builder
+	Print(&b, r)
+	for _, p := range paths {
+		if !strings.Contains(b.String(), p) {
+			t.Errorf("summary without %s:\n%s", p, b.String())
+		}
+	}
+}
+
+func TestDeviceNotReached(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = Run(context.Background(), Config{Addrs: []string{addr}, Subscribe: []string{"/Meas/HR"}, Duration: time.Millisecond})
+	if !errors.Is(err, ErrDevices) {
+		t.Errorf("err = %v, want ErrDevices", err)
+	}
+}
