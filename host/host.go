@@ -38,8 +38,8 @@ type Config struct {
 	// DefaultStateDir() when empty.
 	StateDir string
 	// PTY is where the first device's pseudo-terminal link goes ("" for
-	// <state>/<serial>/tty, "none" for no pseudo-terminal); further devices
-	// get <state>/<serial>/tty.
+	// <state>/<serial>/tty, "none" for no pseudo-terminal on any device);
+	// further devices get <state>/<serial>/tty.
 	PTY string
 	// SerialPort is a real serial port for the first device, and Baud its rate.
 	SerialPort string
@@ -220,8 +220,8 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 	r := &Running{Device: d, StateDir: dir, h: h, srv: srv}
 
 	link := filepath.Join(dir, "tty")
-	if i == 0 && cfg.PTY != "" {
-		link = cfg.PTY
+	if cfg.PTY == "none" || i == 0 && cfg.PTY != "" {
+		link = cfg.PTY // "none" means no device has one
 	}
 	if link != "none" {
 		pt, err := serial.OpenPTY(link)

@@ -2,6 +2,9 @@ package host_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +24,12 @@ func TestHost(t *testing.T) {
 	if len(h.Devices) != 2 || h.Devices[1].Device.Serial() != "000124" || h.Devices[1].StateDir != filepath.Join(dir, "000124") ||
 		h.Devices[0].Air != filepath.Join(dir, "air", "000123.sock") {
 		t.Fatalf("devices: %+v %+v", h.Devices[0], h.Devices[1])
+	}
+	// --pty none: no device has a pseudo-terminal
+	for _, r := range h.Devices {
+		if _, err := os.Lstat(filepath.Join(r.StateDir, "tty")); r.PTY != "" || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("device %s with PTY none: pty %q, link: %v", r.Device.Serial(), r.PTY, err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
