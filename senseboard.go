@@ -72,8 +72,9 @@ type Device struct {
 	Temp    *meas.Temp
 }
 
-// New makes and starts a device.
-func New(cfg Config) (d *Device, err error) {
+// New makes and starts a device. When it fails, it has released everything
+// it took and changed no state file.
+func New(cfg Config) (*Device, error) {
 	p := cfg.Profile
 	if p == nil {
 		p = profile.Default()
@@ -84,22 +85,36 @@ func New(cfg Config) (d *Device, err error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("senseboard: Config.StateDir is required: the directory of the device's non-volatile memory")
 	}
+	d := &Device{}
+	if err := d.start(cfg, p); err != nil {
+		d.abandon()
+		return nil, err
+	}
+	return d, nil
+}
+
+// abandon releases what a failed start took.
+func (d *Device) abandon() {
+	if d.Debug != nil {
+		d.Debug.Close()
+	}
+	if d.Store != nil {
+		d.Store.Close()
+	}
+}
+
+// start opens the non-volatile memory and builds the device on it.
+func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	c := cfg.Clock
 	if c == nil {
 		c = clock.NewReal()
 	}
 	seed := uint64(cfg.Seed)
-	d = &Device{}
 	if d.Store, err = nvm.Open(cfg.StateDir); err != nil {
-		return nil, err
+		return err
 	}
-	defer func() {
-		if err != nil {
-			d.Store.Close()
-		}
-	}()
 	if d.EEPROM, err = nvm.OpenEEPROM(d.Store); err != nil {
-		return nil, err
+		return err
 	}
 	d.Wearer = world.New(seed, cfg.Scenario, c.Now())
 	d.Model = sensor.NewModel(d.Wearer, seed)
@@ -112,13 +127,13 @@ func New(cfg Config) (d *Device, err error) {
 	}
 
 	if d.Info, err = info.New(p); err != nil {
-		return nil, err
+		return err
 	}
 	if d.BLE, err = ble.New(d.Store, seed); err != nil {
-		return nil, err
+		return err
 	}
 	if d.Debug, err = debug.New(d.Store, d.EEPROM, p); err != nil {
-		return nil, err
+		return err
 	}
 	d.Time = timesvc.New()
 	d.Storage = eeprom.New(d.EEPROM)
@@ -155,11 +170,7 @@ func New(cfg Config) (d *Device, err error) {
 			d.IMU, d.ECG, d.HR, d.Temp,
 		},
 	})
-	if err != nil {
-		d.Debug.Close()
-		return nil, err
-	}
-	return d, nil
+	return err
 }
 
 // Close ends every subscription, writes what the non-volatile memory still

@@ -91,14 +91,12 @@ type Bridge struct {
 	scanMu   sync.Mutex // one scan at a time
 	mu       sync.Mutex
 	devs     map[string]*device // by serial number
-	keys     map[string]string  // device address -> long-term key
+	keys     *nvm.Var[bondKeys] // keys.json; in memory only without a state directory
 	watchers map[*watcher]struct{}
 	recs     map[string]*Recording
 	closed   bool
 	wg       sync.WaitGroup // goroutines of devices and streams
 }
-
-const keysFile = "keys.json"
 
 // New returns a bridge; Run scans until it stops.
 func New(cfg Config) (*Bridge, error) {
@@ -117,18 +115,21 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	b := &Bridge{cfg: cfg, devs: map[string]*device{}, keys: map[string]string{}, watchers: map[*watcher]struct{}{},
+	b := &Bridge{cfg: cfg, devs: map[string]*device{}, watchers: map[*watcher]struct{}{},
 		recs: map[string]*Recording{}}
 	if cfg.StateDir != "" {
 		s, err := nvm.Open(cfg.StateDir)
 		if err != nil {
 			return nil, fmt.Errorf("bridge: %w", err)
 		}
-		if _, err := s.ReadJSON(keysFile, &b.keys); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("bridge: %w", err)
-		}
 		b.store = s
+	}
+	var err error
+	if b.keys, err = openKeys(b.store); err != nil {
+		if b.store != nil {
+			b.store.Close()
+		}
+		return nil, fmt.Errorf("bridge: %w", err)
 	}
 	return b, nil
 }
@@ -382,32 +383,6 @@ func (b *Bridge) Inject(serial string, e world.Event) error {
 		return fmt.Errorf("device %s runs in another program; inject events through that program's bridge", serial)
 	}
 	d.p.Inject(e)
-	return nil
-}
-
-// key returns the long-term key the bridge keeps for a device address.
-func (b *Bridge) key(address string) (string, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	k, ok := b.keys[address]
-	return k, ok
-}
-
-// setKey keeps (or, with "", drops) the key of a bond with a device.
-func (b *Bridge) setKey(address, key string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if key == "" {
-		delete(b.keys, address)
-	} else {
-		b.keys[address] = key
-	}
-	if b.store == nil {
-		return nil
-	}
-	if err := b.store.WriteJSON(keysFile, b.keys); err != nil {
-		return fmt.Errorf("bridge: keep the bond: %w", err)
-	}
 	return nil
 }
 

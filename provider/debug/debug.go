@@ -80,13 +80,12 @@ type pending struct {
 
 // Provider serves the debug resources.
 type Provider struct {
-	d     *device.Device
-	store *nvm.Store
-	prof  profile.Debug
-	log   *logStore // nil when the profile disables the log
+	d    *device.Device
+	cfg  *nvm.Var[persisted] // debug.json
+	prof profile.Debug
+	log  *logStore // nil when the profile disables the log
 
 	mu       sync.Mutex
-	cfg      persisted
 	topics   [5]*resource.Topic
 	buf      []pending
 	chars    int
@@ -98,13 +97,11 @@ type Provider struct {
 // New returns the debug service over the state store and the EEPROM, which
 // holds the log when the profile enables it.
 func New(store *nvm.Store, mem *nvm.EEPROM, p *profile.Profile) (*Provider, error) {
-	pr := &Provider{store: store, prof: p.Debug, cfg: persisted{MinimalLevel: uint8(device.LevelInfo)}}
-	if _, err := store.ReadJSON(configFile, &pr.cfg); err != nil {
+	cfg, err := nvm.OpenVar(store, configFile, persisted{MinimalLevel: uint8(device.LevelInfo)}, (*persisted).check)
+	if err != nil {
 		return nil, err
 	}
-	if pr.cfg.MinimalLevel > uint8(device.LevelVerbose) {
-		return nil, &nvm.CorruptError{Path: store.Path(configFile), Reason: fmt.Sprintf("MinimalLevel %d is not a level", pr.cfg.MinimalLevel)}
-	}
+	pr := &Provider{cfg: cfg, prof: p.Debug}
 	if p.Debug.Log.Enabled {
 		l, err := openLog(mem, p.Debug.Log)
 		if err != nil {
@@ -115,14 +112,21 @@ func New(store *nvm.Store, mem *nvm.EEPROM, p *profile.Profile) (*Provider, erro
 	return pr, nil
 }
 
+// check applies the rules of DebugLogConfig, the same to the settings a
+// client writes and to those loaded from the state file.
+func (s *persisted) check() error {
+	if s.MinimalLevel > uint8(device.LevelVerbose) {
+		return fmt.Errorf("MinimalLevel %d is not a level: 0 (fatal) to %d (verbose)", s.MinimalLevel, device.LevelVerbose)
+	}
+	return nil
+}
+
 // Register installs the resources and becomes the device's message sink.
 func (p *Provider) Register(d *device.Device) error {
 	p.d = d
 	d.SetLogger(p.produce)
 	d.HandleFunc("/System/Debug/Config", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		c := p.cfg.Config
+		c := p.cfg.Get().Config
 		return resource.OK(&c)
 	})
 	d.HandleFunc("/System/Debug/Config", resource.Put, func(req *resource.Request) resource.Response {
@@ -133,9 +137,7 @@ func (p *Provider) Register(d *device.Device) error {
 		return p.save(func(s *persisted) { s.Config = c })
 	})
 	d.HandleFunc("/System/Debug/Log/Config", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		l := device.Level(p.cfg.MinimalLevel)
+		l := device.Level(p.cfg.Get().MinimalLevel)
 		return resource.OK(&LogConfig{MinimalLevel: resource.Pair{Value: int(l), Name: l.String()}})
 	})
 	d.HandleFunc("/System/Debug/Log/Config", resource.Put, func(req *resource.Request) resource.Response {
@@ -152,14 +154,18 @@ func (p *Provider) Register(d *device.Device) error {
 
 // save changes the persisted settings durably, or not at all.
 func (p *Provider) save(change func(*persisted)) resource.Response {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	next := p.cfg
-	change(&next)
-	if err := p.store.WriteJSON(configFile, next); err != nil {
+	var refused error
+	err := p.cfg.Update(func(s *persisted) error {
+		change(s)
+		refused = s.check()
+		return refused
+	})
+	switch {
+	case refused != nil:
+		return resource.Errorf(resource.StatusBadRequest, "%v", refused)
+	case err != nil:
 		return resource.Errorf(resource.StatusInternalServerError, "the setting did not reach non-volatile memory: %v", err)
 	}
-	p.cfg = next
 	return resource.OK(nil)
 }
 
@@ -168,14 +174,14 @@ func (p *Provider) produce(group device.Group, level device.Level, msg string) {
 	if level > device.LevelVerbose {
 		level = device.LevelVerbose
 	}
-	p.mu.Lock()
-	enabled := group == device.GroupSystem && p.cfg.SystemMessages || group == device.GroupUser && p.cfg.DebugMessages
+	cfg := p.cfg.Get()
+	enabled := group == device.GroupSystem && cfg.SystemMessages || group == device.GroupUser && cfg.DebugMessages
 	if !enabled {
-		p.mu.Unlock()
 		return
 	}
+	p.mu.Lock()
 	ts := p.d.RelativeTime()
-	store := p.log != nil && uint8(level) <= p.cfg.MinimalLevel
+	store := p.log != nil && uint8(level) <= cfg.MinimalLevel
 	p.buffer(level, ts, msg)
 	p.mu.Unlock()
 	if store {
