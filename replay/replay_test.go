@@ -15,12 +15,18 @@ import (
 	"senseboard/world"
 )
 
-// dataDir is the shared test data; tests that need it skip without it.
+// dataDir is the shared test data, beside the repository, or where
+// SENSEBOARD_DATA says (from a worktree elsewhere); tests that need it skip
+// without it.
 const dataDir = "../../shared/data"
 
 func needData(t testing.TB, rel string) string {
 	t.Helper()
-	p := filepath.Join(dataDir, rel)
+	dir := dataDir
+	if d := os.Getenv("SENSEBOARD_DATA"); d != "" {
+		dir = d
+	}
+	p := filepath.Join(dir, rel)
 	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		t.Skipf("%s is absent: skipping the test on real recordings", p)
 	}

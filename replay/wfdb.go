@@ -138,13 +138,28 @@ func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 var beatCodes = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true,
 	11: true, 12: true, 13: true, 25: true, 30: true, 31: true, 34: true, 35: true, 38: true, 41: true}
 
-// DecodeAnnotations returns the sample numbers of the beats in a WFDB
-// annotation file (MIT format): 16-bit little-endian words, the code in the
-// top 6 bits and the time increment in the low 10; SKIP (59) carries a 32-bit
-// increment, NUM, SUB and CHN (60-62) a value, AUX (63) a byte string.
-func DecodeAnnotations(atr []byte) ([]int64, error) {
-	var beats []int64
+// Annotation is one entry of a WFDB annotation file.
+type Annotation struct {
+	Sample int64  // sample number, from 0
+	Code   int    // annotation code: 1 normal beat (N), 5 ventricular (V), 8 atrial premature (A), 28 rhythm change, ...
+	Sub    int    // subtype (SUB)
+	Chan   int    // signal number (CHN)
+	Num    int    // annotator number (NUM)
+	Aux    string // auxiliary text: for a rhythm change, the rhythm, such as "(N", "(AFIB" or "(VFL"
+}
+
+// IsBeat reports whether the annotation marks a beat (WFDB's isqrs).
+func (a Annotation) IsBeat() bool { return beatCodes[a.Code] }
+
+// ParseAnnotations reads a WFDB annotation file (MIT format): 16-bit
+// little-endian words, the code in the top 6 bits and the time increment in
+// the low 10; SKIP (59) carries a 32-bit increment, NUM, SUB and CHN (60-62)
+// a value for the annotations that follow (SUB and AUX for the one just
+// read), AUX (63) a byte string.
+func ParseAnnotations(atr []byte) ([]Annotation, error) {
+	var out []Annotation
 	var t int64
+	num, chn := 0, 0
 	for i := 0; i+1 < len(atr); {
 		w := int(binary.LittleEndian.Uint16(atr[i:]))
 		i += 2
@@ -152,26 +167,69 @@ func DecodeAnnotations(atr []byte) ([]int64, error) {
 		switch code {
 		case 0:
 			if inc == 0 {
-				return beats, nil
+				return out, nil
 			}
-			t += int64(inc)
+			t += int64(inc) // a NOTQRS-free time step
 		case 59: // SKIP: the interval follows, high word first
 			if i+4 > len(atr) {
 				return nil, errors.New("annotations: truncated SKIP")
 			}
 			hi := int64(binary.LittleEndian.Uint16(atr[i:]))
 			lo := int64(binary.LittleEndian.Uint16(atr[i+2:]))
-			v := int32(hi<<16 | lo)
-			t += int64(v)
+			t += int64(int32(hi<<16 | lo))
 			i += 4
-		case 60, 61, 62:
+		case 60: // NUM
+			num = sign10(inc)
+			if len(out) > 0 {
+				out[len(out)-1].Num = num
+			}
+		case 61: // SUB
+			if len(out) > 0 {
+				out[len(out)-1].Sub = sign10(inc)
+			}
+		case 62: // CHN
+			chn = inc
+			if len(out) > 0 {
+				out[len(out)-1].Chan = chn
+			}
 		case 63: // AUX: inc bytes, padded to even
+			if i+inc > len(atr) {
+				return nil, fmt.Errorf("annotations: AUX of %d bytes at byte %d runs past the end (%d bytes)", inc, i, len(atr))
+			}
+			if len(out) > 0 {
+				out[len(out)-1].Aux = strings.TrimRight(string(atr[i:i+inc]), "\x00")
+			}
 			i += inc + inc%2
 		default:
 			t += int64(inc)
-			if beatCodes[code] {
-				beats = append(beats, t)
+			if t < 0 {
+				return nil, fmt.Errorf("annotations: negative time %d at byte %d", t, i-2)
 			}
+			out = append(out, Annotation{Sample: t, Code: code, Num: num, Chan: chn})
+		}
+	}
+	return out, nil
+}
+
+// sign10 reads a 10-bit two's-complement field.
+func sign10(v int) int {
+	if v >= 512 {
+		return v - 1024
+	}
+	return v
+}
+
+// DecodeAnnotations returns the sample numbers of the beats in a WFDB
+// annotation file (see ParseAnnotations).
+func DecodeAnnotations(atr []byte) ([]int64, error) {
+	all, err := ParseAnnotations(atr)
+	if err != nil {
+		return nil, err
+	}
+	var beats []int64
+	for _, a := range all {
+		if a.IsBeat() {
+			beats = append(beats, a.Sample)
 		}
 	}
 	return beats, nil

@@ -14,13 +14,24 @@ import "math"
 //     against adaptive signal and noise levels (threshold = noise + a quarter
 //     of the difference), learnt over the first 2 s,
 //  6. a peak within 360 ms of the previous beat whose steepest slope is
-//     under half the previous beat's is a T wave,
+//     under half the previous beat's is a T wave; it stays a candidate for
+//     search-back (an early, wide ventricular beat looks like one), while a
+//     T wave below the threshold does not,
 //  7. search-back: when no beat came for 166% of the regular RR average, the
-//     largest peak above half the threshold since the last beat is a beat.
+//     largest candidate above half the threshold since the last beat is a
+//     beat,
+//  8. recovery: after two and a half intervals without a beat, a candidate
+//     four times the others' level is a beat and the levels restart from
+//     it, and each failed search-back halves the distance from the signal
+//     level to the noise level, so a QRS that shrank tenfold is found again
+//     within a few beats.
 //
-// The beat is placed at the largest band-passed value of its QRS complex,
-// corrected for the band-pass delay. A detector that finds no beat for 5 s
-// (electrodes off, for example) learns its levels again.
+// The beat is placed at the R peak: the sample of the detector's input
+// farthest from the local baseline within the integration window, moved back
+// by the band-pass's group delay. Flush decides a beat still waiting for
+// confirmation at the end of a stream. A detector that finds no beat for 5 s
+// (electrodes off, for example) learns its levels again. Feed does not
+// allocate.
 type QRSDetector struct {
 	fs     float64
 	bp     Cascade
@@ -31,9 +42,11 @@ type QRSDetector struct {
 	d      [4]float64 // band-passed history for the derivative
 	n      int64      // samples fed
 	hist   int
+	xv     []float64 // input values, ring
 	bpv    []float64 // band-passed values, ring
 	slope  []float64 // |derivative|, ring
 	refrac int64
+	margin int64 // how far around the expected place the R peak is looked for
 	tWave  int64
 	search float64
 
@@ -50,12 +63,17 @@ type QRSDetector struct {
 	lastQRS    int64 // integrated-signal peak of the last beat, -1 before the first
 	lastR      int64
 	lastSlope  float64
+	lastV      float64 // integrated-signal peak of the last beat
 	rr         []int64 // the last 8 intervals
 	rrOK       []int64 // the last 8 regular intervals
 	noise      []peak  // noise peaks since the last beat
 
 	out []int64
 }
+
+// maxPeaks is how many candidate peaks since the last beat search-back
+// chooses from; beyond it the smallest is dropped.
+const maxPeaks = 32
 
 type peak struct {
 	v float64
@@ -72,11 +90,15 @@ func NewQRSDetector(fs float64) *QRSDetector {
 		win:     make([]float64, int(math.Round(0.15*fs))),
 		hist:    int(4 * fs),
 		refrac:  int64(0.2 * fs),
+		margin:  int64(math.Round(0.03 * fs)),
 		tWave:   int64(0.36 * fs),
 		lastQRS: -1,
 		lastR:   -1,
 	}
+	d.xv = make([]float64, d.hist)
 	d.bpv = make([]float64, d.hist)
+	d.noise = make([]peak, 0, maxPeaks)
+	d.rr, d.rrOK = make([]int64, 0, 8), make([]int64, 0, 8)
 	d.slope = make([]float64, d.hist)
 	d.delay = bandPassDelay(d.bp, fs)
 	d.bp.Reset()
@@ -84,20 +106,21 @@ func NewQRSDetector(fs float64) *QRSDetector {
 	return d
 }
 
-// bandPassDelay measures where an impulse's response peaks.
+// bandPassDelay returns the band-pass's group delay, in samples, as the
+// centroid of its impulse response's energy, plus the derivative's delay.
 func bandPassDelay(c Cascade, fs float64) int64 {
 	c.Reset()
-	best, at := 0.0, 0
+	var e, et float64
 	for i := range int(fs) {
 		x := 0.0
 		if i == 0 {
 			x = 1
 		}
-		if y := math.Abs(c.Step(x)); y > best {
-			best, at = y, i
-		}
+		y := c.Step(x)
+		e += y * y
+		et += y * y * float64(i)
 	}
-	return int64(at)
+	return int64(math.Round(et/e)) + 2
 }
 
 func (d *QRSDetector) relearn(from int64) {
@@ -120,6 +143,7 @@ func (d *QRSDetector) Feed(x float64) {
 	der := (2*b + d.d[0] - d.d[2] - 2*d.d[3]) * d.fs / 8
 	d.d[3], d.d[2], d.d[1], d.d[0] = d.d[2], d.d[1], d.d[0], b
 	h := int(n % int64(d.hist))
+	d.xv[h] = x
 	d.bpv[h] = b
 	d.slope[h] = math.Abs(der)
 	sq := der * der
@@ -169,25 +193,54 @@ func (d *QRSDetector) thresholds() (float64, float64) {
 
 // classify decides on a peak of the integrated signal at index i.
 func (d *QRSDetector) classify(v float64, i int64) {
-	t1, t2 := d.thresholds()
-	if v > t1 && (d.lastQRS < 0 || i-d.lastQRS > d.refrac) {
+	t1, _ := d.thresholds()
+	if d.lastQRS >= 0 && i-d.lastQRS <= d.refrac {
+		d.npki = 0.125*v + 0.875*d.npki // the tail of the last beat
+		return
+	}
+	if v > t1 {
 		s := d.maxSlope(i)
 		if d.lastQRS >= 0 && i-d.lastQRS < d.tWave && s < d.lastSlope/2 {
-			d.npki = 0.125*v + 0.875*d.npki // a T wave
+			d.npki = 0.125*v + 0.875*d.npki // a T wave, unless search-back finds otherwise
+			d.candidate(v, i, false)
 			return
 		}
 		d.spki = 0.125*v + 0.875*d.spki
-		d.beat(i, s)
+		d.beat(i, v, s)
 		return
 	}
 	d.npki = 0.125*v + 0.875*d.npki
-	if v > t2 && d.lastQRS >= 0 && i-d.lastQRS > d.refrac {
-		d.noise = append(d.noise, peak{v, i})
+	if d.lastQRS >= 0 {
+		d.candidate(v, i, i-d.lastQRS < d.tWave && d.maxSlope(i) < d.lastSlope/2)
 	}
 }
 
-// searchBack takes the largest noise peak since the last beat as a beat.
+// candidate keeps a peak for search-back, dropping the smallest kept when
+// there is no room.
+func (d *QRSDetector) candidate(v float64, i int64, tWave bool) {
+	if tWave {
+		return // a T wave below the threshold is no beat
+	}
+	if len(d.noise) < cap(d.noise) {
+		d.noise = append(d.noise, peak{v, i})
+		return
+	}
+	low := 0
+	for k, p := range d.noise {
+		if p.v < d.noise[low].v {
+			low = k
+		}
+	}
+	if v > d.noise[low].v {
+		copy(d.noise[low:], d.noise[low+1:])
+		d.noise[len(d.noise)-1] = peak{v, i}
+	}
+}
+
+// searchBack looks for a missed beat since the last one: the largest peak
+// above half the threshold.
 func (d *QRSDetector) searchBack() {
+	_, t2 := d.thresholds()
 	best := -1
 	for k, p := range d.noise {
 		if best < 0 || p.v > d.noise[best].v {
@@ -200,8 +253,34 @@ func (d *QRSDetector) searchBack() {
 		return
 	}
 	p := d.noise[best]
-	d.spki = 0.25*p.v + 0.75*d.spki
-	d.beat(p.i, d.maxSlope(p.i))
+	if p.v > t2 {
+		d.spki = 0.25*p.v + 0.75*d.spki
+		d.beat(p.i, p.v, d.maxSlope(p.i))
+		return
+	}
+	// the other peaks' level: when the largest stands well above it, after
+	// two and a half intervals without a beat, it is a beat of a signal that
+	// shrank (an electrode moved), and the levels start again from it
+	sum, n := 0.0, 0
+	for k, q := range d.noise {
+		if k != best {
+			sum += q.v
+			n++
+		}
+	}
+	long := float64(d.n-d.lastQRS) > 2.5*mean(d.rrOK)
+	if long && n > 0 && p.i-d.lastQRS >= d.tWave && p.v > 4*sum/float64(n) {
+		d.spki, d.npki = p.v, sum/float64(n)
+		d.beat(p.i, p.v, d.maxSlope(p.i))
+		return
+	}
+	// two and a half intervals without a beat: the signal may have shrunk
+	// (an electrode moved), so the signal level falls halfway to the noise
+	// level before each next look, one integration window later
+	if long {
+		d.spki = d.npki + 0.5*(d.spki-d.npki)
+	}
+	d.search += float64(len(d.win))
 }
 
 // maxSlope returns the steepest slope of the QRS complex ending at i.
@@ -213,16 +292,32 @@ func (d *QRSDetector) maxSlope(i int64) float64 {
 	return s
 }
 
-// beat records a beat whose integrated-signal peak is at i.
-func (d *QRSDetector) beat(i int64, slope float64) {
-	from := max(i-int64(len(d.win))-int64(0.05*d.fs), d.n-int64(d.hist)+1, 0)
-	r, best := i, -1.0
-	for k := from; k <= i; k++ {
-		if v := math.Abs(d.bpv[int(k%int64(d.hist))]); v > best {
+// locate returns the R peak of the QRS complex whose integrated-signal
+// peak is at i: the sample of the input farthest from the line joining the
+// ends of the window where, the band-pass delay corrected, the integration
+// window saw the complex.
+func (d *QRSDetector) locate(i int64) int64 {
+	c := i - d.delay - int64(len(d.win))/2
+	lo := max(c-int64(len(d.win))/2-d.margin, d.n-int64(d.hist)+1, 0)
+	hi := min(c+int64(len(d.win))/2, d.n-1)
+	if hi <= lo {
+		return max(i-d.delay, 0)
+	}
+	x0, x1 := d.xv[int(lo%int64(d.hist))], d.xv[int(hi%int64(d.hist))]
+	slope := (x1 - x0) / float64(hi-lo)
+	r, best := lo, -1.0
+	for k := lo; k <= hi; k++ {
+		v := math.Abs(d.xv[int(k%int64(d.hist))] - x0 - slope*float64(k-lo))
+		if v > best {
 			best, r = v, k
 		}
 	}
-	r -= d.delay
+	return r
+}
+
+// beat records a beat whose integrated-signal peak is at i.
+func (d *QRSDetector) beat(i int64, v, slope float64) {
+	r := d.locate(i)
 	if d.lastR >= 0 {
 		rr := r - d.lastR
 		if rr <= 0 {
@@ -241,7 +336,7 @@ func (d *QRSDetector) beat(i int64, slope float64) {
 			d.search = 1.66 * mean(d.rr) // irregular rhythm
 		}
 	}
-	d.lastQRS, d.lastR, d.lastSlope = i, r, slope
+	d.lastQRS, d.lastR, d.lastSlope, d.lastV = i, r, slope, v
 	d.noise = d.noise[:0]
 	d.out = append(d.out, r)
 }
@@ -286,4 +381,14 @@ func (d *QRSDetector) Pop() (int64, bool) {
 	copy(d.out, d.out[1:])
 	d.out = d.out[:len(d.out)-1]
 	return r, true
+}
+
+// Flush ends the stream: a beat still waiting for confirmation (for
+// 200 ms after its peak) is decided now.
+func (d *QRSDetector) Flush() {
+	if d.learning || d.candV <= 0 {
+		return
+	}
+	d.classify(d.candV, d.candI)
+	d.candV, d.candI = 0, d.n
 }

@@ -1,0 +1,164 @@
+package signal
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// synthBeat is one beat of a test ECG: its R time (s), R amplitude (mV) and
+// QRS width (s, 0.01 for a narrow beat).
+type synthBeat struct{ at, amp, width float64 }
+
+// synthECG renders beats as a Gaussian QRS and a T wave 250 ms later, at fs.
+func synthECG(beats []synthBeat, length, fs float64) []float64 {
+	x := make([]float64, int(length*fs))
+	for _, b := range beats {
+		for i := max(int((b.at-0.2)*fs), 0); i < min(int((b.at+0.6)*fs), len(x)); i++ {
+			t := float64(i)/fs - b.at
+			q := t / b.width
+			tw := (t - 0.25 - b.width) / 0.05
+			x[i] += b.amp*math.Exp(-0.5*q*q) + 0.3*b.amp*math.Exp(-0.5*tw*tw)
+		}
+	}
+	return x
+}
+
+// runDetector feeds x through the device's front end and the detector, and
+// returns the beat times found (s); flush ends the stream with Flush.
+func runDetector(x []float64, fs float64, flush bool) []time.Duration {
+	hp, _ := Butterworth(HighPass, 2, 0.5, fs)
+	lp, _ := Butterworth(LowPass, 2, 40, fs)
+	d := NewQRSDetector(fs)
+	var out []time.Duration
+	pop := func() {
+		for {
+			k, ok := d.Pop()
+			if !ok {
+				return
+			}
+			out = append(out, time.Duration(float64(k)/fs*float64(time.Second)))
+		}
+	}
+	for _, v := range x {
+		d.Feed(lp.Step(hp.Step(v)))
+		pop()
+	}
+	if flush {
+		d.Flush()
+		pop()
+	}
+	return out
+}
+
+func beatTimes(beats []synthBeat, from float64) []time.Duration {
+	var out []time.Duration
+	for _, b := range beats {
+		if b.at >= from {
+			out = append(out, time.Duration(b.at*float64(time.Second)))
+		}
+	}
+	return out
+}
+
+// TestQRSDetectorHardCases checks the cases a plain Pan-Tompkins detector
+// gets wrong: early wide ventricular beats inside the T-wave window, a
+// tenfold drop of the QRS amplitude, a beat at the very end of the stream,
+// and the position of each beat.
+func TestQRSDetectorHardCases(t *testing.T) {
+	const fs = 256
+	regular := func(n int, rr, amp float64) []synthBeat {
+		var b []synthBeat
+		for i := range n {
+			b = append(b, synthBeat{1 + float64(i)*rr, amp, 0.01})
+		}
+		return b
+	}
+	tests := []struct {
+		name    string
+		beats   []synthBeat
+		length  float64
+		flush   bool
+		maxMiss int
+	}{
+		{"regular", regular(60, 0.8, 1), 49, true, 0},
+		{"early wide ventricular beats", func() []synthBeat {
+			b := regular(60, 0.8, 1)
+			for i := 15; i < 55; i += 6 {
+				// 360 ms after the previous beat, wide, low slope, then a
+				// compensatory pause: the next beat comes on time
+				b[i+1] = synthBeat{b[i].at + 0.36, 1.5, 0.035}
+			}
+			return b
+		}(), 49, true, 0},
+		{"tenfold amplitude drop", func() []synthBeat {
+			b := regular(60, 0.8, 1)
+			for i := 30; i < len(b); i++ {
+				b[i].amp = 0.1
+			}
+			return b
+		}(), 49, true, 3},
+		{"beat at the end of the stream", regular(60, 0.8, 1), 48.35, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := synthECG(tt.beats, tt.length, fs)
+			found := runDetector(x, fs, tt.flush)
+			var ref []time.Duration
+			for _, r := range beatTimes(tt.beats, 4) {
+				if r.Seconds() < tt.length {
+					ref = append(ref, r)
+				}
+			}
+			var det []time.Duration
+			for _, f := range found {
+				if f.Seconds() >= 3.85 {
+					det = append(det, f)
+				}
+			}
+			s := ScoreBeats(ref, det, 150*time.Millisecond)
+			if s.FN > tt.maxMiss || s.FP > 0 {
+				t.Errorf("%d beats: %d missed (at most %d allowed) at %v, %d false at %v", len(ref), s.FN, tt.maxMiss, s.Missed, s.FP, s.False)
+			}
+			if e := s.ErrorQuantile(1); e > 20*time.Millisecond {
+				t.Errorf("largest position error %v; want at most 20 ms", e)
+			}
+		})
+	}
+}
+
+func sortBeats(b []synthBeat) []synthBeat {
+	for i := 1; i < len(b); i++ {
+		for j := i; j > 0 && b[j].at < b[j-1].at; j-- {
+			b[j], b[j-1] = b[j-1], b[j]
+		}
+	}
+	return b
+}
+
+// BenchmarkQRSDetector feeds one sample at 256 Hz (the rate /Meas/HR
+// uses); ns/op is the cost per sample, and it must not allocate.
+func BenchmarkQRSDetector(b *testing.B) {
+	const fs = 256
+	var beats []synthBeat
+	for i := range 80 {
+		beats = append(beats, synthBeat{1 + float64(i)*0.75, 1, 0.01})
+	}
+	x := synthECG(beats, 60, fs)
+	d := NewQRSDetector(fs)
+	for _, v := range x { // warm up: levels learnt, buffers grown
+		d.Feed(v)
+		for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		d.Feed(x[i])
+		for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+		}
+		if i++; i == len(x) {
+			i = 0
+		}
+	}
+}
