@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"testing"
 
@@ -163,22 +164,115 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// maxWorkPerByte bounds the bytes a Decoder examines per byte of input:
+// copying it in, the search for magic bytes, the running checksum, the
+// search while deciding, compaction, and up to two header reads (12 bytes
+// each) for each magic pair.
+const maxWorkPerByte = 40
+
+// overlappingHeaders is the input that costs the most per byte: a good
+// header every 6 bytes (the closest good headers can follow each other),
+// each claiming a payload of 65281 bytes, so that every byte is inside
+// thousands of candidate frames, none of which is valid. A decoder that
+// checks each candidate over its own bytes does 10,000 times the work of
+// reading the input.
+func overlappingHeaders(n int) []byte {
+	return bytes.Repeat([]byte{Magic0, Magic1, Version, 0xFF, 0x00, 0x00}, n/6)
+}
+
+// worstInputs are the inputs of the decoder benchmark and of the linear
+// work test: the overlapping headers, magic pairs in a row (the most
+// header checks per byte), magic bytes alone, and frames broken in their
+// last byte.
+func worstInputs(n int) map[string][]byte {
+	broken := frames(n / 40)
+	for i := 0; i < len(broken); i++ {
+		if broken[i] == '}' {
+			broken[i] = ']'
+		}
+	}
+	return map[string][]byte{
+		"overlapping-headers": overlappingHeaders(n),
+		"magic-pairs":         bytes.Repeat([]byte{Magic0, Magic1}, n/2),
+		"magic-bytes":         bytes.Repeat([]byte{Magic0}, n),
+		"broken-frames":       broken,
+		"valid-frames":        frames(n / 40),
+	}
+}
+
+func TestDecoderWorkIsLinear(t *testing.T) {
+	for name, in := range worstInputs(1 << 18) {
+		for _, step := range []int{len(in), 4096, 7} {
+			d := NewDecoder(0)
+			for i := 0; i < len(in); i += step {
+				d.Feed(in[i:min(i+step, len(in))], func(Frame) {})
+			}
+			if per := float64(d.work) / float64(len(in)); per > maxWorkPerByte {
+				t.Errorf("%s in pieces of %d: %.1f bytes examined per byte of input, more than %d", name, step, per, maxWorkPerByte)
+			}
+		}
+	}
+	// the overlapping headers are no frames and each of them is broken
+	d := NewDecoder(0)
+	in := overlappingHeaders(1 << 18)
+	d.Feed(in, func(f Frame) { t.Errorf("a frame in overlapping headers: %+v", f) })
+	d.Feed(make([]byte, 70000), nil)
+	if d.Broken != uint64(len(in)/6) {
+		t.Errorf("%d broken frames, want %d", d.Broken, len(in)/6)
+	}
+}
+
+// BenchmarkDecodeWorst decodes 1 MiB of each input of worstInputs, fed in
+// pieces of 8 KiB as the transports read it.
+func BenchmarkDecodeWorst(b *testing.B) {
+	for name, in := range worstInputs(1 << 20) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				d := NewDecoder(0)
+				for i := 0; i < len(in); i += 8192 {
+					d.Feed(in[i:min(i+8192, len(in))], func(Frame) {})
+				}
+			}
+		})
+	}
+}
+
 func FuzzDecoder(f *testing.F) {
 	f.Add(frames(2), 1)
 	f.Add(append([]byte("\xa5\x5a\x01\x10\x00\x00\x00\x00\xff\xff\xff\xff"), frames(1)...), 3)
 	f.Add([]byte("\xa5\xa5\x5a"), 2)
+	f.Add(append(overlappingHeaders(600), frames(3)...), 5)
+	f.Add(append(AppendFrame(nil, Ping, 1, nil)[:14], frames(2)...), 1)
 	f.Fuzz(func(t *testing.T, data []byte, step int) {
 		if step < 1 {
 			step = 1
 		}
-		whole := decodeAll(NewDecoder(4096), data)
+		d := NewDecoder(4096)
+		whole := decodeAll(d, data)
 		var chunks [][]byte
 		for i := 0; i < len(data); i += step {
 			chunks = append(chunks, data[i:min(i+step, len(data))])
 		}
-		split := decodeAll(NewDecoder(4096), chunks...)
+		ds := NewDecoder(4096)
+		split := decodeAll(ds, chunks...)
 		if fmt.Sprint(whole) != fmt.Sprint(split) {
 			t.Fatalf("whole %v, in pieces of %d %v", whole, step, split)
+		}
+		// the work per byte of input stays under a constant
+		for _, d := range []*Decoder{d, ds} {
+			if d.work > maxWorkPerByte*uint64(len(data))+64 {
+				t.Fatalf("%d bytes examined for %d bytes of input", d.work, len(data))
+			}
+		}
+		// the same frames as a decoder that rescans after each broken frame
+		ref := newRefDecoder(4096)
+		var want []got
+		ref.Feed(data, func(f Frame) { want = append(want, got{f.Kind, f.ID, string(f.Payload)}) })
+		if fmt.Sprint(whole) != fmt.Sprint(want) || d.Broken != ref.Broken || d.Skipped != ref.Skipped {
+			t.Fatalf("got %v (broken %d, skipped %d), the rescanning decoder %v (broken %d, skipped %d)",
+				whole, d.Broken, d.Skipped, want, ref.Broken, ref.Skipped)
 		}
 		// every frame found encodes back to bytes that are in the input
 		for _, g := range whole {
@@ -205,4 +299,16 @@ func FuzzDecodeParam(f *testing.F) {
 			t.Fatalf("%s %q: round trip %v -> %v (%v)", typ, value, v, back, err)
 		}
 	})
+}
+
+func TestShift(t *testing.T) {
+	data := []byte("123456789 and some more bytes to checksum")
+	for _, n := range []int{0, 1, 7, 100, MaxPayload + HeaderSize + 5} {
+		// the checksum of data followed by n zero bytes, two ways
+		want := crc32.Checksum(append(append([]byte(nil), data...), make([]byte, n)...), castagnoli)
+		raw := ^crc32.Update(0, castagnoli, data) // the register after data, from the usual start
+		if got := ^shift(raw, uint64(n)); got != want {
+			t.Errorf("%d zero bytes: %08x, want %08x", n, got, want)
+		}
+	}
 }
