@@ -134,12 +134,23 @@ func streamName(uri string) string {
 	return strings.NewReplacer("/", "_", " ", "_").Replace(p)
 }
 
+// File returns the file that notifications of the stream with canonical
+// URI uri go to: for CSV the name given to New with the stream's name
+// before the extension (ecg.csv: ecg-Meas_ECG_250.csv), for JSON Lines the
+// name given to New.
+func (r *Recorder) File(uri string) string {
+	if r.format == JSONL {
+		return r.base
+	}
+	ext := filepath.Ext(r.base)
+	return strings.TrimSuffix(r.base, ext) + "-" + streamName(uri) + ext
+}
+
 func (r *Recorder) stream(uri string) (*csvStream, error) {
 	if s, ok := r.streams[uri]; ok {
 		return s, nil
 	}
-	ext := filepath.Ext(r.base)
-	name := strings.TrimSuffix(r.base, ext) + "-" + streamName(uri) + ext
+	name := r.File(uri)
 	f, err := os.Create(name)
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)

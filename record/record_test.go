@@ -177,3 +177,34 @@ func TestCSVOfOtherStreams(t *testing.T) {
 		t.Errorf("states file:\n%s", st)
 	}
 }
+
+// File says where each stream goes before anything is written.
+func TestFile(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		base   string
+		format record.Format
+		uri    string
+		want   string
+	}{
+		{filepath.Join(dir, "ecg.csv"), record.CSV, "/net/000123/Meas/ECG/250", filepath.Join(dir, "ecg-Meas_ECG_250.csv")},
+		{filepath.Join(dir, "walk"), record.CSV, "/Meas/Acc/104", filepath.Join(dir, "walk-Meas_Acc_104")},
+		{filepath.Join(dir, "all.jsonl"), record.JSONL, "/net/000123/Meas/HR", filepath.Join(dir, "all.jsonl")},
+	}
+	for _, tt := range tests {
+		r, err := record.New(tt.base, tt.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.File(tt.uri); got != tt.want {
+			t.Errorf("File(%s) of %s: %s; want %s", tt.uri, tt.base, got, tt.want)
+		}
+		if err := r.Write(tt.uri, []byte(`{"Timestamp":1,"Samples":[1]}`)); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if files := r.Files(); len(files) != 1 || files[0] != tt.want {
+			t.Errorf("%s: files %v; want %s", tt.base, files, tt.want)
+		}
+	}
+}

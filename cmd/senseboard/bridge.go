@@ -32,12 +32,21 @@ type bridgeFlags struct {
 func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 	return &bridgeFlags{
 		fs:        fs,
-		http:      fs.String("http", bridge.DefaultHTTP, httpHelp),
+		http:      fs.String("http", defaultHTTP(), httpHelp+" (default $SENSEBOARD_HTTP, or "+bridge.DefaultHTTP+")"),
 		token:     fs.String("token", "", "access token of the bridge's API, needed beyond loopback (default $SENSEBOARD_TOKEN)"),
 		air:       fs.String("air", "", "directory of the local radio link between senseboard programs (default "+air.DefaultDir()+"; none for none)"),
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
 	}
+}
+
+// defaultHTTP is the bridge's address when --http is left out:
+// $SENSEBOARD_HTTP, or bridge.DefaultHTTP.
+func defaultHTTP() string {
+	if a := os.Getenv("SENSEBOARD_HTTP"); a != "" {
+		return a
+	}
+	return bridge.DefaultHTTP
 }
 
 // airDir returns the air directory the flags give, "" for none.

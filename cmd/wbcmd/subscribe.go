@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -49,7 +50,11 @@ func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader,
 	var rec *record.Recorder
 	if o.record != "" {
 		format, _ := record.FormatOf(o.record) // checked with the flags
-		if rec, err = record.New(o.record, format); err != nil {
+		file, err := filepath.Abs(o.record)
+		if err == nil {
+			rec, err = record.New(file, format)
+		}
+		if err != nil {
 			fmt.Fprintln(stderr, "wbcmd:", err)
 			sub.Unsubscribe(ctx)
 			return exitUsage
@@ -60,6 +65,9 @@ func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader,
 			}
 			fmt.Fprintf(stderr, "wbcmd: recorded to %s\n", strings.Join(rec.Files(), ", "))
 		}()
+	}
+	if rec != nil {
+		fmt.Fprintf(stderr, "wbcmd: recording to %s\n", rec.File(env.URI))
 	}
 	fmt.Fprintf(stdout, "%s::onSubscribeResult\n", env.URI)
 	fmt.Fprintln(stdout, "Subscribed and listening for notifications. Press ESC to stop:")

@@ -1,5 +1,6 @@
 // Command run starts a device with the step counter app and serves it on
-// TCP, so that wbcmd can reach the app's resources:
+// TCP (--listen, 127.0.0.1:7809 by default; 127.0.0.1:0 lets the system
+// pick a port), so that wbcmd can reach the app's resources:
 //
 //	go run ./examples/stepcounter/run &
 //	wbcmd --port TCP127.0.0.1:7809 --path /Sample/StepCounter/Steps
@@ -7,6 +8,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -27,6 +29,8 @@ func main() {
 }
 
 func run() error {
+	listen := flag.String("listen", "127.0.0.1:7809", "TCP address to serve on; 127.0.0.1:0 picks a free port")
+	flag.Parse()
 	dir, err := os.MkdirTemp("", "stepcounter")
 	if err != nil {
 		return err
@@ -46,11 +50,14 @@ func run() error {
 		return err
 	}
 	defer rt.Stop()
-	ln, err := net.Listen("tcp", "127.0.0.1:7809")
+	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (another device there? give --listen 127.0.0.1:0 for a free port)", err)
 	}
-	fmt.Println("device with the step counter on TCP127.0.0.1:7809; the wearer starts walking after 20 s")
+	addr := ln.Addr().String()
+	fmt.Printf("device with the step counter on TCP%s; the wearer starts walking after 20 s\n", addr)
+	fmt.Printf("  wbcmd --port TCP%s --path /Sample/StepCounter/Steps\n", addr)
+	fmt.Println("Press Ctrl-C to stop.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return (&serial.Server{Device: d.Device}).Serve(ctx, ln)
