@@ -19,30 +19,38 @@ type Event struct {
 // End events are never dropped. A transport may end a client whose queue stays
 // full. A topic's Limit caps how many of its notifications may wait for one
 // subscriber, below the queue's capacity.
+//
+// Memory follows use: an idle queue holds no buffer, the buffer doubles as
+// notifications wait, up to the capacity, and is let go when a drain finds
+// it mostly empty.
 type Queue struct {
 	mu     sync.Mutex
-	buf    []Event // ring of notifications
+	buf    []Event // ring of notifications; grows up to capacity
 	head   int
 	n      int
+	cap    int
 	ends   []Event
 	ready  chan struct{}
 	closed bool
 }
 
+// minQueueBuffer is the smallest buffer a queue allocates.
+const minQueueBuffer = 16
+
 // NewQueue returns a queue that holds at most capacity notifications.
 func NewQueue(capacity int) *Queue {
-	if capacity < 1 {
-		capacity = 1
-	}
-	return &Queue{buf: make([]Event, capacity), ready: make(chan struct{}, 1)}
+	return &Queue{cap: max(capacity, 1), ready: make(chan struct{}, 1)}
 }
 
 // Notify queues n, or drops it and returns false when the queue is full or closed.
 func (q *Queue) Notify(n Notification) bool {
 	q.mu.Lock()
-	if q.closed || q.n == len(q.buf) || n.Sub.limit > 0 && n.Sub.pending.Load() >= n.Sub.limit {
+	if q.closed || q.n == q.cap || n.Sub.limit > 0 && n.Sub.pending.Load() >= n.Sub.limit {
 		q.mu.Unlock()
 		return false
+	}
+	if q.n == len(q.buf) {
+		q.grow()
 	}
 	n.Sub.pending.Add(1)
 	i := q.head + q.n
@@ -71,6 +79,14 @@ func (q *Queue) Ended(sub *Subscription, reason EndReason) {
 	q.signal()
 }
 
+// grow doubles the buffer, within the capacity, keeping the order.
+func (q *Queue) grow() {
+	buf := make([]Event, min(max(2*len(q.buf), minQueueBuffer), q.cap))
+	k := copy(buf, q.buf[q.head:])
+	copy(buf[k:], q.buf[:q.head])
+	q.buf, q.head = buf, 0
+}
+
 func (q *Queue) signal() {
 	select {
 	case q.ready <- struct{}{}:
@@ -89,7 +105,7 @@ func (q *Queue) Len() int {
 }
 
 // Cap returns the queue's capacity in notifications.
-func (q *Queue) Cap() int { return len(q.buf) }
+func (q *Queue) Cap() int { return q.cap }
 
 // Drain appends the waiting events to dst in order, notifications before
 // ends, and empties the queue. Notifications of subscriptions that have
@@ -97,6 +113,9 @@ func (q *Queue) Cap() int { return len(q.buf) }
 func (q *Queue) Drain(dst []Event) []Event {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if 4*q.n < len(q.buf) && len(q.buf) > minQueueBuffer {
+		defer q.release() // a burst has passed: let its buffer go
+	}
 	for q.n > 0 {
 		e := q.buf[q.head]
 		q.buf[q.head] = Event{}
@@ -117,12 +136,19 @@ func (q *Queue) Drain(dst []Event) []Event {
 	return dst
 }
 
+// release lets the emptied buffer go; the next notification allocates anew.
+func (q *Queue) release() {
+	q.buf, q.head = nil, 0
+	if cap(q.ends) > minQueueBuffer {
+		q.ends = nil
+	}
+}
+
 // Close makes the queue drop everything from now on and discards what waits.
 func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	clear(q.buf)
-	q.n, q.head = 0, 0
+	q.buf, q.n, q.head = nil, 0, 0
 	q.ends = nil
 }

@@ -319,3 +319,41 @@ func (s *limitSource) Subscribe(t *Topic, req *Request) Response {
 	t.Limit = s.limit
 	return OK(nil)
 }
+
+// TestQueueGrowsWithUse: a queue holds no buffer until notifications wait,
+// grows as they do, keeps its capacity and order, and lets the buffer go
+// when a drain finds it mostly empty.
+func TestQueueGrowsWithUse(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(1000)
+	c := NewClient("c", q)
+	s, _ := subscribe(t, h, c, "/S", &recordingSource{})
+	if cap(q.buf) != 0 {
+		t.Fatalf("a new queue of capacity 1000 holds a buffer of %d", cap(q.buf))
+	}
+	topic := h.Topic("/S")
+	for i := range 100 {
+		topic.Publish(i)
+	}
+	if n := len(q.buf); n < 100 || n > 200 {
+		t.Errorf("100 waiting notifications in a buffer of %d", n)
+	}
+	for i := range 1000 {
+		topic.Publish(100 + i)
+	}
+	if q.Len() != 1000 || s.Dropped() != 100 || len(q.buf) != 1000 {
+		t.Errorf("%d waiting, %d dropped, buffer %d; want 1000, 100, 1000", q.Len(), s.Dropped(), len(q.buf))
+	}
+	ev := q.Drain(nil)
+	for i, e := range ev {
+		if e.Content != i {
+			t.Fatalf("event %d is %v", i, e.Content)
+		}
+	}
+	topic.Publish(1)
+	q.Drain(ev[:0])
+	if cap(q.buf) != 0 {
+		t.Errorf("after a drain of one notification the queue holds a buffer of %d", cap(q.buf))
+	}
+	c.Close()
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"senseboard/clock"
 	"senseboard/resource"
 	"senseboard/transport/serial"
+	"senseboard/wire"
 )
 
 // BenchmarkRoundTrip measures GET /Info through the client library over
@@ -154,4 +156,48 @@ func newDeviceOn(b *testing.B, c clock.Clock) (*senseboard.Device, string, strin
 		os.RemoveAll(dir)
 	})
 	return d, ln.Addr().String(), pt.Link()
+}
+
+// BenchmarkIdleSessionMemory opens idle TCP sessions (each has said hello
+// and been welcomed) and reports what one costs the process: heap and
+// goroutine stacks, on both ends of the connection, as bytes/session.
+func BenchmarkIdleSessionMemory(b *testing.B) {
+	_, addr, _ := newDeviceB(b)
+	const sessions = 500
+	hello, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, &wire.HelloMsg{Protocol: wire.Version, Client: "idle", Session: "idle"})
+	inUse := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc + m.StackInuse
+	}
+	var perSession float64
+	for b.Loop() {
+		before := inUse()
+		conns := make([]net.Conn, 0, sessions)
+		buf := make([]byte, 4096)
+		for range sessions {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			conns = append(conns, c)
+			c.Write(hello)
+			dec, welcomed := wire.NewDecoder(0), false
+			for !welcomed {
+				n, err := c.Read(buf)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dec.Feed(buf[:n], func(f wire.Frame) { welcomed = f.Kind == wire.Welcome })
+			}
+		}
+		after := inUse()
+		perSession = float64(int64(after)-int64(before)) / sessions
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	b.ReportMetric(perSession, "bytes/session")
 }
