@@ -40,7 +40,8 @@ func TestStoreRoundTripAndCorruption(t *testing.T) {
 		reason string
 	}{
 		{"bit flip", flip(raw, len(raw)-1), "checksum mismatch"},
-		{"truncated body", raw[:len(raw)-2], "truncated or extended"},
+		{"truncated body", raw[:len(raw)-2], "truncated: the header says 5 bytes, the file holds 3"},
+		{"extended body", append(raw[:len(raw):len(raw)], 0), "extended: the header says 5 bytes, the file holds 6"},
 		{"truncated header", raw[:7], "truncated"},
 		{"empty", nil, "truncated"},
 		{"bad magic", append([]byte("XXXX"), raw[4:]...), "bad magic"},

@@ -75,7 +75,7 @@ var ErrNotRegular = errors.New("not a regular file")
 func (e *AccessError) Error() string {
 	var what, fix string
 	switch {
-	case errors.Is(e.Err, ErrNotRegular):
+	case errors.Is(e.Err, ErrNotRegular), errors.Is(e.Err, syscall.EISDIR):
 		what, fix = "is not a regular file", "move it out of the way; senseboard keeps a file of its own there"
 	case errors.Is(e.Err, fs.ErrPermission):
 		what, fix = "cannot be used: permission denied", "run senseboard as the owner of the state directory, or give that user read and write access to it"
@@ -193,6 +193,12 @@ func (s *Store) tidy() error {
 			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return &AccessError{path, err}
 			}
+		case Leftover(e.Name()) && e.IsDir():
+			// renameio.Symlink makes its link in a directory of its own
+			// (the pseudo-terminal's link): remove that link and the
+			// directory, and nothing else.
+			os.Remove(filepath.Join(path, "tmp.symlink"))
+			os.Remove(path)
 		case e.Type().IsRegular():
 			fi, err := e.Info()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -285,8 +291,11 @@ func Decode(path string, raw []byte) ([]byte, error) {
 	}
 	n := binary.LittleEndian.Uint32(raw[8:12])
 	body := raw[headerSize:]
-	if uint64(len(body)) != uint64(n) {
-		return nil, &CorruptError{path, fmt.Sprintf("truncated or extended: header says %d bytes, file holds %d", n, len(body))}
+	if uint64(len(body)) < uint64(n) {
+		return nil, &CorruptError{path, fmt.Sprintf("truncated: the header says %d bytes, the file holds %d", n, len(body))}
+	}
+	if uint64(len(body)) > uint64(n) {
+		return nil, &CorruptError{path, fmt.Sprintf("extended: the header says %d bytes, the file holds %d", n, len(body))}
 	}
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(raw[12:16]) {
 		return nil, &CorruptError{path, "checksum mismatch"}
@@ -317,13 +326,28 @@ func (s *Store) Write(name string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	path := s.Path(name)
-	if err := renameio.WriteFile(path, Encode(data), Perm, renameio.WithTempDir(s.dir), renameio.WithStaticPermissions(Perm)); err != nil {
+	if err := writeFile(s.dir, path, Encode(data)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := syncDir(s.dir); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeFile replaces path atomically with data, by way of a temporary
+// file in dir, and gives it mode Perm whatever the mode of the file it
+// replaces.
+func writeFile(dir, path string, data []byte) error {
+	t, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithStaticPermissions(Perm))
+	if err != nil {
+		return err
+	}
+	defer t.Cleanup()
+	if _, err := t.Write(data); err != nil {
+		return err
+	}
+	return t.CloseAtomicallyReplace()
 }
 
 // syncDir fsyncs a directory so that a rename in it is durable; renameio

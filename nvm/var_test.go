@@ -44,8 +44,8 @@ func TestVarUpdate(t *testing.T) {
 	before, _ := os.ReadFile(v.Path())
 	refuse := errors.New("refused")
 	for name, change := range map[string]func(*settings) error{
-		"change refuses":  func(s *settings) error { s.Names["b"] = "y"; return refuse },
-		"check refuses":   func(s *settings) error { s.Names["b"] = "y"; s.Level = 9; return nil },
+		"change refuses": func(s *settings) error { s.Names["b"] = "y"; return refuse },
+		"check refuses":  func(s *settings) error { s.Names["b"] = "y"; s.Level = 9; return nil },
 	} {
 		err := v.Update(change)
 		if err == nil {

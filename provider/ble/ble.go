@@ -198,8 +198,8 @@ func New(store *nvm.Store, seed uint64) (*Provider, error) {
 	if _, err := store.ReadJSON(stateFile, &p.st); err != nil {
 		return nil, err
 	}
-	if p.st.Policy > BondingSameMac {
-		return nil, &nvm.CorruptError{Path: store.Path(stateFile), Reason: fmt.Sprintf("bonding policy %d is not a policy", p.st.Policy)}
+	if err := p.st.check(); err != nil {
+		return nil, &nvm.CorruptError{Path: store.Path(stateFile), Reason: err.Error()}
 	}
 	return p, nil
 }
@@ -372,6 +372,9 @@ func (p *Provider) save(change func(*persisted)) resource.Response {
 func (p *Provider) saveLocked(change func(*persisted)) error {
 	next := p.st
 	change(&next)
+	if err := next.check(); err != nil {
+		return err
+	}
 	if err := p.store.WriteJSON(stateFile, next); err != nil {
 		return fmt.Errorf("the setting did not reach non-volatile memory: %w", err)
 	}

@@ -53,7 +53,10 @@ func OpenPTY(link string) (*PTY, error) {
 		}
 		if err := renameio.Symlink(p.tty, link); err != nil {
 			p.Close()
-			return nil, fmt.Errorf("link %s to %s: %w", link, p.tty, err)
+			if fi, lerr := os.Lstat(link); lerr == nil && fi.IsDir() {
+				return nil, fmt.Errorf("the link to the pseudo-terminal, %s, is a directory; move it out of the way, or choose another path for the link", link)
+			}
+			return nil, fmt.Errorf("link %s to the pseudo-terminal %s: %w", link, p.tty, err)
 		}
 	}
 	return p, nil

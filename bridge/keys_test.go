@@ -1,0 +1,119 @@
+package bridge
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"senseboard/internal/damage"
+	"senseboard/internal/fsperm"
+	"senseboard/nvm"
+)
+
+const testKey = "00112233445566778899aabbccddeeff"
+
+// keysState returns a bridge state directory holding one bond's key.
+func keysState(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := New(Config{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.setKey("C0:53:42:00:00:07", testKey); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	return dir
+}
+
+// TestKeysFileDamaged: a damaged keys.json stops the bridge with an error
+// that names the file and says what to do, and the file stays as it was.
+// Unreadable files are files of mode 0 opened from a thread without root's
+// permission override (internal/fsperm).
+func TestKeysFileDamaged(t *testing.T) {
+	template := keysState(t)
+	kinds := damage.Files()
+	for _, k := range damage.JSON() {
+		if k.Name != "unknown field" { // the file is a map: any name is a device's address
+			kinds = append(kinds, k)
+		}
+	}
+	kinds = append(kinds,
+		damage.OutOfRange("address out of range", func(m map[string]any) { m["c0-53"] = testKey }, `device address "c0-53"`),
+		damage.OutOfRange("key out of range", func(m map[string]any) { m["C0:53:42:00:00:07"] = "short" }, "not a 128-bit key"),
+		damage.OutOfRange("key of another type", func(m map[string]any) { m["C0:53:42:00:00:07"] = 7 }, "do not decode"),
+	)
+	for _, k := range kinds {
+		t.Run(k.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.CopyFS(dir, os.DirFS(template)); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, keysFile)
+			os.Chmod(path, nvm.Perm)
+			os.Chmod(filepath.Join(dir, "lock"), nvm.Perm)
+			if err := k.Apply(path); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := damage.Snapshot(dir)
+			var err error
+			start := func() {
+				var b *Bridge
+				if b, err = New(Config{StateDir: dir}); err == nil {
+					b.Close()
+				}
+			}
+			if k.Unreadable {
+				if ferr := fsperm.Enforced(start); ferr != nil {
+					t.Skipf("cannot drop root's permission override: %v", ferr)
+				}
+			} else {
+				start()
+			}
+			var ce *nvm.CorruptError
+			var ae *nvm.AccessError
+			if !(errors.As(err, &ce) && ce.Path == path || errors.As(err, &ae) && ae.Path == path) ||
+				!strings.Contains(err.Error(), k.Reason) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("New = %v, want one line naming %s and %q", err, path, k.Reason)
+			}
+			if after, _ := damage.Snapshot(dir); len(damage.Diff(before, after)) > 0 {
+				t.Errorf("New changed %v", damage.Diff(before, after))
+			}
+		})
+	}
+}
+
+// TestKeysFileIsPrivate: keys.json is readable only by its owner, also
+// when it was not before, and after every write.
+func TestKeysFileIsPrivate(t *testing.T) {
+	dir := keysState(t)
+	path := filepath.Join(dir, keysFile)
+	os.Chmod(path, 0o644)
+	b, err := New(Config{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("after start keys.json has mode %v", fi.Mode())
+	}
+	if k, ok := b.key("C0:53:42:00:00:07"); !ok || k != testKey {
+		t.Errorf("the key read back as %q %v", k, ok)
+	}
+	os.Chmod(path, 0o664)
+	if err := b.setKey("C0:53:42:00:00:08", testKey); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("after a write keys.json has mode %v", fi.Mode())
+	}
+	if err := b.setKey("C0:53:42:00:00:09", "not a key"); err == nil {
+		t.Error("a malformed key was kept")
+	}
+	if _, ok := b.key("C0:53:42:00:00:09"); ok {
+		t.Error("a refused key is in memory")
+	}
+}
