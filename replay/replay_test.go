@@ -312,3 +312,19 @@ func FuzzWFDB(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseAnnotations(f *testing.F) {
+	f.Add([]byte{0x01, 0x04, 0x00, 0x00})
+	f.Add([]byte{0x05, 0x70, 0x04, 0xFC, '(', 'V', 'F', 'L', 0x00, 0x00})
+	f.Fuzz(func(t *testing.T, atr []byte) {
+		anns, err := ParseAnnotations(atr)
+		if err != nil {
+			return
+		}
+		for i, a := range anns {
+			if a.Sample < 0 {
+				t.Fatalf("annotation %d at negative sample %d", i, a.Sample)
+			}
+		}
+	})
+}
