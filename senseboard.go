@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 
+	"senseboard/app"
 	"senseboard/clock"
 	"senseboard/device"
+	"senseboard/gsp"
 	"senseboard/nvm"
 	"senseboard/profile"
 	"senseboard/provider/afe"
@@ -70,6 +72,11 @@ type Device struct {
 	ECG     *meas.ECG
 	HR      *meas.HR
 	Temp    *meas.Temp
+
+	// GSP is the GATT SensorData Protocol module, nil when the profile
+	// leaves it out.
+	GSP *gsp.Module
+	gsp *app.Runtime
 }
 
 // New makes and starts a device. When it fails, it has released everything
@@ -170,12 +177,25 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 			d.IMU, d.ECG, d.HR, d.Temp,
 		},
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	if p.Modules.GSP {
+		d.GSP = gsp.New()
+		if d.gsp, err = app.Run(d.Device, d.GSP); err != nil {
+			d.Device.Close()
+			return fmt.Errorf("module %s: %w", gsp.Name, err)
+		}
+	}
+	return nil
 }
 
 // Close ends every subscription, writes what the non-volatile memory still
 // holds in memory, and releases the state directory.
 func (d *Device) Close() error {
+	if d.gsp != nil {
+		d.gsp.Stop()
+	}
 	err := d.Device.Close()
 	if cerr := d.Store.Close(); err == nil {
 		err = cerr

@@ -455,6 +455,12 @@ func (c *Context) Notify(path string, content any, params ...resource.Value) (in
 	return t.Publish(content), nil
 }
 
+// Run runs f on the app's goroutine. Unlike the other methods it may be
+// called from any goroutine: it is how a driver outside the app (a write to
+// a radio characteristic) hands work to the app, as an interrupt handler
+// does on the hardware. f does not run once the app has stopped.
+func (c *Context) Run(f func()) { c.post(f) }
+
 // After runs f on the app's goroutine once d of device time has passed.
 func (c *Context) After(d time.Duration, f func()) clock.Timer {
 	return c.d.Clock().AfterFunc(d, func() {

@@ -72,6 +72,7 @@ type Modules struct {
 	HRS  bool `yaml:"hrs"`  // BLE heart-rate service, /Comm/Ble/HRS
 	NUS  bool `yaml:"nus"`  // BLE serial service, /Comm/Ble/NUS
 	Heap bool `yaml:"heap"` // heap statistics, /System/Memory/Heap
+	GSP  bool `yaml:"gsp"`  // GATT SensorData Protocol service (package gsp)
 }
 
 // Enabled reports whether the named module (the x-module of a definition
@@ -84,6 +85,8 @@ func (m Modules) Enabled(name string) bool {
 		return m.NUS
 	case "heap":
 		return m.Heap
+	case "gsp":
+		return m.GSP
 	}
 	return false
 }
@@ -126,7 +129,7 @@ func Default() *Profile {
 			HW:                "1.0",
 		},
 		App:     App{Name: "senseboard", Version: Version, Company: "senseboard"},
-		Modules: Modules{Heap: true},
+		Modules: Modules{Heap: true, GSP: true},
 		Debug: Debug{
 			MessageLines: 6,
 			MessageChars: 120,

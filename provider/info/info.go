@@ -119,6 +119,7 @@ func New(p *profile.Profile) (*Provider, error) {
 			{"HeapService", m.Heap},
 			{"BleHrsService", m.HRS},
 			{"BleNusService", m.NUS},
+			{"GattSensorDataService", m.GSP},
 		}},
 	}
 	return &Provider{info: info, app: app}, nil

@@ -1,0 +1,191 @@
+package gsp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+
+	"senseboard/provider/meas"
+	"senseboard/resource"
+	"senseboard/sensor"
+)
+
+// ErrUnencodable is returned by AppendPayload for content that has no binary
+// form (maps, interfaces, raw JSON).
+var ErrUnencodable = errors.New("gsp: content has no binary encoding")
+
+// AppendPayload appends the binary form of a notification's or response's
+// content, as firmware 2.3 sends it over GSP: little-endian, no padding,
+// fields in the order of the definition.
+//
+// The measurement streams have the firmware's fixed layouts, with no array
+// counts (the arrays fill the packet):
+//
+//	Acc, Gyro, Magn, IMU6, IMU6m, IMU9  uint32 Timestamp, then float32 x,y,z per sample:
+//	                                    every Acc sample, then every Gyro, then every Magn
+//	ECG                                 uint32 Timestamp, int32 Samples
+//	ECG mV                              uint32 Timestamp, int16 Samples in microvolts
+//	                                    (mV × 1000, rounded, clamped to ±32767)
+//	HR                                  float32 average, uint16 rrData
+//	Temp                                float32 Measurement, uint32 Timestamp
+//
+// Other content (GET results) is encoded field by field: integers and floats
+// at their width, bool as one byte, strings NUL-terminated, arrays with a
+// uint8 count before their elements, absent optional fields (nil pointers)
+// left out.
+func AppendPayload(b []byte, content any) ([]byte, error) {
+	switch c := content.(type) {
+	case nil:
+		return b, nil
+	case *meas.MotionData:
+		b = binary.LittleEndian.AppendUint32(b, c.Timestamp)
+		b = appendXYZs(b, c.ArrayAcc)
+		b = appendXYZs(b, c.ArrayGyro)
+		return appendXYZs(b, c.ArrayMagn), nil
+	case *meas.ECGData:
+		b = binary.LittleEndian.AppendUint32(b, c.Timestamp)
+		for _, s := range c.Samples {
+			b = binary.LittleEndian.AppendUint32(b, uint32(s))
+		}
+		return b, nil
+	case *meas.ECGDataMV:
+		b = binary.LittleEndian.AppendUint32(b, c.Timestamp)
+		for _, s := range c.Samples {
+			b = binary.LittleEndian.AppendUint16(b, uint16(MicrovoltsOf(s)))
+		}
+		return b, nil
+	case *meas.HRData:
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c.Average))
+		for _, rr := range c.RRData {
+			b = binary.LittleEndian.AppendUint16(b, rr)
+		}
+		return b, nil
+	case *meas.TempData:
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c.Measurement))
+		return binary.LittleEndian.AppendUint32(b, c.Timestamp), nil
+	case meas.TempData:
+		return AppendPayload(b, &c)
+	case resource.Value:
+		return appendValue(b, c)
+	}
+	return appendReflect(b, reflect.ValueOf(content))
+}
+
+// MicrovoltsOf converts an ECG sample in millivolts to the int16 microvolts
+// of the mV stream: rounded to the nearest microvolt, clamped to ±32.767 mV.
+func MicrovoltsOf(mv float32) int16 {
+	v := math.Round(float64(mv) * 1000)
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case v > math.MaxInt16:
+		return math.MaxInt16
+	case v < -math.MaxInt16:
+		return -math.MaxInt16
+	}
+	return int16(v)
+}
+
+func appendXYZs(b []byte, v []sensor.XYZ) []byte {
+	for _, s := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(s.X))
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(s.Y))
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(s.Z))
+	}
+	return b
+}
+
+func appendValue(b []byte, v resource.Value) ([]byte, error) {
+	switch t := v.Type(); t {
+	case resource.TypeNull:
+		return b, nil
+	case resource.TypeBool:
+		if v.Bool() {
+			return append(b, 1), nil
+		}
+		return append(b, 0), nil
+	case resource.TypeInt8, resource.TypeUint8:
+		return append(b, byte(v.Uint())), nil
+	case resource.TypeInt16, resource.TypeUint16:
+		return binary.LittleEndian.AppendUint16(b, uint16(v.Uint())), nil
+	case resource.TypeInt32, resource.TypeUint32:
+		return binary.LittleEndian.AppendUint32(b, uint32(v.Uint())), nil
+	case resource.TypeInt64, resource.TypeUint64:
+		return binary.LittleEndian.AppendUint64(b, v.Uint()), nil
+	case resource.TypeFloat32:
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v.Float()))), nil
+	case resource.TypeFloat64:
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float())), nil
+	case resource.TypeString:
+		return append(append(b, v.Str()...), 0), nil
+	default:
+		return b, fmt.Errorf("%w: a %s value", ErrUnencodable, t)
+	}
+}
+
+func appendReflect(b []byte, v reflect.Value) ([]byte, error) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return b, nil
+		}
+		return appendReflect(b, v.Elem())
+	case reflect.Bool:
+		if v.Bool() {
+			return append(b, 1), nil
+		}
+		return append(b, 0), nil
+	case reflect.Int8, reflect.Uint8:
+		return append(b, byte(v.Convert(reflect.TypeFor[uint64]()).Uint())), nil
+	case reflect.Int16:
+		return binary.LittleEndian.AppendUint16(b, uint16(v.Int())), nil
+	case reflect.Uint16:
+		return binary.LittleEndian.AppendUint16(b, uint16(v.Uint())), nil
+	case reflect.Int32:
+		return binary.LittleEndian.AppendUint32(b, uint32(v.Int())), nil
+	case reflect.Uint32:
+		return binary.LittleEndian.AppendUint32(b, uint32(v.Uint())), nil
+	case reflect.Int, reflect.Int64:
+		return binary.LittleEndian.AppendUint64(b, uint64(v.Int())), nil
+	case reflect.Uint, reflect.Uint64:
+		return binary.LittleEndian.AppendUint64(b, v.Uint()), nil
+	case reflect.Float32:
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v.Float()))), nil
+	case reflect.Float64:
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float())), nil
+	case reflect.String:
+		return append(append(b, v.String()...), 0), nil
+	case reflect.Slice, reflect.Array:
+		n := v.Len()
+		if n > math.MaxUint8 {
+			n = math.MaxUint8
+		}
+		b = append(b, byte(n))
+		var err error
+		for i := range n {
+			if b, err = appendReflect(b, v.Index(i)); err != nil {
+				return b, err
+			}
+		}
+		return b, nil
+	case reflect.Struct:
+		if rv, ok := v.Interface().(resource.Value); ok {
+			return appendValue(b, rv)
+		}
+		t := v.Type()
+		var err error
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() || f.Tag.Get("json") == "-" {
+				continue
+			}
+			if b, err = appendReflect(b, v.Field(i)); err != nil {
+				return b, err
+			}
+		}
+		return b, nil
+	}
+	return b, fmt.Errorf("%w: a %s", ErrUnencodable, v.Kind())
+}

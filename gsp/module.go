@@ -1,0 +1,308 @@
+package gsp
+
+import (
+	"encoding/binary"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"senseboard/app"
+	"senseboard/device"
+	"senseboard/provider/info"
+	"senseboard/resource"
+)
+
+// Name is the module's name in /Info/App and the app's name.
+const Name = "GattSensorData"
+
+// MaxSubscriptions is how many streams one connection may subscribe to at
+// once; one more is answered with 507, as the firmware answers when its
+// subscription slots are taken.
+const MaxSubscriptions = 8
+
+// Module is the GSP module inside a device: an app.App that serves the
+// protocol's commands through the device's resources. Run it with app.Run
+// and connect centrals with Connect.
+type Module struct {
+	ctx atomic.Pointer[app.Context]
+
+	mu    sync.Mutex
+	conns map[*Conn]bool
+
+	// owned by the app goroutine
+	hello []byte // HELLO's answer after [code, ref]
+}
+
+// New returns a module that is not running yet.
+func New() *Module { return &Module{conns: map[*Conn]bool{}} }
+
+// Name implements app.App.
+func (m *Module) Name() string { return Name }
+
+// Start implements app.App: it reads the device's identity for HELLO.
+func (m *Module) Start(ctx *app.Context) error {
+	m.hello = helloPayload(nil, ctx)
+	ctx.Get("/Info", func(env resource.Envelope) {
+		if di, ok := env.Content.(*info.DeviceInfo); ok {
+			m.hello = helloPayload(di, ctx)
+		}
+	})
+	m.ctx.Store(ctx)
+	// A reset ends every stream: connections stay, their subscriptions go.
+	m.mu.Lock()
+	for c := range m.conns {
+		c.subs = map[uint8]*app.Subscription{}
+	}
+	m.mu.Unlock()
+	return nil
+}
+
+func helloPayload(di *info.DeviceInfo, ctx *app.Context) []byte {
+	p := ctx.Device().Profile()
+	serial, product, dfu := p.Serial, p.Product.Name, ""
+	if di != nil {
+		serial, product = di.Serial, di.ProductName
+		for _, a := range di.AddressInfo {
+			if a.Name == "DFU-BLE" {
+				dfu = a.Address
+			}
+		}
+	}
+	b := []byte{ProtocolVersion}
+	for _, s := range []string{serial, product, dfu, p.App.Name, FirmwareVersion} {
+		b = append(append(b, s...), 0)
+	}
+	return b
+}
+
+// Connect opens a connection of a central with the given ATT MTU (0 means
+// DefaultMTU). notify receives each notification of the data
+// characteristic, at most MaxNotification(mtu) bytes, on the module's
+// goroutine, in order; it must not block for long and must not keep the
+// slice.
+func (m *Module) Connect(mtu int, notify func([]byte)) *Conn {
+	c := &Conn{m: m, notify: notify, subs: map[uint8]*app.Subscription{}}
+	c.SetMTU(mtu)
+	m.mu.Lock()
+	m.conns[c] = true
+	m.mu.Unlock()
+	return c
+}
+
+// Conn is one central's connection to the GSP service.
+type Conn struct {
+	m      *Module
+	mtu    atomic.Int32
+	notify func([]byte)
+	closed atomic.Bool
+
+	// owned by the app goroutine
+	subs map[uint8]*app.Subscription
+	buf  []byte
+	out  []byte
+}
+
+// SetMTU sets the connection's ATT MTU; values below MinMTU count as MinMTU
+// and 0 as DefaultMTU.
+func (c *Conn) SetMTU(mtu int) {
+	switch {
+	case mtu == 0:
+		mtu = DefaultMTU
+	case mtu < MinMTU:
+		mtu = MinMTU
+	case mtu > 65535:
+		mtu = 65535
+	}
+	c.mtu.Store(int32(mtu))
+}
+
+// MTU returns the connection's ATT MTU.
+func (c *Conn) MTU() int { return int(c.mtu.Load()) }
+
+// Write is a write to the command characteristic: one command. It returns
+// at once; the answer comes as notifications. A write while the module is
+// not running (the device is off or resetting) is dropped, as the radio
+// drops it on the hardware.
+func (c *Conn) Write(cmd []byte) {
+	ctx := c.m.ctx.Load()
+	if ctx == nil || c.closed.Load() {
+		return
+	}
+	cmd = append([]byte(nil), cmd...)
+	ctx.Run(func() { c.handle(ctx, cmd) })
+}
+
+// Close ends the connection: its streams are unsubscribed, as the firmware
+// does when the central disconnects.
+func (c *Conn) Close() {
+	if c.closed.Swap(true) {
+		return
+	}
+	c.m.mu.Lock()
+	delete(c.m.conns, c)
+	c.m.mu.Unlock()
+	if ctx := c.m.ctx.Load(); ctx != nil {
+		ctx.Run(func() {
+			for ref, s := range c.subs {
+				s.Unsubscribe(nil)
+				delete(c.subs, ref)
+			}
+		})
+	}
+}
+
+func (c *Conn) send(b []byte) {
+	if !c.closed.Load() {
+		c.notify(b)
+	}
+}
+
+// respond sends COMMAND_RESPONSE with status and data, cut to one notification.
+func (c *Conn) respond(ref uint8, status resource.Status, data []byte) {
+	b := append(c.out[:0], CommandResponse, ref)
+	b = binary.LittleEndian.AppendUint16(b, uint16(status))
+	b = append(b, data...)
+	if n := MaxNotification(c.MTU()); len(b) > n {
+		b = b[:n]
+	}
+	c.out = b
+	c.send(b)
+}
+
+func (c *Conn) handle(ctx *app.Context, raw []byte) {
+	cmd, err := ParseCommand(raw)
+	if err != nil {
+		ce := err.(*CommandError)
+		if ce.HasRef {
+			ctx.Logf(device.LevelWarning, "gsp: %v", err)
+			c.respond(ce.Ref, resource.StatusBadRequest, nil)
+		}
+		return
+	}
+	done := func(env resource.Envelope) { c.respond(cmd.Ref, env.Status, nil) }
+	switch cmd.Code {
+	case Hello:
+		b := append(c.out[:0], CommandResponse, cmd.Ref)
+		b = append(b, c.m.hello...)
+		if n := MaxNotification(c.MTU()); len(b) > n {
+			b = b[:n]
+		}
+		c.out = b
+		c.send(b)
+	case Subscribe:
+		c.subscribe(ctx, cmd)
+	case Unsubscribe:
+		s := c.subs[cmd.Ref]
+		if s == nil {
+			c.respond(cmd.Ref, resource.StatusNotFound, nil)
+			return
+		}
+		delete(c.subs, cmd.Ref)
+		s.Unsubscribe(done)
+	case Get:
+		ctx.Get(cmd.Path, func(env resource.Envelope) {
+			data, err := AppendPayload(nil, env.Content)
+			if err != nil {
+				data = nil // no binary form: the status alone, as the firmware answers
+			}
+			c.respond(cmd.Ref, env.Status, data)
+		})
+	case FetchLog:
+		c.fetch(ctx, cmd)
+	case ClearLogbook:
+		ctx.Delete("/Mem/Logbook/Entries", done)
+	case PutDataLoggerConfig:
+		entries := make([]dataEntry, len(cmd.Paths))
+		for i, p := range cmd.Paths {
+			entries[i].Path = p
+		}
+		v, err := resource.Record("DataLoggerConfig", dataLoggerConfig{DataEntries: dataEntryArray{DataEntry: entries}})
+		if err != nil {
+			c.respond(cmd.Ref, resource.StatusBadRequest, nil)
+			return
+		}
+		ctx.Put("/Mem/DataLogger/Config", done, v)
+	case PutSystemMode:
+		ctx.Put("/System/Mode", done, resource.Uint8(cmd.Value))
+	case PutUTCTime:
+		ctx.Put("/Time", done, resource.Int64(int64(cmd.Time)))
+	case PutDataLoggerState:
+		ctx.Put("/Mem/DataLogger/State", done, resource.Uint8(cmd.Value))
+	}
+}
+
+type dataEntry struct {
+	Path string `json:"path"`
+}
+type dataEntryArray struct {
+	DataEntry []dataEntry `json:"dataEntry"`
+}
+type dataLoggerConfig struct {
+	DataEntries dataEntryArray `json:"dataEntries"`
+}
+
+func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
+	if c.subs[cmd.Ref] != nil {
+		c.respond(cmd.Ref, resource.StatusConflict, nil)
+		return
+	}
+	if len(c.subs) >= MaxSubscriptions {
+		c.respond(cmd.Ref, resource.StatusInsufficientStorage, nil)
+		return
+	}
+	ref := cmd.Ref
+	var s *app.Subscription
+	s = ctx.Subscribe(cmd.Path, func(content any) {
+		if c.subs[ref] != s {
+			return
+		}
+		payload, err := AppendPayload(c.buf[:0], content)
+		if err != nil {
+			return
+		}
+		c.buf = payload
+		Split(c.MTU(), ref, payload, c.out, c.send)
+	}, func(env resource.Envelope) {
+		if !env.Status.OK() && c.subs[ref] == s {
+			delete(c.subs, ref)
+		}
+		c.respond(ref, env.Status, nil)
+	})
+	c.subs[ref] = s
+}
+
+// logBytes is the content of GET /Mem/Logbook/byId/{LogId}/Data.
+type logBytes interface{ Bytes() []byte }
+
+// fetch answers FETCH_LOG: the status, then DATA notifications of
+// [offset uint32, bytes...] and a last one with the offset alone (the log's
+// size) that marks the end.
+func (c *Conn) fetch(ctx *app.Context, cmd Command) {
+	path := "/Mem/Logbook/byId/" + strconv.FormatUint(uint64(cmd.LogID), 10) + "/Data"
+	ctx.Get(path, func(env resource.Envelope) {
+		lb, ok := env.Content.(logBytes)
+		if !env.Status.OK() || !ok {
+			st := env.Status
+			if st.OK() {
+				st = resource.StatusInternalServerError
+			}
+			c.respond(cmd.Ref, st, nil)
+			return
+		}
+		c.respond(cmd.Ref, resource.StatusOK, nil)
+		data := lb.Bytes()
+		room := MaxNotification(c.MTU()) - 2 - 4
+		for off := 0; ; {
+			n := min(room, len(data)-off)
+			b := append(c.out[:0], Data, cmd.Ref)
+			b = binary.LittleEndian.AppendUint32(b, uint32(off))
+			b = append(b, data[off:off+n]...)
+			c.out = b
+			c.send(b)
+			if n == 0 {
+				return
+			}
+			off += n
+		}
+	})
+}

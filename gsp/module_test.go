@@ -1,0 +1,164 @@
+package gsp_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"senseboard/gsp"
+	"senseboard/senseboardtest"
+)
+
+// peer is a central connected to the device's GSP module: it writes
+// commands and receives the notifications in order.
+type peer struct {
+	t     *testing.T
+	conn  *gsp.Conn
+	notes chan []byte
+	mtu   int
+}
+
+func connect(t *testing.T, d *senseboardtest.Device, mtu int) *peer {
+	t.Helper()
+	if d.GSP == nil {
+		t.Fatal("the default profile has no GSP module")
+	}
+	p := &peer{t: t, notes: make(chan []byte, 1<<16), mtu: mtu}
+	p.conn = d.GSP.Connect(mtu, func(b []byte) {
+		if len(b) > gsp.MaxNotification(mtu) {
+			t.Errorf("notification of %d bytes on MTU %d", len(b), mtu)
+		}
+		p.notes <- append([]byte(nil), b...)
+	})
+	t.Cleanup(p.conn.Close)
+	return p
+}
+
+func (p *peer) next() []byte {
+	p.t.Helper()
+	return <-p.notes
+}
+
+// command writes c and returns the COMMAND_RESPONSE for its reference,
+// leaving any other notification in order for later.
+func (p *peer) command(c gsp.Command) []byte {
+	p.t.Helper()
+	p.conn.Write(gsp.AppendCommand(nil, c))
+	var held [][]byte
+	defer func() {
+		for _, h := range held {
+			p.notes <- h
+		}
+	}()
+	for {
+		n := p.next()
+		if n[0] == gsp.CommandResponse && n[1] == c.Ref {
+			return n
+		}
+		held = append(held, n)
+	}
+}
+
+func status(n []byte) uint16 { return binary.LittleEndian.Uint16(n[2:]) }
+
+func TestHello(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	p := connect(t, d, gsp.DefaultMTU)
+	n := p.command(gsp.Command{Code: gsp.Hello, Ref: 7})
+	if n[0] != gsp.CommandResponse || n[1] != 7 || n[2] != gsp.ProtocolVersion {
+		t.Fatalf("HELLO answer % x", n)
+	}
+	f := strings.Split(string(n[3:]), "\x00")
+	if len(f) != 6 || f[0] != d.Profile().Serial || f[3] != d.Profile().App.Name || f[4] != gsp.FirmwareVersion || f[2] == "" {
+		t.Errorf("HELLO strings %q: want serial, product, DFU address, app name, firmware version", f)
+	}
+}
+
+func TestGetAndErrors(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	p := connect(t, d, gsp.MinMTU)
+	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 1, Path: "/System/Mode"}); status(n) != 200 || len(n) < 5 || n[4] != 5 {
+		t.Errorf("GET /System/Mode: % x, want status 200 and mode 5", n)
+	}
+	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 2, Path: "/No/Such"}); status(n) != 404 {
+		t.Errorf("GET /No/Such: status %d, want 404", status(n))
+	}
+	// Malformed commands are answered with 400 on their reference.
+	for _, raw := range [][]byte{{byte(gsp.FetchLog), 3, 1}, {42, 3}, {byte(gsp.Subscribe), 3}} {
+		p.conn.Write(raw)
+		if n := p.next(); n[0] != gsp.CommandResponse || n[1] != 3 || status(n) != 400 {
+			t.Errorf("% x: answer % x, want 400 on ref 3", raw, n)
+		}
+	}
+	// An unsubscribe of nothing is 404.
+	if n := p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: 9}); status(n) != 404 {
+		t.Errorf("UNSUBSCRIBE of nothing: %d", status(n))
+	}
+}
+
+// Streams arrive as DATA, DATA_PART2 and DATA_PART3 parts that join into
+// the stream's payload, never longer than the MTU allows.
+func TestSubscribeSplitsByMTU(t *testing.T) {
+	for _, mtu := range []int{gsp.MinMTU, 64, gsp.DefaultMTU} {
+		d := senseboardtest.New(t, senseboardtest.Config{})
+		p := connect(t, d, mtu)
+		if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: 5, Path: "/Meas/IMU9/104"}); status(n) != 200 {
+			t.Fatalf("MTU %d: SUBSCRIBE: % x", mtu, n)
+		}
+		var payloads [][]byte
+		var cur []byte
+		for len(payloads) < 3 {
+			d.Advance(10 * time.Millisecond)
+			select {
+			case n := <-p.notes:
+				if n[1] != 5 {
+					t.Fatalf("notification for ref %d", n[1])
+				}
+				switch n[0] {
+				case gsp.Data:
+					if cur != nil {
+						payloads = append(payloads, cur)
+					}
+					cur = append([]byte(nil), n[2:]...)
+				case gsp.DataPart2, gsp.DataPart3:
+					if cur == nil {
+						t.Fatalf("a continuation before DATA")
+					}
+					cur = append(cur, n[2:]...)
+				default:
+					t.Fatalf("unexpected notification % x", n)
+				}
+			default:
+				time.Sleep(time.Millisecond)
+			}
+		}
+		for _, pl := range payloads {
+			// uint32 timestamp and 3 arrays of float32 x,y,z, equally long.
+			if (len(pl)-4)%36 != 0 || len(pl) == 4 {
+				t.Errorf("MTU %d: IMU9 payload of %d bytes", mtu, len(pl))
+			}
+		}
+		if n := p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: 5}); status(n) != 200 {
+			t.Errorf("UNSUBSCRIBE: %d", status(n))
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	payload := bytes.Repeat([]byte{1, 2, 3}, 30)
+	var got [][]byte
+	gsp.Split(gsp.MinMTU, 9, payload, nil, func(b []byte) { got = append(got, append([]byte(nil), b...)) })
+	var joined []byte
+	for i, n := range got {
+		want := byte(gsp.Data + min(i, 2))
+		if n[0] != want || n[1] != 9 || len(n) > 20 {
+			t.Errorf("part %d: % x", i, n[:2])
+		}
+		joined = append(joined, n[2:]...)
+	}
+	if !bytes.Equal(joined, payload) || len(got) != 5 {
+		t.Errorf("%d parts joined to %d bytes, want 5 parts of 90 bytes", len(got), len(joined))
+	}
+}
