@@ -28,9 +28,6 @@ type Module struct {
 
 	mu    sync.Mutex
 	conns map[*Conn]bool
-
-	// owned by the app goroutine
-	hello []byte // HELLO's answer after [code, ref]
 }
 
 // New returns a module that is not running yet.
@@ -39,14 +36,8 @@ func New() *Module { return &Module{conns: map[*Conn]bool{}} }
 // Name implements app.App.
 func (m *Module) Name() string { return Name }
 
-// Start implements app.App: it reads the device's identity for HELLO.
+// Start implements app.App.
 func (m *Module) Start(ctx *app.Context) error {
-	m.hello = helloPayload(nil, ctx)
-	ctx.Get("/Info", func(env resource.Envelope) {
-		if di, ok := env.Content.(*info.DeviceInfo); ok {
-			m.hello = helloPayload(di, ctx)
-		}
-	})
 	m.ctx.Store(ctx)
 	// A reset ends every stream: connections stay, their subscriptions go.
 	m.mu.Lock()
@@ -182,13 +173,16 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 	done := func(env resource.Envelope) { c.respond(cmd.Ref, env.Status, nil) }
 	switch cmd.Code {
 	case Hello:
-		b := append(c.out[:0], CommandResponse, cmd.Ref)
-		b = append(b, c.m.hello...)
-		if n := MaxNotification(c.MTU()); len(b) > n {
-			b = b[:n]
-		}
-		c.out = b
-		c.send(b)
+		ctx.Get("/Info", func(env resource.Envelope) {
+			di, _ := env.Content.(*info.DeviceInfo)
+			b := append(c.out[:0], CommandResponse, cmd.Ref)
+			b = append(b, helloPayload(di, ctx)...)
+			if n := MaxNotification(c.MTU()); len(b) > n {
+				b = b[:n]
+			}
+			c.out = b
+			c.send(b)
+		})
 	case Subscribe:
 		c.subscribe(ctx, cmd)
 	case Unsubscribe:
