@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	oaerrors "github.com/go-openapi/errors"
 	"github.com/go-openapi/spec"
@@ -130,7 +131,27 @@ func (p *Param) describe() string {
 	return s + ", " + lo + ".." + hi
 }
 
-func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// num formats a limit as people write it: 16777215, not 1.6777215e+07.
+func num(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e18 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// shown shortens a value quoted in a message: a long one keeps its start
+// and an ellipsis, so that an error does not echo a whole body back.
+func shown(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
 
 func (p *Param) enumList() string {
 	parts := make([]string, len(p.Enum))
@@ -147,9 +168,9 @@ func (p *Param) parse(text string) (resource.Value, error) {
 		v, err := resource.ParseInt(p.Type, text)
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
-				return v, fmt.Errorf("%s %s does not fit %s", p.Name, text, p.describe())
+				return v, fmt.Errorf("%s %s does not fit %s", p.Name, shown(text), p.describe())
 			}
-			return v, fmt.Errorf("%s %q is not an integer (%s)", p.Name, text, p.describe())
+			return v, fmt.Errorf("%s %q is not an integer (%s)", p.Name, shown(text), p.describe())
 		}
 		return p.check(v)
 	case p.Type == resource.TypeString:
@@ -238,16 +259,16 @@ func (p *Param) bindJSON(text string) (resource.Value, error) {
 	if p.Type.IsFloat() {
 		f, err := n.Float64()
 		if err != nil {
-			return resource.Value{}, fmt.Errorf("parameter %s: %s is not a number", p.Name, n)
+			return resource.Value{}, fmt.Errorf("parameter %s: %s is not a number", p.Name, shown(n.String()))
 		}
 		return p.bind(resource.Double(f))
 	}
 	v, err := resource.ParseInt(p.Type, n.String())
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
-			return v, fmt.Errorf("parameter %s: %s does not fit %s", p.Name, n, p.describe())
+			return v, fmt.Errorf("parameter %s: %s does not fit %s", p.Name, shown(n.String()), p.describe())
 		}
-		return v, fmt.Errorf("parameter %s takes an integer (%s); %s given", p.Name, p.describe(), n)
+		return v, fmt.Errorf("parameter %s takes an integer (%s); %s given", p.Name, p.describe(), shown(n.String()))
 	}
 	return p.check(v)
 }
@@ -307,12 +328,12 @@ func (p *Param) check(v resource.Value) (resource.Value, error) {
 				}
 			}
 		}
-		return v, fmt.Errorf("parameter %s: %s is not allowed; allowed: %s", p.Name, v, p.enumList())
+		return v, fmt.Errorf("parameter %s: %s is not allowed; allowed: %s", p.Name, shown(v.String()), p.enumList())
 	}
 	if v.Type().IsInt() || v.Type().IsFloat() {
 		f := v.Float()
 		if p.Minimum != nil && f < *p.Minimum || p.Maximum != nil && f > *p.Maximum {
-			return v, fmt.Errorf("parameter %s: %s is out of range (%s)", p.Name, v, p.describe())
+			return v, fmt.Errorf("parameter %s: %s is out of range (%s)", p.Name, shown(v.String()), p.describe())
 		}
 	}
 	if v.Type() == resource.TypeString {
@@ -324,7 +345,7 @@ func (p *Param) check(v resource.Value) (resource.Value, error) {
 			if p.Description != "" {
 				hint = " (" + strings.TrimSuffix(p.Description, ".") + ")"
 			}
-			return v, fmt.Errorf("parameter %s: %q does not match %s%s", p.Name, v.Str(), p.Pattern, hint)
+			return v, fmt.Errorf("parameter %s: %q does not match %s%s", p.Name, shown(v.Str()), p.Pattern, hint)
 		}
 	}
 	return v, nil
@@ -383,6 +404,19 @@ func canonicalize(x any, s *spec.Schema, at string) (any, error) {
 			out[name] = cv
 		}
 		return out, nil
+	case json.Number:
+		if !s.Type.Contains("integer") {
+			return x, nil
+		}
+		// JSON does not tell 4 from 4.0: a whole number fits an integer
+		if _, err := x.Int64(); err == nil {
+			return x, nil
+		}
+		f, err := x.Float64()
+		if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+			return nil, fmt.Errorf("field %s takes an integer; %s given", strings.TrimSuffix(at, "."), shown(x.String()))
+		}
+		return json.Number(strconv.FormatInt(int64(f), 10)), nil
 	case []any:
 		if s.Items == nil || s.Items.Schema == nil {
 			return x, nil

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,7 +33,19 @@ import (
 	"senseboard/transport/serial"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// go test -artifacts -outputdir DIR: the test framework puts the
+	// artifacts (the dashboard's screenshots) in DIR/_artifacts, which it
+	// cannot create without DIR.
+	flag.Parse()
+	if f := flag.Lookup("test.outputdir"); f != nil && f.Value.String() != "" {
+		if err := os.MkdirAll(f.Value.String(), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // rig is a bridge with devices of its own program and of another one (on
 // the air), served over HTTP.
@@ -632,6 +646,9 @@ func TestPassKeyAndBondingPolicy(t *testing.T) {
 	if _, err := c.Get(r.ctx, "/Info"); err == nil || !strings.Contains(err.Error(), "device 000123: the device requires an encrypted link (pair with its pass key first)") {
 		t.Errorf("request before pairing: %v", err)
 	}
+	if status, body := r.post("/api/message", `{"type": "get", "path": "/Info"}`); status != 409 || !strings.Contains(body, "pair with its pass key first") {
+		t.Errorf("one-shot request before pairing: %d %s; want 409", status, body)
+	}
 	for _, tt := range []struct{ key, want string }{
 		{"", "pairing failed: the device requires its 6-digit pass key"},
 		{"654321", "pairing failed: the pass key does not match"},
@@ -1011,5 +1028,30 @@ func TestSeveralParameters(t *testing.T) {
 	m := r.message(`{"type": "get", "path": "/Component/Eeprom/0", "value": {"Addr": 300, "Len": 200}}`)
 	if m["response"] != 400.0 || !strings.Contains(fmt.Sprint(m["error"]), "Len") {
 		t.Errorf("Len out of range: %v", m)
+	}
+}
+
+// The device's refusals name what was wrong in a few words, without
+// echoing a long value back or printing limits in exponent form.
+func TestErrorMessagesThroughTheBridge(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	long := strings.Repeat("7", 3000)
+	tests := []struct {
+		name, msg string
+		status    float64
+		want      string
+	}{
+		{"a whole number as 4.0", `{"type": "put", "path": "/Meas/Acc/Config", "value": {"GRange": 4.0}}`, 200, ""},
+		{"a fraction for an integer", `{"type": "put", "path": "/Meas/Acc/Config", "value": {"GRange": 4.5}}`, 400, "AccConfig: field GRange takes an integer; 4.5 given"},
+		{"a limit in full", `{"type": "put", "path": "/Component/MAX3000x/Register", "value": {"address": 2, "value": 99999999}}`, 400, "out of range (uint32, 0..16777215)"},
+		{"a long value clipped", `{"type": "put", "path": "/Ui/Ind/Visual", "value": ` + long + `}`, 400, strings.Repeat("7", 40) + "… (3000 bytes) does not fit"},
+	}
+	for _, tt := range tests {
+		m := r.message(tt.msg)
+		e, _ := m["error"].(string)
+		if m["response"] != tt.status || !strings.Contains(e, tt.want) || len(e) > 200 {
+			t.Errorf("%s: %v; want %v and %q", tt.name, m, tt.status, tt.want)
+		}
 	}
 }

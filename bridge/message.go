@@ -327,7 +327,7 @@ func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
 func deviceError(d *device, err error) error {
 	var re *client.RemoteError
 	if errors.As(err, &re) {
-		return fmt.Errorf("device %s: %s", d.serial, re.Msg)
+		return fmt.Errorf("device %s: %w", d.serial, re)
 	}
 	return err
 }

@@ -156,10 +156,14 @@ func Load(path string) (*Profile, error) {
 // Parse reads profile YAML over the defaults and validates the result.
 func Parse(data []byte) (*Profile, error) {
 	p := Default()
+	p.Product.PCBASerial = "" // follows the serial unless the file sets it
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
+	}
+	if p.Product.PCBASerial == "" {
+		p.Product.PCBASerial = "P" + p.Serial
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err

@@ -88,3 +88,25 @@ func TestDocumentedDefaults(t *testing.T) {
 		t.Errorf("documented %+v\ndefaults %+v", p, want)
 	}
 }
+
+// The PCBA serial follows a serial set in the file, unless the file sets it too.
+func TestPCBASerialFollowsTheFile(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{`serial: "000999"`, "P000999"},
+		{"serial: \"000999\"\nproduct: {pcbaSerial: X42}", "X42"},
+		{"product: {pcbaSerial: X42}", "X42"},
+		{``, "P000123"},
+	}
+	for _, tt := range tests {
+		p, err := profile.Parse([]byte(tt.yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.yaml, err)
+		}
+		if p.Product.PCBASerial != tt.want {
+			t.Errorf("%s: pcbaSerial %s; want %s", tt.yaml, p.Product.PCBASerial, tt.want)
+		}
+		if q := p.WithSerial("000555"); tt.want[0] == 'P' && q.Product.PCBASerial != "P000555" {
+			t.Errorf("%s, then serial 000555: pcbaSerial %s", tt.yaml, q.Product.PCBASerial)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,31 @@ type pairs struct {
 func (p *pairs) typ(s string) error  { p.items = append(p.items, "T:"+s); return nil }
 func (p *pairs) data(s string) error { p.items = append(p.items, "D:"+s); return nil }
 
+// checkTypeName refuses an --opdatatype that is neither a primitive type
+// nor a record: a primitive in the wrong case, or a name that is no record
+// of the definitions given a value that is no JSON object. (Apps may add
+// records of their own: an object with an unknown name goes to the device.)
+func checkTypeName(name, data string) error {
+	prims := resource.PrimitiveTypeNames()
+	if slices.Contains(prims, name) {
+		return nil
+	}
+	_, records := completionWords()
+	if slices.Contains(records, name) {
+		return nil
+	}
+	known := fmt.Sprintf("the types are %s, or a record: %s", strings.Join(prims, ", "), strings.Join(records[len(prims):], ", "))
+	for _, p := range prims {
+		if strings.EqualFold(p, name) {
+			return fmt.Errorf("unknown type %q (did you mean %s?); %s", name, p, known)
+		}
+	}
+	if d := strings.TrimSpace(data); !strings.HasPrefix(d, "{") {
+		return fmt.Errorf("unknown type %q; %s", name, known)
+	}
+	return nil
+}
+
 // values pairs the types with the data; --opdata is never split on commas.
 func (p *pairs) values() ([]resource.Value, error) {
 	var out []resource.Value
@@ -68,6 +94,9 @@ func (p *pairs) values() ([]resource.Value, error) {
 		}
 		if i+1 >= len(p.items) || !strings.HasPrefix(p.items[i+1], "D:") {
 			return nil, fmt.Errorf("--opdatatype %s has no --opdata after it; give them in pairs: --opdatatype <type> --opdata <value>", t[2:])
+		}
+		if err := checkTypeName(t[2:], p.items[i+1][2:]); err != nil {
+			return nil, fmt.Errorf("--opdatatype for pair %d: %w", i/2+1, err)
 		}
 		v, err := resource.ParseValue(t[2:], p.items[i+1][2:])
 		if err != nil {

@@ -126,7 +126,11 @@ loop:
 		}
 	}
 	total := time.Since(start)
-	final := resource.Envelope{Status: resource.Status(env.Response), Op: resource.Subscribe, URI: env.URI, QueryTime: total}
+	st := resource.Status(env.Response)
+	if st == resource.StatusNoContent && n > 0 {
+		st = resource.StatusOK // nothing to say at first (HR), but notifications came
+	}
+	final := resource.Envelope{Status: st, Op: resource.Subscribe, URI: env.URI, QueryTime: total}
 	b, _ := final.AppendJSON(nil)
 	printEnvelope(stdout, b, o.compact)
 	return status
