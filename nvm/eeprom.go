@@ -15,7 +15,7 @@ import (
 type EEPROM struct {
 	store *Store
 	mu    sync.RWMutex
-	chips [profile.Chips][]byte
+	chips [profile.Chips]chip
 
 	watchMu  sync.Mutex
 	watchers []func(Change)
@@ -31,19 +31,79 @@ func OpenEEPROM(s *Store) (*EEPROM, error) {
 		data, err := s.Read(ChipFile(i))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			data = make([]byte, profile.ChipSize)
-			for j := range data {
-				data[j] = 0xFF
-			}
+			continue // erased
 		case err != nil:
 			return nil, err
 		case len(data) != profile.ChipSize:
 			return nil, &CorruptError{s.Path(ChipFile(i)), fmt.Sprintf("holds %d bytes, a chip has %d", len(data), profile.ChipSize)}
 		}
-		e.chips[i] = data
+		e.chips[i].set(0, data)
 	}
 	return e, nil
 }
+
+// pageSize is the unit in which a chip's bytes are held in memory.
+const pageSize = 1024
+
+// chip holds a chip's bytes sparsely: a page that is erased (all 0xFF) has
+// no memory, so that an idle device with erased chips costs a few hundred
+// bytes instead of the chips' size.
+type chip struct {
+	pages [profile.ChipSize / pageSize]*[pageSize]byte
+}
+
+// read copies the bytes from addr into b.
+func (c *chip) read(addr int, b []byte) {
+	for len(b) > 0 {
+		p, off := addr/pageSize, addr%pageSize
+		n := min(len(b), pageSize-off)
+		if pg := c.pages[p]; pg != nil {
+			copy(b[:n], pg[off:])
+		} else {
+			for i := range b[:n] {
+				b[i] = 0xFF
+			}
+		}
+		b, addr = b[n:], addr+n
+	}
+}
+
+// set stores b at addr, holding a page only while it has a byte that is
+// not erased.
+func (c *chip) set(addr int, b []byte) {
+	for len(b) > 0 {
+		p, off := addr/pageSize, addr%pageSize
+		n := min(len(b), pageSize-off)
+		pg := c.pages[p]
+		if pg == nil && !erased(b[:n]) {
+			pg = new([pageSize]byte)
+			for i := range pg {
+				pg[i] = 0xFF
+			}
+			c.pages[p] = pg
+		}
+		if pg != nil {
+			copy(pg[off:], b[:n])
+			if erased(pg[:]) {
+				c.pages[p] = nil
+			}
+		}
+		b, addr = b[n:], addr+n
+	}
+}
+
+// erased reports whether every byte of b is 0xFF.
+func erased(b []byte) bool {
+	for _, v := range b {
+		if v != 0xFF {
+			return false
+		}
+	}
+	return true
+}
+
+// images lends chip-sized buffers for writing a chip's file.
+var images = sync.Pool{New: func() any { return new([profile.ChipSize]byte) }}
 
 // check validates a chip index and span.
 func check(chip, addr, n int) error {
@@ -63,7 +123,9 @@ func (e *EEPROM) Read(chip, addr, n int) ([]byte, error) {
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return append([]byte(nil), e.chips[chip][addr:addr+n]...), nil
+	b := make([]byte, n)
+	e.chips[chip].read(addr, b)
+	return b, nil
 }
 
 // Write stores data at addr of chip and returns once it is durable. On
@@ -82,14 +144,16 @@ func (e *EEPROM) WriteFunc(by any, chip, addr, n int, fill func(b []byte)) error
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c := e.chips[chip]
-	span := c[addr : addr+n]
-	old := append([]byte(nil), span...)
+	c := &e.chips[chip]
+	img := images.Get().(*[profile.ChipSize]byte)
+	defer images.Put(img)
+	c.read(0, img[:])
+	span := img[addr : addr+n]
 	fill(span)
-	if err := e.store.Write(ChipFile(chip), c); err != nil {
-		copy(span, old)
-		return err
+	if err := e.store.Write(ChipFile(chip), img[:]); err != nil {
+		return err // the chip is unchanged: only the image took the bytes
 	}
+	c.set(addr, span)
 	e.watchMu.Lock()
 	ws := e.watchers
 	e.watchMu.Unlock()

@@ -30,9 +30,29 @@ const Tick = 10 * time.Millisecond
 // G is standard gravity, m/s^2.
 const G = 9.80665
 
-// keep is how much control track and how many beats the model keeps behind
-// the latest time asked for; older times read the oldest kept state.
-const keep = 10 * time.Minute
+// keep is how much control track the model keeps behind the latest time
+// asked for, and keepBeats how much of its beats. Streams read the track at
+// the times of their samples, at most a batch (under a second) behind the
+// latest, and the ECG reads the beats from a second before its samples: a
+// few seconds keep a streaming wearer small (the track is 14 KiB a second).
+// An older time is computed again, from the latest checkpoint before it (a
+// tick kept every cpEvery, the latest cpKeep of them) or from the start:
+// the track is a function of the seed, the scenario and the injected
+// events, so it comes out the same.
+const (
+	keep      = 2 * time.Second
+	keepBeats = 5 * time.Second
+	// slack is how far the track grows past keep before it is compacted.
+	slack   = keep / 4
+	cpEvery = int64(10 * time.Second / Tick)
+	cpKeep  = 6
+)
+
+// checkpoint is a tick kept to compute the track again from.
+type checkpoint struct {
+	i int64
+	k tick
+}
 
 // Earth's magnetic field in the world frame (east, north, up), microtesla: a
 // mid-latitude field of 50 uT dipping 70 degrees.
@@ -95,6 +115,7 @@ type Wearer struct {
 	injected []Event // sorted by At, relative to the origin
 	base     int64   // tick index of ticks[0]
 	ticks    []tick
+	cps      []checkpoint // by index
 	beats    []Beat
 }
 
@@ -126,16 +147,24 @@ func (w *Wearer) Inject(e Event) {
 		return 1
 	})
 	w.injected = slices.Insert(w.injected, i, e)
-	// forget the ticks at or after the event; they are computed again
-	n := int64((e.At+Tick-1)/Tick) - w.base
-	if w.base > 0 || n < 0 {
-		n = max(n, 1) // keep the oldest kept tick to compute from
+	// forget the ticks and checkpoints at or after the event; they are
+	// computed again
+	from := int64((e.At + Tick - 1) / Tick)
+	for len(w.cps) > 0 && w.cps[len(w.cps)-1].i >= from {
+		w.cps = w.cps[:len(w.cps)-1]
+	}
+	n := from - w.base
+	if n < 1 && w.base > 0 {
+		n = 0 // before the kept track: start again from a checkpoint
 	}
 	if n < int64(len(w.ticks)) {
-		w.ticks = w.ticks[:n]
+		w.ticks = w.ticks[:max(n, 0)]
 	}
 	for len(w.beats) > 1 && w.beats[len(w.beats)-1].At-w.origin > e.At {
 		w.beats = w.beats[:len(w.beats)-1]
+	}
+	if len(w.beats) == 1 && w.beats[0].N > 0 && w.beats[0].At-w.origin > e.At {
+		w.beats = w.beats[:0] // before the kept beats: from the first beat again
 	}
 }
 
@@ -387,19 +416,41 @@ func (w *Wearer) next(i int64, p tick) tick {
 	return k
 }
 
+// restart starts the track again at the latest checkpoint at or before
+// tick index i, or at the start.
+func (w *Wearer) restart(i int64) {
+	w.ticks = w.ticks[:0]
+	for j := len(w.cps) - 1; j >= 0; j-- {
+		if w.cps[j].i <= i {
+			w.ticks, w.base = append(w.ticks, w.cps[j].k), w.cps[j].i
+			return
+		}
+	}
+	w.ticks, w.base = append(w.ticks, w.first()), 0
+}
+
 // ensure computes the track up to tick index i.
 func (w *Wearer) ensure(i int64) {
 	if len(w.ticks) == 0 {
-		w.ticks = append(w.ticks, w.first())
-		w.base = 0
+		w.restart(i)
 	}
 	for last := w.base + int64(len(w.ticks)) - 1; last < i; last++ {
-		w.ticks = append(w.ticks, w.next(last+1, w.ticks[len(w.ticks)-1]))
-	}
-	if drop := int64(len(w.ticks)) - int64(2*keep/Tick); drop > 0 {
-		drop = int64(len(w.ticks)) - int64(keep/Tick)
-		w.ticks = append(w.ticks[:0], w.ticks[drop:]...)
-		w.base += drop
+		k := w.next(last+1, w.ticks[len(w.ticks)-1])
+		w.ticks = append(w.ticks, k)
+		if (last+1)%cpEvery == 0 {
+			for len(w.cps) > 0 && w.cps[len(w.cps)-1].i >= last+1 {
+				w.cps = w.cps[:len(w.cps)-1]
+			}
+			if len(w.cps) == cpKeep {
+				w.cps = append(w.cps[:0], w.cps[1:]...)
+			}
+			w.cps = append(w.cps, checkpoint{last + 1, k})
+		}
+		if drop := int64(len(w.ticks)) - int64((keep+slack)/Tick); drop > 0 {
+			drop = int64(len(w.ticks)) - int64(keep/Tick)
+			w.ticks = append(w.ticks[:0], w.ticks[drop:]...)
+			w.base += drop
+		}
 	}
 }
 
@@ -409,11 +460,10 @@ func (w *Wearer) track(t time.Duration) (tick, tick, float64) {
 		t = 0
 	}
 	i := int64(t / Tick)
-	w.ensure(i + 1)
 	if i < w.base {
-		k := w.ticks[0]
-		return k, k, 0
+		w.restart(i)
 	}
+	w.ensure(i + 1)
 	f := float64(t%Tick) / float64(Tick)
 	return w.ticks[i-w.base], w.ticks[i+1-w.base], f
 }
@@ -480,7 +530,7 @@ func (w *Wearer) Events(t0, t1 time.Duration) []Event {
 func (w *Wearer) AppendBeats(dst []Beat, t0, t1 time.Duration) []Beat {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.ensureBeats(t1 - w.origin)
+	w.ensureBeats(t0, t1-w.origin)
 	i, _ := slices.BinarySearchFunc(w.beats, t0, func(b Beat, t time.Duration) int {
 		if b.At < t {
 			return -1
@@ -493,8 +543,12 @@ func (w *Wearer) AppendBeats(dst []Beat, t0, t1 time.Duration) []Beat {
 	return dst
 }
 
-// ensureBeats generates beats until one lies beyond relative time t.
-func (w *Wearer) ensureBeats(t time.Duration) {
+// ensureBeats generates beats until one lies beyond relative time t,
+// keeping those from clock reading from on.
+func (w *Wearer) ensureBeats(from, t time.Duration) {
+	if len(w.beats) > 0 && w.beats[0].N > 0 && w.beats[0].At > from {
+		w.beats = w.beats[:0] // older than those kept: from the first beat again
+	}
 	if len(w.beats) == 0 {
 		a, _, _ := w.track(0)
 		first := time.Duration(60 / a.hr * 0.6 * float64(time.Second))
@@ -513,9 +567,9 @@ func (w *Wearer) ensureBeats(t time.Duration) {
 		d := time.Duration(rr * float64(time.Second))
 		w.beats = append(w.beats, Beat{N: last.N + 1, At: last.At + d, RR: d})
 	}
-	if len(w.beats) > 4096 {
+	if len(w.beats) > 64 {
 		cut := 0
-		for cut < len(w.beats)-2 && w.beats[len(w.beats)-1].At-w.beats[cut].At > keep {
+		for cut < len(w.beats)-2 && w.beats[len(w.beats)-1].At-w.beats[cut].At > keepBeats && w.beats[cut+1].At < from {
 			cut++
 		}
 		w.beats = append(w.beats[:0], w.beats[cut:]...)
