@@ -63,6 +63,26 @@ type Model struct {
 	mu     sync.Mutex
 	motion []world.Motion
 	beats  []world.Beat
+	shape  [5]wave // the waves of the beat being drawn
+}
+
+// beatWaves returns the components of beat b: a sinus beat's, without the
+// P wave in atrial fibrillation, with an ectopic P wave for a premature
+// atrial beat, or a ventricular beat's.
+func beatWaves(b world.Beat, buf *[5]wave) *[5]wave {
+	switch {
+	case b.Kind == world.Ventricular:
+		return &ventricularWaves
+	case b.Kind == world.AtrialPremature:
+		*buf = waves
+		buf[0] = atrialPrematureP
+		return buf
+	case b.Rhythm == world.AtrialFibrillation:
+		*buf = waves
+		buf[0].amp = 0
+		return buf
+	}
+	return &waves
 }
 
 // NewModel returns the sensors of device seed on wearer w.
@@ -140,6 +160,31 @@ var waves = [5]wave{
 	{0.270, 0.050, 0.32},   // T
 }
 
+// The components of a premature ventricular beat: no P wave, a wide and
+// tall QRS (about 160 ms), and a T wave of the opposite polarity
+// (discordant), as the ventricles depolarise and repolarise cell to cell
+// instead of through the conduction system.
+var ventricularWaves = [5]wave{
+	{-0.165, 0.030, 0},     // no P
+	{-0.045, 0.020, -0.10}, // Q
+	{0, 0.030, 1.50},       // R
+	{0.065, 0.030, -0.45},  // S
+	{0.330, 0.070, -0.45},  // T
+}
+
+// The P wave of a premature atrial beat: from an ectopic focus, so
+// inverted and shorter, with a shorter PR interval; the QRS is normal.
+var atrialPrematureP = wave{-0.135, 0.022, -0.09}
+
+// afWave returns the fibrillatory waves of atrial fibrillation at ts
+// seconds: about 0.05 mV at 4.8 to 6.2 Hz, wandering in frequency and
+// amplitude, in place of P waves.
+func afWave(ts float64) float64 {
+	ph := 5.5*ts + 0.75/(2*math.Pi*0.15)*math.Sin(2*math.Pi*0.15*ts)
+	amp := 0.05 + 0.02*math.Sin(2*math.Pi*0.23*ts+1)
+	return amp * math.Sin(2*math.Pi*ph)
+}
+
 // FillECG implements ECGSource: beats from the wearer, baseline wander from
 // breathing, motion artefacts and muscle noise that grow with activity, mains
 // hum, and a flat, noisy signal while the electrodes are off.
@@ -157,6 +202,7 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	c0, c1 := m.w.Contact(t0), m.w.Contact(t1)
 	span := float64(t1 - t0)
 	first := 0
+	heart := !m.w.Scenario().Heart.Healthy()
 	for i := range dst {
 		t := t0 + time.Duration(i)*dt
 		nz := noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
@@ -196,7 +242,11 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 			}
 			sq := math.Sqrt(math.Min(math.Max(rr, 0.25), 2))
 			resp := 1 + 0.05*math.Sin(2*math.Pi*st.RespPhase)
-			for j, wv := range waves {
+			shape := &waves
+			if heart {
+				shape = beatWaves(b, &m.shape)
+			}
+			for j, wv := range shape {
 				at, width, amp := wv.at, wv.width, wv.amp
 				if j == 4 {
 					at, width = at*sq, width*sq
@@ -215,6 +265,9 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		motion := 0.12 * st.Intensity * (math.Sin(2*math.Pi*st.StepPhase) + 0.4*math.Sin(4*math.Pi*st.StepPhase+1))
 		emg := (ecgEMG + 0.012*st.Intensity) * nz
 		hum := 0.008 * math.Sin(2*math.Pi*50*ts)
+		if heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
+			v += afWave(ts)
+		}
 		dst[i] = v + wander + motion + emg + hum
 	}
 }

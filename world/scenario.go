@@ -127,6 +127,7 @@ type Scenario struct {
 	Segments []Segment
 	Events   []Event // sorted by At
 	Loop     bool    // repeat the segments (and events) forever
+	Heart    Heart   // ectopic beats and rhythm episodes; zero for a healthy rhythm
 }
 
 // Start is the wearer's state when the scenario begins.
@@ -172,6 +173,13 @@ func DefaultScenario() *Scenario {
 //	  - walk: 5m
 //	    cadence: 110        # steps per minute
 //	  - run: 2m
+//	heart:                  # optional; a healthy sinus rhythm by default
+//	  pvc: 2                # premature ventricular beats per minute, 0..30
+//	  pac: 1                # premature atrial beats per minute, 0..30
+//	  episodes:             # other rhythms, in order, not overlapping
+//	    - at: 2m
+//	      afib: 90s         # or bradycardia, tachycardia
+//	      heartRate: 110    # optional: 110 (afib), 40, 160 by default
 //	events:
 //	  - at: 6m10s
 //	    doubleTap: {}
@@ -187,6 +195,7 @@ type scenarioFile struct {
 	Segments []yaml.Node    `yaml:"segments"`
 	Events   []yaml.Node    `yaml:"events"`
 	Loop     bool           `yaml:"loop"`
+	Heart    yaml.Node      `yaml:"heart"`
 	Extra    map[string]any `yaml:",inline"`
 }
 
@@ -227,7 +236,7 @@ func ParseScenario(data []byte) (*Scenario, error) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, loop", strings.Join(keys, ", "))
+		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, loop", strings.Join(keys, ", "))
 	}
 	s := DefaultScenario()
 	s.Name, s.Seed, s.Loop = f.Name, f.Seed, f.Loop
@@ -282,6 +291,13 @@ func ParseScenario(data []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("events[%d] (line %d): %w", i, n.Line, err)
 		}
 		s.Events = append(s.Events, e)
+	}
+	if f.Heart.Kind != 0 {
+		h, err := parseHeart(&f.Heart)
+		if err != nil {
+			return nil, fmt.Errorf("heart (line %d): %w", f.Heart.Line, err)
+		}
+		s.Heart = h
 	}
 	if total > MaxScenarioLength {
 		return nil, fmt.Errorf("segments last %v; at most %v", total, MaxScenarioLength)

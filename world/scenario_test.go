@@ -1,6 +1,7 @@
 package world
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -51,4 +52,39 @@ func FuzzParseInjection(f *testing.F) {
 			t.Errorf("%q: no error and no event", data)
 		}
 	})
+}
+
+func TestParseHeart(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Heart
+		err  string
+	}{
+		{in: "heart:\n  pvc: 2\n  pac: 1/min\n", want: Heart{PVC: 2, PAC: 1}},
+		{in: "heart:\n  episodes:\n    - at: 1m\n      afib: 30s\n    - at: 2m\n      bradycardia: 1m\n      heartRate: 35\n",
+			want: Heart{Episodes: []Episode{{At: time.Minute, Duration: 30 * time.Second, Rhythm: AtrialFibrillation, HeartRate: defaultAFRate}, {At: 2 * time.Minute, Duration: time.Minute, Rhythm: Bradycardia, HeartRate: 35}}}},
+		{in: "heart:\n  pvc: 40\n", err: "pvc \"40\": beats per minute, 0..30"},
+		{in: "heart:\n  svt: 1\n", err: "unknown key svt; heart has pvc, pac and episodes"},
+		{in: "heart:\n  episodes:\n    - afib: 30s\n", err: "an episode has at"},
+		{in: "heart:\n  episodes:\n    - at: 1m\n      afib: 30s\n      tachycardia: 1m\n", err: "exactly one of afib, bradycardia, tachycardia"},
+		{in: "heart:\n  episodes:\n    - at: 1m\n      afib: 2m\n    - at: 2m\n      tachycardia: 1m\n", err: "without overlap"},
+		{in: "heart:\n  episodes:\n    - at: 1m\n      tachycardia: 1m\n      heartRate: 400\n", err: "30..220"},
+		{in: "heart: 3\n", err: "want a mapping"},
+	}
+	for _, tt := range tests {
+		sc, err := ParseScenario([]byte(tt.in))
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: error %v, want one containing %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		if fmt.Sprint(sc.Heart) != fmt.Sprint(tt.want) {
+			t.Errorf("%q: %+v, want %+v", tt.in, sc.Heart, tt.want)
+		}
+	}
 }

@@ -82,9 +82,13 @@ type tick struct {
 
 // Beat is one heartbeat.
 type Beat struct {
-	N  int64         // beat number since the scenario started
-	At time.Duration // device clock reading of the R peak
-	RR time.Duration // interval since the previous beat
+	N      int64         // beat number since the scenario started
+	At     time.Duration // device clock reading of the R peak
+	RR     time.Duration // interval since the previous beat
+	Kind   BeatKind
+	Rhythm Rhythm
+
+	sinusRR float64 // for an ectopic beat, the sinus interval it interrupted, s
 }
 
 // State is the wearer's slow state at a moment.
@@ -564,6 +568,10 @@ func (w *Wearer) ensureBeats(from, t time.Duration) {
 		// to beat variability on top
 		rr := 60 / hr * (1 - 0.035*math.Sin(2*math.Pi*resp) + 0.02*noise.Normal(noise.Key(w.seed, streamRR, uint64(last.N+1))))
 		rr = math.Max(rr, 0.25)
+		if !w.sc.Heart.Healthy() {
+			w.beats = append(w.beats, w.nextBeat(last, rr, hr))
+			continue
+		}
 		d := time.Duration(rr * float64(time.Second))
 		w.beats = append(w.beats, Beat{N: last.N + 1, At: last.At + d, RR: d})
 	}
