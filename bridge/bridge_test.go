@@ -65,6 +65,7 @@ type rigConfig struct {
 	local, remote []string // serial numbers
 	bridge        bridge.Config
 	token         string
+	allowHosts    []string
 	before        func(serial string, d *senseboard.Device) // runs before the bridge starts
 	modules       profile.Modules
 	// smallSendBuffers makes the kernel hold little for a client that
@@ -151,7 +152,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	}
 	r.b = b
 	wg.Go(func() { b.Run(ctx) })
-	r.srv = httptest.NewUnstartedServer((&bridge.Server{Bridge: b, Token: rc.token}).Handler())
+	r.srv = httptest.NewUnstartedServer((&bridge.Server{Bridge: b, Token: rc.token, AllowHosts: rc.allowHosts}).Handler())
 	if rc.smallSendBuffers {
 		r.srv.Listener = smallBuffers{r.srv.Listener}
 	}
@@ -182,12 +183,16 @@ func (r *rig) connected(serial string) bridge.DeviceState {
 }
 
 // call sends an HTTP request to the bridge and returns the status and body;
-// hdr are header names and values.
+// hdr are header names and values. Requests other than GET carry JSON
+// unless hdr says otherwise.
 func (r *rig) call(method, path, body string, hdr ...string) (int, string) {
 	r.t.Helper()
 	req, err := http.NewRequest(method, r.srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		r.t.Fatal(err)
+	}
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
@@ -389,7 +394,7 @@ func drain(s *bridgeclient.Subscription) {
 }
 
 func TestAuthAndOrigin(t *testing.T) {
-	r := newRig(t, rigConfig{local: []string{"000123"}, token: "s3cret"})
+	r := newRig(t, rigConfig{local: []string{"000123"}, token: testToken})
 	r.connected("000123")
 	msg := `{"type": "get", "path": "/Info"}`
 	for _, tt := range []struct {
@@ -400,26 +405,26 @@ func TestAuthAndOrigin(t *testing.T) {
 	}{
 		{"no token", nil, 401, "missing access token"},
 		{"wrong token", []string{"Authorization", "Bearer guess"}, 401, "wrong access token"},
-		{"right token", []string{"Authorization", "Bearer s3cret"}, 200, `"response":200`},
-		{"foreign origin", []string{"Authorization", "Bearer s3cret", "Origin", "http://evil.example"}, 403, "request from a page of http://evil.example refused"},
+		{"right token", []string{"Authorization", "Bearer " + testToken}, 200, `"response":200`},
+		{"foreign origin", []string{"Authorization", "Bearer " + testToken, "Origin", "http://evil.example"}, 403, "request from a page of http://evil.example refused"},
 	} {
 		status, body := r.post("/api/message", msg, tt.hdr...)
 		if status != tt.status || !strings.Contains(body, tt.want) {
 			t.Errorf("%s: %d %s", tt.name, status, body)
 		}
 	}
-	if status, _ := r.get("/api/devices?token=s3cret"); status != 200 {
-		t.Errorf("token in the query: %d", status)
+	if status, body := r.get("/api/devices?token=" + testToken); status != 401 || !strings.Contains(body, "?token= is accepted only on /api/ws and /api/output") {
+		t.Errorf("token in the query of a plain request: %d %s", status, body)
 	}
 	if _, err := bridgeclient.Dial(r.ctx, r.srv.URL, nil); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("WebSocket without the token: %v", err)
 	}
-	c := r.dial(&bridgeclient.Options{Token: "s3cret"})
+	c := r.dial(&bridgeclient.Options{Token: testToken})
 	if resp, err := c.Get(r.ctx, "/Info"); err != nil || resp.Response != 200 {
 		t.Errorf("WebSocket with the token: %+v %v", resp, err)
 	}
 	// a WebSocket from a page of another origin
-	req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/api/ws?token=s3cret", nil)
+	req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/api/ws?token="+testToken, nil)
 	for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
 		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": "http://evil.example"} {
 		req.Header.Set(k, v)
@@ -909,7 +914,9 @@ func TestBLEServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.CloseNow()
-	next := func(types ...string) map[string]any {
+	// next returns the next message of a type, with an id when one is
+	// given: the answers of earlier messages may come after later events.
+	next := func(typ string, id ...string) map[string]any {
 		t.Helper()
 		for {
 			ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
@@ -919,10 +926,8 @@ func TestBLEServices(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := decode(t, string(b))
-			for _, typ := range types {
-				if m["type"] == typ {
-					return m
-				}
+			if m["type"] == typ && (len(id) == 0 || fmt.Sprint(m["id"]) == id[0]) {
+				return m
 			}
 		}
 	}
@@ -942,7 +947,9 @@ func TestBLEServices(t *testing.T) {
 	}
 	// serial service both ways
 	send(`{"type": "subscribe", "path": "/Comm/Ble/NUS", "id": "nus"}`)
-	next("response")
+	if m := next("response", "nus"); m["response"] != float64(200) {
+		t.Fatalf("subscribe to NUS: %v", m)
+	}
 	if status, body := r.post("/api/devices/000123/nus", `{"text": "hi"}`); status != 200 {
 		t.Fatalf("nus: %d %s", status, body)
 	}

@@ -2,15 +2,14 @@ package bridge
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -22,14 +21,22 @@ import (
 const DefaultHTTP = "127.0.0.1:8080"
 
 // Server serves a bridge over HTTP: the API under /api/ and the dashboard
-// at /. Outside loopback every request to the API must carry the access
-// token, as "Authorization: Bearer <token>" or, where a browser cannot set
-// the header (WebSockets), as ?token=<token>.
+// at /. With an access token (required outside loopback) every request to
+// the API must carry it, as "Authorization: Bearer <token>" or, where a
+// browser cannot set the header (/api/ws and /api/output), as
+// ?token=<token>. The API refuses pages of other origins, requests that
+// change things unless their body is declared JSON, and, on loopback,
+// Host names that are not loopback names nor in AllowHosts (docs/security.md).
 type Server struct {
 	Bridge *Bridge
 	// Token is the access token; "" serves without one, which Serve allows
 	// on loopback only.
 	Token string
+	// AllowHosts are Host names, with or without port, that the bridge
+	// answers on loopback besides localhost, 127.0.0.0/8 and [::1].
+	AllowHosts []string
+	// Limits bound connections, timeouts and header sizes of Serve.
+	Limits Limits
 }
 
 // ErrNeedToken is a non-loopback address without an access token.
@@ -60,8 +67,29 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := CheckAddr(ln.Addr().String(), s.Token); err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	if s.Token != "" {
+		if err := CheckToken(s.Token); err != nil {
+			return err
+		}
+	}
+	lim := s.Limits.withDefaults()
+	// WriteTimeout bounds the answers of plain requests; the streams
+	// (GET /api/output) lift it and bound each write themselves, and a
+	// WebSocket's connection loses it when the handshake takes it over.
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: lim.ReadHeaderTimeout,
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      lim.WriteTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    lim.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.Bridge.cfg.Log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
+	}
+	ln = &countingListener{Listener: ln, max: lim.MaxConns}
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -106,41 +134,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		files.ServeHTTP(w, r)
 	})
-	return mux
-}
-
-// guard checks the access token and refuses requests that change things
-// from pages of other origins.
-func (s *Server) guard(h http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.Token != "" {
-			got := r.URL.Query().Get("token")
-			if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-				got = a
-			}
-			if subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="senseboard bridge"`)
-				msg := "missing access token: send Authorization: Bearer <token>"
-				if got != "" {
-					msg = "wrong access token"
-				}
-				writeError(w, http.StatusUnauthorized, errors.New(msg))
-				return
-			}
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
-				writeError(w, http.StatusForbidden, fmt.Errorf("request from a page of %s refused: the bridge answers pages of its own origin only", o))
-				return
-			}
-		}
-		h(w, r)
-	})
-}
-
-func sameOrigin(origin, host string) bool {
-	u, err := url.Parse(origin)
-	return err == nil && strings.EqualFold(u.Host, host)
+	return s.checkHost(mux)
 }
 
 // statusOf maps an error to an HTTP status.
@@ -183,8 +177,13 @@ func writeError(w http.ResponseWriter, status int, err error) {
 // empty body reads as {}.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessage))
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: the body exceeds %d bytes", ErrBadMessage, MaxMessage))
+		return nil, false
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: reading the body: %v", ErrBadMessage, err))
 		return nil, false
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
@@ -208,6 +207,12 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, shape string) boo
 	return true
 }
 
+// noBody refuses a body other than nothing or {} for a call that takes none.
+func noBody(w http.ResponseWriter, r *http.Request) bool {
+	var none struct{}
+	return decodeBody(w, r, &none, "empty or {}")
+}
+
 func (s *Server) devices(w http.ResponseWriter, r *http.Request) {
 	writeValue(w, s.Bridge.Devices())
 }
@@ -222,11 +227,17 @@ func (s *Server) device(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
+	if !noBody(w, r) {
+		return
+	}
 	serial := r.PathValue("serial")
 	s.answer(w, serial, s.Bridge.Connect(r.Context(), serial))
 }
 
 func (s *Server) disconnect(w http.ResponseWriter, r *http.Request) {
+	if !noBody(w, r) {
+		return
+	}
 	serial := r.PathValue("serial")
 	s.answer(w, serial, s.Bridge.Disconnect(r.Context(), serial))
 }
@@ -360,6 +371,9 @@ func (s *Server) startRecording(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) stopRecording(w http.ResponseWriter, r *http.Request) {
+	if !noBody(w, r) {
+		return
+	}
 	st, err := s.Bridge.StopRecording(r.Context(), r.PathValue("name"))
 	if err != nil && st.Name == "" {
 		writeError(w, statusOf(err), err)

@@ -30,7 +30,21 @@ func outputLine(id ID, uri string, body []byte) []byte {
 // subscription has ended or the client goes away.
 func (s *Server) output(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	for k := range q {
+		if k != "path" && k != "id" && k != "device" && k != "token" {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("%w: unknown parameter %q; the stream takes path, id, device and token", ErrBadMessage, k))
+			return
+		}
+	}
 	paths, ids := q["path"], q["id"]
+	if len(paths) > MaxOutputPaths {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: %d paths; one stream carries at most %d", ErrBadMessage, len(paths), MaxOutputPaths))
+		return
+	}
+	if len(q["device"]) > 1 {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: %d devices; one stream names at most one device", ErrBadMessage, len(q["device"])))
+		return
+	}
 	if len(paths) == 0 {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: give one or more path=/Meas/HR (and device=<serial> when several devices are connected)", ErrBadMessage))
 		return
@@ -39,6 +53,11 @@ func (s *Server) output(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: %d ids for %d paths", ErrBadMessage, len(ids), len(paths)))
 		return
 	}
+	// The stream lasts as long as its subscriptions: it lifts the
+	// server's read and write timeouts, and bounds each write instead.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	rc.SetWriteDeadline(time.Time{})
 	ctx := r.Context()
 	out := newOutbox()
 	var subs []*Sub
@@ -85,7 +104,6 @@ func (s *Server) output(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
 	write := func(b []byte) bool {
 		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		_, err := w.Write(b)

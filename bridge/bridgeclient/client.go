@@ -374,7 +374,9 @@ func (c *Client) call(ctx context.Context, method, path string, body, out any) e
 	if err != nil {
 		return err
 	}
-	if body != nil {
+	if method != http.MethodGet {
+		// the bridge takes calls that change things as JSON only, even
+		// without a body
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.opts.Token != "" {

@@ -26,7 +26,8 @@ const el = (tag, attrs = {}, ...kids) => {
 async function api(method, path, body) {
   const headers = {};
   if (token) headers.Authorization = 'Bearer ' + token;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  // the bridge takes calls that change things as JSON only, even without a body
+  if (method !== 'GET') headers['Content-Type'] = 'application/json';
   const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const data = await r.json();
   if (!r.ok) throw new Error(data.error || r.statusText);

@@ -27,17 +27,22 @@ type bridgeFlags struct {
 	air       *string
 	reconnect *bool
 	manual    *bool
+	allowHost listFlag
+	maxConns  *int
 }
 
 func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
-	return &bridgeFlags{
+	f := &bridgeFlags{
 		fs:        fs,
 		http:      fs.String("http", defaultHTTP(), httpHelp+" (default $SENSEBOARD_HTTP, or "+bridge.DefaultHTTP+")"),
 		token:     fs.String("token", "", "access token of the bridge's API, needed beyond loopback (default $SENSEBOARD_TOKEN)"),
 		air:       fs.String("air", "", "directory of the local radio link between senseboard programs (default "+air.DefaultDir()+"; none for none)"),
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
+		maxConns:  fs.Int("http-max-conns", bridge.DefaultMaxConns, "bridge: HTTP connections served at once, WebSockets and streams included; more are answered 503"),
 	}
+	fs.Var(&f.allowHost, "allow-host", "bridge: a Host name the bridge answers on loopback besides localhost, 127.0.0.1 and [::1] (repeatable)")
+	return f
 }
 
 // defaultHTTP is the bridge's address when --http is left out:
@@ -73,9 +78,17 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 	if *f.http == "none" {
 		return nil, "", nil
 	}
-	token := *f.token
-	if token == "" {
-		token = os.Getenv("SENSEBOARD_TOKEN")
+	token, given := *f.token, flagSet(f.fs, "token")
+	if !given {
+		token, given = os.LookupEnv("SENSEBOARD_TOKEN")
+	}
+	if given {
+		if err := bridge.CheckToken(token); err != nil {
+			return nil, "", fmt.Errorf("bridge: %w", err)
+		}
+	}
+	if *f.maxConns <= 0 {
+		return nil, "", fmt.Errorf("--http-max-conns %d: give a positive number of connections", *f.maxConns)
 	}
 	if err := bridge.CheckAddr(*f.http, token); err != nil {
 		return nil, "", err
@@ -99,7 +112,8 @@ func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bri
 		ln.Close()
 		return nil, err
 	}
-	return &bridgeService{b: b, srv: &bridge.Server{Bridge: b, Token: token}, ln: ln}, nil
+	return &bridgeService{b: b, srv: &bridge.Server{Bridge: b, Token: token, AllowHosts: f.allowHost,
+		Limits: bridge.Limits{MaxConns: *f.maxConns}}, ln: ln}, nil
 }
 
 // URL is where the dashboard is.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,7 +41,8 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 		pty       = fs.String("pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty; none for no pty)")
 		port      = fs.String("serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
 		baud      = fs.Int("baud", 115200, "baud rate of --serial-port")
-		listen    = fs.String("listen", host.DefaultListen, "TCP address to serve on (none for no TCP); loopback unless you give another")
+		listen    = fs.String("listen", host.DefaultListen, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
+		beyond    = fs.Bool("listen-beyond-loopback", false, "let --listen serve beyond loopback: the TCP port has no authentication, and anyone who reaches it controls the device")
 		devices   = fs.Int("devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
 		speed     = fs.String("speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
 		scenario  = fs.String("scenario", "", "scenario file: the wearer's timeline (YAML)")
@@ -61,6 +63,9 @@ Flags:
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
+		return fail(stderr, err)
+	}
+	if err := checkListen(*listen, *beyond, stderr); err != nil {
 		return fail(stderr, err)
 	}
 	cfg := host.Config{Serial: *serialNo, Devices: *devices, StateDir: *state, PTY: *pty, SerialPort: *port, Baud: *baud,
@@ -157,6 +162,28 @@ Flags:
 		return fail(stderr, err)
 	}
 	return 0
+}
+
+// checkListen refuses a device TCP address beyond loopback unless the
+// user said so, and warns when they did: the port serves without
+// authentication.
+func checkListen(addr string, beyond bool, stderr io.Writer) error {
+	if addr == "none" {
+		return nil
+	}
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w; give host:port, such as %s", addr, err, host.DefaultListen)
+	}
+	ip := net.ParseIP(h)
+	if h == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if !beyond {
+		return fmt.Errorf("--listen %s serves beyond loopback, and the device's TCP port has no authentication: anyone who reaches it can read and change the device; give --listen-beyond-loopback to do it anyway, or a loopback address such as %s", addr, host.DefaultListen)
+	}
+	fmt.Fprintf(stderr, "senseboard: warning: the devices' TCP ports on %s serve without authentication: anyone who reaches them can read and change the devices\n", addr)
+	return nil
 }
 
 func parseSpeed(s string) (float64, error) {
