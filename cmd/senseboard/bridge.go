@@ -80,7 +80,8 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 	}
 	token, given := *f.token, flagSet(f.fs, "token")
 	if !given {
-		token, given = os.LookupEnv("SENSEBOARD_TOKEN")
+		token = os.Getenv("SENSEBOARD_TOKEN")
+		given = token != ""
 	}
 	if given {
 		if err := bridge.CheckToken(token); err != nil {
