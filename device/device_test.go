@@ -39,8 +39,8 @@ func (p *testProvider) Register(d *device.Device) error {
 		p.args = append([]resource.Value(nil), req.Args...)
 		return resource.OK(map[string]any{"uri": req.URI})
 	}
-	d.HandleFunc("/Test/{Index}/Value", resource.Get, record)
-	d.HandleFunc("/Test/{Index}/Value", resource.Put, func(req *resource.Request) resource.Response {
+	d.HandleFunc("/Test/Value/{Index}", resource.Get, record)
+	d.HandleFunc("/Test/Value/{Index}", resource.Put, func(req *resource.Request) resource.Response {
 		record(req)
 		return resource.OK(nil)
 	})
@@ -150,38 +150,38 @@ func TestDoEnvelope(t *testing.T) {
 		{"empty segment", resource.Request{Op: resource.Get, Path: "/Info//App"}, 400, "", "empty segment"},
 		{"non UTF-8", resource.Request{Op: resource.Get, Path: "/Info\xff"}, 400, "", "UTF-8"},
 		{"too many parameters", resource.Request{Op: resource.Get, Path: "/Info", Params: []resource.Value{resource.Uint8(1)}}, 400, "/net/000123/Info", "takes no parameters"},
-		{"path and query parameters", resource.Request{Op: resource.Get, Path: "/test/2/value",
-			Params: []resource.Value{resource.Uint32(7), resource.Uint8(16)}}, 200, "/net/000123/Test/2/Value", ""},
-		{"placeholder filled from params", resource.Request{Op: resource.Get, Path: "/Test/{Index}/Value",
-			Params: []resource.Value{resource.Uint8(3), resource.Uint32(7), resource.Uint8(16)}}, 200, "/net/000123/Test/3/Value", ""},
-		{"placeholder without value", resource.Request{Op: resource.Get, Path: "/Test/{Index}/Value"}, 400, "", "no value for path parameter Index"},
-		{"path parameter over maximum", resource.Request{Op: resource.Get, Path: "/Test/4/Value",
+		{"path and query parameters", resource.Request{Op: resource.Get, Path: "/test/value/2",
+			Params: []resource.Value{resource.Uint32(7), resource.Uint8(16)}}, 200, "/net/000123/Test/Value/2", ""},
+		{"placeholder filled from params", resource.Request{Op: resource.Get, Path: "/Test/Value/{Index}",
+			Params: []resource.Value{resource.Uint8(3), resource.Uint32(7), resource.Uint8(16)}}, 200, "/net/000123/Test/Value/3", ""},
+		{"placeholder without value", resource.Request{Op: resource.Get, Path: "/Test/Value/{Index}"}, 400, "", "no value for path parameter Index"},
+		{"path parameter over maximum", resource.Request{Op: resource.Get, Path: "/Test/Value/4",
 			Params: []resource.Value{resource.Uint32(7), resource.Uint8(16)}}, 400, "", "Index: 4 is out of range (uint8, 0..3)"},
-		{"path parameter not an integer", resource.Request{Op: resource.Get, Path: "/Test/x/Value"}, 400, "", `Index "x" is not an integer`},
-		{"path parameter too big for its type", resource.Request{Op: resource.Get, Path: "/Test/300/Value"}, 400, "", "does not fit uint8"},
-		{"missing parameter", resource.Request{Op: resource.Get, Path: "/Test/1/Value",
+		{"path parameter not an integer", resource.Request{Op: resource.Get, Path: "/Test/Value/x"}, 400, "", `Index "x" is not an integer`},
+		{"path parameter too big for its type", resource.Request{Op: resource.Get, Path: "/Test/Value/300"}, 400, "", "does not fit uint8"},
+		{"missing parameter", resource.Request{Op: resource.Get, Path: "/Test/Value/1",
 			Params: []resource.Value{resource.Uint32(7)}}, 400, "", "missing parameter Len (uint8, 1..128)"},
-		{"out of declared range", resource.Request{Op: resource.Get, Path: "/Test/1/Value",
+		{"out of declared range", resource.Request{Op: resource.Get, Path: "/Test/Value/1",
 			Params: []resource.Value{resource.Uint32(7), resource.Uint8(200)}}, 400, "", "Len: 200 is out of range (uint8, 1..128)"},
-		{"wrong type", resource.Request{Op: resource.Get, Path: "/Test/1/Value",
+		{"wrong type", resource.Request{Op: resource.Get, Path: "/Test/Value/1",
 			Params: []resource.Value{resource.String("7"), resource.Uint8(1)}}, 400, "", "parameter Addr takes uint32"},
-		{"negative for unsigned", resource.Request{Op: resource.Get, Path: "/Test/1/Value",
+		{"negative for unsigned", resource.Request{Op: resource.Get, Path: "/Test/Value/1",
 			Params: []resource.Value{resource.Int64(-1), resource.Uint8(1)}}, 400, "", "does not fit uint32"},
-		{"wider type in range", resource.Request{Op: resource.Get, Path: "/Test/1/Value",
-			Params: []resource.Value{resource.Int64(7), resource.Int64(1)}}, 200, "/net/000123/Test/1/Value", ""},
-		{"record with folded keys", resource.Request{Op: resource.Put, Path: "/Test/1/Value",
-			Params: []resource.Value{rec(t, "FilterConfig", `{"low-pass": 100, "high_pass": null}`)}}, 200, "/net/000123/Test/1/Value", ""},
-		{"record of another type", resource.Request{Op: resource.Put, Path: "/Test/1/Value",
+		{"wider type in range", resource.Request{Op: resource.Get, Path: "/Test/Value/1",
+			Params: []resource.Value{resource.Int64(7), resource.Int64(1)}}, 200, "/net/000123/Test/Value/1", ""},
+		{"record with folded keys", resource.Request{Op: resource.Put, Path: "/Test/Value/1",
+			Params: []resource.Value{rec(t, "FilterConfig", `{"low-pass": 100, "high_pass": null}`)}}, 200, "/net/000123/Test/Value/1", ""},
+		{"record of another type", resource.Request{Op: resource.Put, Path: "/Test/Value/1",
 			Params: []resource.Value{rec(t, "LedState", `{"IsOn": true}`)}}, 400, "", "is a FilterConfig record; LedState given"},
-		{"record unknown field", resource.Request{Op: resource.Put, Path: "/Test/1/Value",
+		{"record unknown field", resource.Request{Op: resource.Put, Path: "/Test/Value/1",
 			Params: []resource.Value{rec(t, "FilterConfig", `{"Bandwidth": 1}`)}}, 400, "", "unknown field Bandwidth; allowed: HighPass, LowPass"},
-		{"record enum", resource.Request{Op: resource.Put, Path: "/Test/1/Value",
+		{"record enum", resource.Request{Op: resource.Put, Path: "/Test/Value/1",
 			Params: []resource.Value{rec(t, "FilterConfig", `{"LowPass": 41}`)}}, 400, "", "LowPass should be one of [40 100 150]"},
-		{"untyped JSON record", resource.Request{Op: resource.Put, Path: "/Test/1/Value",
-			Params: []resource.Value{jsonValue(t, `{"LowPass": 40}`)}}, 200, "/net/000123/Test/1/Value", ""},
+		{"untyped JSON record", resource.Request{Op: resource.Put, Path: "/Test/Value/1",
+			Params: []resource.Value{jsonValue(t, `{"LowPass": 40}`)}}, 200, "/net/000123/Test/Value/1", ""},
 		{"untyped JSON of the wrong kind", resource.Request{Op: resource.Put, Path: "/Time",
 			Params: []resource.Value{jsonValue(t, `"soon"`)}}, 400, "", "takes int64"},
-		{"body too large", resource.Request{Op: resource.Put, Path: "/Test/1/Value",
+		{"body too large", resource.Request{Op: resource.Put, Path: "/Test/Value/1",
 			Params: []resource.Value{rec(t, "FilterConfig", `{"LowPass": 40`+strings.Repeat(" ", api.MaxBody)+`}`)}}, 413, "", "at most 4096"},
 		{"subscribe without client", resource.Request{Op: resource.Subscribe, Path: "/Time"}, 400, "/net/000123/Time", "needs a client"},
 		{"subscription path get", resource.Request{Op: resource.Get, Path: "/Time/Subscription"}, 405, "/net/000123/Time/Subscription", "POST (subscribe)"},
@@ -212,7 +212,7 @@ func TestDoEnvelope(t *testing.T) {
 
 func TestBoundArgs(t *testing.T) {
 	fx := newFixture(t)
-	fx.do(t, &resource.Request{Op: resource.Put, Path: "/Test/{Index}/Value",
+	fx.do(t, &resource.Request{Op: resource.Put, Path: "/Test/Value/{Index}",
 		Params: []resource.Value{resource.Uint8(2), rec(t, "FilterConfig", `{"LOW_PASS": 150, "highPass": 0.5}`)}})
 	args := fx.test.args
 	if len(args) != 2 || args[0].Type() != resource.TypeUint8 || args[0].Uint() != 2 {
@@ -228,7 +228,7 @@ func TestBoundArgs(t *testing.T) {
 	if cfg["LowPass"] != 150.0 || cfg["HighPass"] != 0.5 || len(cfg) != 2 {
 		t.Errorf("canonical record %v, want keys spelled as declared", cfg)
 	}
-	fx.do(t, &resource.Request{Op: resource.Get, Path: "/test/1/value", Params: []resource.Value{resource.Int64(5), resource.Int64(9)}})
+	fx.do(t, &resource.Request{Op: resource.Get, Path: "/test/value/1", Params: []resource.Value{resource.Int64(5), resource.Int64(9)}})
 	args = fx.test.args
 	if args[1].Type() != resource.TypeUint32 || args[2].Type() != resource.TypeUint8 || args[2].Uint() != 9 {
 		t.Errorf("values not converted to declared types: %v %s %s", args, args[1].Type(), args[2].Type())
@@ -401,8 +401,8 @@ func TestTopicOf(t *testing.T) {
 
 func FuzzDo(f *testing.F) {
 	f.Add(uint8(1), "/Info", "uint8", "1", "")
-	f.Add(uint8(2), "/Test/{Index}/Value", "uint8", "2", `{"low-pass":40}`)
-	f.Add(uint8(1), "/Test/1/Value", "uint32", "0x10", `7`)
+	f.Add(uint8(2), "/Test/Value/{Index}", "uint8", "2", `{"low-pass":40}`)
+	f.Add(uint8(1), "/Test/Value/1", "uint32", "0x10", `7`)
 	f.Add(uint8(5), "/Test/Level/error", "string", "x", "")
 	f.Add(uint8(3), "/Time/Subscription", "int64", "-1", "null")
 	fx := newFixture(f)

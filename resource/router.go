@@ -10,9 +10,16 @@ package resource
 // does not lead to a resource, so the most specific pattern wins. Literals
 // match without regard to case; the leading slash is optional.
 //
-// Registration refuses conflicts: the same operation twice on one pattern, or
-// two patterns of the same shape that are not spelled alike (so every resource
-// has one canonical spelling, the one the envelope's uri shows).
+// Registration refuses conflicts: the same operation twice on one pattern, two
+// patterns of the same shape that are not spelled alike (so every resource
+// has one canonical spelling, the one the envelope's uri shows), and two
+// patterns that overlap when neither is more specific, as net/http's
+// ServeMux does: /{A}/x and /y/{B} both match /y/x, and neither matches only
+// paths that the other matches too. A pattern is more specific than another
+// when it matches a strict subset of its paths (/Meas/Acc/Config is more
+// specific than /Meas/Acc/{SampleRate}, which is more specific than a
+// subtree route at /Meas); the matching above always picks the more
+// specific one.
 //
 // Subscriptions are one mechanism with two spellings: registering Subscribe on
 // a pattern also registers its child "<pattern>/Subscription", where POST
@@ -234,12 +241,70 @@ func (rt *Router) route(pattern string, subtree bool) (*Route, error) {
 		return r, nil
 	}
 	r := &Route{pattern: pattern, segs: segs, params: params, subtree: subtree}
+	for _, o := range rt.routes {
+		if path, ok := ambiguous(r, o); ok {
+			return nil, fmt.Errorf("register %s: conflicts with %s: both match %s, and neither is more specific", pattern, o.pattern, path)
+		}
+	}
 	if len(params) == 0 {
 		r.uri = rt.prefix + pattern
 	}
 	n.route = r
 	rt.routes = append(rt.routes, r)
 	return r, nil
+}
+
+// ambiguous reports whether some path matches both a and b while neither
+// is more specific, and returns such a path. A subtree route matches its
+// pattern followed by any number of segments.
+func ambiguous(a, b *Route) (string, bool) {
+	var aMore, bMore bool // a (b) is more specific at some position
+	var path strings.Builder
+	for i := 0; i < max(len(a.segs), len(b.segs)); i++ {
+		var sa, sb *segment
+		if i < len(a.segs) {
+			sa = &a.segs[i]
+		}
+		if i < len(b.segs) {
+			sb = &b.segs[i]
+		}
+		var seg string
+		switch {
+		case sa == nil && !a.subtree || sb == nil && !b.subtree:
+			return "", false // one has ended, the other goes on
+		case sa == nil: // a's subtree takes b's segment
+			bMore, seg = true, sb.text()
+		case sb == nil:
+			aMore, seg = true, sa.text()
+		case sa.lit != "" && sb.lit != "":
+			if !strings.EqualFold(sa.lit, sb.lit) {
+				return "", false
+			}
+			seg = sa.lit
+		case sa.lit != "":
+			aMore, seg = true, sa.lit
+		case sb.lit != "":
+			bMore, seg = true, sb.lit
+		default:
+			seg = "x"
+		}
+		path.WriteString("/" + seg)
+	}
+	switch {
+	case a.subtree && !b.subtree && len(a.segs) == len(b.segs):
+		bMore = true
+	case b.subtree && !a.subtree && len(a.segs) == len(b.segs):
+		aMore = true
+	}
+	return path.String(), aMore && bMore
+}
+
+// text is a segment of a path that the segment matches.
+func (s *segment) text() string {
+	if s.lit != "" {
+		return s.lit
+	}
+	return "x"
 }
 
 func parsePattern(pattern string) ([]segment, []string, error) {

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -171,6 +172,70 @@ func TestHandleConflicts(t *testing.T) {
 		_, err := rt.Handle(tt.second, tt.secondOp, h)
 		if err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: second registration error = %v, want containing %q", tt.name, err, tt.msg)
+		}
+	}
+}
+
+// TestAmbiguousPatterns: two patterns that some path matches while neither
+// is more specific are refused, in either order, with both names and such a
+// path; a more specific pattern and a less specific one coexist, and the
+// more specific one serves the paths both match.
+func TestAmbiguousPatterns(t *testing.T) {
+	h := HandlerFunc(func(*Request) Response { return OK(nil) })
+	tests := []struct {
+		a, b       string
+		aSub, bSub bool   // registered as subtree routes
+		both       string // a path both match when they conflict
+		path, want string // otherwise: a path and the pattern that serves it
+	}{
+		{a: "/{A}/x", b: "/y/{B}", both: "/y/x"},
+		{a: "/{A}/x/{C}", b: "/y/{B}/z", both: "/y/x/z"},
+		{a: "/Meas/{A}/Config", b: "/Meas/Acc/{B}", both: "/Meas/Acc/Config"},
+		{a: "/a", aSub: true, b: "/{X}/b", both: "/a/b"},
+		{a: "/a/b", aSub: true, b: "/{X}/b", both: "/a/b"},
+		{a: "/{X}", aSub: true, b: "/a", bSub: true, path: "/a/c", want: "/a"},
+		{a: "/a/{X}", b: "/a/b", path: "/a/b", want: "/a/b"},
+		{a: "/a/{X}/{Y}", b: "/a/b/{Y}", path: "/a/b/c", want: "/a/b/{Y}"},
+		{a: "/a", aSub: true, b: "/a/{X}", path: "/a/b", want: "/a/{X}"},
+		{a: "/a", aSub: true, b: "/a/b/c", path: "/a/b/c", want: "/a/b/c"},
+		{a: "/a", aSub: true, b: "/{X}", both: "/a"},
+		{a: "/{A}/x", b: "/y/z", path: "/y/x", want: "/{A}/x"},
+		{a: "/{A}/x", b: "/y/{B}/z", path: "/y/x", want: "/{A}/x"},
+		{a: "/a/{X}", b: "/a", path: "/a", want: "/a"},
+	}
+	register := func(rt *Router, p string, sub bool) error {
+		if sub {
+			_, err := rt.HandleSubtree(p, Get, h)
+			return err
+		}
+		_, err := rt.Handle(p, Get, h)
+		return err
+	}
+	for _, tt := range tests {
+		for _, swap := range []bool{false, true} {
+			first, second, fSub, sSub := tt.a, tt.b, tt.aSub, tt.bSub
+			if swap {
+				first, second, fSub, sSub = second, first, sSub, fSub
+			}
+			rt := NewRouter("")
+			if err := register(rt, first, fSub); err != nil {
+				t.Fatalf("%s: %v", first, err)
+			}
+			err := register(rt, second, sSub)
+			if tt.both != "" {
+				want := fmt.Sprintf("register %s: conflicts with %s: both match %s", second, first, tt.both)
+				if err == nil || !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("%s after %s: %v, want %q", second, first, err, want)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s after %s: %v", second, first, err)
+				continue
+			}
+			if m, err := rt.Resolve(Get, tt.path); err != nil || m.Route.Pattern() != tt.want {
+				t.Errorf("%s and %s: %s went to %v (%v), want %s", first, second, tt.path, m.Route, err, tt.want)
+			}
 		}
 	}
 }
