@@ -1,10 +1,14 @@
 package resource
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -130,4 +134,79 @@ func AppendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// CheckJSONText reports JSON text that encoding/json would change without a
+// word: bytes that are not UTF-8, and \u escapes of half a surrogate pair,
+// which both decode as U+FFFD. A request that has them is refused instead.
+func CheckJSONText(b []byte) error {
+	if !utf8.Valid(b) {
+		i := 0
+		for i < len(b) {
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			i += size
+		}
+		return fmt.Errorf("byte %d (0x%02x) is not UTF-8; text must be UTF-8", i, b[i])
+	}
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character: a backslash escapes nothing after it
+		r, ok := hex4(b[i:])
+		if !ok || !utf16.IsSurrogate(r) {
+			continue
+		}
+		if j := i + 5; r < 0xDC00 && j < len(b) && b[j] == '\\' { // a high half: the low half must follow
+			if low, ok := hex4(b[j+1:]); ok && low >= 0xDC00 && utf16.IsSurrogate(low) {
+				i = j + 5
+				continue
+			}
+		}
+		return fmt.Errorf("the escape \\u%04X at byte %d is half of a surrogate pair, not a character", r, i-1)
+	}
+	return nil
+}
+
+// hex4 reads the rune of "uXXXX" at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 5 || b[0] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[1:5]), 16, 16)
+	return rune(n), err == nil
+}
+
+// CheckObjectKeys reports a key of the JSON object b that is not one of
+// allowed, spelled exactly so (encoding/json matches keys without regard to
+// case and ignores the others), or that is given twice (encoding/json keeps
+// the last). Text that is not a JSON object is left to the decoder to refuse.
+func CheckObjectKeys(b []byte, allowed ...string) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var seen []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		k, _ := t.(string)
+		switch {
+		case !slices.Contains(allowed, k):
+			return fmt.Errorf("unknown field %q; allowed: %s", k, strings.Join(allowed, ", "))
+		case slices.Contains(seen, k):
+			return fmt.Errorf("field %q given twice", k)
+		}
+		seen = append(seen, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
 }

@@ -201,3 +201,39 @@ func TestFloat32Cache(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckJSONText(t *testing.T) {
+	tests := []struct {
+		in, err string // err is empty for text that passes
+	}{
+		{`{"path": "/Info"}`, ""},
+		{`{"s": "ä \u00e4 \ud83d\ude00 \\ud800"}`, ""},
+		{"{\"path\": \"/Info\xff\"}", "byte 15 (0xff) is not UTF-8"},
+		{`{"path": "/Info\ud800"}`, `the escape \uD800 at byte 15 is half of a surrogate pair`},
+		{`{"path": "\udc00x"}`, `\uDC00`},
+		{`"\ud83d\u0041"`, `\uD83D`},
+		{`"\ud83d`, `\uD83D`},
+	}
+	for _, tt := range tests {
+		err := CheckJSONText([]byte(tt.in))
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%q: %v, want %q", tt.in, err, tt.err)
+		}
+	}
+}
+
+func TestCheckObjectKeys(t *testing.T) {
+	tests := []struct{ in, err string }{
+		{`{"op": "get", "path": "/Info"}`, ""},
+		{`{"op": "get", "Path": "/Info"}`, `unknown field "Path"; allowed: op, path, params`},
+		{`{"op": "get", "parms": []}`, `unknown field "parms"`},
+		{`{"op": "get", "op": "put"}`, `field "op" given twice`},
+		{`[1]`, ""},
+	}
+	for _, tt := range tests {
+		err := CheckObjectKeys([]byte(tt.in), "op", "path", "params")
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || err.Error() != tt.err && !strings.HasPrefix(err.Error(), tt.err)) {
+			t.Errorf("%q: %v, want %q", tt.in, err, tt.err)
+		}
+	}
+}

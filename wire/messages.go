@@ -137,6 +137,9 @@ func DecodeParam(p Param) (resource.Value, error) {
 		return resource.JSON(raw)
 	}
 	if p.Type == "null" {
+		if string(raw) != "null" {
+			return resource.Value{}, fmt.Errorf("null parameter: its value is %s; want null", clip(raw))
+		}
 		return resource.Null(), nil
 	}
 	if p.Type == "string" {

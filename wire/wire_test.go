@@ -131,6 +131,7 @@ func TestDecodeParamErrors(t *testing.T) {
 		{Type: "AdvSettings", Value: json.RawMessage(`[1]`)},
 		{Type: "no such type!", Value: json.RawMessage(`1`)},
 		{Type: "int64"},
+		{Type: "null", Value: json.RawMessage(`5`)},
 	} {
 		if v, err := DecodeParam(p); err == nil {
 			t.Errorf("%+v decoded to %v", p, v)

@@ -200,11 +200,12 @@ type scenarioFile struct {
 }
 
 type startFile struct {
-	HeartRate *float64 `yaml:"heartRate"`
-	Posture   *string  `yaml:"posture"`
-	Gear      *string  `yaml:"gear"`
-	Battery   *string  `yaml:"battery"`
-	Ambient   *string  `yaml:"ambient"`
+	HeartRate *float64       `yaml:"heartRate"`
+	Posture   *string        `yaml:"posture"`
+	Gear      *string        `yaml:"gear"`
+	Battery   *string        `yaml:"battery"`
+	Ambient   *string        `yaml:"ambient"`
+	Extra     map[string]any `yaml:",inline"`
 }
 
 // LoadScenario reads a scenario file.
@@ -229,14 +230,17 @@ func ParseScenario(data []byte) (*Scenario, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
+	} else if err == nil {
+		var more yaml.Node
+		if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+			return nil, errors.New("more than one YAML document; a scenario is one")
+		}
 	}
 	if len(f.Extra) > 0 {
-		var keys []string
-		for k := range f.Extra {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, loop", strings.Join(keys, ", "))
+		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, loop", sortedKeys(f.Extra))
+	}
+	if f.Start != nil && len(f.Start.Extra) > 0 {
+		return nil, fmt.Errorf("unknown setting start.%s; allowed in start: heartRate, posture, gear, battery, ambient", sortedKeys(f.Start.Extra))
 	}
 	s := DefaultScenario()
 	s.Name, s.Seed, s.Loop = f.Name, f.Seed, f.Loop
@@ -282,6 +286,9 @@ func ParseScenario(data []byte) (*Scenario, error) {
 		if err != nil {
 			return nil, fmt.Errorf("segments[%d] (line %d): %w", i, n.Line, err)
 		}
+		if seg.Duration > MaxScenarioLength-total {
+			return nil, fmt.Errorf("segments[%d] (line %d): the segments last more than %v, the most a scenario may last", i, n.Line, MaxScenarioLength)
+		}
 		total += seg.Duration
 		s.Segments = append(s.Segments, seg)
 	}
@@ -299,14 +306,21 @@ func ParseScenario(data []byte) (*Scenario, error) {
 		}
 		s.Heart = h
 	}
-	if total > MaxScenarioLength {
-		return nil, fmt.Errorf("segments last %v; at most %v", total, MaxScenarioLength)
-	}
 	if s.Loop && total == 0 {
 		return nil, errors.New("loop needs segments")
 	}
 	sort.SliceStable(s.Events, func(i, j int) bool { return s.Events[i].At < s.Events[j].At })
 	return s, nil
+}
+
+// sortedKeys lists a mapping's keys for a message.
+func sortedKeys(m map[string]any) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
 }
 
 func mapping(n *yaml.Node) (map[string]*yaml.Node, []string, error) {
@@ -356,7 +370,7 @@ func parseSegment(n *yaml.Node) (Segment, error) {
 				return seg, fmt.Errorf("heartRate: %w", err)
 			}
 		case "cadence":
-			if seg.Cadence, err = strconv.ParseFloat(v.Value, 64); err != nil || seg.Cadence < 20 || seg.Cadence > 240 {
+			if seg.Cadence, err = strconv.ParseFloat(v.Value, 64); err != nil || !(seg.Cadence >= 20 && seg.Cadence <= 240) {
 				return seg, fmt.Errorf("cadence %q: steps per minute, 20..240", v.Value)
 			}
 		default:
@@ -370,11 +384,17 @@ func parseSegment(n *yaml.Node) (Segment, error) {
 }
 
 func checkHR(hr float64) error {
-	if hr < 30 || hr > 220 {
+	if !(hr >= 30 && hr <= 220) { // NaN too
 		return fmt.Errorf("%v bpm: 30..220", hr)
 	}
 	return nil
 }
+
+// eventKinds lists the event keys, for messages.
+const eventKinds = "tap, doubleTap, freeFall, shake, gear, posture, battery"
+
+// errUnknownEvent is what eventKind returns for a key that names no event.
+var errUnknownEvent = errors.New("unknown event")
 
 func parseEvent(n *yaml.Node) (Event, error) {
 	m, keys, err := mapping(n)
@@ -386,7 +406,7 @@ func parseEvent(n *yaml.Node) (Event, error) {
 	if !ok {
 		return e, errors.New("an event has at: the time since the scenario started, for example 6m10s")
 	}
-	if e.At, err = parseDuration(at.Value); err != nil || e.At < 0 {
+	if e.At, err = parseDuration(scalar(at)); err != nil || e.At < 0 {
 		return e, fmt.Errorf("at %q: a duration such as 6m10s", at.Value)
 	}
 	kinds := 0
@@ -395,51 +415,101 @@ func parseEvent(n *yaml.Node) (Event, error) {
 			continue
 		}
 		kinds++
-		v := m[k]
-		switch k {
-		case "tap":
-			e.Kind = Tap
-		case "doubleTap":
-			e.Kind = DoubleTap
-		case "freeFall":
-			e.Kind = FreeFall
-			e.Duration = 400 * time.Millisecond
-			if v.Kind == yaml.ScalarNode && v.Value != "" {
-				if e.Duration, err = parseDuration(v.Value); err != nil || e.Duration < 50*time.Millisecond || e.Duration > 3*time.Second {
-					return e, fmt.Errorf("freeFall %q: a duration from 50ms to 3s", v.Value)
-				}
-			}
-		case "shake":
-			e.Kind = Shake
-			e.Duration = time.Second
-			if v.Kind == yaml.ScalarNode && v.Value != "" {
-				if e.Duration, err = parseDuration(v.Value); err != nil || e.Duration <= 0 || e.Duration > time.Minute {
-					return e, fmt.Errorf("shake %q: a duration up to 1m", v.Value)
-				}
-			}
-		case "gear":
-			e.Kind = Gear
-			if e.On, err = parseOnOff(v.Value); err != nil {
-				return e, fmt.Errorf("gear: %w", err)
-			}
-		case "posture":
-			e.Kind = SetPosture
-			if e.Posture, err = ParsePosture(v.Value); err != nil {
-				return e, err
-			}
-		case "battery":
-			e.Kind = Battery
-			if e.Value, err = parseLevel(v.Value); err != nil {
-				return e, fmt.Errorf("battery: %w", err)
-			}
-		default:
-			return e, fmt.Errorf("unknown event %s; allowed: tap, doubleTap, freeFall, shake, gear, posture, battery", k)
+		if err := eventKind(&e, k, m[k]); errors.Is(err, errUnknownEvent) {
+			return e, fmt.Errorf("unknown event %s; allowed: %s", k, eventKinds)
+		} else if err != nil {
+			return e, err
 		}
 	}
 	if kinds != 1 {
-		return e, errors.New("an event has at and exactly one of tap, doubleTap, freeFall, shake, gear, posture, battery")
+		return e, errors.New("an event has at and exactly one of " + eventKinds)
 	}
 	return e, nil
+}
+
+// eventKind sets e to the event that key k with value v names.
+func eventKind(e *Event, k string, v *yaml.Node) error {
+	var err error
+	switch k {
+	case "tap", "doubleTap":
+		e.Kind = Tap
+		if k == "doubleTap" {
+			e.Kind = DoubleTap
+		}
+		if !isTrue(v) {
+			return fmt.Errorf("%s: %s; give %s: true (or {}) for the event, or leave it out", k, describe(v), k)
+		}
+	case "freeFall":
+		e.Kind = FreeFall
+		e.Duration = 400 * time.Millisecond
+		if !isTrue(v) {
+			if e.Duration, err = parseDuration(scalar(v)); err != nil || e.Duration < 50*time.Millisecond || e.Duration > 3*time.Second {
+				return fmt.Errorf("freeFall %s: a duration from 50ms to 3s, or true (or {}) for 400ms", describe(v))
+			}
+		}
+	case "shake":
+		e.Kind = Shake
+		e.Duration = time.Second
+		if !isTrue(v) {
+			if e.Duration, err = parseDuration(scalar(v)); err != nil || e.Duration <= 0 || e.Duration > time.Minute {
+				return fmt.Errorf("shake %s: a duration up to 1m, or true (or {}) for 1s", describe(v))
+			}
+		}
+	case "gear":
+		e.Kind = Gear
+		if e.On, err = parseOnOff(scalar(v)); err != nil {
+			return fmt.Errorf("gear: %w", err)
+		}
+	case "posture":
+		e.Kind = SetPosture
+		if e.Posture, err = ParsePosture(scalar(v)); err != nil {
+			return err
+		}
+	case "battery":
+		e.Kind = Battery
+		if e.Value, err = parseLevel(scalar(v)); err != nil {
+			return fmt.Errorf("battery: %w", err)
+		}
+	default:
+		return errUnknownEvent
+	}
+	return nil
+}
+
+// isTrue reports whether v is true or an empty mapping, the values that
+// say "this event" without settings.
+func isTrue(v *yaml.Node) bool {
+	switch v.Kind {
+	case yaml.MappingNode:
+		return len(v.Content) == 0
+	case yaml.ScalarNode:
+		return v.Tag == "!!bool" && v.Value == "true"
+	}
+	return false
+}
+
+// scalar returns the text of a scalar, and text that no value parser takes
+// for anything else, so that a list or a mapping is refused, not read as "".
+func scalar(v *yaml.Node) string {
+	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+		return v.Value
+	}
+	return "(" + describe(v) + ")"
+}
+
+// describe names a value for a message.
+func describe(v *yaml.Node) string {
+	switch {
+	case v.Kind == yaml.MappingNode:
+		return "a mapping"
+	case v.Kind == yaml.SequenceNode:
+		return "a list"
+	case v.Kind != yaml.ScalarNode:
+		return "not a plain value"
+	case v.Tag == "!!null":
+		return "no value"
+	}
+	return strconv.Quote(v.Value)
 }
 
 // ParseInjection reads an event to inject at run time: a YAML or JSON
@@ -448,14 +518,11 @@ func parseEvent(n *yaml.Node) (Event, error) {
 // {"freeFall": "400ms"}; or an activity switch, {"activity": "run",
 // "heartRate": 70}, where heartRate is optional.
 func ParseInjection(data []byte) (Event, error) {
-	var n yaml.Node
-	if err := yaml.Unmarshal(data, &n); err != nil {
+	n, err := oneDocument(data)
+	if err != nil {
 		return Event{}, fmt.Errorf("event: %w", err)
 	}
-	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		n = *n.Content[0]
-	}
-	m, keys, err := mapping(&n)
+	m, keys, err := mapping(n)
 	if err != nil {
 		return Event{}, fmt.Errorf("event: %w", err)
 	}
@@ -464,15 +531,15 @@ func ParseInjection(data []byte) (Event, error) {
 	}
 	if a, ok := m["activity"]; ok {
 		e := Event{Kind: SetActivity}
-		if e.Activity, err = ParseActivity(a.Value); err != nil {
+		if e.Activity, err = ParseActivity(scalar(a)); err != nil {
 			return e, err
 		}
 		for _, k := range keys {
 			switch k {
 			case "activity":
 			case "heartRate":
-				if e.HeartRate, err = strconv.ParseFloat(m[k].Value, 64); err != nil {
-					return e, fmt.Errorf("heartRate %q: a number of beats per minute", m[k].Value)
+				if e.HeartRate, err = strconv.ParseFloat(scalar(m[k]), 64); err != nil {
+					return e, fmt.Errorf("heartRate %s: a number of beats per minute", describe(m[k]))
 				}
 				if err := checkHR(e.HeartRate); err != nil {
 					return e, fmt.Errorf("heartRate: %w", err)
@@ -483,17 +550,36 @@ func ParseInjection(data []byte) (Event, error) {
 		}
 		return e, nil
 	}
-	at := []*yaml.Node{{Kind: yaml.ScalarNode, Value: "at"}, {Kind: yaml.ScalarNode, Value: "0s"}}
-	n.Content = append(at, n.Content...)
-	e, err := parseEvent(&n)
-	switch {
-	case err == nil:
-		return e, nil
-	case strings.Contains(err.Error(), "exactly one of"):
-		return e, errors.New("event: give exactly one of activity, tap, doubleTap, freeFall, shake, gear, posture, battery")
-	default:
-		return e, errors.New("event: " + strings.Replace(err.Error(), "allowed: tap", "allowed: activity, tap", 1))
+	if len(keys) != 1 {
+		return Event{}, errors.New("event: give exactly one of activity, " + eventKinds)
 	}
+	var e Event
+	if err := eventKind(&e, keys[0], m[keys[0]]); errors.Is(err, errUnknownEvent) {
+		return e, fmt.Errorf("event: unknown event %s; allowed: activity, %s", keys[0], eventKinds)
+	} else if err != nil {
+		return e, fmt.Errorf("event: %w", err)
+	}
+	return e, nil
+}
+
+// oneDocument parses data as exactly one YAML document (JSON is YAML).
+func oneDocument(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var n yaml.Node
+	if err := dec.Decode(&n); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty; want a mapping")
+		}
+		return nil, err
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one document; give one")
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		return n.Content[0], nil
+	}
+	return &n, nil
 }
 
 func parseOnOff(s string) (bool, error) {
@@ -516,7 +602,7 @@ func parseLevel(s string) (float64, error) {
 	if pct {
 		v /= 100
 	}
-	if v < 0 || v > 1 {
+	if !(v >= 0 && v <= 1) {
 		return 0, fmt.Errorf("%q: 0%%..100%%", s)
 	}
 	return v, nil
@@ -534,7 +620,7 @@ func parseTemperature(s string) (float64, error) {
 	default:
 		v, err = strconv.ParseFloat(strings.TrimSuffix(s, "K"), 64)
 	}
-	if err != nil || v < 233 || v > 398 {
+	if err != nil || !(v >= 233 && v <= 398) {
 		return 0, fmt.Errorf("%q: a temperature such as 22C or 295K, within 233..398 K", s)
 	}
 	return v, nil
@@ -546,7 +632,7 @@ func parseDuration(s string) (time.Duration, error) {
 	if m, sec, ok := strings.Cut(s, ":"); ok {
 		mi, err1 := strconv.Atoi(m)
 		se, err2 := strconv.ParseFloat(sec, 64)
-		if err1 != nil || err2 != nil || mi < 0 || se < 0 || se >= 60 {
+		if err1 != nil || err2 != nil || mi < 0 || mi > 1e6 || !(se >= 0 && se < 60) {
 			return 0, fmt.Errorf("%q is not mm:ss", s)
 		}
 		return time.Duration(mi)*time.Minute + time.Duration(se*float64(time.Second)), nil

@@ -27,6 +27,24 @@ func TestParseInjection(t *testing.T) {
 		{in: `{"tap": true, "doubleTap": true}`, err: "exactly one of"},
 		{in: `[1, 2]`, err: "event:"},
 		{in: `{"battery": "150%"}`, err: "battery"},
+		{in: `{"tap": {}}`, want: Event{Kind: Tap}},
+		{in: `{"freeFall": true}`, want: Event{Kind: FreeFall, Duration: 400 * time.Millisecond}},
+		{in: `{"shake": {}}`, want: Event{Kind: Shake, Duration: time.Second}},
+		// values that were ignored or repaired are refused, saying what was wrong
+		{in: `{"tap": false}`, err: `event: tap: "false"; give tap: true (or {}) for the event, or leave it out`},
+		{in: `{"doubleTap": false}`, err: `doubleTap: "false"; give doubleTap: true`},
+		{in: `{"tap": null}`, err: "tap: no value; give tap: true"},
+		{in: `{"tap": "yes"}`, err: `tap: "yes"`},
+		{in: `{"tap": 1}`, err: `tap: "1"`},
+		{in: `{"tap": {"strength": 3}}`, err: "tap: a mapping"},
+		{in: `{"freeFall": {"height": 2}}`, err: "freeFall a mapping: a duration from 50ms to 3s"},
+		{in: `{"freeFall": false}`, err: `freeFall "false"`},
+		{in: `{"shake": [1, 2]}`, err: "shake a list"},
+		{in: `{"gear": ["on"]}`, err: "gear:"},
+		{in: `{"activity": "run", "heartRate": "NaN"}`, err: "heartRate: NaN bpm: 30..220"},
+		{in: `{"battery": "NaN"}`, err: "0%..100%"},
+		{in: "tap: true\n---\ngear: off\n", err: "more than one document"},
+		{in: ``, err: "event: empty"},
 	}
 	for _, tt := range tests {
 		got, err := ParseInjection([]byte(tt.in))
@@ -38,6 +56,30 @@ func TestParseInjection(t *testing.T) {
 		}
 		if err != nil || got != tt.want {
 			t.Errorf("%s: %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// TestParseScenarioRefusesWhatItWouldIgnore: settings and values that a
+// scenario would ignore or repair are errors.
+func TestParseScenarioRefusesWhatItWouldIgnore(t *testing.T) {
+	tests := []struct{ doc, msg string }{
+		{"events:\n  - at: 1m\n    tap: false\n", `events[0] (line 2): tap: "false"; give tap: true (or {})`},
+		{"events:\n  - at: 1m\n    doubleTap:\n", "doubleTap: no value"},
+		{"events:\n  - at: 1m\n    freeFall: {height: 2}\n", "freeFall a mapping"},
+		{"start:\n  heartrate: 70\n", "unknown setting start.heartrate; allowed in start: heartRate"},
+		{"start:\n  heartRate: .nan\n", "start.heartRate: NaN bpm"},
+		{"start:\n  ambient: NaNC\n", "233..398"},
+		{"segments:\n  - walk: 1m\n    cadence: NaN\n", "20..240"},
+		{"segments:\n  - walk: 1m\n    heartRate: NaN\n", "30..220"},
+		{"segments:\n  - walk: 200000h\n  - walk: 2000000h\n", "last more than"},
+		{"segments:\n  - walk: '1:NaN'\n", "not mm:ss"},
+		{"name: a\n---\nname: b\n", "more than one YAML document"},
+	}
+	for _, tt := range tests {
+		_, err := ParseScenario([]byte(tt.doc))
+		if err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%q: %v, want containing %q", tt.doc, err, tt.msg)
 		}
 	}
 }

@@ -169,6 +169,38 @@ func TestGarbageBrokenAndOversizedFrames(t *testing.T) {
 	}
 }
 
+// TestRequestsThatWouldBeRepairedAreRefused: a request whose JSON a
+// decoder would quietly change (bytes that are not UTF-8, half a surrogate
+// pair, keys in another case, unknown or repeated keys, a value that is
+// ignored) is refused with what was wrong.
+func TestRequestsThatWouldBeRepairedAreRefused(t *testing.T) {
+	_, addr, _ := newDevice(t)
+	r := dialRaw(t, addr)
+	r.hello("strict", 1)
+	r.nextKind(wire.Welcome)
+	tests := []struct {
+		payload string
+		kind    wire.Kind
+		msg     string
+	}{
+		{"{\"op\":\"get\",\"path\":\"/Info\xff\"}", wire.Error, "request: byte 25 (0xff) is not UTF-8"},
+		{`{"op":"get","path":"/Info\ud800"}`, wire.Error, `request: the escape \\uD800 at byte 25 is half of a surrogate pair`},
+		{`{"op":"get","Path":"/Info"}`, wire.Error, `request: unknown field \"Path\"; allowed: op, path, params`},
+		{`{"op":"get","path":"/Info","parms":[]}`, wire.Error, `unknown field \"parms\"`},
+		{`{"op":"get","path":"/Info","path":"/Nope"}`, wire.Error, `field \"path\" given twice`},
+		{`{"op":"get","path":"/Info","params":[{"type":"uint8","value":1,"unit":"s"}]}`, wire.Error, `value 1: unknown field \"unit\"`},
+		{`{"op":"get","path":"/Info","params":[{"type":"null","value":5}]}`, wire.Response, "value 1: null parameter: its value is 5; want null"},
+		{`{"op":"get","path":"/Info"}`, wire.Response, `"response":200`},
+	}
+	for i, tt := range tests {
+		r.send(wire.AppendFrame(nil, wire.Request, uint32(i+1), []byte(tt.payload)))
+		f := r.nextKind(tt.kind)
+		if f.ID != uint32(i+1) || !strings.Contains(string(f.Payload), tt.msg) {
+			t.Errorf("%s: %s %s, want %s containing %s", tt.payload, f.Kind, f.Payload, tt.kind, tt.msg)
+		}
+	}
+}
+
 func TestHelloRules(t *testing.T) {
 	_, addr, _ := newDevice(t)
 	r := dialRaw(t, addr)

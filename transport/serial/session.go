@@ -268,9 +268,9 @@ func (s *session) handle(f wire.Frame) {
 
 // request carries out a Request frame and queues its Response.
 func (s *session) request(f wire.Frame) {
-	var m wire.RequestMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil {
-		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "request: not a JSON request message: " + err.Error()}))
+	m, err := decodeRequest(f.Payload)
+	if err != nil {
+		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "request: " + err.Error()}))
 		return
 	}
 	req := &resource.Request{Path: m.Path, Client: s.client}
@@ -330,6 +330,30 @@ func (s *session) request(f wire.Frame) {
 		s.forget(uri)
 	}
 	s.reply(f.ID, &env)
+}
+
+// decodeRequest reads a Request frame's payload. It refuses what
+// encoding/json would repair or ignore: text that is not UTF-8, fields it
+// does not know or that are spelled in another case, and fields given twice.
+func decodeRequest(payload []byte) (wire.RequestMsg, error) {
+	var m wire.RequestMsg
+	if err := resource.CheckJSONText(payload); err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return m, fmt.Errorf("not a JSON request message: %w", err)
+	}
+	if err := resource.CheckObjectKeys(payload, "op", "path", "params"); err != nil {
+		return m, err
+	}
+	var raw struct{ Params []json.RawMessage }
+	json.Unmarshal(payload, &raw)
+	for i, p := range raw.Params {
+		if err := resource.CheckObjectKeys(p, "type", "value"); err != nil {
+			return m, fmt.Errorf("value %d: %w", i+1, err)
+		}
+	}
+	return m, nil
 }
 
 func (s *session) forget(uri string) {
