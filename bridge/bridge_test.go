@@ -877,6 +877,29 @@ func TestRecordingThroughTheBridge(t *testing.T) {
 		if len(rec.Files) != wantFiles {
 			t.Fatalf("%s files %v", format, rec.Files)
 		}
+		// each file downloads from the bridge as it is on disk
+		if len(rec.Downloads) != len(rec.Files) {
+			t.Fatalf("downloads %v of files %v", rec.Downloads, rec.Files)
+		}
+		for i, f := range rec.Files {
+			want, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.Get(r.srv.URL + "/" + rec.Downloads[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !bytes.Equal(got, want) || len(want) == 0 ||
+				resp.Header.Get("Content-Disposition") != `attachment; filename=`+filepath.Base(f) {
+				t.Errorf("download %s: %d %v, %d bytes; want the %d bytes of %s", rec.Downloads[i], resp.StatusCode, resp.Header, len(got), len(want), f)
+			}
+		}
+		if status, body := r.get("/api/recordings/" + rec.Name + "/files/keys.json"); status != 404 || !strings.Contains(body, `file \"keys.json\": no such recording file; its files: `+rec.Name) {
+			t.Errorf("a file that is not the recording's: %d %s", status, body)
+		}
 		var acc, ecg int
 		for _, f := range rec.Files {
 			p, err := replay.Load(f)

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,11 +34,14 @@ type RecordingRequest struct {
 
 // RecordingState describes a recording.
 type RecordingState struct {
-	Name          string     `json:"name"`
-	Device        string     `json:"device"`
-	Format        string     `json:"format"`
-	Streams       []string   `json:"streams"`
-	Files         []string   `json:"files"`
+	Name    string   `json:"name"`
+	Device  string   `json:"device"`
+	Format  string   `json:"format"`
+	Streams []string `json:"streams"`
+	Files   []string `json:"files"`
+	// Downloads are the files' addresses on the bridge, relative to its
+	// root: api/recordings/<name>/files/<file>.
+	Downloads     []string   `json:"downloads"`
 	Started       time.Time  `json:"started"`
 	Stopped       *time.Time `json:"stopped,omitempty"`
 	Notifications int64      `json:"notifications"`
@@ -189,6 +196,10 @@ func (r *Recording) snapshot() RecordingState {
 	if r.rec != nil {
 		s.Files = r.rec.Files()
 	}
+	s.Downloads = make([]string, len(s.Files))
+	for i, f := range s.Files {
+		s.Downloads[i] = "api/recordings/" + url.PathEscape(s.Name) + "/files/" + url.PathEscape(filepath.Base(f))
+	}
 	s.Notifications = r.count.Load()
 	return s
 }
@@ -205,8 +216,69 @@ func (b *Bridge) StopRecording(ctx context.Context, name string) (RecordingState
 	return r.snapshot(), err
 }
 
+// RecordingFile returns the path of a file of a recording, by its base
+// name (ecg-Meas_ECG_250.csv); only the recording's own files are found.
+func (b *Bridge) RecordingFile(name, file string) (string, error) {
+	b.mu.Lock()
+	r := b.recs[name]
+	b.mu.Unlock()
+	if r == nil {
+		return "", fmt.Errorf("recording %s: %w", name, ErrUnknownRecording)
+	}
+	st := r.snapshot()
+	for _, f := range st.Files {
+		if filepath.Base(f) == file {
+			return f, nil
+		}
+	}
+	names := make([]string, len(st.Files))
+	for i, f := range st.Files {
+		names[i] = filepath.Base(f)
+	}
+	return "", fmt.Errorf("recording %s, file %q: %w; its files: %s", name, file, ErrNoRecordingFile, orNone(names))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none yet"
+	}
+	return strings.Join(s, ", ")
+}
+
+// recordingFile serves a file of a recording as a download. A recording
+// under way serves what is written so far.
+func (s *Server) recordingFile(w http.ResponseWriter, r *http.Request) {
+	path, err := s.Bridge.RecordingFile(r.PathValue("name"), r.PathValue("file"))
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Errorf("recording: %w", err))
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Errorf("recording: %w", err))
+		return
+	}
+	ctype := "text/csv; charset=utf-8"
+	if strings.HasSuffix(path, ".jsonl") {
+		ctype = "application/jsonl; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filepath.Base(path)}))
+	http.ServeContent(w, r, "", fi.ModTime(), f)
+}
+
 // ErrUnknownRecording is a recording name the bridge does not know.
 var ErrUnknownRecording = errors.New("no such recording")
+
+// ErrNoRecordingFile is a file name that is not one of a recording's; it
+// is an ErrUnknownRecording too.
+var ErrNoRecordingFile = fmt.Errorf("%w file", ErrUnknownRecording)
 
 // Recordings lists the recordings of this run of the bridge, oldest first.
 func (b *Bridge) Recordings() []RecordingState {

@@ -473,6 +473,7 @@ type Recording struct {
 	Format        string   `json:"format"`
 	Streams       []string `json:"streams"`
 	Files         []string `json:"files"`
+	Downloads     []string `json:"downloads"` // the files on the bridge, relative to its URL
 	Notifications int64    `json:"notifications"`
 	Error         string   `json:"error"`
 }

@@ -8,7 +8,7 @@ const token = params.get('token') || '';
 
 const state = { devices: new Map(), current: '', ws: null, nextId: 1, pending: new Map(), subs: new Map() };
 // window.senseboard is for tests and the curious: points received per stream.
-window.senseboard = { points: {}, state };
+window.senseboard = { points: {}, lost: {}, state };
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const el = (tag, attrs = {}, ...kids) => {
@@ -134,6 +134,8 @@ function select(serial) {
   if (serial === state.current) return;
   stopAllStreams();
   state.current = serial;
+  document.querySelectorAll('[data-readout]').forEach((c) => { c.textContent = '—'; });
+  refreshBattery();
   $('#current').textContent = serial ? `Device ${serial}` : 'Select a connected device.';
   renderDevices();
 }
@@ -191,22 +193,45 @@ function deviceActions(d) {
 
 const axes3 = (unit) => ({ series: ['x', 'y', 'z'], unit, colors: ['#d92d20', '#1a7f37', '#2456c7'] });
 const kinds = {
-  ecg: { window: 5, path: (r) => `/Meas/ECG/${r}/mV`, ...{ series: ['ECG'], unit: 'mV', colors: ['#d92d20'] },
+  ecg: { window: 5, path: (r) => `/Meas/ECG/${r}/mV`, ...{ series: ['ECG'], unit: 'mV', colors: ['#d92d20'] }, counted: true,
     points: (c, r) => samples(c.Timestamp, r, c.Samples.map((v) => [v])) },
-  acc: { window: 10, path: (r) => `/Meas/Acc/${r}`, ...axes3('m/s²'), points: (c, r) => samples(c.Timestamp, r, xyz(c.ArrayAcc)) },
-  gyro: { window: 10, path: (r) => `/Meas/Gyro/${r}`, ...axes3('°/s'), points: (c, r) => samples(c.Timestamp, r, xyz(c.ArrayGyro)) },
-  magn: { window: 10, path: (r) => `/Meas/Magn/${r}`, ...axes3('µT'), points: (c, r) => samples(c.Timestamp, r, xyz(c.ArrayMagn)) },
+  acc: { window: 10, path: (r) => `/Meas/Acc/${r}`, ...axes3('m/s²'), counted: true, points: (c, r) => samples(c.Timestamp, r, xyz(c.ArrayAcc)) },
+  gyro: { window: 10, path: (r) => `/Meas/Gyro/${r}`, ...axes3('°/s'), counted: true, points: (c, r) => samples(c.Timestamp, r, xyz(c.ArrayGyro)) },
+  magn: { window: 10, path: (r) => `/Meas/Magn/${r}`, ...axes3('µT'), counted: true, points: (c, r) => samples(c.Timestamp, r, xyz(c.ArrayMagn)) },
   temp: { window: 600, path: () => '/Meas/Temp', series: ['°C'], unit: '°C', colors: ['#b54708'], dots: true,
-    points: (c) => [[c.Timestamp / 1000, [c.Measurement - 273.15]]] },
-  hr: { window: 120, path: () => '/Meas/HR', series: ['HR bpm', 'RR ms'], unit: 'bpm', colors: ['#d92d20', '#2456c7'], twoScales: true, dots: true,
     points: (c) => {
-      const t = performance.now() / 1000;
-      const rr = c.rrData.length ? c.rrData : [null];
-      return rr.map((v, i) => [t + i * 1e-3, [c.average || null, v]]);
+      readout('temp', `${(c.Measurement - 273.15).toFixed(1)} °C`);
+      return [[c.Timestamp / 1000, [c.Measurement - 273.15]]];
+    } },
+  hr: { window: 120, path: () => '/Meas/HR', series: ['HR bpm', 'RR ms'], unit: 'bpm', colors: ['#d92d20', '#2456c7'], twoScales: true, dots: true,
+    // HR notifications carry no time: each beat sits at the device time of
+    // the subscription (GET /Time/Detailed) plus the RR intervals since.
+    points: (c, r, stream) => {
+      if (c.average) readout('hr', `${Math.round(c.average)} bpm`);
+      if (c.rrData.length) readout('rr', `${c.rrData[c.rrData.length - 1]} ms`);
+      if (!c.rrData.length) return [[stream.clock, [c.average || null, null]]];
+      return c.rrData.map((v) => {
+        stream.clock += v / 1000;
+        return [stream.clock, [c.average || null, v]];
+      });
     } },
 };
 const xyz = (arr) => arr.map((s) => [s.x, s.y, s.z]);
 function samples(ts, rate, rows) { return rows.map((row, i) => [ts / 1000 + i / rate, row]); }
+
+// lostBetween counts the samples missing before a notification whose first
+// sample is at ts ms, when the next was due at expected ms, at rate Hz.
+function lostBetween(expected, ts, rate) {
+  if (expected === undefined || !(rate > 0)) return 0;
+  const n = Math.round((ts - expected) * rate / 1000);
+  return n > 0 ? n : 0;
+}
+window.senseboard.lostBetween = lostBetween;
+
+function readout(name, text) {
+  const cell = document.querySelector(`[data-readout="${name}"]`);
+  if (cell) cell.textContent = text;
+}
 
 class LiveStream {
   constructor(root) {
@@ -227,6 +252,10 @@ class LiveStream {
     this.reset(rate);
     this.button.disabled = true;
     try {
+      if (this.kind === 'hr') {
+        const t = await send({ type: 'get', path: '/Time/Detailed', device: state.current });
+        this.clock = t.response === 200 ? t.content.relativeTime / 1000 : 0;
+      }
       this.id = await subscribe(this.spec.path(rate), this);
       this.button.textContent = 'Stop';
       this.info.textContent = 'waiting for data…';
@@ -254,18 +283,26 @@ class LiveStream {
     this.x = [];
     this.ys = this.spec.series.map(() => []);
     this.count = 0;
+    this.lost = 0;
+    this.next = undefined;
+    window.senseboard.lost[this.kind] = 0;
     const box = $('[data-plot]', this.root);
     box.replaceChildren();
     const series = [{}].concat(this.spec.series.map((label, i) => ({ label, stroke: this.spec.colors[i], width: 1.2,
       scale: this.spec.twoScales && i === 1 ? 'b' : 'y', points: { show: !!this.spec.dots } })));
-    const axes = [{}, { label: this.spec.unit, scale: 'y' }];
+    const axes = [{ label: 'device time, s' }, { label: this.spec.unit, scale: 'y' }];
     if (this.spec.twoScales) axes.push({ side: 1, scale: 'b', label: 'ms', grid: { show: false } });
     this.plot = new uPlot({ width: Math.max(300, box.clientWidth || 600), height: 180, series, axes,
       scales: { x: { time: false } }, legend: { live: false } }, [this.x, ...this.ys], box);
   }
 
   data(content) {
-    const pts = this.spec.points(content, this.rateHz);
+    const pts = this.spec.points(content, this.rateHz, this);
+    if (this.spec.counted && typeof content.Timestamp === 'number') {
+      this.lost += lostBetween(this.next, content.Timestamp, this.rateHz);
+      this.next = content.Timestamp + pts.length * 1000 / this.rateHz;
+      window.senseboard.lost[this.kind] = this.lost;
+    }
     for (const [t, row] of pts) {
       this.x.push(t);
       row.forEach((v, i) => this.ys[i].push(v));
@@ -279,7 +316,7 @@ class LiveStream {
       this.x.splice(0, cut);
       this.ys.forEach((y) => y.splice(0, cut));
     }
-    this.info.textContent = `${this.count} points`;
+    this.info.textContent = `${this.count} points` + (this.spec.counted ? `, ${this.lost} lost` : '');
     if (!this.dirty) {
       this.dirty = true;
       requestAnimationFrame(() => {
@@ -306,6 +343,7 @@ class StatesStream {
   async start() {
     if (!state.current) return alert('Select a connected device first.');
     this.body.replaceChildren();
+    this.values = [];
     this.cells = stateNames.map((name) => {
       const cell = el('td', {}, '…');
       this.body.append(el('tr', {}, el('td', {}, name), cell));
@@ -317,9 +355,12 @@ class StatesStream {
       try {
         const r = await send({ type: 'get', path: `/System/States/${i}`, device: state.current });
         cell.textContent = r.response === 200 ? String(r.content) : `${r.response} ${r.error || r.responsestring}`;
+        if (r.response === 200) { this.values[i] = r.content; this.showReadout(); }
         this.ids.push(await subscribe(`/System/States/${i}`, {
           data: (c) => {
             cell.textContent = `${c.NewState} (at ${c.Timestamp} ms)`;
+            this.values[i] = c.NewState;
+            this.showReadout();
             window.senseboard.points.states++;
           },
           ended: (reason) => { cell.textContent = 'ended: ' + reason; },
@@ -330,6 +371,11 @@ class StatesStream {
     }
   }
 
+  showReadout() {
+    const on = stateNames.filter((_, i) => this.values[i]);
+    readout('states', on.length ? on.join(', ') : 'none');
+  }
+
   stop() {
     this.ids.forEach(unsubscribe);
     this.ids = [];
@@ -337,10 +383,76 @@ class StatesStream {
   }
 }
 
-const streams = [...document.querySelectorAll('.stream')].map((root) =>
-  root.dataset.stream === 'states' ? new StatesStream(root) : new LiveStream(root));
+// DebugConsole shows /System/Debug/{Level}: messages of the level chosen
+// and above. Starting it turns on the device's and apps' messages in
+// /System/Debug/Config, which are off by default.
+class DebugConsole {
+  constructor(root) {
+    this.root = root;
+    this.id = '';
+    this.button = $('[data-toggle]', root);
+    this.info = $('[data-info]', root);
+    this.level = $('[data-level]', root);
+    this.out = $('[data-console]', root);
+    this.button.onclick = () => (this.id ? this.stop() : this.start());
+    window.senseboard.points.debug = 0;
+  }
+
+  async start() {
+    if (!state.current) return alert('Select a connected device first.');
+    this.out.hidden = false;
+    this.lines = [];
+    this.out.textContent = '';
+    try {
+      const cfg = await send({ type: 'get', path: '/System/Debug/Config', device: state.current });
+      if (cfg.response === 200 && !(cfg.content.SystemMessages && cfg.content.DebugMessages)) {
+        await send({ type: 'put', path: '/System/Debug/Config', device: state.current,
+          value: { SystemMessages: true, DebugMessages: true } });
+        this.info.textContent = 'turned the device\'s and apps\' messages on (/System/Debug/Config); ';
+      } else {
+        this.info.textContent = '';
+      }
+      this.id = await subscribe(`/System/Debug/${this.level.value}`, this);
+      this.button.textContent = 'Stop';
+      this.info.textContent += `listening at ${this.level.value} and above`;
+    } catch (e) {
+      this.info.textContent = e.message;
+    }
+  }
+
+  data(c) {
+    const level = Array.isArray(c.Level) ? c.Level[1] : c.Level;
+    this.lines.push(`${c.Timestamp} ms  ${level}  ${c.Message}`);
+    if (this.lines.length > 200) this.lines.shift();
+    this.out.textContent = this.lines.join('\n');
+    this.out.scrollTop = this.out.scrollHeight;
+    window.senseboard.points.debug++;
+  }
+
+  ended(reason) {
+    this.id = '';
+    this.button.textContent = 'Start';
+    this.info.textContent = 'ended: ' + reason;
+  }
+
+  stop() {
+    const id = this.id;
+    this.id = '';
+    this.button.textContent = 'Start';
+    if (id) unsubscribe(id);
+  }
+}
+
+const streams = [...document.querySelectorAll('.stream')].map((root) => {
+  switch (root.dataset.stream) {
+    case 'states': return new StatesStream(root);
+    case 'debug': return new DebugConsole(root);
+  }
+  return new LiveStream(root);
+});
 
 function stopAllStreams() { streams.forEach((s) => s.stop()); }
+window.senseboard.streams = streams;
 
 // ---- resources: forms from the interface definitions
 
@@ -485,7 +597,9 @@ async function refreshRecordings() {
   try { recs = await api('GET', 'api/recordings'); } catch (e) { return; }
   body.replaceChildren(...recs.reverse().map((r) => el('tr', {},
     el('td', {}, r.name), el('td', {}, r.streams.join('\n')), el('td', {}, String(r.notifications)),
-    el('td', {}, r.files.join('\n'), r.error ? el('div', { class: 'note' }, r.error) : null),
+    el('td', {}, (r.downloads || []).map((href, i) => el('div', {},
+      el('a', { href: href + (token ? '?token=' + encodeURIComponent(token) : ''), download: '', title: r.files[i] }, href.split('/').pop()))),
+      r.error ? el('div', { class: 'note' }, r.error) : null),
     el('td', {}, r.stopped ? 'stopped' : el('button', { onclick: async () => {
       try { await api('POST', `api/recordings/${encodeURIComponent(r.name)}/stop`); } catch (e) { alert(e.message); }
       refreshRecordings();
@@ -503,6 +617,35 @@ $('#record').onsubmit = async (e) => {
   }
   refreshRecordings();
 };
+
+// ---- device time and battery
+
+// setTime puts this computer's clock into /Time (microseconds since 1970).
+async function setTime() {
+  const info = $('#settime-info');
+  if (!state.current) { info.textContent = 'Select a connected device first.'; return; }
+  const now = Date.now();
+  try {
+    const r = await send({ type: 'put', path: '/Time', value: now * 1000, device: state.current });
+    info.textContent = r.response === 200 ? `set to ${new Date(now).toISOString()}` : `${r.response} ${r.error || r.responsestring}`;
+  } catch (e) {
+    info.textContent = e.message;
+  }
+}
+$('#settime').onclick = setTime;
+
+// refreshBattery reads the battery level where the device has one
+// (/System/Energy/Level, percent), or else whether it is low (/System/States/1).
+async function refreshBattery() {
+  if (!state.current) return;
+  try {
+    const r = await send({ type: 'get', path: '/System/Energy/Level', device: state.current });
+    if (r.response === 200) { readout('battery', `${r.content} %`); return; }
+    const low = await send({ type: 'get', path: '/System/States/1', device: state.current });
+    if (low.response === 200) readout('battery', low.content ? 'low' : 'ok');
+  } catch (e) { /* not connected */ }
+}
+setInterval(refreshBattery, 10000);
 
 // ---- tabs and start
 
