@@ -227,6 +227,9 @@ func (p *Param) bind(v resource.Value) (resource.Value, error) {
 
 // bindJSON converts JSON text, as the phone bridge and records carry it.
 func (p *Param) bindJSON(text string) (resource.Value, error) {
+	if err := resource.CheckJSON([]byte(text)); err != nil {
+		return resource.Value{}, fmt.Errorf("parameter %s: %v", p.Name, err)
+	}
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	var x any

@@ -161,6 +161,11 @@ func Parse(data []byte) (*Profile, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
+	} else if err == nil {
+		var more yaml.Node
+		if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+			return nil, errors.New("more than one YAML document; a profile is one")
+		}
 	}
 	if p.Product.PCBASerial == "" {
 		p.Product.PCBASerial = "P" + p.Serial

@@ -35,6 +35,7 @@ debug:
 		{`heap: {size: 10}`, "heap.size 10"},
 		{`colour: red`, "field colour not found"},
 		{`serial: [1`, "yaml"},
+		{"serial: \"000777\"\n---\nserial: \"000778\"\n", "more than one YAML document"},
 	}
 	for _, tt := range tests {
 		if _, err := profile.Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {

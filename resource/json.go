@@ -210,3 +210,48 @@ func CheckObjectKeys(b []byte, allowed ...string) error {
 	}
 	return nil
 }
+
+// CheckJSON is CheckJSONText that also refuses a key given twice in any
+// object of the text (encoding/json keeps the last without a word). Text
+// that is not JSON is left to the decoder to refuse.
+func CheckJSON(b []byte) error {
+	if err := CheckJSONText(b); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type level struct {
+		object bool
+		key    bool // the next token in the object is a key
+		seen   map[string]bool
+	}
+	var stack []level
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if n := len(stack); n > 0 && stack[n-1].object {
+			top := &stack[n-1]
+			if top.key {
+				if k, ok := t.(string); ok {
+					if top.seen[k] {
+						return fmt.Errorf("field %q given twice", k)
+					}
+					top.seen[k] = true
+					top.key = false
+					continue
+				}
+			} else {
+				top.key = true // t is the value (or opens it)
+			}
+		}
+		switch t {
+		case json.Delim('{'):
+			stack = append(stack, level{object: true, key: true, seen: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, level{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
+}

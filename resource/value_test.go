@@ -237,3 +237,20 @@ func TestCheckObjectKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckJSON(t *testing.T) {
+	tests := []struct{ in, err string }{
+		{`{"a": {"b": 1, "c": [{"b": 2}, {"b": 3}]}, "b": {"a": 1}}`, ""},
+		{`{"a": 1, "a": 2}`, `field "a" given twice`},
+		{`{"a": {"b": 1, "b": 1}}`, `field "b" given twice`},
+		{`[{"x": [1, {"y": 1, "y": 2}]}]`, `field "y" given twice`},
+		{`{"a": "a", "b": "a"}`, ""},
+		{"\"\xfe\"", "not UTF-8"},
+	}
+	for _, tt := range tests {
+		err := CheckJSON([]byte(tt.in))
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%q: %v, want %q", tt.in, err, tt.err)
+		}
+	}
+}

@@ -334,10 +334,11 @@ func (s *session) request(f wire.Frame) {
 
 // decodeRequest reads a Request frame's payload. It refuses what
 // encoding/json would repair or ignore: text that is not UTF-8, fields it
-// does not know or that are spelled in another case, and fields given twice.
+// does not know or that are spelled in another case, and fields given twice
+// (in the request or in its values).
 func decodeRequest(payload []byte) (wire.RequestMsg, error) {
 	var m wire.RequestMsg
-	if err := resource.CheckJSONText(payload); err != nil {
+	if err := resource.CheckJSON(payload); err != nil {
 		return m, err
 	}
 	if err := json.Unmarshal(payload, &m); err != nil {
