@@ -122,7 +122,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /api/recordings", s.recordings)
 	api("POST /api/recordings", s.startRecording)
 	api("POST /api/recordings/{name}/stop", s.stopRecording)
-	api("GET /api/recordings/{name}/files/{file}", s.recordingFile)
+	api("GET /api/recordings/{name}/files/{file}", perWrite(s.recordingFile))
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no API at %s %s; see docs/bridge.md", r.Method, r.URL.Path))
 	})

@@ -153,9 +153,17 @@ func (s *Server) checkHost(h http.Handler) http.Handler {
 	})
 }
 
-// queryTokenPaths are the endpoints a browser opens without being able to
-// set headers: the token may come as ?token= there, and only there.
-var queryTokenPaths = map[string]bool{"/api/ws": true, "/api/output": true}
+// queryTokenOK reports whether a path is one a browser opens without being
+// able to set headers, a WebSocket, the OUTPUT stream or a recording's
+// download link: the token may come as ?token= there, and only there.
+func queryTokenOK(path string) bool {
+	if path == "/api/ws" || path == "/api/output" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, "/api/recordings/")
+	_, file, found := strings.Cut(rest, "/files/")
+	return ok && found && file != ""
+}
 
 // bearer returns the token of an Authorization header, whose scheme must be
 // Bearer in any case.
@@ -171,8 +179,8 @@ func bearer(header string) (string, error) {
 // the right token, or 0.
 func (s *Server) checkToken(r *http.Request) (int, error) {
 	q, hasQuery := r.URL.Query()["token"]
-	if hasQuery && !queryTokenPaths[r.URL.Path] {
-		return http.StatusUnauthorized, fmt.Errorf("?token= is accepted only on /api/ws and /api/output, where a browser cannot set headers; send Authorization: Bearer <token> to %s", r.URL.Path)
+	if hasQuery && !queryTokenOK(r.URL.Path) {
+		return http.StatusUnauthorized, fmt.Errorf("?token= is accepted only on /api/ws, /api/output and recording downloads, where a browser cannot set headers; send Authorization: Bearer <token> to %s", r.URL.Path)
 	}
 	if s.Token == "" {
 		return 0, nil
@@ -292,3 +300,26 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	n := l.n.Add(1)
 	return &countedConn{Conn: c, over: n > int64(l.max), max: l.max, n: &l.n}, nil
 }
+
+// perWrite lifts the server's write timeout for an answer that may be long,
+// such as a recording's download, and bounds each write by writeTimeout
+// instead: a client that reads keeps it going, one that stops is dropped.
+func perWrite(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w)}, r)
+	}
+}
+
+// deadlineWriter sets a write deadline before each write.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	d.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return d.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
