@@ -7,6 +7,7 @@
 package senseboard
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -208,4 +209,16 @@ func (d *Device) Close() error {
 func (d *Device) Inject(e world.Event) {
 	e.At = d.Clock().Now()
 	d.Wearer.Inject(e)
+}
+
+// InjectJSON makes something happen to the wearer now: an event as JSON,
+// as a scenario gives it ({"gear": "off"}). It returns the event's kind,
+// or what is wrong with the event.
+func (d *Device) InjectJSON(event json.RawMessage) (string, error) {
+	e, err := world.ParseInjection(event)
+	if err != nil {
+		return "", err
+	}
+	d.Inject(e)
+	return e.Kind.String(), nil
 }

@@ -32,9 +32,7 @@ import (
 	"senseboard/air"
 	"senseboard/client"
 	"senseboard/nvm"
-	"senseboard/provider/ble"
 	"senseboard/wire"
-	"senseboard/world"
 )
 
 // Peripheral is a device of this program that the bridge can reach.
@@ -42,9 +40,11 @@ type Peripheral struct {
 	Serial string
 	// Dial opens a stream of the device's radio link.
 	Dial func(ctx context.Context) (net.Conn, error)
-	// Inject makes something happen to the device's wearer; nil when the
-	// bridge cannot reach the device's world.
-	Inject func(world.Event)
+	// Inject makes something happen to the device's wearer: the event as
+	// JSON, as a scenario gives it ({"gear": "off"}). It returns the
+	// event's kind ("gear"), or an error that says what is wrong with the
+	// event. Nil when the bridge cannot reach the device's world.
+	Inject func(event json.RawMessage) (kind string, err error)
 }
 
 // Config says what the bridge reaches and how it behaves.
@@ -84,6 +84,13 @@ const (
 )
 
 // Bridge is the phone bridge.
+//
+// Lock order: b.scanMu, then a device's opMu, then b.mu, then the
+// device's mu, then a stream's mu. Only scanMu and opMu are held across a
+// round trip to a device (a scan, connect, pair or disconnect of that
+// device); b.mu, a device's mu and a stream's mu guard memory only, so
+// device lists and states never wait for a device. Watchers and sinks are
+// called under b.mu and a stream's mu and must not block.
 type Bridge struct {
 	cfg   Config
 	store *nvm.Store // nil without a state directory
@@ -373,18 +380,32 @@ func (b *Bridge) Disconnect(ctx context.Context, serial string) error {
 	return d.disconnect(ctx)
 }
 
-// Inject makes something happen to the wearer of a device of this program.
-func (b *Bridge) Inject(serial string, e world.Event) error {
+// ErrNotLocal is an event for a device of another program.
+var ErrNotLocal = errors.New("runs in another program; inject events through that program's bridge")
+
+// Inject makes something happen to the wearer of a device of this program:
+// the event as JSON, as a scenario gives it. It returns the event's kind;
+// an event the device refuses is an *EventError.
+func (b *Bridge) Inject(serial string, event json.RawMessage) (string, error) {
 	d, err := b.device(serial)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if d.p.Inject == nil {
-		return fmt.Errorf("device %s runs in another program; inject events through that program's bridge", serial)
+		return "", fmt.Errorf("device %s %w", serial, ErrNotLocal)
 	}
-	d.p.Inject(e)
-	return nil
+	kind, err := d.p.Inject(event)
+	if err != nil {
+		return "", &EventError{Err: err}
+	}
+	return kind, nil
 }
+
+// EventError is an event the device's world refused.
+type EventError struct{ Err error }
+
+func (e *EventError) Error() string { return e.Err.Error() }
+func (e *EventError) Unwrap() error { return e.Err }
 
 // watcher hears of device state changes and of the data devices send over
 // their BLE services. Its functions must not block.
@@ -436,26 +457,6 @@ type DeviceState struct {
 	Note string `json:"note,omitempty"`
 	// Streams are the subscriptions the bridge holds on the device.
 	Streams []string `json:"streams"`
-}
-
-// advertised reads what an advertisement says.
-func advertised(m wire.AdvertMsg) (name string, passKey, hrs bool) {
-	if ads, err := ble.ParseAD(m.ScanResp); err == nil {
-		for _, ad := range ads {
-			if ad.Type == ble.ADCompleteName || ad.Type == ble.ADShortName {
-				name = string(ad.Data)
-			}
-		}
-	}
-	if ads, err := ble.ParseAD(m.Adv); err == nil {
-		for _, ad := range ads {
-			if ad.Type == ble.ADManufacturerData && len(ad.Data) >= 4 && ad.Data[2] == ble.ManufacturerFormat {
-				passKey = ad.Data[3]&ble.FlagPassKey != 0
-				hrs = ad.Data[3]&ble.FlagHRS != 0
-			}
-		}
-	}
-	return name, passKey, hrs
 }
 
 // newLink opens a stream of the radio link to the device.

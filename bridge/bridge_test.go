@@ -118,9 +118,9 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		d := open(s)
 		srv := &serial.Server{Device: d.Device}
 		r.local[s] = d
-		cfg.Local = append(cfg.Local, bridge.Peripheral{Serial: s, Inject: d.Inject, Dial: func(context.Context) (net.Conn, error) {
+		cfg.Local = append(cfg.Local, bridge.Peripheral{Serial: s, Inject: d.InjectJSON, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE) })
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
 			return central, nil
 		}})
 	}
@@ -137,7 +137,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		r.remote[s] = d
 		rctx, stop := context.WithCancel(ctx)
 		r.stop[s] = stop
-		wg.Go(func() { srv.ServeRadios(rctx, ln, d.BLE) })
+		wg.Go(func() { srv.ServeRadios(rctx, ln, d.BLE.Radio()) })
 	}
 	r.peripherals = cfg.Local
 	if cfg.ScanInterval == 0 {

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 
 	"senseboard/client"
+	"senseboard/radio"
 	"senseboard/wire"
 )
 
@@ -20,7 +20,7 @@ type device struct {
 
 	opMu sync.Mutex // serializes what changes the link: scan, connect, pair, disconnect
 
-	mu        sync.Mutex
+	mu        sync.Mutex   // guards what follows; never held across a round trip
 	link      *client.Conn // the open stream of the radio link, nil when none
 	adv       wire.AdvertMsg
 	connected bool
@@ -30,9 +30,7 @@ type device struct {
 	leaving   bool // the bridge is disconnecting on a user's word
 	note      string
 	gone      bool
-
-	subMu   sync.Mutex         // serializes subscribing and unsubscribing
-	streams map[string]*stream // by key
+	streams   map[string]*stream // by key (see stream)
 }
 
 func (d *device) isConnected() bool {
@@ -51,9 +49,9 @@ func (d *device) current() *client.Conn {
 // state describes the device.
 func (d *device) state() DeviceState {
 	d.mu.Lock()
-	name, passKey, hrs := advertised(d.adv)
-	s := DeviceState{Serial: d.serial, Name: name, Address: d.adv.Address, Local: d.p.Inject != nil,
-		Advertising: d.adv.Advertising && !d.connected, Connected: d.connected, PassKey: passKey, HRS: hrs,
+	adv, _ := radio.ParseAdvertisement(d.adv.Adv, d.adv.ScanResp) // a packet that does not parse says nothing
+	s := DeviceState{Serial: d.serial, Name: adv.Name, Address: d.adv.Address, Local: d.p.Inject != nil,
+		Advertising: d.adv.Advertising && !d.connected, Connected: d.connected, PassKey: adv.PassKey, HRS: adv.HRS,
 		Encrypted: d.encrypted, AutoConnect: d.want, Note: d.note,
 		Adv: fmt.Sprintf("%X", d.adv.Adv), ScanResp: fmt.Sprintf("%X", d.adv.ScanResp)}
 	if d.connected {
@@ -61,7 +59,14 @@ func (d *device) state() DeviceState {
 		s.Handle = &h
 	}
 	gone := d.gone
+	s.Streams = []string{}
+	for _, st := range d.streams {
+		if st.live {
+			s.Streams = append(s.Streams, st.uri)
+		}
+	}
 	d.mu.Unlock()
+	sort.Strings(s.Streams)
 	switch {
 	case gone:
 		s.State = "gone"
@@ -73,13 +78,6 @@ func (d *device) state() DeviceState {
 		s.State = "not advertising"
 	}
 	_, s.Bonded = d.b.key(s.Address)
-	d.subMu.Lock()
-	s.Streams = []string{}
-	for _, st := range d.streams {
-		s.Streams = append(s.Streams, st.uri)
-	}
-	d.subMu.Unlock()
-	sort.Strings(s.Streams)
 	return s
 }
 
@@ -232,11 +230,10 @@ func (d *device) watchLink(l *client.Conn) {
 		d.connected, d.encrypted = false, false
 		d.want = d.b.cfg.Reconnect && !d.leaving
 		d.leaving = false
-		why := l.Err()
-		if errors.Is(why, client.ErrClosed) {
+		if why := l.Err(); errors.Is(why, client.ErrClosed) {
 			d.note = "the connection ended: the bridge closed the link"
 		} else {
-			d.note = strings.TrimPrefix(why.Error(), "device "+d.serial+": ")
+			d.note = linkError(why)
 		}
 	}
 	d.mu.Unlock()
@@ -297,6 +294,16 @@ func (d *device) disconnect(ctx context.Context) error {
 		l.Close()
 	}
 	return nil
+}
+
+// linkError words the end of a link without the name of the device, which
+// the caller shows beside it: the device's reason for a disconnection.
+func linkError(err error) string {
+	var de *client.DisconnectedError
+	if errors.As(err, &de) {
+		return "disconnected: " + de.Reason
+	}
+	return err.Error()
 }
 
 // conn returns the connection for requests, or an error that says why

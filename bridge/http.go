@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"senseboard/client"
-	"senseboard/world"
 )
 
 // DefaultHTTP is the bridge's address on embedded defaults.
@@ -308,20 +307,20 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	e, err := world.ParseInjection(b)
+	kind, err := s.Bridge.Inject(r.PathValue("serial"), b)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
-	}
-	if err := s.Bridge.Inject(r.PathValue("serial"), e); err != nil {
+		var ee *EventError
 		status := statusOf(err)
-		if !errors.Is(err, ErrUnknownDevice) {
+		switch {
+		case errors.As(err, &ee):
+			status = http.StatusBadRequest
+		case !errors.Is(err, ErrUnknownDevice):
 			status = http.StatusConflict
 		}
 		writeError(w, status, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, []byte(`{"injected":`+quote(e.Kind.String())+`}`))
+	writeJSON(w, http.StatusOK, []byte(`{"injected":`+quote(kind)+`}`))
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

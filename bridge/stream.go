@@ -31,13 +31,25 @@ type Sink func(Event)
 
 // stream is the bridge's one subscription to a resource of a device,
 // shared by every client that subscribes to it.
+//
+// A stream is in d.streams from the moment a client starts it until it
+// has left the device, so that one subscription per resource is made or
+// ended at a time, without a lock held across the round trip: a client
+// that finds a stream being made (ready open) or ended (ending set) waits
+// for that and looks again.
 type stream struct {
-	d   *device
-	key string
-	uri string
-	sub *client.Subscription
+	d     *device
+	key   string
+	ready chan struct{} // closed when the subscription is made, or refused
+	gone  chan struct{} // closed when an ending stream has left the device
 
-	mu   sync.Mutex
+	// guarded by d.mu
+	uri    string
+	sub    *client.Subscription // nil until made
+	live   bool                 // made, and not ending
+	ending bool                 // being unsubscribed
+
+	mu   sync.Mutex // guards subs; held while events are delivered
 	subs map[*Sub]struct{}
 }
 
@@ -89,33 +101,70 @@ func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *An
 }
 
 // subscribe joins the stream of a resource or starts it; created says it
-// started one.
+// started one. No lock is held across the round trip to the device.
 func (d *device) subscribe(ctx context.Context, c *client.Conn, path string, params []resource.Value, m Message, sink Sink) (*Sub, *Answer, bool, error) {
 	key := streamKey(path, m.Value)
-	d.subMu.Lock()
-	defer d.subMu.Unlock()
-	if st := d.streams[key]; st != nil {
-		s := st.add(m.ID, sink)
-		return s, &Answer{Device: d.serial, Envelope: localEnvelope(resource.Subscribe, st.uri)}, false, nil
+	for {
+		d.mu.Lock()
+		st := d.streams[key]
+		if st == nil {
+			st = &stream{d: d, key: key, ready: make(chan struct{}), gone: make(chan struct{}), subs: map[*Sub]struct{}{}}
+			d.streams[key] = st
+			d.mu.Unlock()
+			return d.start(ctx, c, st, path, params, m, sink)
+		}
+		if st.live {
+			s := st.add(m.ID, sink)
+			uri := st.uri
+			d.mu.Unlock()
+			return s, &Answer{Device: d.serial, Envelope: localEnvelope(resource.Subscribe, uri)}, false, nil
+		}
+		wait := st.ready
+		if st.ending {
+			wait = st.gone
+		}
+		d.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, nil, false, ctx.Err()
+		}
 	}
+}
+
+// start makes the subscription of a stream that subscribe put in
+// d.streams, and takes it out again when the device refuses.
+func (d *device) start(ctx context.Context, c *client.Conn, st *stream, path string, params []resource.Value, m Message, sink Sink) (*Sub, *Answer, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
 	defer cancel()
 	sub, env, err := c.Subscribe(ctx, path, params...)
-	if err != nil {
-		return nil, nil, false, deviceError(d, err)
+	defer close(st.ready)
+	if err != nil || sub == nil {
+		d.forgetStream(st)
+		if err != nil {
+			return nil, nil, false, deviceError(d, err)
+		}
+		return nil, &Answer{Device: d.serial, Envelope: env}, false, nil
 	}
-	a := &Answer{Device: d.serial, Envelope: env}
-	if sub == nil {
-		return nil, a, false, nil
-	}
-	st := &stream{d: d, key: key, uri: env.URI, sub: sub, subs: map[*Sub]struct{}{}}
+	d.mu.Lock()
+	st.uri, st.sub, st.live = env.URI, sub, true
 	s := st.add(m.ID, sink)
+	d.mu.Unlock()
 	if !d.b.goTracked(st.pump) {
 		// Close ends the link, and with it this subscription.
+		d.forgetStream(st)
 		return nil, nil, false, ErrClosed
 	}
-	d.streams[key] = st
-	return s, a, true, nil
+	return s, &Answer{Device: d.serial, Envelope: env}, true, nil
+}
+
+// forgetStream takes a stream out of d.streams.
+func (d *device) forgetStream(st *stream) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.streams[st.key] == st {
+		delete(d.streams, st.key)
+	}
 }
 
 func (st *stream) add(id ID, sink Sink) *Sub {
@@ -134,14 +183,14 @@ func (st *stream) pump() {
 	for n := range st.sub.C() {
 		st.deliver(Event{Device: d.serial, URI: st.uri, Content: n.Payload, Received: n.Received})
 	}
-	d.subMu.Lock()
-	if d.streams[st.key] == st {
+	d.mu.Lock()
+	if d.streams[st.key] == st && !st.ending {
 		delete(d.streams, st.key)
 	}
-	d.subMu.Unlock()
+	st.live = false
+	d.mu.Unlock()
 	if err := st.sub.Err(); err != nil {
-		reason := strings.TrimPrefix(err.Error(), "device "+d.serial+": ")
-		st.deliver(Event{Ended: true, Reason: reason, Device: d.serial, URI: st.uri, Received: time.Now()})
+		st.deliver(Event{Ended: true, Reason: linkError(err), Device: d.serial, URI: st.uri, Received: time.Now()})
 	}
 	d.publish()
 }
@@ -165,24 +214,31 @@ func (s *Sub) Unsubscribe(ctx context.Context) (*Answer, error) {
 	return a, err
 }
 
-// unsubscribe leaves the stream; ended says the stream ended with it.
+// unsubscribe leaves the stream; ended says the stream ended with it. No
+// lock is held across the round trip to the device.
 func (s *Sub) unsubscribe(ctx context.Context) (*Answer, bool, error) {
 	st := s.st
 	d := st.d
-	d.subMu.Lock()
-	defer d.subMu.Unlock()
+	d.mu.Lock()
 	st.mu.Lock()
 	_, was := st.subs[s]
 	delete(st.subs, s)
 	left := len(st.subs)
 	st.mu.Unlock()
 	if !was {
+		d.mu.Unlock()
 		return nil, false, fmt.Errorf("%w: subscription %q ended already", ErrBadMessage, s.id)
 	}
-	if left > 0 || d.streams[st.key] != st {
+	if left > 0 || !st.live {
+		d.mu.Unlock()
 		return &Answer{Device: d.serial, Envelope: localEnvelope(resource.Unsubscribe, st.uri)}, false, nil
 	}
-	delete(d.streams, st.key)
+	st.live, st.ending = false, true
+	d.mu.Unlock()
+	defer func() {
+		d.forgetStream(st)
+		close(st.gone)
+	}()
 	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
 	defer cancel()
 	env, err := st.sub.Unsubscribe(ctx)

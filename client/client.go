@@ -29,7 +29,6 @@ import (
 
 	"senseboard/internal/inbox"
 	"senseboard/resource"
-	"senseboard/transport/serial"
 	"senseboard/wire"
 )
 
@@ -40,9 +39,22 @@ var (
 	ErrRefused     = errors.New("session refused")
 	ErrClosed      = errors.New("connection closed")
 	ErrNotPortName = errors.New("not a port")
-	// ErrDisconnected is the end of a radio link connection.
+	// ErrDisconnected is the end of a radio link connection; the error is
+	// a *DisconnectedError.
 	ErrDisconnected = errors.New("disconnected")
 )
+
+// DisconnectedError is the end of a radio link connection, with the
+// device's reason, such as "the device reset".
+type DisconnectedError struct {
+	Port   string
+	Reason string
+}
+
+func (e *DisconnectedError) Error() string { return e.Port + ": disconnected: " + e.Reason }
+
+// Is makes a DisconnectedError ErrDisconnected.
+func (e *DisconnectedError) Is(target error) bool { return target == ErrDisconnected }
 
 // RemoteError is the device's error frame: what it could not act on.
 type RemoteError struct{ Msg string }
@@ -170,7 +182,7 @@ func Open(ctx context.Context, name string, rw io.ReadWriteCloser, opts *Options
 
 func newConn(port string, opts *Options) *Conn {
 	c := &Conn{port: port, pending: map[uint32]chan wire.Frame{}, subs: map[uint32]*Subscription{},
-		done: make(chan struct{}), hello: make(chan wire.Frame, 4), token: serial.Token(),
+		done: make(chan struct{}), hello: make(chan wire.Frame, 4), token: wire.NewToken(),
 		free: make(chan struct{}), dec: wire.NewDecoder(0), rbuf: make([]byte, 16384)}
 	if opts != nil {
 		c.opts = *opts
@@ -182,7 +194,7 @@ func newConn(port string, opts *Options) *Conn {
 		c.opts.Name = "senseboard client"
 	}
 	if c.opts.Baud <= 0 {
-		c.opts.Baud = serial.DefaultBaud
+		c.opts.Baud = wire.DefaultBaud
 	}
 	return c
 }
@@ -284,8 +296,8 @@ func (t *ttyPort) Read(b []byte) (int, error) {
 }
 
 // handshake says hello and waits for the welcome. On a tty a refusal for a
-// busy line is retried for a second: a killed client's session takes a
-// moment to end.
+// busy line (wire.RefuseBusy) is retried for a second: a killed client's
+// session takes a moment to end.
 func (c *Conn) handshake(ctx context.Context, tty bool) error {
 	deadline := time.Now().Add(c.opts.Timeout)
 	busyUntil := time.Now().Add(time.Second)
@@ -313,7 +325,7 @@ func (c *Conn) handshake(ctx context.Context, tty bool) error {
 		}
 		var r wire.RefuseMsg
 		json.Unmarshal(f.Payload, &r)
-		if tty && strings.Contains(r.Error, "in use") && time.Now().Before(busyUntil) {
+		if tty && r.Code == wire.RefuseBusy && time.Now().Before(busyUntil) {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
@@ -377,7 +389,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 	case wire.Disconnected:
 		var m wire.DisconnectedMsg
 		json.Unmarshal(f.Payload, &m)
-		c.shut(fmt.Errorf("%s: %w: %s", c.port, ErrDisconnected, strings.TrimPrefix(m.Reason, "disconnected: ")))
+		c.shut(&DisconnectedError{Port: c.port, Reason: strings.TrimPrefix(m.Reason, "disconnected: ")})
 	}
 }
 
@@ -385,7 +397,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 // stays alive. It exits when the connection closes.
 func (c *Conn) keepalive() {
 	defer c.wg.Done()
-	t := time.NewTicker(serial.PingInterval / 2)
+	t := time.NewTicker(wire.PingInterval / 2)
 	defer t.Stop()
 	for {
 		select {
@@ -393,7 +405,7 @@ func (c *Conn) keepalive() {
 			return
 		case <-t.C:
 			c.writeMu.Lock()
-			idle := time.Since(c.lastSent) >= serial.PingInterval
+			idle := time.Since(c.lastSent) >= wire.PingInterval
 			c.writeMu.Unlock()
 			if idle {
 				c.Ping(context.Background()) // reads its pong: nothing piles up unread

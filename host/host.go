@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"senseboard/profile"
 	"senseboard/replay"
 	"senseboard/transport/serial"
+	"senseboard/wire"
 	"senseboard/world"
 )
 
@@ -35,7 +35,7 @@ type Config struct {
 	// Devices is how many devices to run; 1 when zero.
 	Devices int
 	// StateDir holds one directory per device, named by serial number;
-	// DefaultStateDir() when empty.
+	// wire.DefaultStateDir() when empty.
 	StateDir string
 	// PTY is where the first device's pseudo-terminal link goes ("" for
 	// <state>/<serial>/tty, "none" for no pseudo-terminal on any device);
@@ -44,8 +44,8 @@ type Config struct {
 	// SerialPort is a real serial port for the first device, and Baud its rate.
 	SerialPort string
 	Baud       int
-	// Listen is the first device's TCP address ("none" for none); further
-	// devices take the ports that follow.
+	// Listen is the first device's TCP address (wire.DefaultAddress when
+	// empty, "none" for none); further devices take the ports that follow.
 	Listen string
 	// Seed makes the devices repeatable; device i uses Seed+i.
 	Seed int64
@@ -62,22 +62,6 @@ type Config struct {
 	Air string
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
-}
-
-// DefaultListen is the TCP address of the first device, the port this
-// device family's PC simulator uses.
-const DefaultListen = "127.0.0.1:7809"
-
-// DefaultStateDir returns $XDG_STATE_HOME/senseboard, or
-// ~/.local/state/senseboard.
-func DefaultStateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "senseboard")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".local", "state", "senseboard")
-	}
-	return filepath.Join(os.TempDir(), "senseboard-state")
 }
 
 // Running is one running device and where it can be reached.
@@ -107,7 +91,7 @@ func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
 		return nil, err
 	}
 	device, central := net.Pipe()
-	h.radios.Go(func() { r.srv.ServeRadio(h.stopCtx, device, r.Device.BLE) })
+	h.radios.Go(func() { r.srv.ServeRadio(h.stopCtx, device, r.Device.BLE.Radio()) })
 	return central, nil
 }
 
@@ -134,13 +118,13 @@ func New(cfg Config) (h *Host, err error) {
 		cfg.Devices = 1
 	}
 	if cfg.StateDir == "" {
-		cfg.StateDir = DefaultStateDir()
+		cfg.StateDir = wire.DefaultStateDir()
 	}
 	if cfg.Speed == 0 {
 		cfg.Speed = 1
 	}
 	if cfg.Listen == "" {
-		cfg.Listen = DefaultListen
+		cfg.Listen = wire.DefaultAddress
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -235,7 +219,7 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 	if i == 0 && cfg.SerialPort != "" {
 		baud := cfg.Baud
 		if baud <= 0 {
-			baud = serial.DefaultBaud
+			baud = wire.DefaultBaud
 		}
 		port, err := serial.OpenPort(cfg.SerialPort, baud)
 		if err != nil {
@@ -265,7 +249,7 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 		}
 		h.closers = append(h.closers, ln)
 		r.Air = ln.Addr().String()
-		h.serve = append(h.serve, func(ctx context.Context) error { return srv.ServeRadios(ctx, ln, d.BLE) })
+		h.serve = append(h.serve, func(ctx context.Context) error { return srv.ServeRadios(ctx, ln, d.BLE.Radio()) })
 	}
 	return r, nil
 }

@@ -29,10 +29,12 @@ type WelcomeMsg struct {
 	MaxPayload int    `json:"maxPayload"`
 }
 
-// RefuseMsg refuses a session.
+// RefuseMsg refuses a session: Code says why for programs (empty from
+// devices that predate codes), Error for people.
 type RefuseMsg struct {
-	Session string `json:"session"`
-	Error   string `json:"error"`
+	Session string     `json:"session"`
+	Error   string     `json:"error"`
+	Code    RefuseCode `json:"code,omitempty"`
 }
 
 // RequestMsg is a request.

@@ -16,7 +16,7 @@ import (
 
 	"senseboard/air"
 	"senseboard/bridge"
-	"senseboard/host"
+	"senseboard/wire"
 )
 
 // bridgeFlags are the flags of the phone bridge, in run and in bridge.
@@ -134,7 +134,7 @@ func runBridge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("senseboard bridge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bf := addBridgeFlags(fs, "address of the bridge's HTTP server: dashboard at /, API under /api/")
-	state := fs.String("state", "", "directory of the bridge's bonds and recordings (default "+filepath.Join(host.DefaultStateDir(), "bridge")+")")
+	state := fs.String("state", "", "directory of the bridge's bonds and recordings (default "+filepath.Join(wire.DefaultStateDir(), "bridge")+")")
 	verbose := fs.Bool("v", false, "log connections and clients to stderr")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard bridge [flags]
@@ -155,7 +155,7 @@ Flags:
 		return fail(stderr, errors.New("--http none: the bridge needs an address to serve on"))
 	}
 	if *state == "" {
-		*state = filepath.Join(host.DefaultStateDir(), "bridge")
+		*state = filepath.Join(wire.DefaultStateDir(), "bridge")
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if *verbose {

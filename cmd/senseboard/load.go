@@ -11,15 +11,15 @@ import (
 	"syscall"
 	"time"
 
-	"senseboard/host"
 	"senseboard/load"
+	"senseboard/wire"
 )
 
 func runLoad(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("senseboard load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		addr     = fs.String("addr", host.DefaultListen, "TCP address of the first device; the others listen on the ports that follow")
+		addr     = fs.String("addr", wire.DefaultAddress, "TCP address of the first device; the others listen on the ports that follow")
 		devices  = fs.Int("devices", 1, "number of devices")
 		paths    = fs.String("subscribe", "/Meas/IMU6/52,/Meas/ECG/125,/Meas/HR", "comma-separated paths to subscribe to on every device")
 		duration = fs.Duration("duration", time.Minute, "how long to measure")

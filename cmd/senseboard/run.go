@@ -21,6 +21,7 @@ import (
 	"senseboard/host"
 	"senseboard/profile"
 	"senseboard/replay"
+	"senseboard/wire"
 	"senseboard/world"
 )
 
@@ -35,13 +36,13 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		serialNo  = fs.String("serial", "", "device serial number (default from the profile: 000123)")
-		state     = fs.String("state", "", "directory of the non-volatile memory (default "+host.DefaultStateDir()+")")
+		state     = fs.String("state", "", "directory of the non-volatile memory (default "+wire.DefaultStateDir()+")")
 		prof      = fs.String("profile", "", "device profile file (YAML build settings; optional)")
 		seed      = fs.Int64("seed", 1, "seed of everything random: the same seed and scenario give the same data")
 		pty       = fs.String("pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty; none for no pty)")
 		port      = fs.String("serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
 		baud      = fs.Int("baud", 115200, "baud rate of --serial-port")
-		listen    = fs.String("listen", host.DefaultListen, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
+		listen    = fs.String("listen", wire.DefaultAddress, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
 		beyond    = fs.Bool("listen-beyond-loopback", false, "let --listen serve beyond loopback: the TCP port has no authentication, and anyone who reaches it controls the device")
 		devices   = fs.Int("devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
 		speed     = fs.String("speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
@@ -114,11 +115,11 @@ Flags:
 	if ln != nil {
 		var local []bridge.Peripheral
 		for _, r := range h.Devices {
-			local = append(local, bridge.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.Inject})
+			local = append(local, bridge.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON})
 		}
 		state := cfg.StateDir
 		if state == "" {
-			state = host.DefaultStateDir()
+			state = wire.DefaultStateDir()
 		}
 		log := cfg.Log
 		if log == nil {
@@ -173,14 +174,14 @@ func checkListen(addr string, beyond bool, stderr io.Writer) error {
 	}
 	h, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %w; give host:port, such as %s", addr, err, host.DefaultListen)
+		return fmt.Errorf("--listen %q: %w; give host:port, such as %s", addr, err, wire.DefaultAddress)
 	}
 	ip := net.ParseIP(h)
 	if h == "localhost" || ip != nil && ip.IsLoopback() {
 		return nil
 	}
 	if !beyond {
-		return fmt.Errorf("--listen %s serves beyond loopback, and the device's TCP port has no authentication: anyone who reaches it can read and change the device; give --listen-beyond-loopback to do it anyway, or a loopback address such as %s", addr, host.DefaultListen)
+		return fmt.Errorf("--listen %s serves beyond loopback, and the device's TCP port has no authentication: anyone who reaches it can read and change the device; give --listen-beyond-loopback to do it anyway, or a loopback address such as %s", addr, wire.DefaultAddress)
 	}
 	fmt.Fprintf(stderr, "senseboard: warning: the devices' TCP ports on %s serve without authentication: anyone who reaches them can read and change the devices\n", addr)
 	return nil

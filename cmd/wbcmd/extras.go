@@ -5,13 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"senseboard/api"
 	"senseboard/client"
-	"senseboard/host"
 	"senseboard/resource"
+	"senseboard/wire"
 )
 
 // listPorts prints the computer's serial ports and the links to the
@@ -24,7 +22,7 @@ func listPorts(stdout, stderr io.Writer) int {
 	for _, p := range ports {
 		fmt.Fprintln(stdout, p)
 	}
-	links, _ := filepath.Glob(filepath.Join(host.DefaultStateDir(), "*", "tty"))
+	links, _ := filepath.Glob(filepath.Join(wire.DefaultStateDir(), "*", "tty"))
 	for _, l := range links {
 		if target, err := os.Readlink(l); err == nil {
 			if _, err := os.Stat(target); err == nil {
@@ -32,31 +30,13 @@ func listPorts(stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "TCP%s (the default TCP address of a senseboard device)\n", host.DefaultListen)
+	fmt.Fprintf(stdout, "TCP%s (the default TCP address of a senseboard device)\n", wire.DefaultAddress)
 	return exitOK
 }
 
-// completionWords returns the paths, operations and type names to complete.
+// completionWords returns the paths and the type names to complete.
 func completionWords() (paths, types []string) {
-	set, err := api.Embedded()
-	if err != nil {
-		return nil, resource.PrimitiveTypeNames()
-	}
-	seen := map[string]bool{}
-	for _, r := range set.Resources() {
-		paths = append(paths, r.Path)
-		for _, o := range r.Operations() {
-			for _, p := range o.Params {
-				if p.Record != "" && !seen[p.Record] {
-					seen[p.Record] = true
-					types = append(types, p.Record)
-				}
-			}
-		}
-	}
-	sort.Strings(paths)
-	sort.Strings(types)
-	return paths, append(resource.PrimitiveTypeNames(), types...)
+	return resourcePaths, append(resource.PrimitiveTypeNames(), recordTypes...)
 }
 
 func printCompletion(shell string, stdout, stderr io.Writer) int {
@@ -77,7 +57,7 @@ _wbcmd() {
     COMPREPLY=($(compgen -W "%s" -- "$cur"))
 }
 complete -F _wbcmd wbcmd
-`, host.DefaultListen, strings.Join(paths, " "), strings.Join(types, " "), flags)
+`, wire.DefaultAddress, strings.Join(paths, " "), strings.Join(types, " "), flags)
 	case "zsh":
 		fmt.Fprintf(stdout, `#compdef wbcmd
 # zsh completion for wbcmd; load with: source <(wbcmd --completion zsh)

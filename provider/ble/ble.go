@@ -3,81 +3,25 @@
 // connection parameters, link security (static pass key, bond, bonding
 // policy), and the optional heart-rate (HRS) and serial (NUS) services.
 //
-// It also simulates the radio link: a Central (a simulated phone) scans for
-// the advertisement, connects, pairs, bonds, makes requests and
-// subscriptions over the connection, writes NUS data and switches HRS
-// notifications, always within the device's state: no connection while it
-// does not advertise, one connection at a time, and the bonding policy.
-//
-// Advertising starts at every reset. A connection stops it; when the
-// connection ends the device advertises again, unless a client stopped
-// advertising in the meantime. AdvSettings.Timeout stops advertising after
-// that many seconds (0: never).
+// The link itself (advertising, the connection, pairing and bonding, the
+// non-volatile settings) is package radio's; the resources read and change
+// it, and turn what happens on it into notifications.
 package ble
 
 import (
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
-	"time"
 
-	"senseboard/clock"
 	"senseboard/device"
-	"senseboard/noise"
 	"senseboard/nvm"
+	"senseboard/radio"
 	"senseboard/resource"
 )
-
-// Bonding policies of BondingSettings.
-const (
-	BondingEnabled  = 0
-	BondingDisabled = 1
-	BondingOnce     = 2
-	BondingSameMac  = 3
-)
-
-var policyNames = [...]string{"BondingEnabled", "BondingDisabled", "BondingOnce", "BondingSameMac"}
-
-// PolicyName returns the name of a bonding policy.
-func PolicyName(p uint8) string {
-	if int(p) < len(policyNames) {
-		return policyNames[p]
-	}
-	return fmt.Sprintf("Policy(%d)", p)
-}
-
-// Defaults of the advertising settings and connection parameters.
-const (
-	DefaultInterval = 800 // 500 ms in units of 0.625 ms
-)
-
-// DefaultConnParams are the preferred connection parameters after a reset.
-var DefaultConnParams = ConnParams{MinConnInterval: 24, MaxConnInterval: 40, SlaveLatency: 0, SupTimeout: 400}
-
-// stateFile is the state file of the non-volatile BLE settings.
-const stateFile = "ble.json"
-
-// AdvSettings is the advertising settings record.
-type AdvSettings struct {
-	AdvPacket      []int  `json:"AdvPacket"`
-	ScanRespPacket []int  `json:"ScanRespPacket"`
-	Interval       uint16 `json:"Interval"`
-	Timeout        uint16 `json:"Timeout"`
-}
 
 // AdvState is the content of GET /Comm/Ble/Adv.
 type AdvState struct {
 	IsAdvertising bool    `json:"isAdvertising"`
 	PeerAddr      *string `json:"PeerAddr"`
-}
-
-// ConnParams are connection parameters.
-type ConnParams struct {
-	MinConnInterval uint16 `json:"min_conn_interval"`
-	MaxConnInterval uint16 `json:"max_conn_interval"`
-	SlaveLatency    uint16 `json:"slave_latency"`
-	SupTimeout      uint16 `json:"sup_timeout"`
 }
 
 // Peer is a connected central.
@@ -120,12 +64,6 @@ type SecuritySettings struct {
 	RecoveryTime uint32        `json:"RecoveryTime"`
 }
 
-// HRSData is a heart-rate update of the HRS module.
-type HRSData struct {
-	Average float32  `json:"average"`
-	RRData  []uint16 `json:"rrData"`
-}
-
 // HRSState is a notification of /Comm/Ble/HRS.
 type HRSState struct {
 	Enabled bool `json:"enabled"`
@@ -136,418 +74,285 @@ type NUSData struct {
 	Data []int `json:"Data"`
 }
 
-// bond is a stored bond: the central's address and the long-term key.
-type bond struct {
-	Address string `json:"Address"`
-	Key     string `json:"Key"`
-}
-
-type persisted struct {
-	Adv          AdvSettings `json:"Adv"`
-	PassKey      *string     `json:"PassKey"`
-	Policy       uint8       `json:"Policy"`
-	RecoveryTime uint32      `json:"RecoveryTime"`
-	Bond         *bond       `json:"Bond"`
-}
-
-// Errors a central meets.
-var (
-	ErrNotAdvertising = errors.New("is not advertising")
-	ErrBusy           = errors.New("is connected to another central (one connection at a time)")
-	ErrPassKey        = errors.New("pairing failed: the pass key does not match")
-	ErrNoPassKey      = errors.New("pairing failed: the device requires its 6-digit pass key")
-	ErrNotPaired      = errors.New("the device requires an encrypted link (pair with its pass key first)")
-	ErrUnknownKeys    = errors.New("encryption failed: the device does not hold this central's keys; pair again")
-	ErrDisconnected   = errors.New("disconnected")
-	ErrNoModule       = errors.New("the device does not run this service")
-)
-
-// PolicyError is a pairing refused by the bonding policy.
-type PolicyError struct{ Policy uint8 }
-
-func (e *PolicyError) Error() string {
-	return "pairing refused by bonding policy " + PolicyName(e.Policy)
-}
-
-// Provider serves the BLE resources and simulates the radio.
+// Provider serves the BLE resources on the device's radio.
 type Provider struct {
-	d     *device.Device
-	store *nvm.Store
 	seed  uint64
-	addr  string
-	hrs   bool
-	nus   bool
+	st    *nvm.Var[radio.Settings]
+	radio *radio.Peripheral
 
-	mu          sync.Mutex
-	st          persisted
-	advertising bool
-	advWanted   bool // advertise again after the connection ends
-	advTimer    clock.Timer
-	conn        *Conn
-	nextHandle  uint16
-	preferred   ConnParams
-	keys        uint64
-	peers       *resource.Topic
-	hrsTopic    *resource.Topic
-	nusTopic    *resource.Topic
+	mu       sync.Mutex // guards the topics
+	peers    *resource.Topic
+	hrsTopic *resource.Topic
+	nusTopic *resource.Topic
 }
 
-// New returns the BLE provider, reading the non-volatile settings from store.
+// New returns the BLE provider, reading the radio's non-volatile settings
+// from store (see radio.OpenSettings).
 func New(store *nvm.Store, seed uint64) (*Provider, error) {
-	p := &Provider{store: store, seed: seed, st: persisted{Adv: AdvSettings{Interval: DefaultInterval}}}
-	if _, err := store.ReadJSON(stateFile, &p.st); err != nil {
+	st, err := radio.OpenSettings(store)
+	if err != nil {
 		return nil, err
 	}
-	if err := p.st.check(); err != nil {
-		return nil, &nvm.CorruptError{Path: store.Path(stateFile), Reason: err.Error()}
-	}
-	return p, nil
+	return &Provider{seed: seed, st: st}, nil
 }
 
+// Radio returns the device's radio, which centrals connect to; nil before
+// Register.
+func (p *Provider) Radio() *radio.Peripheral { return p.radio }
+
 // Address returns the device's BLE address, XX:XX:XX:XX:XX:XX.
-func (p *Provider) Address() string { return p.addr }
+func (p *Provider) Address() string { return p.radio.Address() }
 
-// Serial returns the serial number of the device.
-func (p *Provider) Serial() string { return p.d.Serial() }
+// Connected reports whether a central is connected.
+func (p *Provider) Connected() bool { return p.radio != nil && p.radio.Connected() }
 
-// Register installs the resources and starts advertising.
+// Register starts the radio, which advertises at once, and installs the resources.
 func (p *Provider) Register(d *device.Device) error {
-	p.d = d
-	p.addr = d.Profile().BLE.Address
-	p.hrs, p.nus = d.Profile().Modules.HRS, d.Profile().Modules.NUS
-	p.preferred = DefaultConnParams
-	p.mu.Lock()
-	p.startAdvertising()
-	p.mu.Unlock()
+	prof := d.Profile()
+	p.radio = radio.New(radio.Config{
+		Address: prof.BLE.Address, Serial: d.Serial(), Product: prof.Product.Name,
+		HRS: prof.Modules.HRS, NUS: prof.Modules.NUS, Seed: p.seed, Clock: d.Clock(),
+		OnAir:              func() bool { return d.Mode() == device.ModeApplication },
+		SinceReset:         d.SinceReset,
+		Logf:               func(format string, a ...any) { d.Logf(device.LevelInfo, format, a...) },
+		OnConnect:          func(c *radio.Conn) { p.publish(&p.peers, &PeerChange{Peer: peer(c), State: Connected}) },
+		OnDisconnect:       func(c *radio.Conn) { p.publish(&p.peers, &PeerChange{Peer: peer(c), State: Disconnected}) },
+		OnHRSNotifications: func(on bool) { p.publish(&p.hrsTopic, &HRSState{Enabled: on}) },
+		OnNUSWrite:         p.nusWritten,
+	}, p.st)
 
-	d.HandleFunc("/Comm/Ble/Addr", resource.Get, func(*resource.Request) resource.Response { return resource.OK(p.addr) })
-	d.HandleFunc("/Comm/Ble/Adv", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		s := &AdvState{IsAdvertising: p.advertising}
-		if p.conn != nil {
-			a := p.conn.central.Address
-			s.PeerAddr = &a
-		}
-		return resource.OK(s)
-	})
-	d.HandleFunc("/Comm/Ble/Adv", resource.Post, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		switch {
-		case p.advertising:
-			return resource.Errorf(resource.StatusConflict, "already advertising")
-		case p.conn != nil:
-			return resource.Errorf(resource.StatusConflict, "a central is connected and the device supports one connection; it advertises again when the central disconnects")
-		}
-		p.startAdvertising()
-		return resource.OK(nil)
-	})
-	d.HandleFunc("/Comm/Ble/Adv", resource.Delete, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.stopAdvertising()
-		p.advWanted = false
-		return resource.OK(nil)
-	})
-	d.HandleFunc("/Comm/Ble/Adv/Settings", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		s := p.st.Adv
-		return resource.OK(&s)
-	})
+	d.HandleFunc("/Comm/Ble/Addr", resource.Get, p.getAddr)
+	d.HandleFunc("/Comm/Ble/Adv", resource.Get, p.getAdv)
+	d.HandleFunc("/Comm/Ble/Adv", resource.Post, p.postAdv)
+	d.HandleFunc("/Comm/Ble/Adv", resource.Delete, p.deleteAdv)
+	d.HandleFunc("/Comm/Ble/Adv/Settings", resource.Get, p.getAdvSettings)
 	d.HandleFunc("/Comm/Ble/Adv/Settings", resource.Put, p.putAdvSettings)
-	d.HandleFunc("/Comm/Ble/Peers", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		l := &PeerList{ConnectedPeers: []Peer{}}
-		if p.conn != nil {
-			l.ConnectedPeers = append(l.ConnectedPeers, p.conn.peer())
-		}
-		return resource.OK(l)
-	})
+	d.HandleFunc("/Comm/Ble/Peers", resource.Get, p.getPeers)
 	d.HandleSource("/Comm/Ble/Peers", topicSource{p, &p.peers})
-	d.HandleFunc("/Comm/Ble/Peers/{ConnHandle}", resource.Delete, func(req *resource.Request) resource.Response {
-		c, resp := p.connOf(req)
-		if c == nil {
-			return resp
-		}
-		c.end(fmt.Errorf("%w: the device dropped the connection (DELETE /Comm/Ble/Peers/%d)", ErrDisconnected, c.handle))
-		return resource.OK(nil)
-	})
-	d.HandleFunc("/Comm/Ble/Peers/{ConnHandle}/Params", resource.Get, func(req *resource.Request) resource.Response {
-		c, resp := p.connOf(req)
-		if c == nil {
-			return resp
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		params := c.params
-		return resource.OK(&params)
-	})
-	d.HandleFunc("/Comm/Ble/Peers/{ConnHandle}/Params", resource.Put, func(req *resource.Request) resource.Response {
-		c, resp := p.connOf(req)
-		if c == nil {
-			return resp
-		}
-		cp, errResp := connParams(req.Arg(1))
-		if errResp != nil {
-			return *errResp
-		}
-		p.mu.Lock()
-		c.params = cp
-		p.mu.Unlock()
-		return resource.OK(nil)
-	})
-	d.HandleFunc("/Comm/Ble/ConnParams", resource.Put, func(req *resource.Request) resource.Response {
-		cp, errResp := connParams(req.Arg(0))
-		if errResp != nil {
-			return *errResp
-		}
-		p.mu.Lock()
-		p.preferred = cp
-		p.mu.Unlock()
-		return resource.OK(nil)
-	})
-	d.HandleFunc("/Comm/Ble/Security/Bonds", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		l := &BondList{BondedDevices: []BondedDevice{}}
-		if b := p.st.Bond; b != nil {
-			l.BondedDevices = append(l.BondedDevices, BondedDevice{Address: b.Address})
-		}
-		return resource.OK(l)
-	})
-	d.HandleFunc("/Comm/Ble/Security/Bonds", resource.Delete, func(*resource.Request) resource.Response {
-		return p.save(func(s *persisted) { s.Bond = nil })
-	})
-	d.HandleFunc("/Comm/Ble/Security/Pin", resource.Put, func(req *resource.Request) resource.Response {
-		pin := req.Arg(0).Str()
-		return p.save(func(s *persisted) { s.PassKey = &pin })
-	})
-	d.HandleFunc("/Comm/Ble/Security/Pin", resource.Delete, func(*resource.Request) resource.Response {
-		return p.save(func(s *persisted) { s.PassKey = nil })
-	})
-	d.HandleFunc("/Comm/Ble/Security/Settings", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return resource.OK(&SecuritySettings{Policy: resource.Pair{Value: int(p.st.Policy), Name: PolicyName(p.st.Policy)}, RecoveryTime: p.st.RecoveryTime})
-	})
-	d.HandleFunc("/Comm/Ble/Security/Settings", resource.Put, func(req *resource.Request) resource.Response {
-		var in struct {
-			Policy       uint8
-			RecoveryTime *uint32
-		}
-		if err := req.Arg(0).Decode(&in); err != nil {
-			return resource.Errorf(resource.StatusBadRequest, "BondingSettings: %v", err)
-		}
-		return p.save(func(s *persisted) {
-			s.Policy = in.Policy
-			if in.RecoveryTime != nil {
-				s.RecoveryTime = *in.RecoveryTime
-			}
-		})
-	})
-	if p.hrs {
+	d.HandleFunc("/Comm/Ble/Peers/{ConnHandle}", resource.Delete, p.deletePeer)
+	d.HandleFunc("/Comm/Ble/Peers/{ConnHandle}/Params", resource.Get, p.getPeerParams)
+	d.HandleFunc("/Comm/Ble/Peers/{ConnHandle}/Params", resource.Put, p.putPeerParams)
+	d.HandleFunc("/Comm/Ble/ConnParams", resource.Put, p.putConnParams)
+	d.HandleFunc("/Comm/Ble/Security/Bonds", resource.Get, p.getBonds)
+	d.HandleFunc("/Comm/Ble/Security/Bonds", resource.Delete, p.deleteBonds)
+	d.HandleFunc("/Comm/Ble/Security/Pin", resource.Put, p.putPin)
+	d.HandleFunc("/Comm/Ble/Security/Pin", resource.Delete, p.deletePin)
+	d.HandleFunc("/Comm/Ble/Security/Settings", resource.Get, p.getSecurity)
+	d.HandleFunc("/Comm/Ble/Security/Settings", resource.Put, p.putSecurity)
+	if prof.Modules.HRS {
 		d.HandleFunc("/Comm/Ble/HRS", resource.Post, p.postHRS)
 		d.HandleSource("/Comm/Ble/HRS", topicSource{p, &p.hrsTopic})
 	}
-	if p.nus {
+	if prof.Modules.NUS {
 		d.HandleFunc("/Comm/Ble/NUS", resource.Post, p.postNUS)
 		d.HandleSource("/Comm/Ble/NUS", topicSource{p, &p.nusTopic})
 	}
 	return nil
 }
 
-// save changes the non-volatile settings durably, or not at all.
-func (p *Provider) save(change func(*persisted)) resource.Response {
+// Reset drops the connection and starts advertising; bonds, pass key,
+// policy and advertising settings are non-volatile.
+func (p *Provider) Reset() { p.radio.Reset() }
+
+// PowerOff drops the connection and stops the radio.
+func (p *Provider) PowerOff() { p.radio.PowerOff() }
+
+// peer describes a connection as /Comm/Ble/Peers does.
+func peer(c *radio.Conn) Peer {
+	pr := Peer{Address: c.Central().Address, Handle: c.Handle()}
+	if n := c.Central().Name; n != "" {
+		pr.Name = &n
+	}
+	return pr
+}
+
+// publish sends a notification to the subscribers of a topic, if any.
+func (p *Provider) publish(topic **resource.Topic, content any) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.saveLocked(change); err != nil {
-		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
+	t := *topic
+	p.mu.Unlock()
+	if t != nil {
+		t.Publish(content)
+	}
+}
+
+func (p *Provider) getAddr(*resource.Request) resource.Response {
+	return resource.OK(p.radio.Address())
+}
+
+func (p *Provider) getAdv(*resource.Request) resource.Response {
+	s := &AdvState{IsAdvertising: p.radio.IsAdvertising()}
+	if c := p.radio.Current(); c != nil {
+		a := c.Central().Address
+		s.PeerAddr = &a
+	}
+	return resource.OK(s)
+}
+
+func (p *Provider) postAdv(*resource.Request) resource.Response {
+	if err := p.radio.StartAdvertising(); err != nil {
+		return resource.Errorf(resource.StatusConflict, "%v", err)
 	}
 	return resource.OK(nil)
 }
 
-func (p *Provider) saveLocked(change func(*persisted)) error {
-	next := p.st
-	change(&next)
-	if err := next.check(); err != nil {
-		return err
-	}
-	if err := p.store.WriteJSON(stateFile, next); err != nil {
-		return fmt.Errorf("the setting did not reach non-volatile memory: %w", err)
-	}
-	p.st = next
-	return nil
+func (p *Provider) deleteAdv(*resource.Request) resource.Response {
+	p.radio.StopAdvertising()
+	return resource.OK(nil)
+}
+
+func (p *Provider) getAdvSettings(*resource.Request) resource.Response {
+	s := p.radio.AdvSettings()
+	return resource.OK(&s)
 }
 
 func (p *Provider) putAdvSettings(req *resource.Request) resource.Response {
-	var s AdvSettings
+	var s radio.AdvSettings
 	if err := req.Arg(0).Decode(&s); err != nil {
 		return resource.Errorf(resource.StatusBadRequest, "AdvSettings: %v", err)
 	}
-	if s.AdvPacket != nil {
-		if _, err := checkPacket("AdvPacket", s.AdvPacket); err != nil {
-			return resource.Errorf(resource.StatusBadRequest, "%v", err)
-		}
+	if err := s.Validate(); err != nil {
+		return resource.Errorf(resource.StatusBadRequest, "%v", err)
 	}
-	if s.ScanRespPacket != nil {
-		if _, err := checkPacket("ScanRespPacket", s.ScanRespPacket); err != nil {
-			return resource.Errorf(resource.StatusBadRequest, "%v", err)
-		}
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.saveLocked(func(st *persisted) { st.Adv = s }); err != nil {
+	return stored(p.radio.SetAdvSettings(s))
+}
+
+// stored answers a change of the non-volatile settings.
+func stored(err error) resource.Response {
+	if err != nil {
 		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
-	}
-	if p.advertising { // the new timeout counts from now
-		p.stopAdvertising()
-		p.startAdvertising()
 	}
 	return resource.OK(nil)
 }
 
-func connParams(v resource.Value) (ConnParams, *resource.Response) {
-	var cp ConnParams
+func (p *Provider) getPeers(*resource.Request) resource.Response {
+	l := &PeerList{ConnectedPeers: []Peer{}}
+	if c := p.radio.Current(); c != nil {
+		l.ConnectedPeers = append(l.ConnectedPeers, peer(c))
+	}
+	return resource.OK(l)
+}
+
+// connOf returns the connection a request's handle names.
+func (p *Provider) connOf(req *resource.Request) (*radio.Conn, resource.Response) {
+	h := uint16(req.Arg(0).Uint())
+	c := p.radio.Current()
+	switch {
+	case c == nil:
+		return nil, resource.Errorf(resource.StatusNotFound, "no peer with handle %d; no central is connected", h)
+	case c.Handle() != h:
+		return nil, resource.Errorf(resource.StatusNotFound, "no peer with handle %d; the connected peer has handle %d", h, c.Handle())
+	}
+	return c, resource.Response{}
+}
+
+func (p *Provider) deletePeer(req *resource.Request) resource.Response {
+	c, resp := p.connOf(req)
+	if c == nil {
+		return resp
+	}
+	c.Drop(fmt.Sprintf("the device dropped the connection (DELETE /Comm/Ble/Peers/%d)", c.Handle()))
+	return resource.OK(nil)
+}
+
+func (p *Provider) getPeerParams(req *resource.Request) resource.Response {
+	c, resp := p.connOf(req)
+	if c == nil {
+		return resp
+	}
+	params := c.Params()
+	return resource.OK(&params)
+}
+
+func (p *Provider) putPeerParams(req *resource.Request) resource.Response {
+	c, resp := p.connOf(req)
+	if c == nil {
+		return resp
+	}
+	cp, errResp := connParams(req.Arg(1))
+	if errResp != nil {
+		return *errResp
+	}
+	if err := c.SetParams(cp); err != nil {
+		return resource.Errorf(resource.StatusBadRequest, "%v", err)
+	}
+	return resource.OK(nil)
+}
+
+func (p *Provider) putConnParams(req *resource.Request) resource.Response {
+	cp, errResp := connParams(req.Arg(0))
+	if errResp != nil {
+		return *errResp
+	}
+	if err := p.radio.SetPreferredParams(cp); err != nil {
+		return resource.Errorf(resource.StatusBadRequest, "%v", err)
+	}
+	return resource.OK(nil)
+}
+
+func connParams(v resource.Value) (radio.ConnParams, *resource.Response) {
+	var cp radio.ConnParams
 	if err := v.Decode(&cp); err != nil {
 		r := resource.Errorf(resource.StatusBadRequest, "ConnParams: %v", err)
 		return cp, &r
 	}
-	if cp.MinConnInterval > cp.MaxConnInterval {
-		r := resource.Errorf(resource.StatusBadRequest, "min_conn_interval %d is above max_conn_interval %d", cp.MinConnInterval, cp.MaxConnInterval)
+	if err := cp.Validate(); err != nil {
+		r := resource.Errorf(resource.StatusBadRequest, "%v", err)
 		return cp, &r
 	}
 	return cp, nil
 }
 
-func (p *Provider) connOf(req *resource.Request) (*Conn, resource.Response) {
-	h := uint16(req.Arg(0).Uint())
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.conn == nil || p.conn.handle != h {
-		if p.conn == nil {
-			return nil, resource.Errorf(resource.StatusNotFound, "no peer with handle %d; no central is connected", h)
-		}
-		return nil, resource.Errorf(resource.StatusNotFound, "no peer with handle %d; the connected peer has handle %d", h, p.conn.handle)
+func (p *Provider) getBonds(*resource.Request) resource.Response {
+	l := &BondList{BondedDevices: []BondedDevice{}}
+	if b, ok := p.radio.Bond(); ok {
+		l.BondedDevices = append(l.BondedDevices, BondedDevice{Address: b.Address})
 	}
-	return p.conn, resource.Response{}
+	return resource.OK(l)
 }
 
-// startAdvertising starts advertising and its timeout; p.mu is held.
-func (p *Provider) startAdvertising() {
-	p.advertising, p.advWanted = true, true
-	if p.advTimer != nil {
-		p.advTimer.Stop()
-		p.advTimer = nil
-	}
-	if t := p.st.Adv.Timeout; t > 0 {
-		var timer clock.Timer
-		timer = p.d.Clock().AfterFunc(time.Duration(t)*time.Second, func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if p.advTimer == timer {
-				p.stopAdvertising()
-				p.advWanted = false
-				p.d.Logf(device.LevelInfo, "BLE: advertising timed out after %d s", t)
-			}
-		})
-		p.advTimer = timer
-	}
+func (p *Provider) deleteBonds(*resource.Request) resource.Response {
+	return stored(p.radio.DeleteBond())
 }
 
-// stopAdvertising stops advertising; p.mu is held.
-func (p *Provider) stopAdvertising() {
-	p.advertising = false
-	if p.advTimer != nil {
-		p.advTimer.Stop()
-		p.advTimer = nil
+func (p *Provider) putPin(req *resource.Request) resource.Response {
+	pin := req.Arg(0).Str()
+	if err := radio.CheckPassKey(pin); err != nil {
+		return resource.Errorf(resource.StatusBadRequest, "%v", err)
 	}
+	return stored(p.radio.SetPassKey(pin))
 }
 
-// Advertising returns the packets the device advertises, and false when it
-// does not advertise.
-func (p *Provider) Advertising() (Packets, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.advertising || p.d.Mode() != device.ModeApplication {
-		return Packets{}, false
+func (p *Provider) deletePin(*resource.Request) resource.Response {
+	return stored(p.radio.ClearPassKey())
+}
+
+func (p *Provider) getSecurity(*resource.Request) resource.Response {
+	policy, recovery := p.radio.Security()
+	return resource.OK(&SecuritySettings{Policy: resource.Pair{Value: int(policy), Name: policy.String()}, RecoveryTime: recovery})
+}
+
+func (p *Provider) putSecurity(req *resource.Request) resource.Response {
+	var in struct {
+		Policy       radio.Policy
+		RecoveryTime *uint32
 	}
-	return p.packets(), true
-}
-
-// packets builds the advertisement and scan response; p.mu is held.
-func (p *Provider) packets() Packets {
-	var out Packets
-	if p.st.Adv.AdvPacket != nil {
-		out.Adv, _ = checkPacket("AdvPacket", p.st.Adv.AdvPacket)
-	} else {
-		var flags byte
-		if p.st.PassKey != nil {
-			flags |= FlagPassKey
-		}
-		if p.st.Bond != nil {
-			flags |= FlagBonded
-		}
-		if p.hrs {
-			flags |= FlagHRS
-		}
-		out.Adv = DefaultAdv(flags, p.hrs)
+	if err := req.Arg(0).Decode(&in); err != nil {
+		return resource.Errorf(resource.StatusBadRequest, "BondingSettings: %v", err)
 	}
-	if p.st.Adv.ScanRespPacket != nil {
-		out.ScanResp, _ = checkPacket("ScanRespPacket", p.st.Adv.ScanRespPacket)
-	} else {
-		out.ScanResp = DefaultScanResp(p.d.Profile().Product.Name, p.d.Serial())
+	if !in.Policy.Valid() {
+		return resource.Errorf(resource.StatusBadRequest, "BondingSettings: policy %d is not a policy (0..3)", in.Policy)
 	}
-	return out
-}
-
-// Connected reports whether a central is connected.
-func (p *Provider) Connected() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.conn != nil
-}
-
-// Reset drops the connection and starts advertising; bonds, pass key,
-// policy and advertising settings are non-volatile.
-func (p *Provider) Reset() {
-	p.dropConnection(fmt.Errorf("%w: the device reset", ErrDisconnected))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.preferred = DefaultConnParams
-	p.startAdvertising()
-}
-
-// PowerOff drops the connection and stops the radio.
-func (p *Provider) PowerOff() {
-	p.dropConnection(fmt.Errorf("%w: the device turned off", ErrDisconnected))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stopAdvertising()
-	p.advWanted = false
-}
-
-func (p *Provider) dropConnection(reason error) {
-	p.mu.Lock()
-	c := p.conn
-	p.mu.Unlock()
-	if c != nil {
-		c.end(reason)
-	}
+	return stored(p.radio.SetSecurity(in.Policy, in.RecoveryTime))
 }
 
 func (p *Provider) postHRS(req *resource.Request) resource.Response {
-	var in HRSData
+	var in radio.HRSData
 	if err := req.Arg(0).Decode(&in); err != nil {
 		return resource.Errorf(resource.StatusBadRequest, "HRSData: %v", err)
 	}
-	p.mu.Lock()
-	c := p.conn
-	p.mu.Unlock()
-	if c != nil {
-		c.sendHRS(in)
+	if c := p.radio.Current(); c != nil {
+		c.SendHRS(in)
 	}
 	return resource.OK(nil)
 }
@@ -557,9 +362,7 @@ func (p *Provider) postNUS(req *resource.Request) resource.Response {
 	if err := req.Arg(0).Decode(&in); err != nil {
 		return resource.Errorf(resource.StatusBadRequest, "NUSData: %v", err)
 	}
-	p.mu.Lock()
-	c := p.conn
-	p.mu.Unlock()
+	c := p.radio.Current()
 	if c == nil {
 		return resource.Errorf(resource.StatusServiceUnavailable, "no central is connected to receive NUS data")
 	}
@@ -567,8 +370,17 @@ func (p *Provider) postNUS(req *resource.Request) resource.Response {
 	for i, v := range in.Data {
 		b[i] = byte(v)
 	}
-	c.sendNUS(b)
+	c.SendNUS(b)
 	return resource.OK(nil)
+}
+
+// nusWritten tells the /Comm/Ble/NUS subscribers what a central wrote.
+func (p *Provider) nusWritten(data []byte) {
+	ints := make([]int, len(data))
+	for i, b := range data {
+		ints[i] = int(b)
+	}
+	p.publish(&p.nusTopic, &NUSData{Data: ints})
 }
 
 // topicSource keeps the topic of a resource with one topic.
@@ -590,15 +402,4 @@ func (s topicSource) Unsubscribed(t *resource.Topic) {
 	if t.Subscribers() == 0 && *s.topic == t {
 		*s.topic = nil
 	}
-}
-
-// newKey makes a long-term key from the device's seed; p.mu is held.
-func (p *Provider) newKey() string {
-	p.keys++
-	var b [16]byte
-	k := noise.Key(p.seed, 0x6B6579, p.keys)
-	for i := range b {
-		b[i] = byte(noise.Mix(k + uint64(i)))
-	}
-	return hex.EncodeToString(b[:])
 }

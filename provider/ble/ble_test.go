@@ -12,24 +12,35 @@ import (
 
 	"senseboard/profile"
 	"senseboard/provider/ble"
+	"senseboard/radio"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func central(n int) *ble.Central {
-	return ble.NewCentral(fmt.Sprintf("AA:BB:CC:00:00:%02X", n), fmt.Sprintf("Phone %d", n))
+func central(n int) *radio.Central {
+	return radio.NewCentral(fmt.Sprintf("AA:BB:CC:00:00:%02X", n), fmt.Sprintf("Phone %d", n))
 }
 
-func connect(t *testing.T, d *sbt.Device, c *ble.Central) *ble.Conn {
+func connect(t *testing.T, d *sbt.Device, c *radio.Central) *radio.Conn {
 	t.Helper()
-	conn, err := d.BLE.Connect(c, resource.NewQueue(64))
+	conn, err := d.BLE.Radio().Connect(c, resource.NewQueue(64))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Disconnect)
 	return conn
+}
+
+// do makes a request over a connection, as whoever serves the link does:
+// only when the link admits it, with the connection's client.
+func do(d *sbt.Device, c *radio.Conn, req *resource.Request) (resource.Envelope, error) {
+	if err := c.Admit(); err != nil {
+		return resource.Envelope{}, err
+	}
+	req.Client = c.Client()
+	return d.Device.Device.Do(req)
 }
 
 func TestAddressAndAdvertising(t *testing.T) {
@@ -47,7 +58,7 @@ func TestAddressAndAdvertising(t *testing.T) {
 	if isAdv() {
 		t.Fatal("advertising after DELETE")
 	}
-	if _, err := d.BLE.Connect(central(1), resource.NewQueue(1)); !errors.Is(err, ble.ErrNotAdvertising) || err.Error() != "device 000123 is not advertising" {
+	if _, err := d.BLE.Radio().Connect(central(1), resource.NewQueue(1)); !errors.Is(err, radio.ErrNotAdvertising) || err.Error() != "device 000123 is not advertising" {
 		t.Errorf("connect while not advertising: %v", err)
 	}
 	d.Expect(200, resource.Delete, "/Comm/Ble/Adv") // stopping twice is fine
@@ -75,7 +86,7 @@ func TestAddressAndAdvertising(t *testing.T) {
 // adMap decodes a packet into its AD structures by type.
 func adMap(t *testing.T, p []byte) map[byte][]byte {
 	t.Helper()
-	ads, err := ble.ParseAD(p)
+	ads, err := radio.ParseAD(p)
 	if err != nil {
 		t.Fatalf("packet % X: %v", p, err)
 	}
@@ -94,31 +105,31 @@ func TestDefaultPackets(t *testing.T) {
 		p := profile.Default()
 		p.Modules.HRS = hrs
 		d := sbt.New(t, sbt.Config{Profile: p})
-		pk, ok := d.BLE.Advertising()
+		pk, ok := d.BLE.Radio().Advertising()
 		if !ok {
 			t.Fatal("not advertising")
 		}
-		if len(pk.Adv) > ble.MaxPacket || len(pk.ScanResp) > ble.MaxPacket {
+		if len(pk.Adv) > radio.MaxPacket || len(pk.ScanResp) > radio.MaxPacket {
 			t.Fatalf("packets of %d and %d bytes", len(pk.Adv), len(pk.ScanResp))
 		}
 		adv := adMap(t, pk.Adv)
-		if !bytes.Equal(adv[ble.ADFlags], []byte{0x06}) {
-			t.Errorf("flags % X, want 06", adv[ble.ADFlags])
+		if !bytes.Equal(adv[radio.ADFlags], []byte{0x06}) {
+			t.Errorf("flags % X, want 06", adv[radio.ADFlags])
 		}
-		mf := adv[ble.ADManufacturerData]
-		if len(mf)+2 != 6 || mf[0] != 0xFF || mf[1] != 0xFF || mf[2] != ble.ManufacturerFormat {
+		mf := adv[radio.ADManufacturerData]
+		if len(mf)+2 != 6 || mf[0] != 0xFF || mf[1] != 0xFF || mf[2] != radio.ManufacturerFormat {
 			t.Errorf("manufacturer field % X: want 6 bytes with company 0xFFFF and format 1", mf)
 		}
-		if hrs != (mf[3]&ble.FlagHRS != 0) {
+		if hrs != (mf[3]&radio.FlagHRS != 0) {
 			t.Errorf("manufacturer flags %08b with HRS %v", mf[3], hrs)
 		}
-		if !bytes.Equal(adv[ble.ADUUID128Complete], []byte{0x41, 0x00, 0x74, 0x70, 0x63, 0x88, 0x7A, 0xB5, 0xCC, 0x49, 0x31, 0x82, 0x90, 0x30, 0x35, 0x61}) {
-			t.Errorf("128-bit UUIDs % X", adv[ble.ADUUID128Complete])
+		if !bytes.Equal(adv[radio.ADUUID128Complete], []byte{0x41, 0x00, 0x74, 0x70, 0x63, 0x88, 0x7A, 0xB5, 0xCC, 0x49, 0x31, 0x82, 0x90, 0x30, 0x35, 0x61}) {
+			t.Errorf("128-bit UUIDs % X", adv[radio.ADUUID128Complete])
 		}
-		if u16, has := adv[ble.ADUUID16Complete]; has != hrs || hrs && !bytes.Equal(u16, []byte{0x0D, 0x18}) {
+		if u16, has := adv[radio.ADUUID16Complete]; has != hrs || hrs && !bytes.Equal(u16, []byte{0x0D, 0x18}) {
 			t.Errorf("HRS %v: 16-bit UUIDs % X", hrs, u16)
 		}
-		if name := string(adMap(t, pk.ScanResp)[ble.ADCompleteName]); name != "Senseboard 000123" {
+		if name := string(adMap(t, pk.ScanResp)[radio.ADCompleteName]); name != "Senseboard 000123" {
 			t.Errorf("local name %q", name)
 		}
 	}
@@ -128,11 +139,11 @@ func TestAdvSettings(t *testing.T) {
 	d := sbt.New(t, sbt.Config{})
 	custom := `{"AdvPacket": [2, 1, 6, 5, 9, 84, 101, 115, 116], "ScanRespPacket": null, "Interval": 32, "Timeout": 0}`
 	d.Expect(200, resource.Put, "/Comm/Ble/Adv/Settings", sbt.Record(t, "AdvSettings", custom))
-	pk, _ := d.BLE.Advertising()
+	pk, _ := d.BLE.Radio().Advertising()
 	if !bytes.Equal(pk.Adv, []byte{2, 1, 6, 5, 9, 84, 101, 115, 116}) {
 		t.Errorf("custom packet not used verbatim: % X", pk.Adv)
 	}
-	if string(adMap(t, pk.ScanResp)[ble.ADCompleteName]) != "Senseboard 000123" {
+	if string(adMap(t, pk.ScanResp)[radio.ADCompleteName]) != "Senseboard 000123" {
 		t.Error("null scan response is not the default")
 	}
 	for _, bad := range []struct{ json, msg string }{
@@ -149,7 +160,7 @@ func TestAdvSettings(t *testing.T) {
 		}
 	}
 	d.Restart() // non-volatile
-	s := d.Expect(200, resource.Get, "/Comm/Ble/Adv/Settings").Content.(*ble.AdvSettings)
+	s := d.Expect(200, resource.Get, "/Comm/Ble/Adv/Settings").Content.(*radio.AdvSettings)
 	if s.Interval != 32 || len(s.AdvPacket) != 9 || s.ScanRespPacket != nil {
 		t.Errorf("after a restart: %+v", s)
 	}
@@ -159,9 +170,9 @@ func TestOneConnectionAndPeers(t *testing.T) {
 	d := sbt.New(t, sbt.Config{})
 	peers := d.Subscribe("/Comm/Ble/Peers")
 	a := connect(t, d, central(1))
-	if _, err := d.BLE.Connect(central(2), resource.NewQueue(1)); err == nil {
+	if _, err := d.BLE.Radio().Connect(central(2), resource.NewQueue(1)); err == nil {
 		t.Fatal("a second central connected")
-	} else if !errors.Is(err, ble.ErrNotAdvertising) && !errors.Is(err, ble.ErrBusy) {
+	} else if !errors.Is(err, radio.ErrNotAdvertising) && !errors.Is(err, radio.ErrBusy) {
 		t.Fatalf("second central: %v", err)
 	}
 	if d.Expect(200, resource.Get, "/Comm/Ble/Adv").Content.(*ble.AdvState).IsAdvertising {
@@ -173,7 +184,7 @@ func TestOneConnectionAndPeers(t *testing.T) {
 		t.Fatalf("peers %+v", list)
 	}
 	// a subscription over the connection ends with it
-	sub, _ := a.Do(&resource.Request{Op: resource.Subscribe, Path: "/Time"})
+	sub, _ := do(d, a, &resource.Request{Op: resource.Subscribe, Path: "/Time"})
 	if sub.Status != 200 || d.Hub().Count() != 2 {
 		t.Fatalf("subscription over the link: %d, %d subscriptions", sub.Status, d.Hub().Count())
 	}
@@ -205,11 +216,11 @@ func TestConnParams(t *testing.T) {
 	d.Expect(200, resource.Put, "/Comm/Ble/ConnParams", sbt.Record(t, "ConnParams", `{"min_conn_interval": 6, "max_conn_interval": 12, "slave_latency": 0, "sup_timeout": 100}`))
 	a := connect(t, d, central(1))
 	h := fmt.Sprintf("/Comm/Ble/Peers/%d/Params", a.Handle())
-	if p := d.Expect(200, resource.Get, h).Content.(*ble.ConnParams); p.MaxConnInterval != 12 {
+	if p := d.Expect(200, resource.Get, h).Content.(*radio.ConnParams); p.MaxConnInterval != 12 {
 		t.Errorf("the connection does not use the preferred parameters: %+v", p)
 	}
 	d.Expect(200, resource.Put, h, sbt.Record(t, "ConnParams", `{"min_conn_interval": 24, "max_conn_interval": 40, "slave_latency": 4, "sup_timeout": 600}`))
-	if p := d.Expect(200, resource.Get, h).Content.(*ble.ConnParams); p.SlaveLatency != 4 {
+	if p := d.Expect(200, resource.Get, h).Content.(*radio.ConnParams); p.SlaveLatency != 4 {
 		t.Errorf("params %+v", p)
 	}
 	d.Expect(400, resource.Put, h, sbt.Record(t, "ConnParams", `{"min_conn_interval": 50, "max_conn_interval": 40, "slave_latency": 0, "sup_timeout": 600}`))
@@ -223,31 +234,31 @@ func TestPassKey(t *testing.T) {
 		d.Expect(400, resource.Put, "/Comm/Ble/Security/Pin", resource.String(bad))
 	}
 	d.Expect(200, resource.Put, "/Comm/Ble/Security/Pin", resource.String("024680"))
-	pk, _ := d.BLE.Advertising()
-	if adMap(t, pk.Adv)[ble.ADManufacturerData][3]&ble.FlagPassKey == 0 {
+	pk, _ := d.BLE.Radio().Advertising()
+	if adMap(t, pk.Adv)[radio.ADManufacturerData][3]&radio.FlagPassKey == 0 {
 		t.Error("the advertisement does not say a pass key is needed")
 	}
 	d.Restart() // the pass key is non-volatile
 	a := connect(t, d, central(1))
-	if _, err := a.Do(&resource.Request{Op: resource.Get, Path: "/Info"}); !errors.Is(err, ble.ErrNotPaired) {
+	if _, err := do(d, a, &resource.Request{Op: resource.Get, Path: "/Info"}); !errors.Is(err, radio.ErrNotPaired) {
 		t.Errorf("request before pairing: %v", err)
 	}
-	if err := a.Pair("", false); !errors.Is(err, ble.ErrNoPassKey) {
+	if err := a.Pair("", false); !errors.Is(err, radio.ErrNoPassKey) {
 		t.Errorf("just-works pairing with a pass key set: %v", err)
 	}
-	if err := a.Pair("111111", false); !errors.Is(err, ble.ErrPassKey) {
+	if err := a.Pair("111111", false); !errors.Is(err, radio.ErrPassKey) {
 		t.Errorf("wrong pass key: %v", err)
 	}
 	if err := a.Pair("024680", false); err != nil {
 		t.Fatalf("right pass key: %v", err)
 	}
-	if env, err := a.Do(&resource.Request{Op: resource.Get, Path: "/Info"}); err != nil || env.Status != 200 {
+	if env, err := do(d, a, &resource.Request{Op: resource.Get, Path: "/Info"}); err != nil || env.Status != 200 {
 		t.Errorf("request after pairing: %v", err)
 	}
 	d.Expect(200, resource.Delete, "/Comm/Ble/Security/Pin")
 	a.Disconnect()
 	b := connect(t, d, central(2))
-	if env, err := b.Do(&resource.Request{Op: resource.Get, Path: "/Info"}); err != nil || env.Status != 200 {
+	if env, err := do(d, b, &resource.Request{Op: resource.Get, Path: "/Info"}); err != nil || env.Status != 200 {
 		t.Errorf("just works after DELETE Pin: %v", err)
 	}
 }
@@ -264,7 +275,7 @@ func setPolicy(t *testing.T, d *sbt.Device, policy, recovery int) {
 }
 
 // bond connects, pairs with bonding and disconnects.
-func bond(t *testing.T, d *sbt.Device, c *ble.Central) error {
+func bond(t *testing.T, d *sbt.Device, c *radio.Central) error {
 	t.Helper()
 	conn := connect(t, d, c)
 	defer conn.Disconnect()
@@ -289,7 +300,7 @@ func TestBondingPolicies(t *testing.T) {
 		d := sbt.New(t, sbt.Config{})
 		setPolicy(t, d, 1, 30)
 		d.Advance(31 * time.Second) // past the recovery time
-		var pe *ble.PolicyError
+		var pe *radio.PolicyError
 		if err := bond(t, d, a); !errors.As(err, &pe) || err.Error() != "pairing refused by bonding policy BondingDisabled" {
 			t.Fatalf("bond outside recovery: %v", err)
 		}
@@ -343,7 +354,7 @@ func TestBondingPolicies(t *testing.T) {
 			t.Error("the other central does not believe it bonded")
 		}
 		conn := connect(t, d, b)
-		if err := conn.Encrypt(); !errors.Is(err, ble.ErrUnknownKeys) {
+		if err := conn.Encrypt(); !errors.Is(err, radio.ErrUnknownKeys) {
 			t.Errorf("the other central's keys: %v", err)
 		}
 		conn.Disconnect()
@@ -421,26 +432,7 @@ func TestResetAndPowerOffDropTheConnection(t *testing.T) {
 	if err := b.Err(); err == nil || err.Error() != "disconnected: the device turned off" {
 		t.Errorf("after power off: %v", err)
 	}
-	if _, ok := d.BLE.Advertising(); ok {
+	if _, ok := d.BLE.Radio().Advertising(); ok {
 		t.Error("advertising while off")
 	}
-}
-
-func FuzzParseAD(f *testing.F) {
-	f.Add(ble.DefaultAdv(ble.FlagPassKey|ble.FlagHRS, true))
-	f.Add(ble.DefaultScanResp("Senseboard", "000123"))
-	f.Add([]byte{2, 1, 6, 0, 0})
-	f.Fuzz(func(t *testing.T, p []byte) {
-		ads, err := ble.ParseAD(p)
-		if err != nil {
-			return
-		}
-		n := 0
-		for _, ad := range ads {
-			n += 2 + len(ad.Data)
-		}
-		if n > len(p) {
-			t.Fatalf("% x: structures of %d bytes in a packet of %d", p, n, len(p))
-		}
-	})
 }

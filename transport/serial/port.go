@@ -7,9 +7,6 @@ import (
 	bugserial "go.bug.st/serial"
 )
 
-// DefaultBaud is the baud rate of a real serial port.
-const DefaultBaud = 115200
-
 // Port is a real serial port the device serves on, for a USB-serial cable
 // to another computer.
 type Port struct {

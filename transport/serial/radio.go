@@ -3,175 +3,256 @@ package serial
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
 
-	"senseboard/provider/ble"
+	"senseboard/radio"
 	"senseboard/resource"
 	"senseboard/wire"
 )
 
 // ServeRadio serves one stream of the radio link: a central in range of
 // the device that scans, connects, pairs and then makes requests over its
-// connection, which obeys the device's BLE state (advertising, one
-// connection at a time, pass key, bonding policy). When the connection
-// ends, for whatever reason, the device sends Disconnected and closes the
-// stream. ServeRadio returns when the stream closes or ctx ends.
-func (s *Server) ServeRadio(ctx context.Context, conn net.Conn, radio *ble.Provider) error {
+// connection, which obeys the device's radio (advertising, one connection
+// at a time, pass key, bonding policy). When the connection ends, for
+// whatever reason, the device sends Disconnected and closes the stream.
+// ServeRadio returns when the stream closes or ctx ends.
+func (s *Server) ServeRadio(ctx context.Context, conn net.Conn, r *radio.Peripheral) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	w := &lockedWriter{w: conn}
-	dec := wire.NewDecoder(0)
-	// reqMu is held while a frame is handled, so that the answer to a
-	// request that ends the connection goes out before Disconnected.
-	var reqMu sync.Mutex
-	var (
-		hello   bool
-		central *ble.Central
-		bc      *ble.Conn
-		cur     *session
-	)
-	defer func() {
-		if bc != nil {
-			bc.Disconnect()
-		}
-		if cur != nil {
-			cur.end()
-		}
-	}()
-	reply := func(kind wire.Kind, id uint32, v any) { w.Write(jsonFrame(kind, id, v)) }
-	fail := func(id uint32, err error) { reply(wire.Error, id, &wire.ErrorMsg{Error: err.Error()}) }
-	handle := func(f wire.Frame) {
-		switch {
-		case f.Kind == wire.Hello:
-			h, refusal := parseHello(f)
-			if refusal != "" {
-				reply(wire.Refuse, f.ID, &wire.RefuseMsg{Session: h.Session, Error: refusal})
-				return
-			}
-			hello = true
-			w.Write(s.welcome(h.Session))
-		case !hello:
-			fail(f.ID, errors.New("no session: send hello first"))
-		case f.Kind == wire.Bye:
-			conn.Close()
-		case f.Kind == wire.Scan:
-			m := wire.AdvertMsg{Serial: radio.Serial(), Address: radio.Address()}
-			if p, ok := radio.Advertising(); ok {
-				m.Advertising, m.Adv, m.ScanResp = true, p.Adv, p.ScanResp
-			}
-			reply(wire.Advert, f.ID, &m)
-		case f.Kind == wire.Connect:
-			if bc != nil {
-				fail(f.ID, errors.New("connect: this stream is connected already"))
-				return
-			}
-			var m wire.ConnectMsg
-			if err := json.Unmarshal(f.Payload, &m); err != nil || m.Address == "" {
-				fail(f.ID, fmt.Errorf("connect: want {\"address\": \"XX:XX:XX:XX:XX:XX\", \"name\": ...}: %v", err))
-				return
-			}
-			central = ble.NewCentral(m.Address, m.Name)
-			q := resource.NewQueue(QueueSize)
-			c, err := radio.Connect(central, q)
-			if err != nil {
-				q.Close()
-				fail(f.ID, err)
-				return
-			}
-			bc = c
-			cur = startSession(s.log(), s.Device, w, "", q, bc.Client(), bc.Do)
-			cur.onBroken = func() { conn.Close() }
-			go func(bc *ble.Conn, done <-chan struct{}) {
-				for {
-					select {
-					case d := <-bc.HRS():
-						reply(wire.HRSData, 0, &d)
-					case b := <-bc.NUS():
-						reply(wire.NUSData, 0, &wire.NUSMsg{Data: b})
-					case <-bc.Done():
-						reqMu.Lock()
-						defer reqMu.Unlock()
-						reply(wire.Disconnected, 0, &wire.DisconnectedMsg{Reason: bc.Err().Error()})
-						conn.Close()
-						return
-					case <-done:
-						return
-					}
-				}
-			}(bc, cur.done)
-			reply(wire.Connected, f.ID, &wire.ConnectedMsg{Handle: bc.Handle()})
-		case bc == nil:
-			fail(f.ID, fmt.Errorf("%s: not connected; scan and connect first", f.Kind))
-		case f.Kind == wire.Pair:
-			var m wire.PairMsg
-			if err := json.Unmarshal(f.Payload, &m); err != nil {
-				fail(f.ID, fmt.Errorf("pair: want {\"passKey\": \"123456\", \"bond\": true}: %v", err))
-				return
-			}
-			if err := bc.Pair(m.PassKey, m.Bond); err != nil {
-				fail(f.ID, err)
-				return
-			}
-			var key string
-			if m.Bond {
-				key, _ = central.Key(radio.Address())
-			}
-			reply(wire.Paired, f.ID, &wire.PairedMsg{Key: key})
-		case f.Kind == wire.Encrypt:
-			var m wire.EncryptMsg
-			if err := json.Unmarshal(f.Payload, &m); err != nil || m.Key == "" {
-				fail(f.ID, fmt.Errorf("encrypt: want {\"key\": ...}: %v", err))
-				return
-			}
-			central.Remember(radio.Address(), m.Key)
-			if err := bc.Encrypt(); err != nil {
-				fail(f.ID, err)
-				return
-			}
-			reply(wire.Paired, f.ID, &wire.PairedMsg{})
-		case f.Kind == wire.HRSNotify:
-			var m wire.HRSNotifyMsg
-			if err := json.Unmarshal(f.Payload, &m); err != nil {
-				fail(f.ID, fmt.Errorf("hrs notify: want {\"on\": true}: %v", err))
-				return
-			}
-			if err := bc.SetHRSNotifications(m.On); err != nil {
-				fail(f.ID, err)
-				return
-			}
-			w.Write(wire.AppendFrame(nil, wire.Ack, f.ID, nil))
-		case f.Kind == wire.NUSWrite:
-			var m wire.NUSMsg
-			if err := json.Unmarshal(f.Payload, &m); err != nil {
-				fail(f.ID, fmt.Errorf("nus write: want {\"data\": \"<base64>\"}: %v", err))
-				return
-			}
-			if err := bc.WriteNUS(m.Data); err != nil {
-				fail(f.ID, err)
-				return
-			}
-			w.Write(wire.AppendFrame(nil, wire.Ack, f.ID, nil))
-		case f.Kind == wire.Disconnect:
-			bc.Disconnect()
-		default:
-			cur.handle(f)
-		}
-	}
-	readFrames(conn, func(b []byte) {
-		reqMu.Lock()
-		defer reqMu.Unlock()
-		dec.Feed(b, handle)
-		s.reportOversized(dec, w)
-	})
+	rs := &radioSession{srv: s, radio: r, conn: conn, w: &lockedWriter{w: conn}, dec: wire.NewDecoder(0), stop: make(chan struct{})}
+	defer rs.close()
+	readFrames(conn, rs.feed)
 	return nil
 }
 
 // ServeRadios accepts streams of the radio link on ln and serves each until
 // ctx ends; it returns after every stream has closed.
-func (s *Server) ServeRadios(ctx context.Context, ln net.Listener, radio *ble.Provider) error {
-	return s.accept(ctx, ln, func(conn net.Conn) { s.ServeRadio(ctx, conn, radio) })
+func (s *Server) ServeRadios(ctx context.Context, ln net.Listener, r *radio.Peripheral) error {
+	return s.accept(ctx, ln, func(conn net.Conn) { s.ServeRadio(ctx, conn, r) })
+}
+
+// radioSession is one stream of the radio link: the central's hello, its
+// connection, and the session its requests go through. Each frame kind has
+// a method of its own; frames of an established connection that are not
+// the radio's go to the session, as on a serial line.
+type radioSession struct {
+	srv   *Server
+	radio *radio.Peripheral
+	conn  net.Conn
+	w     *lockedWriter
+	dec   *wire.Decoder
+
+	// mu is held while a frame is handled, so that the answer to a request
+	// that ends the connection goes out before Disconnected.
+	mu      sync.Mutex
+	hello   bool
+	central *radio.Central
+	link    *radio.Conn // nil until connect
+	cur     *session    // the session of the connection's requests
+
+	stop chan struct{}  // closed to stop forward
+	wg   sync.WaitGroup // forward
+}
+
+// feed decodes what the stream reads and handles each frame.
+func (rs *radioSession) feed(b []byte) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.dec.Feed(b, rs.handle)
+	rs.srv.reportOversized(rs.dec, rs.w)
+}
+
+// close ends the connection, stops forward and waits for it, and ends the
+// session.
+func (rs *radioSession) close() {
+	rs.mu.Lock()
+	link, cur := rs.link, rs.cur
+	rs.mu.Unlock()
+	if link != nil {
+		link.Disconnect()
+	}
+	close(rs.stop)
+	rs.wg.Wait()
+	if cur != nil {
+		cur.end()
+	}
+}
+
+// handle hands a frame to the method of its kind; rs.mu is held.
+func (rs *radioSession) handle(f wire.Frame) {
+	switch {
+	case f.Kind == wire.Hello:
+		rs.sayHello(f)
+	case !rs.hello:
+		noSession(rs.w, f)
+	case f.Kind == wire.Bye:
+		rs.conn.Close()
+	case f.Kind == wire.Scan:
+		rs.scan(f)
+	case f.Kind == wire.Connect:
+		rs.connect(f)
+	case rs.link == nil:
+		rs.fail(f.ID, fmt.Errorf("%s: not connected; scan and connect first", f.Kind))
+	case f.Kind == wire.Pair:
+		rs.pair(f)
+	case f.Kind == wire.Encrypt:
+		rs.encrypt(f)
+	case f.Kind == wire.HRSNotify:
+		rs.hrsNotify(f)
+	case f.Kind == wire.NUSWrite:
+		rs.nusWrite(f)
+	case f.Kind == wire.Disconnect:
+		rs.link.Disconnect()
+	default:
+		rs.cur.handle(f)
+	}
+}
+
+func (rs *radioSession) reply(kind wire.Kind, id uint32, v any) { rs.w.Write(jsonFrame(kind, id, v)) }
+
+func (rs *radioSession) fail(id uint32, err error) {
+	rs.reply(wire.Error, id, &wire.ErrorMsg{Error: err.Error()})
+}
+
+func (rs *radioSession) ack(id uint32) { rs.w.Write(wire.AppendFrame(nil, wire.Ack, id, nil)) }
+
+func (rs *radioSession) sayHello(f wire.Frame) {
+	h, ok := greet(rs.w, f)
+	if !ok {
+		return
+	}
+	rs.hello = true
+	rs.w.Write(rs.srv.welcome(h.Session))
+}
+
+func (rs *radioSession) scan(f wire.Frame) {
+	m := wire.AdvertMsg{Serial: rs.radio.Serial(), Address: rs.radio.Address()}
+	if p, ok := rs.radio.Advertising(); ok {
+		m.Advertising, m.Adv, m.ScanResp = true, p.Adv, p.ScanResp
+	}
+	rs.reply(wire.Advert, f.ID, &m)
+}
+
+func (rs *radioSession) connect(f wire.Frame) {
+	if rs.link != nil {
+		rs.fail(f.ID, fmt.Errorf("connect: this stream is connected already"))
+		return
+	}
+	var m wire.ConnectMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil || m.Address == "" {
+		rs.fail(f.ID, fmt.Errorf("connect: want {\"address\": \"XX:XX:XX:XX:XX:XX\", \"name\": ...}: %v", err))
+		return
+	}
+	central := radio.NewCentral(m.Address, m.Name)
+	q := resource.NewQueue(QueueSize)
+	link, err := rs.radio.Connect(central, q)
+	if err != nil {
+		q.Close()
+		rs.fail(f.ID, err)
+		return
+	}
+	rs.central, rs.link = central, link
+	dev := rs.srv.Device
+	rs.cur = startSession(rs.srv.log(), dev, rs.w, "", q, link.Client(), func(req *resource.Request) (resource.Envelope, error) {
+		if err := link.Admit(); err != nil {
+			return resource.Envelope{}, err
+		}
+		return dev.Do(req)
+	})
+	rs.cur.onBroken = func() { rs.conn.Close() }
+	rs.wg.Add(1)
+	go rs.forward(link)
+	rs.reply(wire.Connected, f.ID, &wire.ConnectedMsg{Handle: link.Handle()})
+}
+
+// forward sends what the device sends over its BLE services to the
+// central, and Disconnected when the connection ends, which also closes
+// the stream. It exits then, or when close stops it.
+func (rs *radioSession) forward(link *radio.Conn) {
+	defer rs.wg.Done()
+	hrs, nus := link.HRS(), link.NUS()
+	for {
+		select {
+		case d, ok := <-hrs:
+			if !ok {
+				hrs = nil
+				continue
+			}
+			rs.reply(wire.HRSData, 0, &d)
+		case b, ok := <-nus:
+			if !ok {
+				nus = nil
+				continue
+			}
+			rs.reply(wire.NUSData, 0, &wire.NUSMsg{Data: b})
+		case <-link.Done():
+			rs.mu.Lock()
+			defer rs.mu.Unlock()
+			rs.reply(wire.Disconnected, 0, &wire.DisconnectedMsg{Reason: link.Err().Error()})
+			rs.conn.Close()
+			return
+		case <-rs.stop:
+			return
+		}
+	}
+}
+
+func (rs *radioSession) pair(f wire.Frame) {
+	var m wire.PairMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil {
+		rs.fail(f.ID, fmt.Errorf("pair: want {\"passKey\": \"123456\", \"bond\": true}: %v", err))
+		return
+	}
+	if err := rs.link.Pair(m.PassKey, m.Bond); err != nil {
+		rs.fail(f.ID, err)
+		return
+	}
+	var key string
+	if m.Bond {
+		key, _ = rs.central.Key(rs.radio.Address())
+	}
+	rs.reply(wire.Paired, f.ID, &wire.PairedMsg{Key: key})
+}
+
+func (rs *radioSession) encrypt(f wire.Frame) {
+	var m wire.EncryptMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil || m.Key == "" {
+		rs.fail(f.ID, fmt.Errorf("encrypt: want {\"key\": ...}: %v", err))
+		return
+	}
+	rs.central.Remember(rs.radio.Address(), m.Key)
+	if err := rs.link.Encrypt(); err != nil {
+		rs.fail(f.ID, err)
+		return
+	}
+	rs.reply(wire.Paired, f.ID, &wire.PairedMsg{})
+}
+
+func (rs *radioSession) hrsNotify(f wire.Frame) {
+	var m wire.HRSNotifyMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil {
+		rs.fail(f.ID, fmt.Errorf("hrs notify: want {\"on\": true}: %v", err))
+		return
+	}
+	if err := rs.link.SetHRSNotifications(m.On); err != nil {
+		rs.fail(f.ID, err)
+		return
+	}
+	rs.ack(f.ID)
+}
+
+func (rs *radioSession) nusWrite(f wire.Frame) {
+	var m wire.NUSMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil {
+		rs.fail(f.ID, fmt.Errorf("nus write: want {\"data\": \"<base64>\"}: %v", err))
+		return
+	}
+	if err := rs.link.WriteNUS(m.Data); err != nil {
+		rs.fail(f.ID, err)
+		return
+	}
+	rs.ack(f.ID)
 }

@@ -13,7 +13,7 @@ import (
 	"senseboard/air"
 	"senseboard/client"
 	"senseboard/profile"
-	"senseboard/provider/ble"
+	"senseboard/radio"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 	"senseboard/wire"
@@ -38,7 +38,7 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, air.Device) {
 	srv := &serial.Server{Device: d.Device}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { srv.ServeRadios(ctx, ln, d.BLE); close(done) }()
+	go func() { srv.ServeRadios(ctx, ln, d.BLE.Radio()); close(done) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -83,7 +83,8 @@ func TestRadioLink(t *testing.T) {
 	if err != nil || !adv.Advertising || adv.Serial != d.Serial() || adv.Address != d.BLE.Address() {
 		t.Fatalf("scan: %+v, %v", adv, err)
 	}
-	if want := ble.DefaultScanResp("Senseboard", d.Serial()); string(adv.ScanResp) != string(want) {
+	a := radio.DefaultAdvertisement("Senseboard", d.Serial(), false, false, false)
+	if want := a.AppendScanResp(nil); string(adv.ScanResp) != string(want) {
 		t.Errorf("scan response % x, want % x", adv.ScanResp, want)
 	}
 	handle, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone")

@@ -606,3 +606,39 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Errorf("after a cancelled request: %+v %v", env, err)
 	}
 }
+
+// pipeLine is a serial line over an in-memory pipe.
+type pipeLine struct{ net.Conn }
+
+func (pipeLine) ClientGone() bool { return false }
+func (pipeLine) SessionEnded()    {}
+func (pipeLine) Name() string     { return "pipe" }
+
+func TestRefusalCodes(t *testing.T) {
+	d, addr, _ := newDevice(t)
+	r := dialRaw(t, addr)
+	r.send(wire.AppendFrame(nil, wire.Hello, 0, []byte("{not json")))
+	r.hello("s", 2)
+	for _, want := range []wire.RefuseCode{wire.RefuseMalformed, wire.RefuseVersion} {
+		var m wire.RefuseMsg
+		if f := r.nextKind(wire.Refuse); json.Unmarshal(f.Payload, &m) != nil || m.Code != want || m.Error == "" {
+			t.Errorf("refusal %s, want code %q and words", f.Payload, want)
+		}
+	}
+
+	// a line carries one session: another client's hello is refused as busy
+	dev, client := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	srv := &serial.Server{Device: d.Device}
+	go func() { srv.ServeLine(ctx, pipeLine{dev}); close(done) }()
+	t.Cleanup(func() { cancel(); client.Close(); <-done })
+	line := &raw{t: t, conn: client, dec: wire.NewDecoder(0)}
+	line.hello("first", 1)
+	line.nextKind(wire.Welcome)
+	line.hello("second", 1)
+	var m wire.RefuseMsg
+	if f := line.nextKind(wire.Refuse); json.Unmarshal(f.Payload, &m) != nil || m.Code != wire.RefuseBusy || m.Session != "second" || !strings.Contains(m.Error, "in use") {
+		t.Errorf("second session on a line: %s", f.Payload)
+	}
+}

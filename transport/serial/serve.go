@@ -104,14 +104,13 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 	handle := func(f wire.Frame) {
 		switch {
 		case f.Kind == wire.Hello:
-			h, refusal := parseHello(f)
-			if refusal != "" {
-				w.Write(jsonFrame(wire.Refuse, f.ID, &wire.RefuseMsg{Session: h.Session, Error: refusal}))
+			h, ok := greet(w, f)
+			if !ok {
 				return
 			}
 			if cur != nil && cur.token != h.Session {
-				w.Write(jsonFrame(wire.Refuse, f.ID, &wire.RefuseMsg{Session: h.Session,
-					Error: fmt.Sprintf("line %s is in use by another session; one session per serial line", l.Name())}))
+				refuse(w, f.ID, h.Session, wire.RefuseBusy,
+					fmt.Sprintf("line %s is in use by another session; one session per serial line", l.Name()))
 				return
 			}
 			if cur == nil {
@@ -122,7 +121,7 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 			cur.send(cur.welcome)
 			cur.heard = time.Now()
 		case cur == nil:
-			w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
+			noSession(w, f)
 		case f.Kind == wire.Bye:
 			endCur(ErrBye)
 		default:
@@ -152,8 +151,8 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 				endCur(ErrSlowConsumer)
 			case cur.locked && l.ClientGone():
 				endCur(ErrLockReleased)
-			case time.Since(cur.heard) > SessionTimeout:
-				endCur(fmt.Errorf("%w for %v", ErrSilent, SessionTimeout))
+			case time.Since(cur.heard) > wire.SessionTimeout:
+				endCur(fmt.Errorf("%w for %v", ErrSilent, wire.SessionTimeout))
 			}
 		}
 	}
@@ -201,9 +200,8 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 	handle := func(f wire.Frame) {
 		switch {
 		case f.Kind == wire.Hello:
-			h, refusal := parseHello(f)
-			if refusal != "" {
-				w.Write(jsonFrame(wire.Refuse, f.ID, &wire.RefuseMsg{Session: h.Session, Error: refusal}))
+			h, ok := greet(w, f)
+			if !ok {
 				return
 			}
 			if cur == nil {
@@ -213,7 +211,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			}
 			cur.send(cur.welcome)
 		case cur == nil:
-			w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
+			noSession(w, f)
 		case f.Kind == wire.Bye:
 			setWhy(ErrBye)
 			conn.Close()

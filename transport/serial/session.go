@@ -7,18 +7,17 @@
 // active is refused. The session ends when its client says Bye, when the
 // client's lock on the line goes away (pty: clients hold an flock on the
 // tty while connected), or when nothing is heard from the client for
-// SessionTimeout (clients ping while idle). Its subscriptions end with it and
+// wire.SessionTimeout (clients ping while idle). Its subscriptions end with it and
 // the line waits for the next client. Each TCP connection is a session of
 // its own and ends when the connection closes.
 //
 // The same protocol, with a few more frame kinds, carries the radio link
 // (ServeRadio): a central such as the phone bridge reaches the device as
-// over the air, through its BLE radio, and each stream is one connection.
+// over the air, through its BLE radio (package radio), and each stream is
+// one connection.
 package serial
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,12 +35,8 @@ import (
 	"senseboard/wire"
 )
 
-// Timing of line sessions.
+// Timing and sizes of sessions.
 const (
-	// SessionTimeout ends a line session whose client has been silent.
-	SessionTimeout = 10 * time.Second
-	// PingInterval is how often clients ping while idle.
-	PingInterval = 2 * time.Second
 	// probeInterval is how often a line checks its client's lock.
 	probeInterval = 250 * time.Millisecond
 	// QueueSize is how many notifications wait for one session at most.
@@ -60,7 +55,7 @@ var (
 	ErrSlowConsumer = errors.New("the client stopped reading")
 	// ErrLockReleased: the client let go of the line's lock.
 	ErrLockReleased = errors.New("the client let go of the line")
-	// ErrSilent: nothing was heard from the client for SessionTimeout.
+	// ErrSilent: nothing was heard from the client for wire.SessionTimeout.
 	ErrSilent = errors.New("nothing heard from the client")
 )
 
@@ -234,17 +229,30 @@ func (s *Server) welcome(token string) []byte {
 	})
 }
 
-// parseHello reads a Hello and checks its version; a refusal message is
-// returned for a client this device cannot serve.
-func parseHello(f wire.Frame) (wire.HelloMsg, string) {
+// greet reads a Hello and checks its version. A client this device cannot
+// serve is refused on w and greet returns false.
+func greet(w io.Writer, f wire.Frame) (wire.HelloMsg, bool) {
 	var h wire.HelloMsg
 	if err := json.Unmarshal(f.Payload, &h); err != nil {
-		return h, "hello: not a JSON hello message: " + err.Error()
+		refuse(w, f.ID, h.Session, wire.RefuseMalformed, "hello: not a JSON hello message: "+err.Error())
+		return h, false
 	}
 	if h.Protocol != wire.Version {
-		return h, fmt.Sprintf("protocol version %d is not supported; this device speaks version %d", h.Protocol, wire.Version)
+		refuse(w, f.ID, h.Session, wire.RefuseVersion,
+			fmt.Sprintf("protocol version %d is not supported; this device speaks version %d", h.Protocol, wire.Version))
+		return h, false
 	}
-	return h, ""
+	return h, true
+}
+
+// refuse refuses a session.
+func refuse(w io.Writer, id uint32, session string, code wire.RefuseCode, why string) {
+	w.Write(jsonFrame(wire.Refuse, id, &wire.RefuseMsg{Session: session, Error: why, Code: code}))
+}
+
+// noSession answers a frame that comes before the session's hello.
+func noSession(w io.Writer, f wire.Frame) {
+	w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
 }
 
 // handle acts on one frame of an established session.
@@ -372,15 +380,6 @@ func (s *session) reply(id uint32, env *resource.Envelope) {
 		s.reqBuf = b
 	}
 	s.send(b)
-}
-
-// Token returns a new random session token.
-func Token() string {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b[:])
 }
 
 // errClosed is what reading a closed stream gives.

@@ -1,0 +1,312 @@
+package radio
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"senseboard/resource"
+)
+
+// HRSData is a heart-rate measurement of the heart-rate service.
+type HRSData struct {
+	Average float32  `json:"average"`
+	RRData  []uint16 `json:"rrData"`
+}
+
+// MaxNUSWrite is the most bytes one write to the serial service carries.
+const MaxNUSWrite = 244
+
+// Conn is the connection between a central and the device. It lasts until
+// Done is closed; Err then says why it ended.
+//
+// Requests from the central go to the device only when Admit allows them;
+// whoever serves the link makes them with Client, so that the
+// subscriptions they make end with the connection.
+type Conn struct {
+	p       *Peripheral
+	central *Central
+	handle  uint16
+	client  *resource.Client
+	hrs     chan HRSData
+	nus     chan []byte
+
+	// guarded by p.mu
+	params    ConnParams
+	encrypted bool
+	hrsOn     bool
+	ended     bool // hrs and nus are closed
+
+	once   sync.Once
+	done   chan struct{}
+	reason error
+}
+
+// Central returns the central at the other end.
+func (c *Conn) Central() *Central { return c.central }
+
+// Handle returns the connection handle.
+func (c *Conn) Handle() uint16 { return c.handle }
+
+// Client returns the device client of the connection, whose subscriptions
+// end with it.
+func (c *Conn) Client() *resource.Client { return c.client }
+
+// Done is closed when the connection ends.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, or nil while it lasts.
+func (c *Conn) Err() error {
+	select {
+	case <-c.done:
+		return c.reason
+	default:
+		return nil
+	}
+}
+
+// Params returns the connection's parameters.
+func (c *Conn) Params() ConnParams {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	return c.params
+}
+
+// SetParams changes the connection's parameters.
+func (c *Conn) SetParams(cp ConnParams) error {
+	if err := cp.Validate(); err != nil {
+		return err
+	}
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	c.params = cp
+	return nil
+}
+
+// Encrypted reports whether the link is encrypted (paired or bonded).
+func (c *Conn) Encrypted() bool {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	return c.encrypted
+}
+
+// Admit reports whether the central's requests may go to the device: the
+// connection lasts, and with a pass key set the link is encrypted
+// (ErrNotPaired otherwise).
+func (c *Conn) Admit() error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.st.Get().PassKey != nil && !c.encrypted {
+		return ErrNotPaired
+	}
+	return nil
+}
+
+// Disconnect ends the connection from the central's side.
+func (c *Conn) Disconnect() { c.end(fmt.Errorf("%w: the central disconnected", ErrDisconnected)) }
+
+// Drop ends the connection from the device's side; why says why.
+func (c *Conn) Drop(why string) { c.end(fmt.Errorf("%w: %s", ErrDisconnected, why)) }
+
+// end closes the connection: subscriptions made over it end, the HRS and
+// NUS channels close, the peripheral hears of it, and the device
+// advertises again unless told not to.
+func (c *Conn) end(reason error) {
+	c.once.Do(func() {
+		p := c.p
+		p.mu.Lock()
+		if p.conn == c {
+			p.conn = nil
+			if p.advWanted && p.onAir() {
+				p.startAdvertising()
+			}
+		}
+		hrsWasOn := c.hrsOn
+		c.hrsOn, c.ended = false, true
+		close(c.hrs)
+		close(c.nus)
+		p.mu.Unlock()
+		c.reason = reason
+		close(c.done)
+		c.client.Close()
+		if f := p.cfg.OnDisconnect; f != nil {
+			f(c)
+		}
+		if f := p.cfg.OnHRSNotifications; hrsWasOn && f != nil {
+			f(false)
+		}
+		p.logf("BLE: %s disconnected (%v)", c.central.Address, reason)
+	})
+}
+
+// Pair pairs over the connection, with the device's pass key when it has
+// one, and bonds when bonding is set: the device then keeps the central's
+// keys (one bond at a time, within the bonding policy) and so does the
+// central. With policy BondingSameMac a central with another address than
+// the bonded one sees a successful pairing while the device keeps its old
+// keys.
+func (c *Conn) Pair(passKey string, bonding bool) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.st.Get()
+	if pin := st.PassKey; pin != nil {
+		switch {
+		case passKey == "":
+			return ErrNoPassKey
+		case passKey != *pin:
+			return ErrPassKey
+		}
+	}
+	if !bonding {
+		c.encrypted = true
+		return nil
+	}
+	recovery := p.sinceReset() < time.Duration(st.RecoveryTime)*time.Second
+	old := st.Bond
+	same := old != nil && old.Address == c.central.Address
+	store := true
+	switch st.Policy {
+	case BondingDisabled:
+		if !recovery && !same {
+			return &PolicyError{st.Policy}
+		}
+	case BondingOnce:
+		if !recovery && old != nil {
+			return &PolicyError{st.Policy}
+		}
+	case BondingSameMac:
+		if !recovery && old != nil && !same {
+			store = false // quiet: the central believes it bonded
+		}
+	}
+	key := p.newKey()
+	if store {
+		if err := p.saveLocked(func(s *Settings) { s.Bond = &Bond{Address: c.central.Address, Key: key} }); err != nil {
+			return err
+		}
+	}
+	c.central.Remember(p.cfg.Address, key)
+	c.encrypted = true
+	return nil
+}
+
+// Encrypt encrypts the link with the keys of an earlier bond, as a bonded
+// central does when it reconnects.
+func (c *Conn) Encrypt() error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	p := c.p
+	key, ok := c.central.Key(p.cfg.Address)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.st.Get().Bond
+	if !ok || b == nil || b.Address != c.central.Address || b.Key != key {
+		return ErrUnknownKeys
+	}
+	c.encrypted = true
+	return nil
+}
+
+// SetHRSNotifications switches the central's heart-rate notifications.
+func (c *Conn) SetHRSNotifications(on bool) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	p := c.p
+	if !p.cfg.HRS {
+		return fmt.Errorf("HRS: %w", ErrNoService)
+	}
+	p.mu.Lock()
+	changed := c.hrsOn != on && !c.ended
+	if changed {
+		c.hrsOn = on
+	}
+	p.mu.Unlock()
+	if f := p.cfg.OnHRSNotifications; changed && f != nil {
+		f(on)
+	}
+	return nil
+}
+
+// HRS receives the heart-rate measurements the device sends while
+// notifications are on. It is closed when the connection ends.
+func (c *Conn) HRS() <-chan HRSData { return c.hrs }
+
+// SendHRS sends a heart-rate measurement to the central when it has
+// notifications on. A central that does not read loses it, as over the air.
+func (c *Conn) SendHRS(d HRSData) {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	if !c.hrsOn || c.ended {
+		return
+	}
+	select {
+	case c.hrs <- d:
+	default:
+	}
+}
+
+// WriteNUS writes data from the central to the device's serial service.
+func (c *Conn) WriteNUS(data []byte) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	p := c.p
+	if !p.cfg.NUS {
+		return fmt.Errorf("NUS: %w", ErrNoService)
+	}
+	if len(data) == 0 || len(data) > MaxNUSWrite {
+		return fmt.Errorf("NUS: a write carries 1 to %d bytes", MaxNUSWrite)
+	}
+	if f := p.cfg.OnNUSWrite; f != nil {
+		f(data)
+	}
+	return nil
+}
+
+// NUS receives the data the device sends over its serial service. It is
+// closed when the connection ends.
+func (c *Conn) NUS() <-chan []byte { return c.nus }
+
+// SendNUS sends data of the serial service to the central. A central that
+// does not read loses it.
+func (c *Conn) SendNUS(b []byte) {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	if c.ended {
+		return
+	}
+	select {
+	case c.nus <- b:
+	default:
+	}
+}
+
+// Errors a central meets.
+var (
+	ErrNotAdvertising = errors.New("is not advertising")
+	ErrBusy           = errors.New("is connected to another central (one connection at a time)")
+	ErrPassKey        = errors.New("pairing failed: the pass key does not match")
+	ErrNoPassKey      = errors.New("pairing failed: the device requires its 6-digit pass key")
+	ErrNotPaired      = errors.New("the device requires an encrypted link (pair with its pass key first)")
+	ErrUnknownKeys    = errors.New("encryption failed: the device does not hold this central's keys; pair again")
+	ErrDisconnected   = errors.New("disconnected")
+	ErrNoService      = errors.New("the device does not run this service")
+)
+
+// PolicyError is a pairing refused by the bonding policy.
+type PolicyError struct{ Policy Policy }
+
+func (e *PolicyError) Error() string {
+	return "pairing refused by bonding policy " + e.Policy.String()
+}

@@ -1,0 +1,388 @@
+// Package radio owns the device's BLE link layer: the advertising data
+// (built and parsed into an Advertisement), the peripheral's link state
+// (advertising with its timeout, the one connection and its handle,
+// connection parameters), pairing and bonding under the bonding policy with
+// the static pass key and the one bond, the non-volatile settings of all
+// this (ble.json), and the central side (Central).
+//
+// A Central connects to the Peripheral and gets a Conn. The radio does not
+// reach into the device: whoever serves the link (an in-process central,
+// the transport's radio session) asks the Conn whether a request may pass
+// (Admit: "pair first") and then makes it with the Conn's resource client,
+// so that its subscriptions end with the connection.
+//
+// What the radio needs of the device (its clock, whether it runs its
+// application, the time since the reset, its names) comes in through
+// Config; what happens on the link goes out through Config's callbacks,
+// which the /Comm/Ble resources (package provider/ble) turn into
+// notifications.
+//
+// Advertising starts with the peripheral and at every reset. A connection
+// stops it; when the connection ends the device advertises again, unless
+// advertising was stopped in the meantime. AdvSettings.Timeout stops
+// advertising after that many seconds (0: never).
+package radio
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"senseboard/clock"
+	"senseboard/noise"
+	"senseboard/nvm"
+	"senseboard/resource"
+)
+
+// Config is what the radio knows of its device, and whom it tells what
+// happens on the link. Callbacks run without the radio's lock held and may
+// call the radio.
+type Config struct {
+	// Address is the device's BLE address, XX:XX:XX:XX:XX:XX.
+	Address string
+	// Serial and Product name the device in the default scan response and
+	// in errors.
+	Serial, Product string
+	// HRS and NUS say the device runs the heart-rate and serial services.
+	HRS, NUS bool
+	// Seed makes the long-term keys repeatable.
+	Seed uint64
+	// Clock runs the advertising timeout.
+	Clock clock.Clock
+	// OnAir reports whether the device runs its application: only then
+	// does it advertise and accept connections. Nil means always.
+	OnAir func() bool
+	// SinceReset returns the time since the device's last reset, for the
+	// bonding recovery time. Nil means a long time.
+	SinceReset func() time.Duration
+	// Logf logs what happens on the link; nil discards it.
+	Logf func(format string, a ...any)
+
+	// OnConnect and OnDisconnect hear of each connection's start and end.
+	OnConnect, OnDisconnect func(*Conn)
+	// OnHRSNotifications hears the central switch heart-rate
+	// notifications, and their end with the connection.
+	OnHRSNotifications func(on bool)
+	// OnNUSWrite receives what the central writes to the serial service.
+	OnNUSWrite func(data []byte)
+}
+
+// Peripheral is the device's side of the link.
+type Peripheral struct {
+	cfg Config
+	st  *nvm.Var[Settings] // changed under mu
+
+	mu          sync.Mutex
+	advertising bool
+	advWanted   bool // advertise again after the connection ends
+	advTimer    clock.Timer
+	conn        *Conn
+	nextHandle  uint16
+	preferred   ConnParams
+	keys        uint64 // long-term keys made so far
+}
+
+// New returns the peripheral with its non-volatile settings (see
+// OpenSettings) and starts advertising.
+func New(cfg Config, st *nvm.Var[Settings]) *Peripheral {
+	p := &Peripheral{cfg: cfg, st: st, preferred: DefaultConnParams}
+	p.mu.Lock()
+	p.startAdvertising()
+	p.mu.Unlock()
+	return p
+}
+
+// Address returns the device's BLE address.
+func (p *Peripheral) Address() string { return p.cfg.Address }
+
+// Serial returns the device's serial number.
+func (p *Peripheral) Serial() string { return p.cfg.Serial }
+
+func (p *Peripheral) onAir() bool { return p.cfg.OnAir == nil || p.cfg.OnAir() }
+
+func (p *Peripheral) sinceReset() time.Duration {
+	if p.cfg.SinceReset == nil {
+		return time.Duration(1<<63 - 1)
+	}
+	return p.cfg.SinceReset()
+}
+
+func (p *Peripheral) logf(format string, a ...any) {
+	if p.cfg.Logf != nil {
+		p.cfg.Logf(format, a...)
+	}
+}
+
+// Connect connects central c to the device. Notifications of the
+// subscriptions made with the connection's client go to sink. It fails
+// with ErrNotAdvertising when the device does not advertise (or is off)
+// and with ErrBusy while another central is connected.
+func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
+	p.mu.Lock()
+	switch {
+	case !p.advertising || !p.onAir():
+		p.mu.Unlock()
+		return nil, fmt.Errorf("device %s %w", p.cfg.Serial, ErrNotAdvertising)
+	case p.conn != nil:
+		p.mu.Unlock()
+		return nil, fmt.Errorf("device %s %w", p.cfg.Serial, ErrBusy)
+	}
+	conn := &Conn{
+		p:       p,
+		central: c,
+		handle:  p.nextHandle,
+		client:  resource.NewClient("ble:"+c.Address, sink),
+		hrs:     make(chan HRSData, 64),
+		nus:     make(chan []byte, 64),
+		params:  p.preferred,
+		done:    make(chan struct{}),
+	}
+	p.nextHandle++
+	p.conn = conn
+	p.stopAdvertising()
+	p.mu.Unlock()
+	if f := p.cfg.OnConnect; f != nil {
+		f(conn)
+	}
+	p.logf("BLE: %s connected (handle %d)", c.Address, conn.handle)
+	return conn, nil
+}
+
+// Current returns the connection, or nil when no central is connected.
+func (p *Peripheral) Current() *Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conn
+}
+
+// Connected reports whether a central is connected.
+func (p *Peripheral) Connected() bool { return p.Current() != nil }
+
+// IsAdvertising reports whether the device advertises.
+func (p *Peripheral) IsAdvertising() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.advertising
+}
+
+// Errors of StartAdvertising.
+var (
+	ErrAdvertising = errors.New("already advertising")
+	ErrConnected   = errors.New("a central is connected and the device supports one connection; it advertises again when the central disconnects")
+)
+
+// StartAdvertising starts advertising, with the timeout of the settings.
+func (p *Peripheral) StartAdvertising() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.advertising:
+		return ErrAdvertising
+	case p.conn != nil:
+		return ErrConnected
+	}
+	p.startAdvertising()
+	return nil
+}
+
+// StopAdvertising stops advertising, also after the connection ends.
+func (p *Peripheral) StopAdvertising() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopAdvertising()
+	p.advWanted = false
+}
+
+// startAdvertising starts advertising and its timeout; p.mu is held.
+func (p *Peripheral) startAdvertising() {
+	p.advertising, p.advWanted = true, true
+	if p.advTimer != nil {
+		p.advTimer.Stop()
+		p.advTimer = nil
+	}
+	if t := p.st.Get().Adv.Timeout; t > 0 && p.cfg.Clock != nil {
+		var timer clock.Timer
+		timer = p.cfg.Clock.AfterFunc(time.Duration(t)*time.Second, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.advTimer == timer {
+				p.stopAdvertising()
+				p.advWanted = false
+				p.logf("BLE: advertising timed out after %d s", t)
+			}
+		})
+		p.advTimer = timer
+	}
+}
+
+// stopAdvertising stops advertising; p.mu is held.
+func (p *Peripheral) stopAdvertising() {
+	p.advertising = false
+	if p.advTimer != nil {
+		p.advTimer.Stop()
+		p.advTimer = nil
+	}
+}
+
+// Advertising returns the packets the device advertises, and false when it
+// does not advertise.
+func (p *Peripheral) Advertising() (Packets, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.advertising || !p.onAir() {
+		return Packets{}, false
+	}
+	st := p.st.Get()
+	a := DefaultAdvertisement(p.cfg.Product, p.cfg.Serial, st.PassKey != nil, st.Bond != nil, p.cfg.HRS)
+	out := a.Packets()
+	if st.Adv.AdvPacket != nil {
+		out.Adv, _ = checkPacket("AdvPacket", st.Adv.AdvPacket)
+	}
+	if st.Adv.ScanRespPacket != nil {
+		out.ScanResp, _ = checkPacket("ScanRespPacket", st.Adv.ScanRespPacket)
+	}
+	return out, true
+}
+
+// AdvSettings returns the advertising settings.
+func (p *Peripheral) AdvSettings() AdvSettings {
+	return p.st.Get().Adv
+}
+
+// SetAdvSettings validates the advertising settings and keeps them; while
+// the device advertises, the new timeout counts from now.
+func (p *Peripheral) SetAdvSettings(s AdvSettings) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.saveLocked(func(st *Settings) { st.Adv = s }); err != nil {
+		return err
+	}
+	if p.advertising {
+		p.stopAdvertising()
+		p.startAdvertising()
+	}
+	return nil
+}
+
+// SetPreferredParams sets the connection parameters of later connections.
+func (p *Peripheral) SetPreferredParams(cp ConnParams) error {
+	if err := cp.Validate(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.preferred = cp
+	return nil
+}
+
+// Bond returns the bond the device keeps.
+func (p *Peripheral) Bond() (Bond, bool) {
+	if b := p.st.Get().Bond; b != nil {
+		return *b, true
+	}
+	return Bond{}, false
+}
+
+// DeleteBond forgets the bond.
+func (p *Peripheral) DeleteBond() error {
+	return p.save(func(s *Settings) { s.Bond = nil })
+}
+
+// SetPassKey sets the static pass key that pairing then requires.
+func (p *Peripheral) SetPassKey(pin string) error {
+	if err := CheckPassKey(pin); err != nil {
+		return err
+	}
+	return p.save(func(s *Settings) { s.PassKey = &pin })
+}
+
+// ClearPassKey removes the pass key: pairing is just-works again.
+func (p *Peripheral) ClearPassKey() error {
+	return p.save(func(s *Settings) { s.PassKey = nil })
+}
+
+// Security returns the bonding policy and the recovery time in seconds.
+func (p *Peripheral) Security() (Policy, uint32) {
+	st := p.st.Get()
+	return st.Policy, st.RecoveryTime
+}
+
+// SetSecurity sets the bonding policy, and the recovery time when it is
+// not nil.
+func (p *Peripheral) SetSecurity(policy Policy, recovery *uint32) error {
+	if !policy.Valid() {
+		return fmt.Errorf("bonding policy %d is not a policy (0..3)", policy)
+	}
+	return p.save(func(s *Settings) {
+		s.Policy = policy
+		if recovery != nil {
+			s.RecoveryTime = *recovery
+		}
+	})
+}
+
+// save changes the non-volatile settings durably, or not at all.
+func (p *Peripheral) save(change func(*Settings)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.saveLocked(change)
+}
+
+// ErrNotStored is a setting that did not reach non-volatile memory.
+var ErrNotStored = errors.New("the setting did not reach non-volatile memory")
+
+// saveLocked changes the settings durably, or not at all; p.mu is held.
+// Settings that fail Validate are refused with its error.
+func (p *Peripheral) saveLocked(change func(*Settings)) error {
+	var invalid error
+	err := p.st.Update(func(s *Settings) error {
+		change(s)
+		invalid = s.Validate()
+		return invalid
+	})
+	switch {
+	case invalid != nil:
+		return invalid
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrNotStored, err)
+	}
+	return nil
+}
+
+// Reset drops the connection, restores the preferred connection parameters
+// and starts advertising; the settings are non-volatile.
+func (p *Peripheral) Reset() {
+	p.drop(fmt.Errorf("%w: the device reset", ErrDisconnected))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.preferred = DefaultConnParams
+	p.startAdvertising()
+}
+
+// PowerOff drops the connection and stops the radio.
+func (p *Peripheral) PowerOff() {
+	p.drop(fmt.Errorf("%w: the device turned off", ErrDisconnected))
+	p.StopAdvertising()
+}
+
+func (p *Peripheral) drop(reason error) {
+	if c := p.Current(); c != nil {
+		c.end(reason)
+	}
+}
+
+// newKey makes a long-term key from the device's seed; p.mu is held.
+func (p *Peripheral) newKey() string {
+	p.keys++
+	var b [16]byte
+	k := noise.Key(p.cfg.Seed, 0x6B6579, p.keys)
+	for i := range b {
+		b[i] = byte(noise.Mix(k + uint64(i)))
+	}
+	return hex.EncodeToString(b[:])
+}

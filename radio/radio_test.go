@@ -1,0 +1,206 @@
+package radio_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"senseboard/nvm"
+	"senseboard/radio"
+	"senseboard/resource"
+)
+
+func openStore(t *testing.T) *nvm.Store {
+	t.Helper()
+	s, err := nvm.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newPeripheral(t *testing.T, cfg radio.Config) *radio.Peripheral {
+	t.Helper()
+	cfg.Address, cfg.Serial, cfg.Product = "0C:8C:DC:00:01:23", "000123", "Senseboard"
+	st, err := radio.OpenSettings(openStore(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return radio.New(cfg, st)
+}
+
+func TestDefaultAdvertisementBytes(t *testing.T) {
+	for _, tt := range []struct {
+		passKey, bonded, hrs bool
+		adv                  string
+	}{
+		{false, false, false, "02 01 06 05 FF FF FF 01 00 11 07 41 00 74 70 63 88 7A B5 CC 49 31 82 90 30 35 61"},
+		{true, true, true, "02 01 06 05 FF FF FF 01 07 11 07 41 00 74 70 63 88 7A B5 CC 49 31 82 90 30 35 61 03 03 0D 18"},
+	} {
+		a := radio.DefaultAdvertisement("Senseboard", "000123", tt.passKey, tt.bonded, tt.hrs)
+		p := a.Packets()
+		if got := fmt.Sprintf("% X", p.Adv); got != tt.adv {
+			t.Errorf("%+v: adv %s, want %s", tt, got, tt.adv)
+		}
+		if string(p.ScanResp) != "\x12\x09Senseboard 000123" {
+			t.Errorf("scan response %q", p.ScanResp)
+		}
+		back, err := radio.ParseAdvertisement(p.Adv, p.ScanResp)
+		if err != nil || !reflect.DeepEqual(back, a) {
+			t.Errorf("parsed back %+v, %v; want %+v", back, err, a)
+		}
+	}
+}
+
+func TestLongNameIsShortened(t *testing.T) {
+	a := radio.DefaultAdvertisement("A product with a long name", "000123", false, false, false)
+	p := a.Packets()
+	if len(p.ScanResp) != radio.MaxPacket || p.ScanResp[1] != radio.ADShortName {
+		t.Fatalf("scan response % X", p.ScanResp)
+	}
+	back, _ := radio.ParseAdvertisement(p.ScanResp)
+	if !back.ShortName || back.Name != "A product with a long name 00" {
+		t.Errorf("parsed %+v", back)
+	}
+}
+
+func TestParseAdvertisementReadsGoodPacketsDespiteBadOnes(t *testing.T) {
+	good := radio.DefaultAdvertisement("S", "1", true, false, true)
+	a, err := radio.ParseAdvertisement(good.AppendAdv(nil), []byte{9, 9})
+	if err == nil || !strings.Contains(err.Error(), "packet 2") {
+		t.Errorf("error %v, want one naming packet 2", err)
+	}
+	if !a.PassKey || !a.HRS || a.Name != "" {
+		t.Errorf("advertisement %+v", a)
+	}
+}
+
+func TestOpenSettingsChecksValues(t *testing.T) {
+	for _, tt := range []struct {
+		name, json, want string
+	}{
+		{"interval 1", `{"Adv": {"Interval": 1, "Timeout": 0}}`, "Interval 1 is outside 32..16384"},
+		{"interval above", `{"Adv": {"Interval": 20000, "Timeout": 0}}`, "Interval 20000"},
+		{"bad packet", `{"Adv": {"AdvPacket": [9, 1], "Interval": 800, "Timeout": 0}}`, "AdvPacket is not a sequence of AD structures"},
+		{"packet byte", `{"Adv": {"ScanRespPacket": [2, 9, 300], "Interval": 800, "Timeout": 0}}`, "ScanRespPacket byte 2 is 300"},
+		{"pass key", `{"Adv": {"Interval": 800}, "PassKey": "12a"}`, "pass key \"12a\""},
+		{"policy", `{"Adv": {"Interval": 800}, "Policy": 7}`, "bonding policy 7 is not a policy"},
+		{"bond key", `{"Adv": {"Interval": 800}, "Bond": {"Address": "AA:BB:CC:00:00:01", "Key": "x"}}`, "bond's key"},
+		{"bond address", `{"Adv": {"Interval": 800}, "Bond": {"Address": "phone", "Key": "00112233445566778899aabbccddeeff"}}`, "central address \"phone\""},
+	} {
+		s := openStore(t)
+		if err := s.Write(radio.StateFile, []byte(tt.json)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := radio.OpenSettings(s)
+		var ce *nvm.CorruptError
+		if !errors.As(err, &ce) || ce.Path != s.Path(radio.StateFile) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want a CorruptError naming %s and saying %q", tt.name, err, s.Path(radio.StateFile), tt.want)
+		}
+	}
+	s := openStore(t)
+	st, err := radio.OpenSettings(s)
+	if err != nil || st.Get().Adv.Interval != radio.DefaultInterval {
+		t.Errorf("no file: %v", err)
+	}
+}
+
+func TestChannelsCloseWhenTheConnectionEnds(t *testing.T) {
+	p := newPeripheral(t, radio.Config{HRS: true, NUS: true})
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetHRSNotifications(true); err != nil {
+		t.Fatal(err)
+	}
+	c.SendHRS(radio.HRSData{Average: 60})
+	c.SendNUS([]byte{1})
+	c.Disconnect()
+	if d, ok := <-c.HRS(); !ok || d.Average != 60 {
+		t.Errorf("the measurement sent before the end: %+v, %v", d, ok)
+	}
+	if _, ok := <-c.HRS(); ok {
+		t.Error("HRS channel open after the end")
+	}
+	if b, ok := <-c.NUS(); !ok || !bytes.Equal(b, []byte{1}) {
+		t.Errorf("the data sent before the end: %v, %v", b, ok)
+	}
+	if _, ok := <-c.NUS(); ok {
+		t.Error("NUS channel open after the end")
+	}
+	c.SendHRS(radio.HRSData{}) // sending after the end is harmless
+	c.SendNUS([]byte{2})
+	if !errors.Is(c.Err(), radio.ErrDisconnected) {
+		t.Errorf("Err %v", c.Err())
+	}
+}
+
+func TestAdmit(t *testing.T) {
+	p := newPeripheral(t, radio.Config{})
+	if err := p.SetPassKey("123456"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Admit(); !errors.Is(err, radio.ErrNotPaired) {
+		t.Errorf("before pairing: %v", err)
+	}
+	if err := c.Pair("123456", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Admit(); err != nil {
+		t.Errorf("after pairing: %v", err)
+	}
+	c.Drop("test")
+	if err := c.Admit(); !errors.Is(err, radio.ErrDisconnected) {
+		t.Errorf("after the end: %v", err)
+	}
+	if _, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:02", ""), resource.NewQueue(1)); err != nil {
+		t.Errorf("the device does not advertise again after the end: %v", err)
+	}
+}
+
+func FuzzParseAD(f *testing.F) {
+	a := radio.DefaultAdvertisement("Senseboard", "000123", true, false, true)
+	f.Add(a.AppendAdv(nil))
+	f.Add(a.AppendScanResp(nil))
+	f.Add([]byte{2, 1, 6, 0, 0})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		ads, err := radio.ParseAD(p)
+		if err != nil {
+			return
+		}
+		n := 0
+		for _, ad := range ads {
+			n += 2 + len(ad.Data)
+		}
+		if n > len(p) {
+			t.Fatalf("% x: structures of %d bytes in a packet of %d", p, n, len(p))
+		}
+		adv, err := radio.ParseAdvertisement(p)
+		if err != nil {
+			t.Fatalf("% x: ParseAD accepts it, ParseAdvertisement says %v", p, err)
+		}
+		// what the advertisement says, built again and read back, says the same
+		rebuilt := adv.AppendAdv(nil)
+		again, err := radio.ParseAdvertisement(rebuilt)
+		if err != nil || again.PassKey != adv.PassKey || again.HRS != adv.HRS || again.Bonded != adv.Bonded {
+			t.Fatalf("% x: rebuilt % x reads %+v, %v; want %+v", p, rebuilt, again, err, adv)
+		}
+	})
+}
+
+func ExampleParseAdvertisement() {
+	a := radio.DefaultAdvertisement("Senseboard", "000123", true, false, true)
+	p := a.Packets()
+	seen, err := radio.ParseAdvertisement(p.Adv, p.ScanResp)
+	fmt.Println(seen.Name, seen.PassKey, seen.HRS, err)
+	// Output: Senseboard 000123 true true <nil>
+}
