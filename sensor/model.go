@@ -60,6 +60,9 @@ type Model struct {
 	hardIron world.Vec3 // uT
 	tempOff  float64    // K
 
+	noise    ecgNoise // added ECG noise; off unless the scenario asks
+	addNoise bool
+
 	mu     sync.Mutex
 	motion []world.Motion
 	beats  []world.Beat
@@ -88,7 +91,10 @@ func beatWaves(b world.Beat, buf *[5]wave) *[5]wave {
 // NewModel returns the sensors of device seed on wearer w.
 func NewModel(w *world.Wearer, seed uint64) *Model {
 	b := func(i uint64, sd float64) float64 { return sd * noise.Gauss(noise.Key(seed, streamBias, i)) }
+	n := w.Scenario().ECGNoise
 	return &Model{
+		noise:    newECGNoise(n, seed),
+		addNoise: !n.None(),
 		w:        w,
 		seed:     seed,
 		accBias:  world.Vec3{X: b(0, 0.04), Y: b(1, 0.04), Z: b(2, 0.04)},
@@ -199,7 +205,7 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
 	s0, s1 := m.w.At(t0), m.w.At(t1)
-	c0, c1 := m.w.Contact(t0), m.w.Contact(t1)
+	c0, steady := m.w.ContactSteady(t0, t1)
 	span := float64(t1 - t0)
 	first := 0
 	heart := !m.w.Scenario().Heart.Healthy()
@@ -207,7 +213,7 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		t := t0 + time.Duration(i)*dt
 		nz := noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
 		contact := c0
-		if c0 != c1 {
+		if !steady {
 			contact = m.w.Contact(t)
 		}
 		if !contact {
@@ -267,6 +273,9 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		hum := 0.008 * math.Sin(2*math.Pi*50*ts)
 		if heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
 			v += afWave(ts)
+		}
+		if m.addNoise {
+			v += m.noise.at(m.seed, t, ts)
 		}
 		dst[i] = v + wander + motion + emg + hum
 	}

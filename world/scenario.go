@@ -87,10 +87,11 @@ const (
 	Battery                          // the battery is found at Value (0..1), as after a charge
 	SetActivity                      // the wearer switches activity now (runtime injection)
 	Shake                            // the device is shaken for Duration
+	ContactLoss                      // the electrodes lose contact for Duration, then touch again
 )
 
 var eventNames = map[EventKind]string{Tap: "tap", DoubleTap: "doubleTap", FreeFall: "freeFall", Gear: "gear",
-	SetPosture: "posture", Battery: "battery", SetActivity: "activity", Shake: "shake"}
+	SetPosture: "posture", Battery: "battery", SetActivity: "activity", Shake: "shake", ContactLoss: "contactLoss"}
 
 func (k EventKind) String() string {
 	if n, ok := eventNames[k]; ok {
@@ -103,7 +104,7 @@ func (k EventKind) String() string {
 type Event struct {
 	At        time.Duration
 	Kind      EventKind
-	Duration  time.Duration // FreeFall, Shake
+	Duration  time.Duration // FreeFall, Shake, ContactLoss
 	On        bool          // Gear
 	Posture   Posture       // SetPosture
 	Value     float64       // Battery level 0..1
@@ -128,6 +129,22 @@ type Scenario struct {
 	Events   []Event // sorted by At
 	Loop     bool    // repeat the segments (and events) forever
 	Heart    Heart   // ectopic beats and rhythm episodes; zero for a healthy rhythm
+	ECGNoise ECGNoise
+}
+
+// ECGNoise is noise added to the ECG as in the MIT-BIH Noise Stress Test:
+// each kind at a signal-to-noise ratio in dB, nil for none. The signal power
+// is the NST's: the square of the QRS peak-to-peak amplitude over 8; the
+// noise power is the noise's mean square.
+type ECGNoise struct {
+	BaselineWander  *float64 // slow drift below 1 Hz, as from breathing and electrode impedance
+	Muscle          *float64 // broadband muscle (EMG) noise
+	ElectrodeMotion *float64 // electrode motion artefact: sudden QRS-like deflections, 30 to 150 ms wide
+}
+
+// None reports whether no noise is added.
+func (n ECGNoise) None() bool {
+	return n.BaselineWander == nil && n.Muscle == nil && n.ElectrodeMotion == nil
 }
 
 // Start is the wearer's state when the scenario begins.
@@ -180,6 +197,10 @@ func DefaultScenario() *Scenario {
 //	    - at: 2m
 //	      afib: 90s         # or bradycardia, tachycardia
 //	      heartRate: 110    # optional: 110 (afib), 40, 160 by default
+//	ecgNoise:               # optional: added noise, SNR in dB (NST convention)
+//	  baselineWander: 12
+//	  muscle: 6
+//	  electrodeMotion: 0
 //	events:
 //	  - at: 6m10s
 //	    doubleTap: {}
@@ -196,6 +217,7 @@ type scenarioFile struct {
 	Events   []yaml.Node    `yaml:"events"`
 	Loop     bool           `yaml:"loop"`
 	Heart    yaml.Node      `yaml:"heart"`
+	ECGNoise yaml.Node      `yaml:"ecgNoise"`
 	Extra    map[string]any `yaml:",inline"`
 }
 
@@ -237,7 +259,7 @@ func ParseScenario(data []byte) (*Scenario, error) {
 		}
 	}
 	if len(f.Extra) > 0 {
-		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, loop", sortedKeys(f.Extra))
+		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, ecgNoise, loop", sortedKeys(f.Extra))
 	}
 	if f.Start != nil && len(f.Start.Extra) > 0 {
 		return nil, fmt.Errorf("unknown setting start.%s; allowed in start: heartRate, posture, gear, battery, ambient", sortedKeys(f.Start.Extra))
@@ -305,6 +327,13 @@ func ParseScenario(data []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("heart (line %d): %w", f.Heart.Line, err)
 		}
 		s.Heart = h
+	}
+	if f.ECGNoise.Kind != 0 {
+		n, err := parseECGNoise(&f.ECGNoise)
+		if err != nil {
+			return nil, fmt.Errorf("ecgNoise (line %d): %w", f.ECGNoise.Line, err)
+		}
+		s.ECGNoise = n
 	}
 	if s.Loop && total == 0 {
 		return nil, errors.New("loop needs segments")
@@ -383,6 +412,31 @@ func parseSegment(n *yaml.Node) (Segment, error) {
 	return seg, nil
 }
 
+func parseECGNoise(n *yaml.Node) (ECGNoise, error) {
+	var out ECGNoise
+	m, keys, err := mapping(n)
+	if err != nil {
+		return out, err
+	}
+	for _, k := range keys {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(m[k].Value), "dB"), 64)
+		if err != nil || v < -12 || v > 60 {
+			return out, fmt.Errorf("%s %q: a signal-to-noise ratio in dB, -12..60", k, m[k].Value)
+		}
+		switch k {
+		case "baselineWander":
+			out.BaselineWander = &v
+		case "muscle":
+			out.Muscle = &v
+		case "electrodeMotion":
+			out.ElectrodeMotion = &v
+		default:
+			return out, fmt.Errorf("unknown noise %s; allowed: baselineWander, muscle, electrodeMotion", k)
+		}
+	}
+	return out, nil
+}
+
 func checkHR(hr float64) error {
 	if !(hr >= 30 && hr <= 220) { // NaN too
 		return fmt.Errorf("%v bpm: 30..220", hr)
@@ -391,7 +445,7 @@ func checkHR(hr float64) error {
 }
 
 // eventKinds lists the event keys, for messages.
-const eventKinds = "tap, doubleTap, freeFall, shake, gear, posture, battery"
+const eventKinds = "tap, doubleTap, freeFall, shake, contactLoss, gear, posture, battery"
 
 // errUnknownEvent is what eventKind returns for a key that names no event.
 var errUnknownEvent = errors.New("unknown event")
@@ -453,6 +507,14 @@ func eventKind(e *Event, k string, v *yaml.Node) error {
 		if !isTrue(v) {
 			if e.Duration, err = parseDuration(scalar(v)); err != nil || e.Duration <= 0 || e.Duration > time.Minute {
 				return fmt.Errorf("shake %s: a duration up to 1m, or true (or {}) for 1s", describe(v))
+			}
+		}
+	case "contactLoss":
+		e.Kind = ContactLoss
+		e.Duration = 2 * time.Second
+		if !isTrue(v) {
+			if e.Duration, err = parseDuration(scalar(v)); err != nil || e.Duration <= 0 || e.Duration > time.Hour {
+				return fmt.Errorf("contactLoss %s: a duration up to 1h, or true (or {}) for 2s", describe(v))
 			}
 		}
 	case "gear":

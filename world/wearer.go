@@ -289,6 +289,9 @@ func (w *Wearer) postureAt(t time.Duration) Posture {
 }
 
 func (w *Wearer) contactAt(t time.Duration) bool {
+	if e, ok := w.latest(ContactLoss, t); ok && t < e.At+e.Duration {
+		return false
+	}
 	if e, ok := w.latest(Gear, t); ok {
 		return e.On
 	}
@@ -514,6 +517,23 @@ func (w *Wearer) Contact(t time.Duration) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.contactAt(t - w.origin)
+}
+
+// ContactSteady reports whether electrode contact stays the same from clock
+// reading t0 to t1, and what it is at t0.
+func (w *Wearer) ContactSteady(t0, t1 time.Duration) (on, steady bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	on = w.contactAt(t0 - w.origin)
+	steady = on == w.contactAt(t1-w.origin)
+	if steady {
+		w.eventsIn(t0-w.origin, t1-w.origin+1, func(e Event) {
+			if e.Kind == Gear || e.Kind == ContactLoss {
+				steady = false
+			}
+		})
+	}
+	return on, steady
 }
 
 // Events returns the momentary events (taps, falls, gear, ...) whose time

@@ -205,3 +205,20 @@ func TestBatteryDrains(t *testing.T) {
 		t.Errorf("after a charge: %v", v)
 	}
 }
+
+// A brief loss of electrode contact shows in the Connectors state: 0 while
+// it lasts, 1 again after.
+func TestConnectorsFollowContactLoss(t *testing.T) {
+	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 10s\n    contactLoss: 3s\n"})
+	connectors := d.Subscribe("/System/States/2")
+	d.Advance(20 * time.Second)
+	got := connectors.Contents()
+	if len(got) != 2 {
+		t.Fatalf("%d notifications, want 2 (off, on): %v", len(got), got)
+	}
+	off, on := got[0].(*system.StateChange), got[1].(*system.StateChange)
+	tol := uint32(system.PollInterval.Milliseconds())
+	if off.NewState != 0 || off.Timestamp < 10000 || off.Timestamp > 10000+tol || on.NewState != 1 || on.Timestamp < 13000 || on.Timestamp > 13000+tol {
+		t.Errorf("notifications %+v, %+v; want 0 at 10 s and 1 at 13 s", off, on)
+	}
+}
