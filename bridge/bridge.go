@@ -54,7 +54,10 @@ type Config struct {
 	// Air is the directory of the local radio link, where the devices of
 	// other programs are found; "" for none.
 	Air string
-	// Address and Name are the bridge's identity as a BLE central.
+	// Address and Name are the bridge's identity as a BLE central. An
+	// empty Address is the one the state keeps, or one derived from
+	// StateDir and kept there (DefaultAddress without a StateDir); a
+	// given one is kept in the state too.
 	Address, Name string
 	// StateDir keeps the keys of the bonds the bridge makes; "" keeps them
 	// in memory only.
@@ -107,9 +110,6 @@ type Bridge struct {
 
 // New returns a bridge; Run scans until it stops.
 func New(cfg Config) (*Bridge, error) {
-	if cfg.Address == "" {
-		cfg.Address = DefaultAddress
-	}
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
 	}
@@ -132,7 +132,10 @@ func New(cfg Config) (*Bridge, error) {
 		b.store = s
 	}
 	var err error
-	if b.keys, err = openKeys(b.store); err != nil {
+	if b.keys, err = openKeys(b.store); err == nil {
+		b.cfg.Address, err = centralAddress(b.store, cfg.Address)
+	}
+	if err != nil {
 		if b.store != nil {
 			b.store.Close()
 		}

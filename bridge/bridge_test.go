@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -1084,4 +1085,99 @@ func TestErrorMessagesThroughTheBridge(t *testing.T) {
 			t.Errorf("%s: %v; want %v and %q", tt.name, m, tt.status, tt.want)
 		}
 	}
+}
+
+// Two bridges are two phones: each has a central address of its own,
+// derived once from its state and kept there, and a device's bonding
+// policies tell them apart.
+func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	dirB := t.TempDir()
+	phoneB := func() *bridge.Bridge {
+		b, err := bridge.New(bridge.Config{Local: r.peripherals, StateDir: dirB, Manual: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b := phoneB()
+	defer func() { b.Close() }()
+	a := r.b
+	if a.Address() == b.Address() || a.Address() == bridge.DefaultAddress || !regexp.MustCompile(`^[C-F][0-9A-F](:[0-9A-F]{2}){5}$`).MatchString(b.Address()) {
+		t.Fatalf("central addresses %s and %s: want two static random addresses", a.Address(), b.Address())
+	}
+	if _, body := r.get("/api/bridge"); decode(t, body)["address"] != a.Address() {
+		t.Errorf("GET /api/bridge: %s; want address %s", body, a.Address())
+	}
+	// kept in the state: the same phone after a restart
+	before := b.Address()
+	b.Close()
+	b = phoneB()
+	if b.Address() != before {
+		t.Errorf("central address after a restart %s; was %s", b.Address(), before)
+	}
+	ctx := r.ctx
+	policy := func(n int) {
+		t.Helper()
+		if m := r.message(`{"type": "put", "path": "/Comm/Ble/Security/Settings", "value": {"Policy": ` + strconv.Itoa(n) + `}}`); m["response"] != 200.0 {
+			t.Fatalf("policy %d: %v", n, m)
+		}
+	}
+	// use moves the device's one connection to phone p
+	use := func(p, other *bridge.Bridge) {
+		t.Helper()
+		other.Disconnect(ctx, "000123")
+		p.Scan(ctx)
+		if err := p.Connect(ctx, "000123"); err != nil {
+			t.Fatalf("connect %s: %v", p.Address(), err)
+		}
+	}
+	bondedTo := func() string {
+		t.Helper()
+		m := r.message(`{"type": "get", "path": "/Comm/Ble/Security/Bonds"}`)
+		b, _ := json.Marshal(m["content"])
+		return string(b)
+	}
+	refused := func(p *bridge.Bridge, name string) {
+		t.Helper()
+		if err := p.Pair(ctx, "000123", "", true); err == nil || !strings.Contains(err.Error(), "pairing refused by bonding policy "+name) {
+			t.Errorf("bond of %s under %s: %v", p.Address(), name, err)
+		}
+	}
+
+	// 1 BondingDisabled: neither phone bonds
+	policy(1)
+	refused(a, "BondingDisabled")
+	use(b, a)
+	refused(b, "BondingDisabled")
+
+	// 2 BondingOnce: the first bond is the only one
+	use(a, b)
+	policy(2)
+	if err := a.Pair(ctx, "000123", "", true); err != nil {
+		t.Fatalf("first bond under BondingOnce: %v", err)
+	}
+	if got := bondedTo(); !strings.Contains(got, a.Address()) {
+		t.Errorf("bonds after A bonded: %s", got)
+	}
+	use(b, a)
+	refused(b, "BondingOnce")
+
+	// 3 BondingSameMac: another address seems to bond, but the device keeps
+	// the bond of the first; the first bonds again
+	use(a, b)
+	policy(3)
+	use(b, a)
+	if err := b.Pair(ctx, "000123", "", true); err != nil {
+		t.Errorf("bond of another address under BondingSameMac: %v (it seems to succeed)", err)
+	}
+	use(a, b)
+	if got := bondedTo(); !strings.Contains(got, a.Address()) || strings.Contains(got, b.Address()) {
+		t.Errorf("bonds under BondingSameMac after B: %s; want A's %s only", got, a.Address())
+	}
+	if err := a.Pair(ctx, "000123", "", true); err != nil {
+		t.Errorf("the same address bonds again under BondingSameMac: %v", err)
+	}
+	b.Disconnect(ctx, "000123")
 }

@@ -106,6 +106,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.guard(h)) }
+	api("GET /api/bridge", s.info)
 	api("GET /api/devices", s.devices)
 	api("GET /api/devices/{serial}", s.device)
 	api("POST /api/devices/{serial}/connect", s.connect)

@@ -55,6 +55,7 @@ func TestKeysFileDamaged(t *testing.T) {
 			path := filepath.Join(dir, keysFile)
 			os.Chmod(path, nvm.Perm)
 			os.Chmod(filepath.Join(dir, "lock"), nvm.Perm)
+			os.Chmod(filepath.Join(dir, centralFile), nvm.Perm)
 			if err := k.Apply(path); err != nil {
 				t.Fatal(err)
 			}

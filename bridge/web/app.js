@@ -598,12 +598,29 @@ async function refreshRecordings() {
   body.replaceChildren(...recs.reverse().map((r) => el('tr', {},
     el('td', {}, r.name), el('td', {}, r.streams.join('\n')), el('td', {}, String(r.notifications)),
     el('td', {}, (r.downloads || []).map((href, i) => el('div', {},
-      el('a', { href: href + (token ? '?token=' + encodeURIComponent(token) : ''), download: '', title: r.files[i] }, href.split('/').pop()))),
+      el('a', { href, download: '', title: r.files[i], onclick: token ? (e) => { e.preventDefault(); download(href); } : undefined },
+        href.split('/').pop()))),
       r.error ? el('div', { class: 'note' }, r.error) : null),
     el('td', {}, r.stopped ? 'stopped' : el('button', { onclick: async () => {
       try { await api('POST', `api/recordings/${encodeURIComponent(r.name)}/stop`); } catch (e) { alert(e.message); }
       refreshRecordings();
     } }, 'Stop')))));
+}
+
+// download saves a file of the bridge's API behind a token: the token goes
+// in the Authorization header, which a plain link cannot send.
+async function download(href) {
+  try {
+    const r = await fetch(href, { headers: { Authorization: 'Bearer ' + token } });
+    if (!r.ok) throw new Error((await r.json()).error || r.statusText);
+    const a = el('a', { href: URL.createObjectURL(await r.blob()), download: href.split('/').pop() });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  } catch (e) {
+    alert(e.message);
+  }
 }
 
 $('#record').onsubmit = async (e) => {

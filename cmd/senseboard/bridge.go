@@ -27,6 +27,7 @@ type bridgeFlags struct {
 	air       *string
 	reconnect *bool
 	manual    *bool
+	central   *string
 	allowHost listFlag
 	maxConns  *int
 }
@@ -39,6 +40,7 @@ func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 		air:       fs.String("air", "", "directory of the local radio link between senseboard programs (default "+air.DefaultDir()+"; none for none)"),
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
+		central:   fs.String("central-address", "", "bridge: its address as a BLE central, XX:XX:XX:XX:XX:XX (default: derived from its state directory once and kept there)"),
 		maxConns:  fs.Int("http-max-conns", bridge.DefaultMaxConns, "bridge: HTTP connections served at once, WebSockets and streams included; more are answered 503"),
 	}
 	fs.Var(&f.allowHost, "allow-host", "bridge: a Host name the bridge answers on loopback besides localhost, 127.0.0.1 and [::1] (repeatable)")
@@ -108,7 +110,7 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 // start makes the bridge on an open listener.
 func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bridge.Peripheral, log *slog.Logger) (*bridgeService, error) {
 	b, err := bridge.New(bridge.Config{Local: local, Air: f.airDir(), StateDir: stateDir, Reconnect: *f.reconnect,
-		Manual: *f.manual, Log: log})
+		Manual: *f.manual, Address: *f.central, Log: log})
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -169,7 +171,7 @@ Flags:
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintf(stdout, "senseboard: phone bridge at %s\n  devices      over the air in %s\nPress Ctrl-C to stop.\n", svc.URL(), bf.airDir())
+	fmt.Fprintf(stdout, "senseboard: phone bridge at %s\n  central      %s\n  devices      over the air in %s\nPress Ctrl-C to stop.\n", svc.URL(), svc.b.Address(), bf.airDir())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := svc.run(ctx); err != nil {

@@ -145,7 +145,7 @@ Flags:
 		fmt.Fprintf(stdout, "  state        %s\n", r.StateDir)
 	}
 	if svc != nil {
-		fmt.Fprintf(stdout, "  bridge       %s (dashboard; API under %sapi/)\n", svc.URL(), svc.URL())
+		fmt.Fprintf(stdout, "  bridge       %s (dashboard; API under %sapi/)\n               a phone with central address %s\n", svc.URL(), svc.URL(), svc.b.Address())
 	}
 	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
