@@ -40,7 +40,7 @@ const G = 9.80665
 // the track is a function of the seed, the scenario and the injected
 // events, so it comes out the same.
 const (
-	keep      = 2 * time.Second
+	keep      = time.Second
 	keepBeats = 5 * time.Second
 	// slack is how far the track grows past keep before it is compacted.
 	slack   = keep / 4
