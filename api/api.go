@@ -34,21 +34,7 @@ func Load() (*Set, error) {
 		return nil, err
 	}
 	sort.Strings(names)
-	set := &Set{}
-	for _, name := range names {
-		data, err := files.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("api/%s: %w", name, err)
-		}
-		f, err := parseEmbedded(name, data)
-		if err != nil {
-			return nil, err
-		}
-		if err := set.Add(f); err != nil {
-			return nil, err
-		}
-	}
-	return set, nil
+	return LoadFiles(names...)
 }
 
 var embedded struct {

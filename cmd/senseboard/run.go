@@ -32,26 +32,56 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 func runDevice(args []string, stdout, stderr io.Writer) int {
+	o, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	cfg, err := o.config(stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := o.run(cfg, stdout, stderr); err != nil {
+		return fail(stderr, err)
+	}
+	return 0
+}
+
+// runOptions are the flags of senseboard run, as given.
+type runOptions struct {
+	fs                          *flag.FlagSet
+	serial, state, profile, pty string
+	port                        string
+	baud                        int
+	listen                      string
+	beyond                      bool
+	devices                     int
+	seed                        int64
+	speed, scenario             string
+	verbose                     bool
+	replay                      listFlag
+	bridge                      *bridgeFlags
+}
+
+// parseRunFlags reads the flags of senseboard run.
+func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs := flag.NewFlagSet("senseboard run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		serialNo  = fs.String("serial", "", "device serial number (default from the profile: 000123)")
-		state     = fs.String("state", "", "directory of the non-volatile memory (default "+wire.DefaultStateDir()+")")
-		prof      = fs.String("profile", "", "device profile file (YAML build settings; optional)")
-		seed      = fs.Int64("seed", 1, "seed of everything random: the same seed and scenario give the same data")
-		pty       = fs.String("pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty; none for no pty)")
-		port      = fs.String("serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
-		baud      = fs.Int("baud", 115200, "baud rate of --serial-port")
-		listen    = fs.String("listen", wire.DefaultAddress, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
-		beyond    = fs.Bool("listen-beyond-loopback", false, "let --listen serve beyond loopback: the TCP port has no authentication, and anyone who reaches it controls the device")
-		devices   = fs.Int("devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
-		speed     = fs.String("speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
-		scenario  = fs.String("scenario", "", "scenario file: the wearer's timeline (YAML)")
-		verbose   = fs.Bool("v", false, "log sessions and events to stderr")
-		recording listFlag
-	)
-	bf := addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
-	fs.Var(&recording, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
+	o := &runOptions{fs: fs}
+	fs.StringVar(&o.serial, "serial", "", "device serial number (default from the profile: 000123)")
+	fs.StringVar(&o.state, "state", "", "directory of the non-volatile memory (default "+wire.DefaultStateDir()+")")
+	fs.StringVar(&o.profile, "profile", "", "device profile file (YAML build settings; optional)")
+	fs.Int64Var(&o.seed, "seed", 1, "seed of everything random: the same seed and scenario give the same data")
+	fs.StringVar(&o.pty, "pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty; none for no pty)")
+	fs.StringVar(&o.port, "serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
+	fs.IntVar(&o.baud, "baud", wire.DefaultBaud, "baud rate of --serial-port")
+	fs.StringVar(&o.listen, "listen", wire.DefaultAddress, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
+	fs.BoolVar(&o.beyond, "listen-beyond-loopback", false, "let --listen serve beyond loopback: the TCP port has no authentication, and anyone who reaches it controls the device")
+	fs.IntVar(&o.devices, "devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
+	fs.StringVar(&o.speed, "speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
+	fs.StringVar(&o.scenario, "scenario", "", "scenario file: the wearer's timeline (YAML)")
+	fs.BoolVar(&o.verbose, "v", false, "log sessions and events to stderr")
+	o.bridge = addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
+	fs.Var(&o.replay, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard run [flags]
 
@@ -64,52 +94,64 @@ Flags:
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return fail(stderr, err)
+		return nil, err
 	}
-	if err := checkListen(*listen, *beyond, stderr); err != nil {
-		return fail(stderr, err)
+	return o, nil
+}
+
+// config checks the options and loads the files they name into the
+// host's configuration.
+func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
+	if err := checkListen(o.listen, o.beyond, stderr); err != nil {
+		return host.Config{}, err
 	}
-	cfg := host.Config{Serial: *serialNo, Devices: *devices, StateDir: *state, PTY: *pty, SerialPort: *port, Baud: *baud,
-		Listen: *listen, Seed: *seed, Air: *bf.air}
-	if *prof != "" {
-		p, err := profile.Load(*prof)
+	cfg := host.Config{Serial: o.serial, Devices: o.devices, StateDir: o.state, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
+		Listen: o.listen, Seed: o.seed, Air: *o.bridge.air}
+	if o.profile != "" {
+		p, err := profile.Load(o.profile)
 		if err != nil {
-			return fail(stderr, err)
+			return cfg, err
 		}
 		cfg.Profile = p
 	}
 	var err error
-	if cfg.Speed, err = parseSpeed(*speed); err != nil {
-		return fail(stderr, err)
+	if cfg.Speed, err = parseSpeed(o.speed); err != nil {
+		return cfg, err
 	}
-	if *scenario != "" {
-		if cfg.Scenario, err = world.LoadScenario(*scenario); err != nil {
-			return fail(stderr, err)
+	if o.scenario != "" {
+		if cfg.Scenario, err = world.LoadScenario(o.scenario); err != nil {
+			return cfg, err
 		}
-		if s := cfg.Scenario.Seed; s != nil && !flagSet(fs, "seed") {
+		if s := cfg.Scenario.Seed; s != nil && !flagSet(o.fs, "seed") {
 			cfg.Seed = int64(*s)
 		}
 	}
-	for _, f := range recording {
+	for _, f := range o.replay {
 		r, err := replay.Load(f)
 		if err != nil {
-			return fail(stderr, err)
+			return cfg, err
 		}
 		cfg.Replay = append(cfg.Replay, r)
 	}
-	if *verbose {
+	if o.verbose {
 		cfg.Log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	ln, token, err := bf.listen(stderr, true)
+	return cfg, nil
+}
+
+// run starts the devices and the bridge, says where they are, and serves
+// until interrupted.
+func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
+	ln, token, err := o.bridge.listen(stderr, true)
 	if err != nil {
-		return fail(stderr, err)
+		return err
 	}
 	h, err := host.New(cfg)
 	if err != nil {
 		if ln != nil {
 			ln.Close()
 		}
-		return fail(stderr, err)
+		return err
 	}
 	var svc *bridgeService
 	if ln != nil {
@@ -125,11 +167,28 @@ Flags:
 		if log == nil {
 			log = slog.New(slog.NewTextHandler(io.Discard, nil))
 		}
-		if svc, err = bf.start(ln, token, filepath.Join(state, "bridge"), local, log); err != nil {
+		if svc, err = o.bridge.start(ln, token, filepath.Join(state, "bridge"), local, log); err != nil {
 			h.Close()
-			return fail(stderr, err)
+			return err
 		}
 	}
+	printRunning(stdout, h, svc)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var berr error
+	if svc != nil {
+		wg.Go(func() { berr = svc.run(ctx) })
+	}
+	err = h.Run(ctx)
+	cancel()
+	wg.Wait()
+	return errors.Join(err, berr)
+}
+
+// printRunning says where the devices and the bridge can be reached.
+func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService) {
 	for _, r := range h.Devices {
 		d := r.Device
 		fmt.Fprintf(stdout, "senseboard: device %s (%s, sw %s) is running\n", d.Serial(), d.Profile().Product.Name, profile.Version)
@@ -148,21 +207,6 @@ Flags:
 		fmt.Fprintf(stdout, "  bridge       %s (dashboard; API under %sapi/)\n               a phone with central address %s\n", svc.URL(), svc.URL(), svc.b.Address())
 	}
 	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var berr error
-	if svc != nil {
-		wg.Go(func() { berr = svc.run(ctx) })
-	}
-	err = h.Run(ctx)
-	cancel()
-	wg.Wait()
-	if err = errors.Join(err, berr); err != nil {
-		return fail(stderr, err)
-	}
-	return 0
 }
 
 // checkListen refuses a device TCP address beyond loopback unless the
