@@ -255,9 +255,25 @@ func (rt *Router) route(pattern string, subtree bool) (*Route, error) {
 }
 
 // ambiguous reports whether some path matches both a and b while neither
-// is more specific, and returns such a path. A subtree route matches its
-// pattern followed by any number of segments.
+// is more specific, and returns such a path.
 func ambiguous(a, b *Route) (string, bool) {
+	path, rel := compare(a, b)
+	return path, rel == overlap
+}
+
+// How two patterns' sets of paths relate.
+const (
+	disjoint      = iota // no path matches both
+	aMoreSpecific        // a matches a strict subset of b's paths
+	bMoreSpecific
+	equivalent // they match the same paths
+	overlap    // some paths match both, and each matches some the other does not
+)
+
+// compare tells how the paths of a and b relate and, unless they are
+// disjoint, returns a path that matches both. A subtree route matches its
+// pattern followed by any number of segments.
+func compare(a, b *Route) (string, int) {
 	var aMore, bMore bool // a (b) is more specific at some position
 	var path strings.Builder
 	for i := 0; i < max(len(a.segs), len(b.segs)); i++ {
@@ -271,14 +287,14 @@ func ambiguous(a, b *Route) (string, bool) {
 		var seg string
 		switch {
 		case sa == nil && !a.subtree || sb == nil && !b.subtree:
-			return "", false // one has ended, the other goes on
+			return "", disjoint // one has ended, the other goes on
 		case sa == nil: // a's subtree takes b's segment
 			bMore, seg = true, sb.text()
 		case sb == nil:
 			aMore, seg = true, sa.text()
 		case sa.lit != "" && sb.lit != "":
 			if !strings.EqualFold(sa.lit, sb.lit) {
-				return "", false
+				return "", disjoint
 			}
 			seg = sa.lit
 		case sa.lit != "":
@@ -296,7 +312,15 @@ func ambiguous(a, b *Route) (string, bool) {
 	case b.subtree && !a.subtree && len(a.segs) == len(b.segs):
 		aMore = true
 	}
-	return path.String(), aMore && bMore
+	switch {
+	case aMore && bMore:
+		return path.String(), overlap
+	case aMore:
+		return path.String(), aMoreSpecific
+	case bMore:
+		return path.String(), bMoreSpecific
+	}
+	return path.String(), equivalent
 }
 
 // text is a segment of a path that the segment matches.
@@ -311,12 +335,17 @@ func parsePattern(pattern string) ([]segment, []string, error) {
 	if !strings.HasPrefix(pattern, "/") || len(pattern) < 2 {
 		return nil, nil, fmt.Errorf("register %q: a pattern starts with / and names a resource", pattern)
 	}
+	if !utf8.ValidString(pattern) || len(pattern) > MaxPathLen {
+		return nil, nil, fmt.Errorf("register %q: not UTF-8 or longer than %d bytes; no request path can name it", pattern, MaxPathLen)
+	}
 	var segs []segment
 	var params []string
 	for _, s := range strings.Split(pattern[1:], "/") {
 		switch {
 		case s == "":
 			return nil, nil, fmt.Errorf("register %q: empty segment", pattern)
+		case s == "." || s == "..":
+			return nil, nil, fmt.Errorf("register %q: a %q segment; no request path can name it", pattern, s)
 		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
 			name := s[1 : len(s)-1]
 			if !isIdentifier(name) {

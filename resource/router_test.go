@@ -304,3 +304,48 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRegister: two patterns that both register are either disjoint or one
+// is more specific, and then a path that both match goes to the more
+// specific one.
+func FuzzRegister(f *testing.F) {
+	f.Add("/{A}/x", "/y/{B}", false, false)
+	f.Add("/a", "/a/{X}", true, false)
+	f.Add("/Meas/Acc/{SampleRate}", "/Meas/Acc/Config", false, false)
+	f.Add("/{X}", "/a", true, true)
+	h := HandlerFunc(func(*Request) Response { return OK(nil) })
+	f.Fuzz(func(t *testing.T, a, b string, aSub, bSub bool) {
+		rt := NewRouter("")
+		register := func(p string, sub bool) (*Route, error) {
+			if sub {
+				return rt.HandleSubtree(p, Get, h)
+			}
+			return rt.Handle(p, Get, h)
+		}
+		ra, err := register(a, aSub)
+		if err != nil {
+			return
+		}
+		rb, err := register(b, bSub)
+		if err != nil || ra == rb {
+			return
+		}
+		path, rel := compare(ra, rb)
+		want := ra
+		switch rel {
+		case disjoint:
+			return
+		case overlap, equivalent:
+			t.Fatalf("%s and %s both registered; they relate as %d", a, b, rel)
+		case bMoreSpecific:
+			want = rb
+		}
+		if len(path) > MaxPathLen {
+			return
+		}
+		m, err := rt.Resolve(Get, path)
+		if err != nil || m.Route != want {
+			t.Fatalf("%s and %s: %s went to %v (%v), want %s", a, b, path, m.Route, err, want.Pattern())
+		}
+	})
+}

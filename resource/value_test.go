@@ -254,3 +254,42 @@ func TestCheckJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckJSON: text that CheckJSON passes decodes without a character
+// being replaced: no U+FFFD that the text did not spell.
+func FuzzCheckJSON(f *testing.F) {
+	for _, s := range []string{`{"op":"get","path":"/Info"}`, `{"a":"\ud83d\ude00","b":[{"a":1}]}`, "\"\xff\"", `{"a":1,"a":2}`, `"\ud800"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if CheckJSON(b) != nil || !json.Valid(b) {
+			return
+		}
+		var x any
+		if err := json.Unmarshal(b, &x); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		spelled := strings.Count(string(b), "\uFFFD") + strings.Count(strings.ToLower(string(b)), `\ufffd`)
+		var found int
+		var walk func(any)
+		walk = func(x any) {
+			switch x := x.(type) {
+			case string:
+				found += strings.Count(x, "\uFFFD")
+			case []any:
+				for _, v := range x {
+					walk(v)
+				}
+			case map[string]any:
+				for k, v := range x {
+					found += strings.Count(k, "\uFFFD")
+					walk(v)
+				}
+			}
+		}
+		walk(x)
+		if found > spelled {
+			t.Fatalf("%q decodes with %d replacement characters, %d spelled", b, found, spelled)
+		}
+	})
+}
