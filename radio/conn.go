@@ -31,12 +31,19 @@ type Conn struct {
 	client  *resource.Client
 	hrs     chan HRSData
 	nus     chan []byte
+	notes   chan Notification
+
+	// GATT: set by attach before attached is closed
+	services []*Service
+	handlers []Handler // by service
+	attached chan struct{}
 
 	// guarded by p.mu
 	params    ConnParams
+	mtu       int
+	notifying map[UUID]bool // characteristics with notifications on
 	encrypted bool
-	hrsOn     bool
-	ended     bool // hrs and nus are closed
+	ended     bool // hrs, nus and notes are closed
 
 	once   sync.Once
 	done   chan struct{}
@@ -113,9 +120,9 @@ func (c *Conn) Disconnect() { c.end(fmt.Errorf("%w: the central disconnected", E
 // Drop ends the connection from the device's side; why says why.
 func (c *Conn) Drop(why string) { c.end(fmt.Errorf("%w: %s", ErrDisconnected, why)) }
 
-// end closes the connection: subscriptions made over it end, the HRS and
-// NUS channels close, the peripheral hears of it, and the device
-// advertises again unless told not to.
+// end closes the connection: subscriptions made over it end, the HRS, NUS
+// and notification channels close, the services and the peripheral hear of
+// it, and the device advertises again unless told not to.
 func (c *Conn) end(reason error) {
 	c.once.Do(func() {
 		p := c.p
@@ -126,14 +133,18 @@ func (c *Conn) end(reason error) {
 				p.startAdvertising()
 			}
 		}
-		hrsWasOn := c.hrsOn
-		c.hrsOn, c.ended = false, true
+		hrsWasOn := c.notifying[HeartRateMeasurement]
+		clear(c.notifying)
+		c.ended = true
 		close(c.hrs)
 		close(c.nus)
+		close(c.notes)
 		p.mu.Unlock()
 		c.reason = reason
 		close(c.done)
 		c.client.Close()
+		<-c.attached
+		c.detach()
 		if f := p.cfg.OnDisconnect; f != nil {
 			f(c)
 		}
@@ -222,20 +233,10 @@ func (c *Conn) SetHRSNotifications(on bool) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
-	p := c.p
-	if !p.cfg.HRS {
+	if !c.p.cfg.HRS {
 		return fmt.Errorf("HRS: %w", ErrNoService)
 	}
-	p.mu.Lock()
-	changed := c.hrsOn != on && !c.ended
-	if changed {
-		c.hrsOn = on
-	}
-	p.mu.Unlock()
-	if f := p.cfg.OnHRSNotifications; changed && f != nil {
-		f(on)
-	}
-	return nil
+	return c.SetNotify(HeartRateMeasurement, on)
 }
 
 // HRS receives the heart-rate measurements the device sends while
@@ -243,16 +244,24 @@ func (c *Conn) SetHRSNotifications(on bool) error {
 func (c *Conn) HRS() <-chan HRSData { return c.hrs }
 
 // SendHRS sends a heart-rate measurement to the central when it has
-// notifications on. A central that does not read loses it, as over the air.
+// notifications on: on HRS as it is, and on Notifications as the service's
+// Heart Rate Measurement. A central that does not read loses it, as over
+// the air.
 func (c *Conn) SendHRS(d HRSData) {
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if !c.hrsOn || c.ended {
+	if !c.notifying[HeartRateMeasurement] || c.ended {
 		return
 	}
 	select {
 	case c.hrs <- d:
 	default:
+	}
+	if m := AppendHeartRateMeasurement(nil, d); len(m) <= c.mtu-3 {
+		select {
+		case c.notes <- Notification{Char: HeartRateMeasurement, Data: m}:
+		default:
+		}
 	}
 }
 
@@ -268,18 +277,16 @@ func (c *Conn) WriteNUS(data []byte) error {
 	if len(data) == 0 || len(data) > MaxNUSWrite {
 		return fmt.Errorf("NUS: a write carries 1 to %d bytes", MaxNUSWrite)
 	}
-	if f := p.cfg.OnNUSWrite; f != nil {
-		f(data)
-	}
-	return nil
+	return c.Write(NUSRX, data)
 }
 
 // NUS receives the data the device sends over its serial service. It is
 // closed when the connection ends.
 func (c *Conn) NUS() <-chan []byte { return c.nus }
 
-// SendNUS sends data of the serial service to the central. A central that
-// does not read loses it.
+// SendNUS sends data of the serial service to the central: on NUS, and
+// on Notifications as a notification of TX when the central has them on.
+// A central that does not read loses it.
 func (c *Conn) SendNUS(b []byte) {
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
@@ -289,6 +296,12 @@ func (c *Conn) SendNUS(b []byte) {
 	select {
 	case c.nus <- b:
 	default:
+	}
+	if c.notifying[NUSTX] && len(b) <= c.mtu-3 {
+		select {
+		case c.notes <- Notification{Char: NUSTX, Data: append([]byte(nil), b...)}:
+		default:
+		}
 	}
 }
 

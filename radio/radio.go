@@ -3,7 +3,11 @@
 // (advertising with its timeout, the one connection and its handle,
 // connection parameters), pairing and bonding under the bonding policy with
 // the static pass key and the one bond, the non-volatile settings of all
-// this (ble.json), and the central side (Central).
+// this (ble.json), the central side (Central), and the GATT layer: the
+// device's services with their characteristics, which a central writes to
+// and gets notifications of, within its connection's ATT MTU. The
+// heart-rate and serial services are built in (Config.HRS, Config.NUS);
+// modules add theirs with AddService.
 //
 // A Central connects to the Peripheral and gets a Conn. The radio does not
 // reach into the device: whoever serves the link (an in-process central,
@@ -81,13 +85,20 @@ type Peripheral struct {
 	conn        *Conn
 	nextHandle  uint16
 	preferred   ConnParams
-	keys        uint64 // long-term keys made so far
+	keys        uint64     // long-term keys made so far
+	services    []*Service // GATT
 }
 
 // New returns the peripheral with its non-volatile settings (see
 // OpenSettings) and starts advertising.
 func New(cfg Config, st *nvm.Var[Settings]) *Peripheral {
 	p := &Peripheral{cfg: cfg, st: st, preferred: DefaultConnParams}
+	if cfg.HRS {
+		p.services = append(p.services, p.hrsService())
+	}
+	if cfg.NUS {
+		p.services = append(p.services, p.nusService())
+	}
 	p.mu.Lock()
 	p.startAdvertising()
 	p.mu.Unlock()
@@ -130,19 +141,26 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 		return nil, fmt.Errorf("device %s %w", p.cfg.Serial, ErrBusy)
 	}
 	conn := &Conn{
-		p:       p,
-		central: c,
-		handle:  p.nextHandle,
-		client:  resource.NewClient("ble:"+c.Address, sink),
-		hrs:     make(chan HRSData, 64),
-		nus:     make(chan []byte, 64),
-		params:  p.preferred,
-		done:    make(chan struct{}),
+		p:         p,
+		central:   c,
+		handle:    p.nextHandle,
+		client:    resource.NewClient("ble:"+c.Address, sink),
+		hrs:       make(chan HRSData, 64),
+		nus:       make(chan []byte, 64),
+		notes:     make(chan Notification, 256),
+		attached:  make(chan struct{}),
+		params:    p.preferred,
+		mtu:       DefaultMTU,
+		notifying: map[UUID]bool{},
+		done:      make(chan struct{}),
 	}
 	p.nextHandle++
 	p.conn = conn
 	p.stopAdvertising()
+	services := append([]*Service(nil), p.services...)
 	p.mu.Unlock()
+	conn.attach(services)
+	close(conn.attached)
 	if f := p.cfg.OnConnect; f != nil {
 		f(conn)
 	}

@@ -1,0 +1,360 @@
+package radio
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// UUID is a Bluetooth UUID in its 128-bit form, most significant byte
+// first, as it is written (0000180d-0000-1000-8000-00805f9b34fb).
+type UUID [16]byte
+
+// baseUUID is the Bluetooth base UUID, which 16-bit UUIDs abbreviate.
+var baseUUID = UUID{0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0x80, 0x5F, 0x9B, 0x34, 0xFB}
+
+// UUID16 returns the 128-bit form of a 16-bit UUID.
+func UUID16(u uint16) UUID {
+	b := baseUUID
+	b[2], b[3] = byte(u>>8), byte(u)
+	return b
+}
+
+// ParseUUID reads a UUID written as 8-4-4-4-12 hexadecimal digits, or as
+// 4 digits for a 16-bit one.
+func ParseUUID(s string) (UUID, error) {
+	var u UUID
+	if len(s) == 4 {
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			return u, fmt.Errorf("UUID %q: %w", s, err)
+		}
+		return UUID16(uint16(b[0])<<8 | uint16(b[1])), nil
+	}
+	parts := strings.Split(s, "-")
+	if len(parts) != 5 || len(parts[0]) != 8 || len(parts[1]) != 4 || len(parts[2]) != 4 || len(parts[3]) != 4 || len(parts[4]) != 12 {
+		return u, fmt.Errorf("UUID %q: want 4 hexadecimal digits or the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", s)
+	}
+	b, err := hex.DecodeString(strings.Join(parts, ""))
+	if err != nil {
+		return u, fmt.Errorf("UUID %q: %w", s, err)
+	}
+	return UUID(b), nil
+}
+
+// MustParseUUID is ParseUUID for UUIDs written in the program; it panics
+// on a malformed one.
+func MustParseUUID(s string) UUID {
+	u, err := ParseUUID(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+func (u UUID) String() string {
+	h := hex.EncodeToString(u[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Property is what a central may do with a characteristic.
+type Property uint8
+
+// The characteristic properties the device uses.
+const (
+	PropRead Property = 1 << iota
+	PropWrite
+	PropWriteNoResponse
+	PropNotify
+)
+
+// Characteristic is a characteristic of a GATT service.
+type Characteristic struct {
+	UUID  UUID
+	Props Property
+}
+
+// Service is a GATT service of the device: its characteristics, and what
+// serves each connection's use of them.
+type Service struct {
+	UUID            UUID
+	Characteristics []Characteristic
+	// Open is called when a central connects and returns what serves the
+	// connection's writes and notification switches; nil serves nothing.
+	// It must not end the connection.
+	Open func(c *Conn) Handler
+}
+
+// Handler serves one connection's use of a service. Its methods run on
+// the central's goroutine and may call the Conn.
+type Handler interface {
+	// Write receives a write to a characteristic with a write property.
+	Write(char UUID, data []byte) error
+	// Notifying hears the central switch notifications of a
+	// characteristic on or off (its descriptor written); the end of the
+	// connection switches them off without a call.
+	Notifying(char UUID, on bool)
+	// Close ends the service's use of the connection.
+	Close()
+}
+
+// ATT MTU: the default of a connection, and the range a central may choose.
+const (
+	DefaultMTU = 247
+	MinMTU     = 23
+	MaxMTU     = 517
+)
+
+// Notification is a notification of a characteristic to the central.
+type Notification struct {
+	Char UUID
+	Data []byte
+}
+
+// Errors of the GATT layer.
+var (
+	ErrNoCharacteristic = errors.New("no such characteristic")
+	ErrNotPermitted     = errors.New("the characteristic does not permit this")
+	ErrTooLong          = errors.New("longer than the connection's MTU allows")
+)
+
+// AddService adds a GATT service; connections made after it see it. A
+// service with the UUID of one the device has is refused.
+func (p *Peripheral) AddService(s *Service) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, o := range p.services {
+		if o.UUID == s.UUID {
+			return fmt.Errorf("GATT service %s is there already", s.UUID)
+		}
+	}
+	p.services = append(p.services, s)
+	return nil
+}
+
+// Services returns the device's GATT services, as a central discovers them.
+func (p *Peripheral) Services() []*Service {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*Service(nil), p.services...)
+}
+
+// attach opens the services for a new connection; it runs before the
+// connection is handed out.
+func (c *Conn) attach(services []*Service) {
+	c.services = services
+	c.handlers = make([]Handler, len(services))
+	for i, s := range services {
+		if s.Open != nil {
+			c.handlers[i] = s.Open(c)
+		}
+	}
+}
+
+// detach closes the services' use of an ended connection.
+func (c *Conn) detach() {
+	for _, h := range c.handlers {
+		if h != nil {
+			h.Close()
+		}
+	}
+}
+
+// find returns the service and characteristic with a UUID.
+func (c *Conn) find(char UUID) (int, Characteristic, error) {
+	for i, s := range c.services {
+		for _, ch := range s.Characteristics {
+			if ch.UUID == char {
+				return i, ch, nil
+			}
+		}
+	}
+	return 0, Characteristic{}, fmt.Errorf("characteristic %s: %w", char, ErrNoCharacteristic)
+}
+
+// MTU returns the connection's ATT MTU; a notification or a write carries
+// at most MTU-3 bytes.
+func (c *Conn) MTU() int {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	return c.mtu
+}
+
+// SetMTU sets the ATT MTU the central chose, MinMTU..MaxMTU.
+func (c *Conn) SetMTU(mtu int) error {
+	if mtu < MinMTU || mtu > MaxMTU {
+		return fmt.Errorf("ATT MTU %d is outside %d..%d", mtu, MinMTU, MaxMTU)
+	}
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	c.mtu = mtu
+	return nil
+}
+
+// Write writes data from the central to a characteristic.
+func (c *Conn) Write(char UUID, data []byte) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	i, ch, err := c.find(char)
+	if err != nil {
+		return err
+	}
+	if ch.Props&(PropWrite|PropWriteNoResponse) == 0 {
+		return fmt.Errorf("write to characteristic %s: %w", char, ErrNotPermitted)
+	}
+	if max := c.MTU() - 3; len(data) > max {
+		return fmt.Errorf("write of %d bytes to characteristic %s: %w (%d bytes)", len(data), char, ErrTooLong, max)
+	}
+	if h := c.handlers[i]; h != nil {
+		return h.Write(char, data)
+	}
+	return nil
+}
+
+// SetNotify switches notifications of a characteristic on or off, as the
+// central does by writing its descriptor.
+func (c *Conn) SetNotify(char UUID, on bool) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	i, ch, err := c.find(char)
+	if err != nil {
+		return err
+	}
+	if ch.Props&PropNotify == 0 {
+		return fmt.Errorf("notifications of characteristic %s: %w", char, ErrNotPermitted)
+	}
+	c.p.mu.Lock()
+	changed := c.notifying[char] != on && !c.ended
+	if changed {
+		c.notifying[char] = on
+	}
+	c.p.mu.Unlock()
+	if h := c.handlers[i]; changed && h != nil {
+		h.Notifying(char, on)
+	}
+	return nil
+}
+
+// Notifying reports whether the central has notifications of a
+// characteristic on.
+func (c *Conn) Notifying(char UUID) bool {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	return c.notifying[char]
+}
+
+// Notify sends a notification of a characteristic to the central, when it
+// has them on; otherwise it is not sent. A central that does not read
+// loses it, as over the air. Data longer than MTU-3 bytes is refused.
+func (c *Conn) Notify(char UUID, data []byte) error {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	if max := c.mtu - 3; len(data) > max {
+		return fmt.Errorf("notification of %d bytes of characteristic %s: %w (%d bytes)", len(data), char, ErrTooLong, max)
+	}
+	if c.ended || !c.notifying[char] {
+		return nil
+	}
+	select {
+	case c.notes <- Notification{Char: char, Data: append([]byte(nil), data...)}:
+	default:
+	}
+	return nil
+}
+
+// Notifications receives the notifications the device sends the central.
+// It is closed when the connection ends.
+func (c *Conn) Notifications() <-chan Notification { return c.notes }
+
+// The heart-rate service and its measurement characteristic.
+var (
+	HRSService           = UUID16(HRSUUID)
+	HeartRateMeasurement = UUID16(0x2A37)
+)
+
+// The serial (Nordic UART) service: the central writes to RX and gets
+// notifications of TX.
+var (
+	NUSService = MustParseUUID("6e400001-b5a3-f393-e0a9-e50e24dcca9e")
+	NUSRX      = MustParseUUID("6e400002-b5a3-f393-e0a9-e50e24dcca9e")
+	NUSTX      = MustParseUUID("6e400003-b5a3-f393-e0a9-e50e24dcca9e")
+)
+
+// AppendHeartRateMeasurement appends a Heart Rate Measurement as the
+// heart-rate service notifies it: flags, the rate in beats per minute
+// (one byte, or two when it does not fit), and the RR intervals in units
+// of 1/1024 s.
+func AppendHeartRateMeasurement(dst []byte, d HRSData) []byte {
+	bpm := int(d.Average + 0.5)
+	bpm = max(0, min(bpm, 0xFFFF))
+	var flags byte
+	if bpm > 0xFF {
+		flags |= 0x01
+	}
+	if len(d.RRData) > 0 {
+		flags |= 0x10
+	}
+	dst = append(dst, flags)
+	if bpm > 0xFF {
+		dst = append(dst, byte(bpm), byte(bpm>>8))
+	} else {
+		dst = append(dst, byte(bpm))
+	}
+	for _, rr := range d.RRData {
+		v := uint16(min(uint32(rr)*1024/1000, 0xFFFF))
+		dst = append(dst, byte(v), byte(v>>8))
+	}
+	return dst
+}
+
+// hrsService is the heart-rate service; its notifications switch the
+// connection's HRS stream.
+func (p *Peripheral) hrsService() *Service {
+	return &Service{
+		UUID:            HRSService,
+		Characteristics: []Characteristic{{UUID: HeartRateMeasurement, Props: PropNotify}},
+		Open:            func(c *Conn) Handler { return hrsHandler{p} },
+	}
+}
+
+type hrsHandler struct{ p *Peripheral }
+
+func (hrsHandler) Write(char UUID, _ []byte) error {
+	return fmt.Errorf("write to characteristic %s: %w", char, ErrNotPermitted)
+}
+
+func (h hrsHandler) Notifying(_ UUID, on bool) {
+	if f := h.p.cfg.OnHRSNotifications; f != nil {
+		f(on)
+	}
+}
+
+func (hrsHandler) Close() {}
+
+// nusService is the serial service; what the central writes to RX goes
+// to OnNUSWrite.
+func (p *Peripheral) nusService() *Service {
+	return &Service{
+		UUID: NUSService,
+		Characteristics: []Characteristic{
+			{UUID: NUSRX, Props: PropWrite | PropWriteNoResponse},
+			{UUID: NUSTX, Props: PropNotify},
+		},
+		Open: func(c *Conn) Handler { return nusHandler{p} },
+	}
+}
+
+type nusHandler struct{ p *Peripheral }
+
+func (h nusHandler) Write(_ UUID, data []byte) error {
+	if f := h.p.cfg.OnNUSWrite; f != nil {
+		f(data)
+	}
+	return nil
+}
+
+func (nusHandler) Notifying(UUID, bool) {}
+func (nusHandler) Close()               {}

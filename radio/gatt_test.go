@@ -1,0 +1,171 @@
+package radio_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"senseboard/radio"
+	"senseboard/resource"
+)
+
+func TestUUIDForms(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"180D", "0000180d-0000-1000-8000-00805f9b34fb"},
+		{"2a37", "00002a37-0000-1000-8000-00805f9b34fb"},
+		{"34802252-7185-4D5D-B431-630E7050E8F0", "34802252-7185-4d5d-b431-630e7050e8f0"},
+	} {
+		u, err := radio.ParseUUID(tt.in)
+		if err != nil || u.String() != tt.want {
+			t.Errorf("ParseUUID(%q) = %v, %v; want %s", tt.in, u, err, tt.want)
+		}
+	}
+	if radio.UUID16(0x180D) != radio.HRSService {
+		t.Error("UUID16(0x180D) is not the heart-rate service")
+	}
+	for _, bad := range []string{"", "18", "180G", "34802252-7185-4d5d-b431-630e7050e8f", "34802252_7185-4d5d-b431-630e7050e8f0", "3480225x-7185-4d5d-b431-630e7050e8f0"} {
+		if _, err := radio.ParseUUID(bad); err == nil {
+			t.Errorf("ParseUUID(%q) accepted", bad)
+		}
+	}
+}
+
+// echo is a service that notifies back what the central writes, in upper case.
+type echo struct {
+	c      *radio.Conn
+	closed *int
+	on     *[]bool
+}
+
+var (
+	echoService = radio.MustParseUUID("00000001-0000-4000-8000-000000000000")
+	echoIn      = radio.MustParseUUID("00000002-0000-4000-8000-000000000000")
+	echoOut     = radio.MustParseUUID("00000003-0000-4000-8000-000000000000")
+)
+
+func (e echo) Write(_ radio.UUID, data []byte) error {
+	out := make([]byte, len(data))
+	for i, b := range data {
+		if 'a' <= b && b <= 'z' {
+			b -= 'a' - 'A'
+		}
+		out[i] = b
+	}
+	return e.c.Notify(echoOut, out)
+}
+func (e echo) Notifying(_ radio.UUID, on bool) { *e.on = append(*e.on, on) }
+func (e echo) Close()                          { *e.closed++ }
+
+func TestGATTWriteAndNotify(t *testing.T) {
+	p := newPeripheral(t, radio.Config{})
+	closed, switches := 0, []bool{}
+	err := p.AddService(&radio.Service{
+		UUID: echoService,
+		Characteristics: []radio.Characteristic{
+			{UUID: echoIn, Props: radio.PropWrite},
+			{UUID: echoOut, Props: radio.PropNotify},
+		},
+		Open: func(c *radio.Conn) radio.Handler { return echo{c, &closed, &switches} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddService(&radio.Service{UUID: echoService}); err == nil {
+		t.Error("a second service with the same UUID was added")
+	}
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MTU() != radio.DefaultMTU {
+		t.Errorf("MTU %d, want %d", c.MTU(), radio.DefaultMTU)
+	}
+	if err := c.Write(echoIn, []byte("not heard")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetNotify(echoOut, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(echoIn, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-c.Notifications(); n.Char != echoOut || string(n.Data) != "HELLO" {
+		t.Errorf("notification %s %q", n.Char, n.Data)
+	}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"MTU below 23", c.SetMTU(22), nil},
+		{"write to a notify characteristic", c.Write(echoOut, []byte("x")), radio.ErrNotPermitted},
+		{"notify a write characteristic", c.SetNotify(echoIn, true), radio.ErrNotPermitted},
+		{"unknown characteristic", c.Write(radio.NUSRX, []byte("x")), radio.ErrNoCharacteristic},
+	} {
+		if tt.err == nil || tt.want != nil && !errors.Is(tt.err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
+		}
+	}
+	if err := c.SetMTU(23); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(echoIn, make([]byte, 21)); !errors.Is(err, radio.ErrTooLong) {
+		t.Errorf("a write of 21 bytes at MTU 23: %v", err)
+	}
+	if err := c.Write(echoIn, make([]byte, 20)); err != nil {
+		t.Errorf("a write of 20 bytes at MTU 23: %v", err)
+	}
+	<-c.Notifications()
+	c.Disconnect()
+	if _, open := <-c.Notifications(); open {
+		t.Error("notifications open after the end")
+	}
+	if closed != 1 || fmt.Sprint(switches) != "[true]" {
+		t.Errorf("the service was closed %d times and heard switches %v", closed, switches)
+	}
+	if err := c.Write(echoIn, []byte("x")); !errors.Is(err, radio.ErrDisconnected) {
+		t.Errorf("write after the end: %v", err)
+	}
+}
+
+func TestHeartRateServiceNotifies(t *testing.T) {
+	var heard []bool
+	p := newPeripheral(t, radio.Config{HRS: true, OnHRSNotifications: func(on bool) { heard = append(heard, on) }})
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetNotify(radio.HeartRateMeasurement, true); err != nil {
+		t.Fatal(err)
+	}
+	c.SendHRS(radio.HRSData{Average: 72.5, RRData: []uint16{830, 1000}})
+	if n := <-c.Notifications(); n.Char != radio.HeartRateMeasurement || fmt.Sprintf("% X", n.Data) != "10 49 51 03 00 04" {
+		t.Errorf("measurement %s % X", n.Char, n.Data)
+	}
+	if d := <-c.HRS(); d.Average != 72.5 {
+		t.Errorf("typed measurement %+v", d)
+	}
+	c.Disconnect()
+	if fmt.Sprint(heard) != "[true false]" {
+		t.Errorf("notification switches %v", heard)
+	}
+	if got := radio.AppendHeartRateMeasurement(nil, radio.HRSData{Average: 300}); fmt.Sprintf("% X", got) != "01 2C 01" {
+		t.Errorf("300 bpm: % X", got)
+	}
+}
+
+func FuzzParseUUID(f *testing.F) {
+	f.Add("180d")
+	f.Add("34802252-7185-4d5d-b431-630e7050e8f0")
+	f.Add("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := radio.ParseUUID(s)
+		if err != nil {
+			return
+		}
+		back, err := radio.ParseUUID(u.String())
+		if err != nil || back != u {
+			t.Fatalf("%q: %s reads back as %s, %v", s, u, back, err)
+		}
+	})
+}
