@@ -23,6 +23,7 @@ import (
 	"senseboard/provider/eeprom"
 	"senseboard/provider/info"
 	"senseboard/provider/meas"
+	"senseboard/provider/mem"
 	"senseboard/provider/misc"
 	"senseboard/provider/system"
 	"senseboard/provider/timesvc"
@@ -73,6 +74,9 @@ type Device struct {
 	ECG     *meas.ECG
 	HR      *meas.HR
 	Temp    *meas.Temp
+
+	// Mem is the data logger and Logbook, nil when the profile leaves them out.
+	Mem *mem.Provider
 
 	// GSP is the GATT SensorData Protocol module, nil when the profile
 	// leaves it out.
@@ -170,13 +174,20 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	d.AFE.ECGConfig = d.ECG.ECGRegister
 	d.AFE.LastRR = d.HR.LastRR
 
+	providers := []device.Provider{
+		d.Info, d.Time, d.BLE, d.Debug, d.System, d.Storage, d.UI, d.AFE, misc.Provider{},
+		d.IMU, d.ECG, d.HR, d.Temp,
+	}
+	if p.Modules.Logbook {
+		if d.Mem, err = mem.New(d.Store, p.Logbook.Capacity, d.Time); err != nil {
+			return err
+		}
+		providers = append(providers, d.Mem)
+	}
 	d.Device, err = device.New(device.Config{
-		Profile: p,
-		Clock:   c,
-		Providers: []device.Provider{
-			d.Info, d.Time, d.BLE, d.Debug, d.System, d.Storage, d.UI, d.AFE, misc.Provider{},
-			d.IMU, d.ECG, d.HR, d.Temp,
-		},
+		Profile:   p,
+		Clock:     c,
+		Providers: providers,
 	})
 	if err != nil {
 		return err
@@ -198,6 +209,11 @@ func (d *Device) Close() error {
 		d.gsp.Stop()
 	}
 	err := d.Device.Close()
+	if d.Mem != nil {
+		if merr := d.Mem.Close(); err == nil {
+			err = merr
+		}
+	}
 	if cerr := d.Store.Close(); err == nil {
 		err = cerr
 	}

@@ -37,7 +37,19 @@ type Profile struct {
 	Modules           Modules `yaml:"modules"`
 	Debug             Debug   `yaml:"debug"`
 	Heap              Heap    `yaml:"heap"`
+	Logbook           Logbook `yaml:"logbook"`
 	SubscriptionLimit int     `yaml:"subscriptionLimit"`
+}
+
+// DefaultLogCapacity is the family's log storage: the 384 kB data EEPROM
+// of its standard sensors.
+const DefaultLogCapacity = 384 * 1024
+
+// Logbook holds the log storage's build settings.
+type Logbook struct {
+	// Capacity is the bytes the logs may take in the non-volatile memory;
+	// when they would take more, the oldest logs are erased.
+	Capacity int `yaml:"capacity"`
 }
 
 // Product is the DeviceInfo data.
@@ -73,6 +85,8 @@ type Modules struct {
 	NUS  bool `yaml:"nus"`  // BLE serial service, /Comm/Ble/NUS
 	Heap bool `yaml:"heap"` // heap statistics, /System/Memory/Heap
 	GSP  bool `yaml:"gsp"`  // GATT SensorData Protocol service (package gsp)
+	// Logbook is the offline recording: DataLogger and Logbook, /Mem/...
+	Logbook bool `yaml:"logbook"`
 }
 
 // Enabled reports whether the named module (the x-module of a definition
@@ -87,6 +101,8 @@ func (m Modules) Enabled(name string) bool {
 		return m.Heap
 	case "gsp":
 		return m.GSP
+	case "logbook":
+		return m.Logbook
 	}
 	return false
 }
@@ -129,7 +145,8 @@ func Default() *Profile {
 			HW:                "1.0",
 		},
 		App:     App{Name: "senseboard", Version: Version, Company: "senseboard"},
-		Modules: Modules{Heap: true, GSP: true},
+		Modules: Modules{Heap: true, GSP: true, Logbook: true},
+		Logbook: Logbook{Capacity: DefaultLogCapacity},
 		Debug: Debug{
 			MessageLines: 6,
 			MessageChars: 120,
@@ -238,6 +255,9 @@ func (p *Profile) Validate() error {
 	}
 	if p.SubscriptionLimit < 1 || p.SubscriptionLimit > 10000 {
 		return fmt.Errorf("subscriptionLimit %d: 1..10000", p.SubscriptionLimit)
+	}
+	if c := p.Logbook.Capacity; c < 4096 || c > 1<<30 {
+		return fmt.Errorf("logbook.capacity %d: 4096..1073741824 bytes", c)
 	}
 	if p.Heap.Size < 4096 || p.Heap.Size > 1<<24 {
 		return fmt.Errorf("heap.size %d: 4096..16777216", p.Heap.Size)

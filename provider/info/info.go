@@ -109,8 +109,8 @@ func New(p *profile.Profile) (*Provider, error) {
 		Version: p.App.Version,
 		Company: p.App.Company,
 		Modules: &ModuleList{Data: []ModuleStatus{
-			{"DataLogger", false},
-			{"Logbook", false},
+			{"DataLogger", m.Logbook},
+			{"Logbook", m.Logbook},
 			{"LedService", true},
 			{"IndicationService", true},
 			{"BleService", true},

@@ -4,6 +4,7 @@
 package system
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -138,6 +139,9 @@ func (p *Provider) Register(d *device.Device) error {
 		d.HandleFunc("/System/Memory/Heap", resource.Get, func(*resource.Request) resource.Response { return resource.OK(p.Heap()) })
 		d.SetHeapTest(p.armHeapTest)
 	}
+	d.HandleFunc("/System/Energy/Level", resource.Get, func(*resource.Request) resource.Response {
+		return resource.OK(resource.Uint8(p.EnergyLevel()))
+	})
 	d.HandleFunc("/System/States/{StateID}", resource.Get, p.getState)
 	d.HandleSource("/System/States/{StateID}", stateSource{p})
 	return nil
@@ -197,6 +201,12 @@ func (p *Provider) Battery() float64 {
 	defer p.mu.Unlock()
 	p.drain()
 	return p.battery
+}
+
+// EnergyLevel returns the battery level in percent, rounded, as
+// /System/Energy/Level reports it.
+func (p *Provider) EnergyLevel() uint8 {
+	return uint8(math.Round(min(max(p.Battery(), 0), 1) * 100))
 }
 
 // SetBattery sets the battery level, as a charge or a scenario does.

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"senseboard/resource"
+	"senseboard/sbem"
+)
+
+type logEntries struct {
+	Elements []struct {
+		ID   uint32 `json:"Id"`
+		Size uint64 `json:"Size"`
+	} `json:"elements"`
+}
+
+// Logs survive kill -9: what the data logger had written when the process
+// was killed is in the Logbook when it starts again, and decodes.
+func TestLogsSurviveKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills the program")
+	}
+	bin := buildSenseboard(t)
+	state := filepath.Join(t.TempDir(), "state")
+	addr := freeAddr(t)
+	ctx := context.Background()
+
+	cmd, c := startDevice(t, bin, state, addr)
+	do := func(op resource.Op, path string, params ...resource.Value) json.RawMessage {
+		t.Helper()
+		env, err := c.Do(ctx, op, path, params...)
+		if err != nil || !env.OK() {
+			t.Fatalf("%s %s: %v %+v", op, path, err, env)
+		}
+		return json.RawMessage(env.Content)
+	}
+	cfg, _ := resource.RecordJSON("DataLoggerConfig", []byte(`{"dataEntries":{"dataEntry":[{"path":"/Meas/Acc/52"},{"path":"/Time/Detailed"}]}}`))
+	do(resource.Put, "/Mem/DataLogger/Config", cfg)
+	do(resource.Put, "/Mem/DataLogger/State", resource.Uint8(3))
+	var before uint64
+	for before < 3000 { // a few flushes of about 1.3 kB a second
+		time.Sleep(200 * time.Millisecond)
+		var e logEntries
+		json.Unmarshal(do(resource.Get, "/Mem/Logbook/Entries"), &e)
+		if len(e.Elements) == 1 {
+			before = e.Elements[0].Size
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	c.Close()
+
+	cmd, c = startDevice(t, bin, state, addr)
+	defer func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		c.Close()
+	}()
+	var e logEntries
+	json.Unmarshal(do(resource.Get, "/Mem/Logbook/Entries"), &e)
+	if len(e.Elements) != 1 || e.Elements[0].ID != 1 || e.Elements[0].Size < before {
+		t.Fatalf("after kill -9: entries %+v, want log 1 of at least %d bytes", e, before)
+	}
+	var data struct{ Bytes []byte }
+	var ints struct{ Bytes []int }
+	json.Unmarshal(do(resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(1)), &ints)
+	for _, b := range ints.Bytes {
+		data.Bytes = append(data.Bytes, byte(b))
+	}
+	recs, err := sbem.Decode(data.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		for _, v := range r.Values {
+			if v.Path == "MeasAcc.ArrayAcc.x" {
+				n++
+			}
+		}
+	}
+	if n < 52 {
+		t.Errorf("%d Acc samples survived, want at least a second's 52", n)
+	}
+	var st json.RawMessage = do(resource.Get, "/Mem/DataLogger/State")
+	if string(st) != "2" {
+		t.Errorf("logger state %s after the restart, want 2 (READY)", st)
+	}
+}

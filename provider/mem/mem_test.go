@@ -1,0 +1,227 @@
+package mem_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"senseboard/profile"
+	"senseboard/provider/mem"
+	"senseboard/resource"
+	"senseboard/sbem"
+	"senseboard/senseboardtest"
+)
+
+func config(t *testing.T, paths ...string) resource.Value {
+	t.Helper()
+	c := mem.Config{DataEntries: mem.DataEntries{DataEntry: []mem.DataEntry{}}}
+	for _, p := range paths {
+		c.DataEntries.DataEntry = append(c.DataEntries.DataEntry, mem.DataEntry{Path: p})
+	}
+	v, err := resource.Record("DataLoggerConfig", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// samples counts decoded values by name.
+func samples(t *testing.T, data []byte) map[string]int {
+	t.Helper()
+	recs, err := sbem.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, r := range recs {
+		for _, v := range r.Values {
+			n[v.Path]++
+		}
+	}
+	return n
+}
+
+func logBytes(t *testing.T, d *senseboardtest.Device, id uint32) []byte {
+	t.Helper()
+	env := d.Expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id)))
+	return env.Content.(*mem.LogData).Data
+}
+
+func entries(t *testing.T, d *senseboardtest.Device) []mem.Entry {
+	t.Helper()
+	var all []mem.Entry
+	env := d.Expect(200, resource.Get, "/Mem/Logbook/Entries")
+	for {
+		page := env.Content.(*mem.Entries).Elements
+		if len(page) == 0 {
+			return all
+		}
+		all = append(all, page...)
+		env = d.Expect(200, resource.Get, "/Mem/Logbook/Entries", resource.Uint32(page[len(page)-1].ID))
+	}
+}
+
+func TestLogRecordsConfiguredStreams(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/52", "/Meas/ECG/200/mV", "/Meas/HR", "/Time/Detailed"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	if env := d.Expect(200, resource.Get, "/Mem/DataLogger/State"); env.Content.(resource.Value).Uint() != mem.StateLogging {
+		t.Fatalf("state %v", env.Content)
+	}
+	d.Expect(403, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d.Expect(409, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
+	d.Expect(409, resource.Delete, "/Mem/Logbook/Entries")
+	if env := d.Expect(200, resource.Get, "/Mem/Logbook/IsOpen"); !env.Content.(resource.Value).Bool() {
+		t.Error("IsOpen false while logging")
+	}
+	for range 100 {
+		d.Advance(100 * time.Millisecond)
+	}
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	es := entries(t, d)
+	if len(es) != 1 || es[0].ID != 1 || es[0].Size < 1000 {
+		t.Fatalf("entries %+v", es)
+	}
+	data := logBytes(t, d, es[0].ID)
+	if uint64(len(data)) != es[0].Size {
+		t.Errorf("log of %d bytes, entry says %d", len(data), es[0].Size)
+	}
+	n := samples(t, data)
+	// 10 s: 520 IMU samples at 52 Hz, 2000 ECG samples at 200 Hz, one time record.
+	if got := n["MeasIMU9.ArrayAcc.x"]; got < 500 || got > 530 || n["MeasIMU9.ArrayMagn.z"] != got {
+		t.Errorf("%d IMU9 samples in 10 s at 52 Hz (magn %d)", got, n["MeasIMU9.ArrayMagn.z"])
+	}
+	if got := n["MeasECGmV.Samples"]; got < 1950 || got > 2020 {
+		t.Errorf("%d ECG samples in 10 s at 200 Hz", got)
+	}
+	if n["TimeDetailed.utcTime"] != 1 || n["MeasHR.average"] < 5 {
+		t.Errorf("time records %d, HR records %d", n["TimeDetailed.utcTime"], n["MeasHR.average"])
+	}
+	desc := d.Expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Descriptors", resource.Int32(1)).Content.(*mem.LogData).Data
+	if chunks, _, err := sbem.Chunks(desc); err != nil || len(chunks) == 0 || chunks[0].ID != sbem.DescriptorID {
+		t.Errorf("descriptors: %d chunks, %v", len(chunks), err)
+	}
+	d.Expect(404, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(7))
+	d.Expect(404, resource.Get, "/Mem/Logbook/Entries", resource.Uint32(9))
+
+	// Kept across a restart, then erased.
+	d.Restart()
+	if es := entries(t, d); len(es) != 1 || string(logBytes(t, d, 1)) != string(data) {
+		t.Fatalf("after restart: %+v", es)
+	}
+	d.Expect(200, resource.Delete, "/Mem/Logbook/Entries")
+	if es := entries(t, d); len(es) != 0 {
+		t.Fatalf("after DELETE: %+v", es)
+	}
+}
+
+func TestBadConfigurations(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	d.Expect(400, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging)) // nothing configured
+	d.Expect(400, resource.Put, "/Mem/DataLogger/Config", config(t, "/No/Such/Path"))
+	d.Expect(400, resource.Put, "/Mem/DataLogger/Config", config(t, "/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/i"))
+	d.Expect(400, resource.Put, "/Mem/DataLogger/State", resource.Uint8(1))
+	d.Expect(403, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	env := d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "Meas/Acc/13"))
+	b, _ := json.Marshal(env.Content)
+	if !strings.Contains(string(b), `"/Meas/Acc/13"`) {
+		t.Errorf("config %s", b)
+	}
+	// The configuration is kept across restarts.
+	d.Restart()
+	b, _ = json.Marshal(d.Expect(200, resource.Get, "/Mem/DataLogger/Config").Content)
+	if !strings.Contains(string(b), `"/Meas/Acc/13"`) {
+		t.Errorf("config after restart %s", b)
+	}
+}
+
+// The storage wraps: old logs are erased for new ones; a log that alone
+// fills the storage stops with IsFull.
+func TestCapacity(t *testing.T) {
+	p := profile.Default()
+	p.Logbook.Capacity = 8192
+	d := senseboardtest.New(t, senseboardtest.Config{Profile: p})
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
+	for range 4 {
+		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+		for range 10 {
+			d.Advance(100 * time.Millisecond)
+		}
+		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	}
+	es := entries(t, d)
+	var total uint64
+	for _, e := range es {
+		total += e.Size
+	}
+	if len(es) == 0 || es[len(es)-1].ID != 4 || total > 8192 {
+		t.Fatalf("entries %+v (%d bytes)", es, total)
+	}
+	// Fill it with one log.
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/208"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	for range 50 {
+		d.Advance(100 * time.Millisecond)
+	}
+	if env := d.Expect(200, resource.Get, "/Mem/Logbook/IsFull"); !env.Content.(resource.Value).Bool() {
+		t.Error("IsFull false after overflowing the storage")
+	}
+	if env := d.Expect(200, resource.Get, "/Mem/DataLogger/State"); env.Content.(resource.Value).Uint() != mem.StateReady {
+		t.Errorf("still logging when full: %v", env.Content)
+	}
+}
+
+// A log torn by a crash in the middle of an append is cut back to its last
+// whole chunk when the device starts again.
+func TestTornLogRecovered(t *testing.T) {
+	dir := t.TempDir()
+	d := senseboardtest.New(t, senseboardtest.Config{StateDir: dir})
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/52"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	for range 30 {
+		d.Advance(100 * time.Millisecond)
+	}
+	// Copy the state as a crash would leave it: flushed data, no close.
+	crash := t.TempDir()
+	for _, name := range []string{"logbook.json", "datalogger.json"} {
+		copyFile(t, filepath.Join(dir, name), filepath.Join(crash, name))
+	}
+	os.MkdirAll(filepath.Join(crash, "logbook"), 0o700)
+	logFile := filepath.Join(dir, "logbook", "00000001.sbem")
+	torn := filepath.Join(crash, "logbook", "00000001.sbem")
+	copyFile(t, logFile, torn)
+	whole, _ := os.ReadFile(torn)
+	f, _ := os.OpenFile(torn, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write([]byte{9, 100, 1, 2, 3}) // a chunk cut short
+	f.Close()
+
+	d2 := senseboardtest.New(t, senseboardtest.Config{StateDir: crash})
+	es := entries(t, d2)
+	if len(es) != 1 || es[0].Size != uint64(len(whole)) {
+		t.Fatalf("after the crash: %+v, want one log of %d bytes", es, len(whole))
+	}
+	if n := samples(t, logBytes(t, d2, 1)); n["MeasAcc.ArrayAcc.x"] < 100 {
+		t.Errorf("%d samples survived", n["MeasAcc.ArrayAcc.x"])
+	}
+	// New logs take new ids.
+	d2.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d2.Advance(2 * time.Second)
+	d2.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	if es := entries(t, d2); len(es) != 2 || es[1].ID != 2 {
+		t.Errorf("entries %+v", es)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
