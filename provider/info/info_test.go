@@ -36,7 +36,7 @@ func TestInfo(t *testing.T) {
 	for _, m := range app.Modules.Data {
 		mods[m.Name] = m.Enabled
 	}
-	if !mods["BleHrsService"] || mods["BleNusService"] || !mods["EepromService"] || mods["DataLogger"] {
+	if !mods["BleHrsService"] || mods["BleNusService"] || !mods["EepromService"] || !mods["DataLogger"] || !mods["Logbook"] || !mods["GattSensorDataService"] {
 		t.Errorf("modules %v", mods)
 	}
 	if next, _ := info.NextAddress("C0:00:00:00:00:FF"); next != "C0:00:00:00:01:00" {
