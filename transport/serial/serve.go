@@ -246,24 +246,5 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return s.accept(ctx, ln, func(conn net.Conn) { s.ServeConn(ctx, conn) })
 }
 
-// accept serves each connection of ln on a goroutine of its own until ctx
-// ends; it returns after every serve has returned.
-func (s *Server) accept(ctx context.Context, ln net.Listener, serve func(net.Conn)) error {
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
-		}
-		wg.Go(func() { serve(conn) })
-	}
-}
-
 // errDeadline is a read that reached its deadline.
 var errDeadline = os.ErrDeadlineExceeded

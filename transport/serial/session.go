@@ -68,6 +68,16 @@ type Server struct {
 	// or a TCP connection, with the stream's name and why it ended. It runs
 	// on the goroutine that serves the stream.
 	OnSessionEnd func(stream string, why error)
+	// MaxConns bounds the device's connections at once, TCP sessions and
+	// radio streams each counted; DefaultMaxConns when zero. One more is
+	// refused with a message that says so.
+	MaxConns int
+	// Program, when set, bounds the connections of several servers (the
+	// devices of a program) together.
+	Program *ConnLimit
+
+	connsOnce sync.Once
+	conns     *ConnLimit
 }
 
 // ended logs a session's end and tells OnSessionEnd.

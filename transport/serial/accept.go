@@ -1,0 +1,206 @@
+package serial
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"senseboard/wire"
+)
+
+// Connection limits, when a Server leaves them out.
+const (
+	// DefaultMaxConns bounds the connections of one device at once: TCP
+	// sessions and streams of the radio link, each counted.
+	DefaultMaxConns = 64
+	// DefaultProgramMaxConns is the limit of a program's ConnLimit in
+	// senseboard run.
+	DefaultProgramMaxConns = 1024
+	// HelloTimeout closes a connection that has not said hello.
+	HelloTimeout = 10 * time.Second
+)
+
+// Backoff of an accept loop after a temporary error (the process is out of
+// file descriptors, a connection was aborted before it was accepted), as
+// net/http's Server.Serve does.
+const (
+	minAcceptDelay = 5 * time.Millisecond
+	maxAcceptDelay = time.Second
+)
+
+// ConnLimit bounds the connections of several servers together: the
+// devices of one program. Its zero value is no limit.
+type ConnLimit struct {
+	max int64
+	n   atomic.Int64
+}
+
+// NewConnLimit returns a limit of max connections at once.
+func NewConnLimit(max int) *ConnLimit { return &ConnLimit{max: int64(max)} }
+
+// Max returns the limit.
+func (l *ConnLimit) Max() int { return int(l.max) }
+
+// take counts a connection in, or reports that there is no room.
+func (l *ConnLimit) take() bool {
+	if l == nil || l.max <= 0 {
+		return true
+	}
+	if l.n.Add(1) > l.max {
+		l.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+// put counts a connection out.
+func (l *ConnLimit) put() {
+	if l != nil && l.max > 0 {
+		l.n.Add(-1)
+	}
+}
+
+// ErrTooManyConns is a connection refused because a device or the program
+// serves as many as it may.
+var ErrTooManyConns = errors.New("too many connections")
+
+// admit counts a new connection against the device's and the program's
+// limits; the release it returns counts it out. It returns an error that
+// says which limit is reached instead when there is no room.
+func (s *Server) admit() (release func(), err error) {
+	s.connsOnce.Do(func() {
+		max := s.MaxConns
+		if max <= 0 {
+			max = DefaultMaxConns
+		}
+		s.conns = NewConnLimit(max)
+	})
+	if !s.conns.take() {
+		return nil, fmt.Errorf("%w: device %s serves %d connections at once and has no room for another; close one (the limit is --max-conns-per-device)",
+			ErrTooManyConns, s.serial(), s.conns.Max())
+	}
+	if !s.Program.take() {
+		s.conns.put()
+		return nil, fmt.Errorf("%w: the program serves %d connections at once, its devices' together, and has no room for another; close one (the limit is --max-conns)",
+			ErrTooManyConns, s.Program.Max())
+	}
+	return func() { s.Program.put(); s.conns.put() }, nil
+}
+
+// serial names the server's device for messages.
+func (s *Server) serial() string {
+	if s.Device == nil {
+		return "?"
+	}
+	return s.Device.Serial()
+}
+
+// temporary reports whether an accept error passes: the process or the
+// system is out of file descriptors or buffers, or a connection went away
+// before it was accepted.
+func temporary(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EINTR, syscall.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// accept serves each connection of ln on a goroutine of its own until ctx
+// ends; it returns after every serve has returned. It retries temporary
+// errors with a backoff of 5 ms doubling to 1 s, and refuses connections
+// over the device's or the program's limit.
+func (s *Server) accept(ctx context.Context, ln net.Listener, serve func(net.Conn)) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var delay time.Duration
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if !temporary(err) {
+				return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
+			}
+			delay = min(max(2*delay, minAcceptDelay), maxAcceptDelay)
+			s.log().Warn("accept failed; trying again", "addr", ln.Addr().String(), "err", err, "in", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			continue
+		}
+		delay = 0
+		release, err := s.admit()
+		if err != nil {
+			s.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
+			wg.Go(func() { s.refuse(ctx, conn, err) })
+			continue
+		}
+		wg.Go(func() {
+			defer release()
+			serve(conn)
+		})
+	}
+}
+
+// refuseTimeout bounds how long a refused connection may take to say what
+// it wants.
+const refuseTimeout = 2 * time.Second
+
+// refuse answers the first frame of a connection with why it is refused,
+// a Refuse to a hello and an Error to anything else, and closes it.
+func (s *Server) refuse(ctx context.Context, conn net.Conn, why error) {
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	conn.SetDeadline(time.Now().Add(refuseTimeout))
+	dec := wire.NewDecoder(0)
+	answered := false
+	readFrames(&stopAfter{r: conn, done: &answered}, func(b []byte) {
+		dec.Feed(b, func(f wire.Frame) {
+			if answered {
+				return
+			}
+			answered = true
+			if f.Kind == wire.Hello {
+				h, _ := parseHello(f)
+				conn.Write(jsonFrame(wire.Refuse, f.ID, refusal(h.Session, why)))
+				return
+			}
+			conn.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: why.Error()}))
+		})
+	})
+}
+
+// stopAfter reads from r until done is set.
+type stopAfter struct {
+	r    net.Conn
+	done *bool
+}
+
+func (s *stopAfter) Read(p []byte) (int, error) {
+	if *s.done {
+		return 0, net.ErrClosed
+	}
+	return s.r.Read(p)
+}
+
+// refusal is the Refuse of a session the device has no room for.
+func refusal(session string, why error) *wire.RefuseMsg {
+	return &wire.RefuseMsg{Session: session, Error: why.Error()}
+}
