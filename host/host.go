@@ -60,6 +60,10 @@ type Config struct {
 	// listens for centrals of other programs (air.DefaultDir() when empty,
 	// "none" for none).
 	Air string
+	// MaxConns bounds the TCP connections and radio streams of all the
+	// devices together (serial.DefaultProgramMaxConns when zero);
+	// MaxConnsPerDevice those of each device (serial.DefaultMaxConns).
+	MaxConns, MaxConnsPerDevice int
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
 }
@@ -104,6 +108,7 @@ type Host struct {
 	cfg     Config
 	closers []io.Closer
 	serve   []func(ctx context.Context) error
+	conns   *serial.ConnLimit // the connections of all the devices
 
 	stopCtx context.Context // ends when Run ends
 	stop    context.CancelFunc
@@ -142,7 +147,10 @@ func New(cfg Config) (h *Host, err error) {
 	if cfg.Air == "" {
 		cfg.Air = air.DefaultDir()
 	}
-	h = &Host{cfg: cfg, speed: cfg.Speed}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = serial.DefaultProgramMaxConns
+	}
+	h = &Host{cfg: cfg, speed: cfg.Speed, conns: serial.NewConnLimit(cfg.MaxConns)}
 	switch {
 	case cfg.Speed == 1:
 		h.clk = clock.NewReal()
@@ -200,7 +208,7 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 		return nil, fmt.Errorf("device %s: %w", p.Serial, err)
 	}
 	h.closers = append(h.closers, d)
-	srv := &serial.Server{Device: d.Device, Log: cfg.Log.With("device", p.Serial)}
+	srv := &serial.Server{Device: d.Device, Log: cfg.Log.With("device", p.Serial), MaxConns: cfg.MaxConnsPerDevice, Program: h.conns}
 	r := &Running{Device: d, StateDir: dir, h: h, srv: srv}
 
 	link := filepath.Join(dir, "tty")

@@ -59,4 +59,7 @@ const (
 	RefuseVersion RefuseCode = "version"
 	// RefuseMalformed: the hello is not a hello message.
 	RefuseMalformed RefuseCode = "malformed"
+	// RefuseLimit: the device, or the program that runs it, serves as many
+	// connections as it may. A client may retry once others have closed.
+	RefuseLimit RefuseCode = "limit"
 )

@@ -21,6 +21,7 @@ import (
 	"senseboard/host"
 	"senseboard/profile"
 	"senseboard/replay"
+	"senseboard/transport/serial"
 	"senseboard/wire"
 	"senseboard/world"
 )
@@ -54,6 +55,7 @@ type runOptions struct {
 	baud                        int
 	listen                      string
 	beyond                      bool
+	maxConns, perDevice         int
 	devices                     int
 	seed                        int64
 	speed, scenario             string
@@ -75,6 +77,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.port, "serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
 	fs.IntVar(&o.baud, "baud", wire.DefaultBaud, "baud rate of --serial-port")
 	fs.StringVar(&o.listen, "listen", wire.DefaultAddress, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
+	fs.IntVar(&o.maxConns, "max-conns", serial.DefaultProgramMaxConns, "TCP connections and radio streams of all the devices together; one more is refused")
+	fs.IntVar(&o.perDevice, "max-conns-per-device", serial.DefaultMaxConns, "TCP connections and radio streams of each device; one more is refused")
 	fs.BoolVar(&o.beyond, "listen-beyond-loopback", false, "let --listen serve beyond loopback: the TCP port has no authentication, and anyone who reaches it controls the device")
 	fs.IntVar(&o.devices, "devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
 	fs.StringVar(&o.speed, "speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
@@ -105,8 +109,12 @@ func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
 	if err := checkListen(o.listen, o.beyond, stderr); err != nil {
 		return host.Config{}, err
 	}
+	if o.maxConns <= 0 || o.perDevice <= 0 {
+		return host.Config{}, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
+	}
 	cfg := host.Config{Serial: o.serial, Devices: o.devices, StateDir: o.state, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
-		Listen: o.listen, Seed: o.seed, Air: *o.bridge.air}
+		Listen: o.listen, Seed: o.seed, Air: *o.bridge.air,
+		MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice}
 	if o.profile != "" {
 		p, err := profile.Load(o.profile)
 		if err != nil {

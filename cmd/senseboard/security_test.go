@@ -24,6 +24,8 @@ func TestRefusesUnsafeFlags(t *testing.T) {
 		{"whitespace token in the environment", "   ", []string{"bridge"}, "the token is empty"},
 		{"short token in the environment", "abc", []string{"bridge"}, "the token has 3 characters; the minimum is 16"},
 		{"no connections", "", []string{"bridge", "--http-max-conns", "0"}, "--http-max-conns 0"},
+		{"no device connections", "", []string{"run", "--max-conns", "0"}, "--max-conns 0"},
+		{"no connections per device", "", []string{"run", "--max-conns-per-device", "-1"}, "--max-conns-per-device -1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.env != "" {

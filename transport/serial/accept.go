@@ -2,9 +2,12 @@ package serial
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -178,8 +181,9 @@ func (s *Server) refuse(ctx context.Context, conn net.Conn, why error) {
 			}
 			answered = true
 			if f.Kind == wire.Hello {
-				h, _ := parseHello(f)
-				conn.Write(jsonFrame(wire.Refuse, f.ID, refusal(h.Session, why)))
+				var h wire.HelloMsg
+				json.Unmarshal(f.Payload, &h)
+				refuse(conn, f.ID, h.Session, wire.RefuseLimit, why.Error())
 				return
 			}
 			conn.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: why.Error()}))
@@ -200,7 +204,51 @@ func (s *stopAfter) Read(p []byte) (int, error) {
 	return s.r.Read(p)
 }
 
-// refusal is the Refuse of a session the device has no room for.
-func refusal(session string, why error) *wire.RefuseMsg {
-	return &wire.RefuseMsg{Session: session, Error: why.Error()}
+// silentReader reads a stream whose client must speak: its session must
+// open within the server's hello timeout of the stream's start, and then
+// each read waits at most the idle timeout (clients ping every
+// wire.PingInterval while idle). A read that waits longer fails, and
+// silent says which wait ran out.
+type silentReader struct {
+	conn        net.Conn
+	open        func() bool // the client said hello
+	start       time.Time
+	hello, idle time.Duration
+	silent      error // ErrNoHello or ErrSilent, once a wait ran out
+}
+
+// ErrNoHello: a connection did not say hello within the hello timeout.
+var ErrNoHello = errors.New("the client did not say hello")
+
+// silence wraps conn with the server's timeouts; open reports whether the
+// client has said hello.
+func (s *Server) silence(conn net.Conn, open func() bool) *silentReader {
+	r := &silentReader{conn: conn, open: open, start: time.Now(), hello: s.HelloTimeout, idle: s.IdleTimeout}
+	if r.hello <= 0 {
+		r.hello = HelloTimeout
+	}
+	if r.idle <= 0 {
+		r.idle = wire.SessionTimeout
+	}
+	return r
+}
+
+func (r *silentReader) Read(p []byte) (int, error) {
+	wait, why, deadline := r.hello, ErrNoHello, r.start.Add(r.hello)
+	if r.open() {
+		wait, why, deadline = r.idle, ErrSilent, time.Now().Add(r.idle)
+	}
+	r.conn.SetReadDeadline(deadline)
+	n, err := r.conn.Read(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		r.silent = fmt.Errorf("%w for %v", why, wait)
+	}
+	return n, err
+}
+
+// closeSilent tells a client that ran out of time why its stream closes.
+func (r *silentReader) closeSilent(w io.Writer) {
+	if r.silent != nil {
+		w.Write(jsonFrame(wire.Error, 0, &wire.ErrorMsg{Error: "closing the connection: " + r.silent.Error()}))
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/client"
 	"senseboard/resource"
 	"senseboard/transport/serial"
@@ -82,7 +83,7 @@ func TestConnectionLimits(t *testing.T) {
 		t.Helper()
 		r, f := helloOn(t, addr, "over")
 		var m wire.RefuseMsg
-		if f.Kind != wire.Refuse || json.Unmarshal(f.Payload, &m) != nil || m.Session != "over" || !strings.Contains(m.Error, want) {
+		if f.Kind != wire.Refuse || json.Unmarshal(f.Payload, &m) != nil || m.Session != "over" || m.Code != wire.RefuseLimit || !strings.Contains(m.Error, want) {
 			t.Errorf("over the limit: %s %s; want a refusal saying %q", f.Kind, f.Payload, want)
 		}
 		r.conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang protection
@@ -110,4 +111,92 @@ func TestConnectionLimits(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// framesToEnd reads frames until the device closes the stream; it fails the
+// test when the hang protection ends it first.
+func framesToEnd(t *testing.T, c net.Conn) []wire.Frame {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang protection
+	dec := wire.NewDecoder(0)
+	var got []wire.Frame
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		dec.Feed(buf[:n], func(f wire.Frame) {
+			f.Payload = append([]byte(nil), f.Payload...)
+			got = append(got, f)
+		})
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the device kept the stream open; frames %v", got)
+		}
+		if err != nil {
+			return got
+		}
+	}
+}
+
+// lastError returns the message of the last Error frame.
+func lastError(frames []wire.Frame) string {
+	for i := len(frames) - 1; i >= 0; i-- {
+		if frames[i].Kind == wire.Error {
+			var m wire.ErrorMsg
+			json.Unmarshal(frames[i].Payload, &m)
+			return m.Error
+		}
+	}
+	return ""
+}
+
+// TestSilentClientsAreClosed: a TCP connection or radio stream that does
+// not say hello, or whose session goes silent, is closed, and says why.
+func TestSilentClientsAreClosed(t *testing.T) {
+	ends := make(chan error, 4)
+	srv := &serial.Server{HelloTimeout: 20 * time.Millisecond, IdleTimeout: 50 * time.Millisecond,
+		OnSessionEnd: func(stream string, why error) { ends <- why }}
+	addr := serveOn(t, srv, nil)
+	r := dialRaw(t, addr)
+	if got := lastError(framesToEnd(t, r.conn)); !strings.Contains(got, "the client did not say hello for 20ms") {
+		t.Errorf("no hello: %q", got)
+	}
+	r = dialRaw(t, addr)
+	stop := make(chan struct{})
+	go func(c net.Conn) { // frames other than hello do not keep the stream open
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				c.Write(request(1, "get", "/Info"))
+			}
+		}
+	}(r.conn)
+	defer close(stop)
+	if got := lastError(framesToEnd(t, r.conn)); !strings.Contains(got, "did not say hello") {
+		t.Errorf("a request instead of hello: %q", got)
+	}
+	r = dialRaw(t, addr)
+	r.hello("quiet", wire.Version)
+	r.nextKind(wire.Welcome)
+	if got := lastError(framesToEnd(t, r.conn)); !strings.Contains(got, "nothing heard from the client for 50ms") {
+		t.Errorf("silent session: %q", got)
+	}
+	if why := <-ends; !errors.Is(why, serial.ErrSilent) {
+		t.Errorf("the silent session ended: %v", why)
+	}
+
+	// a radio stream
+	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv = &serial.Server{Device: d.Device, HelloTimeout: 20 * time.Millisecond}
+	dev, central := net.Pipe()
+	done := make(chan struct{})
+	go func() { srv.ServeRadio(context.Background(), dev, d.BLE.Radio()); close(done) }()
+	if got := lastError(framesToEnd(t, central)); !strings.Contains(got, "did not say hello") {
+		t.Errorf("silent radio stream: %q", got)
+	}
+	<-done
 }

@@ -24,7 +24,13 @@ func (s *Server) ServeRadio(ctx context.Context, conn net.Conn, r *radio.Periphe
 	defer stop()
 	rs := &radioSession{srv: s, radio: r, conn: conn, w: &lockedWriter{w: conn}, dec: wire.NewDecoder(0), stop: make(chan struct{})}
 	defer rs.close()
-	readFrames(conn, rs.feed)
+	sr := s.silence(conn, func() bool {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		return rs.hello
+	})
+	readFrames(sr, rs.feed)
+	sr.closeSilent(rs.w)
 	return nil
 }
 

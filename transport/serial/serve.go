@@ -219,10 +219,15 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			cur.handle(f)
 		}
 	}
-	readFrames(conn, func(b []byte) {
+	sr := s.silence(conn, func() bool { return cur != nil })
+	readFrames(sr, func(b []byte) {
 		dec.Feed(b, handle)
 		s.reportOversized(dec, w)
 	})
+	if sr.silent != nil {
+		setWhy(sr.silent)
+		sr.closeSilent(w)
+	}
 	return nil
 }
 

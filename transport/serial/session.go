@@ -75,6 +75,13 @@ type Server struct {
 	// Program, when set, bounds the connections of several servers (the
 	// devices of a program) together.
 	Program *ConnLimit
+	// HelloTimeout closes a TCP connection or radio stream that has not
+	// said hello; the HelloTimeout constant when zero.
+	HelloTimeout time.Duration
+	// IdleTimeout ends the session of a TCP connection or radio stream
+	// whose client has been silent (clients ping while idle);
+	// wire.SessionTimeout when zero.
+	IdleTimeout time.Duration
 
 	connsOnce sync.Once
 	conns     *ConnLimit
