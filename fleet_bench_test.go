@@ -2,6 +2,7 @@ package senseboard_test
 
 import (
 	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"senseboard"
 	"senseboard/clock"
 	"senseboard/resource"
+	"senseboard/wire"
+	"senseboard/world"
 )
 
 // fleetStreams are the streams of the fleet figures: what a load test of a
@@ -159,4 +162,48 @@ func BenchmarkFleetDeviceSecond(b *testing.B) {
 		c.Advance(time.Second)
 	}
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "ms-CPU/device-s")
+}
+
+// countSink counts the notifications and wire bytes of one stream.
+type countSink struct {
+	mu           sync.Mutex
+	buf          []byte
+	frames, size int
+}
+
+func (s *countSink) Notify(n resource.Notification) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf, _ = wire.AppendJSONFrame(s.buf[:0], wire.Notification, 1, n.Content)
+	s.frames++
+	s.size += len(s.buf)
+	return true
+}
+
+func (s *countSink) Ended(*resource.Subscription, resource.EndReason) {}
+
+// BenchmarkStreamWireSize reports, for each fleet stream of a walking
+// wearer, the notifications and the bytes of their wire frames per
+// device-second: the traffic a fleet puts on its links.
+func BenchmarkStreamWireSize(b *testing.B) {
+	sc, _ := world.ParseScenario([]byte("segments:\n  - walk: 100h\n"))
+	for _, p := range fleetStreams {
+		b.Run(p[1:], func(b *testing.B) {
+			d, c := newDeviceScenario(b, sc)
+			sink := &countSink{}
+			cl := resource.NewClient("bench", sink)
+			defer cl.Close()
+			if env, _ := d.Do(&resource.Request{Op: resource.Subscribe, Path: p, Client: cl}); !env.Status.OK() {
+				b.Fatalf("%s: %d", p, env.Status)
+			}
+			c.Advance(10 * time.Second)
+			sink.frames, sink.size = 0, 0
+			for b.Loop() {
+				c.Advance(10 * time.Second)
+			}
+			secs := 10 * float64(b.N)
+			b.ReportMetric(float64(sink.frames)/secs, "msgs/s")
+			b.ReportMetric(float64(sink.size)/secs, "bytes/s")
+		})
+	}
 }

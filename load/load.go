@@ -38,6 +38,9 @@ type Config struct {
 	MinDelivery float64
 	// Connect is how many devices are connected at a time; 64 when zero.
 	Connect int
+	// Timeout bounds each device's handshake and subscriptions; 10 s when
+	// zero (a busy fleet answers slowly while it starts).
+	Timeout time.Duration
 	// Progress receives a report every Interval; nil for none.
 	Progress func(Report)
 }
@@ -123,20 +126,23 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Connect <= 0 {
 		cfg.Connect = 64
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	devs := make([]*device, len(cfg.Addrs))
 	var failed int
 	var firstErr error
-	var connectWG sync.WaitGroup
+	var connectWG, readers sync.WaitGroup
 	var mu sync.Mutex
 	slots := make(chan struct{}, cfg.Connect)
 	for i, addr := range cfg.Addrs {
 		slots <- struct{}{}
 		connectWG.Go(func() {
 			defer func() { <-slots }()
-			d, err := connect(ctx, addr, cfg.Subscribe, rates)
+			d, err := connect(ctx, addr, cfg.Subscribe, rates, cfg.Timeout)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -147,6 +153,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				return
 			}
 			devs[i] = d
+			// every subscription has its reader from the start
+			for j, s := range d.subs {
+				readers.Go(func() {
+					for n := range s.C() {
+						d.mu.Lock()
+						d.tally[j].add(n.Payload, n.Received)
+						d.mu.Unlock()
+					}
+				})
+			}
 		})
 	}
 	connectWG.Wait()
@@ -154,19 +170,6 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for _, d := range devs {
 		if d != nil {
 			live = append(live, d)
-		}
-	}
-	// every subscription has its reader
-	var readers sync.WaitGroup
-	for _, d := range live {
-		for j, s := range d.subs {
-			readers.Go(func() {
-				for n := range s.C() {
-					d.mu.Lock()
-					d.tally[j].add(n.Payload, n.Received)
-					d.mu.Unlock()
-				}
-			})
 		}
 	}
 	defer func() {
@@ -226,8 +229,8 @@ func (r Report) Check(least float64) error {
 }
 
 // connect dials one device and subscribes to every path.
-func connect(ctx context.Context, addr string, paths []string, rates []float64) (*device, error) {
-	c, err := client.Dial(ctx, "TCP"+addr, &client.Options{Name: "senseboard load"})
+func connect(ctx context.Context, addr string, paths []string, rates []float64, timeout time.Duration) (*device, error) {
+	c, err := client.Dial(ctx, "TCP"+addr, &client.Options{Name: "senseboard load", Timeout: timeout})
 	if err != nil {
 		return nil, fmt.Errorf("device at %s: %w", addr, err)
 	}

@@ -26,6 +26,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 		every    = fs.Duration("every", 5*time.Second, "how often to print progress")
 		least    = fs.Float64("min-delivery", 99.9, "the least share of expected samples, in percent, every stream must deliver; under it the exit status is 1")
 		connect  = fs.Int("connect", 64, "devices connected at a time while starting")
+		timeout  = fs.Duration("timeout", 10*time.Second, "how long a device may take to answer while connecting and subscribing")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard load [flags]
@@ -57,7 +58,7 @@ Flags:
 	if err != nil {
 		return fail(stderr, err)
 	}
-	cfg := load.Config{Addrs: addrs, Duration: *duration, Interval: *every, MinDelivery: *least / 100, Connect: *connect,
+	cfg := load.Config{Addrs: addrs, Duration: *duration, Interval: *every, MinDelivery: *least / 100, Connect: *connect, Timeout: *timeout,
 		Progress: func(r load.Report) { load.Print(stdout, r) }}
 	for p := range strings.SplitSeq(*paths, ",") {
 		if p = strings.TrimSpace(p); p != "" {
