@@ -478,6 +478,9 @@ func (d *device) newLink(ctx context.Context) (*client.Conn, error) {
 // the device sent it ({"average", "rrData"}), serial service data as
 // {"data": [bytes]}.
 func (d *device) radioData(kind wire.Kind, payload []byte) {
+	if kind != wire.HRSData && kind != wire.NUSData {
+		return // GATT notifications: not served by the bridge yet
+	}
 	service := "hrs"
 	if kind == wire.NUSData {
 		service = "nus"

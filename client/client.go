@@ -69,8 +69,9 @@ type Options struct {
 	Name string
 	// Baud is the baud rate of a real serial port; 115200 when zero.
 	Baud int
-	// OnRadioData receives the HRSData and NUSData frames of a radio link,
-	// on the goroutine that reads the stream; it must not block.
+	// OnRadioData receives the HRSData, NUSData and GATTNotification
+	// frames of a radio link, on the goroutine that reads the stream; it
+	// must not block.
 	OnRadioData func(kind wire.Kind, payload []byte)
 }
 
@@ -356,7 +357,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 			default:
 			}
 		}
-	case wire.Response, wire.Pong, wire.Error, wire.Advert, wire.Connected, wire.Paired, wire.Ack:
+	case wire.Response, wire.Pong, wire.Error, wire.Advert, wire.Connected, wire.Paired, wire.Ack, wire.GATTServices:
 		c.mu.Lock()
 		ch := c.pending[f.ID]
 		delete(c.pending, f.ID)
@@ -382,7 +383,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 			json.Unmarshal(f.Payload, &m)
 			s.in.Finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
 		}
-	case wire.HRSData, wire.NUSData:
+	case wire.HRSData, wire.NUSData, wire.GATTNotification:
 		if c.opts.OnRadioData != nil {
 			c.opts.OnRadioData(f.Kind, append([]byte(nil), f.Payload...))
 		}

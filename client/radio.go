@@ -86,3 +86,26 @@ func (c *Conn) Disconnect(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// GATTServices lists the device's GATT services and their characteristics.
+func (c *Conn) GATTServices(ctx context.Context) ([]wire.GATTService, error) {
+	var m wire.GATTServicesMsg
+	err := c.radioCall(ctx, wire.GATTDiscover, nil, &m)
+	return m.Services, err
+}
+
+// SetMTU chooses the connection's ATT MTU, 23..517 (247 until chosen).
+func (c *Conn) SetMTU(ctx context.Context, mtu int) error {
+	return c.radioCall(ctx, wire.GATTMTU, &wire.GATTMTUMsg{MTU: mtu}, nil)
+}
+
+// WriteChar writes to a GATT characteristic, named by its UUID.
+func (c *Conn) WriteChar(ctx context.Context, char string, data []byte) error {
+	return c.radioCall(ctx, wire.GATTWrite, &wire.GATTWriteMsg{Char: char, Data: data}, nil)
+}
+
+// SetNotify switches the notifications of a GATT characteristic; they
+// then arrive through Options.OnRadioData as GATTNotification frames.
+func (c *Conn) SetNotify(ctx context.Context, char string, on bool) error {
+	return c.radioCall(ctx, wire.GATTNotify, &wire.GATTNotifyMsg{Char: char, On: on}, nil)
+}

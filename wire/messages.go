@@ -108,6 +108,47 @@ type NUSMsg struct {
 	Data []byte `json:"data"`
 }
 
+// GATTService is one GATT service of a device, with its characteristics.
+type GATTService struct {
+	UUID            string               `json:"uuid"`
+	Characteristics []GATTCharacteristic `json:"characteristics"`
+}
+
+// GATTCharacteristic is a characteristic and what a central may do with
+// it: "read", "write", "write-without-response", "notify".
+type GATTCharacteristic struct {
+	UUID       string   `json:"uuid"`
+	Properties []string `json:"properties"`
+}
+
+// GATTServicesMsg lists the device's GATT services.
+type GATTServicesMsg struct {
+	Services []GATTService `json:"services"`
+}
+
+// GATTMTUMsg chooses the connection's ATT MTU.
+type GATTMTUMsg struct {
+	MTU int `json:"mtu"`
+}
+
+// GATTWriteMsg writes to a characteristic (data in base64 in JSON).
+type GATTWriteMsg struct {
+	Char string `json:"char"`
+	Data []byte `json:"data"`
+}
+
+// GATTNotifyMsg switches the notifications of a characteristic.
+type GATTNotifyMsg struct {
+	Char string `json:"char"`
+	On   bool   `json:"on"`
+}
+
+// GATTNotificationMsg is a notification of a characteristic.
+type GATTNotificationMsg struct {
+	Char string `json:"char"`
+	Data []byte `json:"data"`
+}
+
 // Param is one value of a request: its type name as the serial tool gives it
 // (a primitive type or a record name; empty for an untyped JSON value) and
 // the value as JSON.

@@ -81,11 +81,28 @@ const (
 	Ack          Kind = 0x3F
 )
 
+// The GATT frame kinds of the radio link. While connected, the central
+// may list the device's services (GATTDiscover, answered with
+// GATTServices), choose the connection's ATT MTU (GATTMTU), write to a
+// characteristic (GATTWrite) and switch its notifications (GATTNotify),
+// each answered with Ack or an Error; the device sends GATTNotification
+// for each notification of a characteristic the central switched on.
+const (
+	GATTDiscover     Kind = 0x40
+	GATTServices     Kind = 0x41
+	GATTMTU          Kind = 0x42
+	GATTWrite        Kind = 0x43
+	GATTNotify       Kind = 0x44
+	GATTNotification Kind = 0x45
+)
+
 var kindNames = map[Kind]string{Hello: "hello", Welcome: "welcome", Refuse: "refuse", Bye: "bye", Request: "request",
 	Response: "response", Notification: "notification", Ended: "ended", Ping: "ping", Pong: "pong", Error: "error",
 	Scan: "scan", Advert: "advert", Connect: "connect", Connected: "connected", Pair: "pair", Paired: "paired",
 	Encrypt: "encrypt", Disconnect: "disconnect", Disconnected: "disconnected", HRSNotify: "hrs notify",
-	NUSWrite: "nus write", HRSData: "hrs data", NUSData: "nus data", Ack: "ack"}
+	NUSWrite: "nus write", HRSData: "hrs data", NUSData: "nus data", Ack: "ack",
+	GATTDiscover: "gatt discover", GATTServices: "gatt services", GATTMTU: "gatt mtu", GATTWrite: "gatt write",
+	GATTNotify: "gatt notify", GATTNotification: "gatt notification"}
 
 func (k Kind) String() string {
 	if n, ok := kindNames[k]; ok {

@@ -61,6 +61,9 @@ type radioSession struct {
 
 	stop chan struct{}  // closed to stop forward
 	wg   sync.WaitGroup // forward
+
+	gattMu sync.Mutex
+	gattOn map[radio.UUID]bool // characteristics switched on with GATTNotify
 }
 
 // feed decodes what the stream reads and handles each frame.
@@ -112,6 +115,14 @@ func (rs *radioSession) handle(f wire.Frame) {
 		rs.nusWrite(f)
 	case f.Kind == wire.Disconnect:
 		rs.link.Disconnect()
+	case f.Kind == wire.GATTDiscover:
+		rs.gattDiscover(f)
+	case f.Kind == wire.GATTMTU:
+		rs.gattMTU(f)
+	case f.Kind == wire.GATTWrite:
+		rs.gattWrite(f)
+	case f.Kind == wire.GATTNotify:
+		rs.gattNotify(f)
 	default:
 		rs.cur.handle(f)
 	}
@@ -175,13 +186,25 @@ func (rs *radioSession) connect(f wire.Frame) {
 }
 
 // forward sends what the device sends over its BLE services to the
-// central, and Disconnected when the connection ends, which also closes
+// central (heart rate and serial data in their frames of their own, and
+// the notifications of the characteristics it switched on with GATTNotify), and Disconnected when the connection ends, which also closes
 // the stream. It exits then, or when close stops it.
 func (rs *radioSession) forward(link *radio.Conn) {
 	defer rs.wg.Done()
-	hrs, nus := link.HRS(), link.NUS()
+	hrs, nus, notes := link.HRS(), link.NUS(), link.Notifications()
 	for {
 		select {
+		case n, ok := <-notes:
+			if !ok {
+				notes = nil
+				continue
+			}
+			rs.gattMu.Lock()
+			on := rs.gattOn[n.Char]
+			rs.gattMu.Unlock()
+			if on { // not those a central gets in frames of their own (HRSNotify)
+				rs.reply(wire.GATTNotification, 0, &wire.GATTNotificationMsg{Char: n.Char.String(), Data: n.Data})
+			}
 		case d, ok := <-hrs:
 			if !ok {
 				hrs = nil
@@ -260,5 +283,81 @@ func (rs *radioSession) nusWrite(f wire.Frame) {
 		rs.fail(f.ID, err)
 		return
 	}
+	rs.ack(f.ID)
+}
+
+var propNames = []struct {
+	p    radio.Property
+	name string
+}{{radio.PropRead, "read"}, {radio.PropWrite, "write"}, {radio.PropWriteNoResponse, "write-without-response"}, {radio.PropNotify, "notify"}}
+
+func (rs *radioSession) gattDiscover(f wire.Frame) {
+	m := wire.GATTServicesMsg{Services: []wire.GATTService{}}
+	for _, s := range rs.radio.Services() {
+		ws := wire.GATTService{UUID: s.UUID.String(), Characteristics: []wire.GATTCharacteristic{}}
+		for _, c := range s.Characteristics {
+			wc := wire.GATTCharacteristic{UUID: c.UUID.String(), Properties: []string{}}
+			for _, p := range propNames {
+				if c.Props&p.p != 0 {
+					wc.Properties = append(wc.Properties, p.name)
+				}
+			}
+			ws.Characteristics = append(ws.Characteristics, wc)
+		}
+		m.Services = append(m.Services, ws)
+	}
+	rs.reply(wire.GATTServices, f.ID, &m)
+}
+
+func (rs *radioSession) gattMTU(f wire.Frame) {
+	var m wire.GATTMTUMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil {
+		rs.fail(f.ID, fmt.Errorf("gatt mtu: want {\"mtu\": 247}: %v", err))
+		return
+	}
+	if err := rs.link.SetMTU(m.MTU); err != nil {
+		rs.fail(f.ID, err)
+		return
+	}
+	rs.ack(f.ID)
+}
+
+func (rs *radioSession) gattWrite(f wire.Frame) {
+	var m wire.GATTWriteMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil {
+		rs.fail(f.ID, fmt.Errorf("gatt write: want {\"char\": \"<uuid>\", \"data\": \"<base64>\"}: %v", err))
+		return
+	}
+	char, err := radio.ParseUUID(m.Char)
+	if err == nil {
+		err = rs.link.Write(char, m.Data)
+	}
+	if err != nil {
+		rs.fail(f.ID, err)
+		return
+	}
+	rs.ack(f.ID)
+}
+
+func (rs *radioSession) gattNotify(f wire.Frame) {
+	var m wire.GATTNotifyMsg
+	if err := json.Unmarshal(f.Payload, &m); err != nil {
+		rs.fail(f.ID, fmt.Errorf("gatt notify: want {\"char\": \"<uuid>\", \"on\": true}: %v", err))
+		return
+	}
+	char, err := radio.ParseUUID(m.Char)
+	if err == nil {
+		err = rs.link.SetNotify(char, m.On)
+	}
+	if err != nil {
+		rs.fail(f.ID, err)
+		return
+	}
+	rs.gattMu.Lock()
+	if rs.gattOn == nil {
+		rs.gattOn = map[radio.UUID]bool{}
+	}
+	rs.gattOn[char] = m.On
+	rs.gattMu.Unlock()
 	rs.ack(f.ID)
 }

@@ -291,3 +291,72 @@ func TestRadioServices(t *testing.T) {
 		t.Errorf("empty NUS write: %v", err)
 	}
 }
+
+func TestRadioGATT(t *testing.T) {
+	p := profile.Default()
+	p.Modules.HRS, p.Modules.NUS = true, true
+	d, dev := onAir(t, p)
+	ctx := context.Background()
+	got := make(chan string, 16)
+	phone := openRadio(t, dev, client.Options{OnRadioData: func(k wire.Kind, b []byte) {
+		if k == wire.GATTNotification {
+			got <- string(b)
+		}
+	}})
+	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+		t.Fatal(err)
+	}
+	services, err := phone.GATTServices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, s := range services {
+		for _, c := range s.Characteristics {
+			listed = append(listed, s.UUID[4:8]+"/"+c.UUID[:8]+":"+strings.Join(c.Properties, ","))
+		}
+	}
+	if g := strings.Join(listed, " "); g != "180d/00002a37:notify 0001/6e400002:write,write-without-response 0001/6e400003:notify" {
+		t.Errorf("services %s", g)
+	}
+	tx, rx := radio.NUSTX.String(), radio.NUSRX.String()
+	if err := phone.SetNotify(ctx, tx, true); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := resource.RecordJSON("NUSData", []byte(`{"Data": [1, 2, 3]}`))
+	if env, err := d.Device.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+		t.Fatalf("POST NUS: %+v %v", env, err)
+	}
+	select {
+	case g := <-got:
+		if g != `{"char":"`+tx+`","data":"AQID"}` {
+			t.Errorf("notification %s", g)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no GATT notification")
+	}
+	if err := phone.SetMTU(ctx, 23); err != nil {
+		t.Fatal(err)
+	}
+	var re *client.RemoteError
+	if err := phone.WriteChar(ctx, rx, make([]byte, 21)); !errors.As(err, &re) || !strings.Contains(err.Error(), "longer than the connection's MTU allows (20 bytes)") {
+		t.Errorf("a write longer than MTU-3: %v", err)
+	}
+	if err := phone.WriteChar(ctx, rx, []byte("ok")); err != nil {
+		t.Errorf("write: %v", err)
+	}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"MTU", phone.SetMTU(ctx, 600), "ATT MTU 600 is outside 23..517"},
+		{"bad UUID", phone.WriteChar(ctx, "x", []byte("a")), `UUID "x"`},
+		{"notify a write characteristic", phone.SetNotify(ctx, rx, true), "does not permit"},
+		{"unknown characteristic", phone.WriteChar(ctx, "2a00", []byte("a")), "no such characteristic"},
+	} {
+		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, tt.err, tt.want)
+		}
+	}
+}
