@@ -23,6 +23,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	bugserial "go.bug.st/serial"
 	"golang.org/x/sys/unix"
@@ -508,6 +509,15 @@ func (c *Conn) Ping(ctx context.Context) error {
 	return err
 }
 
+// checkPath refuses a path that JSON would carry with its bytes replaced:
+// one that is not UTF-8.
+func checkPath(path string) error {
+	if !utf8.ValidString(path) {
+		return fmt.Errorf("path %q is not valid UTF-8; a path is UTF-8 text", path)
+	}
+	return nil
+}
+
 func request(op resource.Op, path string, params []resource.Value) *wire.RequestMsg {
 	m := &wire.RequestMsg{Op: op.String(), Path: path}
 	for _, p := range params {
@@ -519,6 +529,9 @@ func request(op resource.Op, path string, params []resource.Value) *wire.Request
 // Do makes a request and returns the device's envelope. An envelope with an
 // error status is not an error of Do.
 func (c *Conn) Do(ctx context.Context, op resource.Op, path string, params ...resource.Value) (*Envelope, error) {
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
 	f, err := c.roundTrip(ctx, wire.Request, request(op, path, params), nil)
 	if err != nil {
 		return nil, err
@@ -541,6 +554,9 @@ const SubscriptionBuffer = 4096
 // Subscribe subscribes to the resource at path. The subscription is made
 // when the envelope says 2xx; otherwise the returned subscription is nil.
 func (c *Conn) Subscribe(ctx context.Context, path string, params ...resource.Value) (*Subscription, *Envelope, error) {
+	if err := checkPath(path); err != nil {
+		return nil, nil, err
+	}
 	s := &Subscription{c: c, path: path, params: params, in: inbox.New[Notification](SubscriptionBuffer)}
 	f, err := c.roundTrip(ctx, wire.Request, request(resource.Subscribe, path, params), func(id uint32) {
 		s.id = id

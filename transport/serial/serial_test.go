@@ -201,6 +201,23 @@ func TestRequestsThatWouldBeRepairedAreRefused(t *testing.T) {
 	}
 }
 
+// TestClientRefusesPathThatIsNotUTF8: the client does not send a path
+// whose bytes JSON would replace; it says what is wrong.
+func TestClientRefusesPathThatIsNotUTF8(t *testing.T) {
+	_, addr, _ := newDevice(t)
+	c, err := client.Dial(context.Background(), "TCP"+addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if env, err := c.Do(context.Background(), resource.Get, "/Info\xff"); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("GET /Info\\xff: %+v, %v; want an error saying the path is not UTF-8", env, err)
+	}
+	if _, _, err := c.Subscribe(context.Background(), "/Meas/Temp\xfe"); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("subscribe: %v", err)
+	}
+}
+
 func TestHelloRules(t *testing.T) {
 	_, addr, _ := newDevice(t)
 	r := dialRaw(t, addr)
