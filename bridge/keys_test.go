@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,61 +30,73 @@ func keysState(t *testing.T) string {
 	return dir
 }
 
-// TestKeysFileDamaged: a damaged keys.json stops the bridge with an error
-// that names the file and says what to do, and the file stays as it was.
-// Unreadable files are files of mode 0 opened from a thread without root's
-// permission override (internal/fsperm).
-func TestKeysFileDamaged(t *testing.T) {
+// TestStateFilesDamaged: a damaged keys.json or central.json stops the
+// bridge with an error that names the file and says what to do, and the
+// directory stays as it was. Unreadable files are files of mode 0 opened
+// from a thread without root's permission override (internal/fsperm).
+func TestStateFilesDamaged(t *testing.T) {
 	template := keysState(t)
 	kinds := damage.Files()
 	for _, k := range damage.JSON() {
-		if k.Name != "unknown field" { // the file is a map: any name is a device's address
+		if k.Name != "unknown field" { // keys.json is a map: any name is a device's address
 			kinds = append(kinds, k)
 		}
 	}
-	kinds = append(kinds,
-		damage.OutOfRange("address out of range", func(m map[string]any) { m["c0-53"] = testKey }, `device address "c0-53"`),
-		damage.OutOfRange("key out of range", func(m map[string]any) { m["C0:53:42:00:00:07"] = "short" }, "not a 128-bit key"),
-		damage.OutOfRange("key of another type", func(m map[string]any) { m["C0:53:42:00:00:07"] = 7 }, "do not decode"),
-	)
-	for _, k := range kinds {
-		t.Run(k.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.CopyFS(dir, os.DirFS(template)); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, keysFile)
-			os.Chmod(path, nvm.Perm)
-			os.Chmod(filepath.Join(dir, "lock"), nvm.Perm)
-			os.Chmod(filepath.Join(dir, centralFile), nvm.Perm)
-			if err := k.Apply(path); err != nil {
-				t.Fatal(err)
-			}
-			before, _ := damage.Snapshot(dir)
-			var err error
-			start := func() {
-				var b *Bridge
-				if b, err = New(Config{StateDir: dir}); err == nil {
-					b.Close()
+	files := []struct {
+		name  string
+		kinds []damage.Kind
+	}{
+		{keysFile, append(kinds[:len(kinds):len(kinds)],
+			damage.OutOfRange("address out of range", func(m map[string]any) { m["c0-53"] = testKey }, `device address "c0-53"`),
+			damage.OutOfRange("key out of range", func(m map[string]any) { m["C0:53:42:00:00:07"] = "short" }, "not a 128-bit key"),
+			damage.OutOfRange("key of another type", func(m map[string]any) { m["C0:53:42:00:00:07"] = 7 }, "do not decode"),
+		)},
+		{centralFile, append(kinds[:len(kinds):len(kinds)],
+			damage.JSON()[1], // unknown field
+			damage.OutOfRange("address out of range", func(m map[string]any) { m["address"] = "c0-53" }, `central address "c0-53"`),
+		)},
+	}
+	for _, f := range files {
+		for _, k := range f.kinds {
+			t.Run(f.name+"/"+k.Name, func(t *testing.T) {
+				dir := t.TempDir()
+				if err := os.CopyFS(dir, os.DirFS(template)); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if k.Unreadable {
-				if ferr := fsperm.Enforced(start); ferr != nil {
-					t.Skipf("cannot drop root's permission override: %v", ferr)
+				entries, _ := os.ReadDir(dir)
+				for _, e := range entries {
+					os.Chmod(filepath.Join(dir, e.Name()), nvm.Perm)
 				}
-			} else {
-				start()
-			}
-			var ce *nvm.CorruptError
-			var ae *nvm.AccessError
-			if !(errors.As(err, &ce) && ce.Path == path || errors.As(err, &ae) && ae.Path == path) ||
-				!strings.Contains(err.Error(), k.Reason) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("New = %v, want one line naming %s and %q", err, path, k.Reason)
-			}
-			if after, _ := damage.Snapshot(dir); len(damage.Diff(before, after)) > 0 {
-				t.Errorf("New changed %v", damage.Diff(before, after))
-			}
-		})
+				path := filepath.Join(dir, f.name)
+				if err := k.Apply(path); err != nil {
+					t.Fatal(err)
+				}
+				before, _ := damage.Snapshot(dir)
+				var err error
+				start := func() {
+					var b *Bridge
+					if b, err = New(Config{StateDir: dir}); err == nil {
+						b.Close()
+					}
+				}
+				if k.Unreadable {
+					if ferr := fsperm.Enforced(start); ferr != nil {
+						t.Skipf("cannot drop root's permission override: %v", ferr)
+					}
+				} else {
+					start()
+				}
+				var ce *nvm.CorruptError
+				var ae *nvm.AccessError
+				if !(errors.As(err, &ce) && ce.Path == path || errors.As(err, &ae) && ae.Path == path) ||
+					!strings.Contains(err.Error(), k.Reason) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("New = %v, want one line naming %s and %q", err, path, k.Reason)
+				}
+				if after, _ := damage.Snapshot(dir); len(damage.Diff(before, after)) > 0 {
+					t.Errorf("New changed %v", damage.Diff(before, after))
+				}
+			})
+		}
 	}
 }
 
@@ -117,4 +130,46 @@ func TestKeysFileIsPrivate(t *testing.T) {
 	if _, ok := b.key("C0:53:42:00:00:09"); ok {
 		t.Error("a refused key is in memory")
 	}
+}
+
+// FuzzKeys: keys.json with any contents (under a valid checksum) either
+// loads keys that obey the rules of a bond's keys, and that are read back
+// the same after they are written, or fails with a *nvm.CorruptError
+// naming the file.
+func FuzzKeys(f *testing.F) {
+	f.Add([]byte(`{"C0:53:42:00:00:07":"00112233445566778899aabbccddeeff"}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"c0:53":"00"}`))
+	f.Add([]byte(`[]`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		store, err := nvm.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		path := store.Path(keysFile)
+		if err := os.WriteFile(path, nvm.Encode(body), nvm.Perm); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := openKeys(store)
+		if err != nil {
+			var ce *nvm.CorruptError
+			if !errors.As(err, &ce) || ce.Path != path {
+				t.Fatalf("error %v is not a CorruptError naming %s", err, path)
+			}
+			return
+		}
+		got := keys.Get()
+		if err := got.check(); err != nil {
+			t.Fatalf("loaded keys a bond could not make: %v", err)
+		}
+		if err := keys.Update(func(*bondKeys) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		again, err := openKeys(store)
+		if err != nil || !maps.Equal(again.Get(), got) {
+			t.Fatalf("written back and loaded again: %v %v, want %v", again.Get(), err, got)
+		}
+	})
 }

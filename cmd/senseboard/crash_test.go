@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -38,10 +43,12 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// startDevice runs the program and connects to it.
-func startDevice(t *testing.T, bin, state, addr string) (*exec.Cmd, *client.Conn) {
+// startDevice runs the program and connects to it. env is added to the
+// program's environment.
+func startDevice(t *testing.T, bin, state, addr string, env ...string) (*exec.Cmd, *client.Conn) {
 	t.Helper()
 	cmd := exec.Command(bin, "run", "--state", state, "--listen", addr, "--pty", "none", "--air", filepath.Join(filepath.Dir(state), "air"), "--http", "none")
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -62,19 +69,41 @@ func startDevice(t *testing.T, bin, state, addr string) (*exec.Cmd, *client.Conn
 	}
 }
 
-type write struct {
-	chip int
-	addr uint32
+// A writer writes random blocks into its own span of a chip, one at a
+// time, and keeps what the span must hold.
+type writer struct {
+	chip, base int
+	want       []byte // the span as acknowledged writes left it
+	rng        *rand.Rand
+	conn       *client.Conn
+	pending    *block // sent, not acknowledged: there whole or not at all
+}
+
+type block struct {
+	addr int // within the span
 	data []byte
 }
 
-func (w write) do(ctx context.Context, c *client.Conn) error {
-	ints := make([]string, len(w.data))
-	for i, b := range w.data {
-		ints[i] = fmt.Sprint(b)
+func (w *writer) next() block {
+	b := block{addr: w.rng.IntN(len(w.want) - 64)}
+	b.data = make([]byte, 1+w.rng.IntN(64))
+	for i := range b.data {
+		b.data[i] = byte(w.rng.IntN(256))
 	}
-	rec, _ := resource.RecordJSON("EepromData", []byte(`{"bytes": [`+strings.Join(ints, ",")+`]}`))
-	env, err := c.Do(ctx, resource.Put, fmt.Sprintf("/Component/Eeprom/%d", w.chip), resource.Uint32(w.addr), rec)
+	return b
+}
+
+// put writes a block and reports whether the device acknowledged it.
+func (w *writer) put(ctx context.Context, b block) error {
+	ints := make([]string, len(b.data))
+	for i, v := range b.data {
+		ints[i] = fmt.Sprint(v)
+	}
+	rec, err := resource.RecordJSON("EepromData", []byte(`{"bytes": [`+strings.Join(ints, ",")+`]}`))
+	if err != nil {
+		return err
+	}
+	env, err := w.conn.Do(ctx, resource.Put, fmt.Sprintf("/Component/Eeprom/%d", w.chip), resource.Uint32(uint32(w.base+b.addr)), rec)
 	if err != nil {
 		return err
 	}
@@ -84,106 +113,174 @@ func (w write) do(ctx context.Context, c *client.Conn) error {
 	return nil
 }
 
-// TestKillDuringWriteStorms kills a real device process with SIGKILL at
-// random moments while a client writes EEPROM blocks as fast as it can, then
-// restarts it from the same state directory: every write that was
-// acknowledged is there, and the write in flight is there whole or not at all.
+// check reads the span back: it holds every acknowledged write, and the
+// write in flight at the kill whole or not at all.
+func (w *writer) check(ctx context.Context, c *client.Conn) error {
+	got := make([]byte, 0, len(w.want))
+	for off := 0; off < len(w.want); off += 128 {
+		env, err := c.Do(ctx, resource.Get, fmt.Sprintf("/Component/Eeprom/%d", w.chip), resource.Uint32(uint32(w.base+off)), resource.Uint8(128))
+		if err != nil || !env.OK() {
+			return fmt.Errorf("read back: %v %+v", err, env)
+		}
+		var data struct{ Bytes []int }
+		if err := json.Unmarshal(env.Content, &data); err != nil {
+			return err
+		}
+		for _, b := range data.Bytes {
+			got = append(got, byte(b))
+		}
+	}
+	if bytes.Equal(got, w.want) {
+		w.pending = nil
+		return nil
+	}
+	if p := w.pending; p != nil {
+		with := append([]byte(nil), w.want...)
+		copy(with[p.addr:], p.data)
+		if bytes.Equal(got, with) {
+			w.want, w.pending = with, nil
+			return nil
+		}
+	}
+	for i := range got {
+		if got[i] != w.want[i] {
+			return fmt.Errorf("chip %d byte %d is %d, want %d (write in flight: %v)", w.chip, w.base+i, got[i], w.want[i], w.pending != nil)
+		}
+	}
+	return errors.New("short read")
+}
+
+// orphans lists what is in dir beyond the names allowed.
+func orphans(t *testing.T, dir string, allowed ...string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !slices.Contains(allowed, e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestKillDuringWriteStorms kills a real device process with SIGKILL while
+// several clients write EEPROM blocks into spans of their own, each as
+// fast as the device acknowledges, and restarts it from the same state
+// directory: every acknowledged write is there, and each write in flight
+// is there whole or not at all. A round ends with a kill after a random
+// number of acknowledged writes, so the test does the same work on a fast
+// machine and a slow one; it stops once enough writes were acknowledged.
+// After each start neither the state directory nor $TMPDIR holds anything
+// the writes left behind.
 func TestKillDuringWriteStorms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills processes in a loop")
 	}
+	const (
+		writers   = 4
+		span      = 1024 // bytes of each writer
+		wantAcked = 120  // acknowledged writes to make in all
+		maxRounds = 100  // about 5 are needed; more means writes fail
+	)
 	bin := buildSenseboard(t)
-	state := t.TempDir()
+	root := t.TempDir()
+	state, tmp := filepath.Join(root, "state"), filepath.Join(root, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dev := filepath.Join(state, "000123")
 	addr := freeAddr(t)
 	rng := rand.New(rand.NewPCG(7, 7))
-	// the expected contents of a 4 KiB window at the start of each chip
-	const window = 4096
-	var mem [profile.Chips][window]byte
-	for i := range mem {
-		for j := range mem[i] {
-			mem[i][j] = 0xFF
-		}
+	ws := make([]*writer, writers)
+	for i := range ws {
+		ws[i] = &writer{chip: i % profile.Chips, base: i / profile.Chips * span, want: bytes.Repeat([]byte{0xFF}, span),
+			rng: rand.New(rand.NewPCG(7, uint64(i)))}
 	}
-	acked := 0
-	for round := range 8 {
-		cmd, c := startDevice(t, bin, state, addr)
-		ctx := context.Background()
-		// check everything acknowledged so far (and the in-flight write)
-		for chip := range profile.Chips {
-			for off := 0; off < window; off += 128 {
-				env, err := c.Do(ctx, resource.Get, fmt.Sprintf("/Component/Eeprom/%d", chip), resource.Uint32(uint32(off)), resource.Uint8(128))
-				if err != nil || !env.OK() {
-					t.Fatalf("round %d: read back: %v %+v", round, err, env)
-				}
-				var got struct{ Bytes []int }
-				json.Unmarshal(env.Content, &got)
-				for i, b := range got.Bytes {
-					if byte(b) != mem[chip][off+i] {
-						t.Fatalf("round %d: chip %d byte %d is %d, want %d", round, chip, off+i, b, mem[chip][off+i])
+	ctx := context.Background()
+	start := func(round int) (*exec.Cmd, *client.Conn) {
+		cmd, c := startDevice(t, bin, state, addr, "TMPDIR="+tmp)
+		for _, w := range ws {
+			if err := w.check(ctx, c); err != nil {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if o := orphans(t, dev, "lock", "eeprom0.bin", "eeprom1.bin"); len(o) > 0 {
+			t.Errorf("round %d: the state directory holds %v after the start", round, o)
+		}
+		if o := orphans(t, tmp); len(o) > 0 {
+			t.Errorf("round %d: TMPDIR holds %v", round, o)
+		}
+		return cmd, c
+	}
+	acked, round := 0, 0
+	for ; acked < wantAcked; round++ {
+		if round == maxRounds {
+			t.Fatalf("only %d writes acknowledged in %d rounds", acked, round)
+		}
+		cmd, c := start(round)
+		c.Close()
+		// a storm, with the kill after a random number of acknowledged writes
+		killAfter := int32(1 + rng.IntN(2*wantAcked/5))
+		var n atomic.Int32
+		var killed atomic.Bool
+		kill := make(chan struct{})
+		var once sync.Once
+		var wg sync.WaitGroup
+		for _, w := range ws {
+			conn, err := client.Dial(ctx, "TCP"+addr, &client.Options{Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.conn = conn
+			wg.Go(func() {
+				for {
+					b := w.next()
+					w.pending = &b
+					if err := w.put(ctx, b); err != nil {
+						if !killed.Load() {
+							t.Errorf("round %d: write before the kill: %v", round, err)
+							once.Do(func() { close(kill) })
+						}
+						return
+					}
+					copy(w.want[b.addr:], b.data)
+					w.pending = nil
+					if n.Add(1) == killAfter {
+						once.Do(func() { close(kill) })
 					}
 				}
-			}
+			})
 		}
-		// a storm, killed at a random moment
-		killAt := time.Now().Add(time.Duration(30+rng.IntN(150)) * time.Millisecond)
-		for time.Now().Before(killAt) {
-			w := write{chip: rng.IntN(2), addr: uint32(rng.IntN(window - 64))}
-			w.data = make([]byte, 1+rng.IntN(64))
-			for i := range w.data {
-				w.data[i] = byte(rng.IntN(256))
-			}
-			done := make(chan error, 1)
-			go func() { done <- w.do(ctx, c) }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("round %d: write: %v", round, err)
-				}
-				copy(mem[w.chip][w.addr:], w.data)
-				acked++
-			case <-time.After(time.Until(killAt)):
-				// killed with this write in flight: after the restart it is
-				// either all there or not at all
-				cmd.Process.Signal(syscall.SIGKILL)
-				cmd.Wait()
-				c.Close()
-				<-done
-				cmd2, c2 := startDevice(t, bin, state, addr)
-				env, err := c2.Do(ctx, resource.Get, fmt.Sprintf("/Component/Eeprom/%d", w.chip), resource.Uint32(w.addr), resource.Uint8(uint8(len(w.data))))
-				if err != nil || !env.OK() {
-					t.Fatalf("round %d: read the in-flight write: %v", round, err)
-				}
-				var got struct{ Bytes []int }
-				json.Unmarshal(env.Content, &got)
-				gotB := make([]byte, len(got.Bytes))
-				for i, b := range got.Bytes {
-					gotB[i] = byte(b)
-				}
-				old := mem[w.chip][w.addr : int(w.addr)+len(w.data)]
-				switch {
-				case bytes.Equal(gotB, w.data):
-					copy(mem[w.chip][w.addr:], w.data)
-				case bytes.Equal(gotB, old):
-				default:
-					t.Fatalf("round %d: the write in flight is torn: got % X, old % X, new % X", round, gotB, old, w.data)
-				}
-				cmd2.Process.Signal(syscall.SIGKILL)
-				cmd2.Wait()
-				c2.Close()
-				cmd = nil
-			}
-			if cmd == nil {
-				break
-			}
+		<-kill
+		killed.Store(true)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		for _, w := range ws {
+			w.conn.Close()
 		}
-		if cmd != nil {
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-			c.Close()
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
 		}
+		acked += int(n.Load())
 	}
-	if acked < 50 {
-		t.Errorf("only %d writes acknowledged in 8 rounds", acked)
+	// the last round's writes, read back, and a clean stop
+	cmd, c := start(round)
+	c.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("stop: %v", err)
 	}
-	t.Logf("%d acknowledged writes survived 8 kills", acked)
+	if o := orphans(t, dev, "lock", "eeprom0.bin", "eeprom1.bin"); len(o) > 0 {
+		t.Errorf("the state directory holds %v after a clean stop", o)
+	}
+	if o := orphans(t, tmp); len(o) > 0 {
+		t.Errorf("TMPDIR holds %v", o)
+	}
+	t.Logf("%d acknowledged writes by %d clients survived %d kills", acked, writers, round)
 }
