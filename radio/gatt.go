@@ -99,6 +99,13 @@ type Handler interface {
 	Close()
 }
 
+// MTUHandler is a Handler that hears the central choose another ATT MTU,
+// for services that size their notifications by it.
+type MTUHandler interface {
+	Handler
+	MTUChanged(mtu int)
+}
+
 // ATT MTU: the default of a connection, and the range a central may choose.
 const (
 	DefaultMTU = 247
@@ -181,14 +188,23 @@ func (c *Conn) MTU() int {
 	return c.mtu
 }
 
-// SetMTU sets the ATT MTU the central chose, MinMTU..MaxMTU.
+// SetMTU sets the ATT MTU the central chose, MinMTU..MaxMTU; the services
+// that are MTUHandlers hear of a change.
 func (c *Conn) SetMTU(mtu int) error {
 	if mtu < MinMTU || mtu > MaxMTU {
 		return fmt.Errorf("ATT MTU %d is outside %d..%d", mtu, MinMTU, MaxMTU)
 	}
 	c.p.mu.Lock()
-	defer c.p.mu.Unlock()
+	changed := c.mtu != mtu
 	c.mtu = mtu
+	c.p.mu.Unlock()
+	if changed {
+		for _, h := range c.handlers {
+			if m, ok := h.(MTUHandler); ok {
+				m.MTUChanged(mtu)
+			}
+		}
+	}
 	return nil
 }
 

@@ -3,8 +3,10 @@ package radio_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 
+	"senseboard/nvm"
 	"senseboard/radio"
 	"senseboard/resource"
 )
@@ -35,6 +37,7 @@ type echo struct {
 	c      *radio.Conn
 	closed *int
 	on     *[]bool
+	mtus   *[]int
 }
 
 var (
@@ -55,17 +58,18 @@ func (e echo) Write(_ radio.UUID, data []byte) error {
 }
 func (e echo) Notifying(_ radio.UUID, on bool) { *e.on = append(*e.on, on) }
 func (e echo) Close()                          { *e.closed++ }
+func (e echo) MTUChanged(mtu int)              { *e.mtus = append(*e.mtus, mtu) }
 
 func TestGATTWriteAndNotify(t *testing.T) {
 	p := newPeripheral(t, radio.Config{})
-	closed, switches := 0, []bool{}
+	closed, switches, mtus := 0, []bool{}, []int{}
 	err := p.AddService(&radio.Service{
 		UUID: echoService,
 		Characteristics: []radio.Characteristic{
 			{UUID: echoIn, Props: radio.PropWrite},
 			{UUID: echoOut, Props: radio.PropNotify},
 		},
-		Open: func(c *radio.Conn) radio.Handler { return echo{c, &closed, &switches} },
+		Open: func(c *radio.Conn) radio.Handler { return echo{c, &closed, &switches, &mtus} },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -120,8 +124,8 @@ func TestGATTWriteAndNotify(t *testing.T) {
 	if _, open := <-c.Notifications(); open {
 		t.Error("notifications open after the end")
 	}
-	if closed != 1 || fmt.Sprint(switches) != "[true]" {
-		t.Errorf("the service was closed %d times and heard switches %v", closed, switches)
+	if closed != 1 || fmt.Sprint(switches) != "[true]" || fmt.Sprint(mtus) != "[23]" {
+		t.Errorf("the service was closed %d times and heard switches %v and MTUs %v", closed, switches, mtus)
 	}
 	if err := c.Write(echoIn, []byte("x")); !errors.Is(err, radio.ErrDisconnected) {
 		t.Errorf("write after the end: %v", err)
@@ -168,4 +172,37 @@ func FuzzParseUUID(f *testing.F) {
 			t.Fatalf("%q: %s reads back as %s, %v", s, u, back, err)
 		}
 	})
+}
+
+// counter is a service that notifies how many bytes the central wrote.
+type counter struct{ c *radio.Conn }
+
+func (h counter) Write(_ radio.UUID, data []byte) error {
+	return h.c.Notify(echoOut, []byte{byte(len(data))})
+}
+func (counter) Notifying(radio.UUID, bool) {}
+func (counter) Close()                     {}
+
+func ExamplePeripheral_AddService() {
+	dir, _ := os.MkdirTemp("", "radio-example")
+	defer os.RemoveAll(dir)
+	store, _ := nvm.Open(dir)
+	defer store.Close()
+	settings, _ := radio.OpenSettings(store)
+	p := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123"}, settings)
+	p.AddService(&radio.Service{
+		UUID: echoService,
+		Characteristics: []radio.Characteristic{
+			{UUID: echoIn, Props: radio.PropWrite},
+			{UUID: echoOut, Props: radio.PropNotify},
+		},
+		Open: func(c *radio.Conn) radio.Handler { return counter{c} },
+	})
+	c, _ := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", "phone"), resource.NewQueue(1))
+	c.SetNotify(echoOut, true)
+	c.Write(echoIn, []byte("hello"))
+	n := <-c.Notifications()
+	fmt.Println(n.Char, n.Data, c.MTU())
+	c.Disconnect()
+	// Output: 00000003-0000-4000-8000-000000000000 [5] 247
 }
