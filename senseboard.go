@@ -198,6 +198,11 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 			d.Device.Close()
 			return fmt.Errorf("module %s: %w", gsp.Name, err)
 		}
+		if err = d.BLE.Radio().AddService(d.GSP.Service()); err != nil {
+			d.gsp.Stop()
+			d.Device.Close()
+			return fmt.Errorf("module %s: %w", gsp.Name, err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,47 @@
+package gsp
+
+import (
+	"senseboard/radio"
+)
+
+// The GSP service's UUIDs as the radio layer takes them.
+var (
+	ServiceID = radio.MustParseUUID(ServiceUUID)
+	CommandID = radio.MustParseUUID(CommandUUID)
+	DataID    = radio.MustParseUUID(DataUUID)
+)
+
+// Service returns the module's GATT service for the radio layer: each
+// connection of a central gets its own Conn, with the connection's MTU;
+// writes to the command characteristic are commands, and the answers are
+// notifications of the data characteristic (sent while the central has
+// them switched on, as on the hardware).
+func (m *Module) Service() *radio.Service {
+	return &radio.Service{
+		UUID: ServiceID,
+		Characteristics: []radio.Characteristic{
+			{UUID: CommandID, Props: radio.PropWrite | radio.PropWriteNoResponse},
+			{UUID: DataID, Props: radio.PropNotify},
+		},
+		Open: func(rc *radio.Conn) radio.Handler {
+			h := &gattHandler{rc: rc}
+			h.c = m.Connect(rc.MTU(), func(b []byte) { rc.Notify(DataID, b) })
+			return h
+		},
+	}
+}
+
+type gattHandler struct {
+	rc *radio.Conn
+	c  *Conn
+}
+
+func (h *gattHandler) Write(_ radio.UUID, data []byte) error {
+	h.c.SetMTU(h.rc.MTU()) // the central may have chosen its MTU since it connected
+	h.c.Write(data)
+	return nil
+}
+
+func (h *gattHandler) Notifying(radio.UUID, bool) {}
+
+func (h *gattHandler) Close() { h.c.Close() }
