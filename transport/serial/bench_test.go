@@ -132,6 +132,11 @@ func newDeviceB(b *testing.B) (*senseboard.Device, string, string) { return newD
 
 // newDeviceOn starts a device with a TCP listener and a pty on clock c.
 func newDeviceOn(b *testing.B, c clock.Clock) (*senseboard.Device, string, string) {
+	return newDeviceServedOn(b, c, &serial.Server{})
+}
+
+// newDeviceServedOn is newDeviceOn with srv, whose Device it sets.
+func newDeviceServedOn(b *testing.B, c clock.Clock, srv *serial.Server) (*senseboard.Device, string, string) {
 	dir := b.TempDir()
 	d, err := senseboard.New(senseboard.Config{StateDir: filepath.Join(dir, "state"), Seed: 1, Clock: c})
 	if err != nil {
@@ -142,7 +147,7 @@ func newDeviceOn(b *testing.B, c clock.Clock) (*senseboard.Device, string, strin
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &serial.Server{Device: d.Device}
+	srv.Device = d.Device
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { srv.Serve(ctx, ln); done <- struct{}{} }()
@@ -162,8 +167,8 @@ func newDeviceOn(b *testing.B, c clock.Clock) (*senseboard.Device, string, strin
 // and been welcomed) and reports what one costs the process: heap and
 // goroutine stacks, on both ends of the connection, as bytes/session.
 func BenchmarkIdleSessionMemory(b *testing.B) {
-	_, addr, _ := newDeviceB(b)
 	const sessions = 500
+	_, addr, _ := newDeviceServedOn(b, nil, &serial.Server{MaxConns: 4 * sessions}) // room for the last round's closing ones
 	hello, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, &wire.HelloMsg{Protocol: wire.Version, Client: "idle", Session: "idle"})
 	inUse := func() uint64 {
 		runtime.GC()
