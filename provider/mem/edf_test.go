@@ -85,14 +85,8 @@ func TestEDF(t *testing.T) {
 		t.Errorf("mean acceleration %.2f m/s2 at rest, want about 9.81", math.Sqrt(g2))
 	}
 
-	py := ""
-	for _, c := range []string{"python3", "/usr/bin/python3"} {
-		if p, err := exec.LookPath(c); err == nil && exec.Command(p, "-c", "import mne").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
+	py, err := exec.LookPath("python3")
+	if err != nil || exec.Command(py, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('mne') is None)").Run() != nil {
 		t.Skip("MNE-Python is not installed (apt-get install python3-mne): the independent EDF+ reader check is skipped")
 	}
 	path := filepath.Join(t.TempDir(), "log.edf")
