@@ -105,10 +105,18 @@ func New(cfg Config) (*Device, error) {
 	return d, nil
 }
 
-// abandon releases what a failed start took.
+// abandon releases what a failed start took: the device's providers once
+// the device exists (Device.Close closes them), else the debug log's
+// writer, then the logs and the state directory.
 func (d *Device) abandon() {
-	if d.Debug != nil {
+	switch {
+	case d.Device != nil:
+		d.Device.Close()
+	case d.Debug != nil:
 		d.Debug.Close()
+	}
+	if d.Mem != nil {
+		d.Mem.Close()
 	}
 	if d.Store != nil {
 		d.Store.Close()
@@ -195,7 +203,6 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	if p.Modules.GSP {
 		d.GSP = gsp.New()
 		if d.gsp, err = app.Run(d.Device, d.GSP); err != nil {
-			d.Device.Close()
 			return fmt.Errorf("module %s: %w", gsp.Name, err)
 		}
 		if err = d.BLE.Radio().AddService(d.GSP.Service()); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,7 @@ func usedState(t *testing.T) string {
 	}{
 		{resource.Put, "/Comm/Ble/Security/Pin", resource.String("123456")},
 		{resource.Put, "/System/Debug/Log/Config", record(t, "DebugLogConfig", `{"MinimalLevel": 2}`)},
+		{resource.Put, "/Mem/DataLogger/Config", record(t, "DataLoggerConfig", `{"dataEntries": {"dataEntry": [{"path": "/Meas/HR"}]}}`)},
 	} {
 		if env, err := d.Call(c.op, c.path, c.arg); err != nil || env.Status != resource.StatusOK {
 			t.Fatalf("%s %s: %v %+v", c.op, c.path, err, env)
@@ -105,6 +107,13 @@ func TestNewOnDamagedState(t *testing.T) {
 		{"debug.json", append(jsonFile[:len(jsonFile):len(jsonFile)],
 			damage.OutOfRange("level out of range", func(m map[string]any) { m["MinimalLevel"] = 5 }, "MinimalLevel 5"),
 		)},
+		{"datalogger.json", append(jsonFile[:len(jsonFile):len(jsonFile)],
+			damage.OutOfRange("too many paths", func(m map[string]any) {
+				e := m["dataEntries"].(map[string]any)
+				e["dataEntry"] = slices.Repeat(e["dataEntry"].([]any), 9)
+			}, "9 paths"),
+		)},
+		{"logbook.json", jsonFile},
 		{"lock", []damage.Kind{damage.Directory(), damage.Unreadable()}},
 	}
 	template := usedState(t)

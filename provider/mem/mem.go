@@ -118,6 +118,9 @@ func New(store *nvm.Store, capacity int, t *timesvc.Provider) (*Provider, error)
 	if _, err := store.ReadJSON(configFile, &cfg); err != nil {
 		return nil, fmt.Errorf("datalogger: %w", err)
 	}
+	if n := len(cfg.DataEntries.DataEntry); n > MaxPaths { // the rule of PUT /Mem/DataLogger/Config
+		return nil, fmt.Errorf("datalogger: %w", &nvm.CorruptError{Path: store.Path(configFile), Reason: fmt.Sprintf("%d paths; at most %d can be logged", n, MaxPaths)})
+	}
 	for _, e := range cfg.DataEntries.DataEntry {
 		p.paths = append(p.paths, e.Path)
 	}
