@@ -65,12 +65,22 @@ type Config struct {
 	// RecordDir is where recordings go; StateDir/recordings, or the
 	// temporary directory, when empty.
 	RecordDir string
-	// Manual stops the bridge from connecting to the devices it finds: it
-	// connects only when asked.
+	// ConnectAll makes the bridge connect to every device it finds as
+	// soon as it advertises, and keep the connection. Without it the
+	// bridge connects to a device when a client first uses it (a message
+	// or a subscription for it, Connect, pairing) and releases the
+	// connection once nothing has used it for Idle.
+	ConnectAll bool
+	// Idle is how long a connection stays after the last use of the
+	// device, once no subscription holds it (60 s when zero; negative
+	// keeps connections until asked to end them). ConnectAll keeps them.
+	Idle time.Duration
+	// Manual makes the bridge connect only when asked (Connect, pairing),
+	// not when a client uses a device nor to the devices it finds.
 	Manual bool
 	// Reconnect makes the bridge connect again to a device whose
 	// connection ended, as soon as the device advertises again. Without
-	// it, the bridge connects again only when asked.
+	// it, the bridge connects again only when asked or used.
 	Reconnect bool
 	// ScanInterval is how often the bridge scans; 1 s when zero.
 	ScanInterval time.Duration
@@ -79,6 +89,10 @@ type Config struct {
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
 }
+
+// DefaultIdle is how long a connection made on demand stays after the
+// device's last use.
+const DefaultIdle = 60 * time.Second
 
 // The bridge's identity when Config leaves it out.
 const (
@@ -112,6 +126,9 @@ type Bridge struct {
 func New(cfg Config) (*Bridge, error) {
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
+	}
+	if cfg.Idle == 0 {
+		cfg.Idle = DefaultIdle
 	}
 	if cfg.ScanInterval <= 0 {
 		cfg.ScanInterval = time.Second
@@ -232,7 +249,7 @@ func (b *Bridge) Scan(ctx context.Context) {
 		d := b.devs[p.Serial]
 		b.mu.Unlock()
 		if d == nil {
-			d = &device{b: b, serial: p.Serial, p: p, want: !b.cfg.Manual, streams: map[string]*stream{}}
+			d = &device{b: b, serial: p.Serial, p: p, want: b.cfg.ConnectAll && !b.cfg.Manual, streams: map[string]*stream{}}
 		}
 		if err := d.refresh(ctx); err != nil {
 			if b.forget(d) {
@@ -248,6 +265,7 @@ func (b *Bridge) Scan(ctx context.Context) {
 			b.cfg.Log.Info("device found", "device", d.serial)
 			d.publish()
 		}
+		d.releaseIfIdle(ctx)
 	}
 	b.mu.Lock()
 	var gone []*device

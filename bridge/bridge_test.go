@@ -69,6 +69,9 @@ type rigConfig struct {
 	allowHosts    []string
 	before        func(serial string, d *senseboard.Device) // runs before the bridge starts
 	modules       profile.Modules
+	// onDemand leaves the bridge connecting on demand, as by default;
+	// otherwise the rig's bridge connects to every device (ConnectAll)
+	onDemand bool
 	// smallSendBuffers makes the kernel hold little for a client that
 	// does not read, so that the bridge's own limit shows soon
 	smallSendBuffers bool
@@ -115,6 +118,9 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		return d
 	}
 	cfg := rc.bridge
+	if !rc.onDemand {
+		cfg.ConnectAll = true // most tests start from connected devices
+	}
 	for _, s := range rc.local {
 		d := open(s)
 		srv := &serial.Server{Device: d.Device}
@@ -1180,4 +1186,67 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 		t.Errorf("the same address bonds again under BondingSameMac: %v", err)
 	}
 	b.Disconnect(ctx, "000123")
+}
+
+// By default the bridge connects to a device when a client uses it and
+// releases the connection when nothing has used it for the idle period.
+func TestConnectOnDemand(t *testing.T) {
+	const idle = 150 * time.Millisecond
+	r := newRig(t, rigConfig{local: []string{"000123"}, remote: []string{"000124"}, onDemand: true, bridge: bridge.Config{Idle: idle}})
+	for _, s := range []string{"000123", "000124"} {
+		r.waitFor(s, "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+	}
+	// untouched, the device advertises and has no peers, as a real one
+	dev := r.local["000123"].Device
+	peers, _ := dev.Do(&resource.Request{Op: resource.Get, Path: "/Comm/Ble/Peers"})
+	adv, _ := dev.Do(&resource.Request{Op: resource.Get, Path: "/Comm/Ble/Adv"})
+	if b, _ := json.Marshal(peers.Content); peers.Status != 200 || strings.Contains(string(b), "Address") {
+		t.Errorf("peers of an untouched device: %d %s", peers.Status, b)
+	}
+	if b, _ := json.Marshal(adv.Content); adv.Status != 200 || !strings.Contains(string(b), `"isAdvertising":true`) {
+		t.Errorf("advertising of an untouched device: %d %s", adv.Status, b)
+	}
+	// several devices and none in use: a message names one
+	if status, body := r.post("/api/message", `{"type": "get", "path": "/Info"}`); status != 400 || !strings.Contains(body, "no device is connected and the bridge sees several (000123, 000124)") {
+		t.Errorf("message naming no device: %d %s", status, body)
+	}
+	// a message connects to the device it names, and only to it
+	if m := r.message(`{"type": "get", "path": "/net/000124/Info"}`); m["response"] != 200.0 {
+		t.Fatalf("GET over a connection on demand: %v", m)
+	}
+	if st, _ := r.b.Device("000123"); st.Connected {
+		t.Errorf("a device nobody used is connected: %+v", st)
+	}
+	// unused, the connection goes after the idle period
+	st := r.waitFor("000124", "released", func(s bridge.DeviceState) bool { return !s.Connected })
+	if !strings.Contains(st.Note, "released: no client used the device for 150ms") || st.AutoConnect {
+		t.Errorf("after the idle period: %+v", st)
+	}
+	// a subscription holds the connection however long it runs
+	c := r.dial(nil)
+	sub, resp, err := c.Subscribe(r.ctx, "/net/000123/Meas/Acc/13")
+	if err != nil || resp.Response != 200 {
+		t.Fatalf("subscribe: %+v %v", resp, err)
+	}
+	for range 3 {
+		<-sub.C()
+	}
+	time.Sleep(3 * idle) // several idle periods with the subscription running
+	if st, _ := r.b.Device("000123"); !st.Connected {
+		t.Errorf("released while subscribed: %+v", st)
+	}
+	if _, err := sub.Unsubscribe(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("000123", "released after the subscription", func(s bridge.DeviceState) bool {
+		return !s.Connected && strings.Contains(s.Note, "released")
+	})
+	// one device left in sight: a message without a device uses it
+	r.stop["000124"]()
+	for _, err := r.b.Device("000124"); err == nil; _, err = r.b.Device("000124") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if m := r.message(`{"type": "get", "path": "/Info"}`); m["device"] != "000123" || m["response"] != 200.0 {
+		t.Errorf("GET /Info with one device in sight: %v", m)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"senseboard/bridge"
 )
 
 // TestDashboard drives the dashboard in headless Chromium: the page loads,
@@ -30,8 +32,8 @@ func TestDashboard(t *testing.T) {
 	if browser == "" {
 		t.Skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
 	}
-	r := newRig(t, rigConfig{local: []string{"000123"}})
-	r.connected("000123")
+	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true})
+	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising && !s.Connected })
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -67,10 +69,16 @@ func TestDashboard(t *testing.T) {
 			}
 		}
 	}
+	// the page shows the advertising device; choosing it connects
 	must("load", chromedp.Do(ctx,
 		chromedp.Navigate(r.srv.URL+"/"),
 		chromedp.WaitVisible(`#devices li[data-serial="000123"]`),
 		chromedp.WaitVisible(`#link.ok`)))
+	if st, _ := r.b.Device("000123"); st.Connected {
+		t.Errorf("connected before anyone chose the device: %+v", st)
+	}
+	must("choose the device", chromedp.Do(ctx, chromedp.Click(`#devices li[data-serial="000123"]`)))
+	r.connected("000123")
 	current, err := chromedp.Run(ctx, chromedp.Text(`#current`))
 	must("current device", err)
 	// the debug console at info, before the ECG starts: the device says so

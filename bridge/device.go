@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"senseboard/client"
 	"senseboard/radio"
@@ -28,6 +29,9 @@ type device struct {
 	encrypted bool
 	want      bool // connect when the device advertises
 	leaving   bool // the bridge is disconnecting on a user's word
+	releasing bool // the bridge is disconnecting a device nobody used for Idle
+	lastUse   time.Time
+	inUse     int // requests and connects under way
 	note      string
 	gone      bool
 	streams   map[string]*stream // by key (see stream)
@@ -172,11 +176,10 @@ func (d *device) refresh(ctx context.Context) error {
 func (d *device) connect(ctx context.Context, asked bool) error {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
-	if asked {
-		d.mu.Lock()
-		d.want = true
-		d.mu.Unlock()
-	}
+	d.mu.Lock()
+	d.want = d.want || asked
+	d.lastUse = time.Now()
+	d.mu.Unlock()
 	return d.connectLocked(ctx)
 }
 
@@ -228,9 +231,12 @@ func (d *device) watchLink(l *client.Conn) {
 	if d.link == l {
 		d.link = nil
 		d.connected, d.encrypted = false, false
-		d.want = d.b.cfg.Reconnect && !d.leaving
-		d.leaving = false
-		if why := l.Err(); errors.Is(why, client.ErrClosed) {
+		released := d.releasing
+		d.want = d.b.cfg.Reconnect && !d.leaving && !released
+		d.leaving, d.releasing = false, false
+		if released {
+			d.note = fmt.Sprintf("released: no client used the device for %v", d.b.cfg.Idle)
+		} else if why := l.Err(); errors.Is(why, client.ErrClosed) {
 			d.note = "the connection ended: the bridge closed the link"
 		} else {
 			d.note = linkError(why)
@@ -247,6 +253,7 @@ func (d *device) pair(ctx context.Context, passKey string, bond bool) error {
 	defer d.opMu.Unlock()
 	d.mu.Lock()
 	d.want = true
+	d.lastUse = time.Now()
 	d.mu.Unlock()
 	if err := d.connectLocked(ctx); err != nil {
 		return err
@@ -294,6 +301,64 @@ func (d *device) disconnect(ctx context.Context) error {
 		l.Close()
 	}
 	return nil
+}
+
+// use marks the device in use by a client until done is called, and
+// connects to it when it is not connected (unless the bridge is Manual or
+// ConnectAll).
+// A use that cannot connect says why.
+func (d *device) use(ctx context.Context) (done func(), err error) {
+	d.mu.Lock()
+	d.inUse++
+	d.lastUse = time.Now()
+	connected := d.connected
+	d.mu.Unlock()
+	done = func() {
+		d.mu.Lock()
+		d.inUse--
+		d.lastUse = time.Now()
+		d.mu.Unlock()
+	}
+	if connected || d.b.cfg.Manual || d.b.cfg.ConnectAll {
+		return done, nil // these connect only when asked, or when they find a device
+	}
+	if err := d.connect(ctx, false); err != nil {
+		done()
+		return nil, fmt.Errorf("device %s: connect: %w", d.serial, err)
+	}
+	return done, nil
+}
+
+// releaseIfIdle ends a connection that no client has used for Idle and
+// that no subscription holds; ConnectAll keeps every connection.
+func (d *device) releaseIfIdle(ctx context.Context) {
+	b := d.b
+	if b.cfg.ConnectAll || b.cfg.Idle < 0 {
+		return
+	}
+	d.mu.Lock()
+	idle := d.connected && d.inUse == 0 && len(d.streams) == 0 && time.Since(d.lastUse) >= b.cfg.Idle && !d.leaving
+	d.mu.Unlock()
+	if !idle || !d.opMu.TryLock() {
+		return
+	}
+	defer d.opMu.Unlock()
+	d.mu.Lock()
+	l := d.link
+	idle = d.connected && d.inUse == 0 && len(d.streams) == 0 && time.Since(d.lastUse) >= b.cfg.Idle
+	if idle {
+		d.releasing, d.want = true, false
+	}
+	d.mu.Unlock()
+	if !idle {
+		return
+	}
+	b.cfg.Log.Info("release", "device", d.serial, "idle", b.cfg.Idle)
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	if err := l.Disconnect(ctx); err != nil {
+		l.Close()
+	}
 }
 
 // linkError words the end of a link without the name of the device, which

@@ -66,7 +66,7 @@ func (s *stallingDevice) serve(conn net.Conn) {
 // the device's answer, the bridge lists its devices and their states.
 func TestStateDoesNotWaitForASlowSubscribe(t *testing.T) {
 	dev := &stallingDevice{requests: make(chan wire.Frame, 4)}
-	b, err := bridge.New(bridge.Config{Local: []bridge.Peripheral{{Serial: "000999", Dial: dev.dial}}, Timeout: time.Minute})
+	b, err := bridge.New(bridge.Config{Local: []bridge.Peripheral{{Serial: "000999", Dial: dev.dial}}, Timeout: time.Minute, ConnectAll: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -274,6 +274,12 @@ func (b *Bridge) route(m *Message) (*device, string, error) {
 			ErrBadMessage, joinSerials(connected))
 	case len(all) == 0:
 		return nil, "", fmt.Errorf("%w: the bridge sees no devices", ErrUnknownDevice)
+	case len(all) == 1 && !b.cfg.Manual && !b.cfg.ConnectAll:
+		d, err := b.device(all[0]) // the one device there is: connect on demand
+		return d, path, err
+	case len(all) > 1 && !b.cfg.Manual && !b.cfg.ConnectAll:
+		return nil, "", fmt.Errorf("%w: no device is connected and the bridge sees several (%s); name one with \"device\" or a path /net/<serial>/...",
+			ErrBadMessage, joinSerials(all))
 	}
 	return nil, "", fmt.Errorf("%w: no device is connected; the bridge sees %s", ErrNotConnected, joinSerials(all))
 }
@@ -309,6 +315,11 @@ func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	done, err := d.use(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	c, err := d.conn()
 	if err != nil {
 		return nil, err

@@ -89,6 +89,11 @@ func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *An
 	if err != nil {
 		return nil, nil, err
 	}
+	done, err := d.use(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
 	c, err := d.conn()
 	if err != nil {
 		return nil, nil, err
@@ -164,6 +169,7 @@ func (d *device) forgetStream(st *stream) {
 	defer d.mu.Unlock()
 	if d.streams[st.key] == st {
 		delete(d.streams, st.key)
+		d.lastUse = time.Now() // the idle time of a device starts with its last stream's end
 	}
 }
 

@@ -53,9 +53,9 @@ func Example() {
 		panic(err)
 	}
 	defer c.Close()
-	// the bridge connects to the device it finds; wait for it
+	// wait until the bridge finds the device; the first message connects to it
 	for {
-		if d, err := c.Device(ctx, "000123"); err == nil && d.Connected {
+		if d, err := c.Device(ctx, "000123"); err == nil && d.Advertising {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

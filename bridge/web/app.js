@@ -130,7 +130,13 @@ function updateDevice(d) {
   renderDevices();
 }
 
+// select chooses a device; choosing one that is not connected connects to
+// it (the bridge connects to devices when a client uses them).
 function select(serial) {
+  const d = state.devices.get(serial);
+  if (d && !d.connected && d.advertising) {
+    api('POST', `api/devices/${serial}/connect`).catch((e) => { $('#current').textContent = `Device ${serial}: ${e.message}`; });
+  }
   if (serial === state.current) return;
   stopAllStreams();
   state.current = serial;
@@ -663,6 +669,13 @@ async function refreshBattery() {
   } catch (e) { /* not connected */ }
 }
 setInterval(refreshBattery, 10000);
+
+// While a device stays chosen, the page keeps using it, so that the bridge
+// does not release the connection as idle (it does after a minute unused).
+setInterval(() => {
+  const d = state.devices.get(state.current);
+  if (d && d.connected) api('POST', `api/devices/${d.serial}/connect`).catch(() => {});
+}, 20000);
 
 // ---- tabs and start
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"senseboard/air"
 	"senseboard/bridge"
@@ -28,6 +29,8 @@ type bridgeFlags struct {
 	reconnect *bool
 	manual    *bool
 	central   *string
+	all       *bool
+	idle      *time.Duration
 	allowHost listFlag
 	maxConns  *int
 }
@@ -40,6 +43,8 @@ func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 		air:       fs.String("air", "", "directory of the local radio link between senseboard programs (default "+air.DefaultDir()+"; none for none)"),
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
+		all:       fs.Bool("connect-all", false, "bridge: connect to every device found and keep the connections (by default it connects when a client uses a device)"),
+		idle:      fs.Duration("idle", bridge.DefaultIdle, "bridge: release a connection made on demand after this long unused (0: never)"),
 		central:   fs.String("central-address", "", "bridge: its address as a BLE central, XX:XX:XX:XX:XX:XX (default: derived from its state directory once and kept there)"),
 		maxConns:  fs.Int("http-max-conns", bridge.DefaultMaxConns, "bridge: HTTP connections served at once, WebSockets and streams included; more are answered 503"),
 	}
@@ -110,13 +115,21 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 // start makes the bridge on an open listener.
 func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bridge.Peripheral, log *slog.Logger) (*bridgeService, error) {
 	b, err := bridge.New(bridge.Config{Local: local, Air: f.airDir(), StateDir: stateDir, Reconnect: *f.reconnect,
-		Manual: *f.manual, Address: *f.central, Log: log})
+		Manual: *f.manual, Address: *f.central, ConnectAll: *f.all, Idle: idleOf(*f.idle), Log: log})
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
 	return &bridgeService{b: b, srv: &bridge.Server{Bridge: b, Token: token, AllowHosts: f.allowHost,
 		Limits: bridge.Limits{MaxConns: *f.maxConns}}, ln: ln}, nil
+}
+
+// idleOf maps --idle to Config.Idle: 0 keeps connections (a negative Idle).
+func idleOf(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // URL is where the dashboard is.

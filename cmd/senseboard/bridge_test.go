@@ -105,9 +105,12 @@ func TestBridgeEndToEnd(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	defer c.Close()
-	waitDevice(t, c, "000123", connected)
-	if !strings.Contains(out.String(), "bridge       "+base+"/ (dashboard") {
-		t.Errorf("run does not say where the bridge is:\n%s", out)
+	// the bridge connects when a client first uses the device
+	if d := waitDevice(t, c, "000123", func(d bridgeclient.Device) bool { return d.Advertising }); d.Connected {
+		t.Errorf("connected before any client used the device: %+v", d)
+	}
+	if !strings.Contains(out.String(), "bridge       "+base+"/ (dashboard") || !strings.Contains(out.String(), "a phone with central address ") {
+		t.Errorf("run does not say where the bridge is and which phone it is:\n%s", out)
 	}
 
 	// GET /Info and PUT time
@@ -172,7 +175,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 	// a device of another program on the same air
 	startProgram(t, bin, "run", "--state", filepath.Join(dir, "state2"), "--serial", "000124", "--listen", "none", "--pty", "none",
 		"--air", air, "--http", "none")
-	waitDevice(t, c, "000124", connected)
+	waitDevice(t, c, "000124", func(d bridgeclient.Device) bool { return d.Advertising })
 	r, err = c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000124/Info"})
 	if err != nil || r.Device != "000124" || !strings.Contains(string(r.Content), `"serial":"000124"`) {
 		t.Fatalf("GET over the air: %+v %v", r, err)
