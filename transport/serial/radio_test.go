@@ -316,7 +316,8 @@ func TestRadioGATT(t *testing.T) {
 			listed = append(listed, s.UUID[4:8]+"/"+c.UUID[:8]+":"+strings.Join(c.Properties, ","))
 		}
 	}
-	if g := strings.Join(listed, " "); g != "180d/00002a37:notify 0001/6e400002:write,write-without-response 0001/6e400003:notify" {
+	if g := strings.Join(listed, " "); g != "180d/00002a37:notify 0001/6e400002:write,write-without-response 0001/6e400003:notify"+
+		" 2252/34800001:write,write-without-response 2252/34800002:notify" { // and the GSP service, on by default
 		t.Errorf("services %s", g)
 	}
 	tx, rx := radio.NUSTX.String(), radio.NUSRX.String()
