@@ -1134,6 +1134,9 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 	use := func(p, other *bridge.Bridge) {
 		t.Helper()
 		other.Disconnect(ctx, "000123")
+		for st, err := other.Device("000123"); err == nil && st.Connected; st, err = other.Device("000123") {
+			time.Sleep(5 * time.Millisecond) // until the link's end is through
+		}
 		p.Scan(ctx)
 		if err := p.Connect(ctx, "000123"); err != nil {
 			t.Fatalf("connect %s: %v", p.Address(), err)

@@ -121,8 +121,10 @@ async function unsubscribe(id) {
 // ---- devices
 
 function updateDevice(d) {
+  const was = state.devices.get(d.serial);
   if (d.state === 'gone') state.devices.delete(d.serial);
   else state.devices.set(d.serial, d);
+  if (d.serial === state.current && d.connected && !was?.connected) refreshBattery();
   if (!state.devices.has(state.current) || !state.devices.get(state.current).connected) {
     const first = [...state.devices.values()].find((x) => x.connected);
     if (first && first.serial !== state.current) select(first.serial);
@@ -660,7 +662,7 @@ $('#settime').onclick = setTime;
 // refreshBattery reads the battery level where the device has one
 // (/System/Energy/Level, percent), or else whether it is low (/System/States/1).
 async function refreshBattery() {
-  if (!state.current) return;
+  if (!state.devices.get(state.current)?.connected) return; // reading is a use: it would connect
   try {
     const r = await send({ type: 'get', path: '/System/Energy/Level', device: state.current });
     if (r.response === 200) { readout('battery', `${r.content} %`); return; }
