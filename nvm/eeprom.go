@@ -46,10 +46,10 @@ func OpenEEPROM(s *Store) (*EEPROM, error) {
 const pageSize = 1024
 
 // chip holds a chip's bytes sparsely: a page that is erased (all 0xFF) has
-// no memory, so that an idle device with erased chips costs a few hundred
-// bytes instead of the chips' size.
+// no memory, and a chip that is all erased has no page table, so that an
+// idle device with erased chips costs a few bytes instead of the chips' size.
 type chip struct {
-	pages [profile.ChipSize / pageSize]*[pageSize]byte
+	pages *[profile.ChipSize / pageSize]*[pageSize]byte // nil while erased
 }
 
 // read copies the bytes from addr into b.
@@ -57,7 +57,8 @@ func (c *chip) read(addr int, b []byte) {
 	for len(b) > 0 {
 		p, off := addr/pageSize, addr%pageSize
 		n := min(len(b), pageSize-off)
-		if pg := c.pages[p]; pg != nil {
+		if c.pages != nil && c.pages[p] != nil {
+			pg := c.pages[p]
 			copy(b[:n], pg[off:])
 		} else {
 			for i := range b[:n] {
@@ -74,6 +75,13 @@ func (c *chip) set(addr int, b []byte) {
 	for len(b) > 0 {
 		p, off := addr/pageSize, addr%pageSize
 		n := min(len(b), pageSize-off)
+		if c.pages == nil {
+			if erased(b[:n]) {
+				b, addr = b[n:], addr+n
+				continue
+			}
+			c.pages = new([profile.ChipSize / pageSize]*[pageSize]byte)
+		}
 		pg := c.pages[p]
 		if pg == nil && !erased(b[:n]) {
 			pg = new([pageSize]byte)

@@ -8,6 +8,9 @@ import (
 // pagesHeld counts the pages a chip holds in memory.
 func pagesHeld(e *EEPROM, chip int) int {
 	n := 0
+	if e.chips[chip].pages == nil {
+		return 0
+	}
 	for _, p := range e.chips[chip].pages {
 		if p != nil {
 			n++

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -205,7 +206,7 @@ func (rt *Router) handle(pattern string, op Op, h Handler, subtree bool) (*Route
 
 // route finds or makes the route of pattern.
 func (rt *Router) route(pattern string, subtree bool) (*Route, error) {
-	segs, params, err := parsePattern(pattern)
+	segs, params, err := parseShared(pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -329,6 +330,45 @@ func (s *segment) text() string {
 		return s.lit
 	}
 	return "x"
+}
+
+// parsedPatterns holds the parsed form of the patterns registered so far,
+// which never changes: every device of a process registers the same
+// patterns, and shares their parsed segments instead of holding a copy each.
+// It keeps at most maxShared patterns; others are parsed for each router.
+var parsedPatterns struct {
+	sync.Mutex
+	m map[string]parsedPattern
+}
+
+type parsedPattern struct {
+	segs   []segment
+	params []string
+}
+
+const maxShared = 4096
+
+// parseShared parses a pattern, sharing the result with the routers that
+// registered the same pattern before.
+func parseShared(pattern string) ([]segment, []string, error) {
+	pp := &parsedPatterns
+	pp.Lock()
+	defer pp.Unlock()
+	if p, ok := pp.m[pattern]; ok {
+		return p.segs, p.params, nil
+	}
+	segs, params, err := parsePattern(pattern)
+	if err != nil {
+		return nil, nil, err
+	}
+	segs, params = slices.Clip(segs), slices.Clip(params) // an append by a caller copies
+	if pp.m == nil {
+		pp.m = make(map[string]parsedPattern)
+	}
+	if len(pp.m) < maxShared {
+		pp.m[pattern] = parsedPattern{segs, params}
+	}
+	return segs, params, nil
 }
 
 func parsePattern(pattern string) ([]segment, []string, error) {
