@@ -457,6 +457,9 @@ func (c *Conn) Close() error {
 
 // roundTrip sends a frame and waits for the answer with the same id.
 func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, before func(id uint32)) (wire.Frame, error) {
+	if err := ctx.Err(); err != nil { // as net/http: a request whose context has ended is not sent
+		return wire.Frame{}, err
+	}
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -475,9 +478,11 @@ func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, befor
 	if payload == nil {
 		b = wire.AppendFrame(nil, kind, id, nil)
 	} else if b, err = wire.AppendJSONFrame(nil, kind, id, payload); err != nil {
+		c.forget(id)
 		return wire.Frame{}, err
 	}
 	if err := c.write(b); err != nil {
+		c.forget(id)
 		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
 	}
 	f, err := c.await(ctx, ch, time.Now().Add(c.opts.Timeout))
