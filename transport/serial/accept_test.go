@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"senseboard"
+	"senseboard/air"
 	"senseboard/client"
 	"senseboard/resource"
 	"senseboard/transport/serial"
@@ -54,6 +55,46 @@ func TestAcceptRetriesTemporaryErrors(t *testing.T) {
 	defer c.Close()
 	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
 		t.Errorf("GET /Info after the accept errors: %v", err)
+	}
+}
+
+// TestRadioAcceptRetriesTemporaryErrors: the radio link's listener keeps
+// serving through the same errors.
+func TestRadioAcceptRetriesTemporaryErrors(t *testing.T) {
+	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	dir := t.TempDir()
+	ln, err := air.Listen(dir, d.Serial())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
+	defer cancel()
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- (&serial.Server{Device: d.Device}).ServeRadios(sctx, &failingListener{Listener: ln, errs: []error{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED}}, d.BLE.Radio())
+	}()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	nc, err := air.Dial(ctx, air.Device{Serial: d.Serial(), Path: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Open(ctx, "radio", nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if m, err := c.Scan(ctx); err != nil || m.Serial != d.Serial() {
+		t.Errorf("scan after the accept errors: %+v %v", m, err)
 	}
 }
 
