@@ -57,18 +57,21 @@ const indexFile = "logbook.json"
 // bytes of logs.
 func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 	s := &Storage{store: store, dir: filepath.Join(store.Dir(), "logbook"), capacity: int64(capacity), sizes: map[uint32]int64{}}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("logbook: %w", err)
-	}
-	if _, err := store.ReadJSON(indexFile, &s.index); err != nil {
+	// Nothing is written until the first log: a device that never logs
+	// leaves no logbook files behind.
+	hadIndex, err := store.ReadJSON(indexFile, &s.index)
+	if err != nil {
 		return nil, fmt.Errorf("logbook: %w", err)
 	}
 	if s.index.NextID == 0 {
 		s.index.NextID = 1
 	}
 	files, err := os.ReadDir(s.dir)
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("logbook: %w", err)
+	}
+	if !hadIndex && len(files) == 0 {
+		return s, nil
 	}
 	known := map[uint32]bool{}
 	for _, e := range s.index.Entries {
@@ -164,6 +167,9 @@ func (s *Storage) Create(now uint32) (uint32, error) {
 	}
 	if err := s.makeRoom(int64(len(sbem.Header))); err != nil {
 		return 0, err
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return 0, fmt.Errorf("logbook: %w", err)
 	}
 	id := s.index.NextID
 	s.index.NextID++
