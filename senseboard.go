@@ -15,6 +15,7 @@ import (
 	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/gsp"
+	"senseboard/noise"
 	"senseboard/nvm"
 	"senseboard/profile"
 	"senseboard/provider/afe"
@@ -193,9 +194,10 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 		providers = append(providers, d.Mem)
 	}
 	d.Device, err = device.New(device.Config{
-		Profile:   p,
-		Clock:     c,
-		Providers: providers,
+		Profile:    p,
+		Clock:      c,
+		ClockDrift: clockDrift(seed, d.Wearer.Scenario()),
+		Providers:  providers,
 	})
 	if err != nil {
 		return err
@@ -213,6 +215,20 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	}
 	return nil
 }
+
+// clockDrift returns the device oscillator's rate error in ppm: the
+// scenario's when it sets one, otherwise drawn from the seed, normally
+// distributed with a standard deviation of 8 ppm and kept within the
+// 20 ppm accuracy /Time/Detailed reports.
+func clockDrift(seed uint64, sc *world.Scenario) float64 {
+	if sc.ClockDrift != nil {
+		return *sc.ClockDrift
+	}
+	return max(-20, min(20, 8*noise.Gauss(noise.Key(seed, streamClock, 0))))
+}
+
+// streamClock is the noise stream of the device's oscillator.
+const streamClock = 0xC10C
 
 // Close ends every subscription, writes what the non-volatile memory still
 // holds in memory, and releases the state directory.

@@ -81,6 +81,11 @@ type Config struct {
 	Definitions *api.Set
 	// Providers serve the resources.
 	Providers []Provider
+	// ClockDrift is the device oscillator's rate error, in parts per million
+	// (positive: the device's time runs fast). The device's relative time,
+	// timestamps and UTC time advance by 1 + ClockDrift/1e6 seconds per
+	// second of the clock; 0 is a perfect oscillator.
+	ClockDrift float64
 }
 
 // Device is one simulated device.
@@ -101,6 +106,8 @@ type Device struct {
 	providers []Provider
 
 	resetAt  atomic.Int64 // clock reading of the last reset, ns
+	drift    float64      // oscillator rate error, fraction
+	driftPPM float64      // the same, as configured, ppm
 	mode     atomic.Uint32
 	next     atomic.Uint32 // pending mode, 0 when none
 	switchMu sync.Mutex
@@ -141,11 +148,13 @@ func New(cfg Config) (*Device, error) {
 		}
 	}
 	d := &Device{
-		prof:   p,
-		clock:  c,
-		defs:   defs,
-		prefix: "/net/" + p.Serial,
-		hub:    resource.NewHub(p.SubscriptionLimit),
+		prof:     p,
+		clock:    c,
+		defs:     defs,
+		prefix:   "/net/" + p.Serial,
+		hub:      resource.NewHub(p.SubscriptionLimit),
+		drift:    cfg.ClockDrift * 1e-6,
+		driftPPM: cfg.ClockDrift,
 	}
 	d.started = c.Now()
 	d.resetAt.Store(int64(d.started))
@@ -191,8 +200,28 @@ func (d *Device) Definitions() []*api.File {
 // URIPrefix returns the prefix of the device's URIs, /net/<serial>.
 func (d *Device) URIPrefix() string { return d.prefix }
 
-// SinceReset returns the time since the last reset.
-func (d *Device) SinceReset() time.Duration { return d.clock.Now() - time.Duration(d.resetAt.Load()) }
+// SinceReset returns the device's own time since the last reset: the clock's
+// time since then, as the device's oscillator (with its drift) counts it.
+func (d *Device) SinceReset() time.Duration {
+	return d.Local(d.clock.Now() - time.Duration(d.resetAt.Load()))
+}
+
+// Local converts a span of clock time to the device oscillator's count of
+// it, drift included.
+func (d *Device) Local(span time.Duration) time.Duration {
+	if d.drift == 0 {
+		return span
+	}
+	return span + time.Duration(float64(span)*d.drift)
+}
+
+// ClockDrift returns the device oscillator's rate error, ppm.
+func (d *Device) ClockDrift() float64 { return d.driftPPM }
+
+// RelativeTimeAt returns the relative time at clock reading t.
+func (d *Device) RelativeTimeAt(t time.Duration) uint32 {
+	return RelativeTime(d.Local(t - d.ResetTime()))
+}
 
 // ResetTime returns the clock reading of the last reset.
 func (d *Device) ResetTime() time.Duration { return time.Duration(d.resetAt.Load()) }

@@ -130,6 +130,9 @@ type Scenario struct {
 	Loop     bool    // repeat the segments (and events) forever
 	Heart    Heart   // ectopic beats and rhythm episodes; zero for a healthy rhythm
 	ECGNoise ECGNoise
+	// ClockDrift sets the device oscillator's rate error, ppm; nil leaves
+	// the device's own seeded drift, 0 makes the oscillator perfect.
+	ClockDrift *float64
 }
 
 // ECGNoise is noise added to the ECG as in the MIT-BIH Noise Stress Test:
@@ -197,6 +200,7 @@ func DefaultScenario() *Scenario {
 //	    - at: 2m
 //	      afib: 90s         # or bradycardia, tachycardia
 //	      heartRate: 110    # optional: 110 (afib), 40, 160 by default
+//	clockDrift: off         # optional: the oscillator's error in ppm; seeded by default
 //	ecgNoise:               # optional: added noise, SNR in dB (NST convention)
 //	  baselineWander: 12
 //	  muscle: 6
@@ -218,6 +222,7 @@ type scenarioFile struct {
 	Loop     bool           `yaml:"loop"`
 	Heart    yaml.Node      `yaml:"heart"`
 	ECGNoise yaml.Node      `yaml:"ecgNoise"`
+	Clock    yaml.Node      `yaml:"clockDrift"`
 	Extra    map[string]any `yaml:",inline"`
 }
 
@@ -259,7 +264,7 @@ func ParseScenario(data []byte) (*Scenario, error) {
 		}
 	}
 	if len(f.Extra) > 0 {
-		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, ecgNoise, loop", sortedKeys(f.Extra))
+		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, ecgNoise, clockDrift, loop", sortedKeys(f.Extra))
 	}
 	if f.Start != nil && len(f.Start.Extra) > 0 {
 		return nil, fmt.Errorf("unknown setting start.%s; allowed in start: heartRate, posture, gear, battery, ambient", sortedKeys(f.Start.Extra))
@@ -327,6 +332,13 @@ func ParseScenario(data []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("heart (line %d): %w", f.Heart.Line, err)
 		}
 		s.Heart = h
+	}
+	if f.Clock.Kind != 0 {
+		v, err := parseDrift(f.Clock.Value)
+		if err != nil || f.Clock.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("clockDrift (line %d): %q: off, or the oscillator's error in ppm, -100..100", f.Clock.Line, f.Clock.Value)
+		}
+		s.ClockDrift = &v
 	}
 	if f.ECGNoise.Kind != 0 {
 		n, err := parseECGNoise(&f.ECGNoise)
@@ -410,6 +422,19 @@ func parseSegment(n *yaml.Node) (Segment, error) {
 		return seg, errors.New("a segment names an activity: rest, walk or run, with a duration")
 	}
 	return seg, nil
+}
+
+// parseDrift reads off (0) or a rate error in ppm (12 or 12ppm).
+func parseDrift(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "off" || s == "false" {
+		return 0, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "ppm"), 64)
+	if err != nil || !(v >= -100 && v <= 100) {
+		return 0, errors.New("out of range")
+	}
+	return v, nil
 }
 
 func parseECGNoise(n *yaml.Node) (ECGNoise, error) {

@@ -29,7 +29,9 @@ func motion(s *sbt.Sub) []*meas.MotionData {
 
 // TestExactSampleTiming checks, at every rate, that an hour of subscription
 // delivers rate x 3600 samples, in notifications of the documented batch
-// size, whose timestamps are exactly those of their first samples.
+// size, whose timestamps are exactly those of their first samples. The
+// device's oscillator is perfect here (clockDrift: off); the drift has its
+// own test in package timesvc.
 func TestExactSampleTiming(t *testing.T) {
 	span := time.Hour
 	if testing.Short() {
@@ -58,7 +60,7 @@ func TestExactSampleTiming(t *testing.T) {
 	}
 	for _, rate := range meas.SampleRates {
 		t.Run(fmt.Sprintf("gyro %d", rate), func(t *testing.T) {
-			d := sbt.New(t, sbt.Config{})
+			d := sbt.New(t, sbt.Config{Scenario: "clockDrift: off\n"})
 			d.Advance(1234 * time.Millisecond) // a start between ticks
 			s := d.Subscribe(fmt.Sprintf("/Meas/Gyro/%d", rate))
 			var stamps []uint32
@@ -74,7 +76,7 @@ func TestExactSampleTiming(t *testing.T) {
 	}
 	for _, rate := range meas.ECGRates {
 		t.Run(fmt.Sprintf("ecg %d", rate), func(t *testing.T) {
-			d := sbt.New(t, sbt.Config{})
+			d := sbt.New(t, sbt.Config{Scenario: "clockDrift: off\n"})
 			d.Advance(777 * time.Millisecond)
 			s := d.SubscribeAll(fmt.Sprintf("/Meas/ECG/%d", rate))
 			var stamps []uint32

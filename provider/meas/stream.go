@@ -72,7 +72,7 @@ func (s *stream) stop() {
 
 // relTime returns the relative time of clock reading t.
 func relTime(d *device.Device, t time.Duration) uint32 {
-	return device.RelativeTime(t - d.ResetTime())
+	return d.RelativeTimeAt(t)
 }
 
 func contains(list []uint16, v uint64) bool {

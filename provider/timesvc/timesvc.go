@@ -79,12 +79,12 @@ func (p *Provider) now() (utc int64, rel uint32) {
 
 func (p *Provider) nowLocked() (int64, uint32) {
 	now := p.d.Clock().Now()
-	since := now - p.d.ResetTime()
+	since := p.d.Local(now - p.d.ResetTime())
 	rel := device.RelativeTime(since)
 	if !p.set {
 		return since.Microseconds(), rel
 	}
-	return p.base + (now - p.setAt).Microseconds(), rel
+	return p.base + p.d.Local(now-p.setAt).Microseconds(), rel
 }
 
 // SetUTC sets the UTC time in microseconds since the epoch and notifies the

@@ -1,6 +1,7 @@
 package timesvc_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -10,7 +11,8 @@ import (
 )
 
 func TestTime(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, sbt.Config{Scenario: "clockDrift: off\n"}) // a perfect oscillator
+
 	d.Advance(2500 * time.Millisecond)
 	// never set: 1970-01-01 plus the time since reset, before 2015
 	if v := d.Expect(200, resource.Get, "/Time").Content.(int64); v != 2_500_000 {
@@ -45,5 +47,65 @@ func TestTime(t *testing.T) {
 	d.Reset()
 	if v := d.Expect(200, resource.Get, "/Time").Content.(int64); v != 0 {
 		t.Errorf("time after reset %d", v)
+	}
+}
+
+// TestClockDrift checks the device oscillator's drift: each device's
+// relative time and UTC time run fast or slow by its own seeded amount
+// within the 20 ppm accuracy /Time/Detailed reports, the same seed drifts
+// the same way, and the scenario sets or turns off the drift.
+func TestClockDrift(t *testing.T) {
+	const hour = 3_600_000 // ms
+	read := func(d *sbt.Device) (rel uint32, utc int64) {
+		det := d.Expect(200, resource.Get, "/Time/Detailed").Content.(*timesvc.DetailedTime)
+		return det.RelativeTime, det.UTCTime
+	}
+	const set = 1_700_000_000_000_000
+	tests := []struct {
+		name     string
+		seed     int64
+		scenario string
+		ppm      float64 // 0: any seeded value within 20 ppm
+	}{
+		{"seed 1", 1, "", 0},
+		{"seed 2", 2, "", 0},
+		{"seed 3", 3, "", 0},
+		{"off", 1, "clockDrift: off\n", 0},
+		{"set", 1, "clockDrift: -15ppm\n", -15},
+	}
+	drifts := map[float64]bool{}
+	for _, tt := range tests {
+		d := sbt.New(t, sbt.Config{Seed: tt.seed, Scenario: tt.scenario})
+		d.Expect(200, resource.Put, "/Time", resource.Int64(set))
+		d.Advance(time.Hour)
+		rel, utc := read(d)
+		ppm := d.ClockDrift()
+		switch {
+		case tt.scenario == "clockDrift: off\n" && ppm != 0,
+			tt.ppm != 0 && ppm != tt.ppm,
+			math.Abs(ppm) > timesvc.Accuracy:
+			t.Errorf("%s: drift %g ppm", tt.name, ppm)
+		}
+		if tt.scenario == "" {
+			drifts[ppm] = true
+			if ppm == 0 {
+				t.Errorf("%s: no drift by default", tt.name)
+			}
+		}
+		wantRel := float64(hour) * (1 + ppm*1e-6)
+		if math.Abs(float64(rel)-wantRel) > 1 {
+			t.Errorf("%s: relative time %d ms after an hour, want %.0f (%+.2f ppm)", tt.name, rel, wantRel, ppm)
+		}
+		if wantUTC := float64(set) + 3.6e9*(1+ppm*1e-6); math.Abs(float64(utc)-wantUTC) > 1 {
+			t.Errorf("%s: UTC %d, want %.0f", tt.name, utc, wantUTC)
+		}
+	}
+	if len(drifts) != 3 {
+		t.Errorf("three seeds drift by %v; want three different amounts", drifts)
+	}
+	// the same seed, the same drift
+	a, b := sbt.New(t, sbt.Config{Seed: 7}), sbt.New(t, sbt.Config{Seed: 7})
+	if a.ClockDrift() != b.ClockDrift() {
+		t.Errorf("seed 7 drifts %g and %g ppm", a.ClockDrift(), b.ClockDrift())
 	}
 }
