@@ -18,6 +18,7 @@ import (
 	"senseboard/provider/debug"
 	"senseboard/provider/system"
 	"senseboard/resource"
+	"senseboard/world"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -36,7 +37,10 @@ func newDevice(t testing.TB) (*senseboard.Device, *clock.Virtual) {
 	c := clock.NewVirtual()
 	p := profile.Default()
 	p.Modules.Heap = true
-	d, err := senseboard.New(senseboard.Config{Clock: c, Seed: 1, StateDir: t.TempDir(), Profile: p})
+	off := 0.0
+	sc := world.DefaultScenario()
+	sc.ClockDrift = &off // a perfect oscillator: the tests read exact times
+	d, err := senseboard.New(senseboard.Config{Clock: c, Seed: 1, StateDir: t.TempDir(), Profile: p, Scenario: sc})
 	if err != nil {
 		t.Fatal(err)
 	}
