@@ -2,6 +2,7 @@ package senseboard_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,9 @@ func usedState(t *testing.T) string {
 		{resource.Put, "/Comm/Ble/Security/Pin", resource.String("123456")},
 		{resource.Put, "/System/Debug/Log/Config", record(t, "DebugLogConfig", `{"MinimalLevel": 2}`)},
 		{resource.Put, "/Mem/DataLogger/Config", record(t, "DataLoggerConfig", `{"dataEntries": {"dataEntry": [{"path": "/Meas/HR"}]}}`)},
+		// One log, so that the Logbook's index exists too.
+		{resource.Put, "/Mem/DataLogger/State", resource.Uint8(3)},
+		{resource.Put, "/Mem/DataLogger/State", resource.Uint8(2)},
 	} {
 		if env, err := d.Call(c.op, c.path, c.arg); err != nil || env.Status != resource.StatusOK {
 			t.Fatalf("%s %s: %v %+v", c.op, c.path, err, env)
@@ -46,20 +50,30 @@ func usedState(t *testing.T) string {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(filepath.Join(dir, "logbook.json")); err != nil {
+		t.Fatalf("a used state directory has the Logbook's index: %v", err)
+	}
 	return dir
 }
 
-// copyState copies a state directory, keeping the files private.
+// copyState copies a state directory, keeping the files and folders private.
 func copyState(t *testing.T, dst, src string) {
 	t.Helper()
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	entries, _ := os.ReadDir(dst)
-	for _, e := range entries {
-		if err := os.Chmod(filepath.Join(dst, e.Name()), nvm.Perm); err != nil {
-			t.Fatal(err)
+	err := filepath.WalkDir(dst, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || path == dst {
+			return err
 		}
+		mode := nvm.Perm
+		if e.IsDir() {
+			mode = 0o700
+		}
+		return os.Chmod(path, mode)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
