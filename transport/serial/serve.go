@@ -150,13 +150,37 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 			case cur.broken.Load():
 				endCur(ErrSlowConsumer)
 			case cur.locked && l.ClientGone():
-				endCur(ErrLockReleased)
+				// What the client wrote before it let go may still wait in
+				// the line: read it first, so that a Bye ends the session
+				// as a Bye and not as a released lock.
+				drainLine(l, buf, func(b []byte) { dec.Feed(b, handle) })
+				if cur != nil {
+					endCur(ErrLockReleased)
+				}
 			case time.Since(cur.heard) > wire.SessionTimeout:
 				endCur(fmt.Errorf("%w for %v", ErrSilent, wire.SessionTimeout))
 			}
 		}
 	}
 }
+
+// drainLine feeds what is waiting in the line, reading until a short read
+// finds nothing more.
+func drainLine(l Line, buf []byte, feed func([]byte)) {
+	for {
+		l.SetReadDeadline(time.Now().Add(drainWait))
+		n, err := l.Read(buf)
+		if n > 0 {
+			feed(buf[:n])
+		}
+		if n == 0 || err != nil {
+			return
+		}
+	}
+}
+
+// drainWait is how long drainLine waits for bytes already in the line.
+const drainWait = 20 * time.Millisecond
 
 // helloLocks reports whether a hello says the client holds the line's lock.
 func helloLocks(f wire.Frame) bool {
