@@ -143,41 +143,32 @@ func Write(w io.Writer, f *File) error {
 		s := &f.Signals[i]
 		pmin, err1 := number(s.PhysicalMin)
 		pmax, err2 := number(s.PhysicalMax)
-		if err := errorsJoin(err1, err2); err != nil {
+		if err := firstError(err1, err2); err != nil {
 			return fmt.Errorf("%w: signal %q: physical range: %v", ErrInvalid, s.Label, err)
 		}
 		cols = append(cols, col{s.Label, s.Transducer, s.Unit, pmin, pmax, strconv.Itoa(s.DigitalMin), strconv.Itoa(s.DigitalMax), s.Prefilter, strconv.Itoa(spr[i])})
 	}
 	cols = append(cols, col{annotationsLabel, "", "", "-1", "1", "-32768", "32767", "", strconv.Itoa(annSamples)})
-	for _, c := range cols {
-		field(c.label, 16)
-	}
-	for _, c := range cols {
-		field(c.transducer, 80)
-	}
-	for _, c := range cols {
-		field(c.unit, 8)
-	}
-	for _, c := range cols {
-		field(c.pmin, 8)
-	}
-	for _, c := range cols {
-		field(c.pmax, 8)
-	}
-	for _, c := range cols {
-		field(c.dmin, 8)
-	}
-	for _, c := range cols {
-		field(c.dmax, 8)
-	}
-	for _, c := range cols {
-		field(c.prefilter, 80)
-	}
-	for _, c := range cols {
-		field(c.spr, 8)
-	}
-	for range cols {
-		field("", 32)
+	// The signal header holds each field for every signal in turn: all
+	// labels, then all transducers, and so on, each of its fixed width.
+	for _, f := range []struct {
+		get   func(col) string
+		width int
+	}{
+		{func(c col) string { return c.label }, 16},
+		{func(c col) string { return c.transducer }, 80},
+		{func(c col) string { return c.unit }, 8},
+		{func(c col) string { return c.pmin }, 8},
+		{func(c col) string { return c.pmax }, 8},
+		{func(c col) string { return c.dmin }, 8},
+		{func(c col) string { return c.dmax }, 8},
+		{func(c col) string { return c.prefilter }, 80},
+		{func(c col) string { return c.spr }, 8},
+		{func(col) string { return "" }, 32}, // reserved
+	} {
+		for _, c := range cols {
+			field(f.get(c), f.width)
+		}
 	}
 	if _, err := w.Write(h.Bytes()); err != nil {
 		return fmt.Errorf("edf: %w", err)
@@ -287,7 +278,7 @@ func sum(v []int) int {
 	return s
 }
 
-func errorsJoin(a, b error) error {
+func firstError(a, b error) error {
 	if a != nil {
 		return a
 	}
