@@ -127,15 +127,6 @@ func TestQRSDetectorHardCases(t *testing.T) {
 	}
 }
 
-func sortBeats(b []synthBeat) []synthBeat {
-	for i := 1; i < len(b); i++ {
-		for j := i; j > 0 && b[j].at < b[j-1].at; j-- {
-			b[j], b[j-1] = b[j-1], b[j]
-		}
-	}
-	return b
-}
-
 // BenchmarkQRSDetector feeds one sample at 256 Hz (the rate /Meas/HR
 // uses); ns/op is the cost per sample, and it must not allocate.
 func BenchmarkQRSDetector(b *testing.B) {
