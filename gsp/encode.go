@@ -31,6 +31,17 @@ var ErrUnencodable = errors.New("gsp: content has no binary encoding")
 //	HR                                  float32 average, uint16 rrData
 //	Temp                                float32 Measurement, uint32 Timestamp
 //
+// The capability records have the widths the firmware sends, which are not
+// all those of their definitions (docs/gsp.md, Choices):
+//
+//	Acc/Info    uint16[] SampleRates, uint8[] Ranges
+//	IMU/Info    uint16[] SampleRates, uint8[] AccRanges, uint16[] GyroRanges, uint16[] MagnRanges
+//	ECG/Info    [uint16 CurrentSampleRate while measuring], uint16[] AvailableSampleRates,
+//	            uint16 ArraySize, uint16[] LowPass, float32[] HighPass
+//	ECG/Config  uint16 LowPass, float32 HighPass (each left out when null)
+//	HR/Info     uint16 Min, uint16 Max, float32 Accuracy
+//	Temp/Info   uint32 Min, uint32 Max, float32 Accuracy
+//
 // Other content (GET results) is encoded field by field: integers and floats
 // at their width, bool as one byte, strings NUL-terminated, arrays with a
 // uint8 count before their elements, absent optional fields (nil pointers)
@@ -67,6 +78,45 @@ func AppendPayload(b []byte, content any) ([]byte, error) {
 		return binary.LittleEndian.AppendUint32(b, c.Timestamp), nil
 	case meas.TempData:
 		return AppendPayload(b, &c)
+	case *meas.AccInfo:
+		b = appendCount16(b, c.SampleRates)
+		return appendCount8(b, c.Ranges), nil
+	case *meas.IMUInfo:
+		b = appendCount16(b, c.SampleRates)
+		b = appendCount8(b, c.AccRanges)
+		b = appendCount16(b, c.GyroRanges)
+		return appendCount16(b, c.MagnRanges), nil
+	case *meas.ECGInfo:
+		if c.CurrentSampleRate != 0 {
+			b = binary.LittleEndian.AppendUint16(b, c.CurrentSampleRate)
+		}
+		b = appendCount16(b, c.AvailableSampleRates)
+		b = binary.LittleEndian.AppendUint16(b, c.ArraySize)
+		b = append(b, byte(min(len(c.LowPass), math.MaxUint8)))
+		for _, v := range c.LowPass[:min(len(c.LowPass), math.MaxUint8)] {
+			b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		}
+		b = append(b, byte(min(len(c.HighPass), math.MaxUint8)))
+		for _, v := range c.HighPass[:min(len(c.HighPass), math.MaxUint8)] {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+		}
+		return b, nil
+	case *meas.ECGConfig:
+		if c.LowPass != nil {
+			b = binary.LittleEndian.AppendUint16(b, uint16(*c.LowPass))
+		}
+		if c.HighPass != nil {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(*c.HighPass))
+		}
+		return b, nil
+	case *meas.HRInfo:
+		b = binary.LittleEndian.AppendUint16(b, c.Min)
+		b = binary.LittleEndian.AppendUint16(b, c.Max)
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(c.Accuracy))), nil
+	case *meas.TempInfo:
+		b = binary.LittleEndian.AppendUint32(b, uint32(c.Min))
+		b = binary.LittleEndian.AppendUint32(b, uint32(c.Max))
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(c.Accuracy))), nil
 	case resource.Value:
 		return appendValue(b, c)
 	}
@@ -86,6 +136,28 @@ func MicrovoltsOf(mv float32) int16 {
 		return -math.MaxInt16
 	}
 	return int16(v)
+}
+
+// appendCount16 appends a uint8 count and that many uint16 elements (at
+// most 255), the form of the firmware's Info answers.
+func appendCount16(b []byte, v []uint16) []byte {
+	v = v[:min(len(v), math.MaxUint8)]
+	b = append(b, byte(len(v)))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint16(b, x)
+	}
+	return b
+}
+
+// appendCount8 is appendCount16 with uint8 elements: the accelerometer's
+// ranges, which the firmware sends one byte each.
+func appendCount8(b []byte, v []uint16) []byte {
+	v = v[:min(len(v), math.MaxUint8)]
+	b = append(b, byte(len(v)))
+	for _, x := range v {
+		b = append(b, byte(x))
+	}
+	return b
 }
 
 func appendXYZs(b []byte, v []sensor.XYZ) []byte {

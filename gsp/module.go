@@ -15,6 +15,10 @@ import (
 // Name is the module's name in /Info/App and the app's name.
 const Name = "GattSensorData"
 
+// StatusAccepted is the status of PUT_SYSTEMMODE when the device takes the
+// mode change, as the firmware answers it.
+const StatusAccepted resource.Status = 202
+
 // MaxSubscriptions is how many streams one connection may subscribe to at
 // once; one more is answered with 507, as the firmware answers when its
 // subscription slots are taken.
@@ -195,9 +199,12 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 		s.Unsubscribe(done)
 	case Get:
 		ctx.Get(cmd.Path, func(env resource.Envelope) {
-			data, err := AppendPayload(nil, env.Content)
-			if err != nil {
-				data = nil // no binary form: the status alone, as the firmware answers
+			var data []byte
+			if _, ok := env.Content.(*info.AppInfo); !ok { // the firmware answers /Info/App with 200 alone
+				var err error
+				if data, err = AppendPayload(nil, env.Content); err != nil {
+					data = nil // no binary form: the status alone
+				}
 			}
 			c.respond(cmd.Ref, env.Status, data)
 		})
@@ -217,7 +224,14 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 		}
 		ctx.Put("/Mem/DataLogger/Config", done, v)
 	case PutSystemMode:
-		ctx.Put("/System/Mode", done, resource.Uint8(cmd.Value))
+		// The firmware answers a mode change with 202 Accepted: the switch
+		// happens after the answer, and clients check for it.
+		ctx.Put("/System/Mode", func(env resource.Envelope) {
+			if env.Status.OK() {
+				env.Status = StatusAccepted
+			}
+			done(env)
+		}, resource.Uint8(cmd.Value))
 	case PutUTCTime:
 		ctx.Put("/Time", done, resource.Int64(int64(cmd.Time)))
 	case PutDataLoggerState:
@@ -260,7 +274,14 @@ func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
 		if !env.Status.OK() && c.subs[ref] == s {
 			delete(c.subs, ref)
 		}
-		c.respond(ref, env.Status, nil)
+		st := env.Status
+		if st.OK() {
+			// Clients take 200 alone as success; the firmware answers 200
+			// for /Meas/HR too, where the device's own answer is 204
+			// until the first interval is known.
+			st = resource.StatusOK
+		}
+		c.respond(ref, st, nil)
 	})
 	c.subs[ref] = s
 }

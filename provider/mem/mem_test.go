@@ -118,6 +118,30 @@ func TestLogRecordsConfiguredStreams(t *testing.T) {
 	}
 }
 
+// Logs are numbered from 1 again once the logbook is erased, also across a
+// restart: clients of the GATT SensorData Protocol enumerate logs by
+// fetching ids from 1 until the first 404 (movesense-py's datalogger_tool.py).
+func TestIDsRestartAfterErase(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
+	log := func() uint32 {
+		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+		d.Advance(time.Second)
+		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+		es := entries(t, d)
+		return es[len(es)-1].ID
+	}
+	if a, b := log(), log(); a != 1 || b != 2 {
+		t.Fatalf("ids %d, %d; want 1, 2", a, b)
+	}
+	d.Expect(200, resource.Delete, "/Mem/Logbook/Entries")
+	d.Restart()
+	if id := log(); id != 1 {
+		t.Errorf("first log after the erase and a restart has id %d, want 1", id)
+	}
+	d.Expect(404, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(2))
+}
+
 func TestBadConfigurations(t *testing.T) {
 	d := senseboardtest.New(t, senseboardtest.Config{})
 	d.Expect(400, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging)) // nothing configured

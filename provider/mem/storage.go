@@ -315,7 +315,7 @@ func (s *Storage) Read(id uint32) ([]byte, error) {
 	return data, err
 }
 
-// Clear erases every log; the ids go on from where they were.
+// Clear erases every log; the next log is number 1 again.
 func (s *Storage) Clear() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -328,6 +328,9 @@ func (s *Storage) Clear() error {
 		}
 		delete(s.sizes, id)
 	}
+	// An empty logbook numbers its logs from 1 again, as the family's
+	// logbook does after an erase: clients enumerate logs from id 1.
 	s.index.Entries = nil
+	s.index.NextID = 1
 	return s.saveIndex()
 }
