@@ -494,10 +494,14 @@ func (d *device) newLink(ctx context.Context) (*client.Conn, error) {
 
 // radioData hands the data of a BLE service to the watchers: heart rate as
 // the device sent it ({"average", "rrData"}), serial service data as
-// {"data": [bytes]}.
+// {"data": [bytes]}; GATT notifications go to the device's GSP client.
 func (d *device) radioData(kind wire.Kind, payload []byte) {
+	if kind == wire.GATTNotification {
+		d.gspNotification(payload)
+		return
+	}
 	if kind != wire.HRSData && kind != wire.NUSData {
-		return // GATT notifications: not served by the bridge yet
+		return
 	}
 	service := "hrs"
 	if kind == wire.NUSData {

@@ -420,7 +420,7 @@ func TestAuthAndOrigin(t *testing.T) {
 			t.Errorf("%s: %d %s", tt.name, status, body)
 		}
 	}
-	if status, body := r.get("/api/devices?token=" + testToken); status != 401 || !strings.Contains(body, "?token= is accepted only on /api/ws, /api/output and recording downloads") {
+	if status, body := r.get("/api/devices?token=" + testToken); status != 401 || !strings.Contains(body, "?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording downloads") {
 		t.Errorf("token in the query of a plain request: %d %s", status, body)
 	}
 	if _, err := bridgeclient.Dial(r.ctx, r.srv.URL, nil); err == nil || !strings.Contains(err.Error(), "401") {

@@ -35,6 +35,7 @@ type device struct {
 	note      string
 	gone      bool
 	streams   map[string]*stream // by key (see stream)
+	gsp       *gspSession        // the GSP WebSocket client, nil when none
 }
 
 func (d *device) isConnected() bool {

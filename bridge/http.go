@@ -115,6 +115,7 @@ func (s *Server) Handler() http.Handler {
 	api("POST /api/devices/{serial}/events", s.inject)
 	api("POST /api/devices/{serial}/hrs", s.hrs)
 	api("POST /api/devices/{serial}/nus", s.nus)
+	api("GET /api/devices/{serial}/gsp", s.gspSocket)
 	api("POST /api/message", s.message)
 	api("GET /api/ws", s.websocket)
 	api("GET /api/output", s.output)

@@ -154,11 +154,16 @@ func (s *Server) checkHost(h http.Handler) http.Handler {
 }
 
 // queryTokenOK reports whether a path is one a browser opens without being
-// able to set headers, a WebSocket, the OUTPUT stream or a recording's
-// download link: the token may come as ?token= there, and only there.
+// able to set headers, a WebSocket (/api/ws, a device's GSP), the OUTPUT
+// stream or a recording's download link: the token may come as ?token=
+// there, and only there.
 func queryTokenOK(path string) bool {
 	if path == "/api/ws" || path == "/api/output" {
 		return true
+	}
+	if dev, ok := strings.CutPrefix(path, "/api/devices/"); ok {
+		serial, gsp := strings.CutSuffix(dev, "/gsp")
+		return gsp && serial != "" && !strings.Contains(serial, "/")
 	}
 	rest, ok := strings.CutPrefix(path, "/api/recordings/")
 	_, file, found := strings.Cut(rest, "/files/")
@@ -180,7 +185,7 @@ func bearer(header string) (string, error) {
 func (s *Server) checkToken(r *http.Request) (int, error) {
 	q, hasQuery := r.URL.Query()["token"]
 	if hasQuery && !queryTokenOK(r.URL.Path) {
-		return http.StatusUnauthorized, fmt.Errorf("?token= is accepted only on /api/ws, /api/output and recording downloads, where a browser cannot set headers; send Authorization: Bearer <token> to %s", r.URL.Path)
+		return http.StatusUnauthorized, fmt.Errorf("?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording downloads, where a browser cannot set headers; send Authorization: Bearer <token> to %s", r.URL.Path)
 	}
 	if s.Token == "" {
 		return 0, nil

@@ -170,7 +170,7 @@ func TestTokens(t *testing.T) {
 		{"other scheme", "/api/devices", []string{"Authorization", "Basic " + testToken}, 401, `Authorization scheme \"Basic\"`},
 		{"empty bearer", "/api/devices", []string{"Authorization", "Bearer "}, 401, "missing access token"},
 		{"prefix of the token", "/api/devices", []string{"Authorization", "Bearer " + testToken[:8]}, 401, "wrong access token"},
-		{"query on a plain call", "/api/devices?token=" + testToken, nil, 401, "?token= is accepted only on /api/ws, /api/output and recording downloads"},
+		{"query on a plain call", "/api/devices?token=" + testToken, nil, 401, "?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording downloads"},
 		{"query on the stream", "/api/output?path=/Nope&token=" + testToken, nil, 200, `"response":404`},
 		{"query on a download", "/api/recordings/nope/files/a.csv?token=" + testToken, nil, 404, "nope"},
 		{"query on the recordings", "/api/recordings?token=" + testToken, nil, 401, "?token= is accepted only"},

@@ -1,0 +1,341 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+
+	"senseboard/client"
+	"senseboard/radio"
+	"senseboard/wire"
+)
+
+// The GATT SensorData Protocol's characteristics, which the GSP WebSocket
+// writes and listens to.
+const (
+	GSPCommandUUID = "34800001-7185-4d5d-b431-630e7050e8f0" // write: commands
+	GSPDataUUID    = "34800002-7185-4d5d-b431-630e7050e8f0" // notify: responses and data
+)
+
+// DefaultGSPMTU is the ATT MTU of a GSP WebSocket without ?mtu=.
+const DefaultGSPMTU = radio.DefaultMTU
+
+// Close codes of the GSP WebSocket besides the standard ones it uses
+// (1003 for a text message, 1008 for a client that falls behind, 1009 for
+// a write longer than the MTU allows, 1013 while another GSP client holds
+// the device, 1014 when the device cannot be reached).
+const (
+	// StatusGSPDisconnected ends a GSP WebSocket whose device connection
+	// ended; the reason says why.
+	StatusGSPDisconnected websocket.StatusCode = 4000
+)
+
+// GSPOutbox is how many notifications may wait for a GSP client. When it
+// is full the bridge holds the radio link for up to writeTimeout (the
+// device's notifications wait), then drops the client.
+const GSPOutbox = 1024
+
+// gspMTU reads the ?mtu= of a GSP WebSocket; other query parameters than
+// mtu and token are refused.
+func gspMTU(q url.Values) (int, error) {
+	for k := range q {
+		if k != "mtu" && k != "token" {
+			return 0, fmt.Errorf("%w: unknown query parameter %q; the GSP WebSocket takes mtu (%d..%d, default %d) and token", ErrBadMessage, k, radio.MinMTU, radio.MaxMTU, DefaultGSPMTU)
+		}
+	}
+	vs, ok := q["mtu"]
+	if !ok {
+		return DefaultGSPMTU, nil
+	}
+	if len(vs) != 1 {
+		return 0, fmt.Errorf("%w: mtu given %d times; give it once, %d..%d", ErrBadMessage, len(vs), radio.MinMTU, radio.MaxMTU)
+	}
+	mtu, err := strconv.Atoi(vs[0])
+	if err != nil || mtu < radio.MinMTU || mtu > radio.MaxMTU {
+		return 0, fmt.Errorf("%w: mtu %q: the ATT MTU is a whole number of bytes from %d to %d (default %d)", ErrBadMessage, vs[0], radio.MinMTU, radio.MaxMTU, DefaultGSPMTU)
+	}
+	return mtu, nil
+}
+
+// gspSocket serves the GATT SensorData Protocol of one device over a
+// WebSocket: each binary message from the client is one write to the
+// command characteristic, each binary message to it one notification of
+// the data characteristic (docs/bridge.md).
+func (s *Server) gspSocket(w http.ResponseWriter, r *http.Request) {
+	mtu, err := gspMTU(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	d, err := s.Bridge.device(r.PathValue("serial"))
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return // Accept has answered
+	}
+	conn.SetReadLimit(MaxMessage)
+	g := &gspSession{d: d, conn: conn, mtu: mtu, out: make(chan []byte, GSPOutbox),
+		dropped: make(chan struct{}), ended: make(chan struct{})}
+	g.run(r.Context())
+}
+
+// gspSession is one GSP WebSocket client of a device.
+type gspSession struct {
+	d    *device
+	conn *websocket.Conn
+	mtu  int
+
+	out       chan []byte   // notifications for the client
+	dropped   chan struct{} // closed when the client fell behind
+	dropOnce  sync.Once
+	ended     chan struct{} // closed when the session ends: notifications are dropped
+	closeOnce sync.Once
+
+	subs map[uint8]bool // references of the client's streams; the reading goroutine's
+}
+
+// close ends the WebSocket once, with a code and a reason (cut to the 123
+// bytes a close frame carries).
+func (g *gspSession) close(code websocket.StatusCode, reason string) {
+	g.closeOnce.Do(func() { g.conn.Close(code, closeReason(reason)) })
+}
+
+// closeReason cuts a reason to the 123 bytes of a close frame, at a
+// character boundary.
+func closeReason(s string) string {
+	const max = 123
+	if len(s) <= max {
+		return s
+	}
+	s = s[:max]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// deliver hands a notification to the client. With the outbox full it
+// waits up to writeTimeout, holding the radio link (and so the device's
+// notifications), then drops the client.
+func (g *gspSession) deliver(b []byte) {
+	select {
+	case g.out <- b:
+		return
+	case <-g.ended:
+		return
+	default:
+	}
+	t := time.NewTimer(writeTimeout)
+	defer t.Stop()
+	select {
+	case g.out <- b:
+	case <-g.ended:
+	case <-t.C:
+		g.dropOnce.Do(func() { close(g.dropped) })
+	}
+}
+
+// claimGSP makes g the device's GSP client, unless it has one.
+func (d *device) claimGSP(g *gspSession) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gsp != nil {
+		return false
+	}
+	d.gsp = g
+	return true
+}
+
+func (d *device) releaseGSP(g *gspSession) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gsp == g {
+		d.gsp = nil
+	}
+}
+
+// gspNotification routes a GATT notification of the device to its GSP
+// client; it runs on the link's reading goroutine.
+func (d *device) gspNotification(payload []byte) {
+	var m wire.GATTNotificationMsg
+	if json.Unmarshal(payload, &m) != nil || m.Char != GSPDataUUID {
+		return
+	}
+	d.mu.Lock()
+	g := d.gsp
+	d.mu.Unlock()
+	if g != nil {
+		g.deliver(m.Data)
+	}
+}
+
+// run connects to the device (on demand, as any use), chooses the MTU,
+// switches the data characteristic's notifications on and carries writes
+// until the client or the connection goes away.
+func (g *gspSession) run(ctx context.Context) {
+	d := g.d
+	if !d.claimGSP(g) {
+		g.close(websocket.StatusTryAgainLater, fmt.Sprintf("device %s has a GSP client already; the bridge serves one at a time", d.serial))
+		g.conn.CloseNow()
+		return
+	}
+	defer d.releaseGSP(g)
+	l, done, err := g.open(ctx)
+	if err != nil {
+		g.close(websocket.StatusBadGateway, err.Error())
+		g.conn.CloseNow()
+		return
+	}
+	defer done()
+
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { g.write(ctx) })
+	wg.Go(func() {
+		select {
+		case <-l.Done():
+			g.close(StatusGSPDisconnected, fmt.Sprintf("device %s: %s", d.serial, linkError(l.Err())))
+		case <-ctx.Done():
+		}
+	})
+	g.subs = map[uint8]bool{}
+	for g.carry(ctx, l) {
+	}
+	close(g.ended)
+	cancel()
+	wg.Wait()
+	g.conn.CloseNow()
+	g.cleanUp(l)
+}
+
+// open connects to the device when needed and prepares its GSP service
+// for this client; done ends the use of the device.
+func (g *gspSession) open(ctx context.Context) (*client.Conn, func(), error) {
+	d := g.d
+	done, err := d.use(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := d.conn()
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+		defer cancel()
+		if err = l.SetMTU(cctx, g.mtu); err == nil {
+			if err = l.SetNotify(cctx, GSPDataUUID, true); err != nil {
+				err = fmt.Errorf("device %s: GSP: %w", d.serial, deviceError(d, err))
+			}
+		} else {
+			err = fmt.Errorf("device %s: MTU %d: %w", d.serial, g.mtu, deviceError(d, err))
+		}
+	}
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return l, done, nil
+}
+
+// carry reads one message of the client and writes it to the command
+// characteristic; it reports whether to go on.
+func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
+	typ, data, err := g.conn.Read(ctx)
+	if err != nil {
+		return false
+	}
+	if typ != websocket.MessageBinary {
+		g.close(websocket.StatusUnsupportedData, "GSP takes binary messages: each is one write to the command characteristic")
+		return false
+	}
+	if max := g.mtu - 3; len(data) > max {
+		g.close(websocket.StatusMessageTooBig, fmt.Sprintf("a write of %d bytes: at MTU %d a write carries at most %d bytes", len(data), g.mtu, max))
+		return false
+	}
+	wctx, cancel := context.WithTimeout(ctx, g.d.b.cfg.Timeout)
+	err = l.WriteChar(wctx, GSPCommandUUID, data)
+	cancel()
+	if err != nil {
+		select {
+		case <-l.Done(): // the watcher closes with the device's reason
+		default:
+			g.close(websocket.StatusBadGateway, fmt.Sprintf("device %s: write: %v", g.d.serial, deviceError(g.d, err)))
+		}
+		return false
+	}
+	g.track(data)
+	return true
+}
+
+// The GSP command codes the bridge follows to end a client's streams.
+const (
+	gspSubscribe   = 1
+	gspUnsubscribe = 2
+)
+
+// track keeps the references of the client's streams.
+func (g *gspSession) track(cmd []byte) {
+	if len(cmd) < 2 {
+		return
+	}
+	switch cmd[0] {
+	case gspSubscribe:
+		g.subs[cmd[1]] = true
+	case gspUnsubscribe:
+		delete(g.subs, cmd[1])
+	}
+}
+
+// write sends the notifications to the client; it drops a client that
+// falls behind, and exits then or when ctx ends.
+func (g *gspSession) write(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.dropped:
+			g.d.b.cfg.Log.Warn("dropped a GSP client that does not read", "device", g.d.serial, "waiting", GSPOutbox)
+			g.close(websocket.StatusPolicyViolation, fmt.Sprintf("the client fell %d notifications behind", GSPOutbox))
+			return
+		case b := <-g.out:
+			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			err := g.conn.Write(wctx, websocket.MessageBinary, b)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+// cleanUp ends what the client left running on a connection that goes on:
+// its streams are unsubscribed, as the device does when a central
+// disconnects, and the notifications switched off. The data logger keeps
+// logging, as it does on the device.
+func (g *gspSession) cleanUp(l *client.Conn) {
+	select {
+	case <-l.Done():
+		return
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), g.d.b.cfg.Timeout)
+	defer cancel()
+	for ref := range g.subs {
+		if err := l.WriteChar(ctx, GSPCommandUUID, []byte{gspUnsubscribe, ref}); err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				g.d.b.cfg.Log.Info("GSP: unsubscribe", "device", g.d.serial, "ref", ref, "err", err)
+			}
+		}
+	}
+	l.SetNotify(ctx, GSPDataUUID, false)
+}

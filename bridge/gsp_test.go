@@ -1,0 +1,486 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"senseboard/bridge"
+	"senseboard/gsp"
+	"senseboard/resource"
+	"senseboard/sbem"
+	"senseboard/senseboardtest"
+	"senseboard/transport/serial"
+)
+
+// gspRig is a bridge that reaches one device on a virtual clock, served
+// over HTTP, connecting on demand as by default.
+type gspRig struct {
+	t      *testing.T
+	d      *senseboardtest.Device
+	b      *bridge.Bridge
+	srv    *httptest.Server
+	serial string
+}
+
+func newGSPRig(t *testing.T, token string) *gspRig {
+	t.Helper()
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	r := &gspRig{t: t, d: d, serial: "000123"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	srv := &serial.Server{Device: d.Device.Device}
+	b, err := bridge.New(bridge.Config{
+		StateDir:     t.TempDir(),
+		ScanInterval: 20 * time.Millisecond,
+		Local: []bridge.Peripheral{{Serial: r.serial, Dial: func(context.Context) (net.Conn, error) {
+			dev, central := net.Pipe()
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			return central, nil
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.b = b
+	wg.Go(func() { b.Run(ctx) })
+	r.srv = httptest.NewServer((&bridge.Server{Bridge: b, Token: token}).Handler())
+	t.Cleanup(func() {
+		r.srv.Close()
+		cancel()
+		wg.Wait()
+	})
+	for { // the first scan finds the device
+		if _, err := b.Device(r.serial); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return r
+}
+
+// url returns the GSP WebSocket's address with a query.
+func (r *gspRig) url(query string) string {
+	u := "ws" + strings.TrimPrefix(r.srv.URL, "http") + "/api/devices/" + r.serial + "/gsp"
+	if query != "" {
+		u += "?" + query
+	}
+	return u
+}
+
+// gspClient is a minimal GSP client written from the public description of
+// the protocol: it writes commands and reads notifications, here over the
+// bridge's WebSocket instead of GATT.
+type gspClient struct {
+	t     *testing.T
+	c     *websocket.Conn
+	mtu   int
+	stash [][]byte // notifications read while waiting for a response
+}
+
+func (r *gspRig) dial(query string, hdr http.Header) *gspClient {
+	r.t.Helper()
+	c, _, err := websocket.Dial(context.Background(), r.url(query), &websocket.DialOptions{HTTPHeader: hdr})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	c.SetReadLimit(1 << 20)
+	r.t.Cleanup(func() { c.CloseNow() })
+	mtu := gsp.DefaultMTU
+	fmt.Sscanf(query, "mtu=%d", &mtu)
+	return &gspClient{t: r.t, c: c, mtu: mtu}
+}
+
+// dialWhenFree opens a GSP WebSocket once the device's previous GSP
+// client has gone: until then the bridge closes it with 1013.
+func (r *gspRig) dialWhenFree() *gspClient {
+	r.t.Helper()
+	for {
+		p := r.dial("", nil)
+		p.write(gsp.Command{Code: gsp.Hello, Ref: 200})
+		_, n, err := p.c.Read(context.Background())
+		if websocket.CloseStatus(err) == websocket.StatusTryAgainLater {
+			continue
+		}
+		if err != nil || n[0] != gsp.CommandResponse || n[1] != 200 {
+			r.t.Fatalf("HELLO: % x, %v", n, err)
+		}
+		return p
+	}
+}
+
+func (p *gspClient) write(cmd gsp.Command) {
+	p.t.Helper()
+	if err := p.c.Write(context.Background(), websocket.MessageBinary, gsp.AppendCommand(nil, cmd)); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// read returns the next notification, which must fit the MTU.
+func (p *gspClient) read() []byte {
+	p.t.Helper()
+	typ, b, err := p.c.Read(context.Background())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if typ != websocket.MessageBinary || len(b) < 2 || len(b) > p.mtu-3 {
+		p.t.Fatalf("notification %v of %d bytes at MTU %d: % x", typ, len(b), p.mtu, b)
+	}
+	return b
+}
+
+// command writes a command and returns its COMMAND_RESPONSE; the
+// notifications before it are stashed.
+func (p *gspClient) command(cmd gsp.Command) []byte {
+	p.t.Helper()
+	p.write(cmd)
+	for {
+		n := p.read()
+		if n[0] == gsp.CommandResponse && n[1] == cmd.Ref {
+			return n
+		}
+		p.stash = append(p.stash, n)
+	}
+}
+
+func gspStatus(n []byte) int { return int(binary.LittleEndian.Uint16(n[2:])) }
+
+// joined joins DATA and the parts that follow it, per reference.
+func joined(notes [][]byte) map[uint8][][]byte {
+	out := map[uint8][][]byte{}
+	for _, n := range notes {
+		ref := n[1]
+		switch n[0] {
+		case gsp.Data:
+			out[ref] = append(out[ref], append([]byte(nil), n[2:]...))
+		case gsp.DataPart2, gsp.DataPart3:
+			if l := len(out[ref]); l > 0 {
+				out[ref][l-1] = append(out[ref][l-1], n[2:]...)
+			}
+		}
+	}
+	return out
+}
+
+// TestGSPOverWebSocket runs a GSP client's whole session over the bridge's
+// WebSocket, as a script or web app does over GATT: HELLO, streams at
+// several rates, UTC time, offline recording, listing, fetching and
+// decoding the log, and clearing the logbook.
+func TestGSPOverWebSocket(t *testing.T) {
+	r := newGSPRig(t, "")
+	p := r.dial("", nil)
+
+	hello := p.command(gsp.Command{Code: gsp.Hello, Ref: 100})
+	if hello[2] != gsp.ProtocolVersion || !strings.Contains(string(hello), r.serial+"\x00") {
+		t.Fatalf("HELLO % x", hello)
+	}
+	if st, _ := r.b.Device(r.serial); !st.Connected {
+		t.Fatalf("the GSP WebSocket did not connect the device: %+v", st)
+	}
+	if n := p.command(gsp.Command{Code: gsp.PutUTCTime, Ref: 101, Time: 1_763_900_000_000_000}); gspStatus(n) != 200 {
+		t.Fatalf("PUT_UTCTIME: %d", gspStatus(n))
+	}
+
+	subs := map[uint8]string{1: "/Meas/Acc/13", 2: "/Meas/Acc/104", 3: "/Meas/IMU9/52", 4: "/Meas/IMU9/208",
+		5: "/Meas/ECG/125", 6: "/Meas/ECG/125/mV", 7: "/Meas/HR"}
+	for ref := uint8(1); ref <= 7; ref++ {
+		// 2xx: /Meas/HR answers 204 until its first interval is known.
+		if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: ref, Path: subs[ref]}); gspStatus(n)/100 != 2 {
+			t.Fatalf("SUBSCRIBE %s: %d", subs[ref], gspStatus(n))
+		}
+	}
+	for i := range 50 { // 5 s of device time
+		r.d.Advance(100 * time.Millisecond)
+		p.command(gsp.Command{Code: gsp.Get, Ref: 150 + uint8(i%50), Path: "/System/Energy/Level"}) // all sent so far has come
+	}
+	for ref := uint8(1); ref <= 7; ref++ {
+		if n := p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: ref}); gspStatus(n) != 200 {
+			t.Errorf("UNSUBSCRIBE %s: %d", subs[ref], gspStatus(n))
+		}
+	}
+	payloads := joined(p.stash)
+	p.stash = nil
+	for _, tc := range []struct {
+		ref       uint8
+		head, per int // bytes before the samples, bytes per sample
+		rate      float64
+	}{
+		{1, 4, 12, 13}, {2, 4, 12, 104}, {3, 4, 36, 52}, {4, 4, 36, 208}, {5, 4, 4, 125}, {6, 4, 2, 125},
+	} {
+		n := 0
+		for _, pl := range payloads[tc.ref] {
+			if (len(pl)-tc.head)%tc.per != 0 {
+				t.Errorf("%s: payload of %d bytes", subs[tc.ref], len(pl))
+			}
+			n += (len(pl) - tc.head) / tc.per
+		}
+		// 5 s of samples; the last batch may still be filling.
+		if got, want := float64(n), 5*tc.rate; got < want*0.9 || got > want*1.02 {
+			t.Errorf("%s: %.0f samples in 5 s, want about %.0f", subs[tc.ref], got, want)
+		}
+	}
+	if len(payloads[7]) == 0 {
+		t.Error("no heart rate notification in 5 s")
+	}
+
+	// Offline recording, listed, fetched, decoded and cleared.
+	cfg := gsp.Command{Code: gsp.PutDataLoggerConfig, Ref: 102, Paths: []string{"/Meas/Acc/52", "/Meas/ECG/200/mV", "/Time/Detailed"}}
+	if n := p.command(cfg); gspStatus(n) != 200 {
+		t.Fatalf("PUT_DATALOGGER_CONFIG: %d", gspStatus(n))
+	}
+	if n := p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 103, Value: 3}); gspStatus(n) != 200 {
+		t.Fatalf("start logging: %d", gspStatus(n))
+	}
+	for range 100 { // 10 s
+		r.d.Advance(100 * time.Millisecond)
+	}
+	if n := p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 104, Value: 2}); gspStatus(n) != 200 {
+		t.Fatalf("stop logging: %d", gspStatus(n))
+	}
+	n := p.command(gsp.Command{Code: gsp.Get, Ref: 105, Path: "/Mem/Logbook/entries"})
+	if gspStatus(n) != 200 || len(n) != 5+16 || n[4] != 1 {
+		t.Fatalf("entries % x", n)
+	}
+	id := binary.LittleEndian.Uint32(n[5:])
+	size := binary.LittleEndian.Uint64(n[13:])
+	if n := p.command(gsp.Command{Code: gsp.FetchLog, Ref: 106, LogID: id}); gspStatus(n) != 200 {
+		t.Fatalf("FETCH_LOG: %d", gspStatus(n))
+	}
+	file := make([]byte, 0, size)
+	for {
+		n := p.read()
+		if n[0] != gsp.Data || n[1] != 106 || len(n) < 6 {
+			t.Fatalf("during FETCH_LOG: % x", n)
+		}
+		if off := binary.LittleEndian.Uint32(n[2:]); int(off) != len(file) {
+			t.Fatalf("chunk at offset %d, want %d", off, len(file))
+		}
+		if len(n) == 6 {
+			break
+		}
+		file = append(file, n[6:]...)
+	}
+	if uint64(len(file)) != size {
+		t.Fatalf("fetched %d bytes of a log of %d", len(file), size)
+	}
+	recs, err := sbem.Decode(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, rec := range recs {
+		for _, v := range rec.Values {
+			count[v.Path]++
+		}
+	}
+	if c := count["MeasAcc.ArrayAcc.x"]; c < 500 || c > 530 {
+		t.Errorf("%d Acc samples in 10 s at 52 Hz", c)
+	}
+	if c := count["MeasECGmV.Samples"]; c < 1950 || c > 2010 {
+		t.Errorf("%d ECG samples in 10 s at 200 Hz", c)
+	}
+	if count["TimeDetailed.utcTime"] != 1 {
+		t.Errorf("%d time records", count["TimeDetailed.utcTime"])
+	}
+	if n := p.command(gsp.Command{Code: gsp.ClearLogbook, Ref: 107}); gspStatus(n) != 200 {
+		t.Fatalf("CLEAR_LOGBOOK: %d", gspStatus(n))
+	}
+	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 108, Path: "/Mem/Logbook/Entries"}); gspStatus(n) != 200 || fmt.Sprint(n[4:]) != "[0]" {
+		t.Errorf("entries after clearing % x", n)
+	}
+	p.c.Close(websocket.StatusNormalClosure, "")
+}
+
+// At MTU 23 a notification carries 20 bytes: a stream's payload comes as
+// DATA, DATA_PART2 and DATA_PART3s that join into whole payloads.
+func TestGSPSmallMTU(t *testing.T) {
+	r := newGSPRig(t, "")
+	p := r.dial("mtu=23", nil)
+	if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: 9, Path: "/Meas/IMU9/52"}); gspStatus(n) != 200 {
+		t.Fatalf("SUBSCRIBE: %d", gspStatus(n))
+	}
+	for range 10 {
+		r.d.Advance(100 * time.Millisecond)
+	}
+	p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: 9})
+	var seq []byte
+	for _, n := range p.stash {
+		if n[1] == 9 {
+			seq = append(seq, n[0])
+		}
+	}
+	if len(seq) == 0 {
+		t.Fatal("no notification")
+	}
+	// Each payload: DATA, DATA_PART2, then DATA_PART3 for the rest.
+	for i, c := range seq {
+		var want byte
+		switch {
+		case c == gsp.Data:
+			continue
+		case i > 0 && seq[i-1] == gsp.Data:
+			want = gsp.DataPart2
+		default:
+			want = gsp.DataPart3
+		}
+		if i == 0 || c != want {
+			t.Fatalf("part %d is %d after %v, want %d", i, c, seq[:i], want)
+		}
+	}
+	payloads := joined(p.stash)[9]
+	samples, last := 0, uint32(0)
+	for i, pl := range payloads {
+		if len(pl) <= 20 || (len(pl)-4)%36 != 0 {
+			t.Fatalf("joined payload of %d bytes; want a timestamp and samples of 36 bytes, longer than one notification", len(pl))
+		}
+		if ts := binary.LittleEndian.Uint32(pl); i > 0 && ts <= last {
+			t.Errorf("timestamp %d after %d", ts, last)
+		} else {
+			last = ts
+		}
+		samples += (len(pl) - 4) / 36
+	}
+	if samples < 45 || samples > 53 {
+		t.Errorf("%d IMU9 samples in 1 s at 52 Hz", samples)
+	}
+}
+
+// dialError opens the GSP WebSocket and returns the HTTP status and body
+// error of a refused handshake.
+func dialError(t *testing.T, url string, hdr http.Header) (int, string) {
+	t.Helper()
+	c, resp, err := websocket.Dial(context.Background(), url, &websocket.DialOptions{HTTPHeader: hdr})
+	if err == nil {
+		c.CloseNow()
+		t.Fatalf("%s: the handshake succeeded", url)
+	}
+	if resp == nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	var body struct{ Error string }
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("%s: %d without a JSON error: %v", url, resp.StatusCode, err)
+	}
+	return resp.StatusCode, body.Error
+}
+
+// The GSP WebSocket refuses a bad MTU, another origin and a missing token,
+// with what is allowed.
+func TestGSPRefusals(t *testing.T) {
+	const token = "0123456789abcdef0123"
+	r := newGSPRig(t, token)
+	auth := http.Header{"Authorization": {"Bearer " + token}}
+	for _, tc := range []struct {
+		name, query string
+		hdr         http.Header
+		status      int
+		want        string
+	}{
+		{"mtu too small", "mtu=22", auth, 400, "mtu \"22\": the ATT MTU is a whole number of bytes from 23 to 517 (default 247)"},
+		{"mtu too large", "mtu=518", auth, 400, "from 23 to 517"},
+		{"mtu not a number", "mtu=big", auth, 400, "from 23 to 517"},
+		{"mtu twice", "mtu=23&mtu=30", auth, 400, "mtu given 2 times"},
+		{"unknown parameter", "mtus=23", auth, 400, "unknown query parameter \"mtus\""},
+		{"no token", "", nil, 401, "missing access token"},
+		{"wrong token", "token=0123456789abcdef0124", nil, 401, "wrong access token"},
+		{"foreign origin", "token=" + token, http.Header{"Origin": {"http://evil.example"}}, 403, "request from a page of http://evil.example refused"},
+		{"cross-site", "", http.Header{"Authorization": {"Bearer " + token}, "Sec-Fetch-Site": {"cross-site"}}, 403, "Sec-Fetch-Site: cross-site"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := dialError(t, r.url(tc.query), tc.hdr)
+			if status != tc.status || !strings.Contains(body, tc.want) {
+				t.Errorf("%d %s, want %d with %q", status, body, tc.status, tc.want)
+			}
+		})
+	}
+	u := "ws" + strings.TrimPrefix(r.srv.URL, "http") + "/api/devices/000999/gsp"
+	if status, body := dialError(t, u, auth); status != 404 || !strings.Contains(body, "the bridge sees 000123") {
+		t.Errorf("unknown device: %d %s", status, body)
+	}
+	// The token as a query parameter, as a browser's WebSocket sends it.
+	p := r.dial("mtu=64&token="+token, nil)
+	if n := p.command(gsp.Command{Code: gsp.Hello, Ref: 1}); n[2] != gsp.ProtocolVersion || len(n) > 61 {
+		t.Errorf("HELLO at MTU 64: % x", n)
+	}
+}
+
+// closeOf reads until the WebSocket closes and returns its close status
+// and reason.
+func closeOf(t *testing.T, c *websocket.Conn) (websocket.StatusCode, string) {
+	t.Helper()
+	for {
+		_, _, err := c.Read(context.Background())
+		if err == nil {
+			continue
+		}
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) {
+			t.Fatalf("the WebSocket ended without a close frame: %v", err)
+		}
+		return ce.Code, ce.Reason
+	}
+}
+
+// One GSP client per device: a second is refused while the first is
+// open, and welcome once it closed; its streams end with it. Text
+// messages end the WebSocket, and so does the end of the connection to
+// the device.
+func TestGSPOneClientAndClosing(t *testing.T) {
+	r := newGSPRig(t, "")
+	first := r.dial("", nil)
+	if n := first.command(gsp.Command{Code: gsp.Subscribe, Ref: 1, Path: "/Meas/Acc/13"}); gspStatus(n) != 200 {
+		t.Fatalf("SUBSCRIBE: %d", gspStatus(n))
+	}
+	second := r.dial("", nil)
+	if code, reason := closeOf(t, second.c); code != websocket.StatusTryAgainLater || !strings.Contains(reason, "device 000123 has a GSP client already") {
+		t.Errorf("second client: %d %q", code, reason)
+	}
+
+	// Text is refused.
+	if err := first.c.Write(context.Background(), websocket.MessageText, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if code, reason := closeOf(t, first.c); code != websocket.StatusUnsupportedData || !strings.Contains(reason, "binary messages") {
+		t.Errorf("text message: %d %q", code, reason)
+	}
+
+	// The first client's stream ended with it: the next client's
+	// SUBSCRIBE on the same reference is not a conflict. The bridge lets
+	// go of the first once its handler returns.
+	third := r.dialWhenFree()
+	if n := third.command(gsp.Command{Code: gsp.Subscribe, Ref: 1, Path: "/Meas/Acc/13"}); gspStatus(n) != 200 {
+		t.Errorf("SUBSCRIBE after the first client closed: %d", gspStatus(n))
+	}
+
+	// A write longer than the MTU allows.
+	big := make([]byte, 245)
+	big[0], big[1] = byte(gsp.Get), 3
+	if err := third.c.Write(context.Background(), websocket.MessageBinary, big); err != nil {
+		t.Fatal(err)
+	}
+	if code, reason := closeOf(t, third.c); code != websocket.StatusMessageTooBig || !strings.Contains(reason, "at MTU 247 a write carries at most 244 bytes") {
+		t.Errorf("long write: %d %q", code, reason)
+	}
+
+	// The device drops the connection.
+	fourth := r.dialWhenFree()
+	st, _ := r.b.Device(r.serial)
+	if st.Handle == nil {
+		t.Fatalf("not connected: %+v", st)
+	}
+	r.d.Expect(resource.StatusOK, resource.Delete, fmt.Sprintf("/Comm/Ble/Peers/%d", *st.Handle))
+	if code, reason := closeOf(t, fourth.c); code != bridge.StatusGSPDisconnected || !strings.Contains(reason, "device 000123: disconnected") {
+		t.Errorf("device disconnected: %d %q", code, reason)
+	}
+}
