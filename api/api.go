@@ -13,11 +13,14 @@
 package api
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
 	"sort"
 	"sync"
+
+	"senseboard/wire"
 )
 
 //go:embed *.yaml
@@ -68,4 +71,23 @@ func LoadFiles(names ...string) (*Set, error) {
 		}
 	}
 	return set, nil
+}
+
+// EmbeddedHash identifies the embedded definition files as a set, as the
+// radio link's definitions index does (wire.DefinitionSetHash): two
+// programs with the same hash have the same built-in files.
+var EmbeddedHash = sync.OnceValue(func() string {
+	names, _ := fs.Glob(files, "*.yaml")
+	texts := make(map[string][]byte, len(names))
+	for _, n := range names {
+		texts[n], _ = files.ReadFile(n)
+	}
+	return wire.DefinitionSetHash(texts)
+})
+
+// IsEmbedded reports whether f is an embedded definition file as it is
+// embedded: not an app's file, nor a file of another firmware.
+func IsEmbedded(f *File) bool {
+	b, err := files.ReadFile(f.Name)
+	return err == nil && bytes.Equal(b, f.Raw)
 }

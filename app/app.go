@@ -51,6 +51,10 @@ const HandlerTimeout = 5 * time.Second
 // slow app loses the newest beyond that, as resource.Queue describes.
 const NotificationQueue = 4096
 
+// MaxDefinition bounds the size of the definition an app provides, so
+// that a central can fetch it over the radio link in one frame.
+const MaxDefinition = 32 << 10
+
 // Runtime runs one app on one device.
 type Runtime struct {
 	d   *device.Device
@@ -137,6 +141,10 @@ func (r *Runtime) stop() {
 
 // provide adds the app's definitions once per runtime and (re)binds handlers.
 func (r *Runtime) provide(definition []byte, hs Handlers) error {
+	if len(definition) > MaxDefinition {
+		return fmt.Errorf("%s: the definition is %d bytes; an app's definition is at most %d (the radio link carries it in one frame)",
+			appFileName(r.app.Name()), len(definition), MaxDefinition)
+	}
 	f, err := api.Parse(appFileName(r.app.Name()), definition)
 	if err != nil {
 		return err
@@ -181,7 +189,22 @@ func (r *Runtime) provide(definition []byte, hs Handlers) error {
 	return r.d.Commit()
 }
 
-func appFileName(name string) string { return "app-" + strings.ToLower(name) + ".yaml" }
+// appFileName names an app's definition file after the app: "app-", the
+// app's name in lower case with every character other than a letter, a
+// digit, '_', '.' and '-' made '-', and ".yaml" (at most 64 bytes, so that
+// the radio link can name it).
+func appFileName(name string) string {
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 55 {
+		b = b[:55]
+	}
+	return "app-" + string(b) + ".yaml"
+}
 
 // serve runs the handler of key on the app's goroutine and waits for it.
 func (r *Runtime) serve(key string, req *resource.Request) resource.Response {
@@ -438,8 +461,8 @@ func (s *Subscription) Unsubscribe(done func(resource.Envelope)) {
 }
 
 // Provide makes the app's own resources reachable from every calling path.
-// definition is Swagger 2.0 YAML in the form of the device's definitions;
-// handlers serve its operations. Requests are bound and validated against the
+// definition is Swagger 2.0 YAML in the form of the device's definitions,
+// at most MaxDefinition bytes; handlers serve its operations. Requests are bound and validated against the
 // definition before a handler sees them.
 func (c *Context) Provide(definition []byte, handlers Handlers) error {
 	return c.r.provide(definition, handlers)

@@ -109,3 +109,44 @@ func (c *Conn) WriteChar(ctx context.Context, char string, data []byte) error {
 func (c *Conn) SetNotify(ctx context.Context, char string, on bool) error {
 	return c.radioCall(ctx, wire.GATTNotify, &wire.GATTNotifyMsg{Char: char, On: on}, nil)
 }
+
+// Definitions returns the index of the device's interface definitions:
+// the built-in files it serves, with the hash of its firmware's whole
+// built-in set, and the files its apps added, with their hashes. The
+// answer is checked (wire.ParseDefinitions) and is an index.
+func (c *Conn) Definitions(ctx context.Context) (wire.DefinitionsMsg, error) {
+	m, err := c.definitions(ctx, &wire.DefinitionsRequestMsg{})
+	if err == nil && m.Builtin == nil {
+		err = fmt.Errorf("%s: %s answer: %w: a file where the index was asked for", c.port, wire.DefinitionsData, wire.ErrDefinitions)
+	}
+	return m, err
+}
+
+// DefinitionFile returns the text of one of the device's definition files,
+// checked against its hash.
+func (c *Conn) DefinitionFile(ctx context.Context, name string) (wire.DefinitionFile, error) {
+	m, err := c.definitions(ctx, &wire.DefinitionsRequestMsg{File: name})
+	if err != nil {
+		return wire.DefinitionFile{}, err
+	}
+	if m.File == nil || m.File.Name != name {
+		return wire.DefinitionFile{}, fmt.Errorf("%s: %s answer: %w: not the file %s", c.port, wire.DefinitionsData, wire.ErrDefinitions, name)
+	}
+	return *m.File, nil
+}
+
+func (c *Conn) definitions(ctx context.Context, req *wire.DefinitionsRequestMsg) (wire.DefinitionsMsg, error) {
+	f, err := c.roundTrip(ctx, wire.Definitions, req, nil)
+	if err != nil {
+		var re *RemoteError
+		if errors.As(err, &re) {
+			return wire.DefinitionsMsg{}, re
+		}
+		return wire.DefinitionsMsg{}, err
+	}
+	m, err := wire.ParseDefinitions(f.Payload)
+	if err != nil {
+		return m, fmt.Errorf("%s: %s answer: %w", c.port, f.Kind, err)
+	}
+	return m, nil
+}

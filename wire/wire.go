@@ -96,13 +96,22 @@ const (
 	GATTNotification Kind = 0x45
 )
 
+// The definitions frame kinds of the radio link. While connected (and,
+// with a pass key, paired), the central may ask for the device's interface
+// definitions (Definitions, with a DefinitionsRequestMsg), answered with
+// DefinitionsData (a DefinitionsMsg) or an Error.
+const (
+	Definitions     Kind = 0x46
+	DefinitionsData Kind = 0x47
+)
+
 var kindNames = map[Kind]string{Hello: "hello", Welcome: "welcome", Refuse: "refuse", Bye: "bye", Request: "request",
 	Response: "response", Notification: "notification", Ended: "ended", Ping: "ping", Pong: "pong", Error: "error",
 	Scan: "scan", Advert: "advert", Connect: "connect", Connected: "connected", Pair: "pair", Paired: "paired",
 	Encrypt: "encrypt", Disconnect: "disconnect", Disconnected: "disconnected", HRSNotify: "hrs notify",
 	NUSWrite: "nus write", HRSData: "hrs data", NUSData: "nus data", Ack: "ack",
 	GATTDiscover: "gatt discover", GATTServices: "gatt services", GATTMTU: "gatt mtu", GATTWrite: "gatt write",
-	GATTNotify: "gatt notify", GATTNotification: "gatt notification"}
+	GATTNotify: "gatt notify", GATTNotification: "gatt notification", Definitions: "definitions", DefinitionsData: "definitions data"}
 
 func (k Kind) String() string {
 	if n, ok := kindNames[k]; ok {

@@ -15,6 +15,7 @@ package stepcounter
 import (
 	_ "embed"
 	"math"
+	"slices"
 	"time"
 
 	"senseboard/app"
@@ -25,6 +26,10 @@ import (
 
 //go:embed stepcounter.yaml
 var definition []byte
+
+// Definition returns the app's definition of its resources: Swagger 2.0
+// YAML, as the device serves it to a central that asks for its definitions.
+func Definition() []byte { return slices.Clone(definition) }
 
 // The app's tuning.
 const (

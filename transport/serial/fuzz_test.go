@@ -93,6 +93,9 @@ func FuzzStreamFrames(f *testing.F) {
 		{true, wire.Scan, ``},
 		{true, wire.Request, `{"op":"get","path":"/Comm/Ble/Adv"}`},
 		{true, wire.NUSWrite, `{"data":7}`},
+		{true, wire.Definitions, ``},
+		{true, wire.Definitions, `{"file":"info.yaml"}`},
+		{true, wire.Definitions, `{"file":"../x"}`},
 	} {
 		f.Add(s.radio, byte(s.kind), []byte(s.p))
 	}
@@ -119,7 +122,7 @@ func FuzzStreamFrames(f *testing.F) {
 			t.Fatalf("no welcome: %v", got)
 		}
 		got := exchange(t, central, wire.AppendFrame(nil, k, 7, payload))
-		if (k == wire.Request || radio && k >= wire.Scan && k <= wire.NUSWrite) && !answered(got, 7) {
+		if (k == wire.Request || radio && (k >= wire.Scan && k <= wire.NUSWrite || k == wire.Definitions)) && !answered(got, 7) {
 			var m json.RawMessage = payload
 			t.Errorf("%s %s: no answer; frames %v", k, m, got)
 		}

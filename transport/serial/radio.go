@@ -123,6 +123,8 @@ func (rs *radioSession) handle(f wire.Frame) {
 		rs.gattWrite(f)
 	case f.Kind == wire.GATTNotify:
 		rs.gattNotify(f)
+	case f.Kind == wire.Definitions:
+		rs.definitions(f)
 	default:
 		rs.cur.handle(f)
 	}
