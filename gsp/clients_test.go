@@ -572,6 +572,11 @@ func TestCommanderClient(t *testing.T) {
 				t.Errorf("%s: a %d-byte notification fits no layout", path, len(p))
 				break
 			}
+			// The packet sizes Commander and the fixture saw on a sensor.
+			if want := verifiedSize[path]; want != 0 && len(p) != want {
+				t.Errorf("%s: a %d-byte notification; the sensor sends %d", path, len(p), want)
+				break
+			}
 		}
 		if st, _ := c.request([]byte{byte(gsp.Unsubscribe), ref}); st != 200 {
 			t.Errorf("UNSUBSCRIBE %s: %d", path, st)
@@ -657,6 +662,18 @@ func TestCommanderClient(t *testing.T) {
 	if st, list := c.request(cmdPath(gsp.Get, c.nextRef(), "/Mem/Logbook/entries", true)); st != 200 || !bytes.Equal(list, []byte{0}) {
 		t.Errorf("listing after erase: %d % x", st, list)
 	}
+}
+
+// verifiedSize is the payload size of a stream notification as a real
+// sensor sends it: Commander's docs/gsp-protocol.md and layouts.ts (ECG 36
+// and 68 bytes, IMU6 100, IMU9 148 at 52 Hz) and movesense-py's
+// validation fixture (Acc 52 bytes at 52 Hz).
+var verifiedSize = map[string]int{
+	"/Meas/ECG/200/mV": 36,
+	"/Meas/ECG/200":    68,
+	"/Meas/Acc/52":     52,
+	"/Meas/IMU6/52":    100,
+	"/Meas/IMU9/52":    148,
 }
 
 func equalFloats(a, b []float64) bool {
