@@ -148,6 +148,14 @@ func (s *Subscription) Notify(content any) bool {
 	return false
 }
 
+// Offer delivers content to this subscriber alone, as Notify does, but a
+// refusal is not counted as dropped: the caller keeps the content and offers
+// it again later. A transfer that must lose nothing (a log read by
+// subscription) paces itself this way.
+func (s *Subscription) Offer(content any) bool {
+	return s.active.Load() && s.Client.sink.Notify(Notification{Sub: s, Content: content})
+}
+
 // Topic is one subscribable resource instance, for example /Meas/Acc/104, and
 // its subscribers.
 type Topic struct {

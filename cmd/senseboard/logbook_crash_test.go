@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"senseboard/client"
 	"senseboard/resource"
 	"senseboard/sbem"
 )
@@ -72,6 +74,10 @@ func TestLogsSurviveKill(t *testing.T) {
 	for _, b := range ints.Bytes {
 		data.Bytes = append(data.Bytes, byte(b))
 	}
+	// The same log read by subscription, the fast transfer, over TCP.
+	if got := readBySubscription(t, c, 1); !bytes.Equal(got, data.Bytes) {
+		t.Errorf("by subscription: %d bytes, by GET %d; equal %v", len(got), len(data.Bytes), bytes.Equal(got, data.Bytes))
+	}
 	recs, err := sbem.Decode(data.Bytes)
 	if err != nil {
 		t.Fatal(err)
@@ -91,4 +97,39 @@ func TestLogsSurviveKill(t *testing.T) {
 	if string(st) != "2" {
 		t.Errorf("logger state %s after the restart, want 2 (READY)", st)
 	}
+}
+
+// readBySubscription reads a log through a subscription to its data, as
+// the family's clients do: notifications of {offset, bytes} in order, and
+// an empty one at the end, after which it unsubscribes.
+func readBySubscription(t *testing.T, c *client.Conn, id int32) []byte {
+	t.Helper()
+	ctx := context.Background()
+	sub, env, err := c.Subscribe(ctx, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(id))
+	if err != nil || sub == nil {
+		t.Fatalf("SUBSCRIBE log %d: %v %+v", id, err, env)
+	}
+	var data []byte
+	for n := range sub.C() {
+		var note struct {
+			Offset int   `json:"offset"`
+			Bytes  []int `json:"bytes"`
+		}
+		if err := json.Unmarshal(n.Payload, &note); err != nil {
+			t.Fatalf("notification %s: %v", n.Payload, err)
+		}
+		if note.Offset != len(data) {
+			t.Fatalf("notification at offset %d after %d bytes", note.Offset, len(data))
+		}
+		if len(note.Bytes) == 0 {
+			break
+		}
+		for _, b := range note.Bytes {
+			data = append(data, byte(b))
+		}
+	}
+	if env, err := sub.Unsubscribe(ctx); err != nil || !env.OK() {
+		t.Errorf("UNSUBSCRIBE: %v %+v", err, env)
+	}
+	return data
 }

@@ -189,6 +189,7 @@ func (p *Provider) Register(d *device.Device) error {
 		}
 		return resource.OK(newLogData(data))
 	})
+	d.HandleSource("/Mem/Logbook/byId/{LogId}/Data", dataSource{p})
 	d.HandleFunc("/Mem/Logbook/byId/{LogId}/Descriptors", resource.Get, func(req *resource.Request) resource.Response {
 		data, resp := p.read(req)
 		if data == nil {
@@ -216,7 +217,7 @@ func (acceptAll) Unsubscribed(*resource.Topic) {}
 func (p *Provider) read(req *resource.Request) ([]byte, resource.Response) {
 	id := req.Arg(0).Int()
 	if id <= 0 {
-		return nil, resource.Errorf(resource.StatusNotFound, "log id %d: ids start at 1", id)
+		return nil, resource.Errorf(resource.StatusBadRequest, "log id %d: log ids start at 1; GET /Mem/Logbook/Entries lists them", id)
 	}
 	p.flush()
 	data, err := p.storage.Read(uint32(id))

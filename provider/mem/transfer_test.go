@@ -1,0 +1,193 @@
+package mem_test
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"senseboard/app"
+	"senseboard/provider/mem"
+	"senseboard/resource"
+	"senseboard/senseboardtest"
+)
+
+// makeLog logs IMU9 and ECG for a while and returns the log's id and bytes.
+func makeLog(t *testing.T, d *senseboardtest.Device, seconds int) (uint32, []byte) {
+	t.Helper()
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/52", "/Meas/ECG/200/mV", "/Time/Detailed"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	for range seconds * 10 {
+		d.Advance(100 * time.Millisecond)
+	}
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	es := entries(t, d)
+	id := es[len(es)-1].ID
+	return id, logBytes(t, d, id)
+}
+
+// assemble joins the notifications of a log read by subscription; it fails
+// on a hole or an overlap, and reports how many end marks came.
+type assembly struct {
+	data []byte
+	ends int
+}
+
+func (a *assembly) add(t *testing.T, content any) {
+	t.Helper()
+	n, ok := content.(*mem.LogDataNotification)
+	if !ok {
+		t.Fatalf("notification %T, want *mem.LogDataNotification", content)
+	}
+	if int(n.Offset) != len(a.data) {
+		t.Fatalf("notification at offset %d after %d bytes", n.Offset, len(a.data))
+	}
+	if n.End() {
+		a.ends++
+		return
+	}
+	if a.ends > 0 {
+		t.Fatalf("%d bytes after the end mark", len(n.Data))
+	}
+	if len(n.Data) > mem.DataChunk || len(n.Ints) != len(n.Data) {
+		t.Fatalf("notification of %d bytes (%d in its JSON form); at most %d", len(n.Data), len(n.Ints), mem.DataChunk)
+	}
+	a.data = append(a.data, n.Data...)
+}
+
+// A subscription to a log's data delivers the whole log in order, paced by
+// what the subscriber's queue takes, without a loss, then the end marks.
+func TestLogDataBySubscription(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	id, want := makeLog(t, d, 10)
+	if len(want) < 16*mem.DataChunk {
+		t.Fatalf("a log of %d bytes is too short to need pacing", len(want))
+	}
+	for _, tt := range []struct {
+		name string
+		sub  func(path string, params ...resource.Value) *senseboardtest.Sub
+	}{
+		{"queue", d.Subscribe},       // a transport's bounded queue: paced
+		{"take-all", d.SubscribeAll}, // a sink that takes everything at once
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.sub("/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id)))
+			if s.Env.Status != 200 {
+				t.Fatalf("SUBSCRIBE: %v %s", s.Env.Status, s.Env.Error)
+			}
+			var a assembly
+			for range 10000 {
+				for _, c := range s.Contents() {
+					a.add(t, c)
+				}
+				if a.ends == mem.DataEnds {
+					break
+				}
+				d.Advance(time.Millisecond)
+			}
+			if a.ends != mem.DataEnds || !bytes.Equal(a.data, want) {
+				t.Fatalf("%d of %d bytes, %d end marks; equal %v", len(a.data), len(want), a.ends, bytes.Equal(a.data, want))
+			}
+			for _, sub := range s.Client.Subscriptions() {
+				if sub.Dropped() != 0 {
+					t.Errorf("%d notifications dropped", sub.Dropped())
+				}
+			}
+			d.Advance(time.Second)
+			if more := s.Contents(); len(more) != 0 {
+				t.Errorf("%d notifications after the end", len(more))
+			}
+		})
+	}
+}
+
+// Unsubscribing stops a transfer; bad and missing ids are refused with
+// what is allowed.
+func TestLogDataSubscriptionErrors(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	id, _ := makeLog(t, d, 10)
+	for _, tt := range []struct {
+		id     int32
+		status resource.Status
+	}{
+		{0, 400},
+		{-3, 400},
+		{int32(id) + 1, 404},
+	} {
+		s := d.Subscribe("/Mem/Logbook/byId/{LogId}/Data", resource.Int32(tt.id))
+		if s.Env.Status != tt.status || s.Env.Error == "" {
+			t.Errorf("SUBSCRIBE log %d: %v %q, want %v with a reason", tt.id, s.Env.Status, s.Env.Error, tt.status)
+		}
+	}
+
+	s := d.Subscribe("/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id)))
+	first := s.Contents()
+	if len(first) == 0 {
+		t.Fatal("no notification at subscription")
+	}
+	env, err := d.Device.Do(&resource.Request{Op: resource.Unsubscribe, Path: "/Mem/Logbook/byId/{LogId}/Data", Params: []resource.Value{resource.Int32(int32(id))}, Client: s.Client})
+	if err != nil || env.Status != 200 {
+		t.Fatalf("UNSUBSCRIBE: %v %v", env.Status, err)
+	}
+	for range 100 {
+		d.Advance(time.Millisecond)
+	}
+	if more := s.Contents(); len(more) != 0 {
+		t.Errorf("%d notifications after unsubscribing", len(more))
+	}
+}
+
+// An in-device app reads a log by subscription through the app interface.
+func TestLogDataThroughAnApp(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	id, want := makeLog(t, d, 5)
+	got := make(chan []byte, 1)
+	status := make(chan resource.Status, 1)
+	rt, err := app.Run(d.Device.Device, appFunc(func(ctx *app.Context) error {
+		var data []byte
+		var sub *app.Subscription
+		sub = ctx.Subscribe("/Mem/Logbook/byId/{LogId}/Data", func(content any) {
+			n := content.(*mem.LogDataNotification)
+			if int(n.Offset) != len(data) {
+				got <- nil
+				return
+			}
+			if n.End() {
+				if sub != nil {
+					sub.Unsubscribe(nil)
+					sub = nil
+					got <- data
+				}
+				return
+			}
+			data = append(data, n.Data...)
+		}, func(env resource.Envelope) { status <- env.Status }, resource.Int32(int32(id)))
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	for range 100000 {
+		select {
+		case st := <-status:
+			if st != 200 {
+				t.Fatalf("SUBSCRIBE from the app: %v", st)
+			}
+			continue
+		case data := <-got:
+			if !bytes.Equal(data, want) {
+				t.Fatalf("the app read %d bytes, want the log's %d", len(data), len(want))
+			}
+			return
+		default:
+		}
+		d.Advance(time.Millisecond)
+		time.Sleep(10 * time.Microsecond) // let the app's goroutine drain its queue
+	}
+	t.Fatal("the app did not read the whole log")
+}
+
+type appFunc func(ctx *app.Context) error
+
+func (appFunc) Name() string                   { return "reader" }
+func (f appFunc) Start(ctx *app.Context) error { return f(ctx) }
