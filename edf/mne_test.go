@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"senseboard/internal/mnetest"
 )
 
 // mneScript reads an EDF+ file with MNE-Python (an independent reader) and
@@ -33,9 +35,9 @@ print(json.dumps({
 // (Debian's python3-mne): channel, rate, start, samples in volts and
 // annotations must agree.
 func TestIndependentReader(t *testing.T) {
-	py := pythonWithMNE()
+	py := mnetest.Python()
 	if py == "" {
-		t.Skip("MNE-Python is not installed (apt-get install python3-mne): the independent EDF+ reader check is skipped")
+		t.Skip(mnetest.SkipMessage)
 	}
 	f := sample()
 	f.Signals = f.Signals[:1] // MNE resamples signals of other rates
@@ -88,15 +90,4 @@ func TestIndependentReader(t *testing.T) {
 			t.Errorf("MNE lacks annotation %+v: onsets %v, texts %q", a, got.Onsets, got.Texts)
 		}
 	}
-}
-
-// pythonWithMNE returns a Python interpreter that has MNE: the one on the
-// path, or the system's (where Debian's python3-mne installs), or "".
-func pythonWithMNE() string {
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if p, err := exec.LookPath(py); err == nil && exec.Command(p, "-c", "import mne").Run() == nil {
-			return p
-		}
-	}
-	return ""
 }

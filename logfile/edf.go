@@ -1,4 +1,4 @@
-package mem
+package logfile
 
 import (
 	"fmt"

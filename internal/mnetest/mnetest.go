@@ -1,0 +1,77 @@
+// Package mnetest reads EDF+ files back with MNE-Python, a reader
+// independent of package edf, for tests. Debian's python3-mne installs it
+// for the system's Python (/usr/bin/python3), which may not be the python3
+// first on the path.
+package mnetest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"testing"
+)
+
+// Python returns a Python interpreter that has MNE: python3 on the path or
+// the system's, or "" when neither has it.
+func Python() string {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if p, err := exec.LookPath(py); err == nil && exec.Command(p, "-c", "import mne").Run() == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// SkipMessage is what a test says when it skips for want of MNE.
+const SkipMessage = "MNE-Python is not installed (apt-get install python3-mne): the independent EDF+ reader check is skipped"
+
+// Raw is what MNE reads from an EDF+ file.
+type Raw struct {
+	Names     []string  `json:"names"`     // channel labels
+	Sfreq     float64   `json:"sfreq"`     // MNE's common rate (the highest)
+	Seconds   float64   `json:"seconds"`   // length
+	Start     float64   `json:"start"`     // Unix seconds
+	Onsets    []float64 `json:"onsets"`    // annotations, seconds from the start
+	Durations []float64 `json:"durations"` // seconds
+	Texts     []string  `json:"texts"`
+	Units     []string  `json:"units"` // per channel, as MNE reports them
+}
+
+const script = `
+import json, sys, warnings
+warnings.simplefilter("ignore")
+import mne
+raw = mne.io.read_raw_edf(sys.argv[1], preload=True, verbose="error")
+print(json.dumps({
+  "names": raw.ch_names,
+  "sfreq": raw.info["sfreq"],
+  "seconds": raw.n_times / raw.info["sfreq"],
+  "start": raw.info["meas_date"].timestamp(),
+  "onsets": [float(v) for v in raw.annotations.onset],
+  "durations": [float(v) for v in raw.annotations.duration],
+  "texts": list(raw.annotations.description),
+  "units": [str(raw._orig_units.get(n, "")) for n in raw.ch_names],
+}))
+`
+
+// Read reads the file at path with MNE; it skips the test when MNE is not
+// installed and fails it when MNE cannot read the file.
+func Read(tb testing.TB, path string) *Raw {
+	tb.Helper()
+	py := Python()
+	if py == "" {
+		tb.Skip(SkipMessage)
+	}
+	out, err := exec.Command(py, "-c", script, path).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		tb.Fatalf("MNE could not read %s: %v\n%s", path, err, stderr)
+	}
+	var r Raw
+	if err := json.Unmarshal(out, &r); err != nil {
+		tb.Fatalf("MNE's answer %s: %v", out, err)
+	}
+	return &r
+}

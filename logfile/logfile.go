@@ -1,0 +1,126 @@
+// Package logfile turns the data logger's logs (SBEM files, as
+// /Mem/Logbook/byId/{LogId}/Data gives them) into files other tools read:
+// CSV, JSON and EDF+. It knows the streams the data logger writes (package
+// sbem decodes any SBEM file; this package gives its values a time, a
+// unit and a shape).
+package logfile
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+
+	"senseboard/sbem"
+)
+
+// Record is one decoded chunk of a log: one notification of a stream, or
+// part of one.
+type Record struct {
+	// Stream names the logged resource as SBEM does: MeasIMU9, MeasECGmV,
+	// MeasHR, TimeDetailed.
+	Stream string `json:"stream"`
+	// Timestamp is the record's device time in ms, when it has one.
+	Timestamp *float64 `json:"timestamp,omitempty"`
+	// Fields are the record's other values by field name (ArrayAcc.x,
+	// Samples, average, rrData, utcTime), in the log's order: one value for
+	// a fixed field, one per sample for an array.
+	Fields []Field `json:"fields"`
+}
+
+// Field is the values of one field of a record.
+type Field struct {
+	Name   string    `json:"name"`
+	Values []float64 `json:"values"`
+}
+
+// Decode decodes a log into records.
+func Decode(log []byte) ([]Record, error) {
+	recs, err := sbem.Decode(log)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Record, 0, len(recs))
+	for _, r := range recs {
+		if len(r.Values) == 0 {
+			continue
+		}
+		stream, _, _ := strings.Cut(r.Values[0].Path, ".")
+		rec := Record{Stream: stream}
+		index := map[string]int{}
+		for _, v := range r.Values {
+			_, field, _ := strings.Cut(v.Path, ".")
+			if field == "Timestamp" && rec.Timestamp == nil {
+				ts := v.Value
+				rec.Timestamp = &ts
+				continue
+			}
+			i, ok := index[field]
+			if !ok {
+				i = len(rec.Fields)
+				index[field] = i
+				rec.Fields = append(rec.Fields, Field{Name: field})
+			}
+			rec.Fields[i].Values = append(rec.Fields[i].Values, v.Value)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// CSVHeader is the first line of WriteCSV's output.
+const CSVHeader = "record,stream,timestamp_ms,field,sample,value"
+
+// WriteCSV writes a log as CSV, one row per value: the record's number
+// (from 1), its stream, its device time in ms (empty when it has none),
+// the field, the sample's index within the record (0 for a fixed field)
+// and the value, in the units the stream has (m/s², dps, µT, mV, bpm, ms,
+// K; raw ECG counts).
+func WriteCSV(w io.Writer, log []byte) error {
+	recs, err := Decode(log)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString(CSVHeader + "\n")
+	var line []byte
+	for i, r := range recs {
+		for _, f := range r.Fields {
+			for k, v := range f.Values {
+				line = strconv.AppendInt(line[:0], int64(i+1), 10)
+				line = append(line, ',')
+				line = append(line, r.Stream...)
+				line = append(line, ',')
+				if r.Timestamp != nil {
+					line = strconv.AppendFloat(line, *r.Timestamp, 'f', -1, 64)
+				}
+				line = append(line, ',')
+				line = append(line, f.Name...)
+				line = append(line, ',')
+				line = strconv.AppendInt(line, int64(k), 10)
+				line = append(line, ',')
+				line = strconv.AppendFloat(line, v, 'g', -1, 64)
+				line = append(line, '\n')
+				if _, err := bw.Write(line); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// WriteJSON writes a log as JSON: {"records": [Record...]}.
+func WriteJSON(w io.Writer, log []byte) error {
+	recs, err := Decode(log)
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []Record{}
+	}
+	return json.NewEncoder(w).Encode(struct {
+		Records []Record `json:"records"`
+	}{recs})
+}

@@ -1,0 +1,156 @@
+package logfile_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"testing"
+
+	"senseboard/logfile"
+	"senseboard/sbem"
+)
+
+// CSV and JSON carry every value of the log, with its stream, field and
+// record time.
+func TestCSVAndJSON(t *testing.T) {
+	log := recordLog(t, 5, "/Meas/Acc/52", "/Meas/HR", "/Time/Detailed")
+	recs, err := sbem.Decode(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{} // values by stream.field, Timestamps left out
+	for _, r := range recs {
+		for i, v := range r.Values {
+			if i == 0 && v.Path[len(v.Path)-len(".Timestamp"):] == ".Timestamp" {
+				continue
+			}
+			want[v.Path]++
+		}
+	}
+	if want["MeasAcc.ArrayAcc.x"] < 100 || want["MeasHR.average"] == 0 || want["TimeDetailed.utcTime"] != 1 {
+		t.Fatalf("the log holds %v", want)
+	}
+
+	var b bytes.Buffer
+	if err := logfile.WriteCSV(&b, log); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rows[0]; len(got) != 6 || got[0] != "record" || got[5] != "value" {
+		t.Fatalf("header %q, want %s", got, logfile.CSVHeader)
+	}
+	got := map[string]int{}
+	for _, row := range rows[1:] {
+		got[row[1]+"."+row[3]]++
+		if row[1] == "MeasAcc" {
+			if _, err := strconv.ParseFloat(row[2], 64); err != nil {
+				t.Fatalf("row %q: timestamp %v", row, err)
+			}
+		}
+		if _, err := strconv.ParseFloat(row[5], 64); err != nil {
+			t.Fatalf("row %q: value %v", row, err)
+		}
+	}
+	if !equalCounts(got, want) {
+		t.Errorf("CSV values %v, want %v", got, want)
+	}
+
+	b.Reset()
+	if err := logfile.WriteJSON(&b, log); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Records []logfile.Record }
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]int{}
+	for _, r := range doc.Records {
+		if r.Stream == "MeasAcc" && r.Timestamp == nil {
+			t.Fatalf("an Acc record without its timestamp: %+v", r)
+		}
+		for _, f := range r.Fields {
+			got[r.Stream+"."+f.Name] += len(f.Values)
+		}
+	}
+	if !equalCounts(got, want) {
+		t.Errorf("JSON values %v, want %v", got, want)
+	}
+}
+
+func equalCounts(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// What is not a log is refused with the SBEM reader's error, by every export.
+func TestNotALog(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"empty", nil, sbem.ErrHeader},
+		{"text", []byte("hello, world"), sbem.ErrHeader},
+		{"torn", append([]byte(sbem.Header), 5, 9, 1), sbem.ErrTruncated},
+		{"no descriptor", append([]byte(sbem.Header), 5, 1, 1), sbem.ErrChunk},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			for name, err := range map[string]error{
+				"csv":  logfile.WriteCSV(&b, tt.data),
+				"json": logfile.WriteJSON(&b, tt.data),
+			} {
+				if !errors.Is(err, tt.want) {
+					t.Errorf("%s: %v, want %v", name, err, tt.want)
+				}
+			}
+			if _, err := logfile.EDF(tt.data); !errors.Is(err, tt.want) {
+				t.Errorf("edf: %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzDecode: any bytes give records or an error, never a panic, and CSV,
+// JSON and EDF+ agree on whether the bytes are a log.
+func FuzzDecode(f *testing.F) {
+	w := sbem.NewWriter()
+	l := &sbem.Layout{Stream: "MeasTemp", Fixed: []sbem.Field{{Name: "Measurement", Format: sbem.Float32}, {Name: "Timestamp", Format: sbem.Uint32}}}
+	one, _ := w.AppendRecord([]byte(sbem.Header), l, 0, []byte{0, 0, 0x99, 0x43, 1, 0, 0, 0})
+	f.Add(one)
+	f.Add([]byte(sbem.Header))
+	f.Add([]byte("SBEM0112\x00\x05\x01\x00<PTH>"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := logfile.Decode(data)
+		var b, j bytes.Buffer
+		cerr := logfile.WriteCSV(&b, data)
+		jerr := logfile.WriteJSON(&j, data)
+		if (err == nil) != (cerr == nil) || (err == nil) != (jerr == nil) {
+			t.Fatalf("decode %v, csv %v, json %v", err, cerr, jerr)
+		}
+		if err == nil {
+			n := 0
+			for _, r := range recs {
+				for _, f := range r.Fields {
+					n += len(f.Values)
+				}
+			}
+			if rows := bytes.Count(b.Bytes(), []byte("\n")) - 1; rows != n {
+				t.Fatalf("%d CSV rows for %d values", rows, n)
+			}
+			logfile.EDF(data)
+		}
+	})
+}
