@@ -22,31 +22,10 @@ import (
 // console, lost samples, setting the time and downloading recordings work.
 // The screenshots are kept with go test -artifacts (see docs/development.md).
 func TestDashboard(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		t.Skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
-	}
+	browser := chromium(t)
 	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true})
 	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising && !s.Connected })
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1400),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
-	}
-	actx, cancel := chromedp.NewExecAllocator(r.ctx, opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	ctx := browse(t, r, browser)
 
 	must := func(what string, err error) {
 		t.Helper()
@@ -220,4 +199,36 @@ func TestDashboard(t *testing.T) {
 	if len(shot) < 10000 {
 		t.Errorf("screenshot of %d bytes", len(shot))
 	}
+}
+
+// chromium finds a Chromium to drive, or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
+	return ""
+}
+
+// browse starts a headless browser for the test; it ends with the test.
+func browse(t *testing.T, r *rig, browser string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1400),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(r.ctx, opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() {
+		cancel()
+		cancelBrowser()
+		cancelAlloc()
+	})
+	return ctx
 }

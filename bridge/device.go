@@ -35,6 +35,7 @@ type device struct {
 	note      string
 	gone      bool
 	streams   map[string]*stream // by key (see stream)
+	defs      *deviceDefs        // the device's definitions as last learnt; nil until asked
 	gsp       *gspSession        // the GSP WebSocket client, nil when none
 }
 

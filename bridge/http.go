@@ -120,6 +120,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /api/ws", s.websocket)
 	api("GET /api/output", s.output)
 	api("GET /api/definitions", s.definitions)
+	api("GET /api/devices/{serial}/definitions", s.deviceDefinitions)
 	api("GET /api/recordings", s.recordings)
 	api("POST /api/recordings", s.startRecording)
 	api("POST /api/recordings/{name}/stop", s.stopRecording)

@@ -119,14 +119,15 @@ func (m *Message) op() (resource.Op, error) {
 
 // params returns the message's value as the request's values. For an
 // operation with one body parameter, or one the bridge has no definition
-// of, the value is that parameter. For an operation with several, the value
-// is an object keyed by the parameter names of the definition, matched
-// without regard to case, and the values go in the definition's order.
-func (m *Message) params(op resource.Op, path string) ([]resource.Value, error) {
+// of (o nil), the value is that parameter. For an operation with several,
+// the value is an object keyed by the parameter names of the definition,
+// matched without regard to case, and the values go in the definition's
+// order.
+func (m *Message) params(o *api.Operation) ([]resource.Value, error) {
 	if len(bytes.TrimSpace(m.Value)) == 0 {
 		return nil, nil
 	}
-	if o := operationOf(op, path); o != nil {
+	if o != nil {
 		if body := o.Params[len(o.Resource.PathParams):]; len(body) > 1 {
 			return namedParams(o, body, m.Value)
 		}
@@ -136,6 +137,23 @@ func (m *Message) params(op resource.Op, path string) ([]resource.Value, error) 
 		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
 	return []resource.Value{v}, nil
+}
+
+// paramsOf returns the message's values for op on path of device d: by
+// the bridge's own definitions, or, for a path they do not have (a
+// resource an app added), by the device's, which it asks the device for
+// once the device is connected (c). With c nil it returns ok false for
+// such a path, to be asked again once the device is connected.
+func (m *Message) paramsOf(ctx context.Context, d *device, c *client.Conn, op resource.Op, path string) (params []resource.Value, ok bool, err error) {
+	o := operationOf(op, path)
+	if o == nil && len(bytes.TrimSpace(m.Value)) > 0 {
+		if c == nil {
+			return nil, false, nil
+		}
+		o = d.operation(ctx, c, op, path)
+	}
+	params, err = m.params(o)
+	return params, err == nil, err
 }
 
 // namedParams reads the object value of an operation with several
@@ -204,13 +222,9 @@ func paramShape(ps []*api.Param) string {
 	return "{" + strings.Join(s, ", ") + "}"
 }
 
-// definedOps finds the bridge's definition of an operation on a path.
-var definedOps = sync.OnceValue(func() *resource.Router {
+// opsRouter finds the definition of an operation on a path in a set.
+func opsRouter(set *api.Set) *resource.Router {
 	rt := resource.NewRouter("")
-	set, err := api.Embedded()
-	if err != nil {
-		return rt
-	}
 	none := resource.HandlerFunc(func(*resource.Request) resource.Response { return resource.Response{} })
 	for _, r := range set.Resources() {
 		for _, o := range r.Operations() {
@@ -227,12 +241,24 @@ var definedOps = sync.OnceValue(func() *resource.Router {
 		}
 	}
 	return rt
+}
+
+// definedOps finds the bridge's definition of an operation on a path.
+var definedOps = sync.OnceValue(func() *resource.Router {
+	set, err := api.Embedded()
+	if err != nil {
+		return resource.NewRouter("")
+	}
+	return opsRouter(set)
 })
 
-// operationOf returns the definition of op on a device's path, or nil for
-// a path the bridge has no definition of (resources that apps add).
-func operationOf(op resource.Op, path string) *api.Operation {
-	m, err := definedOps().Resolve(op, path)
+// operationOf returns the bridge's own definition of op on a device's
+// path, or nil for a path it has no definition of (resources that apps add).
+func operationOf(op resource.Op, path string) *api.Operation { return lookup(definedOps(), op, path) }
+
+// lookup returns the definition of op on path in rt, or nil.
+func lookup(rt *resource.Router, op resource.Op, path string) *api.Operation {
+	m, err := rt.Resolve(op, path)
 	if err != nil || m.Route == nil {
 		return nil
 	}
@@ -311,7 +337,7 @@ func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	params, err := m.params(op, path)
+	params, ok, err := m.paramsOf(ctx, d, nil, op, path)
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +349,11 @@ func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
 	c, err := d.conn()
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		if params, _, err = m.paramsOf(ctx, d, c, op, path); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()

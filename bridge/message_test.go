@@ -68,7 +68,7 @@ func FuzzParseMessage(f *testing.F) {
 			t.Fatalf("%q: accepted with type %q", data, m.Type)
 		}
 		op, _ := m.op()
-		if _, err := m.params(op, m.Path); err != nil && !errors.Is(err, ErrBadMessage) {
+		if _, err := m.params(operationOf(op, m.Path)); err != nil && !errors.Is(err, ErrBadMessage) {
 			t.Fatalf("%q: value refused with %v, not a bad message", data, err)
 		}
 	})

@@ -85,7 +85,7 @@ func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *An
 	if err != nil {
 		return nil, nil, err
 	}
-	params, err := m.params(resource.Subscribe, path)
+	params, ok, err := m.paramsOf(ctx, d, nil, resource.Subscribe, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,6 +97,11 @@ func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *An
 	c, err := d.conn()
 	if err != nil {
 		return nil, nil, err
+	}
+	if !ok {
+		if params, _, err = m.paramsOf(ctx, d, c, resource.Subscribe, path); err != nil {
+			return nil, nil, err
+		}
 	}
 	s, a, created, err := d.subscribe(ctx, c, path, params, m, sink)
 	if created {

@@ -96,12 +96,12 @@ function receive(m) {
 
 // subscribe subscribes on the current device; handler gets data(content)
 // and ended(reason). It resolves with the id, or rejects with the reason.
-async function subscribe(path, handler) {
+async function subscribe(path, handler, value) {
   const id = 's' + state.nextId++;
   state.subs.set(id, handler);
   let r;
   try {
-    r = await send({ type: 'subscribe', path, id, device: state.current });
+    r = await send({ type: 'subscribe', path, id, device: state.current, value });
   } catch (e) {
     state.subs.delete(id);
     throw e;
@@ -145,6 +145,7 @@ function select(serial) {
   document.querySelectorAll('[data-readout]').forEach((c) => { c.textContent = '—'; });
   refreshBattery();
   $('#current').textContent = serial ? `Device ${serial}` : 'Select a connected device.';
+  if (!$('#tab-resources').hidden) loadDefinitions().catch((e) => { $('#resource').textContent = e.message; });
   renderDevices();
 }
 
@@ -465,9 +466,17 @@ window.senseboard.streams = streams;
 // ---- resources: forms from the interface definitions
 
 let definitions = [];
+let definitionsOf = null; // the device whose definitions are shown; '' for the bridge's own
 
+// loadDefinitions shows the chosen device's own definitions, with the
+// resources its apps add (asking for them connects to the device), or the
+// bridge's built-in ones while no device is chosen.
 async function loadDefinitions() {
-  definitions = await api('GET', 'api/definitions');
+  const serial = state.current;
+  const defs = await api('GET', serial ? `api/devices/${encodeURIComponent(serial)}/definitions` : 'api/definitions');
+  if (serial !== state.current) return; // another device was chosen meanwhile
+  definitions = defs;
+  definitionsOf = serial;
   renderResourceList();
 }
 
@@ -482,17 +491,18 @@ function renderResourceList() {
       group = r.group;
       ul.append(el('li', { class: 'group' }, group));
     }
-    ul.append(el('li', { 'data-path': r.path, onclick: (e) => {
+    ul.append(el('li', { 'data-path': r.path, 'data-app': r.app, onclick: (e) => {
       ul.querySelectorAll('.selected').forEach((x) => x.classList.remove('selected'));
       e.currentTarget.classList.add('selected');
       renderResource(r);
-    } }, r.path));
+    } }, r.path, r.app ? badge('app', 'app') : null));
   }
 }
 
 function renderResource(r) {
   const box = $('#resource');
-  box.replaceChildren(el('h3', {}, r.path), r.description ? el('p', {}, r.description) : null);
+  box.replaceChildren(el('h3', {}, r.path), r.app ? el('p', { class: 'hint' }, `Added by an app of the device (${r.file}).`) : null,
+    r.description ? el('p', {}, r.description) : null);
   for (const op of r.ops) box.append(opForm(r, op));
 }
 
@@ -584,7 +594,7 @@ function opForm(r, op) {
             out.textContent = lines.join('\n');
           },
           ended: (reason) => { out.textContent += '\nended: ' + reason; sub.id = ''; button.textContent = 'Subscribe'; },
-        });
+        }, value);
         button.textContent = 'Unsubscribe';
         out.textContent = 'subscribed; waiting for notifications…';
       } else {
@@ -685,7 +695,7 @@ for (const b of document.querySelectorAll('#tabs button')) {
   b.onclick = () => {
     document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('on', x === b));
     document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== 'tab-' + b.dataset.tab; });
-    if (b.dataset.tab === 'resources' && !definitions.length) loadDefinitions().catch((e) => { $('#resource').textContent = e.message; });
+    if (b.dataset.tab === 'resources' && definitionsOf !== state.current) loadDefinitions().catch((e) => { $('#resource').textContent = e.message; });
     if (b.dataset.tab === 'recordings') refreshRecordings();
   };
 }
