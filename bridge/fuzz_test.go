@@ -75,7 +75,7 @@ func FuzzHTTPQuery(f *testing.F) {
 	}
 	f.Add("path=/Meas/HR", "[::1")
 	f.Fuzz(func(t *testing.T, query, host string) {
-		for _, path := range []string{"/api/output", "/api/devices", "/api/devices/000123"} {
+		for _, path := range []string{"/api/output", "/api/devices", "/api/devices/000123", "/api/devices/000123/definitions"} {
 			req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
 			req.URL.RawQuery = query
 			req.Host = host
