@@ -118,6 +118,7 @@ type Bridge struct {
 	keys     *nvm.Var[bondKeys] // keys.json; in memory only without a state directory
 	watchers map[*watcher]struct{}
 	recs     map[string]*Recording
+	logReads keyedMutex // one read of a log at a time (logs.go)
 	closed   bool
 	wg       sync.WaitGroup // goroutines of devices and streams
 }

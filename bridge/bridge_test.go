@@ -69,6 +69,7 @@ type rigConfig struct {
 	allowHosts    []string
 	before        func(serial string, d *senseboard.Device) // runs before the bridge starts
 	modules       profile.Modules
+	logbook       int // the devices' log storage in bytes; the profile's default when 0
 	// onDemand leaves the bridge connecting on demand, as by default;
 	// otherwise the rig's bridge connects to every device (ConnectAll)
 	onDemand bool
@@ -106,6 +107,9 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	open := func(serialNo string) *senseboard.Device {
 		p := profile.Default().WithSerial(serialNo)
 		p.Modules.HRS, p.Modules.NUS = rc.modules.HRS, rc.modules.NUS
+		if rc.logbook > 0 {
+			p.Logbook.Capacity = rc.logbook
+		}
 		d, err := senseboard.New(senseboard.Config{Profile: p, Seed: 1,
 			StateDir: filepath.Join(dir, serialNo)})
 		if err != nil {
@@ -420,7 +424,7 @@ func TestAuthAndOrigin(t *testing.T) {
 			t.Errorf("%s: %d %s", tt.name, status, body)
 		}
 	}
-	if status, body := r.get("/api/devices?token=" + testToken); status != 401 || !strings.Contains(body, "?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording downloads") {
+	if status, body := r.get("/api/devices?token=" + testToken); status != 401 || !strings.Contains(body, "?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording and log downloads") {
 		t.Errorf("token in the query of a plain request: %d %s", status, body)
 	}
 	if _, err := bridgeclient.Dial(r.ctx, r.srv.URL, nil); err == nil || !strings.Contains(err.Error(), "401") {

@@ -121,6 +121,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /api/output", s.output)
 	api("GET /api/definitions", s.definitions)
 	api("GET /api/devices/{serial}/definitions", s.deviceDefinitions)
+	s.logRoutes(api)
 	api("GET /api/recordings", s.recordings)
 	api("POST /api/recordings", s.startRecording)
 	api("POST /api/recordings/{name}/stop", s.stopRecording)

@@ -162,6 +162,9 @@ func queryTokenOK(path string) bool {
 		return true
 	}
 	if dev, ok := strings.CutPrefix(path, "/api/devices/"); ok {
+		if serial, id, isLog := strings.Cut(dev, "/logs/"); isLog { // a log's download
+			return serial != "" && !strings.Contains(serial, "/") && id != "" && !strings.Contains(id, "/")
+		}
 		serial, gsp := strings.CutSuffix(dev, "/gsp")
 		return gsp && serial != "" && !strings.Contains(serial, "/")
 	}
@@ -185,7 +188,7 @@ func bearer(header string) (string, error) {
 func (s *Server) checkToken(r *http.Request) (int, error) {
 	q, hasQuery := r.URL.Query()["token"]
 	if hasQuery && !queryTokenOK(r.URL.Path) {
-		return http.StatusUnauthorized, fmt.Errorf("?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording downloads, where a browser cannot set headers; send Authorization: Bearer <token> to %s", r.URL.Path)
+		return http.StatusUnauthorized, fmt.Errorf("?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording and log downloads, where a browser cannot set headers; send Authorization: Bearer <token> to %s", r.URL.Path)
 	}
 	if s.Token == "" {
 		return 0, nil

@@ -170,11 +170,16 @@ func TestTokens(t *testing.T) {
 		{"other scheme", "/api/devices", []string{"Authorization", "Basic " + testToken}, 401, `Authorization scheme \"Basic\"`},
 		{"empty bearer", "/api/devices", []string{"Authorization", "Bearer "}, 401, "missing access token"},
 		{"prefix of the token", "/api/devices", []string{"Authorization", "Bearer " + testToken[:8]}, 401, "wrong access token"},
-		{"query on a plain call", "/api/devices?token=" + testToken, nil, 401, "?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording downloads"},
+		{"query on a plain call", "/api/devices?token=" + testToken, nil, 401, "?token= is accepted only on the WebSockets (/api/ws, /api/devices/{serial}/gsp), /api/output and recording and log downloads"},
 		{"query on the stream", "/api/output?path=/Nope&token=" + testToken, nil, 200, `"response":404`},
 		{"query on a download", "/api/recordings/nope/files/a.csv?token=" + testToken, nil, 404, "nope"},
 		{"query on the recordings", "/api/recordings?token=" + testToken, nil, 401, "?token= is accepted only"},
 		{"wrong query on the stream", "/api/output?path=/Meas/HR&token=guess", nil, 401, "wrong access token"},
+		{"query on a log download", "/api/devices/000123/logs/5?format=csv&token=" + testToken, nil, 404, "no log with id 5"},
+		{"log download without a token", "/api/devices/000123/logs/5?format=csv", nil, 401, "missing access token"},
+		{"query on a log preview", "/api/devices/000123/logs/5/preview?token=" + testToken, nil, 401, "?token= is accepted only"},
+		{"query on the log list", "/api/devices/000123/logs?token=" + testToken, nil, 401, "?token= is accepted only"},
+		{"log download from another page", "/api/devices/000123/logs/5?token=" + testToken, []string{"Origin", "http://evil.example"}, 403, "evil.example"},
 	} {
 		status, body := r.get(tt.path, tt.hdr...)
 		if status != tt.status || !strings.Contains(body, tt.want) {

@@ -26,7 +26,9 @@ type File struct {
 	// dd-MMM-yyyy": admin code, technician, equipment ("X X X" when empty).
 	Recording string
 	// Start is the start of the recording; EDF keeps it to the second (the
-	// rest goes into the first record's time-keeping annotation).
+	// rest goes into the first record's time-keeping annotation). A start
+	// before 1985, the first year EDF can say (a device whose clock was
+	// never set says 1970), or none, is written as 1 January 1985.
 	Start time.Time
 	// RecordDuration is the length of one data record (1 s when zero). Each
 	// signal's rate times it must be a whole number of samples.

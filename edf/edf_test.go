@@ -177,3 +177,26 @@ func FuzzUnmarshal(f *testing.F) {
 		_ = g
 	})
 }
+
+// A start EDF cannot say (before 1985, or none) is written as 1 January
+// 1985, with the annotations at their onsets from there.
+func TestStartBefore1985(t *testing.T) {
+	for _, start := range []time.Time{{}, time.Unix(0, 0).UTC(), time.UnixMicro(473_385_599_500_000).UTC()} {
+		f := sample()
+		f.Start = start
+		b, err := Marshal(f)
+		if err != nil {
+			t.Fatalf("start %v: %v", start, err)
+		}
+		g, err := Unmarshal(b)
+		if err != nil {
+			t.Fatalf("start %v: %v", start, err)
+		}
+		if want := time.Date(1985, 1, 1, 0, 0, 0, 0, time.UTC); !g.Start.Equal(want) {
+			t.Errorf("start %v read back as %v, want %v", start, g.Start, want)
+		}
+		if len(g.Annotations) != len(f.Annotations) || g.Annotations[0].Onset != f.Annotations[0].Onset {
+			t.Errorf("start %v: annotations %+v, want %+v", start, g.Annotations, f.Annotations)
+		}
+	}
+}

@@ -62,12 +62,9 @@ func Write(w io.Writer, f *File) error {
 	}
 	// the header keeps the start to the second; the rest shifts every time
 	start := f.Start.Truncate(time.Second)
-	if start.IsZero() || start.Year() < 1985 {
-		start = time.Date(1985, 1, 1, 0, 0, 0, 0, time.UTC)
-	}
 	frac := f.Start.Sub(start)
-	if f.Start.IsZero() {
-		frac = 0
+	if start.Year() < 1985 { // unknown, or before what EDF can say: 1 January 1985
+		start, frac = time.Date(1985, 1, 1, 0, 0, 0, 0, time.UTC), 0
 	}
 	spr := make([]int, len(f.Signals))
 	nrec := 1

@@ -40,38 +40,48 @@ const script = `
 import json, sys, warnings
 warnings.simplefilter("ignore")
 import mne
-raw = mne.io.read_raw_edf(sys.argv[1], preload=True, verbose="error")
-print(json.dumps({
-  "names": raw.ch_names,
-  "sfreq": raw.info["sfreq"],
-  "seconds": raw.n_times / raw.info["sfreq"],
-  "start": raw.info["meas_date"].timestamp(),
-  "onsets": [float(v) for v in raw.annotations.onset],
-  "durations": [float(v) for v in raw.annotations.duration],
-  "texts": list(raw.annotations.description),
-  "units": [str(raw._orig_units.get(n, "")) for n in raw.ch_names],
-}))
+out = []
+for path in sys.argv[1:]:
+    raw = mne.io.read_raw_edf(path, preload=True, verbose="error")
+    out.append({
+      "names": raw.ch_names,
+      "sfreq": raw.info["sfreq"],
+      "seconds": raw.n_times / raw.info["sfreq"],
+      "start": raw.info["meas_date"].timestamp(),
+      "onsets": [float(v) for v in raw.annotations.onset],
+      "durations": [float(v) for v in raw.annotations.duration],
+      "texts": list(raw.annotations.description),
+      "units": [str(raw._orig_units.get(n, "")) for n in raw.ch_names],
+    })
+print(json.dumps(out))
 `
 
 // Read reads the file at path with MNE; it skips the test when MNE is not
 // installed and fails it when MNE cannot read the file.
 func Read(tb testing.TB, path string) *Raw {
 	tb.Helper()
+	return ReadFiles(tb, path)[0]
+}
+
+// ReadFiles reads several files in one run of Python (MNE takes seconds
+// to load), as Read does.
+func ReadFiles(tb testing.TB, paths ...string) []*Raw {
+	tb.Helper()
 	py := Python()
 	if py == "" {
 		tb.Skip(SkipMessage)
 	}
-	out, err := exec.Command(py, "-c", script, path).Output()
+	out, err := exec.Command(py, append([]string{"-c", script}, paths...)...).Output()
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
 			stderr = ee.Stderr
 		}
-		tb.Fatalf("MNE could not read %s: %v\n%s", path, err, stderr)
+		tb.Fatalf("MNE could not read %v: %v\n%s", paths, err, stderr)
 	}
-	var r Raw
-	if err := json.Unmarshal(out, &r); err != nil {
+	var r []*Raw
+	if err := json.Unmarshal(out, &r); err != nil || len(r) != len(paths) {
 		tb.Fatalf("MNE's answer %s: %v", out, err)
 	}
-	return &r
+	return r
 }

@@ -196,6 +196,15 @@ func TestCapacity(t *testing.T) {
 	if env := d.Expect(200, resource.Get, "/Mem/DataLogger/State"); env.Content.(resource.Value).Uint() != mem.StateReady {
 		t.Errorf("still logging when full: %v", env.Content)
 	}
+	// The full log keeps what fitted, up to the storage's size.
+	es = entries(t, d)
+	full := es[len(es)-1]
+	if len(es) != 1 || full.Size > 8192 || full.Size < 8192-200 {
+		t.Errorf("entries when full %+v, want the full log alone, of nearly 8192 bytes", es)
+	}
+	if n := samples(t, logBytes(t, d, full.ID)); n["MeasIMU9.ArrayGyro.z"] < 100 {
+		t.Errorf("the full log holds %d samples", n["MeasIMU9.ArrayGyro.z"])
+	}
 }
 
 // A log torn by a crash in the middle of an append is cut back to its last

@@ -238,7 +238,7 @@ func (s *Storage) used() int64 {
 
 // Append adds chunks to the open log and makes them durable. It erases the
 // oldest logs when needed, and fails with ErrFull when the open log alone
-// would overflow the storage.
+// would overflow the storage, after writing the whole chunks that fit.
 func (s *Storage) Append(data []byte, now uint32) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -248,9 +248,39 @@ func (s *Storage) Append(data []byte, now uint32) error {
 	if len(data) == 0 {
 		return nil
 	}
-	if err := s.makeRoom(int64(len(data))); err != nil {
+	err := s.makeRoom(int64(len(data)))
+	if errors.Is(err, ErrFull) {
+		// The other logs are erased: keep what fits, in whole chunks.
+		if n := fitChunks(data, s.capacity-s.used()); n > 0 {
+			if werr := s.write(data[:n], now); werr != nil {
+				return werr
+			}
+		}
 		return err
 	}
+	if err != nil {
+		return err
+	}
+	return s.write(data, now)
+}
+
+// fitChunks returns how many bytes of whole chunks at the start of data
+// fit in room bytes.
+func fitChunks(data []byte, room int64) int {
+	chunks, _, _ := sbem.Chunks(append([]byte(sbem.Header), data...))
+	n := 0
+	for _, c := range chunks {
+		size := len(sbem.AppendChunk(nil, c.ID, c.Data))
+		if int64(n+size) > room {
+			break
+		}
+		n += size
+	}
+	return n
+}
+
+// write appends data to the open log and makes it durable; s.mu is held.
+func (s *Storage) write(data []byte, now uint32) error {
 	if _, err := s.open.Write(data); err != nil {
 		return fmt.Errorf("logbook: %w", err)
 	}
