@@ -12,9 +12,10 @@ import (
 type Clock interface {
 	// Now returns the time elapsed since the clock started.
 	Now() time.Duration
-	// AfterFunc arranges for f to run once d has elapsed. With a real clock f
-	// runs in its own goroutine; with a virtual clock, on the goroutine that
-	// advances the clock.
+	// AfterFunc arranges for f to run once d has elapsed. With a real or
+	// scaled clock f runs on the process's scheduler, after the calls due
+	// before it; with a virtual clock, on the goroutine that advances the
+	// clock. f should not block: it holds up the calls due after it.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
@@ -27,6 +28,9 @@ type Timer interface {
 // At arranges for f to run when c reads t (at once if t has passed). Work
 // scheduled by absolute time does not drift however late each call runs.
 func At(c Clock, t time.Duration, f func()) Timer {
+	if r, ok := c.(*Real); ok {
+		return procSched.at(r.start.Sub(epoch)+t, f) // exactly t, without reading the clock twice
+	}
 	d := t - c.Now()
 	if d < 0 {
 		d = 0
@@ -43,8 +47,10 @@ func NewReal() *Real { return &Real{start: time.Now()} }
 // Now returns the time since the clock was made.
 func (r *Real) Now() time.Duration { return time.Since(r.start) }
 
-// AfterFunc runs f in its own goroutine after d.
-func (r *Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+// AfterFunc runs f on the process's scheduler after d.
+func (r *Real) AfterFunc(d time.Duration, f func()) Timer {
+	return procSched.after(d, f)
+}
 
 // Scaled is the wall clock running speed times faster (or slower).
 type Scaled struct {
@@ -64,7 +70,7 @@ func NewScaled(speed float64) *Scaled {
 // Now returns the scaled time since the clock was made.
 func (s *Scaled) Now() time.Duration { return time.Duration(float64(time.Since(s.start)) * s.speed) }
 
-// AfterFunc runs f in its own goroutine after d of scaled time.
+// AfterFunc runs f on the process's scheduler after d of scaled time.
 func (s *Scaled) AfterFunc(d time.Duration, f func()) Timer {
-	return time.AfterFunc(time.Duration(float64(d)/s.speed), f)
+	return procSched.after(time.Duration(float64(d)/s.speed), f)
 }

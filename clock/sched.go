@@ -1,0 +1,257 @@
+package clock
+
+import (
+	"container/heap"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The process runs the calls of its real-time and scaled clocks on one
+// scheduler: a heap of calls in time order, and runners that take every
+// call that is due and run them one after the other. A fleet of devices
+// makes tens of calls per device-second; a goroutine and a wake-up of an
+// idle thread for each of them cost several times the work of the calls.
+//
+// Runners come and go with the work, so nothing runs while no call is
+// pending: the scheduler arms one runtime timer for its earliest call, and
+// the goroutine that timer starts becomes the runner. A runner goes on
+// while the next call is close (within wakeLead), sleeping until it falls
+// due; it leaves the rest to a new timer. Runtime timers wake up to a
+// millisecond late, so the timer is armed wakeLead early and the runner
+// sleeps the remaining time precisely (sleepUntil).
+//
+// Calls that fall due close together run together: a runner wakes at most
+// once per wakeQuantum, so the wake-ups of a process stay at about a
+// thousand a second however many devices it runs, at the price of up to
+// wakeQuantum of lateness when calls crowd. The calls of a batch start in
+// time order (calls due at the same time in the order they were made); a
+// call made by one of them runs after the batch; a large batch is shared
+// among up to GOMAXPROCS goroutines of the runner, which it waits for. A call that blocks holds up the calls behind it only until the
+// watchdog (stallLimit) hands the schedule to a new runner.
+const (
+	wakeLead    = time.Millisecond
+	wakeQuantum = time.Millisecond
+	stallLimit  = 20 * time.Millisecond
+	// parallelBatch is the batch size from which a runner shares the work.
+	parallelBatch = 64
+)
+
+// procSched is the scheduler of the process's real-time clocks.
+var procSched = newScheduler()
+
+// epoch is the origin of the scheduler's times.
+var epoch = time.Now()
+
+// since returns the scheduler's time now.
+func since() time.Duration { return time.Since(epoch) }
+
+type scheduler struct {
+	mu       sync.Mutex
+	calls    schedHeap
+	seq      uint64
+	timer    *time.Timer   // the runtime timer that starts a runner or checks on it
+	armedFor time.Duration // when timer fires; 0 when stopped
+	owner    uint64        // generation of the runner in charge, 0 when none
+	gen      uint64
+	lastWake time.Duration // when the runner in charge last took a batch
+	ran      atomic.Uint64 // calls run: the watchdog's measure of progress
+	seen     uint64        // ran when the watchdog last looked
+}
+
+func newScheduler() *scheduler {
+	s := &scheduler{}
+	s.timer = time.AfterFunc(time.Hour, s.fire)
+	s.timer.Stop()
+	return s
+}
+
+// schedCall is a pending call of the scheduler.
+type schedCall struct {
+	at    time.Duration
+	seq   uint64
+	f     func()
+	index int // in the heap; -1 once taken or stopped
+	s     *scheduler
+}
+
+// Stop cancels the call if it has not started.
+func (c *schedCall) Stop() bool {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.index < 0 {
+		return false
+	}
+	heap.Remove(&s.calls, c.index)
+	return true
+}
+
+type schedHeap []*schedCall
+
+func (h schedHeap) Len() int { return len(h) }
+func (h schedHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h schedHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *schedHeap) Push(x any) {
+	c := x.(*schedCall)
+	c.index = len(*h)
+	*h = append(*h, c)
+}
+func (h *schedHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	c.index = -1
+	*h = old[:len(old)-1]
+	return c
+}
+
+// after schedules f to run d from now.
+func (s *scheduler) after(d time.Duration, f func()) Timer { return s.at(since()+max(d, 0), f) }
+
+// at schedules f to run at scheduler time t.
+func (s *scheduler) at(t time.Duration, f func()) Timer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	c := &schedCall{at: t, seq: s.seq, f: f, s: s}
+	heap.Push(&s.calls, c)
+	if s.owner == 0 && c.index == 0 {
+		s.arm(c.at - wakeLead)
+	}
+	return c
+}
+
+// arm sets the runtime timer to fire at t (scheduler time); s.mu is held.
+func (s *scheduler) arm(t time.Duration) {
+	t = max(t, 1) // 0 means stopped
+	if s.armedFor != 0 && s.armedFor <= t {
+		return // it fires early enough; the runner it starts looks again
+	}
+	s.armedFor = t
+	s.timer.Reset(t - since())
+}
+
+// fire runs when the runtime timer fires: it starts a runner when none is
+// in charge, and replaces one that has not finished a call since it last
+// looked.
+func (s *scheduler) fire() {
+	s.mu.Lock()
+	s.armedFor = 0
+	if s.owner == 0 && len(s.calls) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	if s.owner != 0 {
+		if ran := s.ran.Load(); ran != s.seen {
+			s.seen = ran
+			s.arm(since() + stallLimit)
+			s.mu.Unlock()
+			return
+		}
+	}
+	s.gen++
+	g := s.gen
+	s.owner = g
+	s.seen = s.ran.Load()
+	s.arm(since() + stallLimit)
+	s.mu.Unlock()
+	s.run(g) // the timer's own goroutine is the runner
+}
+
+// run takes and runs due calls while it is in charge and calls are close.
+func (s *scheduler) run(g uint64) {
+	var batch []*schedCall
+	for {
+		s.mu.Lock()
+		if s.owner != g {
+			s.mu.Unlock()
+			return // a new runner took over while a call held this one up
+		}
+		now := since()
+		if now-s.lastWake >= wakeQuantum {
+			for len(s.calls) > 0 && s.calls[0].at <= now {
+				batch = append(batch, heap.Pop(&s.calls).(*schedCall))
+			}
+		}
+		if len(batch) > 0 {
+			s.lastWake = now
+			s.mu.Unlock()
+			s.runBatch(batch)
+			clear(batch)
+			batch = batch[:0]
+			continue
+		}
+		if len(s.calls) == 0 {
+			s.owner = 0
+			s.stopTimer()
+			s.mu.Unlock()
+			return
+		}
+		wake := max(s.calls[0].at, s.lastWake+wakeQuantum)
+		if wake-now > wakeLead {
+			s.owner = 0
+			s.stopTimer()
+			s.arm(wake - wakeLead)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		sleepUntil(wake)
+	}
+}
+
+// stopTimer stops the runtime timer; s.mu is held.
+func (s *scheduler) stopTimer() {
+	if s.armedFor != 0 {
+		s.timer.Stop()
+		s.armedFor = 0
+	}
+}
+
+// runBatch runs the calls in order, sharing a large batch among up to
+// GOMAXPROCS goroutines that it waits for.
+func (s *scheduler) runBatch(batch []*schedCall) {
+	workers := min(runtime.GOMAXPROCS(0), len(batch)/parallelBatch)
+	if workers <= 1 {
+		for _, c := range batch {
+			c.f()
+			s.ran.Add(1)
+		}
+		return
+	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(batch) {
+				return
+			}
+			batch[i].f()
+			s.ran.Add(1)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+}
+
+// sleepUntil sleeps until the scheduler's time t, more precisely than a
+// runtime timer.
+func sleepUntil(t time.Duration) {
+	if d := t - since(); d > 0 {
+		preciseSleep(d)
+	}
+}

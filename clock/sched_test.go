@@ -1,0 +1,92 @@
+package clock
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The real clock's calls run in time order, calls due together in the order
+// they were made, also when they were made out of order; calls made from
+// inside other calls run; a stopped call does not run.
+func TestSchedulerRunsInTimeOrder(t *testing.T) {
+	r := NewReal()
+	var mu sync.Mutex
+	var got []string
+	nested := false
+	var done sync.WaitGroup
+	done.Add(2)
+	rec := func(s string) func() {
+		return func() { mu.Lock(); got = append(got, s); mu.Unlock() }
+	}
+	base := r.Now() + 20*time.Millisecond
+	At(r, base+30*time.Millisecond, func() { rec("d")(); done.Done() })
+	At(r, base+10*time.Millisecond, rec("b"))
+	At(r, base, rec("a"))
+	At(r, base+10*time.Millisecond, rec("b2"))
+	stopped := At(r, base+5*time.Millisecond, rec("stopped"))
+	At(r, base+15*time.Millisecond, func() {
+		rec("c")()
+		// when the runner is behind, a call made by a call of its batch
+		// runs after that batch, so nested may run after d
+		At(r, base+25*time.Millisecond, func() { mu.Lock(); nested = true; mu.Unlock(); done.Done() })
+	})
+	if !stopped.Stop() || stopped.Stop() {
+		t.Fatal("Stop should succeed once")
+	}
+	done.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "[a b b2 c d]"; fmt.Sprint(got) != want || !nested {
+		t.Errorf("ran %v and nested %v, want %v and the nested call", got, nested, want)
+	}
+}
+
+// Many calls due close together run together, each once, also when a batch
+// is shared among several goroutines.
+func TestSchedulerManyCalls(t *testing.T) {
+	r := NewReal()
+	const n = 5000
+	var mu sync.Mutex
+	ran := make([]int, n)
+	var wg sync.WaitGroup
+	wg.Add(n)
+	base := r.Now() + 5*time.Millisecond
+	for i := range n {
+		At(r, base+time.Duration(i%7)*time.Millisecond, func() {
+			mu.Lock()
+			ran[i]++
+			mu.Unlock()
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	if slices.ContainsFunc(ran, func(c int) bool { return c != 1 }) {
+		t.Error("a call did not run exactly once")
+	}
+}
+
+// A call that blocks does not stop the calls after it for good: the
+// watchdog hands the schedule to a new runner.
+func TestSchedulerBlockingCall(t *testing.T) {
+	r := NewReal()
+	release := make(chan struct{})
+	blocked := make(chan struct{})
+	r.AfterFunc(0, func() { close(blocked); <-release })
+	<-blocked
+	r.AfterFunc(time.Millisecond, func() { close(release) }) // runs only if the schedule moves on
+	<-release
+}
+
+// A stopped call reports that it stopped only before it ran.
+func TestSchedulerStopAfterRun(t *testing.T) {
+	r := NewReal()
+	ran := make(chan struct{})
+	tm := r.AfterFunc(0, func() { close(ran) })
+	<-ran
+	if tm.Stop() {
+		t.Error("Stop after the call ran must report false")
+	}
+}
