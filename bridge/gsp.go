@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -87,7 +86,7 @@ func (s *Server) gspSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	conn.SetReadLimit(MaxMessage)
 	g := &gspSession{d: d, conn: conn, mtu: mtu, out: make(chan []byte, GSPOutbox),
-		dropped: make(chan struct{}), ended: make(chan struct{})}
+		dropped: make(chan struct{}), ended: make(chan struct{}), done: make(chan struct{}), sweep: make(chan []byte, 64)}
 	g.run(r.Context())
 }
 
@@ -101,6 +100,8 @@ type gspSession struct {
 	dropped   chan struct{} // closed when the client fell behind
 	dropOnce  sync.Once
 	ended     chan struct{} // closed when the session ends: notifications are dropped
+	done      chan struct{} // closed when the device is free for another GSP client
+	sweep     chan []byte   // notifications after the end, which cleanUp reads
 	closeOnce sync.Once
 
 	subs map[uint8]bool // references of the client's streams; the reading goroutine's
@@ -131,9 +132,16 @@ func closeReason(s string) string {
 // notifications), then drops the client.
 func (g *gspSession) deliver(b []byte) {
 	select {
-	case g.out <- b:
-		return
 	case <-g.ended:
+		select {
+		case g.sweep <- b: // for cleanUp
+		default:
+		}
+		return
+	default:
+	}
+	select {
+	case g.out <- b:
 		return
 	default:
 	}
@@ -147,23 +155,45 @@ func (g *gspSession) deliver(b []byte) {
 	}
 }
 
-// claimGSP makes g the device's GSP client, unless it has one.
-func (d *device) claimGSP(g *gspSession) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.gsp != nil {
-		return false
+// GSPHandover is how long a new GSP client waits for the device's previous
+// one to end before it is refused: a client that disconnects and connects
+// again at once finds the device free once the bridge has ended the
+// previous client's streams.
+const GSPHandover = 2 * time.Second
+
+// claimGSP makes g the device's GSP client, waiting up to GSPHandover for
+// the one it has to end; it reports whether g got the device.
+func (d *device) claimGSP(ctx context.Context, g *gspSession) bool {
+	t := time.NewTimer(GSPHandover)
+	defer t.Stop()
+	for {
+		d.mu.Lock()
+		other := d.gsp
+		if other == nil {
+			d.gsp = g
+		}
+		d.mu.Unlock()
+		if other == nil {
+			return true
+		}
+		select {
+		case <-other.done:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
 	}
-	d.gsp = g
-	return true
 }
 
+// releaseGSP lets the device go once g has ended.
 func (d *device) releaseGSP(g *gspSession) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.gsp == g {
 		d.gsp = nil
 	}
+	d.mu.Unlock()
+	close(g.done)
 }
 
 // gspNotification routes a GATT notification of the device to its GSP
@@ -186,7 +216,7 @@ func (d *device) gspNotification(payload []byte) {
 // until the client or the connection goes away.
 func (g *gspSession) run(ctx context.Context) {
 	d := g.d
-	if !d.claimGSP(g) {
+	if !d.claimGSP(ctx, g) {
 		g.close(websocket.StatusTryAgainLater, fmt.Sprintf("device %s has a GSP client already; the bridge serves one at a time", d.serial))
 		g.conn.CloseNow()
 		return
@@ -277,10 +307,12 @@ func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
 	return true
 }
 
-// The GSP command codes the bridge follows to end a client's streams.
+// The GSP codes the bridge uses to end a client's streams.
 const (
-	gspSubscribe   = 1
-	gspUnsubscribe = 2
+	gspHello           = 0
+	gspSubscribe       = 1
+	gspUnsubscribe     = 2
+	gspCommandResponse = 1
 )
 
 // track keeps the references of the client's streams.
@@ -320,8 +352,10 @@ func (g *gspSession) write(ctx context.Context) {
 
 // cleanUp ends what the client left running on a connection that goes on:
 // its streams are unsubscribed, as the device does when a central
-// disconnects, and the notifications switched off. The data logger keeps
-// logging, as it does on the device.
+// disconnects, and the notifications switched off once the answers to
+// everything the client wrote have come (a HELLO written last answers
+// after them), so that none reaches the next GSP client. The data logger
+// keeps logging, as it does on the device.
 func (g *gspSession) cleanUp(l *client.Conn) {
 	select {
 	case <-l.Done():
@@ -332,8 +366,24 @@ func (g *gspSession) cleanUp(l *client.Conn) {
 	defer cancel()
 	for ref := range g.subs {
 		if err := l.WriteChar(ctx, GSPCommandUUID, []byte{gspUnsubscribe, ref}); err != nil {
-			if !errors.Is(err, context.DeadlineExceeded) {
-				g.d.b.cfg.Log.Info("GSP: unsubscribe", "device", g.d.serial, "ref", ref, "err", err)
+			g.d.b.cfg.Log.Info("GSP: unsubscribe", "device", g.d.serial, "ref", ref, "err", err)
+		}
+	}
+	const ref = 0xFF
+	if l.WriteChar(ctx, GSPCommandUUID, []byte{gspHello, ref}) == nil {
+	wait:
+		for {
+			select {
+			case n := <-g.sweep:
+				// HELLO's answer has the protocol version where others have
+				// a status, whose low byte is never 1.
+				if len(n) > 4 && n[0] == gspCommandResponse && n[1] == ref && n[2] == 1 {
+					break wait
+				}
+			case <-ctx.Done():
+				break wait
+			case <-l.Done():
+				return
 			}
 		}
 	}

@@ -1,0 +1,1 @@
+"""The shapes bleak's backends give: devices, advertisements, services, characteristics."""

@@ -1,0 +1,137 @@
+// Package bleak_test runs scripts written for the sensor family's real
+// sensors with the bleak library against a senseboard device, through the
+// bridge's GSP WebSocket, with the stand-in in this directory on
+// PYTHONPATH.
+package bleak_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"senseboard"
+	"senseboard/bridge"
+	"senseboard/profile"
+	"senseboard/transport/serial"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// pythonWithWebsockets returns a Python interpreter that has the
+// websockets library: the one on the path, or the system's (where Debian's
+// python3-websockets installs), or "".
+func pythonWithWebsockets() string {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if p, err := exec.LookPath(py); err == nil && exec.Command(p, "-c", "import websockets").Run() == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+const token = "0123456789abcdef0123"
+
+// serve runs a device on real time and a bridge that reaches it, behind a
+// token, until the test ends; it returns the bridge's address.
+func serve(t *testing.T) (url string, b *bridge.Bridge) {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := senseboard.New(senseboard.Config{Profile: profile.Default(), Seed: 1, StateDir: filepath.Join(dir, "000123")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	srv := &serial.Server{Device: d.Device}
+	b, err = bridge.New(bridge.Config{StateDir: filepath.Join(dir, "bridge"), Local: []bridge.Peripheral{{
+		Serial: "000123",
+		Dial: func(context.Context) (net.Conn, error) {
+			dev, central := net.Pipe()
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			return central, nil
+		},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Go(func() { b.Run(ctx) })
+	hs := httptest.NewServer((&bridge.Server{Bridge: b, Token: token}).Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		cancel()
+		wg.Wait()
+		d.Close()
+	})
+	return hs.URL, b
+}
+
+// run runs a script of testdata with the stand-in on PYTHONPATH and
+// returns its output's last line.
+func run(t *testing.T, py, url string, env []string, args ...string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, append([]string{filepath.Join("testdata", args[0])}, args[1:]...)...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "SENSEBOARD_BRIDGE="+url, "SENSEBOARD_TOKEN="+token, "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", args[0], err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestBleakScripts runs a GSP logging client of the kind written for real
+// sensors (scan by the end of the name, stream, log, list, fetch, decode
+// the SBEM, check the samples, clear), then the stand-in's edges (the
+// family's names, unknown addresses, one client at a time, the MTU, a
+// device that resets), unmodified, through the bridge.
+func TestBleakScripts(t *testing.T) {
+	py := pythonWithWebsockets()
+	if py == "" {
+		t.Skip("no python3 with the websockets library (Debian: apt-get install python3-websockets)")
+	}
+	url, b := serve(t)
+	for { // the bridge's first scan finds the device
+		if _, err := b.Device("000123"); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	var summary struct {
+		Log       int
+		Bytes     int
+		MeasAcc   int
+		MeasECGmV int
+	}
+	last := run(t, py, url, nil, "gsp_logger.py", "0123", "2")
+	if err := json.Unmarshal([]byte(last), &summary); err != nil {
+		t.Fatalf("summary %q: %v", last, err)
+	}
+	if summary.Log != 1 || summary.Bytes == 0 || summary.MeasAcc < 52 || summary.MeasECGmV < 125 {
+		t.Errorf("summary %+v", summary)
+	}
+
+	st, err := b.Device("000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"SENSEBOARD_BLEAK_NAME=Movesense {serial}", "SENSEBOARD_MTU=23"}
+	if last := run(t, py, url, env, "edges.py", "000123", st.Address); last != "OK" {
+		t.Errorf("edges: %q", last)
+	}
+}
