@@ -687,3 +687,73 @@ func equalFloats(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestLogDataSubscription reads a log the way the device library's sample
+// client reads the sample's log notifications
+// (samples/gatt_sensordata_app/python_client/movesense_sensor_data.py reads
+// "offset" as the uint32 at byte 2; the sample firmware,
+// GATTSensorDataClient.cpp, sends a subscription to
+// /Mem/Logbook/byId/{LogId}/Data as DATA and DATA_PART2 notifications of
+// [offset, bytes], each part with its own offset, and ends with empty
+// bytes): every part stands alone, on codes 2 and 3, and the parts put at
+// their offsets give the log.
+func TestLogDataSubscription(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	c := newCentral(t, d)
+	cfg := append([]byte{byte(gsp.PutDataLoggerConfig), 1}, "/Meas/Acc/52\x00/Meas/ECG/200/mV\x00/Time/Detailed\x00"...)
+	for _, cmd := range [][]byte{cfg, {byte(gsp.PutDataLoggerState), 2, 3}} {
+		if n := c.answer(cmd); u16(n[2:]) != 200 {
+			t.Fatalf("% x: % x", cmd[:2], n)
+		}
+	}
+	for range 30 {
+		d.Advance(100 * time.Millisecond)
+	}
+	if n := c.answer([]byte{byte(gsp.PutDataLoggerState), 3, 2}); u16(n[2:]) != 200 {
+		t.Fatalf("stop: % x", n)
+	}
+	st, want := pyFetch(t, c, 1)
+	if st != 200 || len(want) < 1000 {
+		t.Fatalf("FETCH_LOG: %d, %d bytes", st, len(want))
+	}
+	c.conn.Close()
+
+	for _, mtu := range []int{gsp.MinMTU, gsp.DefaultMTU} {
+		c := &central{peer: connect(t, d, mtu)}
+		// The answer comes first, though the transfer starts at once.
+		if n := c.first(append([]byte{1, 99}, "/Mem/Logbook/byId/1/Data"...)); n[0] != gsp.CommandResponse || n[1] != 99 || u16(n[2:]) != 200 {
+			t.Fatalf("MTU %d: SUBSCRIBE: % x", mtu, n)
+		}
+		var got []byte
+		for done := false; !done; {
+			var n []byte
+			select {
+			case n = <-c.notes:
+			default: // the transfer goes on as the subscriber takes it
+				d.Advance(time.Millisecond)
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			if n[1] != 99 || (n[0] != gsp.Data && n[0] != gsp.DataPart2) || len(n) < 6 {
+				t.Fatalf("MTU %d: notification % x", mtu, n[:min(len(n), 6)])
+			}
+			off, body := int(u32(n[2:])), n[6:]
+			if done = len(body) == 0; done {
+				if off != len(want) {
+					t.Errorf("MTU %d: end mark at offset %d, the log has %d bytes", mtu, off, len(want))
+				}
+				break
+			}
+			if off != len(got) {
+				t.Fatalf("MTU %d: bytes at offset %d after %d bytes", mtu, off, len(got))
+			}
+			got = append(got, body...)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("MTU %d: %d bytes by subscription differ from the %d of FETCH_LOG", mtu, len(got), len(want))
+		}
+		if n := c.answer([]byte{2, 99}); u16(n[2:]) != 200 {
+			t.Errorf("MTU %d: UNSUBSCRIBE: % x", mtu, n)
+		}
+	}
+}

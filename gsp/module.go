@@ -260,16 +260,20 @@ func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
 	}
 	ref := cmd.Ref
 	var s *app.Subscription
+	// Notifications can reach the app before the answer does (a log read
+	// by subscription starts at once); they wait for it, so that the
+	// answer comes first, as clients that take the next notification for
+	// the answer need.
+	var early []any
+	answered := false
 	s = ctx.Subscribe(cmd.Path, func(content any) {
-		if c.subs[ref] != s {
-			return
+		switch {
+		case c.subs[ref] != s:
+		case !answered:
+			early = append(early, content)
+		default:
+			c.deliver(ref, content)
 		}
-		payload, err := AppendPayload(c.buf[:0], content)
-		if err != nil {
-			return
-		}
-		c.buf = payload
-		Split(c.MTU(), ref, payload, c.out, c.send)
 	}, func(env resource.Envelope) {
 		if !env.Status.OK() && c.subs[ref] == s {
 			delete(c.subs, ref)
@@ -282,8 +286,57 @@ func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
 			st = resource.StatusOK
 		}
 		c.respond(ref, st, nil)
+		answered = true
+		for _, content := range early {
+			if c.subs[ref] == s {
+				c.deliver(ref, content)
+			}
+		}
+		early = nil
 	})
 	c.subs[ref] = s
+}
+
+// deliver sends one notification of the subscription on ref.
+func (c *Conn) deliver(ref uint8, content any) {
+	if lc, ok := content.(logChunk); ok {
+		c.sendLogChunk(ref, lc.LogOffset(), lc.Bytes())
+		return
+	}
+	payload, err := AppendPayload(c.buf[:0], content)
+	if err != nil {
+		return
+	}
+	c.buf = payload
+	Split(c.MTU(), ref, payload, c.out, c.send)
+}
+
+// logChunk is a notification of a subscription to a log's data
+// (/Mem/Logbook/byId/{LogId}/Data): the log's bytes from an offset; no
+// bytes mark the end.
+type logChunk interface {
+	LogOffset() uint32
+	Bytes() []byte
+}
+
+// sendLogChunk sends a log's bytes from off as the firmware does for a
+// subscription to a log's data: notifications of [offset uint32, bytes],
+// each with the offset of its own first byte, DATA for the first and
+// DATA_PART2 for the rest (never DATA_PART3: every part stands alone, and
+// clients read log data from codes 2 and 3). No bytes is one DATA with the
+// offset alone, the end mark.
+func (c *Conn) sendLogChunk(ref uint8, off uint32, data []byte) {
+	room := MaxNotification(c.MTU()) - 2 - 4
+	code := byte(Data)
+	for first := true; first || len(data) > 0; first = false {
+		n := min(room, len(data))
+		b := append(c.out[:0], code, ref)
+		b = binary.LittleEndian.AppendUint32(b, off)
+		b = append(b, data[:n]...)
+		c.out = b
+		c.send(b)
+		data, off, code = data[n:], off+uint32(n), DataPart2
+	}
 }
 
 // logBytes is the content of GET /Mem/Logbook/byId/{LogId}/Data.

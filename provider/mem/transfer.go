@@ -32,6 +32,10 @@ type LogDataNotification struct {
 	LogData
 }
 
+// LogOffset returns Offset: where in the log the notification's bytes
+// belong.
+func (n *LogDataNotification) LogOffset() uint32 { return n.Offset }
+
 // End reports whether the notification marks the end of the log.
 func (n *LogDataNotification) End() bool { return len(n.Data) == 0 }
 
