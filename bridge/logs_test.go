@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -229,5 +230,57 @@ func TestFullLogStoreOverHTTP(t *testing.T) {
 	status, _, b := r.download("/" + l.Logs[0].Downloads["csv"])
 	if status != 200 || !bytes.HasPrefix(b, []byte(logfile.CSVHeader+"\n1,MeasIMU9,")) {
 		t.Errorf("CSV of the full log: %d %.80s", status, b)
+	}
+}
+
+// A recording exports to EDF+ from the page's address for it, during the
+// recording and after; the signals are its streams at their rates.
+func TestRecordingEDFOverHTTP(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	if status, body := r.post("/api/recordings", `{"paths": ["/Meas/Acc/52", "/Meas/ECG/125"], "name": "walk", "format": "jsonl"}`); status != 200 {
+		t.Fatalf("recording: %d %s", status, body)
+	}
+	var st bridge.RecordingState
+	for i := 0; ; i++ {
+		recs := r.b.Recordings()
+		if st = recs[len(recs)-1]; st.Notifications >= 40 {
+			break
+		}
+		if i == 600 {
+			t.Fatalf("the recording has %d notifications", st.Notifications)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st.EDF != "api/recordings/walk/files/walk.edf" {
+		t.Fatalf("the recording's EDF+ address %q", st.EDF)
+	}
+	check := func(when string) *edf.File {
+		t.Helper()
+		status, hdr, b := r.download("/" + st.EDF)
+		f, err := edf.Unmarshal(b)
+		if status != 200 || err != nil || hdr.Get("Content-Disposition") != "attachment; filename=walk.edf" {
+			t.Fatalf("%s: %d %v %q %.100s", when, status, err, hdr.Get("Content-Disposition"), b)
+		}
+		var labels []string
+		for _, s := range f.Signals {
+			labels = append(labels, fmt.Sprintf("%s@%g", s.Label, s.Rate))
+		}
+		if !slices.Equal(labels, []string{"Acc x@52", "Acc y@52", "Acc z@52", "ECG@125"}) && !slices.Equal(labels, []string{"ECG@125", "Acc x@52", "Acc y@52", "Acc z@52"}) {
+			t.Errorf("%s: signals %q", when, labels)
+		}
+		if d := time.Since(f.Start); d < 0 || d > time.Hour {
+			t.Errorf("%s: starts at %v", when, f.Start)
+		}
+		return f
+	}
+	during := check("during the recording")
+	r.post("/api/recordings/walk/stop", "")
+	after := check("after the recording")
+	if len(after.Signals[0].Samples) < len(during.Signals[0].Samples) {
+		t.Errorf("%d samples after, %d during", len(after.Signals[0].Samples), len(during.Signals[0].Samples))
+	}
+	if status, body := r.get("/api/recordings/nope/files/nope.edf"); status != 404 || !strings.Contains(body, "no such recording") {
+		t.Errorf("EDF+ of a recording that does not exist: %d %s", status, body)
 	}
 }

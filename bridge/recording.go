@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"senseboard/edf"
 	"senseboard/record"
 )
 
@@ -41,7 +42,10 @@ type RecordingState struct {
 	Files   []string `json:"files"`
 	// Downloads are the files' addresses on the bridge, relative to its
 	// root: api/recordings/<name>/files/<file>.
-	Downloads     []string   `json:"downloads"`
+	Downloads []string `json:"downloads"`
+	// EDF is the address of the recording exported to EDF+ (made when
+	// asked, from its files), once it has a file: api/recordings/<name>/files/<name>.edf.
+	EDF           string     `json:"edf,omitempty"`
 	Started       time.Time  `json:"started"`
 	Stopped       *time.Time `json:"stopped,omitempty"`
 	Notifications int64      `json:"notifications"`
@@ -200,6 +204,9 @@ func (r *Recording) snapshot() RecordingState {
 	for i, f := range s.Files {
 		s.Downloads[i] = "api/recordings/" + url.PathEscape(s.Name) + "/files/" + url.PathEscape(filepath.Base(f))
 	}
+	if len(s.Files) > 0 {
+		s.EDF = "api/recordings/" + url.PathEscape(s.Name) + "/files/" + url.PathEscape(s.Name+".edf")
+	}
 	s.Notifications = r.count.Load()
 	return s
 }
@@ -248,6 +255,10 @@ func orNone(s []string) string {
 // recordingFile serves a file of a recording as a download. A recording
 // under way serves what is written so far.
 func (s *Server) recordingFile(w http.ResponseWriter, r *http.Request) {
+	if name := r.PathValue("name"); r.PathValue("file") == name+".edf" {
+		s.recordingEDF(w, name)
+		return
+	}
 	path, err := s.Bridge.RecordingFile(r.PathValue("name"), r.PathValue("file"))
 	if err != nil {
 		writeError(w, statusOf(err), err)
@@ -294,4 +305,59 @@ func (b *Bridge) Recordings() []RecordingState {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out
+}
+
+// RecordingEDF exports a recording to EDF+ from its files (record.EDF):
+// its sampled streams as signals, its events as annotations, and, when a
+// stream ended or a write failed, that too at the recording's end. A
+// recording under way gives what is written so far.
+func (b *Bridge) RecordingEDF(name string) (*edf.File, error) {
+	b.mu.Lock()
+	r := b.recs[name]
+	b.mu.Unlock()
+	if r == nil {
+		return nil, fmt.Errorf("recording %s: %w", name, ErrUnknownRecording)
+	}
+	r.mu.Lock()
+	if r.rec != nil {
+		r.rec.Flush()
+	}
+	r.mu.Unlock()
+	st := r.snapshot()
+	if len(st.Files) == 0 {
+		return nil, fmt.Errorf("recording %s: %w: nothing recorded yet", name, ErrNoRecordingFile)
+	}
+	f, err := record.EDF(st.Files)
+	if err != nil {
+		return nil, fmt.Errorf("recording %s: %w", name, err)
+	}
+	f.Start = st.Started.UTC()
+	f.Recording = "X X senseboard_" + st.Device + "_" + name
+	if st.Error != "" {
+		end := time.Since(st.Started)
+		if st.Stopped != nil {
+			end = st.Stopped.Sub(st.Started)
+		}
+		f.Annotations = append(f.Annotations, edf.Annotation{Onset: end, Text: "recording: " + st.Error})
+	}
+	return f, nil
+}
+
+func (s *Server) recordingEDF(w http.ResponseWriter, name string) {
+	f, err := s.Bridge.RecordingEDF(name)
+	var b []byte
+	if err == nil {
+		b, err = edf.Marshal(f)
+	}
+	if err != nil {
+		status := statusOf(err)
+		if errors.Is(err, edf.ErrInvalid) {
+			status = http.StatusUnprocessableEntity
+		}
+		writeError(w, status, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name + ".edf"}))
+	w.Write(b)
 }

@@ -310,6 +310,26 @@ func clip(b []byte) string {
 	return string(b)
 }
 
+// Flush writes what is buffered to the files, so that they can be read
+// while the recording goes on.
+func (r *Recorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	var first error
+	if r.jsonl != nil {
+		first = r.jsonl.Flush()
+	}
+	for _, s := range r.streams {
+		if err := s.w.Flush(); first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // Close flushes and closes every file.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
