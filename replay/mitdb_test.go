@@ -99,27 +99,54 @@ func flutterEpisodes(t *testing.T, hea string) []span {
 }
 
 // scoreRecording scores detections against a record's beats after the first
-// skip of the record. Without flutter (EC57), the beats and the detections
-// inside ventricular flutter or fibrillation episodes are not scored.
+// skip of the record. The beats just before skip take part in the matching,
+// so that a detection of one of them is not counted false, but only the
+// beats and the detections from skip on are counted. Without flutter (EC57),
+// the beats and the detections inside ventricular flutter or fibrillation
+// episodes are not scored.
 func scoreRecording(ref, found []time.Duration, skip time.Duration, vf []span) (with, without signal.Scored) {
-	var r, f, r2, f2 []time.Duration
-	for _, b := range ref {
-		if b >= skip {
-			r = append(r, b)
-			if !inSpans(b, vf) {
-				r2 = append(r2, b)
+	const tol = 150 * time.Millisecond
+	score := func(excluded []span) signal.Scored {
+		var r, f []time.Duration
+		for _, b := range ref {
+			if b >= skip-tol && !inSpans(b, excluded) {
+				r = append(r, b)
 			}
 		}
-	}
-	for _, d := range found {
-		if d >= skip-150*time.Millisecond {
-			f = append(f, d)
-			if !inSpans(d, vf) {
-				f2 = append(f2, d)
+		for _, d := range found {
+			if d >= skip-tol && !inSpans(d, excluded) {
+				f = append(f, d)
 			}
 		}
+		all := signal.ScoreBeats(r, f, tol)
+		// count from skip on: the outcomes of the beats before it go, in
+		// the order ScoreBeats lists them
+		s := signal.Scored{Missed: all.Missed[:0:0], False: all.False[:0:0]}
+		m, e := 0, 0
+		for _, b := range r {
+			if m < len(all.Missed) && all.Missed[m] == b {
+				m++
+				if b >= skip {
+					s.FN++
+					s.Missed = append(s.Missed, b)
+				}
+				continue
+			}
+			if b >= skip {
+				s.TP++
+				s.Errors = append(s.Errors, all.Errors[e])
+			}
+			e++
+		}
+		for _, d := range all.False {
+			if d >= skip {
+				s.FP++
+				s.False = append(s.False, d)
+			}
+		}
+		return s
 	}
-	return signal.ScoreBeats(r, f, 150*time.Millisecond), signal.ScoreBeats(r2, f2, 150*time.Millisecond)
+	return score(nil), score(vf)
 }
 
 // TestMITBIHDetection runs the detector on the MIT-BIH records of the shared
