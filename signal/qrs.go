@@ -24,7 +24,19 @@ import "math"
 //     four times the others' level is a beat and the levels restart from
 //     it, and each failed search-back halves the distance from the signal
 //     level to the noise level, so a QRS that shrank tenfold is found again
-//     within a few beats.
+//     within a few beats,
+//  9. noise veto: while the signal is noisy (the noise level above a
+//     twentieth of the signal level), a candidate that comes before 80% of
+//     the regular RR average and does not resemble the running QRS template
+//     (correlation of the band-passed complex under 0.5) is not taken as a
+//     beat. Early beats of another shape (ventricular beats) are kept on a
+//     clean signal, and beats that come on time are kept whatever their
+//     shape; a vetoed candidate stays one for search-back, so a beat that
+//     the noise deformed is still found when nothing better comes.
+//
+// The template is the average band-passed complex (120 ms around the R
+// peak) of the beats that resemble it, learnt from the first beats; the
+// correlation allows for a misalignment of 8 ms.
 //
 // The beat is placed at the R peak: the sample of the detector's input
 // farthest from the local baseline within the integration window, moved back
@@ -68,6 +80,12 @@ type QRSDetector struct {
 	rrOK       []int64 // the last 8 regular intervals
 	noise      []peak  // noise peaks since the last beat
 
+	tmpl  []float64 // running QRS template: band-passed complex, mean removed
+	seg   []float64 // a complex being compared, with d.lag either side
+	tmplN int       // beats learnt into the template
+	half  int64     // template half-width, samples
+	lag   int64     // largest misalignment the correlation allows, samples
+
 	out []int64
 }
 
@@ -101,6 +119,10 @@ func NewQRSDetector(fs float64) *QRSDetector {
 	d.rr, d.rrOK = make([]int64, 0, 8), make([]int64, 0, 8)
 	d.slope = make([]float64, d.hist)
 	d.delay = bandPassDelay(d.bp, fs)
+	d.half = int64(math.Round(0.06 * fs))
+	d.lag = max(int64(math.Round(0.008*fs)), 1)
+	d.tmpl = make([]float64, 2*d.half+1)
+	d.seg = make([]float64, len(d.tmpl)+2*int(d.lag))
 	d.bp.Reset()
 	d.relearn(0)
 	return d
@@ -128,6 +150,7 @@ func (d *QRSDetector) relearn(from int64) {
 	d.learnMax, d.learnSum, d.learnN = 0, 0, 0
 	d.lastQRS, d.lastR = -1, -1
 	d.rr, d.rrOK, d.noise = d.rr[:0], d.rrOK[:0], d.noise[:0]
+	d.tmplN = 0
 }
 
 // Learning reports whether the detector is still learning its levels, before
@@ -202,6 +225,11 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		s := d.maxSlope(i)
 		if d.lastQRS >= 0 && i-d.lastQRS < d.tWave && s < d.lastSlope/2 {
 			d.npki = 0.125*v + 0.875*d.npki // a T wave, unless search-back finds otherwise
+			d.candidate(v, i, false)
+			return
+		}
+		if d.npki > d.spki/20 && float64(i-d.lastQRS) < 0.8*mean(d.rrOK) && d.corr(d.locate(i)) < 0.5 {
+			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
 			d.candidate(v, i, false)
 			return
 		}
@@ -337,8 +365,83 @@ func (d *QRSDetector) beat(i int64, v, slope float64) {
 		}
 	}
 	d.lastQRS, d.lastR, d.lastSlope, d.lastV = i, r, slope, v
+	d.learn(r)
 	d.noise = d.noise[:0]
 	d.out = append(d.out, r)
+}
+
+// complex copies the band-passed values around the input sample r (the
+// template's width and d.lag either way) into d.seg, 0 outside the history.
+func (d *QRSDetector) complex(r int64) []float64 {
+	// the band-passed value of input sample k is at k+delay-2: the
+	// derivative's delay is not the band-pass's
+	from := r - d.half - d.lag + d.delay - 2
+	h := int64(d.hist)
+	j := int(((from % h) + h) % h)
+	for k := range d.seg {
+		if at := from + int64(k); at < 0 || at <= d.n-h || at >= d.n {
+			d.seg[k] = 0
+		} else {
+			d.seg[k] = d.bpv[j]
+		}
+		if j++; j == d.hist {
+			j = 0
+		}
+	}
+	return d.seg
+}
+
+// learn adds the complex of a beat whose R peak is at r to the template:
+// the first 8 beats evenly, then by an exponential average over about 10
+// beats of those that resemble it.
+func (d *QRSDetector) learn(r int64) {
+	if d.tmplN >= 8 && d.corr(r) < 0.5 {
+		return
+	}
+	x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
+	mu := 0.0
+	for _, v := range x {
+		mu += v
+	}
+	mu /= float64(len(x))
+	w := 0.1
+	if d.tmplN < 8 {
+		w = 1 / float64(d.tmplN+1)
+	}
+	for k, v := range x {
+		d.tmpl[k] += w * (v - mu - d.tmpl[k])
+	}
+	d.tmplN++
+}
+
+// corr returns the largest correlation coefficient between the template
+// and the complex at r moved by up to d.lag samples either way, or 1 before
+// the template is learnt.
+func (d *QRSDetector) corr(r int64) float64 {
+	if d.tmplN < 8 {
+		return 1
+	}
+	seg := d.complex(r)
+	syy := 0.0
+	for _, y := range d.tmpl {
+		syy += y * y
+	}
+	best := -1.0
+	for l := range 2*d.lag + 1 {
+		x := seg[l : l+int64(len(d.tmpl))]
+		var sx, sxy, sxx float64
+		for k, y := range d.tmpl {
+			sx += x[k]
+			sxy += x[k] * y
+			sxx += x[k] * x[k]
+		}
+		// the template's mean is 0, so the complex's mean drops out of sxy
+		sxx -= sx * sx / float64(len(d.tmpl))
+		if sxx > 0 && syy > 0 {
+			best = math.Max(best, sxy/math.Sqrt(sxx*syy))
+		}
+	}
+	return best
 }
 
 // push8 appends x, keeping the last 8 values in place.

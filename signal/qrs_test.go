@@ -2,6 +2,7 @@ package signal
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -64,7 +65,8 @@ func beatTimes(beats []synthBeat, from float64) []time.Duration {
 // TestQRSDetectorHardCases checks the cases a plain Pan-Tompkins detector
 // gets wrong: early wide ventricular beats inside the T-wave window, a
 // tenfold drop of the QRS amplitude, a beat at the very end of the stream,
-// and the position of each beat.
+// early artefacts unlike the QRS in a burst of noise, and the position of
+// each beat.
 func TestQRSDetectorHardCases(t *testing.T) {
 	const fs = 256
 	regular := func(n int, rr, amp float64) []synthBeat {
@@ -99,10 +101,14 @@ func TestQRSDetectorHardCases(t *testing.T) {
 			return b
 		}(), 49, true, 3},
 		{"beat at the end of the stream", regular(60, 0.8, 1), 48.35, true, 0},
+		{"noise burst with early artefacts unlike the QRS", regular(60, 0.8, 1), 49, true, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := synthECG(tt.beats, tt.length, fs)
+			if tt.name == "noise burst with early artefacts unlike the QRS" {
+				noiseBurst(x, tt.beats, fs, 0.35)
+			}
 			found := runDetector(x, fs, tt.flush)
 			var ref []time.Duration
 			for _, r := range beatTimes(tt.beats, 4) {
@@ -127,29 +133,65 @@ func TestQRSDetectorHardCases(t *testing.T) {
 	}
 }
 
+// noiseBurst adds, from 20 s to 40 s, noise in the QRS's band (white noise
+// through a 5-15 Hz band-pass, times a) and, from 25 s, after every third
+// beat an inverted, sharp artefact as steep as the QRS, 450 ms later
+// (before the next beat is due): electrode noise. Without the noise veto,
+// each artefact is a false beat.
+func noiseBurst(x []float64, beats []synthBeat, fs, a float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	hp, _ := Butterworth(HighPass, 2, 5, fs)
+	lp, _ := Butterworth(LowPass, 2, 15, fs)
+	for i := int(20 * fs); i < int(40*fs); i++ {
+		x[i] += a * lp.Step(hp.Step(rng.NormFloat64()))
+	}
+	for k, b := range beats {
+		at := b.at + 0.45
+		if k%3 != 0 || at < 25 || at > 40 {
+			continue
+		}
+		for i := int((at - 0.1) * fs); i < int((at+0.1)*fs); i++ {
+			q := (float64(i)/fs - at) / 0.012
+			x[i] -= 1.1 * math.Exp(-0.5*q*q)
+		}
+	}
+}
+
 // BenchmarkQRSDetector feeds one sample at 256 Hz (the rate /Meas/HR
-// uses); ns/op is the cost per sample, and it must not allocate.
+// uses); ns/op is the cost per sample, and it must not allocate. "clean" is
+// a regular ECG; "noise" the noise burst of TestQRSDetectorHardCases, where
+// the noise veto compares candidates with the template.
 func BenchmarkQRSDetector(b *testing.B) {
 	const fs = 256
 	var beats []synthBeat
-	for i := range 80 {
-		beats = append(beats, synthBeat{1 + float64(i)*0.75, 1, 0.01})
+	for i := range 60 {
+		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
 	}
-	x := synthECG(beats, 60, fs)
-	d := NewQRSDetector(fs)
-	for _, v := range x { // warm up: levels learnt, buffers grown
-		d.Feed(v)
-		for _, ok := d.Pop(); ok; _, ok = d.Pop() {
-		}
-	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		d.Feed(x[i])
-		for _, ok := d.Pop(); ok; _, ok = d.Pop() {
-		}
-		if i++; i == len(x) {
-			i = 0
-		}
+	clean := synthECG(beats, 49, fs)
+	noisy := synthECG(beats, 49, fs)
+	noiseBurst(noisy, beats, fs, 0.35)
+	for _, bm := range []struct {
+		name string
+		x    []float64
+	}{{"clean", clean}, {"noise", noisy}} {
+		b.Run(bm.name, func(b *testing.B) {
+			x := bm.x
+			d := NewQRSDetector(fs)
+			for _, v := range x { // warm up: levels learnt, buffers grown
+				d.Feed(v)
+				for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				d.Feed(x[i])
+				for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+				}
+				if i++; i == len(x) {
+					i = 0
+				}
+			}
+		})
 	}
 }
