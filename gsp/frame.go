@@ -68,8 +68,10 @@ const (
 	DataPart3       = 4 // the third and every further part
 )
 
-// MaxDataLoggerPaths is how many paths a data logger configuration holds.
-const MaxDataLoggerPaths = 8
+// MaxDataLoggerPaths is how many paths one PUT_DATALOGGER_CONFIG carries:
+// the data logger's 8 streams and the /Time/Detailed that clients append.
+// The device's data logger judges the paths themselves.
+const MaxDataLoggerPaths = 9
 
 // MaxPath is the longest resource path a command may carry, in bytes.
 const MaxPath = 160

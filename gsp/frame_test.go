@@ -25,7 +25,8 @@ func TestParseCommand(t *testing.T) {
 		{"empty path", []byte{1, 1, 0}, Command{}, ErrBadPayload},
 		{"NUL inside path", append([]byte{4, 1}, "/a\x00b"...), Command{}, ErrBadPayload},
 		{"not UTF-8", []byte{4, 1, '/', 0xff}, Command{}, ErrBadPayload},
-		{"nine paths", append([]byte{6, 1}, "/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00"...), Command{}, ErrBadPayload},
+		{"eight streams and the time", append([]byte{6, 1}, "/a\x00/b\x00/c\x00/d\x00/e\x00/f\x00/g\x00/h\x00/Time/Detailed\x00"...), Command{Code: PutDataLoggerConfig, Ref: 1, Paths: []string{"/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/Time/Detailed"}}, nil},
+		{"ten paths", append([]byte{6, 1}, "/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00"...), Command{}, ErrBadPayload},
 		{"short time", []byte{8, 1, 1}, Command{}, ErrBadPayload},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,7 +30,8 @@ const (
 	StateLogging = 3
 )
 
-// MaxPaths is how many paths a data logger configuration holds.
+// MaxPaths is how many streams a data logger configuration holds;
+// TimeDetailed comes on top of them.
 const MaxPaths = 8
 
 // PageSize is how many entries one GET /Mem/Logbook/Entries lists: as many
@@ -118,11 +119,11 @@ func New(store *nvm.Store, capacity int, t *timesvc.Provider) (*Provider, error)
 	if _, err := store.ReadJSON(configFile, &cfg); err != nil {
 		return nil, fmt.Errorf("datalogger: %w", err)
 	}
-	if n := len(cfg.DataEntries.DataEntry); n > MaxPaths { // the rule of PUT /Mem/DataLogger/Config
-		return nil, fmt.Errorf("datalogger: %w", &nvm.CorruptError{Path: store.Path(configFile), Reason: fmt.Sprintf("%d paths; at most %d can be logged", n, MaxPaths)})
-	}
 	for _, e := range cfg.DataEntries.DataEntry {
 		p.paths = append(p.paths, e.Path)
+	}
+	if err := checkPaths(p.paths); err != nil { // the rule of PUT /Mem/DataLogger/Config
+		return nil, fmt.Errorf("datalogger: %w", &nvm.CorruptError{Path: store.Path(configFile), Reason: err.Error()})
 	}
 	return p, nil
 }
@@ -239,17 +240,35 @@ func (p *Provider) config() *Config {
 	return c
 }
 
+// checkPaths checks a configuration's paths: at most MaxPaths streams and
+// TimeDetailed, each path once.
+func checkPaths(paths []string) error {
+	streams := 0
+	for _, path := range paths {
+		if !strings.EqualFold(path, TimeDetailed) {
+			streams++
+		}
+	}
+	if streams > MaxPaths {
+		return fmt.Errorf("%d paths; at most %d can be logged, and %s", streams, MaxPaths, TimeDetailed)
+	}
+	for i, path := range paths {
+		for _, earlier := range paths[:i] {
+			if strings.EqualFold(earlier, path) {
+				return fmt.Errorf("path %q is given twice; each path is logged once", path)
+			}
+		}
+	}
+	return nil
+}
+
 func (p *Provider) putConfig(req *resource.Request) resource.Response {
 	var c Config
 	if err := req.Arg(0).Decode(&c); err != nil {
 		return resource.Errorf(resource.StatusBadRequest, "config: %v", err)
 	}
-	entries := c.DataEntries.DataEntry
-	if len(entries) > MaxPaths {
-		return resource.Errorf(resource.StatusBadRequest, "%d paths; at most %d can be logged", len(entries), MaxPaths)
-	}
 	var paths []string
-	for _, e := range entries {
+	for _, e := range c.DataEntries.DataEntry {
 		path := e.Path
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path
@@ -260,6 +279,9 @@ func (p *Provider) putConfig(req *resource.Request) resource.Response {
 			}
 		}
 		paths = append(paths, path)
+	}
+	if err := checkPaths(paths); err != nil {
+		return resource.Errorf(resource.StatusBadRequest, "%v", err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -162,6 +162,29 @@ func TestBadConfigurations(t *testing.T) {
 	}
 }
 
+// A configuration holds up to 8 streams, plus the /Time/Detailed that
+// clients of the family append to them, each path once.
+func TestConfigurationPaths(t *testing.T) {
+	eight := []string{"/Meas/Acc/13", "/Meas/Acc/26", "/Meas/Acc/52", "/Meas/Acc/104", "/Meas/Gyro/13", "/Meas/Gyro/26", "/Meas/Gyro/52", "/Meas/HR"}
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	for _, tc := range []struct {
+		name   string
+		paths  []string
+		status resource.Status
+	}{
+		{"eight streams", eight, 200},
+		{"eight streams and the time", append(eight[:8:8], "/Time/Detailed"), 200},
+		{"nine streams", append(eight[:8:8], "/Meas/Gyro/104"), 400},
+		{"nine streams and the time", append(eight[:8:8], "/Meas/Gyro/104", "/Time/Detailed"), 400},
+		{"a stream twice", []string{"/Meas/HR", "/meas/hr"}, 400},
+		{"the time twice", []string{"/Meas/HR", "/Time/Detailed", "/Time/Detailed"}, 400},
+	} {
+		if env := d.Do(resource.Put, "/Mem/DataLogger/Config", config(t, tc.paths...)); env.Status != tc.status {
+			t.Errorf("%s: %d (%s); want %d", tc.name, env.Status, env.Error, tc.status)
+		}
+	}
+}
+
 // The storage wraps: old logs are erased for new ones; a log that alone
 // fills the storage stops with IsFull.
 func TestCapacity(t *testing.T) {
