@@ -66,16 +66,16 @@ func FuzzHTTPBody(f *testing.F) {
 }
 
 // FuzzHTTPQuery sends any query and Host to the OUTPUT stream and the
-// device calls.
+// device calls, the GSP WebSocket's included.
 func FuzzHTTPQuery(f *testing.F) {
 	h := fuzzServer(f)
 	for _, s := range []string{"path=/Meas/HR", "path=/Meas/HR&id=hr&device=000123", "path=%ZZ", "id=a&id=b&path=x",
-		"token=x", "path=/Meas/HR&paht=1", ";;&&=="} {
+		"token=x", "path=/Meas/HR&paht=1", ";;&&==", "mtu=23", "mtu=518&mtu=1"} {
 		f.Add(s, "localhost:8080")
 	}
 	f.Add("path=/Meas/HR", "[::1")
 	f.Fuzz(func(t *testing.T, query, host string) {
-		for _, path := range []string{"/api/output", "/api/devices", "/api/devices/000123", "/api/devices/000123/definitions"} {
+		for _, path := range []string{"/api/output", "/api/devices", "/api/devices/000123", "/api/devices/000123/definitions", "/api/devices/000123/gsp"} {
 			req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
 			req.URL.RawQuery = query
 			req.Host = host

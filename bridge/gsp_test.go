@@ -27,14 +27,14 @@ import (
 // gspRig is a bridge that reaches one device on a virtual clock, served
 // over HTTP, connecting on demand as by default.
 type gspRig struct {
-	t      *testing.T
+	t      testing.TB
 	d      *senseboardtest.Device
 	b      *bridge.Bridge
 	srv    *httptest.Server
 	serial string
 }
 
-func newGSPRig(t *testing.T, token string) *gspRig {
+func newGSPRig(t testing.TB, token string) *gspRig {
 	t.Helper()
 	d := senseboardtest.New(t, senseboardtest.Config{})
 	r := &gspRig{t: t, d: d, serial: "000123"}
@@ -83,7 +83,7 @@ func (r *gspRig) url(query string) string {
 // the protocol: it writes commands and reads notifications, here over the
 // bridge's WebSocket instead of GATT.
 type gspClient struct {
-	t     *testing.T
+	t     testing.TB
 	c     *websocket.Conn
 	mtu   int
 	stash [][]byte // notifications read while waiting for a response
@@ -483,4 +483,38 @@ func TestGSPOneClientAndClosing(t *testing.T) {
 	if code, reason := closeOf(t, fourth.c); code != bridge.StatusGSPDisconnected || !strings.Contains(reason, "device 000123: disconnected") {
 		t.Errorf("device disconnected: %d %q", code, reason)
 	}
+}
+
+// FuzzGSPWrites writes any command through the bridge's GSP WebSocket: the
+// session goes on, every notification fits the MTU, and a HELLO written
+// after it is answered. Mode changes are left out: they reset or switch off
+// the device, which ends the session as documented.
+func FuzzGSPWrites(f *testing.F) {
+	for _, c := range []gsp.Command{
+		{Code: gsp.Hello, Ref: 1}, {Code: gsp.Get, Ref: 2, Path: "/Info"}, {Code: gsp.Subscribe, Ref: 3, Path: "/Meas/Acc/13"},
+		{Code: gsp.Unsubscribe, Ref: 3}, {Code: gsp.FetchLog, Ref: 4, LogID: 1}, {Code: gsp.ClearLogbook, Ref: 5},
+		{Code: gsp.PutDataLoggerConfig, Ref: 6, Paths: []string{"/Meas/ECG/125/mV"}}, {Code: gsp.PutUTCTime, Ref: 8, Time: 1},
+		{Code: gsp.PutDataLoggerState, Ref: 9, Value: 3}, {Code: gsp.Get, Ref: 10, Path: "/Mem/Logbook/Entries"},
+	} {
+		f.Add(gsp.AppendCommand(nil, c))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{0})
+	f.Add([]byte{99, 1, 2})
+	r := newGSPRig(f, "")
+	p := r.dial("mtu=40", nil)
+	f.Fuzz(func(t *testing.T, cmd []byte) {
+		if len(cmd) > 0 && cmd[0] == byte(gsp.PutSystemMode) {
+			t.Skip("mode changes end the session")
+		}
+		p.t = t
+		if len(cmd) > 37 {
+			cmd = cmd[:37] // MTU 40 - 3: longer writes close the session (1009)
+		}
+		if err := p.c.Write(context.Background(), websocket.MessageBinary, cmd); err != nil {
+			t.Fatal(err)
+		}
+		p.command(gsp.Command{Code: gsp.Hello, Ref: 0xFE}) // read fails the test on a notification longer than 37 bytes
+		p.stash = nil
+	})
 }

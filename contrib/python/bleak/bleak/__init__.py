@@ -46,15 +46,26 @@ SCAN_INTERVAL = 0.25
 
 def _call(callback, *args):
     """Calls a callback that may be a coroutine function; its task is kept
-    until it ends."""
-    result = callback(*args)
+    until it ends. A callback's exception is logged, as bleak logs it, and
+    does not end the scan or the connection."""
+    try:
+        result = callback(*args)
+    except Exception:
+        _logger.exception("callback %r raised", callback)
+        return
     if inspect.isawaitable(result):
         task = asyncio.ensure_future(result)
         _tasks.add(task)
-        task.add_done_callback(_tasks.discard)
+        task.add_done_callback(_done)
 
 
 _tasks = set()
+
+
+def _done(task):
+    _tasks.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        _logger.error("callback raised", exc_info=task.exception())
 
 
 class BleakScanner:
