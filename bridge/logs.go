@@ -91,6 +91,9 @@ func (e *DeviceRefusal) httpStatus() int {
 	return http.StatusBadGateway
 }
 
+// ErrLogging is a start of a data logger that is logging already.
+var ErrLogging = errors.New("the data logger is already logging")
+
 // ErrLogTransfer is a log read by subscription that broke off or lost bytes.
 var ErrLogTransfer = errors.New("log transfer failed")
 
@@ -103,8 +106,11 @@ func logStatus(err error) int {
 	if errors.As(err, &dr) {
 		return dr.httpStatus()
 	}
-	if errors.Is(err, ErrLogTransfer) {
+	switch {
+	case errors.Is(err, ErrLogTransfer):
 		return http.StatusBadGateway
+	case errors.Is(err, ErrLogging):
+		return http.StatusConflict
 	}
 	return statusOf(err)
 }
@@ -231,6 +237,13 @@ func (b *Bridge) DeleteLogs(ctx context.Context, serial string) error {
 // StartLogging configures the data logger with paths (unless there are
 // none: then it keeps its configuration) and starts it.
 func (b *Bridge) StartLogging(ctx context.Context, serial string, paths []string) error {
+	raw, err := b.call(ctx, serial, resource.Get, "/Mem/DataLogger/State", nil)
+	if err != nil {
+		return err
+	}
+	if state, _ := strconv.Atoi(string(raw)); state == 3 {
+		return fmt.Errorf("device %s: %w; stop it first (POST /api/devices/%s/logging/stop)", serial, ErrLogging, serial)
+	}
 	if paths != nil {
 		var cfg loggerConfig
 		for _, p := range paths {
@@ -242,7 +255,7 @@ func (b *Bridge) StartLogging(ctx context.Context, serial string, paths []string
 			return err
 		}
 	}
-	_, err := b.call(ctx, serial, resource.Put, "/Mem/DataLogger/State", 3)
+	_, err = b.call(ctx, serial, resource.Put, "/Mem/DataLogger/State", 3)
 	return err
 }
 

@@ -213,7 +213,7 @@ func TestLogErrorsOverHTTP(t *testing.T) {
 		t.Fatalf("start: %d %s", status, body)
 	}
 	check("logging while logging", "POST", "/api/devices/000123/logging", "", 409, "already logging")
-	check("configure while logging", "POST", "/api/devices/000123/logging", `{"paths": ["/Meas/HR"]}`, 409, "before changing its configuration")
+	check("configure while logging", "POST", "/api/devices/000123/logging", `{"paths": ["/Meas/HR"]}`, 409, "already logging; stop it first")
 	check("erase while logging", "DELETE", "/api/devices/000123/logs", "", 409, "is logging")
 	check("stop", "POST", "/api/devices/000123/logging/stop", "", 200, `"stateName":"READY"`)
 }

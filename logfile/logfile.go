@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,28 @@ type Field struct {
 	Values []float64 `json:"values"`
 }
 
+// MarshalJSON writes the values as numbers, and those JSON has no number
+// for (NaN, infinities) as null.
+func (f Field) MarshalJSON() ([]byte, error) {
+	name, err := json.Marshal(f.Name)
+	if err != nil {
+		return nil, err
+	}
+	b := append([]byte(`{"name":`), name...)
+	b = append(b, `,"values":[`...)
+	for i, v := range f.Values {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return append(b, "]}"...), nil
+}
+
 // Decode decodes a log into records.
 func Decode(log []byte) ([]Record, error) {
 	recs, err := sbem.Decode(log)
@@ -51,7 +74,7 @@ func Decode(log []byte) ([]Record, error) {
 		index := map[string]int{}
 		for _, v := range r.Values {
 			_, field, _ := strings.Cut(v.Path, ".")
-			if field == "Timestamp" && rec.Timestamp == nil {
+			if field == "Timestamp" && rec.Timestamp == nil && !math.IsNaN(v.Value) && !math.IsInf(v.Value, 0) {
 				ts := v.Value
 				rec.Timestamp = &ts
 				continue
@@ -62,11 +85,22 @@ func Decode(log []byte) ([]Record, error) {
 				index[field] = i
 				rec.Fields = append(rec.Fields, Field{Name: field})
 			}
-			rec.Fields[i].Values = append(rec.Fields[i].Values, v.Value)
+			rec.Fields[i].Values = append(rec.Fields[i].Values, clean(v.Value))
 		}
 		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// clean rounds a fraction to 12 significant digits, which drops the noise
+// of scaling (0.071 and not 0.07100000000000001 for 71 µV in mV) and keeps
+// every digit a logged float32 has; whole numbers stay as they are.
+func clean(v float64) float64 {
+	if v == math.Trunc(v) || math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	return r
 }
 
 // CSVHeader is the first line of WriteCSV's output.
@@ -75,7 +109,7 @@ const CSVHeader = "record,stream,timestamp_ms,field,sample,value"
 // WriteCSV writes a log as CSV, one row per value: the record's number
 // (from 1), its stream, its device time in ms (empty when it has none),
 // the field, the sample's index within the record (0 for a fixed field)
-// and the value, in the units the stream has (m/s², dps, µT, mV, bpm, ms,
+// and the value (fractions to 12 significant digits), in the units the stream has (m/s², dps, µT, mV, bpm, ms,
 // K; raw ECG counts).
 func WriteCSV(w io.Writer, log []byte) error {
 	recs, err := Decode(log)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	"senseboard/logfile"
@@ -153,4 +154,24 @@ func FuzzDecode(f *testing.F) {
 			logfile.EDF(data)
 		}
 	})
+}
+
+// Values JSON has no number for are null; CSV writes them as Go does.
+func TestNonFiniteValues(t *testing.T) {
+	w := sbem.NewWriter()
+	l := &sbem.Layout{Stream: "MeasTemp", Fixed: []sbem.Field{{Name: "Measurement", Format: sbem.Float32}, {Name: "Timestamp", Format: sbem.Uint32}}}
+	log, err := w.AppendRecord([]byte(sbem.Header), l, 0, []byte{0, 0, 0xc0, 0x7f, 7, 0, 0, 0}) // NaN at 7 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j, c bytes.Buffer
+	if err := logfile.WriteJSON(&j, log); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"records":[{"stream":"MeasTemp","timestamp":7,"fields":[{"name":"Measurement","values":[null]}]}]}` + "\n"; j.String() != want {
+		t.Errorf("JSON %s, want %s", j.String(), want)
+	}
+	if err := logfile.WriteCSV(&c, log); err != nil || !strings.HasSuffix(c.String(), "1,MeasTemp,7,Measurement,0,NaN\n") {
+		t.Errorf("CSV %q, %v", c.String(), err)
+	}
 }

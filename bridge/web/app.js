@@ -1,5 +1,6 @@
 // The dashboard of the senseboard bridge: devices, live plots, resource
-// forms generated from the interface definitions, and recordings. It talks
+// forms generated from the interface definitions, and recordings (the Logs
+// tab is logs.js, which uses the helpers here). It talks
 // to the bridge's API only: /api/ws for messages, /api/* for the rest.
 'use strict';
 
@@ -618,6 +619,8 @@ async function refreshRecordings() {
     el('td', {}, (r.downloads || []).map((href, i) => el('div', {},
       el('a', { href, download: '', title: r.files[i], onclick: token ? (e) => { e.preventDefault(); download(href); } : undefined },
         href.split('/').pop()))),
+      r.edf ? el('div', {}, el('a', { href: r.edf, download: '', 'data-edf': '', title: 'the recording as EDF+, made from its files',
+        onclick: token ? (e) => { e.preventDefault(); download(r.edf); } : undefined }, `${r.name}.edf (EDF+)`)) : null,
       r.error ? el('div', { class: 'note' }, r.error) : null),
     el('td', {}, r.stopped ? 'stopped' : el('button', { onclick: async () => {
       try { await api('POST', `api/recordings/${encodeURIComponent(r.name)}/stop`); } catch (e) { alert(e.message); }
@@ -627,11 +630,11 @@ async function refreshRecordings() {
 
 // download saves a file of the bridge's API behind a token: the token goes
 // in the Authorization header, which a plain link cannot send.
-async function download(href) {
+async function download(href, name) {
   try {
     const r = await fetch(href, { headers: { Authorization: 'Bearer ' + token } });
     if (!r.ok) throw new Error((await r.json()).error || r.statusText);
-    const a = el('a', { href: URL.createObjectURL(await r.blob()), download: href.split('/').pop() });
+    const a = el('a', { href: URL.createObjectURL(await r.blob()), download: name || href.split('/').pop() });
     document.body.append(a);
     a.click();
     a.remove();
