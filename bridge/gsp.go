@@ -143,6 +143,8 @@ func (g *gspSession) deliver(b []byte) {
 	select {
 	case g.out <- b:
 		return
+	case <-g.dropped:
+		return // the client is being dropped: hold nothing for it
 	default:
 	}
 	t := time.NewTimer(writeTimeout)

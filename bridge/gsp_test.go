@@ -102,22 +102,18 @@ func (r *gspRig) dial(query string, hdr http.Header) *gspClient {
 	return &gspClient{t: r.t, c: c, mtu: mtu}
 }
 
-// dialWhenFree opens a GSP WebSocket once the device's previous GSP
-// client has gone: until then the bridge closes it with 1013.
-func (r *gspRig) dialWhenFree() *gspClient {
+// dialReady opens a GSP WebSocket and checks that it is served: the
+// device's previous GSP client, which has just closed, hands the device
+// over instead of refusing this one.
+func (r *gspRig) dialReady() *gspClient {
 	r.t.Helper()
-	for {
-		p := r.dial("", nil)
-		p.write(gsp.Command{Code: gsp.Hello, Ref: 200})
-		_, n, err := p.c.Read(context.Background())
-		if websocket.CloseStatus(err) == websocket.StatusTryAgainLater {
-			continue
-		}
-		if err != nil || n[0] != gsp.CommandResponse || n[1] != 200 {
-			r.t.Fatalf("HELLO: % x, %v", n, err)
-		}
-		return p
+	p := r.dial("", nil)
+	p.write(gsp.Command{Code: gsp.Hello, Ref: 200})
+	_, n, err := p.c.Read(context.Background())
+	if err != nil || n[0] != gsp.CommandResponse || n[1] != 200 {
+		r.t.Fatalf("HELLO after the previous client closed: % x, %v", n, err)
 	}
+	return p
 }
 
 func (p *gspClient) write(cmd gsp.Command) {
@@ -456,9 +452,9 @@ func TestGSPOneClientAndClosing(t *testing.T) {
 	}
 
 	// The first client's stream ended with it: the next client's
-	// SUBSCRIBE on the same reference is not a conflict. The bridge lets
-	// go of the first once its handler returns.
-	third := r.dialWhenFree()
+	// SUBSCRIBE on the same reference is not a conflict, and nothing of
+	// the first (its UNSUBSCRIBE's answer) reaches the next.
+	third := r.dialReady()
 	if n := third.command(gsp.Command{Code: gsp.Subscribe, Ref: 1, Path: "/Meas/Acc/13"}); gspStatus(n) != 200 {
 		t.Errorf("SUBSCRIBE after the first client closed: %d", gspStatus(n))
 	}
@@ -474,7 +470,7 @@ func TestGSPOneClientAndClosing(t *testing.T) {
 	}
 
 	// The device drops the connection.
-	fourth := r.dialWhenFree()
+	fourth := r.dialReady()
 	st, _ := r.b.Device(r.serial)
 	if st.Handle == nil {
 		t.Fatalf("not connected: %+v", st)
