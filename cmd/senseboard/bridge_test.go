@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"senseboard/bridge/bridgeclient"
+	"senseboard/client"
+	"senseboard/resource"
 )
 
 // syncBuffer is a buffer a process writes while the test reads it.
@@ -88,7 +90,8 @@ func TestBridgeEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	httpAddr := freeAddr(t)
 	air := filepath.Join(dir, "air")
-	out := startProgram(t, bin, "run", "--state", filepath.Join(dir, "state"), "--listen", freeAddr(t), "--pty", "none",
+	tcp := freeAddr(t)
+	out := startProgram(t, bin, "run", "--state", filepath.Join(dir, "state"), "--listen", tcp, "--pty", "none",
 		"--air", air, "--http", httpAddr)
 	base := "http://" + httpAddr
 	ctx := context.Background()
@@ -109,6 +112,30 @@ func TestBridgeEndToEnd(t *testing.T) {
 	if d := waitDevice(t, c, "000123", func(d bridgeclient.Device) bool { return d.Advertising }); d.Connected {
 		t.Errorf("connected before any client used the device: %+v", d)
 	}
+	// over the serial path, the untouched device advertises and has no
+	// peers, and advertising stops and starts again as on a real one
+	serialPath, err := client.Dial(ctx, "TCP"+tcp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		op       resource.Op
+		path     string
+		status   int
+		contains string
+	}{
+		{resource.Get, "/Comm/Ble/Peers", 200, `"ConnectedPeers":[]`},
+		{resource.Get, "/Comm/Ble/Adv", 200, `"isAdvertising":true`},
+		{resource.Delete, "/Comm/Ble/Adv", 200, ""},
+		{resource.Post, "/Comm/Ble/Adv", 200, ""},
+		{resource.Get, "/Comm/Ble/Adv", 200, `"isAdvertising":true`},
+	} {
+		env, err := serialPath.Do(ctx, tt.op, tt.path)
+		if err != nil || env.Response != tt.status || !strings.Contains(string(env.Raw), tt.contains) {
+			t.Errorf("%s %s over the serial path of a device no phone touched: %s, %v", tt.op, tt.path, env.Raw, err)
+		}
+	}
+	serialPath.Close()
 	if !strings.Contains(out.String(), "bridge       "+base+"/ (dashboard") || !strings.Contains(out.String(), "a phone with central address ") {
 		t.Errorf("run does not say where the bridge is and which phone it is:\n%s", out)
 	}
