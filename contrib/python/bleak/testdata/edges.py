@@ -38,11 +38,22 @@ async def main(serial, address):
     found = await BleakScanner.discover(return_adv=True)
     check(found[address][1].local_name == "Movesense " + serial, f"advertisement {found[address][1]}")
 
+    # A scanner with a detection callback, started and stopped, as
+    # movesense-py scans.
+    seen = asyncio.Event()
+    scanner = BleakScanner(detection_callback=lambda d, adv: seen.set() if d.name.endswith(serial) else None)
+    await scanner.start()
+    await seen.wait()
+    await scanner.stop()
+    check(scanner.discovered_devices == [device], f"discovered {scanner.discovered_devices}")
+
     await raises(BleakDeviceNotFoundError, "sees: " + address, BleakClient("00:11:22:33:44:55").connect())
 
     notes = []
     async with BleakClient(address) as first:  # a BLE address, as scripts hard-code them
         check(first.mtu_size == 23, f"mtu_size {first.mtu_size}")
+        chars = {c.uuid: c.properties for service in first.services for c in service.characteristics}
+        check(chars == {COMMAND: ["write", "write-without-response"], DATA: ["notify"]}, f"characteristics {chars}")
         await first.start_notify(DATA, lambda sender, data: notes.append((sender.uuid, bytes(data))))
         await raises(BleakError, "has a GSP client already", BleakClient(serial).connect())
         await raises(BleakCharacteristicNotFoundError, "GSP service only",
