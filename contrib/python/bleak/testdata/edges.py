@@ -14,6 +14,7 @@ from bleak.exc import BleakCharacteristicNotFoundError, BleakDeviceNotFoundError
 
 COMMAND = "34800001-7185-4d5d-b431-630e7050e8f0"
 DATA = "34800002-7185-4d5d-b431-630e7050e8f0"
+PLATFORM = "61353090-8231-49cc-b57a-886370740041"
 
 
 def check(ok, what):
@@ -36,7 +37,12 @@ async def main(serial, address):
     by_address = await BleakScanner.find_device_by_address(address.lower())
     check(by_address == device, f"find_device_by_address: {by_address}")
     found = await BleakScanner.discover(return_adv=True)
-    check(found[address][1].local_name == "Movesense " + serial, f"advertisement {found[address][1]}")
+    adv = found[address][1]
+    check(adv.local_name == "Movesense " + serial, f"advertisement {adv}")
+    # The family's platform service, as scanners filter on it.
+    check(PLATFORM in adv.service_uuids, f"service UUIDs {adv.service_uuids}")
+    check(await BleakScanner.discover(service_uuids=[PLATFORM.upper()]) == [device], "no device with the platform service")
+    check(await BleakScanner.discover(timeout=0.3, service_uuids=["180d"]) == [], "a device with the heart rate service")
 
     # A scanner with a detection callback, started and stopped, as
     # movesense-py scans.
