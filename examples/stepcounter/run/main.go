@@ -1,6 +1,8 @@
-// Command run starts a device with the step counter app and serves it on
-// TCP (--listen, 127.0.0.1:7809 by default; 127.0.0.1:0 lets the system
-// pick a port), so that wbcmd can reach the app's resources:
+// Command run starts a device with the step counter app, serial number
+// 000400, and serves it on TCP (--listen, 127.0.0.1:7809 by default;
+// 127.0.0.1:0 lets the system pick a port) and on the local radio link, so
+// that wbcmd reaches the app's resources and a running senseboard's
+// dashboard shows them:
 //
 //	go run ./examples/stepcounter/run &
 //	wbcmd --port TCP127.0.0.1:7809 --path /Sample/StepCounter/Steps
@@ -10,14 +12,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 
-	"senseboard"
 	"senseboard/app"
 	"senseboard/examples/stepcounter"
-	"senseboard/transport/serial"
+	"senseboard/host"
 	"senseboard/world"
 )
 
@@ -30,6 +30,7 @@ func main() {
 
 func run() error {
 	listen := flag.String("listen", "127.0.0.1:7809", "TCP address to serve on; 127.0.0.1:0 picks a free port")
+	serial := flag.String("serial", "000400", "the device's serial number")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "stepcounter")
 	if err != nil {
@@ -40,25 +41,24 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	d, err := senseboard.New(senseboard.Config{StateDir: dir, Scenario: sc})
+	h, err := host.New(host.Config{Serial: *serial, StateDir: dir, PTY: "none", Listen: *listen, Scenario: sc})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (another device there? give --listen 127.0.0.1:0 for a free port, --serial for another serial number)", err)
 	}
-	defer d.Close()
-	rt, err := app.Run(d.Device, stepcounter.New())
+	d := h.Devices[0]
+	rt, err := app.Run(d.Device.Device, stepcounter.New())
 	if err != nil {
+		h.Close()
 		return err
 	}
 	defer rt.Stop()
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return fmt.Errorf("%w (another device there? give --listen 127.0.0.1:0 for a free port)", err)
+	fmt.Printf("device %s with the step counter on TCP%s; the wearer starts walking after 20 s\n", *serial, d.TCP)
+	fmt.Printf("  wbcmd --port TCP%s --path /Sample/StepCounter/Steps\n", d.TCP)
+	if d.Air != "" {
+		fmt.Printf("  on the local radio link: a running senseboard's dashboard shows it, with the app's resources\n")
 	}
-	addr := ln.Addr().String()
-	fmt.Printf("device with the step counter on TCP%s; the wearer starts walking after 20 s\n", addr)
-	fmt.Printf("  wbcmd --port TCP%s --path /Sample/StepCounter/Steps\n", addr)
 	fmt.Println("Press Ctrl-C to stop.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return (&serial.Server{Device: d.Device}).Serve(ctx, ln)
+	return h.Run(ctx)
 }
