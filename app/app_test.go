@@ -155,12 +155,33 @@ func TestProvideErrors(t *testing.T) {
 		{"device path", def("/Info"), app.Handlers{"GET /Info": nil}, "already a device resource"},
 		{"unknown handler", def("/Sample/A"), app.Handlers{"PUT /Sample/A": nil}, `handler "PUT /Sample/A" has no operation`},
 		{"missing handler", def("/Sample/B"), app.Handlers{}, "no handler for GET /Sample/B"},
+		{"too large", append(def("/Sample/C"), strings.Repeat("# padding\n", app.MaxDefinition/10)...), app.Handlers{"GET /Sample/C": nil},
+			"app-bad.yaml: the definition is 32942 bytes; an app's definition is at most 32768"},
 	}
 	for _, tt := range tests {
 		_, err := app.Run(d.Device, funcApp{"bad", func(ctx *app.Context) error { return ctx.Provide(tt.yaml, tt.handlers) }})
 		if err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: %v, want containing %q", tt.name, err, tt.msg)
 		}
+	}
+}
+
+// An app's definition file is named after the app, in the characters a
+// definition file's name may have, so that the radio link can name it.
+func TestDefinitionFileName(t *testing.T) {
+	d, _ := newDevice(t)
+	def := []byte("swagger: '2.0'\ninfo: {version: '1', title: T, x-api-state: s, x-api-required: false, x-api-type: public}\npaths:\n" +
+		"  /Sample/Named:\n    get:\n      responses:\n        200: {description: ok}\n")
+	rt, err := app.Run(d.Device, funcApp{"Step Counter/2 ü", func(ctx *app.Context) error {
+		return ctx.Provide(def, app.Handlers{"GET /Sample/Named": func(*resource.Request) resource.Response { return resource.OK(nil) }})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	files := d.Device.Definitions()
+	if got := files[len(files)-1].Name; got != "app-step-counter-2---.yaml" {
+		t.Errorf("the app's file is named %q", got)
 	}
 }
 
