@@ -167,6 +167,8 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 		Wearer:     d.Wearer,
 		WakeUp:     d.AFE.WakeUp,
 		AccRunning: func() bool { return d.IMU.AccRunning() },
+		CatchUp:    func() { d.IMU.CatchUp() },
+		Watch:      func(delta int) { d.IMU.Watch(delta) },
 		ExtraDraw: func() float64 {
 			ma := 0.0
 			if d.BLE.Connected() {

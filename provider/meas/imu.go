@@ -72,6 +72,7 @@ type IMU struct {
 	accRange  int
 	gyroRange int
 	det       *detector
+	watchers  int          // detected states with subscribers (Watch)
 	accUsers  atomic.Int32 // running streams that include the accelerometer
 }
 
@@ -258,6 +259,13 @@ func (p *IMU) fireMotion(ms *motionStream, at time.Duration, n int) {
 }
 
 // detector runs the motion detectors on the accelerometer while it runs.
+// It runs ahead only while one of its states has a subscriber (Watch);
+// otherwise it waits, and catches up when a state is read (CatchUp): from
+// where it stopped, as if it had run all along, or, after more than
+// catchUpWindow, from the start of that window with a fresh detector, which
+// by then is in the state the running one would be in (its slowest
+// measure, the movement's mean, settles in a few seconds). What is lost
+// that way is a tap older than the window that nobody asked about.
 type detector struct {
 	stream
 	md       *signal.MotionDetector
@@ -268,12 +276,81 @@ type detector struct {
 // detectorBatch is how many samples the detector takes at a time.
 const detectorBatch = 16
 
+// catchUpWindow is the most device time a waiting detector goes back over
+// to catch up.
+const catchUpWindow = 20 * time.Second
+
 func (p *IMU) startDetector() {
 	det := &detector{md: signal.NewMotionDetector(signal.DetectorRate), buf: make([]sensor.XYZ, detectorBatch)}
 	det.stream = stream{clk: p.d.Clock(), rate: signal.DetectorRate, batch: detectorBatch, mu: &p.mu}
 	det.fire = func(k int64, at time.Duration, n int) { p.fireDetector(det, at, n) }
 	p.det = det
-	det.start()
+	det.begin()
+	if p.watchers > 0 {
+		det.resume()
+	}
+}
+
+// Watch counts the detected states (movement, taps, free fall) that have
+// subscribers: while one has, the detectors run ahead with the
+// accelerometer; while none has, they wait and catch up when read.
+func (p *IMU) Watch(delta int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watchers += delta
+	det := p.det
+	switch {
+	case det == nil:
+	case p.watchers > 0 && !det.run:
+		p.catchUp()
+		det.resume()
+	case p.watchers <= 0 && det.run:
+		det.stop()
+	}
+}
+
+// CatchUp runs the waiting detectors up to now, so that the states they
+// set are current.
+func (p *IMU) CatchUp() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.catchUp()
+}
+
+// catchUp runs a waiting detector's batches due by now; p.mu is held.
+func (p *IMU) catchUp() {
+	det := p.det
+	if det == nil || det.run {
+		return
+	}
+	now := det.clk.Now()
+	fresh := false
+	if from := now - catchUpWindow; det.sampleTime(det.k) < from {
+		// start afresh at the first batch of the window
+		k := int64(from-det.t0) * int64(det.rate) / int64(time.Second)
+		det.k = (k/detectorBatch + 1) * detectorBatch
+		det.md = signal.NewMotionDetector(signal.DetectorRate)
+		fresh = true
+	}
+	for det.sampleTime(det.k+detectorBatch) <= now {
+		k := det.k
+		det.k += detectorBatch
+		p.fireDetector(det, det.sampleTime(k), detectorBatch)
+	}
+	if fresh {
+		// a fresh detector reports changes from its own start: the states
+		// it holds now replace what was detected before the gap
+		ts := relTime(p.d, det.sampleTime(det.k-1))
+		p.states.Detected(stateMovement, boolState(det.md.Moving()), ts)
+		p.states.Detected(stateFreeFall, boolState(det.md.Falling()), ts)
+	}
+}
+
+func boolState(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (p *IMU) stopDetector() {

@@ -476,3 +476,48 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// The detectors wait while nobody subscribes to their states and catch up
+// when a state is read: what a GET reads is what it reads on a device whose
+// detectors ran all along, at every reading, also after gaps longer than
+// the catch-up window, and a subscription that starts late sees the
+// changes that follow as the running detectors report them.
+func TestDetectorsRunOnDemand(t *testing.T) {
+	const sc = `segments:
+  - rest: 30s
+  - walk: 40s
+  - rest: 3m
+  - run: 1m
+events:
+  - at: 10s
+    tap: {}
+  - at: 15s
+    doubleTap: {}
+  - at: 100s
+    freeFall: 400ms
+  - at: 200s
+    doubleTap: {}
+`
+	watched, lazy := sbt.New(t, sbt.Config{Scenario: sc}), sbt.New(t, sbt.Config{Scenario: sc})
+	watched.Subscribe("/Meas/Acc/52")
+	lazy.Subscribe("/Meas/Acc/52")
+	watched.Subscribe("/System/States/0") // keeps its detectors running
+	var lazyMove *sbt.Sub
+	steps := []time.Duration{5 * time.Second, 7 * time.Second, 3500 * time.Millisecond, 45 * time.Second, 101 * time.Second, 700 * time.Millisecond, 1 * time.Second, 30 * time.Second, 90 * time.Second}
+	for i, step := range steps {
+		watched.Advance(step)
+		lazy.Advance(step)
+		for _, id := range []int{0, 3, 4, 5} {
+			p := fmt.Sprintf("/System/States/%d", id)
+			if w, l := watched.Expect(200, resource.Get, p).Content, lazy.Expect(200, resource.Get, p).Content; w != l {
+				t.Errorf("step %d, at %v: %s reads %v, want %v as on a device whose detectors run", i, watched.Clock.Now(), p, l, w)
+			}
+		}
+		if i == 5 {
+			lazyMove = lazy.Subscribe("/System/States/0")
+		}
+	}
+	if lazyMove == nil || len(stateEvents(lazyMove)) == 0 {
+		t.Fatal("the late subscription saw no movement change")
+	}
+}

@@ -41,8 +41,19 @@ func (s *stream) sampleTime(k int64) time.Duration {
 func (s *stream) period() time.Duration { return time.Second / time.Duration(s.rate) }
 
 func (s *stream) start() {
-	s.t0, s.k, s.run = s.clk.Now(), 0, true
+	s.begin()
+	s.resume()
+}
+
+// begin sets the stream's first sample at the clock's time, without running it.
+func (s *stream) begin() {
+	s.t0, s.k = s.clk.Now(), 0
 	s.tickF = s.tick
+}
+
+// resume runs the stream from its next sample on.
+func (s *stream) resume() {
+	s.run = true
 	s.schedule()
 }
 

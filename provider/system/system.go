@@ -92,6 +92,14 @@ type Config struct {
 	// AccRunning reports whether the accelerometer runs (the detectors of
 	// states 0, 3, 4 and 5 need it).
 	AccRunning func() bool
+	// CatchUp brings the detectors of states 0, 3, 4 and 5 up to now: they
+	// run ahead only while one of their states has a subscriber, and catch
+	// up before one is read. It is called without the provider's lock (the
+	// detectors report to Detected).
+	CatchUp func()
+	// Watch tells the detectors that one of their states gained its first
+	// subscriber (+1) or lost its last (-1).
+	Watch func(delta int)
 	// ExtraDraw returns current drawn beyond the model's own, mA (radio
 	// connection, LED).
 	ExtraDraw func() float64
@@ -105,6 +113,7 @@ type Provider struct {
 	mu        sync.Mutex
 	values    [numStates]int32
 	topics    [numStates]*resource.Topic
+	watched   [numStates]bool // a detected state's topic is counted in Watch
 	poll      clock.Timer
 	battery   float64 // 0..1
 	batteryAt time.Duration
@@ -288,6 +297,7 @@ func (p *Provider) getState(req *resource.Request) resource.Response {
 	if errResp != nil {
 		return *errResp
 	}
+	p.catchUp(id)
 	p.mu.Lock()
 	v, ok := p.value(id)
 	p.mu.Unlock()
@@ -295,6 +305,38 @@ func (p *Provider) getState(req *resource.Request) resource.Response {
 		return notRunning(id)
 	}
 	return resource.OK(v)
+}
+
+// detected reports whether state id comes from the accelerometer's detectors.
+func detected(id int) bool { return id != StateBattery && id != StateConnectors }
+
+// catchUp brings the detectors up to now before state id is read; p.mu is
+// not held.
+func (p *Provider) catchUp(id int) {
+	if detected(id) && p.cfg.CatchUp != nil {
+		p.cfg.CatchUp()
+	}
+}
+
+// watch counts whether state id's topic has subscribers, for the detectors;
+// p.mu is held. It returns the change to pass to Watch once p.mu is released.
+func (p *Provider) watch(id int) int {
+	on := p.topics[id] != nil
+	if !detected(id) || on == p.watched[id] {
+		return 0
+	}
+	p.watched[id] = on
+	if on {
+		return 1
+	}
+	return -1
+}
+
+// tellWatch passes a change from watch to the detectors; p.mu is not held.
+func (p *Provider) tellWatch(delta int) {
+	if delta != 0 && p.cfg.Watch != nil {
+		p.cfg.Watch(delta)
+	}
 }
 
 // Detected records a state the accelerometer's detectors found (movement,
@@ -348,10 +390,11 @@ func (s stateSource) Subscribe(t *resource.Topic, req *resource.Request) resourc
 		return *errResp
 	}
 	p := s.p
+	p.catchUp(id)
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	v, ok := p.value(id)
 	if !ok {
+		p.mu.Unlock()
 		return notRunning(id)
 	}
 	if id == StateBattery || id == StateConnectors {
@@ -359,13 +402,15 @@ func (s stateSource) Subscribe(t *resource.Topic, req *resource.Request) resourc
 	}
 	p.topics[id] = t
 	p.schedulePoll()
+	delta := p.watch(id)
+	p.mu.Unlock()
+	p.tellWatch(delta)
 	return resource.OK(nil)
 }
 
 func (s stateSource) Unsubscribed(t *resource.Topic) {
 	p := s.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	id := int(t.Args()[0].Int())
 	if t.Subscribers() == 0 && p.topics[id] == t {
 		p.topics[id] = nil
@@ -374,6 +419,9 @@ func (s stateSource) Unsubscribed(t *resource.Topic) {
 		p.poll.Stop()
 		p.poll = nil
 	}
+	delta := p.watch(id)
+	p.mu.Unlock()
+	p.tellWatch(delta)
 }
 
 // Reset forgets detected states and the heap test; the battery keeps its charge.
