@@ -66,7 +66,8 @@ type Model struct {
 	mu     sync.Mutex
 	motion []world.Motion
 	beats  []world.Beat
-	shape  [5]wave // the waves of the beat being drawn
+	beatSq []float64 // per beat, the square root that scales its T wave
+	shape  [5]wave   // the waves of the beat being drawn
 }
 
 // beatWaves returns the components of beat b: a sinus beat's, without the
@@ -202,6 +203,16 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+time.Second)
+	// the T wave's scale of each beat: from the interval its repolarisation
+	// spans (the next beat's)
+	m.beatSq = m.beatSq[:0]
+	for k, b := range m.beats {
+		rr := b.RR.Seconds()
+		if k+1 < len(m.beats) {
+			rr = m.beats[k+1].RR.Seconds()
+		}
+		m.beatSq = append(m.beatSq, math.Sqrt(math.Min(math.Max(rr, 0.25), 2)))
+	}
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
 	s0, s1 := m.w.At(t0), m.w.At(t1)
@@ -232,6 +243,7 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		for first < len(m.beats)-1 && m.beats[first+1].At < t-800*time.Millisecond {
 			first++
 		}
+		respSin := math.Sin(2 * math.Pi * st.RespPhase)
 		v := 0.0
 		for k := first; k < len(m.beats); k++ {
 			b := m.beats[k]
@@ -242,12 +254,8 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 			if d > 0.8 {
 				continue
 			}
-			rr := b.RR.Seconds()
-			if k+1 < len(m.beats) {
-				rr = m.beats[k+1].RR.Seconds() // the interval the beat's repolarisation spans
-			}
-			sq := math.Sqrt(math.Min(math.Max(rr, 0.25), 2))
-			resp := 1 + 0.05*math.Sin(2*math.Pi*st.RespPhase)
+			sq := m.beatSq[k]
+			resp := 1 + 0.05*respSin
 			shape := &waves
 			if heart {
 				shape = beatWaves(b, &m.shape)
@@ -267,8 +275,11 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 			}
 		}
 		ts := t.Seconds()
-		wander := 0.08*math.Sin(2*math.Pi*st.RespPhase) + 0.04*math.Sin(2*math.Pi*0.05*ts+float64(m.seed%7))
-		motion := 0.12 * st.Intensity * (math.Sin(2*math.Pi*st.StepPhase) + 0.4*math.Sin(4*math.Pi*st.StepPhase+1))
+		wander := 0.08*respSin + 0.04*math.Sin(2*math.Pi*0.05*ts+float64(m.seed%7))
+		motion := 0.0
+		if st.Intensity != 0 {
+			motion = 0.12 * st.Intensity * (math.Sin(2*math.Pi*st.StepPhase) + 0.4*math.Sin(4*math.Pi*st.StepPhase+1))
+		}
 		emg := (ecgEMG + 0.012*st.Intensity) * nz
 		hum := 0.008 * math.Sin(2*math.Pi*50*ts)
 		if heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
