@@ -25,16 +25,19 @@ import (
 // Calls that fall due close together run together: a runner wakes at most
 // once per wakeQuantum, so the wake-ups of a process stay at about a
 // thousand a second however many devices it runs, at the price of up to
-// wakeQuantum of lateness when calls crowd. The calls of a batch start in
-// time order (calls due at the same time in the order they were made); a
-// call made by one of them runs after the batch; a large batch is shared
-// among up to GOMAXPROCS goroutines of the runner, which it waits for. A call that blocks holds up the calls behind it only until the
-// watchdog (stallLimit) hands the schedule to a new runner.
+// wakeQuantum of lateness when calls crowd. Due calls start in time order
+// (calls due at the same time in the order they were made), including
+// those the calls make: a runner that is behind brings every stream
+// forward in step. When many calls fell due at the last wake, up to
+// GOMAXPROCS goroutines of the runner share them, and it waits for them. A
+// call that blocks holds up the calls behind it only until the watchdog
+// (stallLimit) hands the schedule to a new runner.
 const (
 	wakeLead    = time.Millisecond
 	wakeQuantum = time.Millisecond
 	stallLimit  = 20 * time.Millisecond
-	// parallelBatch is the batch size from which a runner shares the work.
+	// parallelBatch is how many calls a wake must have run for the next
+	// one to share the work among goroutines.
 	parallelBatch = 64
 )
 
@@ -55,7 +58,8 @@ type scheduler struct {
 	armedFor time.Duration // when timer fires; 0 when stopped
 	owner    uint64        // generation of the runner in charge, 0 when none
 	gen      uint64
-	lastWake time.Duration // when the runner in charge last took a batch
+	lastWake time.Duration // when the runner in charge last started on the due calls
+	lastRan  int           // how many calls it ran then
 	ran      atomic.Uint64 // calls run: the watchdog's measure of progress
 	seen     uint64        // ran when the watchdog last looked
 }
@@ -168,9 +172,8 @@ func (s *scheduler) fire() {
 	s.run(g) // the timer's own goroutine is the runner
 }
 
-// run takes and runs due calls while it is in charge and calls are close.
+// run runs due calls while it is in charge and calls are close.
 func (s *scheduler) run(g uint64) {
-	var batch []*schedCall
 	for {
 		s.mu.Lock()
 		if s.owner != g {
@@ -178,17 +181,17 @@ func (s *scheduler) run(g uint64) {
 			return // a new runner took over while a call held this one up
 		}
 		now := since()
-		if now-s.lastWake >= wakeQuantum {
-			for len(s.calls) > 0 && s.calls[0].at <= now {
-				batch = append(batch, heap.Pop(&s.calls).(*schedCall))
-			}
-		}
-		if len(batch) > 0 {
+		if now-s.lastWake >= wakeQuantum && len(s.calls) > 0 && s.calls[0].at <= now {
 			s.lastWake = now
+			helpers := 0
+			if s.lastRan >= parallelBatch {
+				helpers = runtime.GOMAXPROCS(0) - 1
+			}
 			s.mu.Unlock()
-			s.runBatch(batch)
-			clear(batch)
-			batch = batch[:0]
+			n := s.drain(now, helpers)
+			s.mu.Lock()
+			s.lastRan = n
+			s.mu.Unlock()
 			continue
 		}
 		if len(s.calls) == 0 {
@@ -218,34 +221,33 @@ func (s *scheduler) stopTimer() {
 	}
 }
 
-// runBatch runs the calls in order, sharing a large batch among up to
-// GOMAXPROCS goroutines that it waits for.
-func (s *scheduler) runBatch(batch []*schedCall) {
-	workers := min(runtime.GOMAXPROCS(0), len(batch)/parallelBatch)
-	if workers <= 1 {
-		for _, c := range batch {
-			c.f()
-			s.ran.Add(1)
-		}
-		return
-	}
-	var next atomic.Int64
+// drain runs the calls due by now, the earliest first, also those that the
+// calls make due by now (a stream that is behind catches up in step with
+// the others), on this goroutine and helpers more, which it waits for. It
+// returns how many calls ran.
+func (s *scheduler) drain(now time.Duration, helpers int) int {
+	var n atomic.Int64
 	work := func() {
 		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(batch) {
+			s.mu.Lock()
+			if len(s.calls) == 0 || s.calls[0].at > now {
+				s.mu.Unlock()
 				return
 			}
-			batch[i].f()
+			c := heap.Pop(&s.calls).(*schedCall)
+			s.mu.Unlock()
+			c.f()
 			s.ran.Add(1)
+			n.Add(1)
 		}
 	}
 	var wg sync.WaitGroup
-	for range workers - 1 {
+	for range helpers {
 		wg.Go(work)
 	}
 	work()
 	wg.Wait()
+	return int(n.Load())
 }
 
 // sleepUntil sleeps until the scheduler's time t, more precisely than a

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,7 @@ type runOptions struct {
 	seed                        int64
 	speed, scenario             string
 	verbose                     bool
+	cpuProfile                  string
 	replay                      listFlag
 	bridge                      *bridgeFlags
 }
@@ -84,6 +86,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.speed, "speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
 	fs.StringVar(&o.scenario, "scenario", "", "scenario file: the wearer's timeline (YAML)")
 	fs.BoolVar(&o.verbose, "v", false, "log sessions and events to stderr")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the program to this file until it ends (go tool pprof reads it)")
 	o.bridge = addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
 	fs.Var(&o.replay, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
 	fs.Usage = func() {
@@ -179,6 +182,19 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 			h.Close()
 			return err
 		}
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			h.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			h.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	printRunning(stdout, h, svc)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
