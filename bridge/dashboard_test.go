@@ -109,8 +109,10 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("heart rate: beats %v s apart, the last RR %v s (at %v s)", spacing[0], spacing[1], spacing[2])
 	}
 	// lost samples: the count from a gap in the timestamps, and on the
-	// ECG the samples the device says its front end lost (on a busy
-	// machine its 32-sample buffer may overflow; the console shows it)
+	// ECG at least the samples the device says its front end lost (on a
+	// busy machine its 32-sample buffer may overflow; the console shows it
+	// once a second, so the page may already count losses the device has
+	// not reported yet, and a busy bridge may drop notifications too)
 	gaps, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[window.senseboard.lostBetween(1000, 1128, 250),
 		window.senseboard.lostBetween(1000, 1000, 250), window.senseboard.lostBetween(undefined, 5, 250)]`))
 	must("lost samples", err)
@@ -120,7 +122,7 @@ func TestDashboard(t *testing.T) {
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
 		const said = [...document.querySelector('.stream[data-stream="debug"] [data-console]').textContent.matchAll(/(\d+) samples lost/g)]
 			.reduce((n, m) => n + Number(m[1]), 0);
-		return said === window.senseboard.lost.ecg;
+		return said <= window.senseboard.lost.ecg;
 	})()`))
 	must("ECG samples lost as the device says", err)
 	info, err := chromedp.Run(ctx, chromedp.Text(`.stream[data-stream="ecg"] [data-info]`))
