@@ -25,14 +25,18 @@ import "math"
 //     it, and each failed search-back halves the distance from the signal
 //     level to the noise level, so a QRS that shrank tenfold is found again
 //     within a few beats,
-//  9. noise veto: while the signal is noisy (the noise level above a
-//     twentieth of the signal level), a candidate that comes before 80% of
+//  9. noise veto: while the signal is not clean (the noise level above a
+//     fortieth of the signal level), a candidate that comes before 80% of
 //     the regular RR average and does not resemble the running QRS template
 //     (correlation of the band-passed complex under 0.5) is not taken as a
-//     beat. Early beats of another shape (ventricular beats) are kept on a
-//     clean signal, and beats that come on time are kept whatever their
-//     shape; a vetoed candidate stays one for search-back, so a beat that
-//     the noise deformed is still found when nothing better comes.
+//     beat at once. It stays a candidate for search-back: an early beat of
+//     another shape that a pause follows (a ventricular beat and its
+//     compensatory pause) is still found, while an artefact, after which
+//     the rhythm goes on, is not. When the next beat resembles the vetoed
+//     candidate (correlation 0.5 or more), both are beats of that other
+//     shape (ventricular beats in a row) and the candidate is taken first. On a
+//     clean signal early beats of another shape are taken at once, and
+//     beats that come on time are taken whatever their shape.
 //
 // The template is the average band-passed complex (120 ms around the R
 // peak) of the beats that resemble it, learnt from the first beats; the
@@ -82,6 +86,7 @@ type QRSDetector struct {
 
 	tmpl  []float64 // running QRS template: band-passed complex, mean removed
 	seg   []float64 // a complex being compared, with d.lag either side
+	ref   []float64 // a vetoed complex, as long as the template
 	tmplN int       // beats learnt into the template
 	half  int64     // template half-width, samples
 	lag   int64     // largest misalignment the correlation allows, samples
@@ -94,8 +99,9 @@ type QRSDetector struct {
 const maxPeaks = 32
 
 type peak struct {
-	v float64
-	i int64
+	v      float64
+	i      int64
+	vetoed bool // by the noise veto
 }
 
 // NewQRSDetector returns a detector for an ECG sampled at fs Hz (at least 100).
@@ -123,6 +129,7 @@ func NewQRSDetector(fs float64) *QRSDetector {
 	d.lag = max(int64(math.Round(0.008*fs)), 1)
 	d.tmpl = make([]float64, 2*d.half+1)
 	d.seg = make([]float64, len(d.tmpl)+2*int(d.lag))
+	d.ref = make([]float64, len(d.tmpl))
 	d.bp.Reset()
 	d.relearn(0)
 	return d
@@ -228,12 +235,13 @@ func (d *QRSDetector) classify(v float64, i int64) {
 			d.candidate(v, i, false)
 			return
 		}
-		if d.npki > d.spki/20 && float64(i-d.lastQRS) < 0.8*mean(d.rrOK) && d.corr(d.locate(i)) < 0.5 {
+		if d.npki > d.spki/40 && float64(i-d.lastQRS) < 0.8*mean(d.rrOK) && d.corr(d.locate(i)) < 0.5 {
 			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
-			d.candidate(v, i, false)
+			d.keep(peak{v, i, true})
 			return
 		}
 		d.spki = 0.125*v + 0.875*d.spki
+		d.rescue(i)
 		d.beat(i, v, s)
 		return
 	}
@@ -249,8 +257,15 @@ func (d *QRSDetector) candidate(v float64, i int64, tWave bool) {
 	if tWave {
 		return // a T wave below the threshold is no beat
 	}
+	d.keep(peak{v: v, i: i})
+}
+
+// keep keeps a peak for search-back, dropping the smallest kept when there
+// is no room.
+func (d *QRSDetector) keep(p peak) {
+	v := p.v
 	if len(d.noise) < cap(d.noise) {
-		d.noise = append(d.noise, peak{v, i})
+		d.noise = append(d.noise, p)
 		return
 	}
 	low := 0
@@ -261,7 +276,38 @@ func (d *QRSDetector) candidate(v float64, i int64, tWave bool) {
 	}
 	if v > d.noise[low].v {
 		copy(d.noise[low:], d.noise[low+1:])
-		d.noise[len(d.noise)-1] = peak{v, i}
+		d.noise[len(d.noise)-1] = p
+	}
+}
+
+// rescue decides, before the beat at i is taken, on the largest candidate
+// the noise veto kept since the last beat: when its complex resembles the
+// new beat's, both are beats of another shape than the template
+// (ventricular beats in a row), and it is taken first.
+func (d *QRSDetector) rescue(i int64) {
+	best := -1
+	for k, p := range d.noise {
+		if p.vetoed && i-p.i > d.refrac && (best < 0 || p.v > d.noise[best].v) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return
+	}
+	p := d.noise[best]
+	// the vetoed complex, mean removed, as the reference
+	x := d.complex(d.locate(p.i))[d.lag : int64(len(d.seg))-d.lag]
+	copy(d.ref, x)
+	mu := 0.0
+	for _, v := range d.ref {
+		mu += v
+	}
+	mu /= float64(len(d.ref))
+	for k := range d.ref {
+		d.ref[k] -= mu
+	}
+	if d.corrWith(d.ref, d.locate(i)) >= 0.5 {
+		d.beat(p.i, p.v, d.maxSlope(p.i))
 	}
 }
 
@@ -421,22 +467,29 @@ func (d *QRSDetector) corr(r int64) float64 {
 	if d.tmplN < 8 {
 		return 1
 	}
+	return d.corrWith(d.tmpl, r)
+}
+
+// corrWith returns the largest correlation coefficient between tmpl (mean
+// removed, as long as the template) and the complex at r moved by up to
+// d.lag samples either way.
+func (d *QRSDetector) corrWith(tmpl []float64, r int64) float64 {
 	seg := d.complex(r)
 	syy := 0.0
-	for _, y := range d.tmpl {
+	for _, y := range tmpl {
 		syy += y * y
 	}
 	best := -1.0
 	for l := range 2*d.lag + 1 {
-		x := seg[l : l+int64(len(d.tmpl))]
+		x := seg[l : l+int64(len(tmpl))]
 		var sx, sxy, sxx float64
-		for k, y := range d.tmpl {
+		for k, y := range tmpl {
 			sx += x[k]
 			sxy += x[k] * y
 			sxx += x[k] * x[k]
 		}
 		// the template's mean is 0, so the complex's mean drops out of sxy
-		sxx -= sx * sx / float64(len(d.tmpl))
+		sxx -= sx * sx / float64(len(tmpl))
 		if sxx > 0 && syy > 0 {
 			best = math.Max(best, sxy/math.Sqrt(sxx*syy))
 		}

@@ -1,8 +1,11 @@
 package signal
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,13 +80,14 @@ func TestQRSDetectorHardCases(t *testing.T) {
 		return b
 	}
 	tests := []struct {
-		name    string
-		beats   []synthBeat
-		length  float64
-		flush   bool
-		maxMiss int
+		name     string
+		beats    []synthBeat
+		length   float64
+		flush    bool
+		maxMiss  int
+		maxFalse int
 	}{
-		{"regular", regular(60, 0.8, 1), 49, true, 0},
+		{"regular", regular(60, 0.8, 1), 49, true, 0, 0},
 		{"early wide ventricular beats", func() []synthBeat {
 			b := regular(60, 0.8, 1)
 			for i := 15; i < 55; i += 6 {
@@ -92,22 +96,52 @@ func TestQRSDetectorHardCases(t *testing.T) {
 				b[i+1] = synthBeat{b[i].at + 0.36, 1.5, 0.035}
 			}
 			return b
-		}(), 49, true, 0},
+		}(), 49, true, 0, 0},
+		{"ventricular couplets", func() []synthBeat {
+			b := regular(60, 0.8, 1)
+			for i := 15; i < 55; i += 8 {
+				// two wide beats 450 ms apart, then the next sinus beat
+				// on time
+				b[i+1] = synthBeat{b[i].at + 0.45, -1.5, 0.035}
+				b[i+2] = synthBeat{b[i].at + 0.9, -1.5, 0.035}
+			}
+			return b
+		}(), 49, true, 0, 0},
+		{"ventricular couplets in noise", func() []synthBeat {
+			b := regular(60, 0.8, 1)
+			for i := 27; i < 47; i += 8 {
+				b[i+1] = synthBeat{b[i].at + 0.45, -1.5, 0.035}
+				b[i+2] = synthBeat{b[i].at + 0.9, -1.5, 0.035}
+			}
+			return b
+		}(), 49, true, 0, 1}, // a noise peak in the long pause after the couplet
+		{"interpolated ventricular beats", func() []synthBeat {
+			b := regular(60, 0.8, 1)
+			for i := 15; i < 55; i += 6 {
+				// a wide beat between two sinus beats, which come on time
+				b = append(b, synthBeat{b[i].at + 0.42, -1.5, 0.035})
+			}
+			slices.SortFunc(b, func(x, y synthBeat) int { return cmp.Compare(x.at, y.at) })
+			return b
+		}(), 49, true, 0, 0},
 		{"tenfold amplitude drop", func() []synthBeat {
 			b := regular(60, 0.8, 1)
 			for i := 30; i < len(b); i++ {
 				b[i].amp = 0.1
 			}
 			return b
-		}(), 49, true, 3},
-		{"beat at the end of the stream", regular(60, 0.8, 1), 48.35, true, 0},
-		{"noise burst with early artefacts unlike the QRS", regular(60, 0.8, 1), 49, true, 0},
+		}(), 49, true, 3, 0},
+		{"beat at the end of the stream", regular(60, 0.8, 1), 48.35, true, 0, 0},
+		{"noise burst with early artefacts unlike the QRS", regular(60, 0.8, 1), 49, true, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := synthECG(tt.beats, tt.length, fs)
-			if tt.name == "noise burst with early artefacts unlike the QRS" {
-				noiseBurst(x, tt.beats, fs, 0.35)
+			switch {
+			case strings.HasPrefix(tt.name, "noise burst"):
+				noiseBurst(x, tt.beats, fs, 0.35, true)
+			case strings.HasSuffix(tt.name, "in noise"):
+				noiseBurst(x, tt.beats, fs, 0.25, false)
 			}
 			found := runDetector(x, fs, tt.flush)
 			var ref []time.Duration
@@ -123,8 +157,8 @@ func TestQRSDetectorHardCases(t *testing.T) {
 				}
 			}
 			s := ScoreBeats(ref, det, 150*time.Millisecond)
-			if s.FN > tt.maxMiss || s.FP > 0 {
-				t.Errorf("%d beats: %d missed (at most %d allowed) at %v, %d false at %v", len(ref), s.FN, tt.maxMiss, s.Missed, s.FP, s.False)
+			if s.FN > tt.maxMiss || s.FP > tt.maxFalse {
+				t.Errorf("%d beats: %d missed (at most %d allowed) at %v, %d false (at most %d allowed) at %v", len(ref), s.FN, tt.maxMiss, s.Missed, s.FP, tt.maxFalse, s.False)
 			}
 			if e := s.ErrorQuantile(1); e > 20*time.Millisecond {
 				t.Errorf("largest position error %v; want at most 20 ms", e)
@@ -136,9 +170,9 @@ func TestQRSDetectorHardCases(t *testing.T) {
 // noiseBurst adds, from 20 s to 40 s, noise in the QRS's band (white noise
 // through a 5-15 Hz band-pass, times a) and, from 25 s, after every third
 // beat an inverted, sharp artefact as steep as the QRS, 450 ms later
-// (before the next beat is due): electrode noise. Without the noise veto,
-// each artefact is a false beat.
-func noiseBurst(x []float64, beats []synthBeat, fs, a float64) {
+// (before the next beat is due), when artefacts is set: electrode noise.
+// Without the noise veto, each artefact is a false beat.
+func noiseBurst(x []float64, beats []synthBeat, fs, a float64, artefacts bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	hp, _ := Butterworth(HighPass, 2, 5, fs)
 	lp, _ := Butterworth(LowPass, 2, 15, fs)
@@ -147,7 +181,7 @@ func noiseBurst(x []float64, beats []synthBeat, fs, a float64) {
 	}
 	for k, b := range beats {
 		at := b.at + 0.45
-		if k%3 != 0 || at < 25 || at > 40 {
+		if !artefacts || k%3 != 0 || at < 25 || at > 40 {
 			continue
 		}
 		for i := int((at - 0.1) * fs); i < int((at+0.1)*fs); i++ {
@@ -169,7 +203,7 @@ func BenchmarkQRSDetector(b *testing.B) {
 	}
 	clean := synthECG(beats, 49, fs)
 	noisy := synthECG(beats, 49, fs)
-	noiseBurst(noisy, beats, fs, 0.35)
+	noiseBurst(noisy, beats, fs, 0.35, true)
 	for _, bm := range []struct {
 		name string
 		x    []float64
