@@ -97,6 +97,12 @@ func TestLogsOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// a GET of the whole log is one answer, larger than a frame: refused at
+	// once with the reason (the bridge itself reads it by subscription)
+	if status, body := r.post("/api/message", `{"type": "get", "path": "/Mem/Logbook/byId/1/Data", "device": "000123"}`); status != 409 || !strings.Contains(body, "exceeds the protocol's maximum payload of 65536 bytes") {
+		t.Errorf("GET of a large log: %d %s", status, body)
+	}
+
 	// as stored
 	status, hdr, sbemFile := r.download("/" + entry.Downloads["sbem"])
 	if status != 200 || !bytes.Equal(sbemFile, stored) || uint64(len(sbemFile)) != entry.Size {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -72,6 +73,10 @@ func (c *Conn) readOnce() error {
 	n, err := c.rw.Read(c.rbuf)
 	if n > 0 {
 		c.dec.Feed(c.rbuf[:n], c.dispatch)
+		if o := c.dec.Oversized; o.OK {
+			c.dec.Oversized.OK = false
+			c.oversized(o.Kind, o.ID, o.Length)
+		}
 	}
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 		c.shut(fmt.Errorf("%w: %v", ErrClosed, err))
@@ -175,4 +180,15 @@ func (c *Conn) lead(ctx context.Context, ch <-chan wire.Frame, deadline time.Tim
 			return wire.Frame{}, false, fmt.Errorf("%s: %w", c.port, c.Err())
 		}
 	}
+}
+
+// oversized fails the request whose answer the decoder dropped for its
+// length, at once and with the reason, instead of letting it wait for an
+// answer that will not come.
+func (c *Conn) oversized(kind wire.Kind, id, length uint32) {
+	if kind != wire.Response {
+		return
+	}
+	b, _ := json.Marshal(wire.ErrorMsg{Error: fmt.Sprintf("the device's answer of %d bytes exceeds the protocol's maximum payload of %d bytes and was dropped", length, wire.MaxPayload)})
+	c.dispatch(wire.Frame{Kind: wire.Error, ID: id, Payload: b})
 }
