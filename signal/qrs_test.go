@@ -66,10 +66,12 @@ func beatTimes(beats []synthBeat, from float64) []time.Duration {
 }
 
 // TestQRSDetectorHardCases checks the cases a plain Pan-Tompkins detector
-// gets wrong: early wide ventricular beats inside the T-wave window, a
-// tenfold drop of the QRS amplitude, a beat at the very end of the stream,
-// early artefacts unlike the QRS in a burst of noise, and the position of
-// each beat.
+// gets wrong and those the noise veto must keep: early wide ventricular
+// beats inside the T-wave window, ventricular couplets (alone, and in noise,
+// where the veto holds back the first of each pair), interpolated
+// ventricular beats, a tenfold drop of the QRS amplitude, a beat at the very
+// end of the stream, early artefacts unlike the QRS in a burst of noise, and
+// the position of each beat.
 func TestQRSDetectorHardCases(t *testing.T) {
 	const fs = 256
 	regular := func(n int, rr, amp float64) []synthBeat {
