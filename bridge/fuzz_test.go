@@ -45,7 +45,7 @@ func checkAnswer(t *testing.T, what string, rec *httptest.ResponseRecorder) {
 // bodyEndpoints are the calls that take a JSON body.
 var bodyEndpoints = []string{"/api/message", "/api/devices/000123/pair", "/api/devices/000123/events",
 	"/api/devices/000123/hrs", "/api/devices/000123/nus", "/api/recordings", "/api/devices/000123/connect",
-	"/api/recordings/x/stop"}
+	"/api/recordings/x/stop", "/api/devices/000123/logging", "/api/devices/000123/logging/stop"}
 
 // FuzzHTTPBody sends any body to every call that takes one: each answers
 // with a JSON refusal that names what is wrong, never a crash or a 5xx.
@@ -66,16 +66,17 @@ func FuzzHTTPBody(f *testing.F) {
 }
 
 // FuzzHTTPQuery sends any query and Host to the OUTPUT stream and the
-// device calls, the GSP WebSocket's included.
+// device calls, the GSP WebSocket's, the log calls and downloads included.
 func FuzzHTTPQuery(f *testing.F) {
 	h := fuzzServer(f)
 	for _, s := range []string{"path=/Meas/HR", "path=/Meas/HR&id=hr&device=000123", "path=%ZZ", "id=a&id=b&path=x",
-		"token=x", "path=/Meas/HR&paht=1", ";;&&==", "mtu=23", "mtu=518&mtu=1"} {
+		"token=x", "path=/Meas/HR&paht=1", ";;&&==", "mtu=23", "mtu=518&mtu=1", "format=edf", "format=XML&format=csv"} {
 		f.Add(s, "localhost:8080")
 	}
 	f.Add("path=/Meas/HR", "[::1")
 	f.Fuzz(func(t *testing.T, query, host string) {
-		for _, path := range []string{"/api/output", "/api/devices", "/api/devices/000123", "/api/devices/000123/definitions", "/api/devices/000123/gsp"} {
+		for _, path := range []string{"/api/output", "/api/devices", "/api/devices/000123", "/api/devices/000123/definitions", "/api/devices/000123/gsp",
+			"/api/devices/000123/logs", "/api/devices/000123/logs/1", "/api/devices/000123/logs/x/preview", "/api/recordings/x/files/x.edf"} {
 			req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
 			req.URL.RawQuery = query
 			req.Host = host

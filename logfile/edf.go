@@ -15,6 +15,14 @@ import (
 // measured rate is taken as the nearest of them within 5 %.
 var familyRates = []float64{13, 26, 52, 104, 125, 128, 200, 208, 250, 256, 416, 500, 512, 833, 1666}
 
+// maxLate is how much later than the first a stream of a log may start in
+// its EDF+ export (the start is padded with its first sample), and
+// maxRate the highest rate a log's stream may have.
+const (
+	maxLate = 10 * time.Minute
+	maxRate = 10000.0
+)
+
 // ecgRawToMV converts the raw ECG stream's counts to millivolts.
 const ecgRawToMV = 0.000381469726563
 
@@ -121,6 +129,10 @@ func EDF(log []byte) (*edf.File, error) {
 	for _, s := range list {
 		rate := rateOf(s)
 		pad := int(math.Round((s.firstTS - start) / 1000 * rate))
+		if late := time.Duration((s.firstTS - start) * float64(time.Millisecond)); late > maxLate || rate > maxRate {
+			return nil, fmt.Errorf("%w: stream %s starts %v after the first at %g Hz; an EDF+ file has one time line: at most %v later, at most %g Hz",
+				edf.ErrInvalid, s.stream, late, rate, maxLate, maxRate)
+		}
 		samples := make([]float64, 0, pad+len(s.samples))
 		for range pad {
 			samples = append(samples, s.samples[0])

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"senseboard/edf"
 	"senseboard/logfile"
 	"senseboard/sbem"
 )
@@ -173,5 +174,30 @@ func TestNonFiniteValues(t *testing.T) {
 	}
 	if err := logfile.WriteCSV(&c, log); err != nil || !strings.HasSuffix(c.String(), "1,MeasTemp,7,Measurement,0,NaN\n") {
 		t.Errorf("CSV %q, %v", c.String(), err)
+	}
+}
+
+// A stream that starts long after the first cannot share its time line:
+// the export says so instead of padding without end.
+func TestEDFRefusesLateStream(t *testing.T) {
+	w := sbem.NewWriter()
+	xyz := []sbem.Field{{Name: "x", Format: sbem.Float32}, {Name: "y", Format: sbem.Float32}, {Name: "z", Format: sbem.Float32}}
+	acc := &sbem.Layout{Stream: "MeasAcc", Fixed: []sbem.Field{{Name: "Timestamp", Format: sbem.Uint32}}, Arrays: []sbem.Array{{Name: "ArrayAcc", Fields: xyz}}}
+	gyro := &sbem.Layout{Stream: "MeasGyro", Fixed: []sbem.Field{{Name: "Timestamp", Format: sbem.Uint32}}, Arrays: []sbem.Array{{Name: "ArrayGyro", Fields: xyz}}}
+	record := func(ts uint32) []byte {
+		return append([]byte{byte(ts), byte(ts >> 8), byte(ts >> 16), byte(ts >> 24)}, make([]byte, 12)...)
+	}
+	log := []byte(sbem.Header)
+	var err error
+	for _, r := range []struct {
+		l  *sbem.Layout
+		ts uint32
+	}{{acc, 1000}, {acc, 1077}, {gyro, 1000 + 20*60*1000}, {gyro, 1077 + 20*60*1000}} {
+		if log, err = w.AppendRecord(log, r.l, 1, record(r.ts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := logfile.EDF(log); !errors.Is(err, edf.ErrInvalid) || !strings.Contains(err.Error(), "MeasGyro starts 20m0s after the first") {
+		t.Errorf("EDF of a stream 20 minutes late: %v", err)
 	}
 }

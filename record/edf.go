@@ -283,6 +283,10 @@ func xyzs(a []sensor.XYZ) []xyz {
 	return out
 }
 
+// maxJump is the longest gap in a stream's device time that EDF filled:
+// a longer one (a device reset, a clock set) is refused.
+const maxJump = 10 * time.Minute
+
 // lostAt is how many missing samples, at least, make a gap: two, or 2 ms
 // of samples at high rates (timestamps are whole milliseconds).
 func lostAt(rate float64) int { return max(2, int(math.Ceil(rate*0.002))) }
@@ -310,6 +314,10 @@ func (b *edfBuilder) file() (*edf.File, error) {
 		for r, row := range s.rows {
 			idx := int(math.Round((s.ts[r] - t0) * s.rate / 1000))
 			n := len(cols[0])
+			if idx-n > int(maxJump.Seconds()*s.rate) {
+				return nil, fmt.Errorf("%w: stream %s jumps %.0f s ahead at its sample %d (from %.0f ms to %.0f ms, device time); an EDF+ file has one time line, and gaps of at most %v are filled",
+					edf.ErrInvalid, s.uri, float64(idx-n)/s.rate, r+1, t0+float64(n)*1000/s.rate, s.ts[r], maxJump)
+			}
 			if r == 0 { // pad the start with the first sample
 				for c := range cols {
 					for range idx {

@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,7 @@ func TestEDFRefuses(t *testing.T) {
 		{"bad.csv", "# senseboard recording\n# stream: /net/1/Meas/Acc/52\n# units: x\nTimestamp,x,y,z\n1,2,3\n", "3 columns, want 4"},
 		{"nan.csv", "# senseboard recording\n# stream: /net/1/Meas/Acc/52\n# units: x\nTimestamp,x,y,z\n1,2,three,4\n", `"three" is not a number`},
 		{"nohead.csv", "Timestamp,x,y,z\n1,2,3,4\n", `without its "# stream:" line`},
+		{"jump.csv", "# senseboard recording\n# stream: /net/1/Meas/Acc/52\n# units: x\nTimestamp,x,y,z\n1,2,3,4\n4000000000,2,3,4\n", "jumps 4000000 s ahead at its sample 2"},
 		{"bad.jsonl", "{\"t\": 1, \"uri\": \"/Meas/Acc/52\", \"content\": {\"ArrayAcc\": []}}\n", "without its Timestamp"},
 	} {
 		path := filepath.Join(dir, tt.name)
@@ -133,4 +135,34 @@ func TestEDFRefuses(t *testing.T) {
 	if _, err := record.EDF([]string{filepath.Join(dir, "none.csv")}); err == nil {
 		t.Error("a file that does not exist exported")
 	}
+}
+
+// FuzzEDF reads any bytes as a recording's CSV or JSON Lines file: an EDF+
+// recording that writes, or an error, never a panic.
+func FuzzEDF(f *testing.F) {
+	f.Add(true, []byte("# senseboard recording\n# stream: /net/1/Meas/Acc/52\n# rate: 52\n# units: x\nTimestamp,x,y,z\n1,2,3,4\n20.2,2,3,4\n"))
+	f.Add(true, []byte("# stream: /net/1/Meas/IMU6/104\nTimestamp,acc_x,acc_y,acc_z,gyro_x,gyro_y,gyro_z\n0,1,2,3,4,5,6\n500,1,2,3,4,5,6\n"))
+	f.Add(true, []byte("# stream: /net/1/Meas/HR\nReceived,average,rr\n5,60,1000\n"))
+	f.Add(true, []byte("# stream: /net/1/Meas/Acc/1666\nTimestamp,x,y,z\n0,1,2,3\n500000,1,2,3\n"))
+	f.Add(false, []byte(`{"t":1,"uri":"/net/1/Meas/ECG/125","content":{"Timestamp":4,"Samples":[1,2,3]}}`+"\n"+`{"t":2,"uri":"/net/1/System/States/0","content":{"StateId":0,"NewState":1}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, csv bool, data []byte) {
+		name := filepath.Join(dir, "rec.jsonl")
+		if csv {
+			name = filepath.Join(dir, "rec-Meas_Acc_52.csv")
+		}
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		g, err := record.EDF([]string{name})
+		if err != nil {
+			return
+		}
+		if len(g.Signals) == 0 {
+			t.Fatal("an EDF+ recording without signals")
+		}
+		if _, err := edf.Marshal(g); err != nil && !errors.Is(err, edf.ErrInvalid) {
+			t.Fatalf("write: %v", err)
+		}
+	})
 }
