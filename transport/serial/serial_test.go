@@ -559,11 +559,11 @@ func TestLineSurvivesClientThatStopsReading(t *testing.T) {
 	f.Write(request(1, "subscribe", "/Meas/IMU9/1666"))
 	time.Sleep(1500 * time.Millisecond) // never read: the terminal's buffer fills
 	f.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var c *client.Conn
 	for {
-		if c, err = client.Dial(ctx, tty, &client.Options{Timeout: 2 * time.Second}); err == nil {
+		if c, err = client.Dial(ctx, tty, &client.Options{Timeout: 5 * time.Second}); err == nil {
 			break
 		}
 		if ctx.Err() != nil {
