@@ -32,11 +32,13 @@ import (
 //
 // "go run ./cmd/X" becomes the built X. HOME, XDG_STATE_HOME and
 // XDG_RUNTIME_DIR are temporary directories (so ~/.local/state/senseboard is
-// the test's and the radio link is the test's own), and the commands run in
-// a temporary directory where scenarios/ is the repository's. The README's
-// ports 7809 and 8080 become free ports, in the commands and as the
-// defaults of senseboard: --listen added where a command leaves it out, and
-// $SENSEBOARD_HTTP for --http.
+// the test's), and the commands run in a temporary directory where
+// scenarios/ is the repository's. The README's ports 7809 and 8080 become
+// free ports, in the commands and as the defaults of senseboard: --listen
+// added where a command leaves it out, and $SENSEBOARD_HTTP for --http. The
+// radio link between the programs is the test's own: $SENSEBOARD_NATS names
+// a free loopback port for the computer's NATS server, which the first
+// program starts and the others join.
 func TestReadmeTour(t *testing.T) {
 	t.Parallel()
 	gobin, err := exec.LookPath("go")
@@ -76,7 +78,7 @@ func TestReadmeTour(t *testing.T) {
 	env := append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
 		"XDG_RUNTIME_DIR="+run, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SENSEBOARD_TOKEN=")
 	httpPort := freePort(t)
-	env = append(env, "SENSEBOARD_HTTP=127.0.0.1:"+httpPort)
+	env = append(env, "SENSEBOARD_HTTP=127.0.0.1:"+httpPort, "SENSEBOARD_NATS=local:"+freePort(t))
 	ports := strings.NewReplacer(":7809", ":"+freePort(t), ":8080", ":"+httpPort)
 	rewrite := func(cmd string) string {
 		for _, r := range [][2]string{

@@ -1,98 +1,388 @@
-// Package air owns the local radio link between senseboard programs on one
-// computer. A device is on the air while it listens on a Unix socket named
-// <serial>.sock in the air directory and serves the radio link there (see
-// serial.Server.ServeRadio): each stream is one central in range of the
-// device, which scans, connects and pairs as over BLE. A central, such as
-// the phone bridge of another senseboard program, finds the devices by
-// listing the directory.
+// Package air carries the radio link between senseboard programs over
+// NATS, on one computer or many. A device is on the air while its program
+// advertises it and takes streams on its subjects (see subject.go and
+// docs/protocol.md); each stream is one central in range of the device, a
+// net.Conn that carries the framed radio link protocol (served by
+// serial.Server.ServeRadio), where the central scans, connects and pairs
+// as over BLE. A central, such as the phone bridge of any program on the
+// same NATS network, finds the devices by their adverts (Directory) and
+// opens streams to them (Link.Dial).
+//
+// A Link is a program's connection to NATS: Join connects to a server or
+// cluster given by URL; Local shares the computer's own server on a
+// loopback port, and starts one inside the program when none runs, taking
+// over when the program that ran it stops.
 package air
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
-	"sort"
+	"io"
+	"log/slog"
+	"net/url"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 )
 
-// Suffix ends the name of a device's socket.
-const Suffix = ".sock"
-
-// DefaultDir returns $XDG_RUNTIME_DIR/senseboard/air, or
-// <temp>/senseboard-<uid>/air where there is no runtime directory.
-func DefaultDir() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "senseboard", "air")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("senseboard-%d", os.Getuid()), "air")
+// Options tune a Link; the zero value is the product's defaults.
+type Options struct {
+	// Name names the program's NATS connection ("senseboard" when empty).
+	Name string
+	// Creds is a NATS credentials file (user JWT and NKey seed); the URL
+	// may carry user:password@ or token@ instead.
+	Creds string
+	// Interval is how often devices advertise and streams send keepalives
+	// (DefaultInterval when zero).
+	Interval time.Duration
+	// Missed is how many intervals of silence end a stream or make a
+	// device's advert expire (DefaultMissed when zero).
+	Missed int
+	// ReadBuffer bounds the bytes a stream holds that its reader has not
+	// read; over it the stream closes with ErrFellBehind (DefaultReadBuffer
+	// when zero).
+	ReadBuffer int
+	// PendingMessages bounds the messages a stream's subscription holds
+	// before they reach the stream (DefaultPendingMessages when zero);
+	// over it NATS drops them, and the stream closes with ErrLost.
+	PendingMessages int
+	// ReconnectWait is how long the link waits between attempts to reach
+	// a lost server (DefaultReconnectWait when zero).
+	ReconnectWait time.Duration
+	// Log receives what happens; nil discards it.
+	Log *slog.Logger
 }
 
-// Listen puts the device with a serial number on the air in dir. A socket
-// left behind by a program that died is replaced; one that answers belongs
-// to a running program, and Listen refuses to take its place.
-func Listen(dir, serial string) (net.Listener, error) {
-	if serial == "" || strings.ContainsAny(serial, `/\`) || strings.HasPrefix(serial, ".") {
-		return nil, fmt.Errorf("air: serial %q cannot name a socket", serial)
+// Defaults of Options.
+const (
+	DefaultInterval        = time.Second
+	DefaultMissed          = 3
+	DefaultReadBuffer      = 4 << 20
+	DefaultPendingMessages = 65536
+	DefaultReconnectWait   = 250 * time.Millisecond
+)
+
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = "senseboard"
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Missed <= 0 {
+		o.Missed = DefaultMissed
+	}
+	if o.ReadBuffer <= 0 {
+		o.ReadBuffer = DefaultReadBuffer
+	}
+	if o.PendingMessages <= 0 {
+		o.PendingMessages = DefaultPendingMessages
+	}
+	if o.ReconnectWait <= 0 {
+		o.ReconnectWait = DefaultReconnectWait
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// Link is a program's connection to the radio link.
+type Link struct {
+	opts Options
+	log  *slog.Logger
+	nc   *nats.Conn
+	id   string // the program's id in adverts
+	url  string // as given, without credentials
+
+	local *localServer // nil unless Local
+
+	mu        sync.Mutex
+	listeners map[string]*Listener // by serial
+	streams   map[*Stream]struct{}
+	dirs      map[*Directory]struct{}
+	closed    bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup // tick, and the local server's keeper
+}
+
+// ErrNoServer is a NATS server that cannot be reached.
+var ErrNoServer = errors.New("cannot reach the NATS server")
+
+// Join connects to the NATS server or cluster at url: nats://host:port,
+// several separated by commas, with user:password@ or token@ when the
+// server asks for them (or Options.Creds). It reconnects on its own when
+// the connection is lost.
+func Join(url string, o Options) (*Link, error) {
+	l := newLink(url, o)
+	if err := l.connect(url, 1); err != nil {
+		return nil, err
+	}
+	l.start()
+	return l, nil
+}
+
+func newLink(url string, o Options) *Link {
+	o = o.withDefaults()
+	return &Link{opts: o, log: o.Log, id: nuid.Next(), url: redact(url), listeners: map[string]*Listener{},
+		streams: map[*Stream]struct{}{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{})}
+}
+
+// connect makes the NATS connection; tries says how often to try.
+func (l *Link) connect(url string, tries int) error {
+	opts := []nats.Option{
+		nats.Name(l.opts.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(l.opts.ReconnectWait),
+		nats.ReconnectJitter(l.opts.ReconnectWait/4, l.opts.ReconnectWait/4),
+		nats.RetryOnFailedConnect(false),
+		nats.DisconnectErrHandler(l.disconnected),
+		nats.ReconnectHandler(l.reconnected),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			l.log.Warn("nats", "subject", subject, "err", err)
+		}),
+	}
+	if l.opts.Creds != "" {
+		opts = append(opts, nats.UserCredentials(l.opts.Creds))
+	}
+	var err error
+	for range tries {
+		if l.nc, err = nats.Connect(url, opts...); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
+}
+
+// start answers scans and starts the link's ticker.
+func (l *Link) start() {
+	l.nc.Subscribe(ScanSubject, func(*nats.Msg) { l.advertiseAll() })
+	l.wg.Go(l.tick)
+}
+
+// URL is the server the link was given, without credentials.
+func (l *Link) URL() string { return l.url }
+
+// Embedded reports whether the NATS server the link uses runs in this
+// program.
+func (l *Link) Embedded() bool { return l.local != nil && l.local.running() }
+
+// Connected reports whether the link is connected to a NATS server now.
+func (l *Link) Connected() bool { return l.nc.IsConnected() }
+
+// disconnected is called by NATS when the connection is lost: the streams
+// cannot survive it.
+func (l *Link) disconnected(_ *nats.Conn, err error) {
+	if l.isClosed() {
+		return
+	}
+	why := "the connection to the NATS server was lost"
+	if err != nil {
+		why += " (" + err.Error() + ")"
+	}
+	l.log.Warn("nats: disconnected; reconnecting", "url", l.url, "err", err)
+	for _, s := range l.allStreams() {
+		s.fail(lost("%s", why), false)
+	}
+	if l.local != nil {
+		l.local.lost()
+	}
+}
+
+// reconnected is called by NATS when the connection is back: the devices
+// advertise at once and the directories ask for adverts.
+func (l *Link) reconnected(nc *nats.Conn) {
+	l.log.Info("nats: reconnected", "url", nc.ConnectedUrlRedacted())
+	l.advertiseAll()
+	l.nc.Publish(ScanSubject, nil)
+}
+
+func (l *Link) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+func (l *Link) allStreams() []*Stream {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]*Stream, 0, len(l.streams))
+	for s := range l.streams {
+		out = append(out, s)
+	}
+	return out
+}
+
+// tick advertises the devices and keeps the streams alive every interval.
+// It exits when the link closes.
+func (l *Link) tick() {
+	t := time.NewTicker(l.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case now := <-t.C:
+			l.advertiseAll()
+			for _, s := range l.allStreams() {
+				s.keepalive(now)
+			}
+		}
+	}
+}
+
+// advertiseAll publishes the advert of every device on the air.
+func (l *Link) advertiseAll() {
+	l.mu.Lock()
+	lns := make([]*Listener, 0, len(l.listeners))
+	for _, ln := range l.listeners {
+		lns = append(lns, ln)
+	}
+	l.mu.Unlock()
+	for _, ln := range lns {
+		ln.advertise("")
+	}
+}
+
+// forget drops a stream that ended.
+func (l *Link) forget(s *Stream) {
+	l.mu.Lock()
+	delete(l.streams, s)
+	l.mu.Unlock()
+}
+
+// ErrNotOnAir is a device no program serves on the air.
+var ErrNotOnAir = errors.New("is not on the air")
+
+// ErrRefused is a stream a device's program refused.
+var ErrRefused = errors.New("the device's program refused the stream")
+
+// dialMsg asks a device for a stream, or (Probe) only whether it is served.
+type dialMsg struct {
+	Stream string `json:"stream,omitempty"`
+	Every  int64  `json:"every,omitempty"` // the central's keepalive interval, ms
+	Probe  bool   `json:"probe,omitempty"`
+}
+
+// dialReply answers a dialMsg.
+type dialReply struct {
+	Program string `json:"program"`
+	Every   int64  `json:"every,omitempty"` // the device's keepalive interval, ms
+	Error   string `json:"error,omitempty"`
+}
+
+// Dial opens a stream to the device with a serial number, as a central in
+// range of it. ctx bounds the dialing only.
+func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
+	if err := CheckSerial(serial); err != nil {
 		return nil, fmt.Errorf("air: %w", err)
 	}
-	path := filepath.Join(dir, serial+Suffix)
-	if _, err := os.Lstat(path); err == nil {
-		c, err := net.DialTimeout("unix", path, time.Second)
-		if err == nil {
-			c.Close()
-			return nil, fmt.Errorf("air: device %s is on the air already, served by another program (%s)", serial, path)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("air: remove the stale socket: %w", err)
+	s := newStream(l, serial, nuid.Next(), false, l.opts.Interval)
+	if err := l.add(s); err != nil {
+		return nil, err
+	}
+	if err := s.subscribe(); err != nil {
+		l.forget(s)
+		return nil, err
+	}
+	req, _ := json.Marshal(dialMsg{Stream: s.id, Every: l.opts.Interval.Milliseconds()})
+	msg, err := l.nc.RequestWithContext(ctx, DialSubject(serial), req)
+	var rep dialReply
+	if err == nil {
+		if jerr := json.Unmarshal(msg.Data, &rep); jerr != nil {
+			err = fmt.Errorf("a malformed answer: %v", jerr)
+		} else if rep.Error != "" {
+			err = fmt.Errorf("%w: %s", ErrRefused, rep.Error)
+		} else if rep.Every < 1 || rep.Every > maxEvery.Milliseconds() {
+			err = fmt.Errorf("an answer with keepalives every %d ms", rep.Every)
 		}
 	}
-	ln, err := net.Listen("unix", path)
+	if errors.Is(err, nats.ErrNoResponders) {
+		err = ErrNotOnAir
+	}
 	if err != nil {
+		s.end()
 		return nil, fmt.Errorf("air: device %s: %w", serial, err)
 	}
-	return ln, nil
+	s.mu.Lock()
+	s.every, s.heard = time.Duration(rep.Every)*time.Millisecond, time.Now()
+	s.mu.Unlock()
+	return s, nil
 }
 
-// Device is a device on the air.
-type Device struct {
-	Serial string
-	Path   string // its socket
+// add registers a stream with the link.
+func (l *Link) add(s *Stream) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return fmt.Errorf("air: %w", ErrClosed)
+	}
+	l.streams[s] = struct{}{}
+	return nil
 }
 
-// List returns the devices whose sockets are in dir, by serial number. A
-// directory that does not exist holds none.
-func List(dir string) ([]Device, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+// ErrClosed is a link that was closed.
+var ErrClosed = errors.New("the radio link is closed")
+
+// Close takes the program's devices off the air (their adverts say
+// goodbye), ends its streams and directories, and closes the NATS
+// connection; a server embedded here stops, and the other programs on the
+// computer take over.
+func (l *Link) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("air: %w", err)
+	l.closed = true
+	lns := make([]*Listener, 0, len(l.listeners))
+	for _, ln := range l.listeners {
+		lns = append(lns, ln)
 	}
-	var out []Device
-	for _, e := range entries {
-		serial, ok := strings.CutSuffix(e.Name(), Suffix)
-		if !ok || e.Type()&os.ModeSocket == 0 {
-			continue
+	dirs := make([]*Directory, 0, len(l.dirs))
+	for d := range l.dirs {
+		dirs = append(dirs, d)
+	}
+	l.mu.Unlock()
+	close(l.stop)
+	for _, ln := range lns {
+		ln.Leave("its program stopped")
+	}
+	for _, d := range dirs {
+		d.Close()
+	}
+	for _, s := range l.allStreams() {
+		s.Close()
+	}
+	l.nc.Flush()
+	l.nc.Close()
+	l.wg.Wait()
+	if l.local != nil {
+		l.local.shutdown()
+	}
+	return nil
+}
+
+// redact removes credentials from a list of URLs, for messages.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if u, err := url.Parse(p); err == nil && u.User != nil {
+			u.User = url.User("***")
+			p = u.String()
 		}
-		out = append(out, Device{Serial: serial, Path: filepath.Join(dir, e.Name())})
+		parts[i] = p
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Serial < out[j].Serial })
-	return out, nil
-}
-
-// Dial opens a stream to a device on the air.
-func Dial(ctx context.Context, d Device) (net.Conn, error) {
-	var dialer net.Dialer
-	c, err := dialer.DialContext(ctx, "unix", d.Path)
-	if err != nil {
-		return nil, fmt.Errorf("air: device %s: %w", d.Serial, err)
-	}
-	return c, nil
+	return strings.Join(parts, ",")
 }

@@ -1,61 +1,347 @@
 package air_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"senseboard/air"
 )
 
+// fast makes adverts and keepalives frequent, so that the tests see
+// expiries soon; nothing in the tests depends on how soon.
+// Missed is large, so that a busy machine does not end streams; the tests
+// of what silence does use expiring.
+var (
+	fast     = air.Options{Interval: 20 * time.Millisecond, Missed: 1000, ReconnectWait: 20 * time.Millisecond}
+	expiring = air.Options{Interval: 20 * time.Millisecond, Missed: 3, ReconnectWait: 20 * time.Millisecond}
+)
+
+// freeLocal returns a loopback address with a free port.
+func freeLocal(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// local joins (or starts) the test's own local server.
+func local(t testing.TB, addr string, o air.Options) *air.Link {
+	t.Helper()
+	l, err := air.Local(addr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// eventually polls ok until it holds; the deadline only guards a hang.
+func eventually(t testing.TB, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func serials(devs []air.Device) string {
+	var s []string
+	for _, d := range devs {
+		s = append(s, d.Serial)
+	}
+	return strings.Join(s, ",")
+}
+
+// echo serves one stream: it writes back what it reads.
+func echo(t testing.TB, ln *air.Listener) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+}
+
 func Example() {
-	dir, _ := os.MkdirTemp("", "air")
-	defer os.RemoveAll(dir)
-	ln, err := air.Listen(dir, "000123") // the device's program
+	ln0, _ := net.Listen("tcp", "127.0.0.1:0") // a free port, for the example
+	addr := ln0.Addr().String()
+	ln0.Close()
+	device, err := air.Local(addr, air.Options{}) // the first program starts the server
 	if err != nil {
 		panic(err)
 	}
-	defer ln.Close()
-	devs, _ := air.List(dir) // a central's program
-	for _, d := range devs {
-		fmt.Println(d.Serial, filepath.Base(d.Path))
+	defer device.Close()
+	phone, err := air.Local(addr, air.Options{}) // the next joins it
+	if err != nil {
+		panic(err)
 	}
-	// Output: 000123 000123.sock
+	defer phone.Close()
+
+	ln, _ := device.Listen("000123")
+	defer ln.Close()
+	go func() {
+		c, _ := ln.Accept()
+		io.Copy(c, c) // a device that echoes
+	}()
+
+	dir, _ := phone.Watch()
+	for len(dir.Devices()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Println(dir.Devices()[0].Serial, device.Embedded(), phone.Embedded())
+	c, _ := phone.Dial(context.Background(), "000123")
+	c.Write([]byte("hello"))
+	b := make([]byte, 5)
+	io.ReadFull(c, b)
+	fmt.Println(string(b))
+	c.Close()
+	// Output:
+	// 000123 true false
+	// hello
 }
 
-func TestListen(t *testing.T) {
-	dir := t.TempDir()
-	ln, err := air.Listen(dir, "000123")
+// TestStream: bytes arrive in order and whole, large writes too; a close
+// reads as io.EOF after what was sent; deadlines work.
+func TestStream(t *testing.T) {
+	addr := freeLocal(t)
+	dev, phone := local(t, addr, fast), local(t, addr, fast)
+	ln, err := dev.Listen("000123")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := air.Listen(dir, "000123"); err == nil || !strings.Contains(err.Error(), "on the air already") {
-		t.Errorf("a second program took the device's place: %v", err)
-	}
-	// a program that died leaves its socket; the next one replaces it
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	ln.Close()
-	if _, err := os.Stat(filepath.Join(dir, "000123.sock")); err != nil {
+	echo(t, ln)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	c, err := phone.Dial(ctx, "000123")
+	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err = air.Listen(dir, "000123")
+	want := make([]byte, 300_000) // several messages
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	go func() {
+		for i := 0; i < len(want); i += 1000 {
+			c.Write(want[i : i+1000])
+		}
+	}()
+	got := make([]byte, len(want))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("echo: %v, equal %v", err, bytes.Equal(got, want))
+	}
+	c.SetReadDeadline(time.Now().Add(-time.Second))
+	if _, err := c.Read(got); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read past the deadline: %v", err)
+	}
+	c.SetReadDeadline(time.Time{})
+	if c.LocalAddr().Network() != "nats" || !strings.Contains(c.RemoteAddr().String(), "000123") {
+		t.Errorf("addresses %v %v", c.LocalAddr(), c.RemoteAddr())
+	}
+	c.Close()
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("write after close: %v", err)
+	}
+
+	// the device closes: the central reads what came before, then EOF
+	c2, err := phone.Dial(ctx, "000123")
 	if err != nil {
-		t.Fatalf("stale socket: %v", err)
+		t.Fatal(err)
+	}
+	c2.Write([]byte("bye"))
+	b := make([]byte, 3)
+	io.ReadFull(c2, b)
+	c2.Close()
+	if string(b) != "bye" {
+		t.Errorf("read %q", b)
+	}
+}
+
+// TestOneProgramPerDevice: a second program cannot put the same device on
+// the air; nor can one put a serial that is no subject token.
+func TestOneProgramPerDevice(t *testing.T) {
+	addr := freeLocal(t)
+	a, b := local(t, addr, fast), local(t, addr, fast)
+	ln, err := a.Listen("000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Listen("000123"); !errors.Is(err, air.ErrOnAir) {
+		t.Errorf("a second program took the device: %v", err)
+	}
+	if _, err := a.Listen("000123"); !errors.Is(err, air.ErrOnAir) {
+		t.Errorf("the same program took the device twice: %v", err)
 	}
 	ln.Close()
-	for _, bad := range []string{"", "../x", "a/b", ".hidden"} {
-		if _, err := air.Listen(dir, bad); err == nil {
-			t.Errorf("serial %q named a socket", bad)
+	ln2, err := b.Listen("000123")
+	if err != nil {
+		t.Fatalf("after the first left: %v", err)
+	}
+	ln2.Close()
+	for _, bad := range []string{"", "a.b", "*", ">", "a b", strings.Repeat("1", 65)} {
+		if _, err := a.Listen(bad); !errors.Is(err, air.ErrSerial) {
+			t.Errorf("serial %q: %v", bad, err)
 		}
 	}
-	os.WriteFile(filepath.Join(dir, "notes.sock"), nil, 0o644) // not a socket
-	if devs, err := air.List(dir); err != nil || len(devs) != 0 {
-		t.Errorf("List: %v %v", devs, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := b.Dial(ctx, "000999"); !errors.Is(err, air.ErrNotOnAir) {
+		t.Errorf("dial a device nobody serves: %v", err)
 	}
-	if devs, err := air.List(filepath.Join(dir, "none")); err != nil || devs != nil {
-		t.Errorf("List of a missing directory: %v %v", devs, err)
+}
+
+// TestDevicesComeAndGo: the directory sees devices from their adverts;
+// one that says goodbye leaves at once, one whose program dies leaves when
+// its adverts stop, each with why; the streams of a program that died end
+// with ErrLost.
+func TestDevicesComeAndGo(t *testing.T) {
+	addr := freeLocal(t)
+	server := local(t, addr, expiring) // keeps the server up
+	phone := local(t, addr, expiring)
+	dir, err := phone.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := air.Local(addr, expiring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := dev.Listen("000200")
+	b, _ := dev.Listen("000201")
+	echo(t, b)
+	eventually(t, "both devices seen", func() bool { return serials(dir.Devices()) == "000200,000201" })
+
+	a.Close()
+	eventually(t, "000200 left", func() bool { return serials(dir.Devices()) == "000201" })
+	if why := dir.Why("000200"); !strings.Contains(why, "went off the air: it left the air") {
+		t.Errorf("why 000200 left: %q", why)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := phone.Dial(ctx, "000201")
+	if err != nil {
+		t.Fatal(err)
+	}
+	air.Crash(dev) // the program dies without a word
+	eventually(t, "000201 left", func() bool { return serials(dir.Devices()) == "" })
+	if why := dir.Why("000201"); !strings.Contains(why, "its adverts stopped") || !strings.Contains(why, "went away") {
+		t.Errorf("why 000201 left: %q", why)
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, air.ErrLost) || !strings.Contains(err.Error(), "stopped answering") {
+		t.Errorf("a stream to a program that died: %v", err)
+	}
+	_ = server
+}
+
+// TestSlowReaderCannotStallDevice: a central that does not read fills its
+// bounded buffer; its stream closes with ErrFellBehind, and the device's
+// writes never wait: the device learns of the close and goes on.
+func TestSlowReaderCannotStallDevice(t *testing.T) {
+	addr := freeLocal(t)
+	o := fast
+	o.ReadBuffer = 64 << 10
+	dev, phone := local(t, addr, o), local(t, addr, o)
+	ln, _ := dev.Listen("000123")
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := phone.Dial(ctx, "000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 1024)
+	var werr error
+	for werr == nil && ctx.Err() == nil { // the device writes until told
+		_, werr = d.Write(chunk)
+	}
+	if !errors.Is(werr, air.ErrLost) || !strings.Contains(werr.Error(), "fell behind") {
+		t.Errorf("the device's write: %v", werr)
+	}
+	if _, err := d.Read(chunk); !errors.Is(err, air.ErrLost) {
+		t.Errorf("the device's read: %v", err)
+	}
+	// the central reads what fit, then why it ended
+	var rerr error
+	for rerr == nil {
+		_, rerr = c.Read(chunk)
+	}
+	if !errors.Is(rerr, air.ErrFellBehind) {
+		t.Errorf("the central's read: %v", rerr)
+	}
+}
+
+// TestLocalServerTakeover: when the program that runs the computer's
+// server stops, another takes over, and its devices are seen again.
+func TestLocalServerTakeover(t *testing.T) {
+	addr := freeLocal(t)
+	first, err := air.Local(addr, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Embedded() {
+		t.Fatal("the first program does not run the server")
+	}
+	dev, phone := local(t, addr, fast), local(t, addr, fast)
+	if dev.Embedded() || phone.Embedded() {
+		t.Fatal("a later program started a server of its own")
+	}
+	ln, err := dev.Listen("000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, ln)
+	dir, _ := phone.Watch()
+	eventually(t, "device seen", func() bool { return serials(dir.Devices()) == "000123" })
+	first.Close()
+	eventually(t, "another program runs the server", func() bool { return dev.Embedded() != phone.Embedded() })
+	eventually(t, "both connected again", func() bool { return dev.Connected() && phone.Connected() })
+	eventually(t, "device seen again", func() bool { return serials(dir.Devices()) == "000123" })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var c net.Conn
+	eventually(t, "dial after the takeover", func() bool { c, err = phone.Dial(ctx, "000123"); return err == nil })
+	c.Write([]byte("hi"))
+	b := make([]byte, 2)
+	if _, err := io.ReadFull(c, b); err != nil || string(b) != "hi" {
+		t.Errorf("echo after the takeover: %q %v", b, err)
+	}
+	c.Close()
+}
+
+func TestLocalAddress(t *testing.T) {
+	for _, bad := range []string{"10.1.2.3:4222", "example.com:4222", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:x"} {
+		if _, err := air.Local(bad, fast); err == nil {
+			t.Errorf("local address %q accepted", bad)
+		}
+	}
+	if _, err := air.Join("nats://user:secret@127.0.0.1:1", fast); !errors.Is(err, air.ErrNoServer) || strings.Contains(err.Error(), "secret") {
+		t.Errorf("join a server that is not there: %v", err)
 	}
 }

@@ -3,8 +3,8 @@
 // scans, sees their advertisements, connects, pairs (with the pass key the
 // user gives) and keeps the connection, within each device's advertising
 // state, connection limit and bonding policy. Devices of this program and
-// of other senseboard programs on the computer (package air) are reached
-// alike and addressed by serial number.
+// of every senseboard program on the NATS network of the radio link
+// (package air) are reached alike and addressed by serial number.
 //
 // Clients reach the bridge over HTTP (Server): messages with type, path
 // and value over a WebSocket, where subscriptions run in parallel, or as
@@ -51,9 +51,10 @@ type Peripheral struct {
 type Config struct {
 	// Local are the devices of this program.
 	Local []Peripheral
-	// Air is the directory of the local radio link, where the devices of
-	// other programs are found; "" for none.
-	Air string
+	// Air is the radio link between programs, where the devices of other
+	// programs, on this computer and others, are found; nil for none. The
+	// bridge does not close it.
+	Air *air.Link
 	// Address and Name are the bridge's identity as a BLE central. An
 	// empty Address is the one the state keeps, or one derived from
 	// StateDir and kept there (DefaultAddress without a StateDir); a
@@ -118,7 +119,9 @@ type Bridge struct {
 	keys     *nvm.Var[bondKeys] // keys.json; in memory only without a state directory
 	watchers map[*watcher]struct{}
 	recs     map[string]*Recording
-	logReads keyedMutex // one read of a log at a time (logs.go)
+	logReads keyedMutex        // one read of a log at a time (logs.go)
+	left     map[string]string // why a device went away, by serial number
+	dir      *air.Directory    // nil without Air
 	closed   bool
 	wg       sync.WaitGroup // goroutines of devices and streams
 }
@@ -141,7 +144,7 @@ func New(cfg Config) (*Bridge, error) {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	b := &Bridge{cfg: cfg, devs: map[string]*device{}, watchers: map[*watcher]struct{}{},
-		recs: map[string]*Recording{}}
+		recs: map[string]*Recording{}, left: map[string]string{}}
 	if cfg.StateDir != "" {
 		s, err := nvm.Open(cfg.StateDir)
 		if err != nil {
@@ -152,6 +155,9 @@ func New(cfg Config) (*Bridge, error) {
 	var err error
 	if b.keys, err = openKeys(b.store); err == nil {
 		b.cfg.Address, err = centralAddress(b.store, cfg.Address)
+	}
+	if err == nil && cfg.Air != nil {
+		b.dir, err = cfg.Air.Watch()
 	}
 	if err != nil {
 		if b.store != nil {
@@ -198,6 +204,9 @@ func (b *Bridge) Close() {
 		}
 	}
 	b.wg.Wait()
+	if b.dir != nil {
+		b.dir.Close()
+	}
 	if b.store != nil {
 		b.store.Close()
 	}
@@ -217,18 +226,14 @@ func (b *Bridge) devices() []*device {
 // then those on the air that are not.
 func (b *Bridge) peripherals() []Peripheral {
 	ps := slices.Clone(b.cfg.Local)
-	if b.cfg.Air == "" {
+	if b.dir == nil {
 		return ps
 	}
-	onAir, err := air.List(b.cfg.Air)
-	if err != nil {
-		b.cfg.Log.Warn("scan", "err", err)
-	}
-	for _, a := range onAir {
+	for _, a := range b.dir.Devices() {
 		if slices.ContainsFunc(ps, func(p Peripheral) bool { return p.Serial == a.Serial }) {
 			continue
 		}
-		ps = append(ps, Peripheral{Serial: a.Serial, Dial: func(ctx context.Context) (net.Conn, error) { return air.Dial(ctx, a) }})
+		ps = append(ps, Peripheral{Serial: a.Serial, Dial: func(ctx context.Context) (net.Conn, error) { return b.cfg.Air.Dial(ctx, a.Serial) }})
 	}
 	return ps
 }
@@ -253,7 +258,14 @@ func (b *Bridge) Scan(ctx context.Context) {
 			d = &device{b: b, serial: p.Serial, p: p, want: b.cfg.ConnectAll && !b.cfg.Manual, streams: map[string]*stream{}}
 		}
 		if err := d.refresh(ctx); err != nil {
-			if b.forget(d) {
+			if !slices.ContainsFunc(b.cfg.Local, func(l Peripheral) bool { return l.Serial == p.Serial }) {
+				// on the air: there until its adverts say otherwise
+				if d.known() {
+					d.setNote("it does not answer: %v", err)
+				}
+				continue
+			}
+			if b.forget(d, "it does not answer: "+err.Error()) {
 				b.cfg.Log.Info("device went away", "device", d.serial, "err", err)
 			}
 			continue
@@ -261,6 +273,7 @@ func (b *Bridge) Scan(ctx context.Context) {
 		b.mu.Lock()
 		_, known := b.devs[p.Serial]
 		b.devs[p.Serial] = d
+		delete(b.left, p.Serial)
 		b.mu.Unlock()
 		if !known {
 			b.cfg.Log.Info("device found", "device", d.serial)
@@ -277,12 +290,26 @@ func (b *Bridge) Scan(ctx context.Context) {
 	}
 	b.mu.Unlock()
 	for _, d := range gone {
-		b.forget(d)
+		why := "it is out of reach"
+		if b.dir != nil && b.dir.Why(d.serial) != "" {
+			why = b.dir.Why(d.serial)
+		}
+		if b.forget(d, why) {
+			b.cfg.Log.Info("device went away", "device", d.serial, "why", why)
+		}
 	}
 }
 
-// forget drops a device that went away; it reports whether it was known.
-func (b *Bridge) forget(d *device) bool {
+// known reports whether the bridge lists the device.
+func (d *device) known() bool {
+	d.b.mu.Lock()
+	defer d.b.mu.Unlock()
+	return d.b.devs[d.serial] == d
+}
+
+// forget drops a device that went away, and keeps why; it reports whether
+// it was known.
+func (b *Bridge) forget(d *device, why string) bool {
 	if l := d.current(); l != nil {
 		l.Close()
 	}
@@ -290,11 +317,12 @@ func (b *Bridge) forget(d *device) bool {
 	known := b.devs[d.serial] == d
 	if known {
 		delete(b.devs, d.serial)
+		b.left[d.serial] = why
 	}
 	b.mu.Unlock()
 	if known {
 		d.mu.Lock()
-		d.gone = true
+		d.gone, d.note = true, "gone: "+why
 		d.mu.Unlock()
 		d.publish()
 	}
@@ -325,6 +353,9 @@ func (b *Bridge) device(serial string) (*device, error) {
 	defer b.mu.Unlock()
 	if d := b.devs[serial]; d != nil {
 		return d, nil
+	}
+	if why, ok := b.left[serial]; ok {
+		return nil, fmt.Errorf("device %s: %w: it went away (%s)", serial, ErrUnknownDevice, why)
 	}
 	var serials []string
 	for _, d := range b.devices() {
@@ -454,7 +485,7 @@ type DeviceState struct {
 	Name    string `json:"name"`    // the name in its scan response
 	Address string `json:"address"` // its BLE address
 	// Local is set for a device of this program; others are reached over
-	// the local radio link.
+	// the radio link between programs.
 	Local bool `json:"local"`
 	// State is "advertising", "not advertising", "connected" or "gone".
 	State       string  `json:"state"`

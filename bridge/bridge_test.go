@@ -135,13 +135,16 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 			return central, nil
 		}})
 	}
+	var devices *air.Link // the program of the remote devices
 	if len(rc.remote) > 0 {
-		cfg.Air = filepath.Join(dir, "air")
+		var closeLinks func()
+		devices, cfg.Air, closeLinks = airLinks(t)
+		closers = append(closers, closeLinks)
 	}
 	for _, s := range rc.remote {
 		d := open(s)
 		srv := &serial.Server{Device: d.Device}
-		ln, err := air.Listen(cfg.Air, s)
+		ln, err := devices.Listen(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -717,11 +720,14 @@ func TestDevicesOfAnotherProgram(t *testing.T) {
 	if status, body := r.post("/api/devices/000124/events", `{"doubleTap": true}`); status != 409 || !strings.Contains(body, "runs in another program") {
 		t.Errorf("inject into a remote device: %d %s", status, body)
 	}
-	// the other program ends: its device goes away
+	// the other program ends: its device goes away, and the bridge says why
 	r.stop["000124"]()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := r.b.Device("000124"); err != nil {
+			if !errors.Is(err, bridge.ErrUnknownDevice) || !strings.Contains(err.Error(), "it went away (it went off the air: it left the air)") {
+				t.Errorf("a device that went away: %v", err)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -1256,4 +1262,24 @@ func TestConnectOnDemand(t *testing.T) {
 	if m := r.message(`{"type": "get", "path": "/Info"}`); m["device"] != "000123" || m["response"] != 200.0 {
 		t.Errorf("GET /Info with one device in sight: %v", m)
 	}
+}
+
+// airLinks returns two programs' links to a NATS server of the test's,
+// which the first runs, and what closes them.
+func airLinks(t testing.TB) (a, b *air.Link, close func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	o := air.Options{Interval: 50 * time.Millisecond, Missed: 200} // no stream ends on a busy machine
+	if a, err = air.Local(addr, o); err == nil {
+		b, err = air.Local(addr, o)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b, func() { b.Close(); a.Close() }
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"senseboard/air"
 	"senseboard/client"
 	"senseboard/radio"
 	"senseboard/wire"
@@ -238,7 +239,9 @@ func (d *device) watchLink(l *client.Conn) {
 		d.leaving, d.releasing = false, false
 		if released {
 			d.note = fmt.Sprintf("released: no client used the device for %v", d.b.cfg.Idle)
-		} else if why := l.Err(); errors.Is(why, client.ErrClosed) {
+		} else if why, se := l.Err(), (*air.StreamError)(nil); errors.As(why, &se) {
+			d.note = "the connection was lost: " + se.Error()
+		} else if errors.Is(why, client.ErrClosed) {
 			d.note = "the connection ended: the bridge closed the link"
 		} else {
 			d.note = linkError(why)

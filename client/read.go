@@ -79,7 +79,7 @@ func (c *Conn) readOnce() error {
 		}
 	}
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		c.shut(fmt.Errorf("%w: %v", ErrClosed, err))
+		c.shut(fmt.Errorf("%w: %w", ErrClosed, err))
 	}
 	return err
 }

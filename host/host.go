@@ -56,10 +56,10 @@ type Config struct {
 	Scenario *world.Scenario
 	// Replay lists recordings to play instead of the model.
 	Replay []*replay.Recording
-	// Air is the directory of the local radio link, where each device
-	// listens for centrals of other programs (air.DefaultDir() when empty,
-	// "none" for none).
-	Air string
+	// Air is the radio link between programs, where each device
+	// advertises and takes the streams of centrals of any program on the
+	// NATS network; nil keeps the devices off it. The host does not close it.
+	Air *air.Link
 	// MaxConns bounds the TCP connections and radio streams of all the
 	// devices together (serial.DefaultProgramMaxConns when zero);
 	// MaxConnsPerDevice those of each device (serial.DefaultMaxConns).
@@ -75,7 +75,7 @@ type Running struct {
 	PTY      string // link to the pseudo-terminal, "" when none
 	TCP      string // address, "" when none
 	Port     string // real serial port, "" when none
-	Air      string // socket of the radio link, "" when none
+	Air      string // the device's dial subject on the radio link, "" when none
 
 	h   *Host
 	srv *serial.Server
@@ -112,6 +112,9 @@ type Host struct {
 
 	stopCtx context.Context // ends when Run ends
 	stop    context.CancelFunc
+	onAir   []*air.Listener // the devices on the radio link between programs
+	airCtx  context.Context // serves their streams; ends after they said goodbye
+	airStop context.CancelFunc
 	radioMu sync.Mutex
 	stopped bool
 	radios  sync.WaitGroup // streams of DialRadio
@@ -144,9 +147,6 @@ func New(cfg Config) (h *Host, err error) {
 	if cfg.Serial != "" {
 		base = base.WithSerial(cfg.Serial)
 	}
-	if cfg.Air == "" {
-		cfg.Air = air.DefaultDir()
-	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = serial.DefaultProgramMaxConns
 	}
@@ -164,6 +164,7 @@ func New(cfg Config) (h *Host, err error) {
 		return nil, fmt.Errorf("speed %v: a positive factor, or max", cfg.Speed)
 	}
 	h.stopCtx, h.stop = context.WithCancel(context.Background())
+	h.airCtx, h.airStop = context.WithCancel(context.Background())
 	defer func(h *Host) {
 		if err != nil {
 			h.Close()
@@ -250,14 +251,15 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 		r.TCP = ln.Addr().String()
 		h.serve = append(h.serve, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	}
-	if cfg.Air != "none" {
-		ln, err := air.Listen(cfg.Air, p.Serial)
+	if cfg.Air != nil {
+		ln, err := cfg.Air.Listen(p.Serial)
 		if err != nil {
 			return nil, err
 		}
 		h.closers = append(h.closers, ln)
+		h.onAir = append(h.onAir, ln)
 		r.Air = ln.Addr().String()
-		h.serve = append(h.serve, func(ctx context.Context) error { return srv.ServeRadios(ctx, ln, d.BLE.Radio()) })
+		h.serve = append(h.serve, func(context.Context) error { return srv.ServeRadios(h.airCtx, ln, d.BLE.Radio()) })
 	}
 	return r, nil
 }
@@ -303,6 +305,7 @@ func (h *Host) Run(ctx context.Context) error {
 		}()
 	}
 	<-ctx.Done()
+	h.leaveAir()
 	wg.Wait()
 	h.radioMu.Lock()
 	h.stopped = true
@@ -315,6 +318,15 @@ func (h *Host) Run(ctx context.Context) error {
 		err = errors.Join(err, e)
 	}
 	return err
+}
+
+// leaveAir takes the devices off the radio link between programs before
+// their streams end, so that centrals learn why first.
+func (h *Host) leaveAir() {
+	for _, ln := range h.onAir {
+		ln.Leave("its program stopped")
+	}
+	h.airStop()
 }
 
 // close releases everything in reverse order of opening.
@@ -331,6 +343,7 @@ func (h *Host) close() error {
 
 // Close releases the devices of a host that is not to run.
 func (h *Host) Close() error {
+	h.leaveAir()
 	h.stop()
 	return h.close()
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"senseboard/air"
 	"senseboard/client"
 	"senseboard/host"
 	"senseboard/resource"
@@ -17,12 +18,13 @@ import (
 
 func TestHost(t *testing.T) {
 	dir := t.TempDir()
-	h, err := host.New(host.Config{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: filepath.Join(dir, "air"), Speed: 10})
+	link := airLink(t, freeLocal(t))
+	h, err := host.New(host.Config{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: link, Speed: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(h.Devices) != 2 || h.Devices[1].Device.Serial() != "000124" || h.Devices[1].StateDir != filepath.Join(dir, "000124") ||
-		h.Devices[0].Air != filepath.Join(dir, "air", "000123.sock") {
+		h.Devices[0].Air != air.DialSubject("000123") {
 		t.Fatalf("devices: %+v %+v", h.Devices[0], h.Devices[1])
 	}
 	// --pty none: no device has a pseudo-terminal
@@ -82,7 +84,7 @@ func TestNewFails(t *testing.T) {
 		{host.Config{Listen: "nowhere"}, `listen address "nowhere"`},
 	}
 	for _, tt := range tests {
-		tt.cfg.StateDir, tt.cfg.PTY, tt.cfg.Air = dir, "none", "none"
+		tt.cfg.StateDir, tt.cfg.PTY = dir, "none"
 		if tt.cfg.Listen == "" {
 			tt.cfg.Listen = "none"
 		}
@@ -91,7 +93,7 @@ func TestNewFails(t *testing.T) {
 		}
 	}
 	// what a failed New opened is closed: the state directory is free again
-	h, err := host.New(host.Config{StateDir: dir, PTY: "none", Air: "none", Listen: "none"})
+	h, err := host.New(host.Config{StateDir: dir, PTY: "none", Listen: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,7 +140,7 @@ func TestCheck(t *testing.T) {
 // TestFleet runs the load against a fleet of three devices in this process,
 // on real time over TCP.
 func TestFleet(t *testing.T) {
-	h, err := host.New(host.Config{Devices: 3, StateDir: t.TempDir(), PTY: "none", Listen: "127.0.0.1:0", Air: "none", Seed: 7})
+	h, err := host.New(host.Config{Devices: 3, StateDir: t.TempDir(), PTY: "none", Listen: "127.0.0.1:0", Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // senseboard run does, and returns the bridge's address.
 func startBridge(ctx context.Context) (string, func()) {
 	dir, _ := os.MkdirTemp("", "example")
-	h, err := host.New(host.Config{StateDir: dir, PTY: "none", Listen: "none", Air: "none"})
+	h, err := host.New(host.Config{StateDir: dir, PTY: "none", Listen: "none"})
 	if err != nil {
 		panic(err)
 	}

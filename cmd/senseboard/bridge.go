@@ -25,7 +25,8 @@ type bridgeFlags struct {
 	fs        *flag.FlagSet
 	http      *string
 	token     *string
-	air       *string
+	nats      *string
+	natsCreds *string
 	reconnect *bool
 	manual    *bool
 	central   *string
@@ -40,7 +41,8 @@ func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 		fs:        fs,
 		http:      fs.String("http", defaultHTTP(), httpHelp+" (default $SENSEBOARD_HTTP, or "+bridge.DefaultHTTP+")"),
 		token:     fs.String("token", "", "access token of the bridge's API, needed beyond loopback (default $SENSEBOARD_TOKEN)"),
-		air:       fs.String("air", "", "directory of the local radio link between senseboard programs (default "+air.DefaultDir()+"; none for none)"),
+		nats:      fs.String("nats", defaultNATS(), "NATS of the radio link between senseboard programs: local (this computer's, on "+air.DefaultLocal+", started here when none runs), local:PORT, nats://[user:password@]host:port[,...] to join a server or cluster elsewhere, or none (default $SENSEBOARD_NATS, or local)"),
+		natsCreds: fs.String("nats-creds", "", "NATS credentials file (user JWT and NKey seed) for --nats"),
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
 		all:       fs.Bool("connect-all", false, "bridge: connect to every device found and keep the connections (by default it connects when a client uses a device)"),
@@ -61,15 +63,32 @@ func defaultHTTP() string {
 	return bridge.DefaultHTTP
 }
 
-// airDir returns the air directory the flags give, "" for none.
-func (f *bridgeFlags) airDir() string {
-	switch *f.air {
-	case "":
-		return air.DefaultDir()
-	case "none":
-		return ""
+// defaultNATS is --nats when left out: $SENSEBOARD_NATS, or local.
+func defaultNATS() string {
+	if a := os.Getenv("SENSEBOARD_NATS"); a != "" {
+		return a
 	}
-	return *f.air
+	return "local"
+}
+
+// joinAir joins the radio link between programs that --nats names; nil
+// for none.
+func (f *bridgeFlags) joinAir(log *slog.Logger) (*air.Link, error) {
+	if *f.nats == "none" {
+		return nil, nil
+	}
+	return air.Open(*f.nats, air.Options{Creds: *f.natsCreds, Log: log})
+}
+
+// airNote says where the radio link between programs is.
+func airNote(l *air.Link) string {
+	switch {
+	case l == nil:
+		return "none (--nats none)"
+	case l.Embedded():
+		return "NATS " + l.URL() + " (its server runs in this program; others on this computer join it)"
+	}
+	return "NATS " + l.URL()
 }
 
 // bridgeService is a bridge and its HTTP server, ready to run.
@@ -113,8 +132,8 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 }
 
 // start makes the bridge on an open listener.
-func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bridge.Peripheral, log *slog.Logger) (*bridgeService, error) {
-	b, err := bridge.New(bridge.Config{Local: local, Air: f.airDir(), StateDir: stateDir, Reconnect: *f.reconnect,
+func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bridge.Peripheral, link *air.Link, log *slog.Logger) (*bridgeService, error) {
+	b, err := bridge.New(bridge.Config{Local: local, Air: link, StateDir: stateDir, Reconnect: *f.reconnect,
 		Manual: *f.manual, Address: *f.central, ConnectAll: *f.all, Idle: idleOf(*f.idle), Log: log})
 	if err != nil {
 		ln.Close()
@@ -154,8 +173,8 @@ func runBridge(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard bridge [flags]
 
-Runs the phone bridge alone: it reaches the devices of other senseboard
-programs over the local radio link, connects to them as a phone does, and
+Runs the phone bridge alone: it reaches the devices of senseboard programs
+over the radio link between programs (NATS, --nats), connects to them as a phone does, and
 serves them over HTTP and WebSocket with a dashboard. senseboard run starts
 one too, for its own devices and the others.
 
@@ -180,11 +199,21 @@ Flags:
 	if err != nil {
 		return fail(stderr, err)
 	}
-	svc, err := bf.start(ln, token, *state, nil, log)
+	if *bf.nats == "none" {
+		ln.Close()
+		return fail(stderr, errors.New("--nats none: the bridge alone reaches devices only over the radio link between programs"))
+	}
+	link, err := bf.joinAir(log)
+	if err != nil {
+		ln.Close()
+		return fail(stderr, err)
+	}
+	defer link.Close()
+	svc, err := bf.start(ln, token, *state, nil, link, log)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintf(stdout, "senseboard: phone bridge at %s\n  central      %s\n  devices      over the air in %s\nPress Ctrl-C to stop.\n", svc.URL(), svc.b.Address(), bf.airDir())
+	fmt.Fprintf(stdout, "senseboard: phone bridge at %s\n  central      %s\n  radio link   %s\nPress Ctrl-C to stop.\n", svc.URL(), svc.b.Address(), airNote(link))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := svc.run(ctx); err != nil {

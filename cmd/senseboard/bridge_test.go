@@ -89,10 +89,10 @@ func TestBridgeEndToEnd(t *testing.T) {
 	bin := buildSenseboard(t)
 	dir := t.TempDir()
 	httpAddr := freeAddr(t)
-	air := filepath.Join(dir, "air")
+	nats := "local:" + strings.TrimPrefix(freeAddr(t), "127.0.0.1:") // this test's own NATS server, which the first program starts
 	tcp := freeAddr(t)
 	out := startProgram(t, bin, "run", "--state", filepath.Join(dir, "state"), "--listen", tcp, "--pty", "none",
-		"--air", air, "--http", httpAddr)
+		"--nats", nats, "--http", httpAddr)
 	base := "http://" + httpAddr
 	ctx := context.Background()
 	var c *bridgeclient.Client
@@ -136,7 +136,8 @@ func TestBridgeEndToEnd(t *testing.T) {
 		}
 	}
 	serialPath.Close()
-	if !strings.Contains(out.String(), "bridge       "+base+"/ (dashboard") || !strings.Contains(out.String(), "a phone with central address ") {
+	if !strings.Contains(out.String(), "bridge       "+base+"/ (dashboard") || !strings.Contains(out.String(), "a phone with central address ") ||
+		!strings.Contains(out.String(), "radio link   NATS nats://127.0.0.1:"+strings.TrimPrefix(nats, "local:")+" (its server runs in this program") {
 		t.Errorf("run does not say where the bridge is and which phone it is:\n%s", out)
 	}
 
@@ -199,10 +200,13 @@ func TestBridgeEndToEnd(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 
-	// a device of another program on the same air
-	startProgram(t, bin, "run", "--state", filepath.Join(dir, "state2"), "--serial", "000124", "--listen", "none", "--pty", "none",
-		"--air", air, "--http", "none")
+	// a device of another program, which joins the first one's NATS server
+	out2 := startProgram(t, bin, "run", "--state", filepath.Join(dir, "state2"), "--serial", "000124", "--listen", "none", "--pty", "none",
+		"--nats", nats, "--http", "none")
 	waitDevice(t, c, "000124", func(d bridgeclient.Device) bool { return d.Advertising })
+	if strings.Contains(out2.String(), "its server runs in this program") {
+		t.Errorf("the second program started a NATS server of its own:\n%s", out2)
+	}
 	r, err = c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000124/Info"})
 	if err != nil || r.Device != "000124" || !strings.Contains(string(r.Content), `"serial":"000124"`) {
 		t.Fatalf("GET over the air: %+v %v", r, err)
@@ -259,7 +263,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 // TestBridgeAddress refuses to serve beyond loopback without a token.
 func TestBridgeAddress(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"bridge", "--http", "0.0.0.0:0", "--air", t.TempDir(), "--state", t.TempDir()}, &stdout, &stderr)
+	code := run([]string{"bridge", "--http", "0.0.0.0:0", "--nats", "none", "--state", t.TempDir()}, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "an access token is needed to listen beyond loopback (give --token or set SENSEBOARD_TOKEN)") {
 		t.Errorf("exit %d: %s", code, stderr.String())
 	}

@@ -47,7 +47,7 @@ func freeAddr(t *testing.T) string {
 // program's environment.
 func startDevice(t *testing.T, bin, state, addr string, env ...string) (*exec.Cmd, *client.Conn) {
 	t.Helper()
-	cmd := exec.Command(bin, "run", "--state", state, "--listen", addr, "--pty", "none", "--air", filepath.Join(filepath.Dir(state), "air"), "--http", "none")
+	cmd := exec.Command(bin, "run", "--state", state, "--listen", addr, "--pty", "none", "--nats", "none", "--http", "none")
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 
+	"senseboard/air"
 	"senseboard/bridge"
 	"senseboard/host"
 	"senseboard/profile"
@@ -93,8 +94,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 		fmt.Fprint(fs.Output(), `Usage: senseboard run [flags]
 
 Runs simulated devices and serves their interface on a pseudo-terminal, on
-TCP and over the local radio link, with the phone bridge on HTTP, until
-interrupted.
+TCP and over the radio link between programs (NATS), with the phone bridge
+on HTTP, until interrupted.
 
 Flags:
 `)
@@ -116,7 +117,7 @@ func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
 		return host.Config{}, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
 	}
 	cfg := host.Config{Serial: o.serial, Devices: o.devices, StateDir: o.state, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
-		Listen: o.listen, Seed: o.seed, Air: *o.bridge.air,
+		Listen: o.listen, Seed: o.seed,
 		MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice}
 	if o.profile != "" {
 		p, err := profile.Load(o.profile)
@@ -157,13 +158,30 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	h, err := host.New(cfg)
-	if err != nil {
-		if ln != nil {
-			ln.Close()
-		}
-		return err
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	link, err := o.bridge.joinAir(log)
+	if err == nil {
+		cfg.Air = link
+		var h *host.Host
+		if h, err = host.New(cfg); err == nil {
+			err = o.serve(h, cfg, ln, token, link, log, stdout)
+		}
+		if link != nil {
+			link.Close()
+		}
+	}
+	if err != nil && ln != nil {
+		ln.Close()
+	}
+	return err
+}
+
+// serve runs the devices and the bridge until interrupted.
+func (o *runOptions) serve(h *host.Host, cfg host.Config, ln net.Listener, token string, link *air.Link, log *slog.Logger, stdout io.Writer) error {
+	var err error
 	var svc *bridgeService
 	if ln != nil {
 		var local []bridge.Peripheral
@@ -174,11 +192,7 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 		if state == "" {
 			state = wire.DefaultStateDir()
 		}
-		log := cfg.Log
-		if log == nil {
-			log = slog.New(slog.NewTextHandler(io.Discard, nil))
-		}
-		if svc, err = o.bridge.start(ln, token, filepath.Join(state, "bridge"), local, log); err != nil {
+		if svc, err = o.bridge.start(ln, token, filepath.Join(state, "bridge"), local, link, log); err != nil {
 			h.Close()
 			return err
 		}
@@ -196,7 +210,7 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	printRunning(stdout, h, svc)
+	printRunning(stdout, h, svc, link)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
@@ -212,7 +226,7 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 }
 
 // printRunning says where the devices and the bridge can be reached.
-func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService) {
+func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService, link *air.Link) {
 	for _, r := range h.Devices {
 		d := r.Device
 		fmt.Fprintf(stdout, "senseboard: device %s (%s, sw %s) is running\n", d.Serial(), d.Profile().Product.Name, profile.Version)
@@ -227,6 +241,7 @@ func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService) {
 		}
 		fmt.Fprintf(stdout, "  state        %s\n", r.StateDir)
 	}
+	fmt.Fprintf(stdout, "  radio link   %s\n", airNote(link))
 	if svc != nil {
 		fmt.Fprintf(stdout, "  bridge       %s (dashboard; API under %sapi/)\n               a phone with central address %s\n", svc.URL(), svc.URL(), svc.b.Address())
 	}

@@ -32,7 +32,7 @@ func TestRefusesUnsafeFlags(t *testing.T) {
 				t.Setenv("SENSEBOARD_TOKEN", tt.env)
 			}
 			var stdout, stderr bytes.Buffer
-			args := append(tt.args, "--air", "none", "--state", t.TempDir(), "--http", "127.0.0.1:0")
+			args := append(tt.args, "--nats", "none", "--state", t.TempDir(), "--http", "127.0.0.1:0")
 			if tt.args[0] == "run" {
 				args = append(args, "--pty", "none")
 			}

@@ -71,7 +71,7 @@ func TestRunOnDamagedState(t *testing.T) {
 				http = "127.0.0.1:0"
 			}
 			cmd := exec.Command(bin, "run", "--devices", "2", "--state", state, "--listen", "none", "--pty", "none",
-				"--air", filepath.Join(root, "air"), "--http", http)
+				"--nats", "none", "--http", http)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err = cmd.Run()

@@ -66,8 +66,12 @@ func TestRadioAcceptRetriesTemporaryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	dir := t.TempDir()
-	ln, err := air.Listen(dir, d.Serial())
+	link, err := air.Local(freeLocal(t), air.Options{Missed: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	ln, err := link.Listen(d.Serial())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +88,7 @@ func TestRadioAcceptRetriesTemporaryErrors(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	nc, err := air.Dial(ctx, air.Device{Serial: d.Serial(), Path: ln.Addr().String()})
+	nc, err := link.Dial(ctx, d.Serial())
 	if err != nil {
 		t.Fatal(err)
 	}

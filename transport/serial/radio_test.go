@@ -3,6 +3,7 @@ package serial_test
 import (
 	"context"
 	"errors"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,20 +20,30 @@ import (
 	"senseboard/wire"
 )
 
-// onAir puts a new device on the air in a directory of the test's.
-func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, air.Device) {
+// onAir puts a new device on the air, a NATS server of the test's, and
+// returns where a central in another program reaches it.
+func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 	t.Helper()
 	dir := t.TempDir()
 	d, err := senseboard.New(senseboard.Config{Profile: p, StateDir: filepath.Join(dir, "state"), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	airDir := filepath.Join(dir, "air")
-	ln, err := air.Listen(airDir, d.Serial())
+	addr := freeLocal(t)
+	o := air.Options{Missed: 1000}     // no stream ends on a busy machine
+	devices, err := air.Local(addr, o) // the device's program, which runs the server
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := air.Listen(airDir, d.Serial()); err == nil || !strings.Contains(err.Error(), "on the air already") {
+	central, err := air.Local(addr, o) // the central's
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := devices.Listen(d.Serial())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := central.Listen(d.Serial()); !errors.Is(err, air.ErrOnAir) {
 		t.Errorf("second listen: %v", err)
 	}
 	srv := &serial.Server{Device: d.Device}
@@ -42,19 +53,34 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, air.Device) {
 	t.Cleanup(func() {
 		cancel()
 		<-done
+		central.Close()
+		devices.Close()
 		d.Close()
 	})
-	devs, err := air.List(airDir)
-	if err != nil || len(devs) != 1 || devs[0].Serial != d.Serial() {
-		t.Fatalf("air.List: %v, %v", devs, err)
-	}
-	return d, devs[0]
+	return d, airDevice{central, d.Serial()}
 }
 
-func openRadio(t *testing.T, dev air.Device, opts ...client.Options) *client.Conn {
+// airDevice is a device on the air, as a central's program reaches it.
+type airDevice struct {
+	central *air.Link
+	serial  string
+}
+
+// freeLocal returns a loopback address with a free port.
+func freeLocal(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func openRadio(t *testing.T, dev airDevice, opts ...client.Options) *client.Conn {
 	t.Helper()
 	ctx := context.Background()
-	nc, err := air.Dial(ctx, dev)
+	nc, err := dev.central.Dial(ctx, dev.serial)
 	if err != nil {
 		t.Fatal(err)
 	}

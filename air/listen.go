@@ -1,0 +1,194 @@
+package air
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// acceptQueue bounds the streams a device has taken and not yet accepted.
+const acceptQueue = 64
+
+// ErrOnAir is a device that another program serves on the air already.
+var ErrOnAir = errors.New("is on the air already")
+
+// Listener is a device on the air: it advertises the device and takes
+// the streams centrals open to it. It is a net.Listener, for
+// serial.Server.ServeRadios.
+type Listener struct {
+	l      *Link
+	serial string
+	sub    *nats.Subscription
+	queue  chan *Stream
+
+	mu     sync.Mutex
+	left   bool          // off the air: no more streams
+	why    string        // why it left
+	closed bool          // Close was called
+	done   chan struct{} // closed by Close
+}
+
+// Listen puts the device with a serial number on the air. A device that
+// another program serves already is refused with ErrOnAir. The device
+// advertises every interval until the listener closes.
+func (l *Link) Listen(serial string) (*Listener, error) {
+	if err := CheckSerial(serial); err != nil {
+		return nil, fmt.Errorf("air: %w", err)
+	}
+	// Is someone serving it? No responders answers at once; a program
+	// that serves it answers the probe.
+	probe, _ := json.Marshal(dialMsg{Probe: true})
+	msg, err := l.nc.Request(DialSubject(serial), probe, 2*time.Second)
+	switch {
+	case err == nil:
+		var rep dialReply
+		json.Unmarshal(msg.Data, &rep)
+		return nil, fmt.Errorf("air: device %s %w, served by another program (%s) on the NATS network at %s", serial, ErrOnAir, rep.Program, l.url)
+	case errors.Is(err, nats.ErrTimeout):
+		return nil, fmt.Errorf("air: device %s %w: a program takes its streams but does not answer", serial, ErrOnAir)
+	case !errors.Is(err, nats.ErrNoResponders):
+		return nil, fmt.Errorf("air: device %s: %w", serial, err)
+	}
+	ln := &Listener{l: l, serial: serial, queue: make(chan *Stream, acceptQueue), done: make(chan struct{})}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("air: %w", ErrClosed)
+	}
+	if l.listeners[serial] != nil {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("air: device %s %w, served by this program", serial, ErrOnAir)
+	}
+	l.listeners[serial] = ln
+	l.mu.Unlock()
+	if ln.sub, err = l.nc.Subscribe(DialSubject(serial), ln.dial); err != nil {
+		l.mu.Lock()
+		delete(l.listeners, serial)
+		l.mu.Unlock()
+		return nil, fmt.Errorf("air: device %s: %w", serial, err)
+	}
+	l.nc.Flush() // the server knows the device before anyone hears of it
+	ln.advertise("")
+	return ln, nil
+}
+
+// advertise publishes the device's advert, or its goodbye with why.
+func (ln *Listener) advertise(gone string) {
+	b, _ := json.Marshal(Advert{Serial: ln.serial, Program: ln.l.id, Every: ln.l.opts.Interval.Milliseconds(), Gone: gone})
+	ln.l.nc.Publish(AdvertSubject(ln.serial), b)
+}
+
+// dial answers a central that opens a stream, or probes.
+func (ln *Listener) dial(msg *nats.Msg) {
+	var m dialMsg
+	answer := func(r dialReply) {
+		r.Program = ln.l.id
+		b, _ := json.Marshal(r)
+		msg.Respond(b)
+	}
+	if err := json.Unmarshal(msg.Data, &m); err != nil {
+		answer(dialReply{Error: "malformed dial: " + err.Error()})
+		return
+	}
+	if m.Probe {
+		answer(dialReply{})
+		return
+	}
+	if !token(m.Stream) || m.Every < 1 || m.Every > maxEvery.Milliseconds() {
+		answer(dialReply{Error: fmt.Sprintf("malformed dial: stream %q (1 to 64 letters or digits), every %d ms (1 ms to 1 h)", m.Stream, m.Every)})
+		return
+	}
+	s := newStream(ln.l, ln.serial, m.Stream, true, time.Duration(m.Every)*time.Millisecond)
+	s.ln = ln
+	if err := ln.l.add(s); err != nil {
+		answer(dialReply{Error: "the device's program is stopping"})
+		return
+	}
+	if err := s.subscribe(); err != nil {
+		ln.l.forget(s)
+		answer(dialReply{Error: err.Error()})
+		return
+	}
+	ln.mu.Lock()
+	if ln.left {
+		ln.mu.Unlock()
+		s.Close()
+		answer(dialReply{Error: "the device is off the air"})
+		return
+	}
+	select {
+	case ln.queue <- s:
+	default:
+		ln.mu.Unlock()
+		s.Close()
+		answer(dialReply{Error: fmt.Sprintf("the device's program is busy: %d streams wait to be served", acceptQueue)})
+		return
+	}
+	ln.mu.Unlock()
+	answer(dialReply{Every: ln.l.opts.Interval.Milliseconds()})
+}
+
+// Accept waits for the next stream a central opens.
+func (ln *Listener) Accept() (net.Conn, error) {
+	select {
+	case s := <-ln.queue:
+		return s, nil
+	case <-ln.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close takes the device off the air (Leave), and ends Accept.
+func (ln *Listener) Close() error {
+	ln.Leave("it left the air")
+	ln.mu.Lock()
+	if !ln.closed {
+		ln.closed = true
+		close(ln.done)
+	}
+	ln.mu.Unlock()
+	for {
+		select {
+		case s := <-ln.queue:
+			s.Close()
+		default:
+			return nil
+		}
+	}
+}
+
+// Leave takes the device off the air: its advert says goodbye with why,
+// and it takes no more streams. Streams accepted before go on; Accept
+// waits for Close.
+func (ln *Listener) Leave(why string) {
+	ln.mu.Lock()
+	if ln.left {
+		ln.mu.Unlock()
+		return
+	}
+	ln.left, ln.why = true, why
+	ln.mu.Unlock()
+	ln.sub.Unsubscribe()
+	ln.l.nc.Flush() // the server forgets the device before anyone hears it left
+	ln.l.mu.Lock()
+	if ln.l.listeners[ln.serial] == ln {
+		delete(ln.l.listeners, ln.serial)
+	}
+	ln.l.mu.Unlock()
+	ln.advertise(why)
+}
+
+// Addr is the device's dial subject.
+func (ln *Listener) Addr() net.Addr { return addr(DialSubject(ln.serial)) }
+
+// leftWhy says why the device left the air, "" while it is on it.
+func (ln *Listener) leftWhy() string {
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	return ln.why
+}

@@ -1,0 +1,430 @@
+package air
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Kinds of the messages on a stream's subjects. A message is its kind, a
+// sequence number (uvarint) and a body.
+const (
+	msgData      = 'D' // sequence number of this data message, then the bytes of the stream
+	msgKeepalive = 'K' // sequence number the next data message will have; no body
+	msgClose     = 'C' // sequence number the next data message would have, then why (UTF-8; empty: an orderly close)
+)
+
+// maxChunk bounds the stream bytes of one data message.
+const maxChunk = 32 << 10
+
+// maxReason bounds the text of a close.
+const maxReason = 1024
+
+// ErrMessage is a stream message that does not parse.
+var ErrMessage = errors.New("malformed stream message")
+
+// message is one message of a stream.
+type message struct {
+	kind byte
+	seq  uint64
+	body []byte
+}
+
+// appendMessage appends the encoding of m to b.
+func appendMessage(b []byte, m message) []byte {
+	b = append(b, m.kind)
+	b = binary.AppendUvarint(b, m.seq)
+	return append(b, m.body...)
+}
+
+// parseMessage parses a message of a stream; the body shares data.
+func parseMessage(data []byte) (message, error) {
+	if len(data) == 0 {
+		return message{}, fmt.Errorf("%w: empty", ErrMessage)
+	}
+	m := message{kind: data[0]}
+	seq, n := binary.Uvarint(data[1:])
+	if n <= 0 {
+		return message{}, fmt.Errorf("%w: no sequence number after the kind", ErrMessage)
+	}
+	m.seq, m.body = seq, data[1+n:]
+	switch m.kind {
+	case msgData:
+		if len(m.body) == 0 || len(m.body) > maxChunk {
+			return message{}, fmt.Errorf("%w: data of %d bytes; 1 to %d", ErrMessage, len(m.body), maxChunk)
+		}
+	case msgKeepalive:
+		if len(m.body) != 0 {
+			return message{}, fmt.Errorf("%w: a keepalive with a body", ErrMessage)
+		}
+	case msgClose:
+		if len(m.body) > maxReason || !utf8.Valid(m.body) {
+			return message{}, fmt.Errorf("%w: a close's reason is at most %d bytes of UTF-8", ErrMessage, maxReason)
+		}
+	default:
+		return message{}, fmt.Errorf("%w: kind %q; D, K or C", ErrMessage, m.kind)
+	}
+	return m, nil
+}
+
+// ErrLost is a stream that broke: its peer stopped answering, the NATS
+// connection was lost, messages went missing, or the peer closed it for a
+// fault. The error's text says which.
+var ErrLost = errors.New("the radio link was lost")
+
+// StreamError is why a stream ended: Err is ErrLost or ErrFellBehind, and
+// Reason says what happened.
+type StreamError struct {
+	Err    error
+	Reason string
+}
+
+func (e *StreamError) Error() string { return e.Err.Error() + ": " + e.Reason }
+
+// Unwrap returns ErrLost or ErrFellBehind.
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// lost is a StreamError of ErrLost.
+func lost(format string, a ...any) error {
+	return &StreamError{Err: ErrLost, Reason: fmt.Sprintf(format, a...)}
+}
+
+// ErrFellBehind is a stream whose reader did not keep up: rather than hold
+// up the sender, the stream closes.
+var ErrFellBehind = errors.New("the reader fell behind")
+
+// Stream is one stream of the radio link over NATS: a net.Conn whose bytes
+// travel as messages on the stream's two subjects. Writes never wait for
+// the peer; what the peer has not read waits in a bounded buffer at the
+// peer, which closes the stream when it overflows. Each side sends a
+// keepalive every interval and closes a stream whose peer was silent for
+// Missed of its intervals.
+type Stream struct {
+	l          *Link
+	serial, id string
+	out        string    // the subject this side sends on
+	device     bool      // this side is the device
+	ln         *Listener // the device's, on the device's side
+	local      addr
+	remote     addr
+	sub        *nats.Subscription
+
+	mu      sync.Mutex
+	buf     []byte        // received, not read
+	wake    chan struct{} // closed and replaced when buf, err or the read deadline change
+	rseq    uint64        // the sequence number the next data message must have
+	wseq    uint64        // the sequence number of the next data message sent
+	err     error         // why reads end, once the stream ended
+	closed  bool          // Close was called or the stream ended
+	heard   time.Time     // when the peer was last heard
+	every   time.Duration // the peer's keepalive interval
+	rdl     time.Time     // read deadline
+	wdl     time.Time     // write deadline
+	limit   int           // bytes buf may hold
+	scratch []byte
+}
+
+// addr names a side of a stream.
+type addr string
+
+func (addr) Network() string  { return "nats" }
+func (a addr) String() string { return string(a) }
+
+func newStream(l *Link, serial, id string, device bool, peerEvery time.Duration) *Stream {
+	s := &Stream{l: l, serial: serial, id: id, device: device, wake: make(chan struct{}), heard: time.Now(),
+		every: peerEvery, limit: l.opts.ReadBuffer}
+	if device {
+		s.out = StreamSubject(serial, id, FromDevice)
+		s.local, s.remote = addr("device "+serial), addr("central on stream "+id)
+	} else {
+		s.out = StreamSubject(serial, id, FromCentral)
+		s.local, s.remote = addr("central on stream "+id), addr("device "+serial)
+	}
+	return s
+}
+
+// subscribe starts taking the peer's messages.
+func (s *Stream) subscribe() error {
+	from := FromCentral
+	if !s.device {
+		from = FromDevice
+	}
+	sub, err := s.l.nc.Subscribe(StreamSubject(s.serial, s.id, from), s.receive)
+	if err != nil {
+		return fmt.Errorf("air: stream to %s: %w", s.serial, err)
+	}
+	sub.SetPendingLimits(s.l.opts.PendingMessages, -1)
+	s.mu.Lock()
+	s.sub = sub
+	s.mu.Unlock()
+	return nil
+}
+
+// peerName says who is at the other end, for messages.
+func (s *Stream) peerName() string {
+	if s.device {
+		return "the central"
+	}
+	return "device " + s.serial + "'s program"
+}
+
+// receive takes one message of the peer; it never blocks.
+func (s *Stream) receive(msg *nats.Msg) {
+	m, err := parseMessage(msg.Data)
+	if err != nil {
+		s.fail(lost("%s sent a %v", s.peerName(), err), true)
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.heard = time.Now()
+	if m.seq != s.rseq {
+		missing := m.seq - s.rseq
+		s.mu.Unlock()
+		s.fail(lost("%d messages from %s went missing on the way (the NATS connection fell behind or was cut)", missing, s.peerName()), true)
+		return
+	}
+	switch m.kind {
+	case msgData:
+		s.rseq++
+		if len(s.buf)+len(m.body) > s.limit {
+			s.mu.Unlock()
+			who := "the device's program"
+			if !s.device {
+				who = "the central"
+			}
+			s.fail(&StreamError{Err: ErrFellBehind, Reason: fmt.Sprintf("%s left %d bytes of device %s's stream unread", who, s.limit, s.serial)}, true)
+			return
+		}
+		s.buf = append(s.buf, m.body...)
+		s.signal()
+	case msgClose:
+		if len(m.body) == 0 {
+			s.err = io.EOF
+		} else {
+			s.err = lost("%s", m.body)
+		}
+		s.closed = true
+		s.signal()
+		s.mu.Unlock()
+		s.end()
+		return
+	}
+	s.mu.Unlock()
+}
+
+// signal wakes the readers; s.mu is held.
+func (s *Stream) signal() {
+	close(s.wake)
+	s.wake = make(chan struct{})
+}
+
+// Read reads what the peer sent. After the peer's orderly close it returns
+// io.EOF; after a fault, an error that wraps ErrLost or ErrFellBehind.
+func (s *Stream) Read(p []byte) (int, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		if len(s.buf) > 0 {
+			n := copy(p, s.buf)
+			s.buf = s.buf[n:]
+			if len(s.buf) == 0 {
+				s.buf = nil
+			}
+			s.mu.Unlock()
+			return n, nil
+		}
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return 0, err
+		}
+		if !s.rdl.IsZero() && !time.Now().Before(s.rdl) {
+			s.mu.Unlock()
+			return 0, os.ErrDeadlineExceeded
+		}
+		wake, dl := s.wake, s.rdl
+		s.mu.Unlock()
+		var tc <-chan time.Time
+		if !dl.IsZero() {
+			if timer == nil {
+				timer = time.NewTimer(time.Until(dl))
+			} else {
+				timer.Reset(time.Until(dl))
+			}
+			tc = timer.C
+		}
+		select {
+		case <-wake:
+		case <-tc:
+		}
+	}
+}
+
+// Write sends p to the peer. It does not wait for the peer: it fails only
+// when the stream ended or the NATS connection cannot take the message.
+func (s *Stream) Write(p []byte) (int, error) {
+	n, err := s.write(p)
+	if errors.Is(err, ErrLost) {
+		s.fail(err, false)
+	}
+	return n, err
+}
+
+func (s *Stream) write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		if s.err != nil && s.err != io.EOF {
+			return 0, s.err
+		}
+		return 0, net.ErrClosed
+	}
+	if !s.wdl.IsZero() && !time.Now().Before(s.wdl) {
+		return 0, os.ErrDeadlineExceeded
+	}
+	n := 0
+	for n < len(p) {
+		chunk := p[n:min(len(p), n+maxChunk)]
+		s.scratch = appendMessage(s.scratch[:0], message{kind: msgData, seq: s.wseq, body: chunk})
+		if err := s.l.nc.Publish(s.out, s.scratch); err != nil {
+			return n, lost("the NATS connection did not take the message: %v", err)
+		}
+		s.wseq++
+		n += len(chunk)
+	}
+	return n, nil
+}
+
+// keepalive sends a keepalive, or ends a stream whose peer was silent for
+// Missed of its intervals.
+func (s *Stream) keepalive(now time.Time) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if s.sub == nil {
+		s.mu.Unlock()
+		return
+	}
+	if n, _, _ := s.sub.Pending(); n > 0 {
+		s.heard = now // the peer spoke; its messages wait to be taken
+	}
+	silent := now.Sub(s.heard)
+	if limit := time.Duration(s.l.opts.Missed) * s.every; silent > limit {
+		s.mu.Unlock()
+		s.fail(lost("%s stopped answering (nothing for %v; it sends a keepalive every %v)", s.peerName(), silent.Round(time.Millisecond), s.every), false)
+		return
+	}
+	s.scratch = appendMessage(s.scratch[:0], message{kind: msgKeepalive, seq: s.wseq})
+	s.l.nc.Publish(s.out, s.scratch)
+	s.mu.Unlock()
+}
+
+// fail ends the stream with why; tell sends why to the peer.
+func (s *Stream) fail(why error, tell bool) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if s.err == nil {
+		s.err = why
+	}
+	s.closed = true
+	if tell {
+		reason := why.Error()
+		if len(reason) > maxReason {
+			reason = reason[:maxReason]
+		}
+		s.l.nc.Publish(s.out, appendMessage(nil, message{kind: msgClose, seq: s.wseq, body: []byte(reason)}))
+	}
+	s.signal()
+	s.mu.Unlock()
+	s.l.log.Info("radio stream lost", "device", s.serial, "stream", s.id, "why", why)
+	s.end()
+}
+
+// end lets go of the stream's subscription and of its place in the link.
+func (s *Stream) end() {
+	s.mu.Lock()
+	sub := s.sub
+	s.mu.Unlock()
+	if sub != nil {
+		sub.Unsubscribe()
+	}
+	s.l.forget(s)
+}
+
+// Close ends the stream: the peer reads what was sent before, then io.EOF,
+// or, when the device left the air, an ErrLost that says why.
+func (s *Stream) Close() error {
+	var reason string
+	if s.ln != nil {
+		if why := s.ln.leftWhy(); why != "" {
+			reason = "device " + s.serial + " went off the air: " + why
+		}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	if s.err == nil {
+		s.err = net.ErrClosed
+	}
+	s.l.nc.Publish(s.out, appendMessage(nil, message{kind: msgClose, seq: s.wseq, body: []byte(reason)}))
+	s.buf = nil
+	s.signal()
+	s.mu.Unlock()
+	s.end()
+	return nil
+}
+
+// LocalAddr names this side of the stream.
+func (s *Stream) LocalAddr() net.Addr { return s.local }
+
+// RemoteAddr names the peer.
+func (s *Stream) RemoteAddr() net.Addr { return s.remote }
+
+// SetDeadline sets the read and write deadlines.
+func (s *Stream) SetDeadline(t time.Time) error {
+	s.SetReadDeadline(t)
+	return s.SetWriteDeadline(t)
+}
+
+// SetReadDeadline bounds the wait of reads.
+func (s *Stream) SetReadDeadline(t time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rdl = t
+	s.signal()
+	return nil
+}
+
+// SetWriteDeadline makes writes fail once t has passed; writes never wait
+// for the peer otherwise.
+func (s *Stream) SetWriteDeadline(t time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wdl = t
+	return nil
+}

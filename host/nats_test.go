@@ -1,0 +1,296 @@
+package host_test
+
+import (
+	"context"
+	"net"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"senseboard/air"
+	"senseboard/bridge"
+	"senseboard/bridge/bridgeclient"
+	"senseboard/host"
+)
+
+// freeLocal returns a loopback address with a free port.
+func freeLocal(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// steady keeps streams and adverts through a busy machine's pauses.
+var steady = air.Options{Interval: 50 * time.Millisecond, Missed: 200, ReconnectWait: 20 * time.Millisecond}
+
+// airLink joins (or starts) the computer's server at addr until the test ends.
+func airLink(t testing.TB, addr string) *air.Link {
+	t.Helper()
+	l, err := air.Local(addr, steady)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// program runs devices as senseboard run does, joined to link, until the
+// test ends or stop is called.
+func program(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
+	t.Helper()
+	h, err := host.New(host.Config{Serial: serial, Devices: n, StateDir: t.TempDir(), PTY: "none", Listen: "none", Air: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("the program of %s: %v", serial, err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// phone runs a bridge alone, joined to link, and a client of its HTTP API.
+func phone(t *testing.T, link *air.Link) *bridgeclient.Client {
+	t.Helper()
+	b, err := bridge.New(bridge.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { b.Run(ctx); close(done) }()
+	srv := httptest.NewServer((&bridge.Server{Bridge: b}).Handler())
+	c, err := bridgeclient.Dial(ctx, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		srv.Close()
+		cancel()
+		<-done
+	})
+	return c
+}
+
+// until polls the bridge until a device's state satisfies ok; the deadline
+// only guards a hang.
+func until(t *testing.T, c *bridgeclient.Client, serial, what string, ok func(bridgeclient.Device, error) bool) bridgeclient.Device {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		d, err := c.Device(context.Background(), serial)
+		if ok(d, err) {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("device %s never %s: %+v %v", serial, what, d, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func advertising(d bridgeclient.Device, err error) bool { return err == nil && d.Advertising }
+
+// TestBridgeOfAnotherProgram: a device program and a bridge program on the
+// computer's NATS server, which the first runs: the bridge sees the
+// device, pairs with it, and requests and subscribes through the radio
+// link; when the device's program stops, the device goes away with why.
+func TestBridgeOfAnotherProgram(t *testing.T) {
+	addr := freeLocal(t)
+	devLink := airLink(t, addr)
+	stop := program(t, devLink, "000300", 2)
+	c := phone(t, airLink(t, addr))
+	ctx := context.Background()
+
+	if d := until(t, c, "000301", "advertising", advertising); d.Local || d.Name != "Senseboard 000301" {
+		t.Errorf("device of another program: %+v", d)
+	}
+	r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000300/Info"})
+	if err != nil || r.Response != 200 || !strings.Contains(string(r.Content), `"serial":"000300"`) {
+		t.Fatalf("GET over NATS: %+v %v", r, err)
+	}
+	// a pass key: requests wait for pairing, which bonds
+	if r, err := c.Send(ctx, bridgeclient.Message{Type: "put", Path: "/net/000300/Comm/Ble/Security/Pin", Value: []byte(`"246810"`)}); err != nil || r.Response != 200 {
+		t.Fatalf("PUT pin: %+v %v", r, err)
+	}
+	if _, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000300/Info"}); err == nil || !strings.Contains(err.Error(), "pair with its pass key first") {
+		t.Errorf("GET before pairing: %v", err)
+	}
+	if d, err := c.Pair(ctx, "000300", "246810", true); err != nil || !d.Encrypted || !d.Bonded {
+		t.Fatalf("pair over NATS: %+v %v", d, err)
+	}
+	sub, r, err := c.SubscribeMessage(ctx, bridgeclient.Message{Type: "subscribe", Path: "/net/000300/Meas/Acc/13"})
+	if err != nil || !r.OK() {
+		t.Fatalf("subscribe over NATS: %+v %v", r, err)
+	}
+	for range 3 {
+		n, ok := <-sub.C()
+		if !ok || n.URI != "/net/000300/Meas/Acc/13" {
+			t.Fatalf("notification %+v %v", n, sub.Err())
+		}
+	}
+
+	// the device's program stops: its devices say goodbye, the
+	// subscription ends, and the bridge says why
+	stop()
+	for range sub.C() {
+	}
+	if err := sub.Err(); !strings.Contains(err.Error(), "device 000300 went off the air: its program stopped") {
+		t.Errorf("the subscription ended with %v", err)
+	}
+	for _, s := range []string{"000300", "000301"} {
+		until(t, c, s, "gone", func(d bridgeclient.Device, err error) bool {
+			return err != nil && strings.Contains(err.Error(), "it went away (it went off the air: its program stopped)")
+		})
+	}
+	_, err = c.Device(ctx, "000300")
+	t.Logf("what users see: %v; subscription: %v", err, sub.Err())
+}
+
+// cluster is two NATS servers routed to each other on loopback, as on two
+// computers.
+type cluster struct {
+	t      *testing.T
+	srv    [2]*server.Server
+	client [2]int // client ports
+	route  [2]int // cluster ports
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	cl := &cluster{t: t}
+	for i := range 2 {
+		cl.client[i] = port(t)
+		cl.route[i] = port(t)
+	}
+	for i := range 2 {
+		cl.start(i)
+	}
+	t.Cleanup(func() {
+		for _, s := range cl.srv {
+			if s != nil {
+				s.Shutdown()
+				s.WaitForShutdown()
+			}
+		}
+	})
+	return cl
+}
+
+func port(t *testing.T) int {
+	p, _ := strconv.Atoi(strings.TrimPrefix(freeLocal(t), "127.0.0.1:"))
+	return p
+}
+
+// start starts server i, routed to the other. Servers do not tell clients
+// of each other: a program reaches only the server it was given, as one on
+// a computer that went away.
+func (cl *cluster) start(i int) {
+	cl.t.Helper()
+	other := 1 - i
+	routes := server.RoutesFromStr("nats://127.0.0.1:" + strconv.Itoa(cl.route[other]))
+	s, err := server.NewServer(&server.Options{ServerName: "s" + strconv.Itoa(i), Host: "127.0.0.1", Port: cl.client[i], NoLog: true, NoSigs: true,
+		Cluster: server.ClusterOpts{Name: "senseboard", Host: "127.0.0.1", Port: cl.route[i], NoAdvertise: true}, Routes: routes})
+	if err != nil {
+		cl.t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		cl.t.Fatalf("server %d did not start", i)
+	}
+	cl.srv[i] = s
+}
+
+// stop stops server i.
+func (cl *cluster) stop(i int) {
+	cl.srv[i].Shutdown()
+	cl.srv[i].WaitForShutdown()
+	cl.srv[i] = nil
+}
+
+func (cl *cluster) url(i int) string { return "nats://127.0.0.1:" + strconv.Itoa(cl.client[i]) }
+
+// routed waits until the servers route to each other.
+func (cl *cluster) routed() {
+	deadline := time.Now().Add(30 * time.Second)
+	for cl.srv[0].NumRoutes() == 0 || cl.srv[1].NumRoutes() == 0 {
+		if time.Now().After(deadline) {
+			cl.t.Fatal("the servers do not route")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// join joins the NATS server at url until the test ends.
+func join(t *testing.T, url string, o air.Options) *air.Link {
+	t.Helper()
+	l, err := air.Join(url, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// TestTwoComputers: devices joined to one server of a cluster, a bridge to
+// the other; the bridge reaches the devices through the route. When the
+// devices' server stops, they go away from the bridge with why; when it
+// comes back, their program reconnects on its own and the bridge reaches
+// them again.
+func TestTwoComputers(t *testing.T) {
+	cl := newCluster(t)
+	cl.routed()
+	o := air.Options{Interval: 50 * time.Millisecond, Missed: 10, ReconnectWait: 20 * time.Millisecond}
+	devLink, bridgeLink := join(t, cl.url(0), o), join(t, cl.url(1), o)
+	program(t, devLink, "000400", 3)
+	c := phone(t, bridgeLink)
+	ctx := context.Background()
+	get := func(serial string) error {
+		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/" + serial + "/Info"})
+		if err == nil && !strings.Contains(string(r.Content), `"serial":"`+serial+`"`) {
+			t.Errorf("GET /Info of %s: %+v", serial, r)
+		}
+		return err
+	}
+	for _, s := range []string{"000400", "000401", "000402"} {
+		until(t, c, s, "seen across the cluster", func(d bridgeclient.Device, err error) bool { return err == nil && get(s) == nil })
+	}
+
+	// the devices' server stops: the devices go away, with why
+	cl.stop(0)
+	d := until(t, c, "000402", "gone", func(d bridgeclient.Device, err error) bool { return err != nil })
+	_, err := c.Device(ctx, "000400")
+	if err == nil || !strings.Contains(err.Error(), "its adverts stopped") || !strings.Contains(err.Error(), "lost its NATS server") {
+		t.Errorf("what users see of a device whose server stopped: %v", err)
+	}
+	t.Logf("what users see: %v (last state %+v)", err, d)
+	if devLink.Connected() {
+		t.Error("the devices' program is connected to a server that stopped")
+	}
+
+	// it comes back: the program reconnects, and the bridge reaches the devices
+	cl.start(0)
+	until(t, c, "000400", "back", func(d bridgeclient.Device, err error) bool { return err == nil && get("000400") == nil })
+	if !devLink.Connected() {
+		t.Error("the devices' program did not reconnect")
+	}
+}
