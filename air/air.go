@@ -364,7 +364,7 @@ func (l *Link) Close() error {
 	for _, s := range l.allStreams() {
 		s.Close()
 	}
-	l.nc.Flush()
+	l.flush()
 	l.nc.Close()
 	l.wg.Wait()
 	if l.local != nil {
@@ -372,6 +372,17 @@ func (l *Link) Close() error {
 	}
 	return nil
 }
+
+// flush waits, for a bounded time, until the server has what was sent; a
+// link that is not connected does not wait.
+func (l *Link) flush() {
+	if l.nc.IsConnected() {
+		l.nc.FlushTimeout(flushTimeout)
+	}
+}
+
+// flushTimeout bounds a flush.
+const flushTimeout = 5 * time.Second
 
 // redact removes credentials from a list of URLs, for messages.
 func redact(urls string) string {

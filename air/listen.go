@@ -72,7 +72,7 @@ func (l *Link) Listen(serial string) (*Listener, error) {
 		l.mu.Unlock()
 		return nil, fmt.Errorf("air: device %s: %w", serial, err)
 	}
-	l.nc.Flush() // the server knows the device before anyone hears of it
+	l.flush() // the server knows the device before anyone hears of it
 	ln.advertise("")
 	return ln, nil
 }
@@ -174,7 +174,7 @@ func (ln *Listener) Leave(why string) {
 	ln.left, ln.why = true, why
 	ln.mu.Unlock()
 	ln.sub.Unsubscribe()
-	ln.l.nc.Flush() // the server forgets the device before anyone hears it left
+	ln.l.flush() // the server forgets the device before anyone hears it left
 	ln.l.mu.Lock()
 	if ln.l.listeners[ln.serial] == ln {
 		delete(ln.l.listeners, ln.serial)
