@@ -1,8 +1,8 @@
 // Command run starts a device with the step counter app, serial number
 // 000400, and serves it on TCP (--listen, 127.0.0.1:7809 by default;
-// 127.0.0.1:0 lets the system pick a port) and on the local radio link, so
-// that wbcmd reaches the app's resources and a running senseboard's
-// dashboard shows them:
+// 127.0.0.1:0 lets the system pick a port) and on the radio link between
+// programs (--nats, as senseboard run's), so that wbcmd reaches the app's
+// resources and a running senseboard's dashboard shows them:
 //
 //	go run ./examples/stepcounter/run &
 //	wbcmd --port TCP127.0.0.1:7809 --path /Sample/StepCounter/Steps
@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 
+	"senseboard/air"
 	"senseboard/app"
 	"senseboard/examples/stepcounter"
 	"senseboard/host"
@@ -31,6 +32,11 @@ func main() {
 func run() error {
 	listen := flag.String("listen", "127.0.0.1:7809", "TCP address to serve on; 127.0.0.1:0 picks a free port")
 	serial := flag.String("serial", "000400", "the device's serial number")
+	nats := os.Getenv("SENSEBOARD_NATS")
+	if nats == "" {
+		nats = "local"
+	}
+	flag.StringVar(&nats, "nats", nats, "the radio link between programs, as senseboard run's --nats (default $SENSEBOARD_NATS, or local)")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "stepcounter")
 	if err != nil {
@@ -41,7 +47,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	h, err := host.New(host.Config{Serial: *serial, StateDir: dir, PTY: "none", Listen: *listen, Scenario: sc})
+	var link *air.Link
+	if nats != "none" {
+		if link, err = air.Open(nats, air.Options{}); err != nil {
+			return err
+		}
+		defer link.Close()
+	}
+	h, err := host.New(host.Config{Serial: *serial, StateDir: dir, PTY: "none", Listen: *listen, Scenario: sc, Air: link})
 	if err != nil {
 		return fmt.Errorf("%w (another device there? give --listen 127.0.0.1:0 for a free port, --serial for another serial number)", err)
 	}
@@ -55,7 +68,7 @@ func run() error {
 	fmt.Printf("device %s with the step counter on TCP%s; the wearer starts walking after 20 s\n", *serial, d.TCP)
 	fmt.Printf("  wbcmd --port TCP%s --path /Sample/StepCounter/Steps\n", d.TCP)
 	if d.Air != "" {
-		fmt.Printf("  on the local radio link: a running senseboard's dashboard shows it, with the app's resources\n")
+		fmt.Printf("  on the radio link (NATS %s): a running senseboard's dashboard shows it, with the app's resources\n", link.URL())
 	}
 	fmt.Println("Press Ctrl-C to stop.")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
