@@ -98,6 +98,17 @@ func TestDashboardLogs(t *testing.T) {
 	}
 	shot("logs.png")
 
+	// one log: its button asks first
+	r.post("/api/devices/000123/logging", "")
+	r.post("/api/devices/000123/logging/stop", "")
+	poll("log #2", `!!document.querySelector('#logs tr[data-log="2"]')`)
+	must("delete #2", chromedp.Do(ctx, chromedp.Click(`#logs button[data-delete="2"]`)))
+	if s := text(`#logs button[data-delete="2"]`); s != "Really delete #2?" {
+		t.Errorf("the delete button says %q after one click", s)
+	}
+	must("delete #2, confirmed", chromedp.Do(ctx, chromedp.Click(`#logs button[data-delete="2"]`)))
+	poll("#2 erased", `!document.querySelector('#logs tr[data-log="2"]') && !!document.querySelector('#logs tr[data-log="1"]')`)
+
 	// erasing asks first; Cancel keeps the logs
 	must("delete, cancelled", chromedp.Do(ctx, chromedp.Click(`#logs-delete`), chromedp.WaitVisible(`#logs-confirm`), chromedp.Click(`#logs-delete-no`)))
 	if es := r.local["000123"].Mem.Storage().Entries(); len(es) != 1 {

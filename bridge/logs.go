@@ -27,6 +27,7 @@ import (
 //	GET    /api/devices/{serial}/logs/{id}?format=F   a log: sbem (as stored), csv, json or edf
 //	GET    /api/devices/{serial}/logs/{id}/preview    what a log holds, decoded
 //	DELETE /api/devices/{serial}/logs                 erase every log
+//	DELETE /api/devices/{serial}/logs/{id}            erase one log
 //	POST   /api/devices/{serial}/logging              {"paths": [...]}: configure and start
 //	POST   /api/devices/{serial}/logging/stop         stop
 //
@@ -231,6 +232,12 @@ type loggerConfig struct {
 // DeleteLogs erases every log of a device.
 func (b *Bridge) DeleteLogs(ctx context.Context, serial string) error {
 	_, err := b.call(ctx, serial, resource.Delete, "/Mem/Logbook/Entries", nil)
+	return err
+}
+
+// DeleteLog erases one log of a device.
+func (b *Bridge) DeleteLog(ctx context.Context, serial string, id uint32) error {
+	_, err := b.call(ctx, serial, resource.Delete, "/Mem/Logbook/byId/"+strconv.FormatUint(uint64(id), 10), nil)
 	return err
 }
 
@@ -450,6 +457,7 @@ func (s *Server) logRoutes(api func(string, http.HandlerFunc)) {
 	api("GET /api/devices/{serial}/logs", s.listLogs)
 	api("DELETE /api/devices/{serial}/logs", s.deleteLogs)
 	api("GET /api/devices/{serial}/logs/{id}", perWrite(s.downloadLog))
+	api("DELETE /api/devices/{serial}/logs/{id}", s.deleteLog)
 	api("GET /api/devices/{serial}/logs/{id}/preview", s.previewLog)
 	api("POST /api/devices/{serial}/logging", s.startLogging)
 	api("POST /api/devices/{serial}/logging/stop", s.stopLogging)
@@ -478,6 +486,17 @@ func (s *Server) deleteLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.answerLogs(w, r, s.Bridge.DeleteLogs(r.Context(), r.PathValue("serial")))
+}
+
+func (s *Server) deleteLog(w http.ResponseWriter, r *http.Request) {
+	if !noBody(w, r) {
+		return
+	}
+	id, err := ParseLogID(r.PathValue("id"))
+	if err == nil {
+		err = s.Bridge.DeleteLog(r.Context(), r.PathValue("serial"), id)
+	}
+	s.answerLogs(w, r, err)
 }
 
 func (s *Server) startLogging(w http.ResponseWriter, r *http.Request) {

@@ -200,6 +200,8 @@ func TestLogErrorsOverHTTP(t *testing.T) {
 		{"a format that does not exist", "GET", "/api/devices/000123/logs/1?format=xml", "", 400, "sbem, csv, json, edf"},
 		{"a device that does not exist", "GET", "/api/devices/999999/logs", "", 404, "no such device"},
 		{"DELETE with a form", "DELETE", "/api/devices/000123/logs", "", 200, `"logs":[]`},
+		{"delete a log that does not exist", "DELETE", "/api/devices/000123/logs/4", "", 404, "no log with id 4"},
+		{"delete log abc", "DELETE", "/api/devices/000123/logs/abc", "", 400, "log ids are whole numbers from 1"},
 	} {
 		check(tt.name, tt.method, tt.path, tt.body, tt.status, tt.want)
 	}
@@ -209,7 +211,9 @@ func TestLogErrorsOverHTTP(t *testing.T) {
 	check("logging while logging", "POST", "/api/devices/000123/logging", "", 409, "already logging")
 	check("configure while logging", "POST", "/api/devices/000123/logging", `{"paths": ["/Meas/HR"]}`, 409, "already logging; stop it first")
 	check("erase while logging", "DELETE", "/api/devices/000123/logs", "", 409, "is logging")
+	check("erase the log being written", "DELETE", "/api/devices/000123/logs/1", "", 409, "log 1 is being written")
 	check("stop", "POST", "/api/devices/000123/logging/stop", "", 200, `"stateName":"READY"`)
+	check("erase it", "DELETE", "/api/devices/000123/logs/1", "", 200, `"logs":[]`)
 }
 
 // A log that fills the storage stops the logger: the listing says the

@@ -66,7 +66,8 @@ function showLogs(l) {
         onclick: token ? (ev) => { ev.preventDefault(); download(e.downloads[f], name); } : undefined },
       f === 'edf' ? 'EDF+' : f.toUpperCase());
     })),
-    el('td', {}, el('button', { type: 'button', 'data-preview': e.id, onclick: () => previewLog(l.device, e.id) }, 'Preview'))));
+    el('td', {}, el('button', { type: 'button', 'data-preview': e.id, onclick: () => previewLog(l.device, e.id) }, 'Preview'), ' ',
+      el('button', { type: 'button', 'data-delete': e.id, title: 'erase this log', onclick: (ev) => deleteLog(ev.target, e.id) }, 'Delete'))));
   $('#logs tbody').replaceChildren(...(rows.length ? rows :
     [el('tr', {}, el('td', { colspan: 5, class: 'hint' }, 'No logs. Start logging to make one.'))]));
 }
@@ -105,6 +106,18 @@ async function logsCall(method, path, body, done) {
   } catch (e) {
     logsInfo(e.message, true);
   }
+}
+
+// deleteLog erases one log on the second click of its button: the first
+// asks.
+function deleteLog(button, id) {
+  if (!button.classList.contains('danger')) {
+    button.classList.add('danger');
+    button.textContent = `Really delete #${id}?`;
+    setTimeout(() => { button.classList.remove('danger'); button.textContent = 'Delete'; }, 5000);
+    return;
+  }
+  logsCall('DELETE', `logs/${id}`, undefined, `Log #${id} is erased.`);
 }
 
 $('#logging').onsubmit = (e) => {

@@ -191,6 +191,7 @@ func (p *Provider) Register(d *device.Device) error {
 		return resource.OK(newLogData(data))
 	})
 	d.HandleSource("/Mem/Logbook/byId/{LogId}/Data", dataSource{p})
+	d.HandleFunc("/Mem/Logbook/byId/{LogId}", resource.Delete, p.remove)
 	d.HandleFunc("/Mem/Logbook/byId/{LogId}/Descriptors", resource.Get, func(req *resource.Request) resource.Response {
 		data, resp := p.read(req)
 		if data == nil {
@@ -214,6 +215,23 @@ func (acceptAll) Subscribe(*resource.Topic, *resource.Request) resource.Response
 	return resource.OK(nil)
 }
 func (acceptAll) Unsubscribed(*resource.Topic) {}
+
+// remove erases one log, as the family's DELETE /Mem/Logbook/byId/{LogId}.
+func (p *Provider) remove(req *resource.Request) resource.Response {
+	id := req.Arg(0).Int()
+	if id <= 0 {
+		return resource.Errorf(resource.StatusBadRequest, "log id %d: log ids start at 1; GET /Mem/Logbook/Entries lists them", id)
+	}
+	switch err := p.storage.Remove(uint32(id)); {
+	case errors.Is(err, ErrNoLog):
+		return resource.Errorf(resource.StatusNotFound, "no log with id %d; GET /Mem/Logbook/Entries lists them", id)
+	case errors.Is(err, ErrOpenLog):
+		return resource.Errorf(resource.StatusConflict, "log %d is being written; PUT /Mem/DataLogger/State 2 first", id)
+	case err != nil:
+		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
+	}
+	return resource.OK(nil)
+}
 
 func (p *Provider) read(req *resource.Request) ([]byte, resource.Response) {
 	id := req.Arg(0).Int()

@@ -345,6 +345,27 @@ func (s *Storage) Read(id uint32) ([]byte, error) {
 	return data, err
 }
 
+// ErrOpenLog is returned for the removal of the log being written.
+var ErrOpenLog = errors.New("the log is being written")
+
+// Remove erases one log.
+func (s *Storage) Remove(id uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sizes[id]; !ok {
+		return ErrNoLog
+	}
+	if s.open != nil && s.openID == id {
+		return ErrOpenLog
+	}
+	if err := os.Remove(filepath.Join(s.dir, name(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("logbook: %w", err)
+	}
+	delete(s.sizes, id)
+	s.index.Entries = slices.DeleteFunc(s.index.Entries, func(e Entry) bool { return e.ID == id })
+	return s.saveIndex()
+}
+
 // Clear erases every log; the next log is number 1 again.
 func (s *Storage) Clear() error {
 	s.mu.Lock()

@@ -191,3 +191,30 @@ type appFunc func(ctx *app.Context) error
 
 func (appFunc) Name() string                   { return "reader" }
 func (f appFunc) Start(ctx *app.Context) error { return f(ctx) }
+
+// One log can be erased, as the family's DELETE /Mem/Logbook/byId/{LogId};
+// not the one being written.
+func TestRemoveOneLog(t *testing.T) {
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	first, _ := makeLog(t, d, 2)
+	second, want := makeLog(t, d, 2)
+	d.Expect(400, resource.Delete, "/Mem/Logbook/byId/{LogId}", resource.Int32(0))
+	d.Expect(404, resource.Delete, "/Mem/Logbook/byId/{LogId}", resource.Int32(int32(second)+1))
+	d.Expect(200, resource.Delete, "/Mem/Logbook/byId/{LogId}", resource.Int32(int32(first)))
+	d.Expect(404, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(first)))
+	if es := entries(t, d); len(es) != 1 || es[0].ID != second || !bytes.Equal(logBytes(t, d, second), want) {
+		t.Errorf("after erasing log %d: %+v", first, es)
+	}
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	open := entries(t, d)
+	env := d.Expect(409, resource.Delete, "/Mem/Logbook/byId/{LogId}", resource.Int32(int32(open[len(open)-1].ID)))
+	if env.Error == "" {
+		t.Error("409 without a reason")
+	}
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	// kept across a restart
+	d.Restart()
+	if es := entries(t, d); len(es) != 2 || es[0].ID != second {
+		t.Errorf("after a restart: %+v", es)
+	}
+}
