@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"senseboard/air"
 )
 
@@ -343,5 +345,50 @@ func TestLocalAddress(t *testing.T) {
 	}
 	if _, err := air.Join("nats://user:secret@127.0.0.1:1", fast); !errors.Is(err, air.ErrNoServer) || strings.Contains(err.Error(), "secret") {
 		t.Errorf("join a server that is not there: %v", err)
+	}
+}
+
+// TestJoinWithCredentials: a server that asks for a user and password is
+// joined with them in the URL, and refused without; a token likewise.
+func TestJoinWithCredentials(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		opts      server.Options
+		good, bad string // user info in the URL
+	}{
+		{"password", server.Options{Username: "fleet", Password: "s3cret"}, "fleet:s3cret@", "fleet:wrong@"},
+		{"token", server.Options{Authorization: "t0ken-of-the-fleet"}, "t0ken-of-the-fleet@", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.opts
+			o.Host, o.Port, o.NoLog, o.NoSigs = "127.0.0.1", -1, true, true
+			s, err := server.NewServer(&o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Start()
+			defer s.Shutdown()
+			if !s.ReadyForConnections(30 * time.Second) {
+				t.Fatal("the server did not start")
+			}
+			hostPort := strings.TrimPrefix(s.ClientURL(), "nats://")
+			l, err := air.Open("nats://"+tt.good+hostPort, fast)
+			if err != nil {
+				t.Fatalf("join with credentials: %v", err)
+			}
+			l.Close()
+			_, err = air.Open("nats://"+tt.bad+hostPort, fast)
+			if !errors.Is(err, air.ErrNoServer) || tt.bad != "" && strings.Contains(err.Error(), "wrong") {
+				t.Errorf("join without the right credentials: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenRefusesWhatItDoesNotKnow(t *testing.T) {
+	for _, where := range []string{"", "nats", "http://127.0.0.1:4222", "127.0.0.1:4222", "local:", "local:x", "nats://a:4222,ftp://b"} {
+		if _, err := air.Open(where, fast); err == nil {
+			t.Errorf("--nats %q accepted", where)
+		}
 	}
 }

@@ -77,7 +77,11 @@ func (f *bridgeFlags) joinAir(log *slog.Logger) (*air.Link, error) {
 	if *f.nats == "none" {
 		return nil, nil
 	}
-	return air.Open(*f.nats, air.Options{Creds: *f.natsCreds, Log: log})
+	l, err := air.Open(*f.nats, air.Options{Creds: *f.natsCreds, Log: log})
+	if errors.Is(err, air.ErrNoServer) {
+		return nil, fmt.Errorf("%w; give --nats local:PORT for a server of this computer on another port, nats://host:port to join one elsewhere, or none to keep the devices to this program", err)
+	}
+	return l, err
 }
 
 // airNote says where the radio link between programs is.
