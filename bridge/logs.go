@@ -9,6 +9,8 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,7 +218,7 @@ func (b *Bridge) Logs(ctx context.Context, serial string) (*Logs, error) {
 func logDownloads(serial string, id uint32) map[string]string {
 	m := map[string]string{}
 	for _, f := range LogFormats {
-		m[f] = "api/devices/" + serial + "/logs/" + strconv.FormatUint(uint64(id), 10) + "?format=" + f
+		m[f] = "api/devices/" + url.PathEscape(serial) + "/logs/" + strconv.FormatUint(uint64(id), 10) + "?format=" + f
 	}
 	return m
 }
@@ -549,7 +551,7 @@ func (s *Server) downloadLog(w http.ResponseWriter, r *http.Request) {
 	if format == "" {
 		format = "sbem"
 	}
-	if !containsString(LogFormats, format) {
+	if !slices.Contains(LogFormats, format) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: format %q: %s", ErrBadMessage, r.URL.Query().Get("format"), strings.Join(LogFormats, ", ")))
 		return
 	}
@@ -587,13 +589,4 @@ func (s *Server) downloadLog(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	w.Header().Set("Content-Length", strconv.Itoa(body.Len()))
 	w.Write(body.Bytes())
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
