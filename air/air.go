@@ -102,6 +102,8 @@ type Link struct {
 
 	local *localServer // nil unless Local
 
+	dials chan *nats.Msg // the dial requests of every device on the air here
+
 	mu        sync.Mutex
 	listeners map[string]*Listener // by serial
 	streams   map[*Stream]struct{}
@@ -131,7 +133,8 @@ func Join(url string, o Options) (*Link, error) {
 func newLink(url string, o Options) *Link {
 	o = o.withDefaults()
 	return &Link{opts: o, log: o.Log, id: nuid.Next(), url: redact(url), listeners: map[string]*Listener{},
-		streams: map[*Stream]struct{}{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{})}
+		streams: map[*Stream]struct{}{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
+		dials: make(chan *nats.Msg, dialQueue)}
 }
 
 // connect makes the NATS connection; tries says how often to try.
@@ -168,6 +171,42 @@ func (l *Link) connect(url string, tries int) error {
 func (l *Link) start() {
 	l.nc.Subscribe(ScanSubject, func(*nats.Msg) { l.advertiseAll() })
 	l.wg.Go(l.tick)
+	l.wg.Go(l.answerDials)
+}
+
+// dialQueue bounds the dial requests that wait to be answered; NATS drops
+// more, and their centrals time out.
+const dialQueue = 4096
+
+// answerDials hands each dial request to its device's listener: one
+// goroutine for all the devices of the program, instead of one for each.
+// It exits when the link closes.
+func (l *Link) answerDials() {
+	for {
+		select {
+		case <-l.stop:
+			return
+		case msg := <-l.dials:
+			subject, err := ParseSubject(msg.Subject)
+			if err != nil || subject.Kind != KindDial {
+				continue
+			}
+			l.mu.Lock()
+			ln := l.listeners[subject.Serial]
+			l.mu.Unlock()
+			if ln != nil {
+				ln.dial(msg)
+				continue
+			}
+			// a device that left meanwhile; a probe is not answered, so
+			// that the serial is free
+			var m dialMsg
+			if json.Unmarshal(msg.Data, &m) == nil && !m.Probe {
+				b, _ := json.Marshal(dialReply{Program: l.id, Error: "the device is off the air"})
+				msg.Respond(b)
+			}
+		}
+	}
 }
 
 // URL is the server the link was given, without credentials.

@@ -66,7 +66,7 @@ func (l *Link) Listen(serial string) (*Listener, error) {
 	}
 	l.listeners[serial] = ln
 	l.mu.Unlock()
-	if ln.sub, err = l.nc.Subscribe(DialSubject(serial), ln.dial); err != nil {
+	if ln.sub, err = l.nc.ChanSubscribe(DialSubject(serial), l.dials); err != nil {
 		l.mu.Lock()
 		delete(l.listeners, serial)
 		l.mu.Unlock()
