@@ -97,3 +97,34 @@ func TestRecordingDownloadWithToken(t *testing.T) {
 		t.Errorf("the list of recordings with the query token: %d %s", status, body)
 	}
 }
+
+// A recording under way downloads with every notification written so far:
+// the bridge flushes its buffers first.
+func TestRecordingDownloadWhileRunning(t *testing.T) {
+	r := newRig(t, rigConfig{local: []string{"000123"}})
+	r.connected("000123")
+	c := r.dial(nil)
+	rec, err := c.StartRecording(r.ctx, "", "csv", "/Meas/Acc/13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.StopRecording(r.ctx, rec.Name)
+	got := r.b.Recordings()
+	for ; got[len(got)-1].Notifications < 3; got = r.b.Recordings() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	st := got[len(got)-1]
+	resp, err := http.Get(r.srv.URL + "/" + st.Downloads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("download: %d %s %v", resp.StatusCode, body, err)
+	}
+	// a header line, then a row per sample: at least one per notification
+	if rows := bytes.Count(body, []byte("\n")) - 1; rows < int(st.Notifications) {
+		t.Errorf("%d rows downloaded after %d notifications:\n%s", rows, st.Notifications, body)
+	}
+}

@@ -125,9 +125,13 @@ func (b *Bridge) StartRecording(ctx context.Context, req RecordingRequest) (Reco
 	if format == record.JSONL {
 		ext = ".jsonl"
 	}
-	if r.rec, err = record.New(filepath.Join(b.recordDir(), req.Name+ext), format); err != nil {
+	rec, err := record.New(filepath.Join(b.recordDir(), req.Name+ext), format)
+	if err != nil {
 		return fail(err)
 	}
+	r.mu.Lock()
+	r.rec = rec
+	r.mu.Unlock()
 	for _, p := range req.Paths {
 		s, a, err := b.Subscribe(ctx, Message{Type: "subscribe", Path: p, Device: d.serial, ID: ID("recording " + req.Name)}, r.sink)
 		if err != nil {
@@ -175,6 +179,7 @@ func (r *Recording) stop(ctx context.Context) error {
 		now := time.Now()
 		r.state.Stopped = &now
 	}
+	rec := r.rec
 	r.mu.Unlock()
 	if stopped {
 		return nil
@@ -185,10 +190,20 @@ func (r *Recording) stop(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if r.rec != nil {
-		errs = append(errs, r.rec.Close())
+	if rec != nil {
+		errs = append(errs, rec.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// flush writes out what a recording under way holds in its buffers.
+func (r *Recording) flush() {
+	r.mu.Lock()
+	rec := r.rec
+	r.mu.Unlock()
+	if rec != nil {
+		rec.Flush()
+	}
 }
 
 func (r *Recording) snapshot() RecordingState {
@@ -225,6 +240,8 @@ func (b *Bridge) StopRecording(ctx context.Context, name string) (RecordingState
 
 // RecordingFile returns the path of a file of a recording, by its base
 // name (ecg-Meas_ECG_250.csv); only the recording's own files are found.
+// A recording under way is flushed first, so the file holds every row
+// written so far.
 func (b *Bridge) RecordingFile(name, file string) (string, error) {
 	b.mu.Lock()
 	r := b.recs[name]
@@ -232,6 +249,7 @@ func (b *Bridge) RecordingFile(name, file string) (string, error) {
 	if r == nil {
 		return "", fmt.Errorf("recording %s: %w", name, ErrUnknownRecording)
 	}
+	r.flush()
 	st := r.snapshot()
 	for _, f := range st.Files {
 		if filepath.Base(f) == file {
@@ -318,11 +336,7 @@ func (b *Bridge) RecordingEDF(name string) (*edf.File, error) {
 	if r == nil {
 		return nil, fmt.Errorf("recording %s: %w", name, ErrUnknownRecording)
 	}
-	r.mu.Lock()
-	if r.rec != nil {
-		r.rec.Flush()
-	}
-	r.mu.Unlock()
+	r.flush()
 	st := r.snapshot()
 	if len(st.Files) == 0 {
 		return nil, fmt.Errorf("recording %s: %w: nothing recorded yet", name, ErrNoRecordingFile)
