@@ -123,6 +123,24 @@ func AppendPayload(b []byte, content any) ([]byte, error) {
 	return appendReflect(b, reflect.ValueOf(content))
 }
 
+// PayloadSize returns the bytes AppendPayload appends for a measurement
+// stream's notification, without encoding it, or -1 for other content.
+func PayloadSize(content any) int {
+	switch c := content.(type) {
+	case *meas.MotionData:
+		return 4 + 12*(len(c.ArrayAcc)+len(c.ArrayGyro)+len(c.ArrayMagn))
+	case *meas.ECGData:
+		return 4 + 4*len(c.Samples)
+	case *meas.ECGDataMV:
+		return 4 + 2*len(c.Samples)
+	case *meas.HRData:
+		return 4 + 2*len(c.RRData)
+	case *meas.TempData, meas.TempData:
+		return 8
+	}
+	return -1
+}
+
 // MicrovoltsOf converts an ECG sample in millivolts to the int16 microvolts
 // of the mV stream: rounded to the nearest microvolt, clamped to ±32.767 mV.
 func MicrovoltsOf(mv float32) int16 {

@@ -25,11 +25,26 @@ func (m *Module) Service() *radio.Service {
 		},
 		Open: func(rc *radio.Conn) radio.Handler {
 			h := &gattHandler{rc: rc}
-			h.c = m.Connect(rc.MTU(), func(b []byte) { rc.Notify(DataID, b) })
+			h.c = m.Connect(rc.MTU(), gattLink{rc})
 			return h
 		},
 	}
 }
+
+// gattLink carries a connection's notifications as notifications of the
+// data characteristic: streams lossy, the rest flow-controlled.
+type gattLink struct{ rc *radio.Conn }
+
+func (l gattLink) Notify(b []byte) { l.rc.Notify(DataID, b) }
+
+// TryNotify reports true also when the connection refuses b for good (it
+// ended, or b is longer than its MTU allows): nothing would make room.
+func (l gattLink) TryNotify(b []byte) bool {
+	ok, err := l.rc.TryNotify(DataID, b)
+	return ok || err != nil
+}
+
+func (l gattLink) WhenRoom(f func()) { l.rc.WhenRoom(f) }
 
 type gattHandler struct {
 	rc *radio.Conn

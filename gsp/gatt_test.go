@@ -1,11 +1,13 @@
 package gsp_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"testing"
 	"time"
 
 	"senseboard/gsp"
+	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/resource"
 	"senseboard/senseboardtest"
@@ -33,13 +35,22 @@ func TestOverGATT(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// next waits for a notification; the connection's events come with
+	// the device's time, so it lets time pass while none is there.
 	next := func() []byte {
 		t.Helper()
-		n := <-rc.Notifications()
-		if n.Char != gsp.DataID || len(n.Data) > 61 {
-			t.Fatalf("notification of %d bytes on %s", len(n.Data), n.Char)
+		for {
+			select {
+			case n := <-rc.Notifications():
+				if n.Char != gsp.DataID || len(n.Data) > 61 {
+					t.Fatalf("notification of %d bytes on %s", len(n.Data), n.Char)
+				}
+				return n.Data
+			default:
+				d.Advance(5 * time.Millisecond)
+				time.Sleep(time.Millisecond)
+			}
 		}
-		return n.Data
 	}
 	response := func(ref uint8) []byte {
 		t.Helper()
@@ -110,4 +121,128 @@ func TestOverGATT(t *testing.T) {
 	if got < 200 {
 		t.Errorf("log of %d bytes for 2 s of Acc at 13 Hz", got)
 	}
+}
+
+// gattPeer is a central connected to the GSP service over the radio's
+// GATT layer, on a device whose time passes while it waits.
+type gattPeer struct {
+	t    *testing.T
+	d    *senseboardtest.Device
+	rc   *radio.Conn
+	held [][]byte
+}
+
+func connectGATT(t *testing.T, d *senseboardtest.Device, mtu int) *gattPeer {
+	t.Helper()
+	rc, err := d.BLE.Radio().Connect(radio.NewCentral("AA:BB:CC:00:00:08", "central"), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Disconnect)
+	if err := rc.SetMTU(mtu); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.SetNotify(gsp.DataID, true); err != nil {
+		t.Fatal(err)
+	}
+	return &gattPeer{t: t, d: d, rc: rc}
+}
+
+// next returns the next notification, letting device time pass (and with
+// it the connection's events) while none is there.
+func (p *gattPeer) next() []byte {
+	p.t.Helper()
+	if len(p.held) > 0 {
+		n := p.held[0]
+		p.held = p.held[1:]
+		return n
+	}
+	for {
+		select {
+		case n := <-p.rc.Notifications():
+			if len(n.Data) > gsp.MaxNotification(p.rc.MTU()) {
+				p.t.Fatalf("notification of %d bytes at MTU %d", len(n.Data), p.rc.MTU())
+			}
+			return n.Data
+		default:
+			p.d.Advance(50 * time.Millisecond)
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// command writes c and returns its COMMAND_RESPONSE, keeping the
+// notifications before it for next.
+func (p *gattPeer) command(c gsp.Command) []byte {
+	p.t.Helper()
+	if err := p.rc.Write(gsp.CommandID, gsp.AppendCommand(nil, c)); err != nil {
+		p.t.Fatal(err)
+	}
+	var held [][]byte
+	defer func() { p.held = append(p.held, held...) }()
+	for {
+		n := p.next()
+		if n[0] == gsp.CommandResponse && n[1] == c.Ref {
+			return n
+		}
+		held = append(held, n)
+	}
+}
+
+// A log fetched over a slow link that loses stream data arrives whole:
+// the transfer waits for room, while a stream on the same connection
+// loses what the link cannot carry.
+func TestFetchOverSlowLinkIsComplete(t *testing.T) {
+	prof := profile.Default()
+	prof.BLE.Airtime = profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2, MissedEvents: 0.2}
+	d := senseboardtest.New(t, senseboardtest.Config{Profile: prof})
+	p := connectGATT(t, d, gsp.MinMTU)
+
+	if n := p.command(gsp.Command{Code: gsp.PutDataLoggerConfig, Ref: 1, Paths: []string{"/Meas/Acc/52"}}); status(n) != 200 {
+		t.Fatalf("config: %d", status(n))
+	}
+	p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 2, Value: 3})
+	d.Advance(2 * time.Second)
+	p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 3, Value: 2})
+	env := d.Expect(resource.StatusOK, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Uint32(1))
+	want := env.Content.(interface{ Bytes() []byte }).Bytes()
+
+	if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: 4, Path: "/Meas/Acc/208"}); status(n) != 200 {
+		t.Fatalf("SUBSCRIBE: %d", status(n))
+	}
+	start := d.Clock.Now()
+	if n := p.command(gsp.Command{Code: gsp.FetchLog, Ref: 5, LogID: 1}); status(n) != 200 {
+		t.Fatalf("FETCH_LOG: %d", status(n))
+	}
+	var got []byte
+	streamed := 0
+	for {
+		n := p.next()
+		if n[1] == 4 && n[0] == gsp.Data {
+			streamed++
+		}
+		if n[0] != gsp.Data || n[1] != 5 {
+			continue
+		}
+		if off := int(binary.LittleEndian.Uint32(n[2:])); off != len(got) {
+			t.Fatalf("chunk at offset %d after %d bytes: a chunk was lost", off, len(got))
+		}
+		if len(n) == 6 {
+			break
+		}
+		got = append(got, n[6:]...)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("fetched %d bytes that differ from the log's %d", len(got), len(want))
+	}
+	if len(want) < 500 {
+		t.Errorf("a log of %d bytes is too short to load the link", len(want))
+	}
+	// Acc at 208 Hz is 26 notifications a second, of two parts each at
+	// this MTU; the link carried fewer.
+	produced := int((d.Clock.Now() - start).Seconds() * 26)
+	if streamed >= produced-1 {
+		t.Errorf("the stream delivered %d of %d notifications during the fetch; the link should have lost some", streamed, produced)
+	}
+	t.Logf("log of %d bytes in %v; stream %d of %d", len(want), d.Clock.Now()-start, streamed, produced)
 }

@@ -43,10 +43,12 @@ func (m *Module) Name() string { return Name }
 // Start implements app.App.
 func (m *Module) Start(ctx *app.Context) error {
 	m.ctx.Store(ctx)
-	// A reset ends every stream: connections stay, their subscriptions go.
+	// A reset ends every stream and transfer: connections stay, their
+	// subscriptions and what they had still to send go.
 	m.mu.Lock()
 	for c := range m.conns {
 		c.subs = map[uint8]*app.Subscription{}
+		c.pending, c.waiting = nil, false
 	}
 	m.mu.Unlock()
 	return nil
@@ -70,13 +72,43 @@ func helloPayload(di *info.DeviceInfo, ctx *app.Context) []byte {
 	return b
 }
 
+// Link carries a connection's notifications to the central.
+type Link interface {
+	// Notify sends a notification of a stream; the link may lose it, as
+	// the radio loses stream data it has no room for.
+	Notify(b []byte)
+	// TryNotify sends a notification that must not be lost (command
+	// responses, log data), or sends nothing and reports false when the
+	// link has no room for it now.
+	TryNotify(b []byte) bool
+	// WhenRoom calls f once, when the link may have room again (or has
+	// closed). f must not block.
+	WhenRoom(f func())
+}
+
+// NotifyFunc is a Link without limits: every notification goes to the
+// function at once.
+type NotifyFunc func([]byte)
+
+// Notify implements Link.
+func (f NotifyFunc) Notify(b []byte) { f(b) }
+
+// TryNotify implements Link; it always has room.
+func (f NotifyFunc) TryNotify(b []byte) bool { f(b); return true }
+
+// WhenRoom implements Link; it calls f at once.
+func (f NotifyFunc) WhenRoom(g func()) { g() }
+
 // Connect opens a connection of a central with the given ATT MTU (0 means
-// DefaultMTU). notify receives each notification of the data
-// characteristic, at most MaxNotification(mtu) bytes, on the module's
-// goroutine, in order; it must not block for long and must not keep the
-// slice.
-func (m *Module) Connect(mtu int, notify func([]byte)) *Conn {
-	c := &Conn{m: m, notify: notify, subs: map[uint8]*app.Subscription{}}
+// DefaultMTU) over a link. The link receives each notification of the
+// data characteristic, at most MaxNotification(mtu) bytes, on the
+// module's goroutine, in order; it must not block for long and must not
+// keep the slice. Stream data goes out with Notify; command responses and
+// log data go out with TryNotify, in order, waiting for room as the
+// firmware's flow-controlled transfers do, so a log fetch never loses a
+// chunk however slow the link.
+func (m *Module) Connect(mtu int, link Link) *Conn {
+	c := &Conn{m: m, link: link, subs: map[uint8]*app.Subscription{}}
 	c.SetMTU(mtu)
 	m.mu.Lock()
 	m.conns[c] = true
@@ -88,13 +120,24 @@ func (m *Module) Connect(mtu int, notify func([]byte)) *Conn {
 type Conn struct {
 	m      *Module
 	mtu    atomic.Int32
-	notify func([]byte)
+	link   Link
 	closed atomic.Bool
 
 	// owned by the app goroutine
-	subs map[uint8]*app.Subscription
-	buf  []byte
-	out  []byte
+	subs    map[uint8]*app.Subscription
+	buf     []byte
+	out     []byte
+	pending []outgoing // what must not be lost, in order; the first may be partly sent
+	waiting bool       // a WhenRoom callback is due
+}
+
+// outgoing is a notification that must not be lost, or a log being fetched.
+type outgoing struct {
+	note  []byte // a response
+	ref   uint8  // a fetch: its reference,
+	log   []byte // the log's bytes
+	off   int    // and how many were sent
+	fetch bool
 }
 
 // SetMTU sets the connection's ATT MTU; values below MinMTU count as MinMTU
@@ -146,22 +189,76 @@ func (c *Conn) Close() {
 	}
 }
 
+// send sends stream data, which the link may lose.
 func (c *Conn) send(b []byte) {
 	if !c.closed.Load() {
-		c.notify(b)
+		c.link.Notify(b)
 	}
 }
 
-// respond sends COMMAND_RESPONSE with status and data, cut to one notification.
-func (c *Conn) respond(ref uint8, status resource.Status, data []byte) {
-	b := append(c.out[:0], CommandResponse, ref)
-	b = binary.LittleEndian.AppendUint16(b, uint16(status))
-	b = append(b, data...)
+// reliable queues a notification that must not be lost, cut to one
+// notification, and sends what the link has room for.
+func (c *Conn) reliable(ctx *app.Context, b []byte) {
 	if n := MaxNotification(c.MTU()); len(b) > n {
 		b = b[:n]
 	}
+	c.pending = append(c.pending, outgoing{note: append([]byte(nil), b...)})
+	c.pump(ctx)
+}
+
+// pump sends the pending notifications in order while the link has room,
+// and asks to be called again when it has none. It runs on the app's
+// goroutine.
+func (c *Conn) pump(ctx *app.Context) {
+	for len(c.pending) > 0 && !c.closed.Load() {
+		o := &c.pending[0]
+		b, n := o.note, 0
+		if o.fetch {
+			b, n = c.chunk(o)
+		}
+		if !c.link.TryNotify(b) {
+			if !c.waiting {
+				c.waiting = true
+				c.link.WhenRoom(func() {
+					ctx.Run(func() {
+						c.waiting = false
+						c.pump(ctx)
+					})
+				})
+			}
+			return
+		}
+		if o.off += n; n > 0 {
+			continue
+		}
+		c.pending[0] = outgoing{}
+		c.pending = c.pending[1:]
+	}
+	if len(c.pending) == 0 {
+		c.pending = nil
+	}
+}
+
+// chunk returns a fetch's next DATA notification, [Data, ref, offset
+// uint32, bytes...], and how many of the log's bytes it carries: none in
+// the last, whose offset alone (the log's size) marks the end.
+func (c *Conn) chunk(o *outgoing) (b []byte, n int) {
+	room := MaxNotification(c.MTU()) - 2 - 4
+	n = min(room, len(o.log)-o.off)
+	b = append(c.out[:0], Data, o.ref)
+	b = binary.LittleEndian.AppendUint32(b, uint32(o.off))
+	b = append(b, o.log[o.off:o.off+n]...)
 	c.out = b
-	c.send(b)
+	return b, n
+}
+
+// respond sends COMMAND_RESPONSE with status and data, cut to one notification.
+func (c *Conn) respond(ctx *app.Context, ref uint8, status resource.Status, data []byte) {
+	b := append(c.out[:0], CommandResponse, ref)
+	b = binary.LittleEndian.AppendUint16(b, uint16(status))
+	b = append(b, data...)
+	c.out = b
+	c.reliable(ctx, b)
 }
 
 func (c *Conn) handle(ctx *app.Context, raw []byte) {
@@ -170,29 +267,26 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 		ce := err.(*CommandError)
 		if ce.HasRef {
 			ctx.Logf(device.LevelWarning, "gsp: %v", err)
-			c.respond(ce.Ref, resource.StatusBadRequest, nil)
+			c.respond(ctx, ce.Ref, resource.StatusBadRequest, nil)
 		}
 		return
 	}
-	done := func(env resource.Envelope) { c.respond(cmd.Ref, env.Status, nil) }
+	done := func(env resource.Envelope) { c.respond(ctx, cmd.Ref, env.Status, nil) }
 	switch cmd.Code {
 	case Hello:
 		ctx.Get("/Info", func(env resource.Envelope) {
 			di, _ := env.Content.(*info.DeviceInfo)
 			b := append(c.out[:0], CommandResponse, cmd.Ref)
 			b = append(b, helloPayload(di, ctx)...)
-			if n := MaxNotification(c.MTU()); len(b) > n {
-				b = b[:n]
-			}
 			c.out = b
-			c.send(b)
+			c.reliable(ctx, b)
 		})
 	case Subscribe:
 		c.subscribe(ctx, cmd)
 	case Unsubscribe:
 		s := c.subs[cmd.Ref]
 		if s == nil {
-			c.respond(cmd.Ref, resource.StatusNotFound, nil)
+			c.respond(ctx, cmd.Ref, resource.StatusNotFound, nil)
 			return
 		}
 		delete(c.subs, cmd.Ref)
@@ -206,7 +300,7 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 					data = nil // no binary form: the status alone
 				}
 			}
-			c.respond(cmd.Ref, env.Status, data)
+			c.respond(ctx, cmd.Ref, env.Status, data)
 		})
 	case FetchLog:
 		c.fetch(ctx, cmd)
@@ -219,7 +313,7 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 		}
 		v, err := resource.Record("DataLoggerConfig", dataLoggerConfig{DataEntries: dataEntryArray{DataEntry: entries}})
 		if err != nil {
-			c.respond(cmd.Ref, resource.StatusBadRequest, nil)
+			c.respond(ctx, cmd.Ref, resource.StatusBadRequest, nil)
 			return
 		}
 		ctx.Put("/Mem/DataLogger/Config", done, v)
@@ -251,11 +345,11 @@ type dataLoggerConfig struct {
 
 func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
 	if c.subs[cmd.Ref] != nil {
-		c.respond(cmd.Ref, resource.StatusConflict, nil)
+		c.respond(ctx, cmd.Ref, resource.StatusConflict, nil)
 		return
 	}
 	if len(c.subs) >= MaxSubscriptions {
-		c.respond(cmd.Ref, resource.StatusInsufficientStorage, nil)
+		c.respond(ctx, cmd.Ref, resource.StatusInsufficientStorage, nil)
 		return
 	}
 	ref := cmd.Ref
@@ -272,7 +366,7 @@ func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
 		case !answered:
 			early = append(early, content)
 		default:
-			c.deliver(ref, content)
+			c.deliver(ctx, ref, content)
 		}
 	}, func(env resource.Envelope) {
 		if !env.Status.OK() && c.subs[ref] == s {
@@ -285,11 +379,11 @@ func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
 			// until the first interval is known.
 			st = resource.StatusOK
 		}
-		c.respond(ref, st, nil)
+		c.respond(ctx, ref, st, nil)
 		answered = true
 		for _, content := range early {
 			if c.subs[ref] == s {
-				c.deliver(ref, content)
+				c.deliver(ctx, ref, content)
 			}
 		}
 		early = nil
@@ -298,9 +392,9 @@ func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
 }
 
 // deliver sends one notification of the subscription on ref.
-func (c *Conn) deliver(ref uint8, content any) {
+func (c *Conn) deliver(ctx *app.Context, ref uint8, content any) {
 	if lc, ok := content.(logChunk); ok {
-		c.sendLogChunk(ref, lc.LogOffset(), lc.Bytes())
+		c.sendLogChunk(ctx, ref, lc.LogOffset(), lc.Bytes())
 		return
 	}
 	payload, err := AppendPayload(c.buf[:0], content)
@@ -324,8 +418,9 @@ type logChunk interface {
 // each with the offset of its own first byte, DATA for the first and
 // DATA_PART2 for the rest (never DATA_PART3: every part stands alone, and
 // clients read log data from codes 2 and 3). No bytes is one DATA with the
-// offset alone, the end mark.
-func (c *Conn) sendLogChunk(ref uint8, off uint32, data []byte) {
+// offset alone, the end mark. Log data must not be lost: the parts wait for
+// room on the link, as FETCH_LOG's do.
+func (c *Conn) sendLogChunk(ctx *app.Context, ref uint8, off uint32, data []byte) {
 	room := MaxNotification(c.MTU()) - 2 - 4
 	code := byte(Data)
 	for first := true; first || len(data) > 0; first = false {
@@ -334,7 +429,7 @@ func (c *Conn) sendLogChunk(ref uint8, off uint32, data []byte) {
 		b = binary.LittleEndian.AppendUint32(b, off)
 		b = append(b, data[:n]...)
 		c.out = b
-		c.send(b)
+		c.reliable(ctx, b)
 		data, off, code = data[n:], off+uint32(n), DataPart2
 	}
 }
@@ -344,7 +439,7 @@ type logBytes interface{ Bytes() []byte }
 
 // fetch answers FETCH_LOG: the status, then DATA notifications of
 // [offset uint32, bytes...] and a last one with the offset alone (the log's
-// size) that marks the end.
+// size) that marks the end, each sent when the link has room for it.
 func (c *Conn) fetch(ctx *app.Context, cmd Command) {
 	path := "/Mem/Logbook/byId/" + strconv.FormatUint(uint64(cmd.LogID), 10) + "/Data"
 	ctx.Get(path, func(env resource.Envelope) {
@@ -354,23 +449,11 @@ func (c *Conn) fetch(ctx *app.Context, cmd Command) {
 			if st.OK() {
 				st = resource.StatusInternalServerError
 			}
-			c.respond(cmd.Ref, st, nil)
+			c.respond(ctx, cmd.Ref, st, nil)
 			return
 		}
-		c.respond(cmd.Ref, resource.StatusOK, nil)
-		data := lb.Bytes()
-		room := MaxNotification(c.MTU()) - 2 - 4
-		for off := 0; ; {
-			n := min(room, len(data)-off)
-			b := append(c.out[:0], Data, cmd.Ref)
-			b = binary.LittleEndian.AppendUint32(b, uint32(off))
-			b = append(b, data[off:off+n]...)
-			c.out = b
-			c.send(b)
-			if n == 0 {
-				return
-			}
-			off += n
-		}
+		c.respond(ctx, cmd.Ref, resource.StatusOK, nil)
+		c.pending = append(c.pending, outgoing{fetch: true, ref: cmd.Ref, log: lb.Bytes()})
+		c.pump(ctx)
 	})
 }

@@ -26,12 +26,12 @@ func connect(t *testing.T, d *senseboardtest.Device, mtu int) *peer {
 		t.Fatal("the default profile has no GSP module")
 	}
 	p := &peer{t: t, notes: make(chan []byte, 1<<16), mtu: mtu}
-	p.conn = d.GSP.Connect(mtu, func(b []byte) {
+	p.conn = d.GSP.Connect(mtu, gsp.NotifyFunc(func(b []byte) {
 		if len(b) > gsp.MaxNotification(mtu) {
 			t.Errorf("notification of %d bytes on MTU %d", len(b), mtu)
 		}
 		p.notes <- append([]byte(nil), b...)
-	})
+	}))
 	t.Cleanup(p.conn.Close)
 	return p
 }

@@ -77,7 +77,34 @@ type BLE struct {
 	// Address is the device's BLE address, XX:XX:XX:XX:XX:XX; by default a
 	// static random address derived from the serial number.
 	Address string `yaml:"address"`
+	// Airtime is the throughput model of a connection.
+	Airtime Airtime `yaml:"airtime"`
 }
+
+// Airtime is the throughput model of a BLE connection (package radio's
+// Airtime): what the air carries per connection interval, and what the
+// device loses when a subscription asks for more. The connection interval
+// is the connection's own (its max_conn_interval).
+type Airtime struct {
+	// Enabled limits the throughput over BLE, as the hardware has it.
+	Enabled bool `yaml:"enabled"`
+	// PacketsPerEvent is the link-layer packets a connection event
+	// carries from the device, 1..32.
+	PacketsPerEvent int `yaml:"packetsPerEvent"`
+	// DataLength is a link-layer packet's payload bytes, 27..251.
+	DataLength int `yaml:"dataLength"`
+	// TXQueue is the notifications that wait for the air at most, 1..64.
+	TXQueue int `yaml:"txQueue"`
+	// MissedEvents is the share of connection events that carry nothing,
+	// 0..0.5.
+	MissedEvents float64 `yaml:"missedEvents"`
+}
+
+// DefaultAirtime is the throughput model of the default profile: a phone
+// that takes 4 packets per connection event with the data length
+// extension, a transmit queue of 8 notifications, and 2% of the
+// connection events missed.
+var DefaultAirtime = Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02}
 
 // Modules says which optional modules are built in.
 type Modules struct {
@@ -145,6 +172,7 @@ func Default() *Profile {
 			HW:                "1.0",
 		},
 		App:     App{Name: "senseboard", Version: Version, Company: "senseboard"},
+		BLE:     BLE{Airtime: DefaultAirtime},
 		Modules: Modules{Heap: true, GSP: true, Logbook: true},
 		Logbook: Logbook{Capacity: DefaultLogCapacity},
 		Debug: Debug{
@@ -234,6 +262,18 @@ func (p *Profile) Validate() error {
 	p.BLE.Address = strings.ToUpper(p.BLE.Address)
 	if !addressRE.MatchString(p.BLE.Address) {
 		return fmt.Errorf("ble.address %q: form XX:XX:XX:XX:XX:XX", p.BLE.Address)
+	}
+	if a := p.BLE.Airtime; a.Enabled {
+		switch {
+		case a.PacketsPerEvent < 1 || a.PacketsPerEvent > 32:
+			return fmt.Errorf("ble.airtime.packetsPerEvent %d: 1..32", a.PacketsPerEvent)
+		case a.DataLength < 27 || a.DataLength > 251:
+			return fmt.Errorf("ble.airtime.dataLength %d: 27..251 bytes", a.DataLength)
+		case a.TXQueue < 1 || a.TXQueue > 64:
+			return fmt.Errorf("ble.airtime.txQueue %d: 1..64 notifications", a.TXQueue)
+		case !(a.MissedEvents >= 0 && a.MissedEvents <= 0.5):
+			return fmt.Errorf("ble.airtime.missedEvents %v: 0..0.5", a.MissedEvents)
+		}
 	}
 	d := p.Debug
 	if d.MessageLines < 1 || d.MessageLines > 1000 {

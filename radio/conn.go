@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"senseboard/clock"
 	"senseboard/resource"
 )
 
@@ -43,7 +44,15 @@ type Conn struct {
 	mtu       int
 	notifying map[UUID]bool // characteristics with notifications on
 	encrypted bool
-	ended     bool // hrs, nus and notes are closed
+	ended     bool        // hrs, nus and notes are closed
+	slab      []byte      // notification data is carved from it
+	waiters   []func()    // WhenRoom callbacks
+	roomTimer clock.Timer // runs the waiters
+
+	// the throughput model, guarded by airMu (taken after p.mu)
+	airMu  sync.Mutex
+	air    airQueue
+	airMTU int
 
 	once   sync.Once
 	done   chan struct{}
@@ -85,9 +94,14 @@ func (c *Conn) SetParams(cp ConnParams) error {
 	if err := cp.Validate(); err != nil {
 		return err
 	}
+	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	c.params = cp
+	c.airMu.Lock()
+	c.air.run(now)
+	c.air.start(now, Interval(cp))
+	c.airMu.Unlock()
 	return nil
 }
 
@@ -139,9 +153,18 @@ func (c *Conn) end(reason error) {
 		close(c.hrs)
 		close(c.nus)
 		close(c.notes)
+		waiters := c.waiters
+		c.waiters = nil
+		if c.roomTimer != nil {
+			c.roomTimer.Stop()
+			c.roomTimer = nil
+		}
 		p.mu.Unlock()
 		c.reason = reason
 		close(c.done)
+		for _, f := range waiters {
+			f()
+		}
 		c.client.Close()
 		<-c.attached
 		c.detach()
@@ -246,18 +269,21 @@ func (c *Conn) HRS() <-chan HRSData { return c.hrs }
 // SendHRS sends a heart-rate measurement to the central when it has
 // notifications on: on HRS as it is, and on Notifications as the service's
 // Heart Rate Measurement. A central that does not read loses it, as over
-// the air.
+// the air, and so does one whose connection has no room for it (see
+// Airtime).
 func (c *Conn) SendHRS(d HRSData) {
+	m := AppendHeartRateMeasurement(nil, d)
+	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if !c.notifying[HeartRateMeasurement] || c.ended {
+	if !c.notifying[HeartRateMeasurement] || c.ended || !c.admit(now, len(m), true, false) {
 		return
 	}
 	select {
 	case c.hrs <- d:
 	default:
 	}
-	if m := AppendHeartRateMeasurement(nil, d); len(m) <= c.mtu-3 {
+	if len(m) <= c.mtu-3 {
 		select {
 		case c.notes <- Notification{Char: HeartRateMeasurement, Data: m}:
 		default:
@@ -286,11 +312,13 @@ func (c *Conn) NUS() <-chan []byte { return c.nus }
 
 // SendNUS sends data of the serial service to the central: on NUS, and
 // on Notifications as a notification of TX when the central has them on.
-// A central that does not read loses it.
+// A central that does not read loses it, and so does one whose connection
+// has no room for it (see Airtime).
 func (c *Conn) SendNUS(b []byte) {
+	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if c.ended {
+	if c.ended || !c.admit(now, len(b), true, false) {
 		return
 	}
 	select {
@@ -299,7 +327,7 @@ func (c *Conn) SendNUS(b []byte) {
 	}
 	if c.notifying[NUSTX] && len(b) <= c.mtu-3 {
 		select {
-		case c.notes <- Notification{Char: NUSTX, Data: append([]byte(nil), b...)}:
+		case c.notes <- Notification{Char: NUSTX, Data: c.carve(b)}:
 		default:
 		}
 	}

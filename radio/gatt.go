@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"senseboard/resource"
 )
 
 // UUID is a Bluetooth UUID in its 128-bit form, most significant byte
@@ -197,6 +200,9 @@ func (c *Conn) SetMTU(mtu int) error {
 	c.p.mu.Lock()
 	changed := c.mtu != mtu
 	c.mtu = mtu
+	c.airMu.Lock()
+	c.airMTU = mtu
+	c.airMu.Unlock()
 	c.p.mu.Unlock()
 	if changed {
 		for _, h := range c.handlers {
@@ -264,21 +270,137 @@ func (c *Conn) Notifying(char UUID) bool {
 
 // Notify sends a notification of a characteristic to the central, when it
 // has them on; otherwise it is not sent. A central that does not read
-// loses it, as over the air. Data longer than MTU-3 bytes is refused.
+// loses it, as over the air, and so does a connection with no room for it
+// (see Airtime): streams lose whole notifications this way, as on the
+// hardware. Data longer than MTU-3 bytes is refused.
 func (c *Conn) Notify(char UUID, data []byte) error {
+	_, err := c.notify(char, data, false)
+	if errors.Is(err, ErrDisconnected) {
+		return nil // sent into a connection that ended: lost, as over the air
+	}
+	return err
+}
+
+// TryNotify sends a notification that must not be lost, as a flow-controlled
+// sender (a log transfer) does on the hardware: when the connection has no
+// room for it now (the transmit queue of the model is full, or the central
+// has not read what waits) it sends nothing and reports false, and the
+// sender tries again when WhenRoom calls it back. A notification of a
+// characteristic the central has not switched on is not sent and counts
+// as done. After the connection ends it fails with ErrDisconnected.
+func (c *Conn) TryNotify(char UUID, data []byte) (bool, error) {
+	return c.notify(char, data, true)
+}
+
+func (c *Conn) notify(char UUID, data []byte, flow bool) (bool, error) {
+	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	if max := c.mtu - 3; len(data) > max {
-		return fmt.Errorf("notification of %d bytes of characteristic %s: %w (%d bytes)", len(data), char, ErrTooLong, max)
+		return false, fmt.Errorf("notification of %d bytes of characteristic %s: %w (%d bytes)", len(data), char, ErrTooLong, max)
 	}
-	if c.ended || !c.notifying[char] {
-		return nil
+	switch {
+	case c.ended:
+		return false, fmt.Errorf("notification of characteristic %s: %w", char, ErrDisconnected)
+	case !c.notifying[char]:
+		return true, nil
+	case !c.admit(now, len(data), !flow || len(c.notes) < cap(c.notes), flow):
+		return false, nil
 	}
+	// Every sender on notes holds p.mu, so the room seen above is there.
 	select {
-	case c.notes <- Notification{Char: char, Data: append([]byte(nil), data...)}:
+	case c.notes <- Notification{Char: char, Data: c.carve(data)}:
 	default:
 	}
-	return nil
+	return true, nil
+}
+
+// WhenRoom calls f once, when the connection may have room again for what
+// TryNotify refused: at the next connection event that carries packets.
+// It calls f also when the connection ends, so that the sender stops. f
+// runs on the goroutine of the device's clock and must not block.
+func (c *Conn) WhenRoom(f func()) {
+	now := c.p.clk.Now()
+	c.p.mu.Lock()
+	if c.ended {
+		c.p.mu.Unlock()
+		f()
+		return
+	}
+	c.waiters = append(c.waiters, f)
+	if c.roomTimer == nil {
+		c.airMu.Lock()
+		at := c.air.nextRoom(now)
+		c.airMu.Unlock()
+		c.roomTimer = c.p.clk.AfterFunc(at-now, c.roomCame)
+	}
+	c.p.mu.Unlock()
+}
+
+// roomCame runs the WhenRoom callbacks.
+func (c *Conn) roomCame() {
+	c.p.mu.Lock()
+	waiters := c.waiters
+	c.waiters, c.roomTimer = nil, nil
+	c.p.mu.Unlock()
+	for _, f := range waiters {
+		f()
+	}
+}
+
+// admit asks the throughput model for room for a notification of n bytes
+// of a characteristic, from a flow-controlled sender or not; read says
+// whether the central has read enough to take it. p.mu is held.
+func (c *Conn) admit(now time.Duration, n int, read, flow bool) bool {
+	a := &c.p.cfg.Airtime
+	if !a.On {
+		return read
+	}
+	c.airMu.Lock()
+	defer c.airMu.Unlock()
+	if !read {
+		c.air.reserved = true
+		return false
+	}
+	return c.air.admit(now, a.Packets(n), nil, 0, flow)
+}
+
+// admitContent asks the throughput model for room for a notification of
+// a subscription made over the connection: its content sized by
+// Config.NotificationSize, in parts of the connection's MTU.
+func (c *Conn) admitContent(n resource.Notification) bool {
+	a := &c.p.cfg.Airtime
+	size := -1
+	if f := c.p.cfg.NotificationSize; f != nil {
+		size = f(n.Content)
+	}
+	limit := 0
+	if n.Sub != nil && n.Sub.Topic != nil {
+		limit = n.Sub.Topic.Limit
+	}
+	now := c.p.clk.Now()
+	c.airMu.Lock()
+	defer c.airMu.Unlock()
+	packets := a.Packets(c.airMTU - 3)
+	if size >= 0 {
+		packets = a.StreamPackets(size, c.airMTU)
+	}
+	return c.air.admit(now, packets, n.Sub, limit, false)
+}
+
+// slabSize is the bytes of each block notification data is carved from:
+// one allocation serves many notifications.
+const slabSize = 4096
+
+// carve returns a copy of b that the central may keep, carved from the
+// connection's slab; p.mu is held.
+func (c *Conn) carve(b []byte) []byte {
+	if len(b) > cap(c.slab)-len(c.slab) {
+		c.slab = make([]byte, 0, max(slabSize, len(b)))
+	}
+	i := len(c.slab)
+	c.slab = append(c.slab, b...)
+	return c.slab[i:len(c.slab):len(c.slab)]
 }
 
 // Notifications receives the notifications the device sends the central.

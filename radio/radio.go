@@ -63,6 +63,14 @@ type Config struct {
 	SinceReset func() time.Duration
 	// Logf logs what happens on the link; nil discards it.
 	Logf func(format string, a ...any)
+	// Airtime is the throughput model of the connections; its zero value
+	// is off (every notification leaves at once).
+	Airtime Airtime
+	// NotificationSize returns the bytes a notification's content takes
+	// over the air, for the subscriptions made over a connection; -1 (or a
+	// nil function) counts it as one notification of the connection's
+	// full MTU.
+	NotificationSize func(content any) int
 
 	// OnConnect and OnDisconnect hear of each connection's start and end.
 	OnConnect, OnDisconnect func(*Conn)
@@ -77,6 +85,7 @@ type Config struct {
 type Peripheral struct {
 	cfg Config
 	st  *nvm.Var[Settings] // changed under mu
+	clk clock.Clock        // cfg.Clock, or the wall clock
 
 	mu          sync.Mutex
 	advertising bool
@@ -92,7 +101,10 @@ type Peripheral struct {
 // New returns the peripheral with its non-volatile settings (see
 // OpenSettings) and starts advertising.
 func New(cfg Config, st *nvm.Var[Settings]) *Peripheral {
-	p := &Peripheral{cfg: cfg, st: st, preferred: DefaultConnParams}
+	p := &Peripheral{cfg: cfg, st: st, clk: cfg.Clock, preferred: DefaultConnParams}
+	if p.clk == nil {
+		p.clk = clock.NewReal()
+	}
 	if cfg.HRS {
 		p.services = append(p.services, p.hrsService())
 	}
@@ -127,7 +139,8 @@ func (p *Peripheral) logf(format string, a ...any) {
 }
 
 // Connect connects central c to the device. Notifications of the
-// subscriptions made with the connection's client go to sink. It fails
+// subscriptions made with the connection's client go to sink, as far as
+// the throughput model lets them (Config.Airtime). It fails
 // with ErrNotAdvertising when the device does not advertise (or is off)
 // and with ErrBusy while another central is connected.
 func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
@@ -144,7 +157,6 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 		p:         p,
 		central:   c,
 		handle:    p.nextHandle,
-		client:    resource.NewClient("ble:"+c.Address, sink),
 		hrs:       make(chan HRSData, 64),
 		nus:       make(chan []byte, 64),
 		notes:     make(chan Notification, 256),
@@ -153,7 +165,15 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 		mtu:       DefaultMTU,
 		notifying: map[UUID]bool{},
 		done:      make(chan struct{}),
+		airMTU:    DefaultMTU,
 	}
+	conn.air.cfg = p.cfg.Airtime
+	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
+	conn.air.start(p.clk.Now(), Interval(conn.params))
+	if p.cfg.Airtime.On {
+		sink = &airSink{c: conn, next: sink}
+	}
+	conn.client = resource.NewClient("ble:"+c.Address, sink)
 	p.nextHandle++
 	p.conn = conn
 	p.stopAdvertising()

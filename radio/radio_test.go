@@ -13,7 +13,7 @@ import (
 	"senseboard/resource"
 )
 
-func openStore(t *testing.T) *nvm.Store {
+func openStore(t testing.TB) *nvm.Store {
 	t.Helper()
 	s, err := nvm.Open(t.TempDir())
 	if err != nil {
