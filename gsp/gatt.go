@@ -35,7 +35,7 @@ func (m *Module) Service() *radio.Service {
 // data characteristic: streams lossy, the rest flow-controlled.
 type gattLink struct{ rc *radio.Conn }
 
-func (l gattLink) Notify(b []byte) { l.rc.Notify(DataID, b) }
+func (l gattLink) Notify(parts [][]byte) { l.rc.Notify(DataID, parts...) }
 
 // TryNotify reports true also when the connection refuses b for good (it
 // ended, or b is longer than its MTU allows): nothing would make room.

@@ -74,9 +74,10 @@ func helloPayload(di *info.DeviceInfo, ctx *app.Context) []byte {
 
 // Link carries a connection's notifications to the central.
 type Link interface {
-	// Notify sends a notification of a stream; the link may lose it, as
-	// the radio loses stream data it has no room for.
-	Notify(b []byte)
+	// Notify sends the parts of one notification of a stream, all or
+	// none; the link may lose them, as the radio loses stream data it has
+	// no room for.
+	Notify(parts [][]byte)
 	// TryNotify sends a notification that must not be lost (command
 	// responses, log data), or sends nothing and reports false when the
 	// link has no room for it now.
@@ -91,7 +92,11 @@ type Link interface {
 type NotifyFunc func([]byte)
 
 // Notify implements Link.
-func (f NotifyFunc) Notify(b []byte) { f(b) }
+func (f NotifyFunc) Notify(parts [][]byte) {
+	for _, b := range parts {
+		f(b)
+	}
+}
 
 // TryNotify implements Link; it always has room.
 func (f NotifyFunc) TryNotify(b []byte) bool { f(b); return true }
@@ -109,6 +114,7 @@ func (f NotifyFunc) WhenRoom(g func()) { g() }
 // chunk however slow the link.
 func (m *Module) Connect(mtu int, link Link) *Conn {
 	c := &Conn{m: m, link: link, subs: map[uint8]*app.Subscription{}}
+	c.collectPart = c.collect
 	c.SetMTU(mtu)
 	m.mu.Lock()
 	m.conns[c] = true
@@ -129,6 +135,12 @@ type Conn struct {
 	out     []byte
 	pending []outgoing // what must not be lost, in order; the first may be partly sent
 	waiting bool       // a WhenRoom callback is due
+
+	// the parts of a stream notification, back to back in partBuf
+	partBuf     []byte
+	partEnds    []int
+	parts       [][]byte
+	collectPart func([]byte) // c.collect, made once
 }
 
 // outgoing is a notification that must not be lost, or a log being fetched.
@@ -189,11 +201,27 @@ func (c *Conn) Close() {
 	}
 }
 
-// send sends stream data, which the link may lose.
-func (c *Conn) send(b []byte) {
-	if !c.closed.Load() {
-		c.link.Notify(b)
+// sendStream sends a stream notification's payload in parts of the MTU,
+// all or none; the link may lose them.
+func (c *Conn) sendStream(ref uint8, payload []byte) {
+	if c.closed.Load() {
+		return
 	}
+	c.partBuf, c.partEnds = c.partBuf[:0], c.partEnds[:0]
+	Split(c.MTU(), ref, payload, c.out, c.collectPart)
+	c.parts = c.parts[:0]
+	start := 0
+	for _, end := range c.partEnds {
+		c.parts = append(c.parts, c.partBuf[start:end])
+		start = end
+	}
+	c.link.Notify(c.parts)
+}
+
+// collect keeps a part of a stream notification.
+func (c *Conn) collect(b []byte) {
+	c.partBuf = append(c.partBuf, b...)
+	c.partEnds = append(c.partEnds, len(c.partBuf))
 }
 
 // reliable queues a notification that must not be lost, cut to one
@@ -402,7 +430,7 @@ func (c *Conn) deliver(ctx *app.Context, ref uint8, content any) {
 		return
 	}
 	c.buf = payload
-	Split(c.MTU(), ref, payload, c.out, c.send)
+	c.sendStream(ref, payload)
 }
 
 // logChunk is a notification of a subscription to a log's data

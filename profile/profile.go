@@ -93,7 +93,8 @@ type Airtime struct {
 	PacketsPerEvent int `yaml:"packetsPerEvent"`
 	// DataLength is a link-layer packet's payload bytes, 27..251.
 	DataLength int `yaml:"dataLength"`
-	// TXQueue is the notifications that wait for the air at most, 1..64.
+	// TXQueue is the notifications that wait for the air at most, 2..64;
+	// streams leave the last place to command answers and log transfers.
 	TXQueue int `yaml:"txQueue"`
 	// MissedEvents is the share of connection events that carry nothing,
 	// 0..0.5.
@@ -269,8 +270,8 @@ func (p *Profile) Validate() error {
 			return fmt.Errorf("ble.airtime.packetsPerEvent %d: 1..32", a.PacketsPerEvent)
 		case a.DataLength < 27 || a.DataLength > 251:
 			return fmt.Errorf("ble.airtime.dataLength %d: 27..251 bytes", a.DataLength)
-		case a.TXQueue < 1 || a.TXQueue > 64:
-			return fmt.Errorf("ble.airtime.txQueue %d: 1..64 notifications", a.TXQueue)
+		case a.TXQueue < 2 || a.TXQueue > 64:
+			return fmt.Errorf("ble.airtime.txQueue %d: 2..64 notifications (streams leave the last place to command answers and log transfers)", a.TXQueue)
 		case !(a.MissedEvents >= 0 && a.MissedEvents <= 0.5):
 			return fmt.Errorf("ble.airtime.missedEvents %v: 0..0.5", a.MissedEvents)
 		}

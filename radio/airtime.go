@@ -22,7 +22,9 @@ import (
 // interference and the central's other radio duties have it; which ones is
 // drawn from the seed, so the same seed misses the same events.
 //
-// A notification that finds the transmit queue full is dropped whole, and
+// A stream's notification that finds the transmit queue full (all but its
+// last place, which is kept for flow-controlled senders: command answers
+// and log transfers, see Conn.TryNotify) is dropped whole, and
 // so is one of a subscription whose source has a small buffer of its own
 // (resource.Topic.Limit: the ECG front end's 32 samples, two
 // notifications) when that many of its notifications wait already: their
@@ -41,7 +43,8 @@ type Airtime struct {
 	// and 4.1) to 251 (data length extension).
 	DataLength int
 	// TXQueue is how many notifications wait for the air at most,
-	// 1..MaxTXQueue.
+	// 2..MaxTXQueue; streams leave the last place to flow-controlled
+	// senders (see Conn.TryNotify).
 	TXQueue int
 	// MissedEvents is the share of connection events that carry nothing,
 	// 0..0.5.
@@ -67,8 +70,8 @@ func (a *Airtime) Validate() error {
 		return fmt.Errorf("packets per connection event %d is outside 1..%d", a.PacketsPerEvent, MaxPacketsPerEvent)
 	case a.DataLength < MinDataLength || a.DataLength > MaxDataLength:
 		return fmt.Errorf("link-layer data length %d is outside %d..%d bytes", a.DataLength, MinDataLength, MaxDataLength)
-	case a.TXQueue < 1 || a.TXQueue > MaxTXQueue:
-		return fmt.Errorf("transmit queue of %d notifications is outside 1..%d", a.TXQueue, MaxTXQueue)
+	case a.TXQueue < 2 || a.TXQueue > MaxTXQueue:
+		return fmt.Errorf("transmit queue of %d notifications is outside 2..%d", a.TXQueue, MaxTXQueue)
 	case !(a.MissedEvents >= 0 && a.MissedEvents <= MaxMissedEvents):
 		return fmt.Errorf("missed connection events %v is outside 0..%v", a.MissedEvents, MaxMissedEvents)
 	}
@@ -118,10 +121,10 @@ type airQueue struct {
 	interval time.Duration // between connection events
 	origin   time.Duration // time of event 0
 	next     int64         // the first event not run yet
+	count    uint64        // events since the connection began: the key of the missed ones
 	items    [MaxTXQueue]airItem
 	head, n  int
-	sent     int  // packets of the head item already sent
-	reserved bool // a flow-controlled sender waits: keep a place for it
+	sent     int // packets of the head item already sent
 }
 
 // airItem is a notification waiting in the transmit queue.
@@ -142,7 +145,8 @@ func (q *airQueue) eventTime(k int64) time.Duration {
 
 // missed reports whether event k carries nothing.
 func (q *airQueue) missed(k int64) bool {
-	return q.cfg.MissedEvents > 0 && noise.Uniform(noise.Key(q.key, streamAir, uint64(k))) < q.cfg.MissedEvents
+	n := q.count + uint64(k-q.next)
+	return q.cfg.MissedEvents > 0 && noise.Uniform(noise.Key(q.key, streamAir, n)) < q.cfg.MissedEvents
 }
 
 // run runs the connection events up to now.
@@ -151,14 +155,25 @@ func (q *airQueue) run(now time.Duration) {
 		return
 	}
 	due := int64((now - q.origin) / q.interval)
-	for ; q.next <= due && q.n > 0; q.next++ {
+	for ; q.next <= due && q.n > 0; q.next, q.count = q.next+1, q.count+1 {
 		if !q.missed(q.next) {
 			q.send(q.cfg.PacketsPerEvent)
 		}
 	}
 	if q.next <= due {
+		q.count += uint64(due + 1 - q.next)
 		q.next = due + 1
 	}
+}
+
+// write runs a connection event at now, in which a write of the central
+// arrived (it did arrive, so the event is not missed), and lets the
+// following events come every interval from it.
+func (q *airQueue) write(now time.Duration) {
+	q.run(now)
+	q.origin, q.next = now, 1
+	q.count++
+	q.send(q.cfg.PacketsPerEvent)
 }
 
 // send takes up to budget packets off the queue.
@@ -182,16 +197,21 @@ func (q *airQueue) send(budget int) {
 }
 
 // room reports whether a notification of owner, whose source buffers
-// limit notifications (0: no buffer of its own), may wait now. While a
-// flow-controlled sender waits, the others leave one place for it, so
-// that streams cannot starve a transfer.
+// limit notifications (0: no buffer of its own), may wait now. Streams
+// leave the last place to flow-controlled senders (flow), so that they
+// cannot starve a transfer or a command's answer.
 func (q *airQueue) room(now time.Duration, owner *resource.Subscription, limit int, flow bool) bool {
+	return q.roomFor(now, 1, owner, limit, flow)
+}
+
+// roomFor is room for k notifications at once.
+func (q *airQueue) roomFor(now time.Duration, k int, owner *resource.Subscription, limit int, flow bool) bool {
 	q.run(now)
 	places := q.cfg.TXQueue
-	if q.reserved && !flow {
+	if !flow {
 		places--
 	}
-	if q.n >= places {
+	if q.n+k > places {
 		return false
 	}
 	if limit > 0 && owner != nil {
@@ -221,18 +241,14 @@ func (q *airQueue) push(packets int, owner *resource.Subscription) {
 	q.n++
 }
 
-// admit queues a notification when there is room and reports whether it
-// did. A flow-controlled sender (flow) that finds no room keeps a place
-// reserved until it sends.
-func (q *airQueue) admit(now time.Duration, packets int, owner *resource.Subscription, limit int, flow bool) bool {
-	ok := q.room(now, owner, limit, flow)
-	if flow {
-		q.reserved = !ok
+// admit queues a stream's notification when there is room and reports
+// whether it did.
+func (q *airQueue) admit(now time.Duration, packets int, owner *resource.Subscription, limit int) bool {
+	if !q.room(now, owner, limit, false) {
+		return false
 	}
-	if ok {
-		q.push(packets, owner)
-	}
-	return ok
+	q.push(packets, owner)
+	return true
 }
 
 // nextRoom returns the time of the next connection event after now that

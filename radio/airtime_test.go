@@ -150,13 +150,23 @@ func TestAirtimeSeeded(t *testing.T) {
 	}
 }
 
-// A flow-controlled sender is called back at the next connection event
-// that carries packets, and when the connection ends.
+// Streams leave the last place of the transmit queue to flow-controlled
+// senders, which are called back at the next connection event that
+// carries packets, and when the connection ends.
 func TestWhenRoom(t *testing.T) {
 	clk := clock.NewVirtual()
-	c := newAirtimeLink(t, radio.Airtime{On: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 1}, 1, clk)
+	c := newAirtimeLink(t, radio.Airtime{On: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 2}, 1, clk)
+	for range 5 {
+		if err := c.Notify(streamChar, make([]byte, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(c.Notifications()); n != 1 {
+		t.Fatalf("a stream took %d places of 2; want all but the last", n)
+	}
+	<-c.Notifications()
 	if burst(t, c, 2, 10) != 1 {
-		t.Fatal("a queue of one took other than one")
+		t.Fatal("a flow-controlled sender did not get the last place")
 	}
 	var called atomic.Int32
 	c.WhenRoom(func() { called.Add(1) })

@@ -276,7 +276,7 @@ func (c *Conn) SendHRS(d HRSData) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if !c.notifying[HeartRateMeasurement] || c.ended || !c.admit(now, len(m), true, false) {
+	if !c.notifying[HeartRateMeasurement] || c.ended || !c.admit(now, [][]byte{m}, true, false) {
 		return
 	}
 	select {
@@ -318,7 +318,7 @@ func (c *Conn) SendNUS(b []byte) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if c.ended || !c.admit(now, len(b), true, false) {
+	if c.ended || !c.admit(now, [][]byte{b}, true, false) {
 		return
 	}
 	select {

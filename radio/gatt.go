@@ -229,6 +229,7 @@ func (c *Conn) Write(char UUID, data []byte) error {
 	if max := c.MTU() - 3; len(data) > max {
 		return fmt.Errorf("write of %d bytes to characteristic %s: %w (%d bytes)", len(data), char, ErrTooLong, max)
 	}
+	c.written()
 	if h := c.handlers[i]; h != nil {
 		return h.Write(char, data)
 	}
@@ -248,6 +249,7 @@ func (c *Conn) SetNotify(char UUID, on bool) error {
 	if ch.Props&PropNotify == 0 {
 		return fmt.Errorf("notifications of characteristic %s: %w", char, ErrNotPermitted)
 	}
+	c.written()
 	c.p.mu.Lock()
 	changed := c.notifying[char] != on && !c.ended
 	if changed {
@@ -269,12 +271,14 @@ func (c *Conn) Notifying(char UUID) bool {
 }
 
 // Notify sends a notification of a characteristic to the central, when it
-// has them on; otherwise it is not sent. A central that does not read
-// loses it, as over the air, and so does a connection with no room for it
-// (see Airtime): streams lose whole notifications this way, as on the
-// hardware. Data longer than MTU-3 bytes is refused.
-func (c *Conn) Notify(char UUID, data []byte) error {
-	_, err := c.notify(char, data, false)
+// has them on; otherwise it is not sent. Several parts are several
+// notifications that go all or none (the parts of one stream sample
+// batch). A central that does not read loses them, as over the air, and
+// so does a connection with no room for them (see Airtime): streams lose
+// whole notifications this way, as on the hardware. A part longer than
+// MTU-3 bytes is refused.
+func (c *Conn) Notify(char UUID, parts ...[]byte) error {
+	_, err := c.notify(char, parts, false)
 	if errors.Is(err, ErrDisconnected) {
 		return nil // sent into a connection that ended: lost, as over the air
 	}
@@ -289,28 +293,32 @@ func (c *Conn) Notify(char UUID, data []byte) error {
 // characteristic the central has not switched on is not sent and counts
 // as done. After the connection ends it fails with ErrDisconnected.
 func (c *Conn) TryNotify(char UUID, data []byte) (bool, error) {
-	return c.notify(char, data, true)
+	return c.notify(char, [][]byte{data}, true)
 }
 
-func (c *Conn) notify(char UUID, data []byte, flow bool) (bool, error) {
+func (c *Conn) notify(char UUID, parts [][]byte, flow bool) (bool, error) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if max := c.mtu - 3; len(data) > max {
-		return false, fmt.Errorf("notification of %d bytes of characteristic %s: %w (%d bytes)", len(data), char, ErrTooLong, max)
+	for _, data := range parts {
+		if max := c.mtu - 3; len(data) > max {
+			return false, fmt.Errorf("notification of %d bytes of characteristic %s: %w (%d bytes)", len(data), char, ErrTooLong, max)
+		}
 	}
 	switch {
 	case c.ended:
 		return false, fmt.Errorf("notification of characteristic %s: %w", char, ErrDisconnected)
 	case !c.notifying[char]:
 		return true, nil
-	case !c.admit(now, len(data), !flow || len(c.notes) < cap(c.notes), flow):
+	case !c.admit(now, parts, !flow || len(c.notes)+len(parts) <= cap(c.notes), flow):
 		return false, nil
 	}
 	// Every sender on notes holds p.mu, so the room seen above is there.
-	select {
-	case c.notes <- Notification{Char: char, Data: c.carve(data)}:
-	default:
+	for _, data := range parts {
+		select {
+		case c.notes <- Notification{Char: char, Data: c.carve(data)}:
+		default:
+		}
 	}
 	return true, nil
 }
@@ -337,6 +345,30 @@ func (c *Conn) WhenRoom(f func()) {
 	c.p.mu.Unlock()
 }
 
+// written tells the throughput model that a write of the central arrived
+// now: it came in a connection event, which carries the device's packets
+// too, and whoever waits for room hears of it.
+func (c *Conn) written() {
+	if !c.p.cfg.Airtime.On {
+		return
+	}
+	now := c.p.clk.Now()
+	c.p.mu.Lock()
+	c.airMu.Lock()
+	c.air.write(now)
+	c.airMu.Unlock()
+	waiters := c.waiters
+	c.waiters = nil
+	if c.roomTimer != nil {
+		c.roomTimer.Stop()
+		c.roomTimer = nil
+	}
+	c.p.mu.Unlock()
+	for _, f := range waiters {
+		f()
+	}
+}
+
 // roomCame runs the WhenRoom callbacks.
 func (c *Conn) roomCame() {
 	c.p.mu.Lock()
@@ -348,21 +380,23 @@ func (c *Conn) roomCame() {
 	}
 }
 
-// admit asks the throughput model for room for a notification of n bytes
-// of a characteristic, from a flow-controlled sender or not; read says
-// whether the central has read enough to take it. p.mu is held.
-func (c *Conn) admit(now time.Duration, n int, read, flow bool) bool {
+// admit asks the throughput model for room for notifications of a
+// characteristic, all or none, from a flow-controlled sender or not; read
+// says whether the central has read enough to take them. p.mu is held.
+func (c *Conn) admit(now time.Duration, parts [][]byte, read, flow bool) bool {
 	a := &c.p.cfg.Airtime
 	if !a.On {
 		return read
 	}
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	if !read {
-		c.air.reserved = true
-		return false
+	ok := read && c.air.roomFor(now, len(parts), nil, 0, flow)
+	if ok {
+		for _, data := range parts {
+			c.air.push(a.Packets(len(data)), nil)
+		}
 	}
-	return c.air.admit(now, a.Packets(n), nil, 0, flow)
+	return ok
 }
 
 // admitContent asks the throughput model for room for a notification of
@@ -385,7 +419,7 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	if size >= 0 {
 		packets = a.StreamPackets(size, c.airMTU)
 	}
-	return c.air.admit(now, packets, n.Sub, limit, false)
+	return c.air.admit(now, packets, n.Sub, limit)
 }
 
 // slabSize is the bytes of each block notification data is carved from:
