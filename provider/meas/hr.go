@@ -22,6 +22,10 @@ const (
 	HRRate = 256
 	// hrAverage is how many intervals the average spans.
 	hrAverage = 8
+	// hrBatch is how many samples the detector takes at a time: a quarter
+	// of a second, which adds at most that to the detector's own delay of a
+	// beat's notification.
+	hrBatch = HRRate / 4
 )
 
 // HRInfo is the content of GET /Meas/HR/Info.
@@ -85,10 +89,10 @@ func (s hrSource) Subscribe(t *resource.Topic, _ *resource.Request) resource.Res
 	defer p.mu.Unlock()
 	p.topic = t
 	if p.st == nil {
-		st := &hrStream{det: signal.NewQRSDetector(HRRate), buf: make([]float64, ECGArraySize), lastR: -1}
+		st := &hrStream{det: signal.NewQRSDetector(HRRate), buf: make([]float64, hrBatch), lastR: -1}
 		st.hp, _ = signal.Butterworth(signal.HighPass, 2, 0.5, HRRate)
 		st.lp, _ = signal.Butterworth(signal.LowPass, 2, 40, HRRate)
-		st.stream = stream{clk: p.d.Clock(), rate: HRRate, batch: ECGArraySize, mu: &p.mu}
+		st.stream = stream{clk: p.d.Clock(), rate: HRRate, batch: hrBatch, mu: &p.mu}
 		st.fire = func(k int64, at time.Duration, n int) { p.fire(st, at, n) }
 		p.st = st
 		st.start()
