@@ -1,11 +1,14 @@
 package radio_test
 
 import (
+	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"senseboard/clock"
+	"senseboard/nvm"
 	"senseboard/radio"
 	"senseboard/resource"
 )
@@ -192,17 +195,21 @@ func TestWhenRoom(t *testing.T) {
 
 // fastClock is a clock that moves by a step at each reading, so that a
 // benchmark runs connection events without timers.
-type fastClock struct{ now atomic.Int64 }
+type fastClock struct {
+	step time.Duration
+	now  atomic.Int64
+}
 
-func (f *fastClock) Now() time.Duration { return time.Duration(f.now.Add(int64(time.Millisecond))) }
+func (f *fastClock) Now() time.Duration { return time.Duration(f.now.Add(int64(f.step))) }
 func (f *fastClock) AfterFunc(time.Duration, func()) clock.Timer {
 	panic("no timers in the benchmark")
 }
 
 // BenchmarkNotify measures a notification through the throughput model:
-// the admission, the copy for the central, and its reading.
+// the admission, the copy for the central, and its reading. The clock
+// moves 15 ms a notification, so that most are admitted.
 func BenchmarkNotify(b *testing.B) {
-	c := newAirtimeLink(b, radio.Airtime{On: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02}, 1, &fastClock{})
+	c := newAirtimeLink(b, radio.Airtime{On: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02}, 1, &fastClock{step: 15 * time.Millisecond})
 	data := make([]byte, 68) // an ECG notification of 16 samples
 	b.ReportAllocs()
 	sent := 0
@@ -218,3 +225,84 @@ func BenchmarkNotify(b *testing.B) {
 	}
 	b.ReportMetric(float64(sent)/float64(b.N), "sent/op")
 }
+
+// A log transfer sends with TryNotify and goes on when WhenRoom calls it
+// back, so that it loses nothing however slow the connection.
+func ExampleConn_TryNotify() {
+	dir, _ := os.MkdirTemp("", "radio-example")
+	defer os.RemoveAll(dir)
+	store, _ := nvm.Open(dir)
+	defer store.Close()
+	settings, _ := radio.OpenSettings(store)
+	clk := clock.NewVirtual()
+	p := radio.New(radio.Config{
+		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
+		Airtime: radio.Airtime{On: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2},
+	}, settings)
+	p.AddService(&radio.Service{UUID: streamService, Characteristics: []radio.Characteristic{{UUID: streamChar, Props: radio.PropNotify}}})
+	c, _ := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", "phone"), resource.NewQueue(1))
+	defer c.Disconnect()
+	c.SetNotify(streamChar, true)
+
+	chunks, sent := 5, 0
+	var send func()
+	send = func() {
+		for sent < chunks {
+			if ok, err := c.TryNotify(streamChar, []byte{byte(sent)}); err != nil || !ok {
+				c.WhenRoom(send) // the next connection event that carries packets
+				return
+			}
+			sent++
+		}
+	}
+	send()
+	fmt.Println("at once:", sent)
+	for sent < chunks {
+		clk.Advance(radio.Interval(c.Params()))
+	}
+	fmt.Println("after", clk.Now(), "all", len(c.Notifications()))
+	// Output:
+	// at once: 2
+	// after 150ms all 5
+}
+
+// BenchmarkSubscriptionNotify measures a notification of a subscription
+// made over a connection: the sizing of its content, the admission and
+// the transport's queue.
+func BenchmarkSubscriptionNotify(b *testing.B) {
+	st, err := radio.OpenSettings(openStore(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := radio.New(radio.Config{
+		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: &fastClock{step: 15 * time.Millisecond},
+		Airtime:          radio.Airtime{On: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02},
+		NotificationSize: func(content any) int { return 68 },
+	}, st)
+	q := resource.NewQueue(1 << 16)
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), q)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Disconnect)
+	hub := resource.NewHub(0)
+	sub, resp := hub.Subscribe(&resource.Request{Client: c.Client()}, "/Meas/ECG/512", nopSource{})
+	if !resp.Status.OK() {
+		b.Fatal(resp.Status)
+	}
+	content := new(int)
+	var events []resource.Event
+	b.ReportAllocs()
+	for b.Loop() {
+		sub.Notify(content)
+		events = q.Drain(events[:0])
+	}
+	b.ReportMetric(float64(sub.Dropped())/float64(b.N), "dropped/op")
+}
+
+type nopSource struct{}
+
+func (nopSource) Subscribe(*resource.Topic, *resource.Request) resource.Response {
+	return resource.OK(nil)
+}
+func (nopSource) Unsubscribed(*resource.Topic) {}
