@@ -178,14 +178,14 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 // waitFor polls the bridge until a device's state satisfies ok.
 func (r *rig) waitFor(serial string, what string, ok func(bridge.DeviceState) bool) bridge.DeviceState {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a guard against hanging, not a bound
 	for {
 		st, err := r.b.Device(serial)
 		if err == nil && ok(st) {
 			return st
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("device %s: not %s within 10 s: %+v, %v", serial, what, st, err)
+			r.t.Fatalf("device %s: not %s within a minute: %+v, %v", serial, what, st, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -329,6 +329,7 @@ func TestBadMessages(t *testing.T) {
 }
 
 func TestParallelSubscriptionsOnOneWebSocket(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
 	c := r.dial(nil)
@@ -474,6 +475,7 @@ func TestAuthAndOrigin(t *testing.T) {
 }
 
 func TestClientThatNeverReadsIsDropped(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}, smallSendBuffers: true})
 	r.connected("000123")
 	good := r.dial(nil)
@@ -864,6 +866,7 @@ func TestInjectAndDefinitions(t *testing.T) {
 }
 
 func TestRecordingThroughTheBridge(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
 	c := r.dial(nil)

@@ -16,6 +16,7 @@ import (
 // a confirmation; and a recording's EDF+ download on the Recordings tab.
 // The screenshots are kept with go test -artifacts.
 func TestDashboardLogs(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
 	ctx := browse(t, r, chromium(t))

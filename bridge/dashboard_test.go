@@ -22,6 +22,7 @@ import (
 // console, lost samples, setting the time and downloading recordings work.
 // The screenshots are kept with go test -artifacts (see docs/development.md).
 func TestDashboard(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	browser := chromium(t)
 	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true})
 	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising && !s.Connected })

@@ -114,6 +114,7 @@ func TestAppDefinitions(t *testing.T) {
 			runtimes = append(runtimes, rt)
 		}})
 	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+	r.waitFor("000200", "advertising", func(s bridge.DeviceState) bool { return s.Advertising }) // on the radio link
 
 	// asking for the definitions is a use of the device: the bridge connects
 	defs := r.definitions("/api/devices/000123/definitions")
@@ -216,6 +217,7 @@ func TestAppDefinitions(t *testing.T) {
 // one with a record body and one with two parameters. The screenshot is
 // kept with go test -artifacts.
 func TestDashboardAppResources(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	browser := chromium(t)
 	var runtimes []*app.Runtime
 	t.Cleanup(func() {

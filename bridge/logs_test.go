@@ -75,6 +75,7 @@ func (r *rig) logFor(serial string, size uint64, paths ...string) bridge.Logs {
 // erases a device's logs, and starts and stops its data logger, over the
 // phone path; a log larger than one radio-link frame comes whole.
 func TestLogsOverHTTP(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
 	if l := r.logs("000123"); len(l.Logs) != 0 || l.State != 2 || l.StateName != "READY" || l.Open {
