@@ -125,15 +125,11 @@ func (b *Bridge) Definitions(ctx context.Context, serial string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	done, err := d.use(ctx)
+	c, done, err := d.use(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	c, err := d.conn()
-	if err != nil {
-		return nil, err
-	}
 	defs, err := d.definitions(ctx, c)
 	if err != nil {
 		return nil, err

@@ -308,11 +308,11 @@ func (d *device) disconnect(ctx context.Context) error {
 	return nil
 }
 
-// use marks the device in use by a client until done is called, and
-// connects to it when it is not connected (unless the bridge is Manual or
-// ConnectAll).
+// use marks the device in use by a client until done is called, connects
+// to it when it is not connected (unless the bridge is Manual or
+// ConnectAll), and returns its connection.
 // A use that cannot connect says why.
-func (d *device) use(ctx context.Context) (done func(), err error) {
+func (d *device) use(ctx context.Context) (c *client.Conn, done func(), err error) {
 	d.mu.Lock()
 	d.inUse++
 	d.lastUse = time.Now()
@@ -324,14 +324,17 @@ func (d *device) use(ctx context.Context) (done func(), err error) {
 		d.lastUse = time.Now()
 		d.mu.Unlock()
 	}
-	if connected || d.b.cfg.Manual || d.b.cfg.ConnectAll {
-		return done, nil // these connect only when asked, or when they find a device
+	if !connected && !d.b.cfg.Manual && !d.b.cfg.ConnectAll { // those connect only when asked, or when they find a device
+		if err := d.connect(ctx, false); err != nil {
+			done()
+			return nil, nil, fmt.Errorf("device %s: connect: %w", d.serial, err)
+		}
 	}
-	if err := d.connect(ctx, false); err != nil {
+	if c, err = d.conn(); err != nil {
 		done()
-		return nil, fmt.Errorf("device %s: connect: %w", d.serial, err)
+		return nil, nil, err
 	}
-	return done, nil
+	return c, done, nil
 }
 
 // releaseIfIdle ends a connection that no client has used for Idle and

@@ -256,21 +256,16 @@ func (g *gspSession) run(ctx context.Context) {
 // for this client; done ends the use of the device.
 func (g *gspSession) open(ctx context.Context) (*client.Conn, func(), error) {
 	d := g.d
-	done, err := d.use(ctx)
+	l, done, err := d.use(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := d.conn()
-	if err == nil {
-		cctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
-		defer cancel()
-		if err = l.SetMTU(cctx, g.mtu); err == nil {
-			if err = l.SetNotify(cctx, GSPDataUUID, true); err != nil {
-				err = fmt.Errorf("device %s: GSP: %w", d.serial, deviceError(d, err))
-			}
-		} else {
-			err = fmt.Errorf("device %s: MTU %d: %w", d.serial, g.mtu, deviceError(d, err))
-		}
+	cctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	defer cancel()
+	if err = l.SetMTU(cctx, g.mtu); err != nil {
+		err = fmt.Errorf("device %s: MTU %d: %w", d.serial, g.mtu, deviceError(d, err))
+	} else if err = l.SetNotify(cctx, GSPDataUUID, true); err != nil {
+		err = fmt.Errorf("device %s: GSP: %w", d.serial, deviceError(d, err))
 	}
 	if err != nil {
 		done()

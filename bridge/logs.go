@@ -322,15 +322,11 @@ func (b *Bridge) ReadLog(ctx context.Context, serial string, id uint32) ([]byte,
 		return nil, err
 	}
 	defer unlock()
-	done, err := d.use(ctx)
+	c, done, err := d.use(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	c, err := d.conn()
-	if err != nil {
-		return nil, err
-	}
 	path := "/Mem/Logbook/byId/" + strconv.FormatUint(uint64(id), 10) + "/Data"
 	sctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	sub, env, err := c.Subscribe(sctx, path)

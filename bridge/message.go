@@ -341,15 +341,11 @@ func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	done, err := d.use(ctx)
+	c, done, err := d.use(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	c, err := d.conn()
-	if err != nil {
-		return nil, err
-	}
 	if !ok {
 		if params, _, err = m.paramsOf(ctx, d, c, op, path); err != nil {
 			return nil, err

@@ -89,15 +89,11 @@ func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *An
 	if err != nil {
 		return nil, nil, err
 	}
-	done, err := d.use(ctx)
+	c, done, err := d.use(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer done()
-	c, err := d.conn()
-	if err != nil {
-		return nil, nil, err
-	}
 	if !ok {
 		if params, _, err = m.paramsOf(ctx, d, c, resource.Subscribe, path); err != nil {
 			return nil, nil, err
