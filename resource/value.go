@@ -191,12 +191,7 @@ func (v Value) Type() Type { return v.typ }
 func (v Value) Name() string { return v.name }
 
 // Int returns an integer value as int64 (a uint64 above MaxInt64 wraps).
-func (v Value) Int() int64 {
-	if v.typ.IsSigned() {
-		return int64(v.num)
-	}
-	return int64(v.num)
-}
+func (v Value) Int() int64 { return int64(v.num) }
 
 // Uint returns an unsigned integer value (a negative signed value wraps).
 func (v Value) Uint() uint64 { return v.num }
