@@ -108,16 +108,17 @@ func New(cfg Config) (*Device, error) {
 
 // abandon releases what a failed start took: the device's providers once
 // the device exists (Device.Close closes them), else the debug log's
-// writer, then the logs and the state directory.
+// writer and the logs; then the state directory.
 func (d *Device) abandon() {
-	switch {
-	case d.Device != nil:
+	if d.Device != nil {
 		d.Device.Close()
-	case d.Debug != nil:
-		d.Debug.Close()
-	}
-	if d.Mem != nil {
-		d.Mem.Close()
+	} else {
+		if d.Debug != nil {
+			d.Debug.Close()
+		}
+		if d.Mem != nil {
+			d.Mem.Close()
+		}
 	}
 	if d.Store != nil {
 		d.Store.Close()
@@ -238,12 +239,7 @@ func (d *Device) Close() error {
 	if d.gsp != nil {
 		d.gsp.Stop()
 	}
-	err := d.Device.Close()
-	if d.Mem != nil {
-		if merr := d.Mem.Close(); err == nil {
-			err = merr
-		}
-	}
+	err := d.Device.Close() // closes the providers, the data logger among them
 	if cerr := d.Store.Close(); err == nil {
 		err = cerr
 	}
