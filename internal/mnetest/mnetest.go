@@ -8,18 +8,13 @@ import (
 	"encoding/json"
 	"os/exec"
 	"testing"
+
+	"senseboard/internal/syspython"
 )
 
 // Python returns a Python interpreter that has MNE: python3 on the path or
 // the system's, or "" when neither has it.
-func Python() string {
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if p, err := exec.LookPath(py); err == nil && exec.Command(p, "-c", "import mne").Run() == nil {
-			return p
-		}
-	}
-	return ""
-}
+func Python() string { return syspython.With("mne") }
 
 // SkipMessage is what a test says when it skips for want of MNE.
 const SkipMessage = "MNE-Python is not installed (apt-get install python3-mne): the independent EDF+ reader check is skipped"

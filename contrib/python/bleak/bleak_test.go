@@ -21,23 +21,12 @@ import (
 
 	"senseboard"
 	"senseboard/bridge"
+	"senseboard/internal/syspython"
 	"senseboard/profile"
 	"senseboard/transport/serial"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// pythonWithWebsockets returns a Python interpreter that has the
-// websockets library: the one on the path, or the system's (where Debian's
-// python3-websockets installs), or "".
-func pythonWithWebsockets() string {
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if p, err := exec.LookPath(py); err == nil && exec.Command(p, "-c", "import websockets").Run() == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 const token = "0123456789abcdef0123"
 
@@ -100,7 +89,7 @@ func run(t *testing.T, py, url string, env []string, args ...string) string {
 // family's names, unknown addresses, one client at a time, the MTU, a
 // device that resets), unmodified, through the bridge.
 func TestBleakScripts(t *testing.T) {
-	py := pythonWithWebsockets()
+	py := syspython.With("websockets")
 	if py == "" {
 		t.Skip("no python3 with the websockets library (Debian: apt-get install python3-websockets)")
 	}
