@@ -52,7 +52,7 @@ func since() time.Duration { return time.Since(epoch) }
 
 type scheduler struct {
 	mu       sync.Mutex
-	calls    schedHeap
+	calls    timedHeap
 	seq      uint64
 	timer    *time.Timer   // the runtime timer that starts a runner or checks on it
 	armedFor time.Duration // when timer fires; 0 when stopped
@@ -73,11 +73,8 @@ func newScheduler() *scheduler {
 
 // schedCall is a pending call of the scheduler.
 type schedCall struct {
-	at    time.Duration
-	seq   uint64
-	f     func()
-	index int // in the heap; -1 once taken or stopped
-	s     *scheduler
+	timedCall
+	s *scheduler
 }
 
 // Stop cancels the call if it has not started.
@@ -92,33 +89,6 @@ func (c *schedCall) Stop() bool {
 	return true
 }
 
-type schedHeap []*schedCall
-
-func (h schedHeap) Len() int { return len(h) }
-func (h schedHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
-	}
-	return h[i].seq < h[j].seq
-}
-func (h schedHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *schedHeap) Push(x any) {
-	c := x.(*schedCall)
-	c.index = len(*h)
-	*h = append(*h, c)
-}
-func (h *schedHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	old[len(old)-1] = nil
-	c.index = -1
-	*h = old[:len(old)-1]
-	return c
-}
-
 // after schedules f to run d from now.
 func (s *scheduler) after(d time.Duration, f func()) Timer { return s.at(since()+max(d, 0), f) }
 
@@ -127,8 +97,8 @@ func (s *scheduler) at(t time.Duration, f func()) Timer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	c := &schedCall{at: t, seq: s.seq, f: f, s: s}
-	heap.Push(&s.calls, c)
+	c := &schedCall{timedCall: timedCall{at: t, seq: s.seq, f: f}, s: s}
+	heap.Push(&s.calls, &c.timedCall)
 	if s.owner == 0 && c.index == 0 {
 		s.arm(c.at - wakeLead)
 	}
@@ -234,7 +204,7 @@ func (s *scheduler) drain(now time.Duration, helpers int) int {
 				s.mu.Unlock()
 				return
 			}
-			c := heap.Pop(&s.calls).(*schedCall)
+			c := heap.Pop(&s.calls).(*timedCall)
 			s.mu.Unlock()
 			c.f()
 			s.ran.Add(1)

@@ -15,7 +15,7 @@ type Virtual struct {
 	mu     sync.Mutex
 	now    time.Duration
 	seq    uint64
-	events eventHeap
+	events timedHeap
 	wake   chan struct{} // signalled when an event is added
 }
 
@@ -23,12 +23,8 @@ type Virtual struct {
 func NewVirtual() *Virtual { return &Virtual{wake: make(chan struct{}, 1)} }
 
 type event struct {
-	at       time.Duration
-	seq      uint64
-	f        func()
-	index    int
-	canceled bool
-	clock    *Virtual
+	timedCall
+	clock *Virtual
 }
 
 // Stop cancels the call if it has not run.
@@ -36,39 +32,11 @@ func (e *event) Stop() bool {
 	v := e.clock
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if e.canceled || e.index < 0 {
+	if e.index < 0 {
 		return false
 	}
-	e.canceled = true
 	heap.Remove(&v.events, e.index)
 	return true
-}
-
-type eventHeap []*event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
-	}
-	return h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *eventHeap) Push(x any) {
-	e := x.(*event)
-	e.index = len(*h)
-	*h = append(*h, e)
-}
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	e.index = -1
-	*h = old[:len(old)-1]
-	return e
 }
 
 // Now returns the clock's time.
@@ -85,8 +53,8 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	}
 	v.mu.Lock()
 	v.seq++
-	e := &event{at: v.now + d, seq: v.seq, f: f, clock: v}
-	heap.Push(&v.events, e)
+	e := &event{timedCall: timedCall{at: v.now + d, seq: v.seq, f: f}, clock: v}
+	heap.Push(&v.events, &e.timedCall)
 	v.mu.Unlock()
 	select {
 	case v.wake <- struct{}{}:
@@ -128,7 +96,7 @@ func (v *Virtual) AdvanceTo(t time.Duration) {
 			v.mu.Unlock()
 			return
 		}
-		e := heap.Pop(&v.events).(*event)
+		e := heap.Pop(&v.events).(*timedCall)
 		if e.at > v.now {
 			v.now = e.at
 		}
