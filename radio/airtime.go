@@ -196,15 +196,10 @@ func (q *airQueue) send(budget int) {
 	}
 }
 
-// room reports whether a notification of owner, whose source buffers
+// roomFor reports whether k notifications of owner, whose source buffers
 // limit notifications (0: no buffer of its own), may wait now. Streams
 // leave the last place to flow-controlled senders (flow), so that they
 // cannot starve a transfer or a command's answer.
-func (q *airQueue) room(now time.Duration, owner *resource.Subscription, limit int, flow bool) bool {
-	return q.roomFor(now, 1, owner, limit, flow)
-}
-
-// roomFor is room for k notifications at once.
 func (q *airQueue) roomFor(now time.Duration, k int, owner *resource.Subscription, limit int, flow bool) bool {
 	q.run(now)
 	places := q.cfg.TXQueue
@@ -244,7 +239,7 @@ func (q *airQueue) push(packets int, owner *resource.Subscription) {
 // admit queues a stream's notification when there is room and reports
 // whether it did.
 func (q *airQueue) admit(now time.Duration, packets int, owner *resource.Subscription, limit int) bool {
-	if !q.room(now, owner, limit, false) {
+	if !q.roomFor(now, 1, owner, limit, false) {
 		return false
 	}
 	q.push(packets, owner)
