@@ -16,12 +16,8 @@ import (
 
 // radioCall sends a radio frame and decodes the answer into out.
 func (c *Conn) radioCall(ctx context.Context, kind wire.Kind, payload, out any) error {
-	f, err := c.roundTrip(ctx, kind, payload, nil)
+	f, err := c.radioRoundTrip(ctx, kind, payload)
 	if err != nil {
-		var re *RemoteError
-		if errors.As(err, &re) {
-			return re
-		}
 		return err
 	}
 	if out != nil {
@@ -30,6 +26,19 @@ func (c *Conn) radioCall(ctx context.Context, kind wire.Kind, payload, out any) 
 		}
 	}
 	return nil
+}
+
+// radioRoundTrip sends a radio frame and returns the answer; the device's
+// refusal is its *RemoteError as it is.
+func (c *Conn) radioRoundTrip(ctx context.Context, kind wire.Kind, payload any) (wire.Frame, error) {
+	f, err := c.roundTrip(ctx, kind, payload, nil)
+	if err != nil {
+		var re *RemoteError
+		if errors.As(err, &re) {
+			return f, re
+		}
+	}
+	return f, err
 }
 
 // Scan returns what the device advertises.
@@ -136,12 +145,8 @@ func (c *Conn) DefinitionFile(ctx context.Context, name string) (wire.Definition
 }
 
 func (c *Conn) definitions(ctx context.Context, req *wire.DefinitionsRequestMsg) (wire.DefinitionsMsg, error) {
-	f, err := c.roundTrip(ctx, wire.Definitions, req, nil)
+	f, err := c.radioRoundTrip(ctx, wire.Definitions, req)
 	if err != nil {
-		var re *RemoteError
-		if errors.As(err, &re) {
-			return wire.DefinitionsMsg{}, re
-		}
 		return wire.DefinitionsMsg{}, err
 	}
 	m, err := wire.ParseDefinitions(f.Payload)
