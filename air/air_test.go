@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"senseboard/air"
+	"senseboard/air/airtest"
 )
 
 // fast makes adverts and keepalives frequent, so that the tests see
@@ -25,28 +26,6 @@ var (
 	fast     = air.Options{Interval: 20 * time.Millisecond, Missed: 1000, ReconnectWait: 20 * time.Millisecond}
 	expiring = air.Options{Interval: 20 * time.Millisecond, Missed: 3, ReconnectWait: 20 * time.Millisecond}
 )
-
-// freeLocal returns a loopback address with a free port.
-func freeLocal(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// local joins (or starts) the test's own local server.
-func local(t testing.TB, addr string, o air.Options) *air.Link {
-	t.Helper()
-	l, err := air.Local(addr, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
-}
 
 // eventually polls ok until it holds; the deadline only guards a hang.
 func eventually(t testing.TB, what string, ok func() bool) {
@@ -126,8 +105,8 @@ func Example() {
 // TestStream: bytes arrive in order and whole, large writes too; a close
 // reads as io.EOF after what was sent; deadlines work.
 func TestStream(t *testing.T) {
-	addr := freeLocal(t)
-	dev, phone := local(t, addr, fast), local(t, addr, fast)
+	addr := airtest.FreeLocal(t)
+	dev, phone := airtest.Local(t, addr, fast), airtest.Local(t, addr, fast)
 	ln, err := dev.Listen("000123")
 	if err != nil {
 		t.Fatal(err)
@@ -183,8 +162,8 @@ func TestStream(t *testing.T) {
 // TestOneProgramPerDevice: a second program cannot put the same device on
 // the air; nor can one put a serial that is no subject token.
 func TestOneProgramPerDevice(t *testing.T) {
-	addr := freeLocal(t)
-	a, b := local(t, addr, fast), local(t, addr, fast)
+	addr := airtest.FreeLocal(t)
+	a, b := airtest.Local(t, addr, fast), airtest.Local(t, addr, fast)
 	ln, err := a.Listen("000123")
 	if err != nil {
 		t.Fatal(err)
@@ -218,9 +197,9 @@ func TestOneProgramPerDevice(t *testing.T) {
 // its adverts stop, each with why; the streams of a program that died end
 // with ErrLost.
 func TestDevicesComeAndGo(t *testing.T) {
-	addr := freeLocal(t)
-	server := local(t, addr, expiring) // keeps the server up
-	phone := local(t, addr, expiring)
+	addr := airtest.FreeLocal(t)
+	server := airtest.Local(t, addr, expiring) // keeps the server up
+	phone := airtest.Local(t, addr, expiring)
 	dir, err := phone.Watch()
 	if err != nil {
 		t.Fatal(err)
@@ -262,10 +241,10 @@ func TestDevicesComeAndGo(t *testing.T) {
 // bounded buffer; its stream closes with ErrFellBehind, and the device's
 // writes never wait: the device learns of the close and goes on.
 func TestSlowReaderCannotStallDevice(t *testing.T) {
-	addr := freeLocal(t)
+	addr := airtest.FreeLocal(t)
 	o := fast
 	o.ReadBuffer = 64 << 10
-	dev, phone := local(t, addr, o), local(t, addr, o)
+	dev, phone := airtest.Local(t, addr, o), airtest.Local(t, addr, o)
 	ln, _ := dev.Listen("000123")
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -302,7 +281,7 @@ func TestSlowReaderCannotStallDevice(t *testing.T) {
 // TestLocalServerTakeover: when the program that runs the computer's
 // server stops, another takes over, and its devices are seen again.
 func TestLocalServerTakeover(t *testing.T) {
-	addr := freeLocal(t)
+	addr := airtest.FreeLocal(t)
 	first, err := air.Local(addr, fast)
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +289,7 @@ func TestLocalServerTakeover(t *testing.T) {
 	if !first.Embedded() {
 		t.Fatal("the first program does not run the server")
 	}
-	dev, phone := local(t, addr, fast), local(t, addr, fast)
+	dev, phone := airtest.Local(t, addr, fast), airtest.Local(t, addr, fast)
 	if dev.Embedded() || phone.Embedded() {
 		t.Fatal("a later program started a server of its own")
 	}

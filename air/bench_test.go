@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"senseboard/air"
+	"senseboard/air/airtest"
 )
 
 // BenchmarkStream: notifications of 200 bytes from a device to a central
 // in another program, through the computer's NATS server; it reports
 // messages and bytes a second.
 func BenchmarkStream(b *testing.B) {
-	addr := freeLocal(b)
+	addr := airtest.FreeLocal(b)
 	// room for what the writer runs ahead: this measures the carrier,
 	// not the policy for slow readers
 	o := air.Options{Missed: 1000, ReadBuffer: 1 << 30, PendingMessages: 1 << 22}
-	dev, phone := local(b, addr, o), local(b, addr, o)
+	dev, phone := airtest.Local(b, addr, o), airtest.Local(b, addr, o)
 	ln, err := dev.Listen("000123")
 	if err != nil {
 		b.Fatal(err)

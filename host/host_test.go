@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"senseboard/air"
+	"senseboard/air/airtest"
 	"senseboard/client"
 	"senseboard/host"
 	"senseboard/resource"
@@ -18,7 +19,7 @@ import (
 
 func TestHost(t *testing.T) {
 	dir := t.TempDir()
-	link := airLink(t, freeLocal(t))
+	link := airLink(t, airtest.FreeLocal(t))
 	h, err := host.New(host.Config{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: link, Speed: 10})
 	if err != nil {
 		t.Fatal(err)

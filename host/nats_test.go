@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"net"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -13,21 +12,11 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"senseboard/air"
+	"senseboard/air/airtest"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
 	"senseboard/host"
 )
-
-// freeLocal returns a loopback address with a free port.
-func freeLocal(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // steady keeps streams and adverts through a busy machine's pauses.
 var steady = air.Options{Interval: 50 * time.Millisecond, Missed: 200, ReconnectWait: 20 * time.Millisecond}
@@ -35,12 +24,7 @@ var steady = air.Options{Interval: 50 * time.Millisecond, Missed: 200, Reconnect
 // airLink joins (or starts) the computer's server at addr until the test ends.
 func airLink(t testing.TB, addr string) *air.Link {
 	t.Helper()
-	l, err := air.Local(addr, steady)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
+	return airtest.Local(t, addr, steady)
 }
 
 // program runs devices as senseboard run does, joined to link, until the
@@ -115,7 +99,7 @@ func advertising(d bridgeclient.Device, err error) bool { return err == nil && d
 // device, pairs with it, and requests and subscribes through the radio
 // link; when the device's program stops, the device goes away with why.
 func TestBridgeOfAnotherProgram(t *testing.T) {
-	addr := freeLocal(t)
+	addr := airtest.FreeLocal(t)
 	devLink := airLink(t, addr)
 	stop := program(t, devLink, "000300", 2)
 	c := phone(t, airLink(t, addr))
@@ -197,7 +181,7 @@ func newCluster(t *testing.T) *cluster {
 }
 
 func port(t *testing.T) int {
-	p, _ := strconv.Atoi(strings.TrimPrefix(freeLocal(t), "127.0.0.1:"))
+	p, _ := strconv.Atoi(strings.TrimPrefix(airtest.FreeLocal(t), "127.0.0.1:"))
 	return p
 }
 

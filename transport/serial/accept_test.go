@@ -14,6 +14,7 @@ import (
 
 	"senseboard"
 	"senseboard/air"
+	"senseboard/air/airtest"
 	"senseboard/client"
 	"senseboard/resource"
 	"senseboard/transport/serial"
@@ -66,7 +67,7 @@ func TestRadioAcceptRetriesTemporaryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	link, err := air.Local(freeLocal(t), air.Options{Missed: 1000})
+	link, err := air.Local(airtest.FreeLocal(t), air.Options{Missed: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

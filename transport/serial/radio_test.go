@@ -3,7 +3,6 @@ package serial_test
 import (
 	"context"
 	"errors"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"senseboard"
 	"senseboard/air"
+	"senseboard/air/airtest"
 	"senseboard/client"
 	"senseboard/profile"
 	"senseboard/radio"
@@ -29,7 +29,7 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLocal(t)
+	addr := airtest.FreeLocal(t)
 	o := air.Options{Missed: 1000}     // no stream ends on a busy machine
 	devices, err := air.Local(addr, o) // the device's program, which runs the server
 	if err != nil {
@@ -64,17 +64,6 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 type airDevice struct {
 	central *air.Link
 	serial  string
-}
-
-// freeLocal returns a loopback address with a free port.
-func freeLocal(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func openRadio(t *testing.T, dev airDevice, opts ...client.Options) *client.Conn {
