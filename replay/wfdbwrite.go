@@ -79,9 +79,12 @@ func EncodeAnnotations(anns []Annotation) ([]byte, error) {
 // Encode212 packs samples (one signal) in format 212: pairs of 12-bit
 // two's-complement values in three bytes. Values are clipped to -2047..2047
 // (-2048 marks an invalid sample); an odd count is completed with a zero.
-func Encode212(samples []int) []byte {
+func Encode212(samples []int) []byte { return pack212(samples, -2047) }
+
+// pack212 packs samples in format 212, clipped to lo..2047.
+func pack212(samples []int, lo int) []byte {
 	out := make([]byte, 0, (len(samples)+1)/2*3)
-	clip := func(v int) int { return max(-2047, min(2047, v)) & 0xFFF }
+	clip := func(v int) int { return max(lo, min(2047, v)) & 0xFFF }
 	for i := 0; i < len(samples); i += 2 {
 		s0, s1 := clip(samples[i]), 0
 		if i+1 < len(samples) {
@@ -126,12 +129,7 @@ func WriteWFDB(dir string, rec *WFDBRecord) error {
 		}
 		sum += adu[i]
 	}
-	dat := Encode212(adu)
-	for i, v := range adu { // Encode212 clips; keep the invalid marker
-		if v == -2048 {
-			setInvalid212(dat, i)
-		}
-	}
+	dat := pack212(adu, -2048) // -2048 marks a missing sample
 	first := 0
 	if len(adu) > 0 {
 		first = adu[0]
@@ -162,18 +160,6 @@ func WriteWFDB(dir string, rec *WFDBRecord) error {
 		}
 	}
 	return nil
-}
-
-// setInvalid212 writes -2048 as sample i of packed format 212 data.
-func setInvalid212(dat []byte, i int) {
-	j := i / 2 * 3
-	if i%2 == 0 {
-		dat[j] = 0x00
-		dat[j+1] = dat[j+1]&0xF0 | 0x08
-	} else {
-		dat[j+1] = dat[j+1]&0x0F | 0x80
-		dat[j+2] = 0x00
-	}
 }
 
 func writeSynced(path string, data []byte) error {
