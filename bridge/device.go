@@ -345,7 +345,7 @@ func (d *device) releaseIfIdle(ctx context.Context) {
 		return
 	}
 	d.mu.Lock()
-	idle := d.connected && d.inUse == 0 && len(d.streams) == 0 && time.Since(d.lastUse) >= b.cfg.Idle && !d.leaving
+	idle := d.idleLocked()
 	d.mu.Unlock()
 	if !idle || !d.opMu.TryLock() {
 		return
@@ -353,7 +353,7 @@ func (d *device) releaseIfIdle(ctx context.Context) {
 	defer d.opMu.Unlock()
 	d.mu.Lock()
 	l := d.link
-	idle = d.connected && d.inUse == 0 && len(d.streams) == 0 && time.Since(d.lastUse) >= b.cfg.Idle
+	idle = d.idleLocked() // again, now that no connect, pair or disconnect is under way
 	if idle {
 		d.releasing, d.want = true, false
 	}
@@ -367,6 +367,13 @@ func (d *device) releaseIfIdle(ctx context.Context) {
 	if err := l.Disconnect(ctx); err != nil {
 		l.Close()
 	}
+}
+
+// idleLocked reports whether the device is connected and no client has
+// used it for Idle: no request, connect or subscription under way, and no
+// disconnection asked for. d.mu must be held.
+func (d *device) idleLocked() bool {
+	return d.connected && d.inUse == 0 && len(d.streams) == 0 && time.Since(d.lastUse) >= d.b.cfg.Idle && !d.leaving
 }
 
 // linkError words the end of a link without the name of the device, which
