@@ -26,6 +26,7 @@ import (
 	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/resource"
+	"senseboard/wire"
 )
 
 // An App is a program that runs inside a device.
@@ -191,19 +192,20 @@ func (r *Runtime) provide(definition []byte, hs Handlers) error {
 
 // appFileName names an app's definition file after the app: "app-", the
 // app's name in lower case with every character other than a letter, a
-// digit, '_', '.' and '-' made '-', and ".yaml" (at most 64 bytes, so that
-// the radio link can name it).
+// digit, '_', '.' and '-' made '-', and ".yaml" (at most
+// wire.MaxDefinitionName bytes, so that the radio link can name it).
 func appFileName(name string) string {
+	const prefix, suffix = "app-", ".yaml"
 	b := []byte(strings.ToLower(name))
 	for i, c := range b {
 		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
 			b[i] = '-'
 		}
 	}
-	if len(b) > 55 {
-		b = b[:55]
+	if room := wire.MaxDefinitionName - len(prefix) - len(suffix); len(b) > room {
+		b = b[:room]
 	}
-	return "app-" + string(b) + ".yaml"
+	return prefix + string(b) + suffix
 }
 
 // serve runs the handler of key on the app's goroutine and waits for it.
