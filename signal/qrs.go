@@ -298,11 +298,7 @@ func (d *QRSDetector) rescue(i int64) {
 	// the vetoed complex, mean removed, as the reference
 	x := d.complex(d.locate(p.i))[d.lag : int64(len(d.seg))-d.lag]
 	copy(d.ref, x)
-	mu := 0.0
-	for _, v := range d.ref {
-		mu += v
-	}
-	mu /= float64(len(d.ref))
+	mu := mean(d.ref)
 	for k := range d.ref {
 		d.ref[k] -= mu
 	}
@@ -445,11 +441,7 @@ func (d *QRSDetector) learn(r int64) {
 		return
 	}
 	x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
-	mu := 0.0
-	for _, v := range x {
-		mu += v
-	}
-	mu /= float64(len(x))
+	mu := mean(x)
 	w := 0.1
 	if d.tmplN < 8 {
 		w = 1 / float64(d.tmplN+1)
@@ -507,11 +499,12 @@ func push8(v []int64, x int64) []int64 {
 	return append(v, x)
 }
 
-func mean(v []int64) float64 {
+// mean returns the average of v, 0 when it is empty.
+func mean[T int64 | float64](v []T) float64 {
 	if len(v) == 0 {
 		return 0
 	}
-	s := int64(0)
+	var s T
 	for _, x := range v {
 		s += x
 	}
