@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -75,6 +76,21 @@ var (
 	// ErrInvalid is returned for a File that cannot be written.
 	ErrInvalid = errors.New("edf: invalid recording")
 )
+
+// Fit sets the physical range of s to that of its samples (widened by 1 on
+// each side when they are all the same) and its digital range to the full
+// 16 bits, so that the samples keep all the precision EDF has.
+func (s *Signal) Fit() {
+	var lo, hi float64
+	if len(s.Samples) > 0 {
+		lo, hi = slices.Min(s.Samples), slices.Max(s.Samples)
+	}
+	if hi-lo < 1e-6 {
+		lo, hi = lo-1, hi+1
+	}
+	s.PhysicalMin, s.PhysicalMax = lo, hi
+	s.DigitalMin, s.DigitalMax = -32768, 32767
+}
 
 // Digital returns the digital value of physical value v of s, clipped to the
 // digital range.

@@ -138,12 +138,9 @@ func EDF(log []byte) (*edf.File, error) {
 			samples = append(samples, s.samples[0])
 		}
 		samples = append(samples, s.samples...)
-		lo, hi := slices.Min(samples), slices.Max(samples)
-		if hi-lo < 1e-6 {
-			lo, hi = lo-1, hi+1
-		}
-		f.Signals = append(f.Signals, edf.Signal{Label: s.label, Unit: s.unit, PhysicalMin: lo, PhysicalMax: hi,
-			DigitalMin: -32768, DigitalMax: 32767, Rate: rate, Samples: samples, Transducer: s.stream})
+		sig := edf.Signal{Label: s.label, Unit: s.unit, Transducer: s.stream, Rate: rate, Samples: samples}
+		sig.Fit()
+		f.Signals = append(f.Signals, sig)
 	}
 	for _, n := range notes {
 		at := max(0, n.at-start)

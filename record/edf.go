@@ -339,12 +339,9 @@ func (b *edfBuilder) file() (*edf.File, error) {
 			}
 		}
 		for c, samples := range cols {
-			lo, hi := slices.Min(samples), slices.Max(samples)
-			if hi-lo < 1e-6 {
-				lo, hi = lo-1, hi+1
-			}
-			f.Signals = append(f.Signals, edf.Signal{Label: s.labels[c], Unit: s.units[c], Transducer: trimPath(s.uri),
-				PhysicalMin: lo, PhysicalMax: hi, DigitalMin: -32768, DigitalMax: 32767, Rate: s.rate, Samples: samples})
+			sig := edf.Signal{Label: s.labels[c], Unit: s.units[c], Transducer: trimPath(s.uri), Rate: s.rate, Samples: samples}
+			sig.Fit()
+			f.Signals = append(f.Signals, sig)
 		}
 	}
 	for _, n := range b.notes {
