@@ -9,6 +9,7 @@ import (
 
 	"senseboard/edf"
 	"senseboard/sbem"
+	"senseboard/sensor"
 )
 
 // familyRates are the sample rates of the family's streams; a log's
@@ -22,9 +23,6 @@ const (
 	maxLate = 10 * time.Minute
 	maxRate = 10000.0
 )
-
-// ecgRawToMV converts the raw ECG stream's counts to millivolts.
-const ecgRawToMV = 0.000381469726563
 
 type series struct {
 	stream, label, unit string
@@ -171,7 +169,7 @@ func rateOf(s *series) float64 {
 func labelOf(stream, field string) (label, unit string, scale float64) {
 	switch stream {
 	case "MeasECG":
-		return "ECG", "mV", ecgRawToMV
+		return "ECG", "mV", sensor.ECGUnit
 	case "MeasECGmV":
 		return "ECG", "mV", 1
 	}

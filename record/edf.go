@@ -16,9 +16,6 @@ import (
 	"senseboard/sensor"
 )
 
-// ecgRawToMV converts the raw ECG stream's counts to millivolts.
-const ecgRawToMV = 0.000381469726563
-
 // EDF reads a recording's files back (the CSV files of its streams, or its
 // JSON Lines file) and makes one EDF+ recording of them:
 //
@@ -92,7 +89,7 @@ func (b *edfBuilder) stream(uri string, k kind) *edfStream {
 		case k.columns[1] == "sample" || k.columns[1] == "mV":
 			s.labels, s.units = append(s.labels, "ECG"), append(s.units, "mV")
 			if c == "sample" {
-				s.scale = ecgRawToMV
+				s.scale = sensor.ECGUnit
 			}
 		case k.columns[1] == "x": // Acc, Gyro or Magn alone
 			s.labels = append(s.labels, name+" "+c)
