@@ -415,9 +415,11 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	now := c.p.clk.Now()
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	packets := a.Packets(c.airMTU - 3)
+	var packets int
 	if size >= 0 {
 		packets = a.StreamPackets(size, c.airMTU)
+	} else {
+		packets = a.Packets(c.airMTU - 3)
 	}
 	return c.air.admit(now, packets, n.Sub, limit)
 }
