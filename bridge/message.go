@@ -156,6 +156,28 @@ func (m *Message) paramsOf(ctx context.Context, d *device, c *client.Conn, op re
 	return params, err == nil, err
 }
 
+// useFor takes device d into use (d.use) for the message's op on path and
+// returns its connection with the message's values. Values the bridge's
+// own definitions judge are judged before the device is used, so a bad
+// message connects to nothing; those of a path only the device defines
+// are judged once it is connected.
+func (m *Message) useFor(ctx context.Context, d *device, op resource.Op, path string) (c *client.Conn, params []resource.Value, done func(), err error) {
+	params, ok, err := m.paramsOf(ctx, d, nil, op, path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if c, done, err = d.use(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	if !ok {
+		if params, _, err = m.paramsOf(ctx, d, c, op, path); err != nil {
+			done()
+			return nil, nil, nil, err
+		}
+	}
+	return c, params, done, nil
+}
+
 // namedParams reads the object value of an operation with several
 // parameters into the parameters' values, in the definition's order.
 func namedParams(o *api.Operation, want []*api.Param, value json.RawMessage) ([]resource.Value, error) {
@@ -337,20 +359,11 @@ func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	params, ok, err := m.paramsOf(ctx, d, nil, op, path)
-	if err != nil {
-		return nil, err
-	}
-	c, done, err := d.use(ctx)
+	c, params, done, err := m.useFor(ctx, d, op, path)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	if !ok {
-		if params, _, err = m.paramsOf(ctx, d, c, op, path); err != nil {
-			return nil, err
-		}
-	}
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	env, err := c.Do(ctx, op, path, params...)

@@ -85,20 +85,11 @@ func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *An
 	if err != nil {
 		return nil, nil, err
 	}
-	params, ok, err := m.paramsOf(ctx, d, nil, resource.Subscribe, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, done, err := d.use(ctx)
+	c, params, done, err := m.useFor(ctx, d, resource.Subscribe, path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer done()
-	if !ok {
-		if params, _, err = m.paramsOf(ctx, d, c, resource.Subscribe, path); err != nil {
-			return nil, nil, err
-		}
-	}
 	s, a, created, err := d.subscribe(ctx, c, path, params, m, sink)
 	if created {
 		d.publish()
