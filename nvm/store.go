@@ -329,7 +329,7 @@ func (s *Store) Write(name string, data []byte) error {
 	if err := writeFile(s.dir, path, Encode(data)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := SyncDir(s.dir); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -350,9 +350,9 @@ func writeFile(dir, path string, data []byte) error {
 	return t.CloseAtomicallyReplace()
 }
 
-// syncDir fsyncs a directory so that a rename in it is durable; renameio
-// syncs the file, not its directory.
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory so that a file created or renamed in it is
+// durable; renameio syncs the file, not its directory.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -186,26 +186,14 @@ func (s *Storage) Create(now uint32) (uint32, error) {
 		f.Close()
 		return 0, fmt.Errorf("logbook: %w", err)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := nvm.SyncDir(s.dir); err != nil {
 		f.Close()
-		return 0, err
+		return 0, fmt.Errorf("logbook: %w", err)
 	}
 	s.open, s.openID, s.openLen = f, id, int64(len(sbem.Header))
 	s.sizes[id] = s.openLen
 	s.index.Entries = append(s.index.Entries, Entry{ID: id, Modified: now})
 	return id, s.saveIndex()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("logbook: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("logbook: %w", err)
-	}
-	return nil
 }
 
 // makeRoom erases the oldest closed logs until n more bytes fit; s.mu is held.
