@@ -82,6 +82,12 @@ var bwPower = func() float64 {
 // has energy a^2 w sqrt(pi)/2, and they come emChance per slot.
 var emPower = emChance / emSlot * (emMinW + emMaxW) / 2 * math.Sqrt(math.Pi) / 2
 
+// the root mean squares that scale each process to unit power
+var bwRMS, emRMS = math.Sqrt(bwPower), math.Sqrt(emPower)
+
+// on reports whether any noise is added.
+func (e *ecgNoise) on() bool { return e.bw != 0 || e.ma != 0 || e.em != 0 }
+
 // at returns the added noise at t (ts = t in seconds), mV.
 func (e *ecgNoise) at(seed uint64, t time.Duration, ts float64) float64 {
 	v := 0.0
@@ -90,7 +96,7 @@ func (e *ecgNoise) at(seed uint64, t time.Duration, ts float64) float64 {
 		for i, c := range bwTones {
 			s += c.a * math.Sin(2*math.Pi*c.f*ts+e.bwPhase[i])
 		}
-		v += e.bw * s / math.Sqrt(bwPower)
+		v += e.bw * s / bwRMS
 	}
 	if e.ma != 0 {
 		v += e.ma * noise.Normal(noise.Key(seed, streamMA, uint64(t)))
@@ -110,7 +116,7 @@ func (e *ecgNoise) at(seed uint64, t time.Duration, ts float64) float64 {
 				s += noise.Gauss(key+3) * x * math.Exp(-0.5*x*x)
 			}
 		}
-		v += e.em * s / math.Sqrt(emPower)
+		v += e.em * s / emRMS
 	}
 	return v
 }

@@ -60,8 +60,7 @@ type Model struct {
 	hardIron world.Vec3 // uT
 	tempOff  float64    // K
 
-	noise    ecgNoise // added ECG noise; off unless the scenario asks
-	addNoise bool
+	noise ecgNoise // added ECG noise; off unless the scenario asks
 
 	mu     sync.Mutex
 	motion []world.Motion
@@ -92,10 +91,8 @@ func beatWaves(b world.Beat, buf *[5]wave) *[5]wave {
 // NewModel returns the sensors of device seed on wearer w.
 func NewModel(w *world.Wearer, seed uint64) *Model {
 	b := func(i uint64, sd float64) float64 { return sd * noise.Gauss(noise.Key(seed, streamBias, i)) }
-	n := w.Scenario().ECGNoise
 	return &Model{
-		noise:    newECGNoise(n, seed),
-		addNoise: !n.None(),
+		noise:    newECGNoise(w.Scenario().ECGNoise, seed),
 		w:        w,
 		seed:     seed,
 		accBias:  world.Vec3{X: b(0, 0.04), Y: b(1, 0.04), Z: b(2, 0.04)},
@@ -285,7 +282,7 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		if heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
 			v += afWave(ts)
 		}
-		if m.addNoise {
+		if m.noise.on() {
 			v += m.noise.at(m.seed, t, ts)
 		}
 		dst[i] = v + wander + motion + emg + hum

@@ -145,11 +145,6 @@ type ECGNoise struct {
 	ElectrodeMotion *float64 // electrode motion artefact: sudden QRS-like deflections, 30 to 150 ms wide
 }
 
-// None reports whether no noise is added.
-func (n ECGNoise) None() bool {
-	return n.BaselineWander == nil && n.Muscle == nil && n.ElectrodeMotion == nil
-}
-
 // Start is the wearer's state when the scenario begins.
 type Start struct {
 	HeartRate float64 // resting heart rate, bpm
