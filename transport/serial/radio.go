@@ -138,6 +138,15 @@ func (rs *radioSession) fail(id uint32, err error) {
 
 func (rs *radioSession) ack(id uint32) { rs.w.Write(wire.AppendFrame(nil, wire.Ack, id, nil)) }
 
+// done answers a request that carries no result: an Ack, or the error.
+func (rs *radioSession) done(id uint32, err error) {
+	if err != nil {
+		rs.fail(id, err)
+		return
+	}
+	rs.ack(id)
+}
+
 func (rs *radioSession) sayHello(f wire.Frame) {
 	h, ok := greet(rs.w, f)
 	if !ok {
@@ -268,11 +277,7 @@ func (rs *radioSession) hrsNotify(f wire.Frame) {
 		rs.fail(f.ID, fmt.Errorf("hrs notify: want {\"on\": true}: %v", err))
 		return
 	}
-	if err := rs.link.SetHRSNotifications(m.On); err != nil {
-		rs.fail(f.ID, err)
-		return
-	}
-	rs.ack(f.ID)
+	rs.done(f.ID, rs.link.SetHRSNotifications(m.On))
 }
 
 func (rs *radioSession) nusWrite(f wire.Frame) {
@@ -281,11 +286,7 @@ func (rs *radioSession) nusWrite(f wire.Frame) {
 		rs.fail(f.ID, fmt.Errorf("nus write: want {\"data\": \"<base64>\"}: %v", err))
 		return
 	}
-	if err := rs.link.WriteNUS(m.Data); err != nil {
-		rs.fail(f.ID, err)
-		return
-	}
-	rs.ack(f.ID)
+	rs.done(f.ID, rs.link.WriteNUS(m.Data))
 }
 
 var propNames = []struct {
@@ -317,11 +318,7 @@ func (rs *radioSession) gattMTU(f wire.Frame) {
 		rs.fail(f.ID, fmt.Errorf("gatt mtu: want {\"mtu\": 247}: %v", err))
 		return
 	}
-	if err := rs.link.SetMTU(m.MTU); err != nil {
-		rs.fail(f.ID, err)
-		return
-	}
-	rs.ack(f.ID)
+	rs.done(f.ID, rs.link.SetMTU(m.MTU))
 }
 
 func (rs *radioSession) gattWrite(f wire.Frame) {
@@ -334,11 +331,7 @@ func (rs *radioSession) gattWrite(f wire.Frame) {
 	if err == nil {
 		err = rs.link.Write(char, m.Data)
 	}
-	if err != nil {
-		rs.fail(f.ID, err)
-		return
-	}
-	rs.ack(f.ID)
+	rs.done(f.ID, err)
 }
 
 func (rs *radioSession) gattNotify(f wire.Frame) {
