@@ -166,9 +166,13 @@ func (d *device) definitions(ctx context.Context, c *client.Conn) (*deviceDefs, 
 		}
 		return nil
 	}
+	sameFirmware := idx.Builtin.Set == api.EmbeddedHash() // the device's built-in files are the bridge's
 	for _, name := range idx.Builtin.Files {
-		f := ownFile(own, name)
-		if f == nil || idx.Builtin.Set != api.EmbeddedHash() {
+		var f *api.File
+		if sameFirmware {
+			f = ownFile(own, name)
+		}
+		if f == nil {
 			if f, err = fetchFile(ctx, c, name, ""); err != nil {
 				return nil, fmt.Errorf("device %s: definitions: %w", d.serial, err)
 			}
