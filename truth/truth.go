@@ -30,13 +30,13 @@ var beatCode = map[world.BeatKind]int{world.Normal: replay.CodeNormal, world.Ven
 var rhythmText = map[world.Rhythm]string{world.Sinus: "(N", world.AtrialFibrillation: "(AFIB", world.Bradycardia: "(SBR", world.Tachycardia: "(SVTA"}
 
 // samples renders the model's ECG over s, in mV at the electrodes.
-func samples(m *sensor.Model, s Span) ([]float64, time.Duration, error) {
+func samples(m *sensor.Model, s Span) ([]float64, error) {
 	if !(s.Rate > 0 && s.Rate <= 10000) || s.To <= s.From {
-		return nil, 0, fmt.Errorf("truth: span %v..%v at %g Hz: want From < To and a rate up to 10 kHz", s.From, s.To, s.Rate)
+		return nil, fmt.Errorf("truth: span %v..%v at %g Hz: want From < To and a rate up to 10 kHz", s.From, s.To, s.Rate)
 	}
 	n := int((s.To - s.From).Seconds() * s.Rate)
 	if n > 100_000_000 {
-		return nil, 0, fmt.Errorf("truth: %d samples; at most 100000000", n)
+		return nil, fmt.Errorf("truth: %d samples; at most 100000000", n)
 	}
 	dt := time.Duration(float64(time.Second) / s.Rate)
 	x := make([]float64, n)
@@ -44,7 +44,7 @@ func samples(m *sensor.Model, s Span) ([]float64, time.Duration, error) {
 	for i := 0; i < n; i += chunk {
 		m.FillECG(x[i:min(i+chunk, n)], s.From+time.Duration(i)*dt, dt)
 	}
-	return x, dt, nil
+	return x, nil
 }
 
 // Annotations returns the WFDB annotations of the model's beats in s: a
@@ -69,7 +69,7 @@ func Annotations(m *sensor.Model, s Span) []replay.Annotation {
 // (.hea, .dat in format 212 at 200 units per mV, .atr with the true beats
 // and rhythms).
 func WriteWFDB(dir, name string, m *sensor.Model, s Span) error {
-	x, _, err := samples(m, s)
+	x, err := samples(m, s)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func WriteWFDB(dir, name string, m *sensor.Model, s Span) error {
 // rate must be a whole number of samples per second. start is the wall
 // time of s.From.
 func EDF(m *sensor.Model, s Span, start time.Time) (*edf.File, error) {
-	x, _, err := samples(m, s)
+	x, err := samples(m, s)
 	if err != nil {
 		return nil, err
 	}
