@@ -189,8 +189,8 @@ func measureThroughput(t *testing.T, stream, path string, rate int) throughputRo
 	}
 	lost := int(s.sub.Dropped())
 	r.perSecond = float64(notes+lost) / throughputSeconds
-	a := radio.Airtime{DataLength: profile.DefaultAirtime.DataLength}
-	r.packets = r.perSecond * float64(a.StreamPackets(r.bytes, radio.DefaultMTU))
+	a := profile.DefaultAirtime
+	r.packets = r.perSecond * float64(radio.StreamPackets(&a, r.bytes, radio.DefaultMTU))
 	r.delivered = 100 * float64(notes) / float64(notes+lost)
 	return r
 }

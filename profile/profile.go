@@ -81,31 +81,67 @@ type BLE struct {
 	Airtime Airtime `yaml:"airtime"`
 }
 
-// Airtime is the throughput model of a BLE connection (package radio's
-// Airtime): what the air carries per connection interval, and what the
+// Airtime is the throughput model of a BLE connection, which package
+// radio runs: what the air carries per connection event, and what the
 // device loses when a subscription asks for more. The connection interval
-// is the connection's own (its max_conn_interval).
+// is the connection's own (see package radio).
 type Airtime struct {
-	// Enabled limits the throughput over BLE, as the hardware has it.
+	// Enabled limits the throughput over BLE, as the hardware has it; off,
+	// everything the device sends leaves at once.
 	Enabled bool `yaml:"enabled"`
 	// PacketsPerEvent is the link-layer packets a connection event
-	// carries from the device, 1..32.
+	// carries from the device, 1..MaxPacketsPerEvent.
 	PacketsPerEvent int `yaml:"packetsPerEvent"`
-	// DataLength is a link-layer packet's payload bytes, 27..251.
+	// DataLength is a link-layer packet's payload bytes, MinDataLength
+	// (BLE 4.0 and 4.1) to MaxDataLength (the data length extension).
 	DataLength int `yaml:"dataLength"`
-	// TXQueue is the notifications that wait for the air at most, 2..64;
-	// streams leave the last place to command answers and log transfers.
+	// TXQueue is the notifications that wait for the air at most,
+	// MinTXQueue..MaxTXQueue; streams leave the last place to command
+	// answers and log transfers.
 	TXQueue int `yaml:"txQueue"`
 	// MissedEvents is the share of connection events that carry nothing,
-	// 0..0.5.
+	// 0..MaxMissedEvents.
 	MissedEvents float64 `yaml:"missedEvents"`
+}
+
+// Limits of the throughput model's settings.
+const (
+	MaxPacketsPerEvent = 32
+	MinDataLength      = 27
+	MaxDataLength      = 251
+	MinTXQueue         = 2
+	MaxTXQueue         = 64
+	MaxMissedEvents    = 0.5
+)
+
+// ErrAirtime is a throughput model whose settings break their limits.
+var ErrAirtime = errors.New("BLE throughput model setting out of range")
+
+// Validate checks the model's settings when it is enabled, naming the
+// profile setting that breaks its limits.
+func (a *Airtime) Validate() error {
+	if !a.Enabled {
+		return nil
+	}
+	switch {
+	case a.PacketsPerEvent < 1 || a.PacketsPerEvent > MaxPacketsPerEvent:
+		return fmt.Errorf("%w: ble.airtime.packetsPerEvent %d: 1..%d", ErrAirtime, a.PacketsPerEvent, MaxPacketsPerEvent)
+	case a.DataLength < MinDataLength || a.DataLength > MaxDataLength:
+		return fmt.Errorf("%w: ble.airtime.dataLength %d: %d..%d bytes", ErrAirtime, a.DataLength, MinDataLength, MaxDataLength)
+	case a.TXQueue < MinTXQueue || a.TXQueue > MaxTXQueue:
+		return fmt.Errorf("%w: ble.airtime.txQueue %d: %d..%d notifications (streams leave the last place to command answers and log transfers)",
+			ErrAirtime, a.TXQueue, MinTXQueue, MaxTXQueue)
+	case !(a.MissedEvents >= 0 && a.MissedEvents <= MaxMissedEvents):
+		return fmt.Errorf("%w: ble.airtime.missedEvents %v: 0..%v", ErrAirtime, a.MissedEvents, MaxMissedEvents)
+	}
+	return nil
 }
 
 // DefaultAirtime is the throughput model of the default profile: a phone
 // that takes 4 packets per connection event with the data length
 // extension, a transmit queue of 8 notifications, and 2% of the
 // connection events missed.
-var DefaultAirtime = Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02}
+var DefaultAirtime = Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: MaxDataLength, TXQueue: 8, MissedEvents: 0.02}
 
 // Modules says which optional modules are built in.
 type Modules struct {
@@ -264,17 +300,8 @@ func (p *Profile) Validate() error {
 	if !addressRE.MatchString(p.BLE.Address) {
 		return fmt.Errorf("ble.address %q: form XX:XX:XX:XX:XX:XX", p.BLE.Address)
 	}
-	if a := p.BLE.Airtime; a.Enabled {
-		switch {
-		case a.PacketsPerEvent < 1 || a.PacketsPerEvent > 32:
-			return fmt.Errorf("ble.airtime.packetsPerEvent %d: 1..32", a.PacketsPerEvent)
-		case a.DataLength < 27 || a.DataLength > 251:
-			return fmt.Errorf("ble.airtime.dataLength %d: 27..251 bytes", a.DataLength)
-		case a.TXQueue < 2 || a.TXQueue > 64:
-			return fmt.Errorf("ble.airtime.txQueue %d: 2..64 notifications (streams leave the last place to command answers and log transfers)", a.TXQueue)
-		case !(a.MissedEvents >= 0 && a.MissedEvents <= 0.5):
-			return fmt.Errorf("ble.airtime.missedEvents %v: 0..0.5", a.MissedEvents)
-		}
+	if err := p.BLE.Airtime.Validate(); err != nil {
+		return err
 	}
 	d := p.Debug
 	if d.MessageLines < 1 || d.MessageLines > 1000 {

@@ -1,6 +1,7 @@
 package profile_test
 
 import (
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -108,6 +109,39 @@ func TestPCBASerialFollowsTheFile(t *testing.T) {
 		}
 		if q := p.WithSerial("000555"); tt.want[0] == 'P' && q.Product.PCBASerial != "P000555" {
 			t.Errorf("%s, then serial 000555: pcbaSerial %s", tt.yaml, q.Product.PCBASerial)
+		}
+	}
+}
+
+// A throughput model that breaks a limit is refused with ErrAirtime,
+// naming the setting; a disabled one is not checked.
+func TestAirtimeLimits(t *testing.T) {
+	for _, tt := range []struct {
+		yaml, want string
+	}{
+		{`ble: {airtime: {packetsPerEvent: 0}}`, "ble.airtime.packetsPerEvent 0: 1..32"},
+		{`ble: {airtime: {packetsPerEvent: 33}}`, "ble.airtime.packetsPerEvent 33: 1..32"},
+		{`ble: {airtime: {dataLength: 26}}`, "ble.airtime.dataLength 26: 27..251 bytes"},
+		{`ble: {airtime: {dataLength: 252}}`, "ble.airtime.dataLength 252: 27..251 bytes"},
+		{`ble: {airtime: {txQueue: 1}}`, "ble.airtime.txQueue 1: 2..64"},
+		{`ble: {airtime: {txQueue: 65}}`, "ble.airtime.txQueue 65: 2..64"},
+		{`ble: {airtime: {missedEvents: 0.6}}`, "ble.airtime.missedEvents 0.6: 0..0.5"},
+		{`ble: {airtime: {missedEvents: -0.1}}`, "ble.airtime.missedEvents -0.1: 0..0.5"},
+	} {
+		_, err := profile.Parse([]byte(tt.yaml))
+		if !errors.Is(err, profile.ErrAirtime) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want ErrAirtime saying %q", tt.yaml, err, tt.want)
+		}
+	}
+	if _, err := profile.Parse([]byte(`ble: {airtime: {enabled: false, txQueue: 0}}`)); err != nil {
+		t.Errorf("a disabled model was checked: %v", err)
+	}
+	for _, limit := range []profile.Airtime{
+		{Enabled: true, PacketsPerEvent: 1, DataLength: profile.MinDataLength, TXQueue: profile.MinTXQueue},
+		{Enabled: true, PacketsPerEvent: profile.MaxPacketsPerEvent, DataLength: profile.MaxDataLength, TXQueue: profile.MaxTXQueue, MissedEvents: profile.MaxMissedEvents},
+	} {
+		if err := limit.Validate(); err != nil {
+			t.Errorf("%+v at the limits: %v", limit, err)
 		}
 	}
 }

@@ -1,15 +1,15 @@
 package radio
 
 import (
-	"fmt"
 	"time"
 
 	"senseboard/noise"
+	"senseboard/profile"
 	"senseboard/resource"
 )
 
-// Airtime is the throughput model of a connection: what the air carries
-// from the device to the central, and what it loses.
+// The throughput model of a connection (profile.Airtime, Config.Airtime):
+// what the air carries from the device to the central, and what it loses.
 //
 // The device's notifications wait in its transmit queue, at most TXQueue
 // of them, until connection events carry them out. A connection event
@@ -33,50 +33,6 @@ import (
 //
 // A notification that is admitted reaches the central at once: the model
 // decides what is lost, not when the rest arrives.
-type Airtime struct {
-	// On turns the model on; off, every notification leaves at once.
-	On bool
-	// PacketsPerEvent is how many link-layer packets one connection event
-	// carries from the device, 1..MaxPacketsPerEvent.
-	PacketsPerEvent int
-	// DataLength is the payload bytes of a link-layer packet, 27 (BLE 4.0
-	// and 4.1) to 251 (data length extension).
-	DataLength int
-	// TXQueue is how many notifications wait for the air at most,
-	// 2..MaxTXQueue; streams leave the last place to flow-controlled
-	// senders (see Conn.TryNotify).
-	TXQueue int
-	// MissedEvents is the share of connection events that carry nothing,
-	// 0..0.5.
-	MissedEvents float64
-}
-
-// Limits of the throughput model's settings.
-const (
-	MaxPacketsPerEvent = 32
-	MinDataLength      = 27
-	MaxDataLength      = 251
-	MaxTXQueue         = 64
-	MaxMissedEvents    = 0.5
-)
-
-// Validate checks the model's settings when it is on.
-func (a *Airtime) Validate() error {
-	if !a.On {
-		return nil
-	}
-	switch {
-	case a.PacketsPerEvent < 1 || a.PacketsPerEvent > MaxPacketsPerEvent:
-		return fmt.Errorf("packets per connection event %d is outside 1..%d", a.PacketsPerEvent, MaxPacketsPerEvent)
-	case a.DataLength < MinDataLength || a.DataLength > MaxDataLength:
-		return fmt.Errorf("link-layer data length %d is outside %d..%d bytes", a.DataLength, MinDataLength, MaxDataLength)
-	case a.TXQueue < 2 || a.TXQueue > MaxTXQueue:
-		return fmt.Errorf("transmit queue of %d notifications is outside 2..%d", a.TXQueue, MaxTXQueue)
-	case !(a.MissedEvents >= 0 && a.MissedEvents <= MaxMissedEvents):
-		return fmt.Errorf("missed connection events %v is outside 0..%v", a.MissedEvents, MaxMissedEvents)
-	}
-	return nil
-}
 
 // Interval returns the connection interval the model uses for cp: its
 // MaxConnInterval.
@@ -84,23 +40,23 @@ func Interval(cp ConnParams) time.Duration {
 	return time.Duration(cp.MaxConnInterval) * 1250 * time.Microsecond
 }
 
-// Packets returns how many link-layer packets a notification payload of n
-// bytes takes with this data length: an ATT PDU of n+3 bytes behind a
+// NotificationPackets returns how many link-layer packets a notification payload of n
+// bytes takes with the model's data length: an ATT PDU of n+3 bytes behind a
 // 4-byte L2CAP header.
-func (a *Airtime) Packets(n int) int {
+func NotificationPackets(a *profile.Airtime, n int) int {
 	return (n + 7 + a.DataLength - 1) / a.DataLength
 }
 
 // StreamPackets returns how many link-layer packets a stream payload of n
-// bytes takes with an ATT MTU: it goes out in notifications of at most
+// bytes takes with the model and an ATT MTU: it goes out in notifications of at most
 // MTU-3 bytes, each part behind a 2-byte header (code and reference, as
 // GSP sends its DATA, DATA_PART2 and DATA_PART3).
-func (a *Airtime) StreamPackets(n, mtu int) int {
+func StreamPackets(a *profile.Airtime, n, mtu int) int {
 	room := mtu - 3 - streamHeader
 	full, rest := n/room, n%room
-	p := full * a.Packets(room+streamHeader)
+	p := full * NotificationPackets(a, room+streamHeader)
 	if rest > 0 || n == 0 {
-		p += a.Packets(rest + streamHeader)
+		p += NotificationPackets(a, rest+streamHeader)
 	}
 	return p
 }
@@ -116,13 +72,13 @@ const streamAir = 0xA1E
 // since the last one, so it needs no goroutine or timer, and what it loses
 // depends only on the times of the admissions and the seed.
 type airQueue struct {
-	cfg      Airtime
+	cfg      profile.Airtime
 	key      uint64        // seed of the missed events
 	interval time.Duration // between connection events
 	origin   time.Duration // time of event 0
 	next     int64         // the first event not run yet
 	count    uint64        // events since the connection began: the key of the missed ones
-	items    [MaxTXQueue]airItem
+	items    [profile.MaxTXQueue]airItem
 	head, n  int
 	sent     int // packets of the head item already sent
 }

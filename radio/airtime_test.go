@@ -9,6 +9,7 @@ import (
 
 	"senseboard/clock"
 	"senseboard/nvm"
+	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/resource"
 )
@@ -20,7 +21,7 @@ var (
 
 // newAirtimeLink connects a central to a device under the throughput model
 // and switches on the notifications of a characteristic.
-func newAirtimeLink(tb testing.TB, a radio.Airtime, seed uint64, clk clock.Clock) *radio.Conn {
+func newAirtimeLink(tb testing.TB, a profile.Airtime, seed uint64, clk clock.Clock) *radio.Conn {
 	tb.Helper()
 	st, err := radio.OpenSettings(openStore(tb))
 	if err != nil {
@@ -66,17 +67,17 @@ func burst(tb testing.TB, c *radio.Conn, n, size int) int {
 func TestAirtimeBudget(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
-		a        radio.Airtime
+		a        profile.Airtime
 		interval uint16 // 1.25 ms
 		size     int
 		first    int   // taken at once: the queue
 		after    []int // taken after each further connection event
 	}{
-		{"one packet each", radio.Airtime{On: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}, 40, 100, 8, []int{4, 4, 4}},
-		{"full MTU", radio.Airtime{On: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}, 40, 244, 8, []int{4, 4, 4}},
-		{"four packets each without the data length extension", radio.Airtime{On: true, PacketsPerEvent: 4, DataLength: 27, TXQueue: 8}, 40, 100, 8, []int{1, 1, 1}},
-		{"two packets each", radio.Airtime{On: true, PacketsPerEvent: 6, DataLength: 27, TXQueue: 3}, 6, 40, 3, []int{3, 3, 3}},
-		{"a notification every second event", radio.Airtime{On: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2}, 24, 40, 2, []int{0, 1, 0}},
+		{"one packet each", profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}, 40, 100, 8, []int{4, 4, 4}},
+		{"full MTU", profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}, 40, 244, 8, []int{4, 4, 4}},
+		{"four packets each without the data length extension", profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 27, TXQueue: 8}, 40, 100, 8, []int{1, 1, 1}},
+		{"two packets each", profile.Airtime{Enabled: true, PacketsPerEvent: 6, DataLength: 27, TXQueue: 3}, 6, 40, 3, []int{3, 3, 3}},
+		{"a notification every second event", profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2}, 24, 40, 2, []int{0, 1, 0}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := clock.NewVirtual()
@@ -101,7 +102,7 @@ func TestAirtimeBudget(t *testing.T) {
 // Without the model every notification leaves at once, up to what the
 // central has not read.
 func TestAirtimeOff(t *testing.T) {
-	c := newAirtimeLink(t, radio.Airtime{}, 1, clock.NewVirtual())
+	c := newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
 	if got := burst(t, c, 1000, 244); got != 1000 {
 		t.Errorf("took %d of 1000", got)
 	}
@@ -127,7 +128,7 @@ func TestAirtimeOff(t *testing.T) {
 func TestAirtimeSeeded(t *testing.T) {
 	run := func(seed uint64) string {
 		clk := clock.NewVirtual()
-		c := newAirtimeLink(t, radio.Airtime{On: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 2, MissedEvents: 0.3}, seed, clk)
+		c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 2, MissedEvents: 0.3}, seed, clk)
 		var got []byte
 		for range 200 {
 			clk.Advance(20 * time.Millisecond)
@@ -158,7 +159,7 @@ func TestAirtimeSeeded(t *testing.T) {
 // carries packets, and when the connection ends.
 func TestWhenRoom(t *testing.T) {
 	clk := clock.NewVirtual()
-	c := newAirtimeLink(t, radio.Airtime{On: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 2}, 1, clk)
+	c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 2}, 1, clk)
 	for range 5 {
 		if err := c.Notify(streamChar, make([]byte, 10)); err != nil {
 			t.Fatal(err)
@@ -209,7 +210,7 @@ func (f *fastClock) AfterFunc(time.Duration, func()) clock.Timer {
 // the admission, the copy for the central, and its reading. The clock
 // moves 15 ms a notification, so that most are admitted.
 func BenchmarkNotify(b *testing.B) {
-	c := newAirtimeLink(b, radio.Airtime{On: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02}, 1, &fastClock{step: 15 * time.Millisecond})
+	c := newAirtimeLink(b, profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02}, 1, &fastClock{step: 15 * time.Millisecond})
 	data := make([]byte, 68) // an ECG notification of 16 samples
 	b.ReportAllocs()
 	sent := 0
@@ -237,7 +238,7 @@ func ExampleConn_TryNotify() {
 	clk := clock.NewVirtual()
 	p := radio.New(radio.Config{
 		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
-		Airtime: radio.Airtime{On: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2},
+		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2},
 	}, settings)
 	p.AddService(&radio.Service{UUID: streamService, Characteristics: []radio.Characteristic{{UUID: streamChar, Props: radio.PropNotify}}})
 	c, _ := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", "phone"), resource.NewQueue(1))
@@ -276,7 +277,7 @@ func BenchmarkSubscriptionNotify(b *testing.B) {
 	}
 	p := radio.New(radio.Config{
 		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: &fastClock{step: 15 * time.Millisecond},
-		Airtime:          radio.Airtime{On: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02},
+		Airtime:          profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02},
 		NotificationSize: func(content any) int { return 68 },
 	}, st)
 	q := resource.NewQueue(1 << 16)
@@ -306,3 +307,62 @@ func (nopSource) Subscribe(*resource.Topic, *resource.Request) resource.Response
 	return resource.OK(nil)
 }
 func (nopSource) Unsubscribed(*resource.Topic) {}
+
+// limitSource sets its topics' Limit, as the ECG front end does with its
+// buffer of two notifications.
+type limitSource struct{ limit int }
+
+func (s limitSource) Subscribe(t *resource.Topic, _ *resource.Request) resource.Response {
+	t.Limit = s.limit
+	return resource.OK(nil)
+}
+func (limitSource) Unsubscribed(*resource.Topic) {}
+
+// A subscription whose source buffers Limit notifications of its own has
+// at most that many waiting for the air; the rest of the queue stays free
+// for the others. The transport's queue is drained at once, so only the
+// radio's limit can refuse.
+func TestAirtimeTopicLimit(t *testing.T) {
+	st, err := radio.OpenSettings(openStore(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewVirtual()
+	p := radio.New(radio.Config{
+		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
+		Airtime:          profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 8},
+		NotificationSize: func(any) int { return 68 },
+	}, st)
+	q := resource.NewQueue(64)
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect()
+	hub := resource.NewHub(0)
+	subscribe := func(path string, limit int) *resource.Subscription {
+		sub, resp := hub.Subscribe(&resource.Request{Client: c.Client()}, path, limitSource{limit})
+		if !resp.Status.OK() {
+			t.Fatal(resp.Status)
+		}
+		return sub
+	}
+	ecg, acc := subscribe("/Meas/ECG/512", 2), subscribe("/Meas/Acc/13", 0)
+	send := func(sub *resource.Subscription, n int) {
+		for range n {
+			sub.Notify(new(int))
+			q.Drain(nil)
+		}
+	}
+	send(ecg, 5)
+	send(acc, 4)
+	if ecg.Dropped() != 3 || acc.Dropped() != 0 {
+		t.Errorf("5 ECG and 4 Acc notifications at once: %d and %d dropped; want 3 (two wait in the front end's buffer) and 0",
+			ecg.Dropped(), acc.Dropped())
+	}
+	clk.Advance(radio.Interval(c.Params())) // one packet leaves: the first ECG notification
+	send(ecg, 2)
+	if ecg.Dropped() != 4 {
+		t.Errorf("after one event: %d ECG notifications dropped in all, want 4", ecg.Dropped())
+	}
+}

@@ -349,7 +349,7 @@ func (c *Conn) WhenRoom(f func()) {
 // now: it came in a connection event, which carries the device's packets
 // too, and whoever waits for room hears of it.
 func (c *Conn) written() {
-	if !c.p.cfg.Airtime.On {
+	if !c.p.cfg.Airtime.Enabled {
 		return
 	}
 	now := c.p.clk.Now()
@@ -385,7 +385,7 @@ func (c *Conn) roomCame() {
 // says whether the central has read enough to take them. p.mu is held.
 func (c *Conn) admit(now time.Duration, parts [][]byte, read, flow bool) bool {
 	a := &c.p.cfg.Airtime
-	if !a.On {
+	if !a.Enabled {
 		return read
 	}
 	c.airMu.Lock()
@@ -393,7 +393,7 @@ func (c *Conn) admit(now time.Duration, parts [][]byte, read, flow bool) bool {
 	ok := read && c.air.roomFor(now, len(parts), nil, 0, flow)
 	if ok {
 		for _, data := range parts {
-			c.air.push(a.Packets(len(data)), nil)
+			c.air.push(NotificationPackets(a, len(data)), nil)
 		}
 	}
 	return ok
@@ -417,9 +417,9 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	defer c.airMu.Unlock()
 	var packets int
 	if size >= 0 {
-		packets = a.StreamPackets(size, c.airMTU)
+		packets = StreamPackets(a, size, c.airMTU)
 	} else {
-		packets = a.Packets(c.airMTU - 3)
+		packets = NotificationPackets(a, c.airMTU-3)
 	}
 	return c.air.admit(now, packets, n.Sub, limit)
 }

@@ -37,6 +37,7 @@ import (
 	"senseboard/clock"
 	"senseboard/noise"
 	"senseboard/nvm"
+	"senseboard/profile"
 	"senseboard/resource"
 )
 
@@ -63,9 +64,10 @@ type Config struct {
 	SinceReset func() time.Duration
 	// Logf logs what happens on the link; nil discards it.
 	Logf func(format string, a ...any)
-	// Airtime is the throughput model of the connections; its zero value
-	// is off (every notification leaves at once).
-	Airtime Airtime
+	// Airtime is the throughput model of the connections (see
+	// airtime.go); its zero value is off (every notification leaves at
+	// once).
+	Airtime profile.Airtime
 	// NotificationSize returns the bytes a notification's content takes
 	// over the air, for the subscriptions made over a connection; -1 (or a
 	// nil function) counts it as one notification of the connection's
@@ -170,7 +172,7 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	conn.air.cfg = p.cfg.Airtime
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
 	conn.air.start(p.clk.Now(), Interval(conn.params))
-	if p.cfg.Airtime.On {
+	if p.cfg.Airtime.Enabled {
 		sink = &airSink{c: conn, next: sink}
 	}
 	conn.client = resource.NewClient("ble:"+c.Address, sink)

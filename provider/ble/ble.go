@@ -110,14 +110,10 @@ func (p *Provider) Connected() bool { return p.radio != nil && p.radio.Connected
 // Register starts the radio, which advertises at once, and installs the resources.
 func (p *Provider) Register(d *device.Device) error {
 	prof := d.Profile()
-	a := prof.BLE.Airtime
 	p.radio = radio.New(radio.Config{
 		Address: prof.BLE.Address, Serial: d.Serial(), Product: prof.Product.Name,
 		HRS: prof.Modules.HRS, NUS: prof.Modules.NUS, Seed: p.seed, Clock: d.Clock(),
-		Airtime: radio.Airtime{
-			On: a.Enabled, PacketsPerEvent: a.PacketsPerEvent, DataLength: a.DataLength,
-			TXQueue: a.TXQueue, MissedEvents: a.MissedEvents,
-		},
+		Airtime:            prof.BLE.Airtime,
 		NotificationSize:   gsp.PayloadSize,
 		OnAir:              func() bool { return d.Mode() == device.ModeApplication },
 		SinceReset:         d.SinceReset,
