@@ -189,6 +189,11 @@ func afWave(ts float64) float64 {
 	return amp * math.Sin(2*math.Pi*ph)
 }
 
+// beatsAhead is how far past a batch the beats that reach it lie: the
+// earliest wave of a beat (a P wave) ends well within 0.5 s before its R
+// peak.
+const beatsAhead = 500 * time.Millisecond
+
 // FillECG implements ECGSource: beats from the wearer, baseline wander from
 // breathing, motion artefacts and muscle noise that grow with activity, mains
 // hum, and a flat, noisy signal while the electrodes are off.
@@ -199,14 +204,22 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	t1 := t0 + time.Duration(len(dst)-1)*dt
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+time.Second)
+	// the beats that reach the batch: no wave reaches further than 0.5 s
+	// before its R peak or 0.8 s after it. Asking for no more keeps the
+	// wearer's track from running ahead of the streams.
+	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+beatsAhead)
 	// the T wave's scale of each beat: from the interval its repolarisation
-	// spans (the next beat's)
+	// spans (the next beat's), or its own when the next beat lies more than
+	// a second past the batch
+	after := m.w.NextBeat(t1 + beatsAhead)
 	m.beatSq = m.beatSq[:0]
 	for k, b := range m.beats {
 		rr := b.RR.Seconds()
-		if k+1 < len(m.beats) {
+		switch {
+		case k+1 < len(m.beats):
 			rr = m.beats[k+1].RR.Seconds()
+		case after.At < t1+time.Second:
+			rr = after.RR.Seconds()
 		}
 		m.beatSq = append(m.beatSq, math.Sqrt(math.Min(math.Max(rr, 0.25), 2)))
 	}

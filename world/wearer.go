@@ -567,6 +567,21 @@ func (w *Wearer) AppendBeats(dst []Beat, t0, t1 time.Duration) []Beat {
 	return dst
 }
 
+// NextBeat returns the first beat whose R peak lies at or after clock
+// reading t.
+func (w *Wearer) NextBeat(t time.Duration) Beat {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ensureBeats(t, t-w.origin)
+	i, _ := slices.BinarySearchFunc(w.beats, t, func(b Beat, t time.Duration) int {
+		if b.At < t {
+			return -1
+		}
+		return 1
+	})
+	return w.beats[i]
+}
+
 // ensureBeats generates beats until one lies beyond relative time t,
 // keeping those from clock reading from on.
 func (w *Wearer) ensureBeats(from, t time.Duration) {

@@ -78,6 +78,22 @@ func TestBeatsMatchHeartRate(t *testing.T) {
 	}
 }
 
+func TestNextBeat(t *testing.T) {
+	sc := mustScenario(t, walkScenario)
+	w, fresh := New(3, sc, 0), New(3, sc, 0)
+	all := fresh.AppendBeats(nil, 0, 12*time.Minute)
+	for _, at := range []time.Duration{0, 700 * time.Millisecond, 2*time.Minute + 3*time.Millisecond, 9 * time.Minute, all[40].At, all[41].At - 1} {
+		got := w.NextBeat(at)
+		i := 0
+		for all[i].At < at {
+			i++
+		}
+		if got != all[i] {
+			t.Errorf("NextBeat(%v) = beat %d at %v, want beat %d at %v", at, got.N, got.At, all[i].N, all[i].At)
+		}
+	}
+}
+
 func TestDeterministicWhateverTheOrder(t *testing.T) {
 	sc := mustScenario(t, walkScenario)
 	a, b := New(7, sc, 0), New(7, sc, 0)
