@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"senseboard/internal/loopback"
 )
 
 // TestReadmeTour runs the README's tour as a new user would, on built
@@ -77,9 +78,9 @@ func TestReadmeTour(t *testing.T) {
 	}
 	env := append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
 		"XDG_RUNTIME_DIR="+run, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SENSEBOARD_TOKEN=")
-	httpPort := freePort(t)
-	env = append(env, "SENSEBOARD_HTTP=127.0.0.1:"+httpPort, "SENSEBOARD_NATS=local:"+freePort(t))
-	ports := strings.NewReplacer(":7809", ":"+freePort(t), ":8080", ":"+httpPort)
+	httpPort := loopback.FreePort(t)
+	env = append(env, "SENSEBOARD_HTTP=127.0.0.1:"+httpPort, "SENSEBOARD_NATS=local:"+loopback.FreePort(t))
+	ports := strings.NewReplacer(":7809", ":"+loopback.FreePort(t), ":8080", ":"+httpPort)
 	rewrite := func(cmd string) string {
 		for _, r := range [][2]string{
 			{"go run ./cmd/senseboard", "senseboard"}, {"go run ./cmd/wbcmd", "wbcmd"},
@@ -181,17 +182,6 @@ func tourOf(t *testing.T, readme string) (first string, blocks [][]string) {
 func keepsRunning(cmd string) bool {
 	return strings.HasPrefix(cmd, "go run ./cmd/senseboard") && !strings.HasPrefix(cmd, "go run ./cmd/senseboard bridge") ||
 		strings.HasPrefix(cmd, "go run ./examples/stepcounter/run")
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
 }
 
 // program is a tour command that keeps running.

@@ -28,6 +28,7 @@ import (
 	"senseboard/air"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
+	"senseboard/internal/loopback"
 	"senseboard/profile"
 	"senseboard/replay"
 	"senseboard/resource"
@@ -1271,14 +1272,10 @@ func TestConnectOnDemand(t *testing.T) {
 // which the first runs, and what closes them.
 func airLinks(t testing.TB) (a, b *air.Link, close func()) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := loopback.FreeAddr(t)
 	o := air.Options{Interval: 50 * time.Millisecond, Missed: 200} // no stream ends on a busy machine
-	if a, err = air.Local(addr, o); err == nil {
+	a, err := air.Local(addr, o)
+	if err == nil {
 		b, err = air.Local(addr, o)
 	}
 	if err != nil {

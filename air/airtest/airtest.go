@@ -4,21 +4,16 @@
 package airtest
 
 import (
-	"net"
 	"testing"
 
 	"senseboard/air"
+	"senseboard/internal/loopback"
 )
 
 // FreeLocal returns a loopback address with a free port.
 func FreeLocal(tb testing.TB) string {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return loopback.FreeAddr(tb)
 }
 
 // Local joins (or starts) the local server at addr, as air.Local does,

@@ -17,6 +17,7 @@ import (
 
 	"senseboard/bridge/bridgeclient"
 	"senseboard/client"
+	"senseboard/internal/loopback"
 	"senseboard/resource"
 )
 
@@ -88,9 +89,9 @@ func connected(d bridgeclient.Device) bool { return d.Connected }
 func TestBridgeEndToEnd(t *testing.T) {
 	bin := buildSenseboard(t)
 	dir := t.TempDir()
-	httpAddr := freeAddr(t)
-	nats := "local:" + strings.TrimPrefix(freeAddr(t), "127.0.0.1:") // this test's own NATS server, which the first program starts
-	tcp := freeAddr(t)
+	httpAddr := loopback.FreeAddr(t)
+	nats := "local:" + loopback.FreePort(t) // this test's own NATS server, which the first program starts
+	tcp := loopback.FreeAddr(t)
 	out := startProgram(t, bin, "run", "--state", filepath.Join(dir, "state"), "--listen", tcp, "--pty", "none",
 		"--nats", nats, "--http", httpAddr)
 	base := "http://" + httpAddr

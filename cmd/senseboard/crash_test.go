@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/loopback"
 	"senseboard/profile"
 	"senseboard/resource"
 )
@@ -32,15 +32,6 @@ func buildSenseboard(t *testing.T) string {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // startDevice runs the program and connects to it. env is added to the
@@ -210,7 +201,7 @@ func TestKillDuringWriteStorms(t *testing.T) {
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := loopback.FreeAddr(t)
 	rng := rand.New(rand.NewPCG(7, 7))
 	ws := make([]*writer, writers)
 	for i := range ws {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/loopback"
 	"senseboard/resource"
 	"senseboard/sbem"
 )
@@ -29,7 +30,7 @@ func TestLogsSurviveKill(t *testing.T) {
 	}
 	bin := buildSenseboard(t)
 	state := filepath.Join(t.TempDir(), "state")
-	addr := freeAddr(t)
+	addr := loopback.FreeAddr(t)
 	ctx := context.Background()
 
 	cmd, c := startDevice(t, bin, state, addr)

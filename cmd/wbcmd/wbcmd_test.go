@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"senseboard/internal/loopback"
 )
 
 // bin holds the senseboard and wbcmd binaries the scripts run.
@@ -35,17 +37,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freePort returns a TCP port nothing listens on.
-func freePort(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
-}
-
 // TestScripts runs testdata/script/*.txtar: each starts a device with
 // senseboard and talks to it with wbcmd, both as separate processes.
 func TestScripts(t *testing.T) {
@@ -53,7 +44,7 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
-			env.Setenv("PORT", freePort(t))
+			env.Setenv("PORT", loopback.FreePort(t))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "xdg"))
 			return nil
 		},
