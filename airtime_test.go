@@ -15,7 +15,7 @@ import (
 
 	"senseboard"
 	"senseboard/client"
-	"senseboard/gsp"
+	"senseboard/gsp/gspdata"
 	"senseboard/profile"
 	"senseboard/provider/meas"
 	"senseboard/radio"
@@ -176,7 +176,7 @@ func measureThroughput(t *testing.T, stream, path string, rate int) throughputRo
 	for range throughputSeconds * time.Second / step {
 		clk.Advance(step)
 		for _, c := range s.drain() {
-			n, size := 0, gsp.PayloadSize(c)
+			n, size := 0, gspdata.Size(c)
 			switch c := c.(type) {
 			case *meas.MotionData:
 				n = len(c.ArrayAcc)

@@ -14,15 +14,9 @@ import (
 	"github.com/coder/websocket"
 
 	"senseboard/client"
+	"senseboard/gsp/gspwire"
 	"senseboard/radio"
 	"senseboard/wire"
-)
-
-// The GATT SensorData Protocol's characteristics, which the GSP WebSocket
-// writes and listens to.
-const (
-	GSPCommandUUID = "34800001-7185-4d5d-b431-630e7050e8f0" // write: commands
-	GSPDataUUID    = "34800002-7185-4d5d-b431-630e7050e8f0" // notify: responses and data
 )
 
 // DefaultGSPMTU is the ATT MTU of a GSP WebSocket without ?mtu=.
@@ -202,7 +196,7 @@ func (d *device) releaseGSP(g *gspSession) {
 // client; it runs on the link's reading goroutine.
 func (d *device) gspNotification(payload []byte) {
 	var m wire.GATTNotificationMsg
-	if json.Unmarshal(payload, &m) != nil || m.Char != GSPDataUUID {
+	if json.Unmarshal(payload, &m) != nil || m.Char != gspwire.DataUUID {
 		return
 	}
 	d.mu.Lock()
@@ -264,7 +258,7 @@ func (g *gspSession) open(ctx context.Context) (*client.Conn, func(), error) {
 	defer cancel()
 	if err = l.SetMTU(cctx, g.mtu); err != nil {
 		err = fmt.Errorf("device %s: MTU %d: %w", d.serial, g.mtu, deviceError(d, err))
-	} else if err = l.SetNotify(cctx, GSPDataUUID, true); err != nil {
+	} else if err = l.SetNotify(cctx, gspwire.DataUUID, true); err != nil {
 		err = fmt.Errorf("device %s: GSP: %w", d.serial, deviceError(d, err))
 	}
 	if err != nil {
@@ -290,7 +284,7 @@ func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
 		return false
 	}
 	wctx, cancel := context.WithTimeout(ctx, g.d.b.cfg.Timeout)
-	err = l.WriteChar(wctx, GSPCommandUUID, data)
+	err = l.WriteChar(wctx, gspwire.CommandUUID, data)
 	cancel()
 	if err != nil {
 		select {
@@ -304,24 +298,17 @@ func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
 	return true
 }
 
-// The GSP codes the bridge uses to end a client's streams.
-const (
-	gspHello           = 0
-	gspSubscribe       = 1
-	gspUnsubscribe     = 2
-	gspCommandResponse = 1
-)
-
 // track keeps the references of the client's streams.
-func (g *gspSession) track(cmd []byte) {
-	if len(cmd) < 2 {
-		return
+func (g *gspSession) track(b []byte) {
+	cmd, err := gspwire.ParseCommand(b)
+	if err != nil {
+		return // the device answers it with an error and subscribes nothing
 	}
-	switch cmd[0] {
-	case gspSubscribe:
-		g.subs[cmd[1]] = true
-	case gspUnsubscribe:
-		delete(g.subs, cmd[1])
+	switch cmd.Code {
+	case gspwire.Subscribe:
+		g.subs[cmd.Ref] = true
+	case gspwire.Unsubscribe:
+		delete(g.subs, cmd.Ref)
 	}
 }
 
@@ -362,19 +349,19 @@ func (g *gspSession) cleanUp(l *client.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), g.d.b.cfg.Timeout)
 	defer cancel()
 	for ref := range g.subs {
-		if err := l.WriteChar(ctx, GSPCommandUUID, []byte{gspUnsubscribe, ref}); err != nil {
+		if err := l.WriteChar(ctx, gspwire.CommandUUID, gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Unsubscribe, Ref: ref})); err != nil {
 			g.d.b.cfg.Log.Info("GSP: unsubscribe", "device", g.d.serial, "ref", ref, "err", err)
 		}
 	}
 	const ref = 0xFF
-	if l.WriteChar(ctx, GSPCommandUUID, []byte{gspHello, ref}) == nil {
+	if l.WriteChar(ctx, gspwire.CommandUUID, gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Hello, Ref: ref})) == nil {
 	wait:
 		for {
 			select {
 			case n := <-g.sweep:
 				// HELLO's answer has the protocol version where others have
-				// a status, whose low byte is never 1.
-				if len(n) > 4 && n[0] == gspCommandResponse && n[1] == ref && n[2] == 1 {
+				// a status, whose low byte is never the version.
+				if len(n) > 4 && n[0] == gspwire.CommandResponse && n[1] == ref && n[2] == gspwire.ProtocolVersion {
 					break wait
 				}
 			case <-ctx.Done():
@@ -384,5 +371,5 @@ func (g *gspSession) cleanUp(l *client.Conn) {
 			}
 		}
 	}
-	l.SetNotify(ctx, GSPDataUUID, false)
+	l.SetNotify(ctx, gspwire.DataUUID, false)
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"senseboard/bridge"
-	"senseboard/gsp"
+	"senseboard/gsp/gspwire"
 	"senseboard/profile"
 	"senseboard/resource"
 	"senseboard/sbem"
@@ -103,7 +103,7 @@ func (r *gspRig) dial(query string, hdr http.Header) *gspClient {
 	}
 	c.SetReadLimit(1 << 20)
 	r.t.Cleanup(func() { c.CloseNow() })
-	mtu := gsp.DefaultMTU
+	mtu := gspwire.DefaultMTU
 	fmt.Sscanf(query, "mtu=%d", &mtu)
 	return &gspClient{t: r.t, c: c, mtu: mtu}
 }
@@ -114,17 +114,17 @@ func (r *gspRig) dial(query string, hdr http.Header) *gspClient {
 func (r *gspRig) dialReady() *gspClient {
 	r.t.Helper()
 	p := r.dial("", nil)
-	p.write(gsp.Command{Code: gsp.Hello, Ref: 200})
+	p.write(gspwire.Command{Code: gspwire.Hello, Ref: 200})
 	_, n, err := p.c.Read(context.Background())
-	if err != nil || n[0] != gsp.CommandResponse || n[1] != 200 {
+	if err != nil || n[0] != gspwire.CommandResponse || n[1] != 200 {
 		r.t.Fatalf("HELLO after the previous client closed: % x, %v", n, err)
 	}
 	return p
 }
 
-func (p *gspClient) write(cmd gsp.Command) {
+func (p *gspClient) write(cmd gspwire.Command) {
 	p.t.Helper()
-	if err := p.c.Write(context.Background(), websocket.MessageBinary, gsp.AppendCommand(nil, cmd)); err != nil {
+	if err := p.c.Write(context.Background(), websocket.MessageBinary, gspwire.AppendCommand(nil, cmd)); err != nil {
 		p.t.Fatal(err)
 	}
 }
@@ -144,12 +144,12 @@ func (p *gspClient) read() []byte {
 
 // command writes a command and returns its COMMAND_RESPONSE; the
 // notifications before it are stashed.
-func (p *gspClient) command(cmd gsp.Command) []byte {
+func (p *gspClient) command(cmd gspwire.Command) []byte {
 	p.t.Helper()
 	p.write(cmd)
 	for {
 		n := p.read()
-		if n[0] == gsp.CommandResponse && n[1] == cmd.Ref {
+		if n[0] == gspwire.CommandResponse && n[1] == cmd.Ref {
 			return n
 		}
 		p.stash = append(p.stash, n)
@@ -164,9 +164,9 @@ func joined(notes [][]byte) map[uint8][][]byte {
 	for _, n := range notes {
 		ref := n[1]
 		switch n[0] {
-		case gsp.Data:
+		case gspwire.Data:
 			out[ref] = append(out[ref], append([]byte(nil), n[2:]...))
-		case gsp.DataPart2, gsp.DataPart3:
+		case gspwire.DataPart2, gspwire.DataPart3:
 			if l := len(out[ref]); l > 0 {
 				out[ref][l-1] = append(out[ref][l-1], n[2:]...)
 			}
@@ -183,14 +183,14 @@ func TestGSPOverWebSocket(t *testing.T) {
 	r := newGSPRig(t, "")
 	p := r.dial("", nil)
 
-	hello := p.command(gsp.Command{Code: gsp.Hello, Ref: 100})
-	if hello[2] != gsp.ProtocolVersion || !strings.Contains(string(hello), r.serial+"\x00") {
+	hello := p.command(gspwire.Command{Code: gspwire.Hello, Ref: 100})
+	if hello[2] != gspwire.ProtocolVersion || !strings.Contains(string(hello), r.serial+"\x00") {
 		t.Fatalf("HELLO % x", hello)
 	}
 	if st, _ := r.b.Device(r.serial); !st.Connected {
 		t.Fatalf("the GSP WebSocket did not connect the device: %+v", st)
 	}
-	if n := p.command(gsp.Command{Code: gsp.PutUTCTime, Ref: 101, Time: 1_763_900_000_000_000}); gspStatus(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.PutUTCTime, Ref: 101, Time: 1_763_900_000_000_000}); gspStatus(n) != 200 {
 		t.Fatalf("PUT_UTCTIME: %d", gspStatus(n))
 	}
 
@@ -198,16 +198,16 @@ func TestGSPOverWebSocket(t *testing.T) {
 		5: "/Meas/ECG/125", 6: "/Meas/ECG/125/mV", 7: "/Meas/HR"}
 	for ref := uint8(1); ref <= 7; ref++ {
 		// 2xx: /Meas/HR answers 204 until its first interval is known.
-		if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: ref, Path: subs[ref]}); gspStatus(n)/100 != 2 {
+		if n := p.command(gspwire.Command{Code: gspwire.Subscribe, Ref: ref, Path: subs[ref]}); gspStatus(n)/100 != 2 {
 			t.Fatalf("SUBSCRIBE %s: %d", subs[ref], gspStatus(n))
 		}
 	}
 	for i := range 50 { // 5 s of device time
 		r.d.Advance(100 * time.Millisecond)
-		p.command(gsp.Command{Code: gsp.Get, Ref: 150 + uint8(i%50), Path: "/System/Energy/Level"}) // all sent so far has come
+		p.command(gspwire.Command{Code: gspwire.Get, Ref: 150 + uint8(i%50), Path: "/System/Energy/Level"}) // all sent so far has come
 	}
 	for ref := uint8(1); ref <= 7; ref++ {
-		if n := p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: ref}); gspStatus(n) != 200 {
+		if n := p.command(gspwire.Command{Code: gspwire.Unsubscribe, Ref: ref}); gspStatus(n) != 200 {
 			t.Errorf("UNSUBSCRIBE %s: %d", subs[ref], gspStatus(n))
 		}
 	}
@@ -237,32 +237,32 @@ func TestGSPOverWebSocket(t *testing.T) {
 	}
 
 	// Offline recording, listed, fetched, decoded and cleared.
-	cfg := gsp.Command{Code: gsp.PutDataLoggerConfig, Ref: 102, Paths: []string{"/Meas/Acc/52", "/Meas/ECG/200/mV", "/Time/Detailed"}}
+	cfg := gspwire.Command{Code: gspwire.PutDataLoggerConfig, Ref: 102, Paths: []string{"/Meas/Acc/52", "/Meas/ECG/200/mV", "/Time/Detailed"}}
 	if n := p.command(cfg); gspStatus(n) != 200 {
 		t.Fatalf("PUT_DATALOGGER_CONFIG: %d", gspStatus(n))
 	}
-	if n := p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 103, Value: 3}); gspStatus(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 103, Value: 3}); gspStatus(n) != 200 {
 		t.Fatalf("start logging: %d", gspStatus(n))
 	}
 	for range 100 { // 10 s
 		r.d.Advance(100 * time.Millisecond)
 	}
-	if n := p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 104, Value: 2}); gspStatus(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 104, Value: 2}); gspStatus(n) != 200 {
 		t.Fatalf("stop logging: %d", gspStatus(n))
 	}
-	n := p.command(gsp.Command{Code: gsp.Get, Ref: 105, Path: "/Mem/Logbook/entries"})
+	n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 105, Path: "/Mem/Logbook/entries"})
 	if gspStatus(n) != 200 || len(n) != 5+16 || n[4] != 1 {
 		t.Fatalf("entries % x", n)
 	}
 	id := binary.LittleEndian.Uint32(n[5:])
 	size := binary.LittleEndian.Uint64(n[13:])
-	if n := p.command(gsp.Command{Code: gsp.FetchLog, Ref: 106, LogID: id}); gspStatus(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.FetchLog, Ref: 106, LogID: id}); gspStatus(n) != 200 {
 		t.Fatalf("FETCH_LOG: %d", gspStatus(n))
 	}
 	file := make([]byte, 0, size)
 	for {
 		n := p.read()
-		if n[0] != gsp.Data || n[1] != 106 || len(n) < 6 {
+		if n[0] != gspwire.Data || n[1] != 106 || len(n) < 6 {
 			t.Fatalf("during FETCH_LOG: % x", n)
 		}
 		if off := binary.LittleEndian.Uint32(n[2:]); int(off) != len(file) {
@@ -295,10 +295,10 @@ func TestGSPOverWebSocket(t *testing.T) {
 	if count["TimeDetailed.utcTime"] != 1 {
 		t.Errorf("%d time records", count["TimeDetailed.utcTime"])
 	}
-	if n := p.command(gsp.Command{Code: gsp.ClearLogbook, Ref: 107}); gspStatus(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.ClearLogbook, Ref: 107}); gspStatus(n) != 200 {
 		t.Fatalf("CLEAR_LOGBOOK: %d", gspStatus(n))
 	}
-	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 108, Path: "/Mem/Logbook/Entries"}); gspStatus(n) != 200 || fmt.Sprint(n[4:]) != "[0]" {
+	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 108, Path: "/Mem/Logbook/Entries"}); gspStatus(n) != 200 || fmt.Sprint(n[4:]) != "[0]" {
 		t.Errorf("entries after clearing % x", n)
 	}
 	p.c.Close(websocket.StatusNormalClosure, "")
@@ -309,13 +309,13 @@ func TestGSPOverWebSocket(t *testing.T) {
 func TestGSPSmallMTU(t *testing.T) {
 	r := newGSPRig(t, "")
 	p := r.dial("mtu=23", nil)
-	if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: 9, Path: "/Meas/IMU9/52"}); gspStatus(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.Subscribe, Ref: 9, Path: "/Meas/IMU9/52"}); gspStatus(n) != 200 {
 		t.Fatalf("SUBSCRIBE: %d", gspStatus(n))
 	}
 	for range 10 {
 		r.d.Advance(100 * time.Millisecond)
 	}
-	p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: 9})
+	p.command(gspwire.Command{Code: gspwire.Unsubscribe, Ref: 9})
 	var seq []byte
 	for _, n := range p.stash {
 		if n[1] == 9 {
@@ -329,12 +329,12 @@ func TestGSPSmallMTU(t *testing.T) {
 	for i, c := range seq {
 		var want byte
 		switch {
-		case c == gsp.Data:
+		case c == gspwire.Data:
 			continue
-		case i > 0 && seq[i-1] == gsp.Data:
-			want = gsp.DataPart2
+		case i > 0 && seq[i-1] == gspwire.Data:
+			want = gspwire.DataPart2
 		default:
-			want = gsp.DataPart3
+			want = gspwire.DataPart3
 		}
 		if i == 0 || c != want {
 			t.Fatalf("part %d is %d after %v, want %d", i, c, seq[:i], want)
@@ -412,7 +412,7 @@ func TestGSPRefusals(t *testing.T) {
 	}
 	// The token as a query parameter, as a browser's WebSocket sends it.
 	p := r.dial("mtu=64&token="+token, nil)
-	if n := p.command(gsp.Command{Code: gsp.Hello, Ref: 1}); n[2] != gsp.ProtocolVersion || len(n) > 61 {
+	if n := p.command(gspwire.Command{Code: gspwire.Hello, Ref: 1}); n[2] != gspwire.ProtocolVersion || len(n) > 61 {
 		t.Errorf("HELLO at MTU 64: % x", n)
 	}
 }
@@ -441,7 +441,7 @@ func closeOf(t *testing.T, c *websocket.Conn) (websocket.StatusCode, string) {
 func TestGSPOneClientAndClosing(t *testing.T) {
 	r := newGSPRig(t, "")
 	first := r.dial("", nil)
-	if n := first.command(gsp.Command{Code: gsp.Subscribe, Ref: 1, Path: "/Meas/Acc/13"}); gspStatus(n) != 200 {
+	if n := first.command(gspwire.Command{Code: gspwire.Subscribe, Ref: 1, Path: "/Meas/Acc/13"}); gspStatus(n) != 200 {
 		t.Fatalf("SUBSCRIBE: %d", gspStatus(n))
 	}
 	second := r.dial("", nil)
@@ -461,13 +461,13 @@ func TestGSPOneClientAndClosing(t *testing.T) {
 	// SUBSCRIBE on the same reference is not a conflict, and nothing of
 	// the first (its UNSUBSCRIBE's answer) reaches the next.
 	third := r.dialReady()
-	if n := third.command(gsp.Command{Code: gsp.Subscribe, Ref: 1, Path: "/Meas/Acc/13"}); gspStatus(n) != 200 {
+	if n := third.command(gspwire.Command{Code: gspwire.Subscribe, Ref: 1, Path: "/Meas/Acc/13"}); gspStatus(n) != 200 {
 		t.Errorf("SUBSCRIBE after the first client closed: %d", gspStatus(n))
 	}
 
 	// A write longer than the MTU allows.
 	big := make([]byte, 245)
-	big[0], big[1] = byte(gsp.Get), 3
+	big[0], big[1] = byte(gspwire.Get), 3
 	if err := third.c.Write(context.Background(), websocket.MessageBinary, big); err != nil {
 		t.Fatal(err)
 	}
@@ -492,13 +492,13 @@ func TestGSPOneClientAndClosing(t *testing.T) {
 // after it is answered. Mode changes are left out: they reset or switch off
 // the device, which ends the session as documented.
 func FuzzGSPWrites(f *testing.F) {
-	for _, c := range []gsp.Command{
-		{Code: gsp.Hello, Ref: 1}, {Code: gsp.Get, Ref: 2, Path: "/Info"}, {Code: gsp.Subscribe, Ref: 3, Path: "/Meas/Acc/13"},
-		{Code: gsp.Unsubscribe, Ref: 3}, {Code: gsp.FetchLog, Ref: 4, LogID: 1}, {Code: gsp.ClearLogbook, Ref: 5},
-		{Code: gsp.PutDataLoggerConfig, Ref: 6, Paths: []string{"/Meas/ECG/125/mV"}}, {Code: gsp.PutUTCTime, Ref: 8, Time: 1},
-		{Code: gsp.PutDataLoggerState, Ref: 9, Value: 3}, {Code: gsp.Get, Ref: 10, Path: "/Mem/Logbook/Entries"},
+	for _, c := range []gspwire.Command{
+		{Code: gspwire.Hello, Ref: 1}, {Code: gspwire.Get, Ref: 2, Path: "/Info"}, {Code: gspwire.Subscribe, Ref: 3, Path: "/Meas/Acc/13"},
+		{Code: gspwire.Unsubscribe, Ref: 3}, {Code: gspwire.FetchLog, Ref: 4, LogID: 1}, {Code: gspwire.ClearLogbook, Ref: 5},
+		{Code: gspwire.PutDataLoggerConfig, Ref: 6, Paths: []string{"/Meas/ECG/125/mV"}}, {Code: gspwire.PutUTCTime, Ref: 8, Time: 1},
+		{Code: gspwire.PutDataLoggerState, Ref: 9, Value: 3}, {Code: gspwire.Get, Ref: 10, Path: "/Mem/Logbook/Entries"},
 	} {
-		f.Add(gsp.AppendCommand(nil, c))
+		f.Add(gspwire.AppendCommand(nil, c))
 	}
 	f.Add([]byte{})
 	f.Add([]byte{0})
@@ -506,7 +506,7 @@ func FuzzGSPWrites(f *testing.F) {
 	r := newGSPRig(f, "")
 	p := r.dial("mtu=40", nil)
 	f.Fuzz(func(t *testing.T, cmd []byte) {
-		if len(cmd) > 0 && cmd[0] == byte(gsp.PutSystemMode) {
+		if len(cmd) > 0 && cmd[0] == byte(gspwire.PutSystemMode) {
 			t.Skip("mode changes end the session")
 		}
 		p.t = t
@@ -516,7 +516,7 @@ func FuzzGSPWrites(f *testing.F) {
 		if err := p.c.Write(context.Background(), websocket.MessageBinary, cmd); err != nil {
 			t.Fatal(err)
 		}
-		p.command(gsp.Command{Code: gsp.Hello, Ref: 0xFE}) // read fails the test on a notification longer than 37 bytes
+		p.command(gspwire.Command{Code: gspwire.Hello, Ref: 0xFE}) // read fails the test on a notification longer than 37 bytes
 		p.stash = nil
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"senseboard/gsp"
+	"senseboard/gsp/gspwire"
 	"senseboard/sbem"
 	"senseboard/senseboardtest"
 )
@@ -27,7 +28,7 @@ type central struct {
 }
 
 func newCentral(t *testing.T, d *senseboardtest.Device) *central {
-	return &central{peer: connect(t, d, gsp.DefaultMTU)}
+	return &central{peer: connect(t, d, gspwire.DefaultMTU)}
 }
 
 // first writes cmd and returns the first notification that follows.
@@ -48,7 +49,7 @@ func (c *central) answer(cmd []byte) []byte {
 	c.conn.Write(cmd)
 	for {
 		n := c.next()
-		if n[0] == gsp.CommandResponse && n[1] == cmd[1] {
+		if n[0] == gspwire.CommandResponse && n[1] == cmd[1] {
 			return n
 		}
 		c.data = append(c.data, n)
@@ -61,7 +62,7 @@ func (c *central) settle(d *senseboardtest.Device, dt time.Duration) {
 		d.Advance(100 * time.Millisecond)
 		time.Sleep(time.Millisecond)
 	}
-	hello := c.answer([]byte{byte(gsp.Hello), 254}) // what came before the HELLO answer is in
+	hello := c.answer([]byte{byte(gspwire.Hello), 254}) // what came before the HELLO answer is in
 	_ = hello
 }
 
@@ -71,7 +72,7 @@ func f32(b []byte) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(b))
 }
 
-func cmdPath(code gsp.Code, ref uint8, path string, nul bool) []byte {
+func cmdPath(code gspwire.Code, ref uint8, path string, nul bool) []byte {
 	b := append([]byte{byte(code), ref}, path...)
 	if nul {
 		b = append(b, 0)
@@ -85,7 +86,7 @@ func cmdPath(code gsp.Code, ref uint8, path string, nul bool) []byte {
 // byte 2, else the status is the uint16 at byte 2 and the data starts at 4.
 func pyStatus(t *testing.T, n []byte, helloRef uint8) (uint16, []byte) {
 	t.Helper()
-	if n[0] != gsp.CommandResponse || len(n) < 4 {
+	if n[0] != gspwire.CommandResponse || len(n) < 4 {
 		t.Fatalf("movesense-py wants a COMMAND_RESPONSE of at least 4 bytes, got % x", n)
 	}
 	if n[1] == helloRef {
@@ -101,13 +102,13 @@ func pyStatus(t *testing.T, n []byte, helloRef uint8) (uint16, []byte) {
 // offset, until one with no bytes.
 func pyFetch(t *testing.T, c *central, id uint32) (status uint16, file []byte) {
 	t.Helper()
-	n := c.first(binary.LittleEndian.AppendUint32([]byte{byte(gsp.FetchLog), 101}, id))
+	n := c.first(binary.LittleEndian.AppendUint32([]byte{byte(gspwire.FetchLog), 101}, id))
 	if status, _ = pyStatus(t, n, 100); status != 200 {
 		return status, nil
 	}
 	for {
 		n := c.next()
-		if n[0] != gsp.Data && n[0] != gsp.DataPart2 {
+		if n[0] != gspwire.Data && n[0] != gspwire.DataPart2 {
 			t.Fatalf("FETCH_LOG %d: notification % x; movesense-py reads only DATA and DATA_PART2 here", id, n[:2])
 		}
 		p := n[2:]
@@ -136,7 +137,7 @@ func TestMovesensePyClient(t *testing.T) {
 	session := func(setTime bool) *central {
 		c := newCentral(t, d)
 		if setTime { // set_utc_time: [8, 108, uint64 µs], success is 200
-			n := c.first(binary.LittleEndian.AppendUint64([]byte{byte(gsp.PutUTCTime), 108}, utc))
+			n := c.first(binary.LittleEndian.AppendUint64([]byte{byte(gspwire.PutUTCTime), 108}, utc))
 			if st, _ := pyStatus(t, n, 100); st != 200 {
 				t.Fatalf("PUT_UTCTIME: %d, movesense-py wants 200", st)
 			}
@@ -148,7 +149,7 @@ func TestMovesensePyClient(t *testing.T) {
 	// status: get_status (HELLO on reference 100, then GET on 101 of
 	// "/Mem/DataLogger/State" without a NUL) and, in cli.py, the battery.
 	c := session(true)
-	st, data := pyStatus(t, c.first([]byte{byte(gsp.Hello), 100}), 100)
+	st, data := pyStatus(t, c.first([]byte{byte(gspwire.Hello), 100}), 100)
 	if st != 200 || len(data) < 5 {
 		t.Fatalf("HELLO: status %d, %d bytes; get_status wants at least 5", st, len(data))
 	}
@@ -156,11 +157,11 @@ func TestMovesensePyClient(t *testing.T) {
 	if len(f) < 5 || f[0] != d.Profile().Serial || f[4] != gsp.FirmwareVersion {
 		t.Errorf("HELLO strings %q: serial, product, DFU address, app name, app version", f)
 	}
-	st, data = pyStatus(t, c.first(cmdPath(gsp.Get, 101, "/Mem/DataLogger/State", false)), 100)
+	st, data = pyStatus(t, c.first(cmdPath(gspwire.Get, 101, "/Mem/DataLogger/State", false)), 100)
 	if st != 200 || len(data) != 1 || data[0] < 1 || data[0] > 3 {
 		t.Fatalf("GET /Mem/DataLogger/State: %d % x; DL_STATES has 1, 2, 3", st, data)
 	}
-	st, data = pyStatus(t, c.first(cmdPath(gsp.Get, 105, "/System/Energy/Level", true)), 100)
+	st, data = pyStatus(t, c.first(cmdPath(gspwire.Get, 105, "/System/Energy/Level", true)), 100)
 	if st != 200 || len(data) != 1 || data[0] > 100 {
 		t.Fatalf("battery: %d % x, want 200 and one byte of percent", st, data)
 	}
@@ -168,7 +169,7 @@ func TestMovesensePyClient(t *testing.T) {
 
 	// erasemem: CLEAR_LOGBOOK on 106, success is 200.
 	c = session(false)
-	if st, _ := pyStatus(t, c.first([]byte{byte(gsp.ClearLogbook), 106}), 100); st != 200 {
+	if st, _ := pyStatus(t, c.first([]byte{byte(gspwire.ClearLogbook), 106}), 100); st != 200 {
 		t.Fatalf("CLEAR_LOGBOOK: %d", st)
 	}
 	end(c)
@@ -176,7 +177,7 @@ func TestMovesensePyClient(t *testing.T) {
 	// config: the paths as given, each NUL-terminated, with /Time/Detailed
 	// appended; capture_validation.py spells ECG "/Meas/Ecg/200/mV".
 	c = session(true)
-	cfg := []byte{byte(gsp.PutDataLoggerConfig), 102}
+	cfg := []byte{byte(gspwire.PutDataLoggerConfig), 102}
 	for _, p := range []string{"/Meas/Ecg/200/mV", "/Meas/Acc/52", "/Time/Detailed"} {
 		cfg = append(append(cfg, p...), 0)
 	}
@@ -187,11 +188,11 @@ func TestMovesensePyClient(t *testing.T) {
 
 	// start: cli.py reads the state first and starts unless it is 3.
 	c = session(true)
-	c.first([]byte{byte(gsp.Hello), 100})
-	if _, data := pyStatus(t, c.first(cmdPath(gsp.Get, 101, "/Mem/DataLogger/State", false)), 100); data[0] != 2 {
+	c.first([]byte{byte(gspwire.Hello), 100})
+	if _, data := pyStatus(t, c.first(cmdPath(gspwire.Get, 101, "/Mem/DataLogger/State", false)), 100); data[0] != 2 {
 		t.Fatalf("state before start: %d, want 2 READY", data[0])
 	}
-	if st, _ := pyStatus(t, c.first([]byte{byte(gsp.PutDataLoggerState), 103, 3}), 100); st != 200 {
+	if st, _ := pyStatus(t, c.first([]byte{byte(gspwire.PutDataLoggerState), 103, 3}), 100); st != 200 {
 		t.Fatalf("start logging: %d", st)
 	}
 	end(c)
@@ -202,10 +203,10 @@ func TestMovesensePyClient(t *testing.T) {
 	// stop: state 2 on 104 (200), then PUT_SYSTEMMODE 5 on 107: sensor.py
 	// counts only 202 as success, cli.py takes 200 or 202. The device resets.
 	c = session(true)
-	if st, _ := pyStatus(t, c.first([]byte{byte(gsp.PutDataLoggerState), 104, 2}), 100); st != 200 {
+	if st, _ := pyStatus(t, c.first([]byte{byte(gspwire.PutDataLoggerState), 104, 2}), 100); st != 200 {
 		t.Fatalf("stop logging: %d", st)
 	}
-	if st, _ := pyStatus(t, c.first([]byte{byte(gsp.PutSystemMode), 107, 5}), 100); st != 202 {
+	if st, _ := pyStatus(t, c.first([]byte{byte(gspwire.PutSystemMode), 107, 5}), 100); st != 202 {
 		t.Fatalf("PUT_SYSTEMMODE 5: %d; movesense-py's sensor.py wants 202", st)
 	}
 	end(c)
@@ -215,11 +216,11 @@ func TestMovesensePyClient(t *testing.T) {
 	// "/Mem/Logbook/entries" with a NUL, parsed from the whole notification
 	// after a 5-byte header, 16 bytes an entry; then FETCH_LOG per entry.
 	c = session(false)
-	c.first([]byte{byte(gsp.Hello), 100})
-	if _, data := pyStatus(t, c.first(cmdPath(gsp.Get, 101, "/Mem/DataLogger/State", false)), 100); data[0] == 3 {
+	c.first([]byte{byte(gspwire.Hello), 100})
+	if _, data := pyStatus(t, c.first(cmdPath(gspwire.Get, 101, "/Mem/DataLogger/State", false)), 100); data[0] == 3 {
 		t.Fatal("still logging after stop and reset")
 	}
-	n := c.first(cmdPath(gsp.Get, 109, "/Mem/Logbook/entries", true))
+	n := c.first(cmdPath(gspwire.Get, 109, "/Mem/Logbook/entries", true))
 	if st, _ := pyStatus(t, n, 100); st != 200 || len(n) < 5 || (len(n)-5)%16 != 0 {
 		t.Fatalf("listing: % x; parse_logbook_entries wants 200, a 5-byte header and 16-byte entries", n)
 	}
@@ -261,14 +262,14 @@ func TestMovesensePyClient(t *testing.T) {
 	c = session(true)
 	paths := map[uint8]string{10: "/Meas/Ecg/200/mV", 11: "/Meas/Acc/52", 12: "/Meas/IMU9/52", 13: "/Meas/HR", 14: "/Meas/Temp", 15: "/Meas/IMU6/52"}
 	for ref := uint8(10); ref <= 15; ref++ {
-		if st, _ := pyStatus(t, c.answer(cmdPath(gsp.Subscribe, ref, paths[ref], true)), 100); st != 200 {
+		if st, _ := pyStatus(t, c.answer(cmdPath(gspwire.Subscribe, ref, paths[ref], true)), 100); st != 200 {
 			t.Fatalf("SUBSCRIBE %s: %d; subscribe_to_resource wants 200", paths[ref], st)
 		}
 	}
 	c.settle(d, 8*time.Second)
 	got := map[uint8]int{}
 	for _, n := range c.data {
-		if n[0] != gsp.Data && n[0] != gsp.DataPart2 {
+		if n[0] != gspwire.Data && n[0] != gspwire.DataPart2 {
 			t.Fatalf("stream notification % x: movesense-py reads codes 2 and 3", n[:2])
 		}
 		got[n[1]]++
@@ -280,7 +281,7 @@ func TestMovesensePyClient(t *testing.T) {
 		}
 	}
 	for ref := uint8(10); ref <= 15; ref++ {
-		if st, _ := pyStatus(t, c.answer([]byte{byte(gsp.Unsubscribe), ref}), 100); st != 200 {
+		if st, _ := pyStatus(t, c.answer([]byte{byte(gspwire.Unsubscribe), ref}), 100); st != 200 {
 			t.Errorf("UNSUBSCRIBE %d: %d", ref, st)
 		}
 	}
@@ -337,7 +338,7 @@ func TestDeviceLibSampleClient(t *testing.T) {
 	c.settle(d, 3*time.Second)
 	var last uint32
 	for i, n := range c.data {
-		if n[0] != gsp.Data || n[1] != 99 || len(n) < 6 {
+		if n[0] != gspwire.Data || n[1] != 99 || len(n) < 6 {
 			t.Fatalf("notification % x: the sample reads a uint32 at byte 2", n)
 		}
 		if ts := u32(n[2:]); i > 0 && ts <= last {
@@ -464,7 +465,7 @@ func (c *commander) request(cmd []byte) (status uint16, data []byte) {
 	n := c.answer(cmd)
 	for _, d := range c.data {
 		switch d[0] {
-		case gsp.Data, gsp.DataPart2:
+		case gspwire.Data, gspwire.DataPart2:
 			c.streams[d[1]] = append(c.streams[d[1]], d[2:])
 		default:
 			c.dropped++
@@ -490,17 +491,17 @@ func TestCommanderClient(t *testing.T) {
 	// Connect: HELLO (no status; decodeHello from byte 2), PUT_UTCTIME of
 	// Date.now()*1000 (200), battery and logger state (200, one byte each).
 	ref := c.nextRef()
-	h := c.answer([]byte{byte(gsp.Hello), ref})
+	h := c.answer([]byte{byte(gspwire.Hello), ref})
 	f := strings.Split(string(h[3:]), "\x00")
-	if h[2] != gsp.ProtocolVersion || len(f) < 5 || f[0] != d.Profile().Serial || f[1] == "" || f[4] == "" {
+	if h[2] != gspwire.ProtocolVersion || len(f) < 5 || f[0] != d.Profile().Serial || f[1] == "" || f[4] == "" {
 		t.Errorf("decodeHello: version %d, strings %q", h[2], f)
 	}
 	utc := uint64(1_763_900_000_000_000)
-	if st, _ := c.request(binary.LittleEndian.AppendUint64([]byte{byte(gsp.PutUTCTime), c.nextRef()}, utc)); st != 200 {
+	if st, _ := c.request(binary.LittleEndian.AppendUint64([]byte{byte(gspwire.PutUTCTime), c.nextRef()}, utc)); st != 200 {
 		t.Fatalf("PUT_UTCTIME: %d", st)
 	}
 	for _, path := range []string{"/System/Energy/Level", "/Mem/DataLogger/State"} {
-		if st, data := c.request(cmdPath(gsp.Get, c.nextRef(), path, true)); st != 200 || len(data) != 1 {
+		if st, data := c.request(cmdPath(gspwire.Get, c.nextRef(), path, true)); st != 200 || len(data) != 1 {
 			t.Fatalf("GET %s: %d % x, want 200 and decodeUint8", path, st, data)
 		}
 	}
@@ -524,7 +525,7 @@ func TestCommanderClient(t *testing.T) {
 		{"/Time", cmdLayout{sc(8)}, nil},
 		{"/Time/Detailed", cmdLayout{sc(8), sc(4), sc(4), sc(4)}, [][]float64{nil, nil, {1024}, nil}},
 	} {
-		st, data := c.request(cmdPath(gsp.Get, c.nextRef(), tc.path, true))
+		st, data := c.request(cmdPath(gspwire.Get, c.nextRef(), tc.path, true))
 		vals, exact := tc.layout.decode(data)
 		if st != 200 || !exact {
 			t.Errorf("GET %s: %d % x does not fit Commander's layout", tc.path, st, data)
@@ -539,7 +540,7 @@ func TestCommanderClient(t *testing.T) {
 			t.Errorf("/Time/Detailed utcTime %v, before the time set", vals[0][0])
 		}
 	}
-	if st, data := c.request(cmdPath(gsp.Get, c.nextRef(), "/Info/App", true)); st != 200 || len(data) != 0 {
+	if st, data := c.request(cmdPath(gspwire.Get, c.nextRef(), "/Info/App", true)); st != 200 || len(data) != 0 {
 		t.Errorf("GET /Info/App: %d % x; the sensor answers 200 with an empty payload", st, data)
 	}
 
@@ -556,13 +557,13 @@ func TestCommanderClient(t *testing.T) {
 	refs := map[uint8]string{}
 	for path := range streams {
 		ref := c.nextRef()
-		if st, _ := c.request(cmdPath(gsp.Subscribe, ref, path, true)); st != 200 {
+		if st, _ := c.request(cmdPath(gspwire.Subscribe, ref, path, true)); st != 200 {
 			t.Fatalf("SUBSCRIBE %s: %d; client.ts subscribe expects 200", path, st)
 		}
 		refs[ref] = path
 	}
 	c.settle(d, 8*time.Second)
-	c.request([]byte{byte(gsp.Hello), 254})
+	c.request([]byte{byte(gspwire.Hello), 254})
 	for ref, path := range refs {
 		if len(c.streams[ref]) == 0 {
 			t.Errorf("%s: no notification in 8 s", path)
@@ -578,7 +579,7 @@ func TestCommanderClient(t *testing.T) {
 				break
 			}
 		}
-		if st, _ := c.request([]byte{byte(gsp.Unsubscribe), ref}); st != 200 {
+		if st, _ := c.request([]byte{byte(gspwire.Unsubscribe), ref}); st != 200 {
 			t.Errorf("UNSUBSCRIBE %s: %d", path, st)
 		}
 	}
@@ -588,11 +589,11 @@ func TestCommanderClient(t *testing.T) {
 
 	// Record: the configuration with /Time/Detailed appended (200), state 3
 	// (200), state 2 (200), PUT_SYSTEMMODE 5 (200 or 202) to roll the log.
-	cfg := []byte{byte(gsp.PutDataLoggerConfig), c.nextRef()}
+	cfg := []byte{byte(gspwire.PutDataLoggerConfig), c.nextRef()}
 	for _, p := range []string{"/Meas/IMU9/52", "/Meas/ECG/200/mV", "/Time/Detailed"} {
 		cfg = append(append(cfg, p...), 0)
 	}
-	for _, cmd := range [][]byte{cfg, {byte(gsp.PutDataLoggerState), c.nextRef(), 3}} {
+	for _, cmd := range [][]byte{cfg, {byte(gspwire.PutDataLoggerState), c.nextRef(), 3}} {
 		if st, _ := c.request(cmd); st != 200 {
 			t.Fatalf("% x: %d", cmd[:2], st)
 		}
@@ -600,10 +601,10 @@ func TestCommanderClient(t *testing.T) {
 	for range 30 {
 		d.Advance(100 * time.Millisecond)
 	}
-	if st, _ := c.request([]byte{byte(gsp.PutDataLoggerState), c.nextRef(), 2}); st != 200 {
+	if st, _ := c.request([]byte{byte(gspwire.PutDataLoggerState), c.nextRef(), 2}); st != 200 {
 		t.Fatalf("stop: %d", st)
 	}
-	if st, _ := c.request([]byte{byte(gsp.PutSystemMode), c.nextRef(), 5}); st != 200 && st != 202 {
+	if st, _ := c.request([]byte{byte(gspwire.PutSystemMode), c.nextRef(), 5}); st != 200 && st != 202 {
 		t.Fatalf("PUT_SYSTEMMODE 5: %d, Commander accepts 200 and 202", st)
 	}
 	c.conn.Close()
@@ -614,7 +615,7 @@ func TestCommanderClient(t *testing.T) {
 	// DATA_PART2 until an empty body, assembled by offset with no gaps),
 	// then probing max id + 1 for 404.
 	c = &commander{central: newCentral(t, d), streams: map[uint8][][]byte{}}
-	st, list := c.request(cmdPath(gsp.Get, c.nextRef(), "/Mem/Logbook/entries", true))
+	st, list := c.request(cmdPath(gspwire.Get, c.nextRef(), "/Mem/Logbook/entries", true))
 	if st != 200 || len(list) < 1 || int(list[0]) != (len(list)-1)/16 || (len(list)-1)%16 != 0 || list[0] == 0 {
 		t.Fatalf("listing: %d % x", st, list)
 	}
@@ -624,14 +625,14 @@ func TestCommanderClient(t *testing.T) {
 		id, size := u32(e), binary.LittleEndian.Uint64(e[8:])
 		maxID = max(maxID, id)
 		ref := c.nextRef()
-		if st, _ := c.request(binary.LittleEndian.AppendUint32([]byte{byte(gsp.FetchLog), ref}, id)); st != 200 {
+		if st, _ := c.request(binary.LittleEndian.AppendUint32([]byte{byte(gspwire.FetchLog), ref}, id)); st != 200 {
 			t.Fatalf("FETCH_LOG %d: %d", id, st)
 		}
 		var file []byte
 		covered := 0
 		for done := false; !done; {
 			n := c.next()
-			if n[1] != ref || (n[0] != gsp.Data && n[0] != gsp.DataPart2) || len(n) < 6 {
+			if n[1] != ref || (n[0] != gspwire.Data && n[0] != gspwire.DataPart2) || len(n) < 6 {
 				t.Fatalf("FETCH_LOG %d: % x", id, n[:min(len(n), 6)])
 			}
 			off, body := int(u32(n[2:])), n[6:]
@@ -651,15 +652,15 @@ func TestCommanderClient(t *testing.T) {
 			t.Errorf("log %d: %v", id, err)
 		}
 	}
-	if st, _ := c.request(binary.LittleEndian.AppendUint32([]byte{byte(gsp.FetchLog), c.nextRef()}, maxID+1)); st != 404 {
+	if st, _ := c.request(binary.LittleEndian.AppendUint32([]byte{byte(gspwire.FetchLog), c.nextRef()}, maxID+1)); st != 404 {
 		t.Errorf("probing log %d: %d, Commander probes until 404", maxID+1, st)
 	}
 
 	// Erase: CLEAR_LOGBOOK (200), and the listing is empty.
-	if st, _ := c.request([]byte{byte(gsp.ClearLogbook), c.nextRef()}); st != 200 {
+	if st, _ := c.request([]byte{byte(gspwire.ClearLogbook), c.nextRef()}); st != 200 {
 		t.Fatalf("CLEAR_LOGBOOK: %d", st)
 	}
-	if st, list := c.request(cmdPath(gsp.Get, c.nextRef(), "/Mem/Logbook/entries", true)); st != 200 || !bytes.Equal(list, []byte{0}) {
+	if st, list := c.request(cmdPath(gspwire.Get, c.nextRef(), "/Mem/Logbook/entries", true)); st != 200 || !bytes.Equal(list, []byte{0}) {
 		t.Errorf("listing after erase: %d % x", st, list)
 	}
 }
@@ -700,8 +701,8 @@ func equalFloats(a, b []float64) bool {
 func TestLogDataSubscription(t *testing.T) {
 	d := senseboardtest.New(t, senseboardtest.Config{})
 	c := newCentral(t, d)
-	cfg := append([]byte{byte(gsp.PutDataLoggerConfig), 1}, "/Meas/Acc/52\x00/Meas/ECG/200/mV\x00/Time/Detailed\x00"...)
-	for _, cmd := range [][]byte{cfg, {byte(gsp.PutDataLoggerState), 2, 3}} {
+	cfg := append([]byte{byte(gspwire.PutDataLoggerConfig), 1}, "/Meas/Acc/52\x00/Meas/ECG/200/mV\x00/Time/Detailed\x00"...)
+	for _, cmd := range [][]byte{cfg, {byte(gspwire.PutDataLoggerState), 2, 3}} {
 		if n := c.answer(cmd); u16(n[2:]) != 200 {
 			t.Fatalf("% x: % x", cmd[:2], n)
 		}
@@ -709,7 +710,7 @@ func TestLogDataSubscription(t *testing.T) {
 	for range 30 {
 		d.Advance(100 * time.Millisecond)
 	}
-	if n := c.answer([]byte{byte(gsp.PutDataLoggerState), 3, 2}); u16(n[2:]) != 200 {
+	if n := c.answer([]byte{byte(gspwire.PutDataLoggerState), 3, 2}); u16(n[2:]) != 200 {
 		t.Fatalf("stop: % x", n)
 	}
 	st, want := pyFetch(t, c, 1)
@@ -718,10 +719,10 @@ func TestLogDataSubscription(t *testing.T) {
 	}
 	c.conn.Close()
 
-	for _, mtu := range []int{gsp.MinMTU, gsp.DefaultMTU} {
+	for _, mtu := range []int{gspwire.MinMTU, gspwire.DefaultMTU} {
 		c := &central{peer: connect(t, d, mtu)}
 		// The answer comes first, though the transfer starts at once.
-		if n := c.first(append([]byte{1, 99}, "/Mem/Logbook/byId/1/Data"...)); n[0] != gsp.CommandResponse || n[1] != 99 || u16(n[2:]) != 200 {
+		if n := c.first(append([]byte{1, 99}, "/Mem/Logbook/byId/1/Data"...)); n[0] != gspwire.CommandResponse || n[1] != 99 || u16(n[2:]) != 200 {
 			t.Fatalf("MTU %d: SUBSCRIBE: % x", mtu, n)
 		}
 		var got []byte
@@ -734,7 +735,7 @@ func TestLogDataSubscription(t *testing.T) {
 				time.Sleep(time.Millisecond)
 				continue
 			}
-			if n[1] != 99 || (n[0] != gsp.Data && n[0] != gsp.DataPart2) || len(n) < 6 {
+			if n[1] != 99 || (n[0] != gspwire.Data && n[0] != gspwire.DataPart2) || len(n) < 6 {
 				t.Fatalf("MTU %d: notification % x", mtu, n[:min(len(n), 6)])
 			}
 			off, body := int(u32(n[2:])), n[6:]

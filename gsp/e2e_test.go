@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"senseboard/gsp"
+	"senseboard/gsp/gspwire"
 	"senseboard/sbem"
 	"senseboard/senseboardtest"
 )
@@ -20,12 +20,12 @@ type stream struct {
 func (s *stream) add(n []byte) {
 	ref := n[1]
 	switch n[0] {
-	case gsp.Data:
+	case gspwire.Data:
 		if c, ok := s.cur[ref]; ok {
 			s.payloads[ref] = append(s.payloads[ref], c)
 		}
 		s.cur[ref] = append([]byte(nil), n[2:]...)
-	case gsp.DataPart2, gsp.DataPart3:
+	case gspwire.DataPart2, gspwire.DataPart3:
 		s.cur[ref] = append(s.cur[ref], n[2:]...)
 	}
 }
@@ -38,21 +38,21 @@ func TestClientSession(t *testing.T) {
 	d := senseboardtest.New(t, senseboardtest.Config{})
 	p := connect(t, d, 158)
 
-	hello := p.command(gsp.Command{Code: gsp.Hello, Ref: 100})
-	if hello[2] != gsp.ProtocolVersion {
+	hello := p.command(gspwire.Command{Code: gspwire.Hello, Ref: 100})
+	if hello[2] != gspwire.ProtocolVersion {
 		t.Fatalf("HELLO % x", hello)
 	}
-	if n := p.command(gsp.Command{Code: gsp.PutUTCTime, Ref: 108, Time: 1_763_900_000_000_000}); status(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.PutUTCTime, Ref: 108, Time: 1_763_900_000_000_000}); status(n) != 200 {
 		t.Fatalf("PUT_UTCTIME: %d", status(n))
 	}
-	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 101, Path: "/System/Energy/Level"}); status(n) != 200 || len(n) != 5 || n[4] > 100 {
+	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 101, Path: "/System/Energy/Level"}); status(n) != 200 || len(n) != 5 || n[4] > 100 {
 		t.Errorf("energy level % x", n)
 	}
 
 	subs := map[uint8]string{1: "/Meas/Acc/13", 2: "/Meas/Acc/104", 3: "/Meas/IMU9/52", 4: "/Meas/IMU9/208", 5: "/Meas/ECG/125", 6: "/Meas/ECG/125/mV", 7: "/Meas/HR"}
 	for ref, path := range subs {
 		// 200 for every stream, /Meas/HR too, as clients require.
-		if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: ref, Path: path}); status(n) != 200 {
+		if n := p.command(gspwire.Command{Code: gspwire.Subscribe, Ref: ref, Path: path}); status(n) != 200 {
 			t.Fatalf("SUBSCRIBE %s: %d", path, status(n))
 		}
 	}
@@ -62,7 +62,7 @@ func TestClientSession(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	for ref := range subs {
-		if n := p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: ref}); status(n) != 200 {
+		if n := p.command(gspwire.Command{Code: gspwire.Unsubscribe, Ref: ref}); status(n) != 200 {
 			t.Errorf("UNSUBSCRIBE %d: %d", ref, status(n))
 		}
 	}
@@ -96,36 +96,36 @@ func TestClientSession(t *testing.T) {
 	}
 
 	// Offline recording.
-	cfg := gsp.Command{Code: gsp.PutDataLoggerConfig, Ref: 102, Paths: []string{"/Meas/Acc/52", "/Meas/ECG/200/mV", "/Time/Detailed"}}
+	cfg := gspwire.Command{Code: gspwire.PutDataLoggerConfig, Ref: 102, Paths: []string{"/Meas/Acc/52", "/Meas/ECG/200/mV", "/Time/Detailed"}}
 	if n := p.command(cfg); status(n) != 200 {
 		t.Fatalf("PUT_DATALOGGER_CONFIG: %d", status(n))
 	}
-	if n := p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 103, Value: 3}); status(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 103, Value: 3}); status(n) != 200 {
 		t.Fatalf("start logging: %d", status(n))
 	}
-	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 104, Path: "/Mem/DataLogger/State"}); status(n) != 200 || n[4] != 3 {
+	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 104, Path: "/Mem/DataLogger/State"}); status(n) != 200 || n[4] != 3 {
 		t.Errorf("logger state % x", n)
 	}
 	for range 100 { // 10 s
 		d.Advance(100 * time.Millisecond)
 	}
-	if n := p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 104, Value: 2}); status(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 104, Value: 2}); status(n) != 200 {
 		t.Fatalf("stop logging: %d", status(n))
 	}
-	n := p.command(gsp.Command{Code: gsp.Get, Ref: 109, Path: "/Mem/Logbook/entries"})
+	n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 109, Path: "/Mem/Logbook/entries"})
 	if status(n) != 200 || len(n) < 5 || n[4] != 1 || len(n) != 5+16 {
 		t.Fatalf("entries % x", n)
 	}
 	id := binary.LittleEndian.Uint32(n[5:])
 	size := binary.LittleEndian.Uint64(n[13:])
 
-	if n := p.command(gsp.Command{Code: gsp.FetchLog, Ref: 110, LogID: id}); status(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.FetchLog, Ref: 110, LogID: id}); status(n) != 200 {
 		t.Fatalf("FETCH_LOG: %d", status(n))
 	}
 	file := make([]byte, size)
 	for {
 		n := p.next()
-		if n[0] != gsp.Data || n[1] != 110 {
+		if n[0] != gspwire.Data || n[1] != 110 {
 			t.Fatalf("during FETCH_LOG: % x", n[:2])
 		}
 		off := binary.LittleEndian.Uint32(n[2:])
@@ -156,13 +156,13 @@ func TestClientSession(t *testing.T) {
 	if count["TimeDetailed.utcTime"] != 1 {
 		t.Errorf("%d time records", count["TimeDetailed.utcTime"])
 	}
-	if n := p.command(gsp.Command{Code: gsp.FetchLog, Ref: 111, LogID: id + 1}); status(n) != 404 {
+	if n := p.command(gspwire.Command{Code: gspwire.FetchLog, Ref: 111, LogID: id + 1}); status(n) != 404 {
 		t.Errorf("FETCH_LOG of a missing log: %d", status(n))
 	}
-	if n := p.command(gsp.Command{Code: gsp.ClearLogbook, Ref: 106}); status(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.ClearLogbook, Ref: 106}); status(n) != 200 {
 		t.Fatalf("CLEAR_LOGBOOK: %d", status(n))
 	}
-	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 109, Path: "/Mem/Logbook/Entries"}); status(n) != 200 || fmt.Sprint(n[4:]) != "[0]" {
+	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 109, Path: "/Mem/Logbook/Entries"}); status(n) != 200 || fmt.Sprint(n[4:]) != "[0]" {
 		t.Errorf("entries after clearing % x", n)
 	}
 }

@@ -1,14 +1,15 @@
 package gsp
 
 import (
+	"senseboard/gsp/gspwire"
 	"senseboard/radio"
 )
 
 // The GSP service's UUIDs as the radio layer takes them.
 var (
-	ServiceID = radio.MustParseUUID(ServiceUUID)
-	CommandID = radio.MustParseUUID(CommandUUID)
-	DataID    = radio.MustParseUUID(DataUUID)
+	ServiceID = radio.MustParseUUID(gspwire.ServiceUUID)
+	CommandID = radio.MustParseUUID(gspwire.CommandUUID)
+	DataID    = radio.MustParseUUID(gspwire.DataUUID)
 )
 
 // Service returns the module's GATT service for the radio layer: each

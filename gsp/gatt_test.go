@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"senseboard/gsp"
+	"senseboard/gsp/gspwire"
 	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/resource"
@@ -29,9 +30,9 @@ func TestOverGATT(t *testing.T) {
 	if err := rc.SetNotify(gsp.DataID, true); err != nil {
 		t.Fatal(err)
 	}
-	write := func(c gsp.Command) {
+	write := func(c gspwire.Command) {
 		t.Helper()
-		if err := rc.Write(gsp.CommandID, gsp.AppendCommand(nil, c)); err != nil {
+		if err := rc.Write(gsp.CommandID, gspwire.AppendCommand(nil, c)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,26 +56,26 @@ func TestOverGATT(t *testing.T) {
 	response := func(ref uint8) []byte {
 		t.Helper()
 		for {
-			if n := next(); n[0] == gsp.CommandResponse && n[1] == ref {
+			if n := next(); n[0] == gspwire.CommandResponse && n[1] == ref {
 				return n
 			}
 		}
 	}
 
-	write(gsp.Command{Code: gsp.Hello, Ref: 1})
-	if n := response(1); n[2] != gsp.ProtocolVersion {
+	write(gspwire.Command{Code: gspwire.Hello, Ref: 1})
+	if n := response(1); n[2] != gspwire.ProtocolVersion {
 		t.Fatalf("HELLO % x", n)
 	}
-	write(gsp.Command{Code: gsp.Get, Ref: 2, Path: "/System/Energy/Level"})
+	write(gspwire.Command{Code: gspwire.Get, Ref: 2, Path: "/System/Energy/Level"})
 	if n := response(2); status(n) != 200 || len(n) != 5 {
 		t.Errorf("energy % x", n)
 	}
-	write(gsp.Command{Code: gsp.Subscribe, Ref: 3, Path: "/Meas/IMU9/52"})
+	write(gspwire.Command{Code: gspwire.Subscribe, Ref: 3, Path: "/Meas/IMU9/52"})
 	if n := response(3); status(n) != 200 {
 		t.Fatalf("SUBSCRIBE: %d", status(n))
 	}
 	parts := map[byte]int{}
-	for parts[gsp.DataPart3] == 0 {
+	for parts[gspwire.DataPart3] == 0 {
 		d.Advance(20 * time.Millisecond)
 		select {
 		case n := <-rc.Notifications():
@@ -85,29 +86,29 @@ func TestOverGATT(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	write(gsp.Command{Code: gsp.Unsubscribe, Ref: 3})
+	write(gspwire.Command{Code: gspwire.Unsubscribe, Ref: 3})
 	if n := response(3); status(n) != 200 {
 		t.Errorf("UNSUBSCRIBE: %d", status(n))
 	}
 
 	// A short log, fetched over the characteristics.
-	write(gsp.Command{Code: gsp.PutDataLoggerConfig, Ref: 4, Paths: []string{"/Meas/Acc/13"}})
+	write(gspwire.Command{Code: gspwire.PutDataLoggerConfig, Ref: 4, Paths: []string{"/Meas/Acc/13"}})
 	if n := response(4); status(n) != 200 {
 		t.Fatalf("config: %d", status(n))
 	}
-	write(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 5, Value: 3})
+	write(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 5, Value: 3})
 	response(5)
 	d.Advance(2 * time.Second)
-	write(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 6, Value: 2})
+	write(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 6, Value: 2})
 	response(6)
-	write(gsp.Command{Code: gsp.FetchLog, Ref: 7, LogID: 1})
+	write(gspwire.Command{Code: gspwire.FetchLog, Ref: 7, LogID: 1})
 	if n := response(7); status(n) != 200 {
 		t.Fatalf("FETCH_LOG: %d", status(n))
 	}
 	got := 0
 	for {
 		n := next()
-		if n[0] != gsp.Data || n[1] != 7 {
+		if n[0] != gspwire.Data || n[1] != 7 {
 			continue
 		}
 		if off := int(binary.LittleEndian.Uint32(n[2:])); off != got {
@@ -160,7 +161,7 @@ func (p *gattPeer) next() []byte {
 	for {
 		select {
 		case n := <-p.rc.Notifications():
-			if len(n.Data) > gsp.MaxNotification(p.rc.MTU()) {
+			if len(n.Data) > gspwire.MaxNotification(p.rc.MTU()) {
 				p.t.Fatalf("notification of %d bytes at MTU %d", len(n.Data), p.rc.MTU())
 			}
 			return n.Data
@@ -173,16 +174,16 @@ func (p *gattPeer) next() []byte {
 
 // command writes c and returns its COMMAND_RESPONSE, keeping the
 // notifications before it for next.
-func (p *gattPeer) command(c gsp.Command) []byte {
+func (p *gattPeer) command(c gspwire.Command) []byte {
 	p.t.Helper()
-	if err := p.rc.Write(gsp.CommandID, gsp.AppendCommand(nil, c)); err != nil {
+	if err := p.rc.Write(gsp.CommandID, gspwire.AppendCommand(nil, c)); err != nil {
 		p.t.Fatal(err)
 	}
 	var held [][]byte
 	defer func() { p.held = append(p.held, held...) }()
 	for {
 		n := p.next()
-		if n[0] == gsp.CommandResponse && n[1] == c.Ref {
+		if n[0] == gspwire.CommandResponse && n[1] == c.Ref {
 			return n
 		}
 		held = append(held, n)
@@ -196,32 +197,32 @@ func TestFetchOverSlowLinkIsComplete(t *testing.T) {
 	prof := profile.Default()
 	prof.BLE.Airtime = profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2, MissedEvents: 0.2}
 	d := senseboardtest.New(t, senseboardtest.Config{Profile: prof})
-	p := connectGATT(t, d, gsp.MinMTU)
+	p := connectGATT(t, d, gspwire.MinMTU)
 
-	if n := p.command(gsp.Command{Code: gsp.PutDataLoggerConfig, Ref: 1, Paths: []string{"/Meas/Acc/52"}}); status(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.PutDataLoggerConfig, Ref: 1, Paths: []string{"/Meas/Acc/52"}}); status(n) != 200 {
 		t.Fatalf("config: %d", status(n))
 	}
-	p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 2, Value: 3})
+	p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 2, Value: 3})
 	d.Advance(2 * time.Second)
-	p.command(gsp.Command{Code: gsp.PutDataLoggerState, Ref: 3, Value: 2})
+	p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 3, Value: 2})
 	env := d.Expect(resource.StatusOK, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Uint32(1))
 	want := env.Content.(interface{ Bytes() []byte }).Bytes()
 
-	if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: 4, Path: "/Meas/Acc/208"}); status(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.Subscribe, Ref: 4, Path: "/Meas/Acc/208"}); status(n) != 200 {
 		t.Fatalf("SUBSCRIBE: %d", status(n))
 	}
 	start := d.Clock.Now()
-	if n := p.command(gsp.Command{Code: gsp.FetchLog, Ref: 5, LogID: 1}); status(n) != 200 {
+	if n := p.command(gspwire.Command{Code: gspwire.FetchLog, Ref: 5, LogID: 1}); status(n) != 200 {
 		t.Fatalf("FETCH_LOG: %d", status(n))
 	}
 	var got []byte
 	streamed := 0
 	for {
 		n := p.next()
-		if n[1] == 4 && n[0] == gsp.Data {
+		if n[1] == 4 && n[0] == gspwire.Data {
 			streamed++
 		}
-		if n[0] != gsp.Data || n[1] != 5 {
+		if n[0] != gspwire.Data || n[1] != 5 {
 			continue
 		}
 		if off := int(binary.LittleEndian.Uint32(n[2:])); off != len(got) {

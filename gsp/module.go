@@ -1,3 +1,13 @@
+// Package gsp is the in-device module that serves the GATT SensorData
+// Protocol of the sensor family (as of firmware 2.3): the binary command
+// and notification format that clients which are not phones (Python bleak
+// scripts, Web Bluetooth apps, Linux gateways) use. The frames are package
+// gspwire's, the binary form of resource content package gspdata's.
+//
+// The Module is an app (package app) built on the device's in-device
+// application interface, as the firmware builds it; a Conn is one
+// central's connection to it, with its MTU. docs/gsp.md describes the
+// protocol and every choice this implementation makes.
 package gsp
 
 import (
@@ -8,9 +18,16 @@ import (
 
 	"senseboard/app"
 	"senseboard/device"
+	"senseboard/gsp/gspdata"
+	"senseboard/gsp/gspwire"
 	"senseboard/provider/info"
+	"senseboard/provider/mem"
 	"senseboard/resource"
 )
+
+// FirmwareVersion is the firmware release whose GSP layouts and behaviour
+// this package follows; HELLO reports it as the app version.
+const FirmwareVersion = "2.3.0"
 
 // Name is the module's name in /Info/App and the app's name.
 const Name = "GattSensorData"
@@ -65,7 +82,7 @@ func helloPayload(di *info.DeviceInfo, ctx *app.Context) []byte {
 			}
 		}
 	}
-	b := []byte{ProtocolVersion}
+	b := []byte{gspwire.ProtocolVersion}
 	for _, s := range []string{serial, product, dfu, p.App.Name, FirmwareVersion} {
 		b = append(append(b, s...), 0)
 	}
@@ -105,8 +122,8 @@ func (f NotifyFunc) TryNotify(b []byte) bool { f(b); return true }
 func (f NotifyFunc) WhenRoom(g func()) { g() }
 
 // Connect opens a connection of a central with the given ATT MTU (0 means
-// DefaultMTU) over a link. The link receives each notification of the
-// data characteristic, at most MaxNotification(mtu) bytes, on the
+// gspwire.DefaultMTU) over a link. The link receives each notification of
+// the data characteristic, at most gspwire.MaxNotification(mtu) bytes, on the
 // module's goroutine, in order; it must not block for long and must not
 // keep the slice. Stream data goes out with Notify; command responses and
 // log data go out with TryNotify, in order, waiting for room as the
@@ -152,14 +169,14 @@ type outgoing struct {
 	fetch bool
 }
 
-// SetMTU sets the connection's ATT MTU; values below MinMTU count as MinMTU
-// and 0 as DefaultMTU.
+// SetMTU sets the connection's ATT MTU; values below gspwire.MinMTU count
+// as gspwire.MinMTU and 0 as gspwire.DefaultMTU.
 func (c *Conn) SetMTU(mtu int) {
 	switch {
 	case mtu == 0:
-		mtu = DefaultMTU
-	case mtu < MinMTU:
-		mtu = MinMTU
+		mtu = gspwire.DefaultMTU
+	case mtu < gspwire.MinMTU:
+		mtu = gspwire.MinMTU
 	case mtu > 65535:
 		mtu = 65535
 	}
@@ -208,7 +225,7 @@ func (c *Conn) sendStream(ref uint8, payload []byte) {
 		return
 	}
 	c.partBuf, c.partEnds = c.partBuf[:0], c.partEnds[:0]
-	Split(c.MTU(), ref, payload, c.out, c.collectPart)
+	gspwire.Split(c.MTU(), ref, payload, c.out, c.collectPart)
 	c.parts = c.parts[:0]
 	start := 0
 	for _, end := range c.partEnds {
@@ -227,7 +244,7 @@ func (c *Conn) collect(b []byte) {
 // reliable queues a notification that must not be lost, cut to one
 // notification, and sends what the link has room for.
 func (c *Conn) reliable(ctx *app.Context, b []byte) {
-	if n := MaxNotification(c.MTU()); len(b) > n {
+	if n := gspwire.MaxNotification(c.MTU()); len(b) > n {
 		b = b[:n]
 	}
 	c.pending = append(c.pending, outgoing{note: append([]byte(nil), b...)})
@@ -271,9 +288,9 @@ func (c *Conn) pump(ctx *app.Context) {
 // uint32, bytes...], and how many of the log's bytes it carries: none in
 // the last, whose offset alone (the log's size) marks the end.
 func (c *Conn) chunk(o *outgoing) (b []byte, n int) {
-	room := MaxNotification(c.MTU()) - 2 - 4
+	room := gspwire.MaxNotification(c.MTU()) - 2 - 4
 	n = min(room, len(o.log)-o.off)
-	b = append(c.out[:0], Data, o.ref)
+	b = append(c.out[:0], gspwire.Data, o.ref)
 	b = binary.LittleEndian.AppendUint32(b, uint32(o.off))
 	b = append(b, o.log[o.off:o.off+n]...)
 	c.out = b
@@ -282,7 +299,7 @@ func (c *Conn) chunk(o *outgoing) (b []byte, n int) {
 
 // respond sends COMMAND_RESPONSE with status and data, cut to one notification.
 func (c *Conn) respond(ctx *app.Context, ref uint8, status resource.Status, data []byte) {
-	b := append(c.out[:0], CommandResponse, ref)
+	b := append(c.out[:0], gspwire.CommandResponse, ref)
 	b = binary.LittleEndian.AppendUint16(b, uint16(status))
 	b = append(b, data...)
 	c.out = b
@@ -290,9 +307,9 @@ func (c *Conn) respond(ctx *app.Context, ref uint8, status resource.Status, data
 }
 
 func (c *Conn) handle(ctx *app.Context, raw []byte) {
-	cmd, err := ParseCommand(raw)
+	cmd, err := gspwire.ParseCommand(raw)
 	if err != nil {
-		ce := err.(*CommandError)
+		ce := err.(*gspwire.CommandError)
 		if ce.HasRef {
 			ctx.Logf(device.LevelWarning, "gsp: %v", err)
 			c.respond(ctx, ce.Ref, resource.StatusBadRequest, nil)
@@ -301,17 +318,17 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 	}
 	done := func(env resource.Envelope) { c.respond(ctx, cmd.Ref, env.Status, nil) }
 	switch cmd.Code {
-	case Hello:
+	case gspwire.Hello:
 		ctx.Get("/Info", func(env resource.Envelope) {
 			di, _ := env.Content.(*info.DeviceInfo)
-			b := append(c.out[:0], CommandResponse, cmd.Ref)
+			b := append(c.out[:0], gspwire.CommandResponse, cmd.Ref)
 			b = append(b, helloPayload(di, ctx)...)
 			c.out = b
 			c.reliable(ctx, b)
 		})
-	case Subscribe:
+	case gspwire.Subscribe:
 		c.subscribe(ctx, cmd)
-	case Unsubscribe:
+	case gspwire.Unsubscribe:
 		s := c.subs[cmd.Ref]
 		if s == nil {
 			c.respond(ctx, cmd.Ref, resource.StatusNotFound, nil)
@@ -319,33 +336,33 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 		}
 		delete(c.subs, cmd.Ref)
 		s.Unsubscribe(done)
-	case Get:
+	case gspwire.Get:
 		ctx.Get(cmd.Path, func(env resource.Envelope) {
 			var data []byte
 			if _, ok := env.Content.(*info.AppInfo); !ok { // the firmware answers /Info/App with 200 alone
 				var err error
-				if data, err = AppendPayload(nil, env.Content); err != nil {
+				if data, err = gspdata.Append(nil, env.Content); err != nil {
 					data = nil // no binary form: the status alone
 				}
 			}
 			c.respond(ctx, cmd.Ref, env.Status, data)
 		})
-	case FetchLog:
+	case gspwire.FetchLog:
 		c.fetch(ctx, cmd)
-	case ClearLogbook:
+	case gspwire.ClearLogbook:
 		ctx.Delete("/Mem/Logbook/Entries", done)
-	case PutDataLoggerConfig:
-		entries := make([]dataEntry, len(cmd.Paths))
+	case gspwire.PutDataLoggerConfig:
+		entries := make([]mem.DataEntry, len(cmd.Paths))
 		for i, p := range cmd.Paths {
 			entries[i].Path = p
 		}
-		v, err := resource.Record("DataLoggerConfig", dataLoggerConfig{DataEntries: dataEntryArray{DataEntry: entries}})
+		v, err := resource.Record("DataLoggerConfig", mem.Config{DataEntries: mem.DataEntries{DataEntry: entries}})
 		if err != nil {
 			c.respond(ctx, cmd.Ref, resource.StatusBadRequest, nil)
 			return
 		}
 		ctx.Put("/Mem/DataLogger/Config", done, v)
-	case PutSystemMode:
+	case gspwire.PutSystemMode:
 		// The firmware answers a mode change with 202 Accepted: the switch
 		// happens after the answer, and clients check for it.
 		ctx.Put("/System/Mode", func(env resource.Envelope) {
@@ -354,24 +371,14 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 			}
 			done(env)
 		}, resource.Uint8(cmd.Value))
-	case PutUTCTime:
+	case gspwire.PutUTCTime:
 		ctx.Put("/Time", done, resource.Int64(int64(cmd.Time)))
-	case PutDataLoggerState:
+	case gspwire.PutDataLoggerState:
 		ctx.Put("/Mem/DataLogger/State", done, resource.Uint8(cmd.Value))
 	}
 }
 
-type dataEntry struct {
-	Path string `json:"path"`
-}
-type dataEntryArray struct {
-	DataEntry []dataEntry `json:"dataEntry"`
-}
-type dataLoggerConfig struct {
-	DataEntries dataEntryArray `json:"dataEntries"`
-}
-
-func (c *Conn) subscribe(ctx *app.Context, cmd Command) {
+func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 	if c.subs[cmd.Ref] != nil {
 		c.respond(ctx, cmd.Ref, resource.StatusConflict, nil)
 		return
@@ -425,7 +432,7 @@ func (c *Conn) deliver(ctx *app.Context, ref uint8, content any) {
 		c.sendLogChunk(ctx, ref, lc.LogOffset(), lc.Bytes())
 		return
 	}
-	payload, err := AppendPayload(c.buf[:0], content)
+	payload, err := gspdata.Append(c.buf[:0], content)
 	if err != nil {
 		return
 	}
@@ -449,8 +456,8 @@ type logChunk interface {
 // offset alone, the end mark. Log data must not be lost: the parts wait for
 // room on the link, as FETCH_LOG's do.
 func (c *Conn) sendLogChunk(ctx *app.Context, ref uint8, off uint32, data []byte) {
-	room := MaxNotification(c.MTU()) - 2 - 4
-	code := byte(Data)
+	room := gspwire.MaxNotification(c.MTU()) - 2 - 4
+	code := byte(gspwire.Data)
 	for first := true; first || len(data) > 0; first = false {
 		n := min(room, len(data))
 		b := append(c.out[:0], code, ref)
@@ -458,7 +465,7 @@ func (c *Conn) sendLogChunk(ctx *app.Context, ref uint8, off uint32, data []byte
 		b = append(b, data[:n]...)
 		c.out = b
 		c.reliable(ctx, b)
-		data, off, code = data[n:], off+uint32(n), DataPart2
+		data, off, code = data[n:], off+uint32(n), gspwire.DataPart2
 	}
 }
 
@@ -468,7 +475,7 @@ type logBytes interface{ Bytes() []byte }
 // fetch answers FETCH_LOG: the status, then DATA notifications of
 // [offset uint32, bytes...] and a last one with the offset alone (the log's
 // size) that marks the end, each sent when the link has room for it.
-func (c *Conn) fetch(ctx *app.Context, cmd Command) {
+func (c *Conn) fetch(ctx *app.Context, cmd gspwire.Command) {
 	path := "/Mem/Logbook/byId/" + strconv.FormatUint(uint64(cmd.LogID), 10) + "/Data"
 	ctx.Get(path, func(env resource.Envelope) {
 		lb, ok := env.Content.(logBytes)

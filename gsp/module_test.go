@@ -1,13 +1,13 @@
 package gsp_test
 
 import (
-	"bytes"
 	"encoding/binary"
 	"strings"
 	"testing"
 	"time"
 
 	"senseboard/gsp"
+	"senseboard/gsp/gspwire"
 	"senseboard/senseboardtest"
 )
 
@@ -27,7 +27,7 @@ func connect(t *testing.T, d *senseboardtest.Device, mtu int) *peer {
 	}
 	p := &peer{t: t, notes: make(chan []byte, 1<<16), mtu: mtu}
 	p.conn = d.GSP.Connect(mtu, gsp.NotifyFunc(func(b []byte) {
-		if len(b) > gsp.MaxNotification(mtu) {
+		if len(b) > gspwire.MaxNotification(mtu) {
 			t.Errorf("notification of %d bytes on MTU %d", len(b), mtu)
 		}
 		p.notes <- append([]byte(nil), b...)
@@ -43,9 +43,9 @@ func (p *peer) next() []byte {
 
 // command writes c and returns the COMMAND_RESPONSE for its reference,
 // leaving any other notification in order for later.
-func (p *peer) command(c gsp.Command) []byte {
+func (p *peer) command(c gspwire.Command) []byte {
 	p.t.Helper()
-	p.conn.Write(gsp.AppendCommand(nil, c))
+	p.conn.Write(gspwire.AppendCommand(nil, c))
 	var held [][]byte
 	defer func() {
 		for _, h := range held {
@@ -54,7 +54,7 @@ func (p *peer) command(c gsp.Command) []byte {
 	}()
 	for {
 		n := p.next()
-		if n[0] == gsp.CommandResponse && n[1] == c.Ref {
+		if n[0] == gspwire.CommandResponse && n[1] == c.Ref {
 			return n
 		}
 		held = append(held, n)
@@ -65,9 +65,9 @@ func status(n []byte) uint16 { return binary.LittleEndian.Uint16(n[2:]) }
 
 func TestHello(t *testing.T) {
 	d := senseboardtest.New(t, senseboardtest.Config{})
-	p := connect(t, d, gsp.DefaultMTU)
-	n := p.command(gsp.Command{Code: gsp.Hello, Ref: 7})
-	if n[0] != gsp.CommandResponse || n[1] != 7 || n[2] != gsp.ProtocolVersion {
+	p := connect(t, d, gspwire.DefaultMTU)
+	n := p.command(gspwire.Command{Code: gspwire.Hello, Ref: 7})
+	if n[0] != gspwire.CommandResponse || n[1] != 7 || n[2] != gspwire.ProtocolVersion {
 		t.Fatalf("HELLO answer % x", n)
 	}
 	f := strings.Split(string(n[3:]), "\x00")
@@ -78,22 +78,22 @@ func TestHello(t *testing.T) {
 
 func TestGetAndErrors(t *testing.T) {
 	d := senseboardtest.New(t, senseboardtest.Config{})
-	p := connect(t, d, gsp.MinMTU)
-	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 1, Path: "/System/Mode"}); status(n) != 200 || len(n) < 5 || n[4] != 5 {
+	p := connect(t, d, gspwire.MinMTU)
+	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 1, Path: "/System/Mode"}); status(n) != 200 || len(n) < 5 || n[4] != 5 {
 		t.Errorf("GET /System/Mode: % x, want status 200 and mode 5", n)
 	}
-	if n := p.command(gsp.Command{Code: gsp.Get, Ref: 2, Path: "/No/Such"}); status(n) != 404 {
+	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 2, Path: "/No/Such"}); status(n) != 404 {
 		t.Errorf("GET /No/Such: status %d, want 404", status(n))
 	}
 	// Malformed commands are answered with 400 on their reference.
-	for _, raw := range [][]byte{{byte(gsp.FetchLog), 3, 1}, {42, 3}, {byte(gsp.Subscribe), 3}} {
+	for _, raw := range [][]byte{{byte(gspwire.FetchLog), 3, 1}, {42, 3}, {byte(gspwire.Subscribe), 3}} {
 		p.conn.Write(raw)
-		if n := p.next(); n[0] != gsp.CommandResponse || n[1] != 3 || status(n) != 400 {
+		if n := p.next(); n[0] != gspwire.CommandResponse || n[1] != 3 || status(n) != 400 {
 			t.Errorf("% x: answer % x, want 400 on ref 3", raw, n)
 		}
 	}
 	// An unsubscribe of nothing is 404.
-	if n := p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: 9}); status(n) != 404 {
+	if n := p.command(gspwire.Command{Code: gspwire.Unsubscribe, Ref: 9}); status(n) != 404 {
 		t.Errorf("UNSUBSCRIBE of nothing: %d", status(n))
 	}
 }
@@ -101,10 +101,10 @@ func TestGetAndErrors(t *testing.T) {
 // Streams arrive as DATA, DATA_PART2 and DATA_PART3 parts that join into
 // the stream's payload, never longer than the MTU allows.
 func TestSubscribeSplitsByMTU(t *testing.T) {
-	for _, mtu := range []int{gsp.MinMTU, 64, gsp.DefaultMTU} {
+	for _, mtu := range []int{gspwire.MinMTU, 64, gspwire.DefaultMTU} {
 		d := senseboardtest.New(t, senseboardtest.Config{})
 		p := connect(t, d, mtu)
-		if n := p.command(gsp.Command{Code: gsp.Subscribe, Ref: 5, Path: "/Meas/IMU9/104"}); status(n) != 200 {
+		if n := p.command(gspwire.Command{Code: gspwire.Subscribe, Ref: 5, Path: "/Meas/IMU9/104"}); status(n) != 200 {
 			t.Fatalf("MTU %d: SUBSCRIBE: % x", mtu, n)
 		}
 		var payloads [][]byte
@@ -117,12 +117,12 @@ func TestSubscribeSplitsByMTU(t *testing.T) {
 					t.Fatalf("notification for ref %d", n[1])
 				}
 				switch n[0] {
-				case gsp.Data:
+				case gspwire.Data:
 					if cur != nil {
 						payloads = append(payloads, cur)
 					}
 					cur = append([]byte(nil), n[2:]...)
-				case gsp.DataPart2, gsp.DataPart3:
+				case gspwire.DataPart2, gspwire.DataPart3:
 					if cur == nil {
 						t.Fatalf("a continuation before DATA")
 					}
@@ -140,25 +140,8 @@ func TestSubscribeSplitsByMTU(t *testing.T) {
 				t.Errorf("MTU %d: IMU9 payload of %d bytes", mtu, len(pl))
 			}
 		}
-		if n := p.command(gsp.Command{Code: gsp.Unsubscribe, Ref: 5}); status(n) != 200 {
+		if n := p.command(gspwire.Command{Code: gspwire.Unsubscribe, Ref: 5}); status(n) != 200 {
 			t.Errorf("UNSUBSCRIBE: %d", status(n))
 		}
-	}
-}
-
-func TestSplit(t *testing.T) {
-	payload := bytes.Repeat([]byte{1, 2, 3}, 30)
-	var got [][]byte
-	gsp.Split(gsp.MinMTU, 9, payload, nil, func(b []byte) { got = append(got, append([]byte(nil), b...)) })
-	var joined []byte
-	for i, n := range got {
-		want := byte(gsp.Data + min(i, 2))
-		if n[0] != want || n[1] != 9 || len(n) > 20 {
-			t.Errorf("part %d: % x", i, n[:2])
-		}
-		joined = append(joined, n[2:]...)
-	}
-	if !bytes.Equal(joined, payload) || len(got) != 5 {
-		t.Errorf("%d parts joined to %d bytes, want 5 parts of 90 bytes", len(got), len(joined))
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"senseboard/device"
-	"senseboard/gsp"
+	"senseboard/gsp/gspdata"
 	"senseboard/nvm"
 	"senseboard/radio"
 	"senseboard/resource"
@@ -114,7 +114,7 @@ func (p *Provider) Register(d *device.Device) error {
 		Address: prof.BLE.Address, Serial: d.Serial(), Product: prof.Product.Name,
 		HRS: prof.Modules.HRS, NUS: prof.Modules.NUS, Seed: p.seed, Clock: d.Clock(),
 		Airtime:            prof.BLE.Airtime,
-		NotificationSize:   gsp.PayloadSize,
+		NotificationSize:   gspdata.Size,
 		OnAir:              func() bool { return d.Mode() == device.ModeApplication },
 		SinceReset:         d.SinceReset,
 		Logf:               func(format string, a ...any) { d.Logf(device.LevelInfo, format, a...) },

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"senseboard/device"
-	"senseboard/gsp"
+	"senseboard/gsp/gspdata"
 	"senseboard/nvm"
 	"senseboard/provider/meas"
 	"senseboard/provider/timesvc"
@@ -607,7 +607,7 @@ func chunksOf(uri string, content any) []chunk {
 					part.ArrayMagn = s
 				}
 			}
-			data, _ := gsp.AppendPayload(nil, part)
+			data, _ := gspdata.Append(nil, part)
 			out = append(out, chunk{l, n, data})
 		}
 		return out
@@ -615,33 +615,33 @@ func chunksOf(uri string, content any) []chunk {
 		l := layout("ecg", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasECG", Fixed: []sbem.Field{fTS}, Arrays: []sbem.Array{{Name: "Samples", Fields: []sbem.Field{{Format: sbem.Int32}}}}}
 		})
-		data, _ := gsp.AppendPayload(nil, c)
+		data, _ := gspdata.Append(nil, c)
 		return []chunk{{l, len(c.Samples), data}}
 	case *meas.ECGDataMV:
 		l := layout("ecgmv", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasECGmV", Fixed: []sbem.Field{fTS}, Arrays: []sbem.Array{{Name: "Samples",
 				Fields: []sbem.Field{{Format: sbem.Int16, Mod: "x*0.001,roundf(MIN(+32.767f,MAX(y,-32.767f))*1000.0f)"}}}}}
 		})
-		data, _ := gsp.AppendPayload(nil, c)
+		data, _ := gspdata.Append(nil, c)
 		return []chunk{{l, len(c.Samples), data}}
 	case *meas.HRData:
 		l := layout("hr", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasHR", Fixed: []sbem.Field{{Name: "average", Format: sbem.Float32}},
 				Arrays: []sbem.Array{{Name: "rrData", Fields: []sbem.Field{{Format: sbem.Uint16}}}}}
 		})
-		data, _ := gsp.AppendPayload(nil, c)
+		data, _ := gspdata.Append(nil, c)
 		return []chunk{{l, len(c.RRData), data}}
 	case *meas.TempData:
 		l := layout("temp", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasTemp", Fixed: []sbem.Field{{Name: "Measurement", Format: sbem.Float32}, fTS}}
 		})
-		data, _ := gsp.AppendPayload(nil, c)
+		data, _ := gspdata.Append(nil, c)
 		return []chunk{{l, 0, data}}
 	case *timesvc.DetailedTime:
 		l := layout("time", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "TimeDetailed", Fixed: []sbem.Field{{Name: "relativeTime", Format: sbem.Uint32}, {Name: "utcTime", Format: sbem.Uint64}}}
 		})
-		data, _ := gsp.AppendPayload(nil, struct {
+		data, _ := gspdata.Append(nil, struct {
 			Rel uint32
 			UTC int64
 		}{c.RelativeTime, c.UTCTime})

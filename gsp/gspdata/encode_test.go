@@ -1,4 +1,4 @@
-package gsp
+package gspdata
 
 import (
 	"encoding/binary"
@@ -21,7 +21,7 @@ import (
 // decoded values, in the team's shared data directory.
 func fixturePath(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data", "movesense", "sensein_movesense-py", "validation_fixture.json")
+	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "data", "movesense", "sensein_movesense-py", "validation_fixture.json")
 	if env := os.Getenv("SENSEBOARD_DATA"); env != "" {
 		p = filepath.Join(env, "movesense", "sensein_movesense-py", "validation_fixture.json")
 	}
@@ -85,7 +85,7 @@ func TestFixtureBytes(t *testing.T) {
 			continue
 		}
 		t.Run(path, func(t *testing.T) {
-			got, err := AppendPayload(nil, contentOf(path, ch.JSONEntry))
+			got, err := Append(nil, contentOf(path, ch.JSONEntry))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestFixtureBytes(t *testing.T) {
 		t.Errorf("fixture has %d decoded streams, want the 6 of ECG, Acc, Gyro, Magn, IMU6, IMU9", n)
 	}
 	// Temp and HR come without decoded values: their bytes must read as
-	// plausible values in the layouts AppendPayload writes, and re-encode
+	// plausible values in the layouts Append writes, and re-encode
 	// to the same bytes.
 	for _, tc := range []struct {
 		path    string
@@ -146,7 +146,7 @@ func TestFixtureBytes(t *testing.T) {
 		if !tc.plausib(c) {
 			t.Errorf("%s: bytes %s read as implausible %+v", tc.path, ch.PacketHex, c)
 		}
-		if got, _ := AppendPayload(nil, c); hex.EncodeToString(got) != ch.PacketHex {
+		if got, _ := Append(nil, c); hex.EncodeToString(got) != ch.PacketHex {
 			t.Errorf("%s: re-encoded %x, want %s", tc.path, got, ch.PacketHex)
 		}
 	}
@@ -179,7 +179,7 @@ func TestAppendPayload(t *testing.T) {
 		{"strings and bool, absent optional", info{Rates: []uint16{13, 26}, Name: "ab", Ok: true}, "02" + "0d00" + "1a00" + "616200" + "01"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := AppendPayload(nil, tc.content)
+			got, err := Append(nil, tc.content)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestAppendPayload(t *testing.T) {
 			}
 		})
 	}
-	if _, err := AppendPayload(nil, map[string]int{"a": 1}); !errors.Is(err, ErrUnencodable) {
+	if _, err := Append(nil, map[string]int{"a": 1}); !errors.Is(err, ErrUnencodable) {
 		t.Errorf("map: err %v, want ErrUnencodable", err)
 	}
 }

@@ -1,15 +1,13 @@
-// Package gsp is the GATT SensorData Protocol of the sensor family (as of
-// firmware 2.3): the binary command and notification format that clients
-// which are not phones (Python bleak scripts, Web Bluetooth apps, Linux
-// gateways) use, and the in-device module that serves it.
+// Package gspwire is the frame format of the GATT SensorData Protocol
+// (package gsp): the service's UUIDs, the command codes, the parsing and
+// writing of commands, the notification codes and the cutting of a payload
+// into notifications of an MTU. It uses the standard library alone, so that
+// clients and the phone bridge speak the protocol without the device.
 //
 // A client writes commands [command, reference, payload...] to the command
 // characteristic and receives notifications [code, reference, ...] on the
-// data characteristic. The Module is an app (package app) built on the
-// device's in-device application interface, as the firmware builds it; a
-// Conn is one central's connection to it, with its MTU. docs/gsp.md
-// describes the protocol and every choice this implementation makes.
-package gsp
+// data characteristic. docs/gsp.md describes the protocol.
+package gspwire
 
 import (
 	"encoding/binary"
@@ -28,10 +26,6 @@ const (
 
 // ProtocolVersion is the protocol version HELLO reports.
 const ProtocolVersion = 1
-
-// FirmwareVersion is the firmware release whose GSP layouts and behaviour
-// this package follows; HELLO reports it as the app version.
-const FirmwareVersion = "2.3.0"
 
 // Code is a command code.
 type Code uint8

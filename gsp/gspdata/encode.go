@@ -1,4 +1,10 @@
-package gsp
+// Package gspdata is the binary form of resource content in the GATT
+// SensorData Protocol (package gsp): the layouts of the measurement streams
+// and capability records as firmware 2.3 sends them, and the field-by-field
+// form of other GET results. The data logger (package provider/mem) writes
+// the same bytes to its logs, so it lives apart from the GSP module, which
+// serves the data logger.
+package gspdata
 
 import (
 	"encoding/binary"
@@ -12,11 +18,11 @@ import (
 	"senseboard/sensor"
 )
 
-// ErrUnencodable is returned by AppendPayload for content that has no binary
+// ErrUnencodable is returned by Append for content that has no binary
 // form (maps, interfaces, raw JSON).
 var ErrUnencodable = errors.New("gsp: content has no binary encoding")
 
-// AppendPayload appends the binary form of a notification's or response's
+// Append appends the binary form of a notification's or response's
 // content, as firmware 2.3 sends it over GSP: little-endian, no padding,
 // fields in the order of the definition.
 //
@@ -46,7 +52,7 @@ var ErrUnencodable = errors.New("gsp: content has no binary encoding")
 // at their width, bool as one byte, strings NUL-terminated, arrays with a
 // uint8 count before their elements, absent optional fields (nil pointers)
 // left out.
-func AppendPayload(b []byte, content any) ([]byte, error) {
+func Append(b []byte, content any) ([]byte, error) {
 	switch c := content.(type) {
 	case nil:
 		return b, nil
@@ -77,7 +83,7 @@ func AppendPayload(b []byte, content any) ([]byte, error) {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c.Measurement))
 		return binary.LittleEndian.AppendUint32(b, c.Timestamp), nil
 	case meas.TempData:
-		return AppendPayload(b, &c)
+		return Append(b, &c)
 	case *meas.AccInfo:
 		b = appendCount16(b, c.SampleRates)
 		return appendCount8(b, c.Ranges), nil
@@ -123,9 +129,9 @@ func AppendPayload(b []byte, content any) ([]byte, error) {
 	return appendReflect(b, reflect.ValueOf(content))
 }
 
-// PayloadSize returns the bytes AppendPayload appends for a measurement
+// Size returns the bytes Append appends for a measurement
 // stream's notification, without encoding it, or -1 for other content.
-func PayloadSize(content any) int {
+func Size(content any) int {
 	switch c := content.(type) {
 	case *meas.MotionData:
 		return 4 + 12*(len(c.ArrayAcc)+len(c.ArrayGyro)+len(c.ArrayMagn))

@@ -1,6 +1,7 @@
-package gsp
+package gspwire
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"testing"
@@ -69,4 +70,21 @@ func FuzzParseCommand(f *testing.F) {
 			t.Fatalf("%+v re-parsed as %+v", c, again)
 		}
 	})
+}
+
+func TestSplit(t *testing.T) {
+	payload := bytes.Repeat([]byte{1, 2, 3}, 30)
+	var got [][]byte
+	Split(MinMTU, 9, payload, nil, func(b []byte) { got = append(got, append([]byte(nil), b...)) })
+	var joined []byte
+	for i, n := range got {
+		want := byte(Data + min(i, 2))
+		if n[0] != want || n[1] != 9 || len(n) > 20 {
+			t.Errorf("part %d: % x", i, n[:2])
+		}
+		joined = append(joined, n[2:]...)
+	}
+	if !bytes.Equal(joined, payload) || len(got) != 5 {
+		t.Errorf("%d parts joined to %d bytes, want 5 parts of 90 bytes", len(got), len(joined))
+	}
 }
