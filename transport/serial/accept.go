@@ -186,7 +186,7 @@ func (s *Server) refuse(ctx context.Context, conn net.Conn, why error) {
 				refuse(conn, f.ID, h.Session, wire.RefuseLimit, why.Error())
 				return
 			}
-			conn.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: why.Error()}))
+			conn.Write(errorFrame(f.ID, why.Error()))
 		})
 	})
 }
@@ -249,6 +249,6 @@ func (r *silentReader) Read(p []byte) (int, error) {
 // closeSilent tells a client that ran out of time why its stream closes.
 func (r *silentReader) closeSilent(w io.Writer) {
 	if r.silent != nil {
-		w.Write(jsonFrame(wire.Error, 0, &wire.ErrorMsg{Error: "closing the connection: " + r.silent.Error()}))
+		w.Write(errorFrame(0, "closing the connection: "+r.silent.Error()))
 	}
 }

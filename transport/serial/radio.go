@@ -132,8 +132,38 @@ func (rs *radioSession) handle(f wire.Frame) {
 
 func (rs *radioSession) reply(kind wire.Kind, id uint32, v any) { rs.w.Write(jsonFrame(kind, id, v)) }
 
-func (rs *radioSession) fail(id uint32, err error) {
-	rs.reply(wire.Error, id, &wire.ErrorMsg{Error: err.Error()})
+func (rs *radioSession) fail(id uint32, err error) { rs.w.Write(errorFrame(id, err.Error())) }
+
+// payloadForms is the JSON payload each frame kind of the radio that
+// carries one wants, as a malformed payload's error shows it.
+var payloadForms = map[wire.Kind]string{
+	wire.Connect:    `{"address": "XX:XX:XX:XX:XX:XX", "name": ...}`,
+	wire.Pair:       `{"passKey": "123456", "bond": true}`,
+	wire.Encrypt:    `{"key": ...}`,
+	wire.HRSNotify:  `{"on": true}`,
+	wire.NUSWrite:   `{"data": "<base64>"}`,
+	wire.GATTMTU:    `{"mtu": 247}`,
+	wire.GATTWrite:  `{"char": "<uuid>", "data": "<base64>"}`,
+	wire.GATTNotify: `{"char": "<uuid>", "on": true}`,
+}
+
+// decode reads the JSON payload of f into m, and the payload's
+// required field when it has one: need reports whether it is there and
+// names it. A payload that does not decode, or lacks the field, is answered
+// with an Error that names the frame kind and its form, and decode reports
+// false.
+func (rs *radioSession) decode(f wire.Frame, m any, need func() (bool, string)) bool {
+	err := json.Unmarshal(f.Payload, m)
+	if err == nil && need != nil {
+		if ok, field := need(); !ok {
+			err = fmt.Errorf("%s is missing", field)
+		}
+	}
+	if err != nil {
+		rs.fail(f.ID, fmt.Errorf("%s: want %s: %v", f.Kind, payloadForms[f.Kind], err))
+		return false
+	}
+	return true
 }
 
 func (rs *radioSession) ack(id uint32) { rs.w.Write(wire.AppendFrame(nil, wire.Ack, id, nil)) }
@@ -170,8 +200,7 @@ func (rs *radioSession) connect(f wire.Frame) {
 		return
 	}
 	var m wire.ConnectMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil || m.Address == "" {
-		rs.fail(f.ID, fmt.Errorf("connect: want {\"address\": \"XX:XX:XX:XX:XX:XX\", \"name\": ...}: %v", err))
+	if !rs.decode(f, &m, func() (bool, string) { return m.Address != "", "address" }) {
 		return
 	}
 	central := radio.NewCentral(m.Address, m.Name)
@@ -242,8 +271,7 @@ func (rs *radioSession) forward(link *radio.Conn) {
 
 func (rs *radioSession) pair(f wire.Frame) {
 	var m wire.PairMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil {
-		rs.fail(f.ID, fmt.Errorf("pair: want {\"passKey\": \"123456\", \"bond\": true}: %v", err))
+	if !rs.decode(f, &m, nil) {
 		return
 	}
 	if err := rs.link.Pair(m.PassKey, m.Bond); err != nil {
@@ -259,8 +287,7 @@ func (rs *radioSession) pair(f wire.Frame) {
 
 func (rs *radioSession) encrypt(f wire.Frame) {
 	var m wire.EncryptMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil || m.Key == "" {
-		rs.fail(f.ID, fmt.Errorf("encrypt: want {\"key\": ...}: %v", err))
+	if !rs.decode(f, &m, func() (bool, string) { return m.Key != "", "key" }) {
 		return
 	}
 	rs.central.Remember(rs.radio.Address(), m.Key)
@@ -273,8 +300,7 @@ func (rs *radioSession) encrypt(f wire.Frame) {
 
 func (rs *radioSession) hrsNotify(f wire.Frame) {
 	var m wire.HRSNotifyMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil {
-		rs.fail(f.ID, fmt.Errorf("hrs notify: want {\"on\": true}: %v", err))
+	if !rs.decode(f, &m, nil) {
 		return
 	}
 	rs.done(f.ID, rs.link.SetHRSNotifications(m.On))
@@ -282,8 +308,7 @@ func (rs *radioSession) hrsNotify(f wire.Frame) {
 
 func (rs *radioSession) nusWrite(f wire.Frame) {
 	var m wire.NUSMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil {
-		rs.fail(f.ID, fmt.Errorf("nus write: want {\"data\": \"<base64>\"}: %v", err))
+	if !rs.decode(f, &m, nil) {
 		return
 	}
 	rs.done(f.ID, rs.link.WriteNUS(m.Data))
@@ -314,8 +339,7 @@ func (rs *radioSession) gattDiscover(f wire.Frame) {
 
 func (rs *radioSession) gattMTU(f wire.Frame) {
 	var m wire.GATTMTUMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil {
-		rs.fail(f.ID, fmt.Errorf("gatt mtu: want {\"mtu\": 247}: %v", err))
+	if !rs.decode(f, &m, nil) {
 		return
 	}
 	rs.done(f.ID, rs.link.SetMTU(m.MTU))
@@ -323,8 +347,7 @@ func (rs *radioSession) gattMTU(f wire.Frame) {
 
 func (rs *radioSession) gattWrite(f wire.Frame) {
 	var m wire.GATTWriteMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil {
-		rs.fail(f.ID, fmt.Errorf("gatt write: want {\"char\": \"<uuid>\", \"data\": \"<base64>\"}: %v", err))
+	if !rs.decode(f, &m, nil) {
 		return
 	}
 	char, err := radio.ParseUUID(m.Char)
@@ -336,8 +359,7 @@ func (rs *radioSession) gattWrite(f wire.Frame) {
 
 func (rs *radioSession) gattNotify(f wire.Frame) {
 	var m wire.GATTNotifyMsg
-	if err := json.Unmarshal(f.Payload, &m); err != nil {
-		rs.fail(f.ID, fmt.Errorf("gatt notify: want {\"char\": \"<uuid>\", \"on\": true}: %v", err))
+	if !rs.decode(f, &m, nil) {
 		return
 	}
 	char, err := radio.ParseUUID(m.Char)

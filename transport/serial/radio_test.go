@@ -2,10 +2,14 @@ package serial_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -374,5 +378,72 @@ func TestRadioGATT(t *testing.T) {
 		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, tt.err, tt.want)
 		}
+	}
+}
+
+// TestRadioMalformedPayloads: a radio frame whose payload does not decode,
+// or lacks its required field, is answered with an Error that names the
+// frame kind, the form it wants and what was wrong; the stream goes on.
+func TestRadioMalformedPayloads(t *testing.T) {
+	t.Parallel()
+	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	srv := &serial.Server{Device: d.Device}
+	dev, central := net.Pipe()
+	defer central.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+
+	type bad struct {
+		kind          wire.Kind
+		payload, want string
+	}
+	check := func(got []wire.Frame, id uint32, b bad) {
+		t.Helper()
+		for _, f := range got {
+			if f.ID != id {
+				continue
+			}
+			var m wire.ErrorMsg
+			if f.Kind != wire.Error || json.Unmarshal(f.Payload, &m) != nil ||
+				!strings.HasPrefix(m.Error, b.kind.String()+`: want {"`) || !strings.Contains(m.Error, b.want) {
+				t.Errorf("%s %s: answered %s %s, want an Error naming the form and %q", b.kind, b.payload, f.Kind, f.Payload, b.want)
+			}
+			return
+		}
+		t.Errorf("%s %s: no answer", b.kind, b.payload)
+	}
+	// The stream answers pings once connected: the connects that fail go
+	// with the hello and the one that succeeds.
+	hello, _ := wire.AppendJSONFrame(nil, wire.Hello, 1, &wire.HelloMsg{Protocol: wire.Version, Client: "test", Session: "test"})
+	conn, _ := wire.AppendJSONFrame(nil, wire.Connect, 2, &wire.ConnectMsg{Address: "C0:53:42:00:00:01", Name: "test"})
+	connects := []bad{{wire.Connect, `{"name": "phone"}`, "address is missing"}, {wire.Connect, `{"address": 5}`, "cannot unmarshal"}}
+	frames := [][]byte{hello}
+	for i, b := range connects {
+		frames = append(frames, wire.AppendFrame(nil, b.kind, uint32(10+i), []byte(b.payload)))
+	}
+	got := exchange(t, central, append(frames, conn)...)
+	if !slices.ContainsFunc(got, func(f wire.Frame) bool { return f.ID == 2 && f.Kind == wire.Connected }) {
+		t.Fatalf("connect: %v", got)
+	}
+	for i, b := range connects {
+		check(got, uint32(10+i), b)
+	}
+	for _, b := range []bad{
+		{wire.Encrypt, `{}`, "key is missing"},
+		{wire.Pair, `{`, "unexpected end of JSON input"},
+		{wire.Encrypt, `{`, "unexpected end of JSON input"},
+		{wire.HRSNotify, `{"on": 1}`, "cannot unmarshal"},
+		{wire.NUSWrite, `{`, "unexpected end of JSON input"},
+		{wire.GATTMTU, `[]`, "cannot unmarshal"},
+		{wire.GATTWrite, `{`, "unexpected end of JSON input"},
+		{wire.GATTNotify, `{`, "unexpected end of JSON input"},
+	} {
+		check(exchange(t, central, wire.AppendFrame(nil, b.kind, 7, []byte(b.payload))), 7, b)
 	}
 }

@@ -195,8 +195,7 @@ func helloLocks(f wire.Frame) bool {
 func (s *Server) reportOversized(dec *wire.Decoder, w io.Writer) {
 	if o := dec.Oversized; o.OK {
 		dec.Oversized.OK = false
-		w.Write(jsonFrame(wire.Error, o.ID, &wire.ErrorMsg{
-			Error: fmt.Sprintf("%s frame of %d bytes exceeds the maximum payload of %d bytes", o.Kind, o.Length, wire.MaxPayload)}))
+		w.Write(errorFrame(o.ID, fmt.Sprintf("%s frame of %d bytes exceeds the maximum payload of %d bytes", o.Kind, o.Length, wire.MaxPayload)))
 	}
 }
 

@@ -238,6 +238,11 @@ func jsonFrame(kind wire.Kind, id uint32, v any) []byte {
 	return b
 }
 
+// errorFrame is an Error frame that answers frame id with msg.
+func errorFrame(id uint32, msg string) []byte {
+	return jsonFrame(wire.Error, id, &wire.ErrorMsg{Error: msg})
+}
+
 func (s *Server) welcome(token string) []byte {
 	d := s.Device
 	return jsonFrame(wire.Welcome, 0, &wire.WelcomeMsg{
@@ -269,7 +274,7 @@ func refuse(w io.Writer, id uint32, session string, code wire.RefuseCode, why st
 
 // noSession answers a frame that comes before the session's hello.
 func noSession(w io.Writer, f wire.Frame) {
-	w.Write(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first"}))
+	w.Write(errorFrame(f.ID, "no session: send hello first"))
 }
 
 // handle acts on one frame of an established session.
@@ -287,7 +292,7 @@ func (s *session) handle(f wire.Frame) {
 		}
 	case wire.Pong, wire.Bye:
 	default:
-		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: fmt.Sprintf("%s frames are not sent to a device", f.Kind)}))
+		s.send(errorFrame(f.ID, fmt.Sprintf("%s frames are not sent to a device", f.Kind)))
 	}
 }
 
@@ -295,7 +300,7 @@ func (s *session) handle(f wire.Frame) {
 func (s *session) request(f wire.Frame) {
 	m, err := decodeRequest(f.Payload)
 	if err != nil {
-		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "request: " + err.Error()}))
+		s.send(errorFrame(f.ID, "request: "+err.Error()))
 		return
 	}
 	req := &resource.Request{Path: m.Path, Client: s.client}
@@ -342,7 +347,7 @@ func (s *session) request(f wire.Frame) {
 		return // a device that is off does not answer
 	}
 	if err != nil { // the link refused the request (not paired, disconnected)
-		s.send(jsonFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: err.Error()}))
+		s.send(errorFrame(f.ID, err.Error()))
 		if subscribing {
 			s.forget(uri)
 		}
@@ -392,7 +397,7 @@ func (s *session) forget(uri string) {
 func (s *session) reply(id uint32, env *resource.Envelope) {
 	b, err := wire.AppendEnvelope(s.reqBuf[:0], id, env)
 	if err != nil {
-		b = jsonFrame(wire.Error, id, &wire.ErrorMsg{Error: "the response does not encode: " + err.Error()})
+		b = errorFrame(id, "the response does not encode: "+err.Error())
 	} else {
 		s.reqBuf = b
 	}
