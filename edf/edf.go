@@ -6,7 +6,9 @@
 //
 // A File holds the whole recording in memory; Write encodes it as a
 // continuous EDF+ file (EDF+C), and Read decodes EDF and EDF+ files,
-// checking every field.
+// checking every field. A Builder makes a File of timestamped streams on
+// one time line, and SensorChannel names the device's quantities and
+// their units, alike in every export.
 package edf
 
 import (

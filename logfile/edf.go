@@ -3,12 +3,10 @@ package logfile
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
 	"senseboard/edf"
-	"senseboard/sbem"
 	"senseboard/sensor"
 )
 
@@ -16,142 +14,116 @@ import (
 // measured rate is taken as the nearest of them within 5 %.
 var familyRates = []float64{13, 26, 52, 104, 125, 128, 200, 208, 250, 256, 416, 500, 512, 833, 1666}
 
-// maxLate is how much later than the first a stream of a log may start in
-// its EDF+ export (the start is padded with its first sample), and
-// maxRate the highest rate a log's stream may have.
-const (
-	maxLate = 10 * time.Minute
-	maxRate = 10000.0
-)
-
-type series struct {
-	stream, label, unit string
-	scale               float64
-	firstTS, lastTS     float64
-	lastN               int
-	samples             []float64
-	order               int
-}
-
 // EDF converts a log (an SBEM file as the data logger writes it) to an EDF+
-// recording: one signal per sampled quantity (ECG in mV; Acc, Gyro, Magn
-// axes in m/s², dps, µT), at the stream's rate measured from its
-// timestamps; heart rate, RR intervals and temperature as annotations. The
-// start is the log's UTC anchor (its /Time/Detailed record) when it has
-// one. Streams that start later than the first are padded at their start
-// with their first sample.
+// recording with edf.Builder: one signal per sampled quantity, labelled and
+// in the units edf.SensorChannel gives (ECG in mV; Acc, Gyro, Magn axes in
+// m/s², deg/s, µT), at the stream's rate measured from its timestamps;
+// heart rate, RR intervals and temperature as annotations. The start is
+// the log's UTC anchor (its /Time/Detailed record) when it has one.
+// Streams that start later than the first are padded at their start with
+// their first sample, and samples missing where a stream's timestamps jump
+// are filled with the last one and annotated.
 func EDF(log []byte) (*edf.File, error) {
-	recs, err := sbem.Decode(log)
+	recs, err := Decode(log)
 	if err != nil {
 		return nil, err
 	}
-	sig := map[string]*series{}
-	var utcAnchor, relAnchor float64
-	haveAnchor := false
+	var b edf.Builder
+	anchored := false
 	var lastTS float64
-	type note struct {
-		at   float64
-		text string
-	}
-	var notes []note
-	for _, r := range recs {
-		if len(r.Values) == 0 {
-			continue
-		}
-		stream, _, _ := strings.Cut(r.Values[0].Path, ".")
-		vals := map[string]float64{}
-		var order []string
-		groups := map[string][]float64{}
-		for _, v := range r.Values {
-			_, field, _ := strings.Cut(v.Path, ".")
-			if _, seen := groups[field]; !seen {
-				order = append(order, field)
-			}
-			groups[field] = append(groups[field], v.Value)
-			vals[field] = v.Value
-		}
-		switch stream {
+	var rows []float64
+	for i, r := range recs {
+		switch r.Stream {
 		case "TimeDetailed":
-			utcAnchor, relAnchor, haveAnchor = vals["utcTime"], vals["relativeTime"], true
+			b.Anchor(time.UnixMicro(int64(r.value("utcTime"))).UTC(), r.value("relativeTime"))
+			anchored = true
 			continue
 		case "MeasHR":
-			text := fmt.Sprintf("HR %.1f bpm", vals["average"])
-			for _, rr := range groups["rrData"] {
+			text := fmt.Sprintf("HR %.1f bpm", r.value("average"))
+			for _, rr := range r.values("rrData") {
 				text += fmt.Sprintf(" RR %.0f ms", rr)
 			}
-			notes = append(notes, note{lastTS, text})
+			b.AnnotateAt(lastTS, text)
 			continue
 		case "MeasTemp":
-			notes = append(notes, note{vals["Timestamp"], fmt.Sprintf("Temp %.2f K", vals["Measurement"])})
+			b.AnnotateAt(r.timestamp(), fmt.Sprintf("Temp %.2f K", r.value("Measurement")))
 			continue
 		}
-		ts, ok := vals["Timestamp"]
-		if !ok {
+		if r.Timestamp == nil || len(r.Fields) == 0 {
 			continue
 		}
-		lastTS = ts
-		for _, field := range order {
-			if field == "Timestamp" {
-				continue
-			}
-			key := stream + "." + field
-			s := sig[key]
-			if s == nil {
-				s = &series{stream: stream, firstTS: ts, order: len(sig)}
-				s.label, s.unit, s.scale = labelOf(stream, field)
-				sig[key] = s
-			}
-			n := len(groups[field])
-			s.lastTS, s.lastN = ts, n
-			for _, v := range groups[field] {
-				s.samples = append(s.samples, v*s.scale)
+		lastTS = *r.Timestamp
+		s, isNew := b.Stream(r.Stream)
+		scale := 1.0
+		if r.Stream == "MeasECG" { // raw counts
+			scale = sensor.ECGUnit
+		}
+		if isNew {
+			s.Name, s.Transducer = strings.TrimPrefix(r.Stream, "Meas"), r.Stream
+			for _, f := range r.Fields {
+				s.Channels = append(s.Channels, channelOf(r.Stream, f.Name))
 			}
 		}
-	}
-	if len(sig) == 0 {
-		return nil, fmt.Errorf("%w: the log has no sampled stream", edf.ErrInvalid)
-	}
-	list := make([]*series, 0, len(sig))
-	for _, s := range sig {
-		list = append(list, s)
-	}
-	slices.SortFunc(list, func(a, b *series) int { return a.order - b.order })
-	start := math.Inf(1)
-	for _, s := range list {
-		start = min(start, s.firstTS)
-	}
-	f := &edf.File{Recording: "X X senseboard", Start: time.Unix(0, 0).UTC()}
-	if haveAnchor {
-		f.Start = time.UnixMicro(int64(utcAnchor + (start-relAnchor)*1000)).UTC()
-	}
-	for _, s := range list {
-		rate := rateOf(s)
-		pad := int(math.Round((s.firstTS - start) / 1000 * rate))
-		if late := time.Duration((s.firstTS - start) * float64(time.Millisecond)); late > maxLate || rate > maxRate {
-			return nil, fmt.Errorf("%w: stream %s starts %v after the first at %g Hz; an EDF+ file has one time line: at most %v later, at most %g Hz",
-				edf.ErrInvalid, s.stream, late, rate, maxLate, maxRate)
+		if len(r.Fields) != len(s.Channels) {
+			return nil, fmt.Errorf("%w: record %d of %s has %d fields; its first had %d", edf.ErrInvalid, i+1, r.Stream, len(r.Fields), len(s.Channels))
 		}
-		samples := make([]float64, 0, pad+len(s.samples))
-		for range pad {
-			samples = append(samples, s.samples[0])
+		n := len(r.Fields[0].Values)
+		rows = rows[:0]
+		for k := range n {
+			for _, f := range r.Fields {
+				if len(f.Values) != n {
+					return nil, fmt.Errorf("%w: record %d of %s: field %s has %d values, %s has %d; want as many", edf.ErrInvalid, i+1, r.Stream, f.Name, len(f.Values), r.Fields[0].Name, n)
+				}
+				rows = append(rows, f.Values[k]*scale)
+			}
 		}
-		samples = append(samples, s.samples...)
-		sig := edf.Signal{Label: s.label, Unit: s.unit, Transducer: s.stream, Rate: rate, Samples: samples}
-		sig.Fit()
-		f.Signals = append(f.Signals, sig)
+		if err := s.Add(*r.Timestamp, rows); err != nil {
+			return nil, err
+		}
 	}
-	for _, n := range notes {
-		at := max(0, n.at-start)
-		f.Annotations = append(f.Annotations, edf.Annotation{Onset: time.Duration(at * float64(time.Millisecond)), Text: n.text})
+	for _, s := range b.Streams() {
+		s.Rate = familyRate(s.MeasuredRate())
+	}
+	f, err := b.File()
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	if !anchored {
+		f.Start = time.Unix(0, 0).UTC()
 	}
 	return f, nil
 }
 
-func rateOf(s *series) float64 {
-	rate := 0.0
-	if span := s.lastTS - s.firstTS; span > 0 {
-		rate = float64(len(s.samples)-s.lastN) / (span / 1000)
+// value returns the first value of the record's field name, 0 when it has
+// none.
+func (r *Record) value(name string) float64 {
+	if v := r.values(name); len(v) > 0 {
+		return v[0]
 	}
+	return 0
+}
+
+// values returns the values of the record's field name.
+func (r *Record) values(name string) []float64 {
+	for _, f := range r.Fields {
+		if f.Name == name {
+			return f.Values
+		}
+	}
+	return nil
+}
+
+// timestamp returns the record's device time in ms, 0 when it has none.
+func (r *Record) timestamp() float64 {
+	if r.Timestamp == nil {
+		return 0
+	}
+	return *r.Timestamp
+}
+
+// familyRate returns the family's rate nearest to a measured rate, or the
+// measured rate rounded when none is within 5 %.
+func familyRate(rate float64) float64 {
 	best := familyRates[0]
 	for _, r := range familyRates {
 		if math.Abs(r-rate) < math.Abs(best-rate) {
@@ -164,21 +136,13 @@ func rateOf(s *series) float64 {
 	return math.Round(rate)
 }
 
-// labelOf names a signal: "ECG", "Acc x", "IMU9 Gyro z", with its unit and
-// the factor from the logged value to that unit.
-func labelOf(stream, field string) (label, unit string, scale float64) {
-	switch stream {
-	case "MeasECG":
-		return "ECG", "mV", sensor.ECGUnit
-	case "MeasECGmV":
-		return "ECG", "mV", 1
+// channelOf names the signal of a field of a stream: ECG for the ECG
+// streams, and the axes of ArrayAcc, ArrayGyro and ArrayMagn.
+func channelOf(stream, field string) edf.Channel {
+	name := strings.TrimPrefix(stream, "Meas")
+	if strings.HasPrefix(name, "ECG") {
+		return edf.SensorChannel(name, "ECG", "")
 	}
 	array, axis, _ := strings.Cut(field, ".")
-	kind := strings.TrimPrefix(array, "Array")
-	unit = map[string]string{"Acc": "m/s2", "Gyro": "dps", "Magn": "uT"}[kind]
-	prefix := strings.TrimPrefix(stream, "Meas")
-	if prefix == kind {
-		return kind + " " + axis, unit, 1
-	}
-	return prefix + " " + kind + " " + axis, unit, 1
+	return edf.SensorChannel(name, strings.TrimPrefix(array, "Array"), axis)
 }

@@ -1,6 +1,7 @@
 package logfile_test
 
 import (
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"senseboard/internal/mnetest"
 	"senseboard/logfile"
 	"senseboard/provider/mem"
+	"senseboard/record"
 	"senseboard/resource"
 	"senseboard/senseboardtest"
 )
@@ -109,5 +111,60 @@ func TestEDF(t *testing.T) {
 	}
 	if !slices.ContainsFunc(got.Texts, func(s string) bool { return strings.HasPrefix(s, "HR ") }) {
 		t.Errorf("MNE found no heart rate annotation in %q", got.Texts)
+	}
+}
+
+// A log and a recording of the same streams export alike: the same signals
+// with the same labels, in the same units.
+func TestEDFLabelsMatchRecording(t *testing.T) {
+	streams := []string{"/Meas/IMU9/104", "/Meas/ECG/200/mV", "/Meas/Gyro/52"}
+	logged, err := logfile.EDF(recordLog(t, 2, streams...))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d := senseboardtest.New(t, senseboardtest.Config{})
+	rec, err := record.New(filepath.Join(t.TempDir(), "rec.jsonl"), record.JSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []*senseboardtest.Sub
+	for _, p := range streams {
+		subs = append(subs, d.SubscribeAll(p))
+	}
+	for range 2 {
+		d.Advance(time.Second)
+		for _, s := range subs {
+			for _, e := range s.Events() {
+				b, _ := resource.AppendJSON(nil, e.Content)
+				if err := rec.Write(e.Sub.Topic.URI(), b); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recorded, err := record.EDF(rec.Files())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	units := func(f *edf.File) map[string]string {
+		m := map[string]string{}
+		for _, s := range f.Signals {
+			m[s.Label] = s.Unit
+		}
+		return m
+	}
+	lu, ru := units(logged), units(recorded)
+	if !maps.Equal(lu, ru) {
+		t.Errorf("the log exports %v, the recording %v", lu, ru)
+	}
+	for label, unit := range map[string]string{"ECG": "mV", "IMU9 Acc x": "m/s2", "IMU9 Gyro z": "deg/s", "IMU9 Magn y": "uT", "Gyro x": "deg/s"} {
+		if lu[label] != unit {
+			t.Errorf("log: %q in %q, want %q", label, lu[label], unit)
+		}
 	}
 }

@@ -109,7 +109,7 @@ const CSVHeader = "record,stream,timestamp_ms,field,sample,value"
 // WriteCSV writes a log as CSV, one row per value: the record's number
 // (from 1), its stream, its device time in ms (empty when it has none),
 // the field, the sample's index within the record (0 for a fixed field)
-// and the value (fractions to 12 significant digits), in the units the stream has (m/s², dps, µT, mV, bpm, ms,
+// and the value (fractions to 12 significant digits), in the units the stream has (m/s², deg/s, µT, mV, bpm, ms,
 // K; raw ECG counts).
 func WriteCSV(w io.Writer, log []byte) error {
 	recs, err := Decode(log)

@@ -5,9 +5,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"senseboard/edf"
 	"senseboard/logfile"
@@ -177,27 +179,61 @@ func TestNonFiniteValues(t *testing.T) {
 	}
 }
 
+// xyzLayout is the layout of a stream of one array of x, y, z.
+func xyzLayout(stream, array string) *sbem.Layout {
+	xyz := []sbem.Field{{Name: "x", Format: sbem.Float32}, {Name: "y", Format: sbem.Float32}, {Name: "z", Format: sbem.Float32}}
+	return &sbem.Layout{Stream: stream, Fixed: []sbem.Field{{Name: "Timestamp", Format: sbem.Uint32}}, Arrays: []sbem.Array{{Name: array, Fields: xyz}}}
+}
+
+// xyzRecord is a record of an xyzLayout: n samples of zeros at device
+// time ms.
+func xyzRecord(ms uint32, n int) []byte {
+	return append([]byte{byte(ms), byte(ms >> 8), byte(ms >> 16), byte(ms >> 24)}, make([]byte, 12*n)...)
+}
+
 // A stream that starts long after the first cannot share its time line:
 // the export says so instead of padding without end.
 func TestEDFRefusesLateStream(t *testing.T) {
 	w := sbem.NewWriter()
-	xyz := []sbem.Field{{Name: "x", Format: sbem.Float32}, {Name: "y", Format: sbem.Float32}, {Name: "z", Format: sbem.Float32}}
-	acc := &sbem.Layout{Stream: "MeasAcc", Fixed: []sbem.Field{{Name: "Timestamp", Format: sbem.Uint32}}, Arrays: []sbem.Array{{Name: "ArrayAcc", Fields: xyz}}}
-	gyro := &sbem.Layout{Stream: "MeasGyro", Fixed: []sbem.Field{{Name: "Timestamp", Format: sbem.Uint32}}, Arrays: []sbem.Array{{Name: "ArrayGyro", Fields: xyz}}}
-	record := func(ts uint32) []byte {
-		return append([]byte{byte(ts), byte(ts >> 8), byte(ts >> 16), byte(ts >> 24)}, make([]byte, 12)...)
-	}
+	acc, gyro := xyzLayout("MeasAcc", "ArrayAcc"), xyzLayout("MeasGyro", "ArrayGyro")
 	log := []byte(sbem.Header)
 	var err error
 	for _, r := range []struct {
 		l  *sbem.Layout
 		ts uint32
 	}{{acc, 1000}, {acc, 1077}, {gyro, 1000 + 20*60*1000}, {gyro, 1077 + 20*60*1000}} {
-		if log, err = w.AppendRecord(log, r.l, 1, record(r.ts)); err != nil {
+		if log, err = w.AppendRecord(log, r.l, 1, xyzRecord(r.ts, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := logfile.EDF(log); !errors.Is(err, edf.ErrInvalid) || !strings.Contains(err.Error(), "MeasGyro starts 20m0s after the first") {
 		t.Errorf("EDF of a stream 20 minutes late: %v", err)
+	}
+}
+
+// Samples a log lacks, where a stream's timestamps jump, keep the time
+// line: the gap holds the last sample and an annotation says how many.
+func TestEDFFillsGap(t *testing.T) {
+	w := sbem.NewWriter()
+	acc := xyzLayout("MeasAcc", "ArrayAcc")
+	log := []byte(sbem.Header)
+	var err error
+	for k := range 30 { // 4 samples at 13 Hz a record; the 11th record is lost
+		if k == 10 {
+			continue
+		}
+		if log, err = w.AppendRecord(log, acc, 4, xyzRecord(uint32(math.Round(float64(k)*4000/13)), 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := logfile.EDF(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Signals[0]; s.Rate != 13 || len(s.Samples) != 120 {
+		t.Errorf("%s: %d samples at %g Hz, want 120 at 13 Hz", s.Label, len(s.Samples), s.Rate)
+	}
+	if len(f.Annotations) != 1 || f.Annotations[0].Text != "Acc: 4 samples lost" || f.Annotations[0].Onset != 40*time.Second/13 {
+		t.Errorf("annotations %v, want 4 samples lost at %v", f.Annotations, 40*time.Second/13)
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,13 +15,13 @@ import (
 )
 
 // EDF reads a recording's files back (the CSV files of its streams, or its
-// JSON Lines file) and makes one EDF+ recording of them:
+// JSON Lines file) and makes one EDF+ recording of them with edf.Builder:
 //
-//   - a signal per sampled quantity (ECG in mV, the Acc, Gyro and Magn axes
-//     in m/s², deg/s and µT, labelled "ECG", "Acc x", "IMU9 gyro_z"), at the
-//     rate its path names, placed by the samples' device timestamps: the
-//     first sample of the recording is at 0 and later streams are padded
-//     at their start with their first sample;
+//   - a signal per sampled quantity, labelled and in the units
+//     edf.SensorChannel gives ("ECG" in mV; "Acc x", "IMU9 Gyro z" in m/s²,
+//     deg/s and µT), at the rate its path names, placed by the samples'
+//     device timestamps: the first sample of the recording is at 0 and
+//     later streams are padded at their start with their first sample;
 //   - annotations for the events: heart rate with its RR intervals
 //     ("HR 72 bpm RR 830 ms") and other notifications ("/System/States/0:
 //     {...}") when they arrived, temperatures ("Temp 306.90 K") at their
@@ -34,75 +32,53 @@ import (
 // its first sample; the two agree within the notifications' latency. The
 // caller sets Start (the recording's start), Patient and Recording.
 func EDF(files []string) (*edf.File, error) {
-	b := &edfBuilder{streams: map[string]*edfStream{}}
+	var b edf.Builder
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("recording: %w", err)
 		}
 		if strings.HasSuffix(name, ".jsonl") {
-			err = b.readJSONL(data)
+			err = readJSONL(&b, data)
 		} else {
-			err = b.readCSV(data)
+			err = readCSV(&b, data)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("recording %s: %w", name, err)
 		}
 	}
-	return b.file()
-}
-
-type edfBuilder struct {
-	streams map[string]*edfStream
-	order   []*edfStream
-	notes   []edfNote
-}
-
-// edfNote is an event: at ms since the recording's start (arrival), or at
-// a device time in ms (device).
-type edfNote struct {
-	at     float64
-	device bool
-	text   string
-}
-
-// edfStream is one sampled stream: a row of values per sample.
-type edfStream struct {
-	uri    string
-	rate   float64
-	labels []string
-	units  []string
-	scale  float64
-	ts     []float64 // device ms of each row
-	rows   [][]float64
-}
-
-func (b *edfBuilder) stream(uri string, k kind) *edfStream {
-	if s := b.streams[uri]; s != nil {
-		return s
+	f, err := b.File()
+	if err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
 	}
-	s := &edfStream{uri: uri, rate: rateOf(uri), scale: 1}
+	return f, nil
+}
+
+// stream returns the Builder's stream of uri, of kind k, and the factor
+// from its recorded values to its signals' units.
+func stream(b *edf.Builder, uri string, k kind) (s *edf.Stream, scale float64) {
+	scale = 1
+	if k.columns[1] == "sample" { // raw ECG counts
+		scale = sensor.ECGUnit
+	}
+	s, isNew := b.Stream(uri)
+	if !isNew {
+		return s, scale
+	}
 	name := shortName(uri)
-	unit := map[string]string{"acc": "m/s2", "gyro": "deg/s", "magn": "uT"}
+	s.Name, s.Transducer, s.Rate = name, trimPath(uri), rateOf(uri)
 	for _, c := range k.columns[1:] {
 		switch {
 		case k.columns[1] == "sample" || k.columns[1] == "mV":
-			s.labels, s.units = append(s.labels, "ECG"), append(s.units, "mV")
-			if c == "sample" {
-				s.scale = sensor.ECGUnit
-			}
+			s.Channels = append(s.Channels, edf.SensorChannel(name, "ECG", ""))
 		case k.columns[1] == "x": // Acc, Gyro or Magn alone
-			s.labels = append(s.labels, name+" "+c)
-			s.units = append(s.units, unit[strings.ToLower(name)])
+			s.Channels = append(s.Channels, edf.SensorChannel(name, name, c))
 		default: // acc_x, gyro_y, magn_z of the IMU streams
-			q, _, _ := strings.Cut(c, "_")
-			s.labels = append(s.labels, name+" "+c)
-			s.units = append(s.units, unit[q])
+			q, axis, _ := strings.Cut(c, "_")
+			s.Channels = append(s.Channels, edf.SensorChannel(name, q, axis))
 		}
 	}
-	b.streams[uri] = s
-	b.order = append(b.order, s)
-	return s
+	return s, scale
 }
 
 // shortName names a stream in labels: Acc, IMU9, ECG.
@@ -116,7 +92,7 @@ func shortName(uri string) string {
 	return parts[len(parts)-1]
 }
 
-func (b *edfBuilder) readCSV(data []byte) error {
+func readCSV(b *edf.Builder, data []byte) error {
 	var uri string
 	var k kind
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -146,18 +122,21 @@ func (b *edfBuilder) readCSV(data []byte) error {
 			}
 			rest := strings.Join(fields[1:], ",")
 			if k.columns[1] == "average" {
+				if len(fields) < 2 {
+					return fmt.Errorf("line %d: %d column, want %d (%s)", line, len(fields), len(k.columns), strings.Join(k.columns, ","))
+				}
 				text := "HR " + fields[1] + " bpm"
 				if len(fields) > 2 && fields[2] != "" {
 					text += " RR " + fields[2] + " ms"
 				}
-				b.notes = append(b.notes, edfNote{at: at, text: text})
+				b.Annotate(arrival(at), text)
 				continue
 			}
 			var s string
 			if json.Unmarshal([]byte(rest), &s) == nil {
 				rest = s
 			}
-			b.notes = append(b.notes, edfNote{at: at, text: trimPath(uri) + ": " + rest})
+			b.Annotate(arrival(at), trimPath(uri)+": "+rest)
 			continue
 		}
 		vals := make([]float64, len(fields))
@@ -172,12 +151,16 @@ func (b *edfBuilder) readCSV(data []byte) error {
 			return fmt.Errorf("line %d: %d columns, want %d (%s)", line, len(vals), len(k.columns), strings.Join(k.columns, ","))
 		}
 		if k.columns[1] == "measurement" {
-			b.notes = append(b.notes, edfNote{at: vals[0], device: true, text: fmt.Sprintf("Temp %.2f K", vals[1])})
+			b.AnnotateAt(vals[0], fmt.Sprintf("Temp %.2f K", vals[1]))
 			continue
 		}
-		s := b.stream(uri, k)
-		s.ts = append(s.ts, vals[0])
-		s.rows = append(s.rows, vals[1:])
+		s, scale := stream(b, uri, k)
+		for i := range vals[1:] {
+			vals[1+i] *= scale
+		}
+		if err := s.Add(vals[0], vals[1:]); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
 	}
 	return sc.Err()
 }
@@ -192,7 +175,7 @@ func trimPath(uri string) string {
 	return uri
 }
 
-func (b *edfBuilder) readJSONL(data []byte) error {
+func readJSONL(b *edf.Builder, data []byte) error {
 	for line, text := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(text)) == 0 {
 			continue
@@ -219,20 +202,16 @@ func (b *edfBuilder) readJSONL(data []byte) error {
 			for _, rr := range n.RRData {
 				text += " RR " + rr.String() + " ms"
 			}
-			b.notes = append(b.notes, edfNote{at: m.T, text: text})
+			b.Annotate(arrival(m.T), text)
 		case other:
-			b.notes = append(b.notes, edfNote{at: m.T, text: trimPath(m.URI) + ": " + string(m.Content)})
+			b.Annotate(arrival(m.T), trimPath(m.URI)+": "+string(m.Content))
 		case n.Timestamp == nil:
 			return fmt.Errorf("line %d: %s: a measurement without its Timestamp", line+1, m.URI)
 		case k.columns[1] == "measurement":
 			v, _ := strconv.ParseFloat(numberText(n.Measurement), 64)
-			b.notes = append(b.notes, edfNote{at: *n.Timestamp, device: true, text: fmt.Sprintf("Temp %.2f K", v)})
+			b.AnnotateAt(*n.Timestamp, fmt.Sprintf("Temp %.2f K", v))
 		default:
-			s := b.stream(m.URI, k)
-			step := 0.0
-			if s.rate > 0 {
-				step = 1000 / s.rate
-			}
+			s, scale := stream(b, m.URI, k)
 			var rows [][]float64
 			switch {
 			case n.Samples != nil:
@@ -251,12 +230,17 @@ func (b *edfBuilder) readJSONL(data []byte) error {
 					rows = append(rows, row)
 				}
 			}
-			for i, row := range rows {
-				if len(row) != len(s.labels) {
-					return fmt.Errorf("line %d: %s: %d values a sample, want %d", line+1, m.URI, len(row), len(s.labels))
+			var values []float64
+			for _, row := range rows {
+				if len(row) != len(s.Channels) {
+					return fmt.Errorf("line %d: %s: %d values a sample, want %d", line+1, m.URI, len(row), len(s.Channels))
 				}
-				s.ts = append(s.ts, *n.Timestamp+float64(i)*step)
-				s.rows = append(s.rows, row)
+				for _, v := range row {
+					values = append(values, v*scale)
+				}
+			}
+			if err := s.Add(*n.Timestamp, values); err != nil {
+				return fmt.Errorf("line %d: %w", line+1, err)
 			}
 		}
 	}
@@ -280,73 +264,6 @@ func xyzs(a []sensor.XYZ) []xyz {
 	return out
 }
 
-// maxJump is the longest gap in a stream's device time that EDF filled:
-// a longer one (a device reset, a clock set) is refused.
-const maxJump = 10 * time.Minute
-
-// lostAt is how many missing samples, at least, make a gap: two, or 2 ms
-// of samples at high rates (timestamps are whole milliseconds).
-func lostAt(rate float64) int { return max(2, int(math.Ceil(rate*0.002))) }
-
-func (b *edfBuilder) file() (*edf.File, error) {
-	var sampled []*edfStream
-	t0 := math.Inf(1)
-	for _, s := range b.order {
-		if len(s.rows) == 0 {
-			continue
-		}
-		if s.rate <= 0 {
-			return nil, fmt.Errorf("%w: stream %s has no sample rate in its path", edf.ErrInvalid, s.uri)
-		}
-		sampled = append(sampled, s)
-		t0 = min(t0, slices.Min(s.ts))
-	}
-	if len(sampled) == 0 {
-		return nil, fmt.Errorf("%w: the recording has no sampled stream (ECG, Acc, Gyro, Magn, IMU) to export", edf.ErrInvalid)
-	}
-	f := &edf.File{Recording: "X X senseboard"}
-	at := func(ms float64) time.Duration { return time.Duration(max(0, ms) * float64(time.Millisecond)) }
-	for _, s := range sampled {
-		cols := make([][]float64, len(s.labels))
-		for r, row := range s.rows {
-			idx := int(math.Round((s.ts[r] - t0) * s.rate / 1000))
-			n := len(cols[0])
-			if idx-n > int(maxJump.Seconds()*s.rate) {
-				return nil, fmt.Errorf("%w: stream %s jumps %.0f s ahead at its sample %d (from %.0f ms to %.0f ms, device time); an EDF+ file has one time line, and gaps of at most %v are filled",
-					edf.ErrInvalid, s.uri, float64(idx-n)/s.rate, r+1, t0+float64(n)*1000/s.rate, s.ts[r], maxJump)
-			}
-			if r == 0 { // pad the start with the first sample
-				for c := range cols {
-					for range idx {
-						cols[c] = append(cols[c], row[c]*s.scale)
-					}
-				}
-			} else if missing := idx - n; missing >= lostAt(s.rate) {
-				f.Annotations = append(f.Annotations, edf.Annotation{Onset: at(float64(n) * 1000 / s.rate),
-					Text: fmt.Sprintf("%s: %d samples lost", shortName(s.uri), missing)})
-				for c := range cols {
-					last := cols[c][n-1]
-					for range missing {
-						cols[c] = append(cols[c], last)
-					}
-				}
-			}
-			for c := range cols {
-				cols[c] = append(cols[c], row[c]*s.scale)
-			}
-		}
-		for c, samples := range cols {
-			sig := edf.Signal{Label: s.labels[c], Unit: s.units[c], Transducer: trimPath(s.uri), Rate: s.rate, Samples: samples}
-			sig.Fit()
-			f.Signals = append(f.Signals, sig)
-		}
-	}
-	for _, n := range b.notes {
-		ms := n.at
-		if n.device {
-			ms -= t0
-		}
-		f.Annotations = append(f.Annotations, edf.Annotation{Onset: at(ms), Text: n.text})
-	}
-	return f, nil
-}
+// arrival returns the onset of an event that arrived ms after the
+// recording started.
+func arrival(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

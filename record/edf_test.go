@@ -82,7 +82,7 @@ func TestEDF(t *testing.T) {
 				t.Errorf("%s: %s: %d samples at %g Hz, want about 6 s (a second more to hold the annotations)", tt.name, s.Label, len(s.Samples), s.Rate)
 			}
 		}
-		want := []string{"IMU9 acc_x", "IMU9 acc_y", "IMU9 acc_z", "IMU9 gyro_x", "IMU9 gyro_y", "IMU9 gyro_z", "IMU9 magn_x", "IMU9 magn_y", "IMU9 magn_z", "ECG"}
+		want := []string{"IMU9 Acc x", "IMU9 Acc y", "IMU9 Acc z", "IMU9 Gyro x", "IMU9 Gyro y", "IMU9 Gyro z", "IMU9 Magn x", "IMU9 Magn y", "IMU9 Magn z", "ECG"}
 		if !slices.Equal(names, want) || g.Signals[0].Rate != 104 || g.Signals[9].Rate != 256 || g.Signals[0].Unit != "m/s2" || g.Signals[9].Unit != "mV" {
 			t.Errorf("%s: signals %q (%s at %g Hz)", tt.name, names, g.Signals[0].Unit, g.Signals[0].Rate)
 		}
@@ -118,6 +118,7 @@ func TestEDFRefuses(t *testing.T) {
 		name, text, want string
 	}{
 		{"hr.csv", "# senseboard recording\n# stream: /net/1/Meas/HR\n# units: x\nReceived,average,rr\n12,70,800\n", "no sampled stream"},
+		{"hr1.csv", "# senseboard recording\n# stream: /net/1/Meas/HR\n# units: x\nReceived,average,rr\n12\n", "1 column, want 3"},
 		{"bad.csv", "# senseboard recording\n# stream: /net/1/Meas/Acc/52\n# units: x\nTimestamp,x,y,z\n1,2,3\n", "3 columns, want 4"},
 		{"nan.csv", "# senseboard recording\n# stream: /net/1/Meas/Acc/52\n# units: x\nTimestamp,x,y,z\n1,2,three,4\n", `"three" is not a number`},
 		{"nohead.csv", "Timestamp,x,y,z\n1,2,3,4\n", `without its "# stream:" line`},
