@@ -173,7 +173,7 @@ func (d *device) definitions(ctx context.Context, c *client.Conn) (*deviceDefs, 
 			f = ownFile(own, name)
 		}
 		if f == nil {
-			if f, err = fetchFile(ctx, c, name, ""); err != nil {
+			if f, err = fetchFile(ctx, c, fileID{name: name, set: idx.Builtin.Set}); err != nil {
 				return nil, fmt.Errorf("device %s: definitions: %w", d.serial, err)
 			}
 		}
@@ -184,7 +184,7 @@ func (d *device) definitions(ctx context.Context, c *client.Conn) (*deviceDefs, 
 	apps := map[string]bool{}
 	for _, a := range idx.Apps {
 		apps[a.Name] = true
-		f, err := fetchFile(ctx, c, a.Name, a.SHA256)
+		f, err := fetchFile(ctx, c, fileID{name: a.Name, sha256: a.SHA256})
 		if err != nil {
 			return nil, fmt.Errorf("device %s: definitions: %w", d.serial, err)
 		}
@@ -225,41 +225,60 @@ func ownFile(set *api.Set, name string) *api.File {
 	return nil
 }
 
+// fileID identifies the text of a definition file a device has: a file an
+// app added by its SHA-256 from the index, a built-in file by the hash of
+// its firmware's whole set (which covers every file's name and text).
+type fileID struct {
+	name   string
+	sha256 string // of an app's file
+	set    string // of a built-in file: its firmware's set
+}
+
 // fetched keeps the files the bridge has asked devices for, parsed, by
-// name and hash, so that a file is fetched and parsed (which validates it,
-// some 70 ms) once however many devices or connections have it.
+// fileID, so that a file is fetched and parsed (which validates it, some
+// 70 ms) once however many devices or connections have it.
 var fetched struct {
 	mu    sync.Mutex
-	files map[string]*api.File
+	files map[fileID]*api.File
 }
 
 // maxFetched bounds the files kept; the cache starts afresh beyond it.
 const maxFetched = 256
 
-// fetchFile asks the device for a definition file and parses it; sha256,
-// when known from the index, finds a file fetched before.
-func fetchFile(ctx context.Context, c *client.Conn, name, sha256 string) (*api.File, error) {
-	fetched.mu.Lock()
-	f := fetched.files[name+" "+sha256]
-	fetched.mu.Unlock()
-	if f != nil && sha256 != "" {
-		return f, nil
+// definitionFiler gives a device's definition files: a *client.Conn.
+type definitionFiler interface {
+	DefinitionFile(ctx context.Context, name string) (wire.DefinitionFile, error)
+}
+
+// fetchFile returns the definition file id from those fetched before, or
+// asks the device for it and parses it. A file whose hash differs from the
+// one its app's index gave is refused.
+func fetchFile(ctx context.Context, c definitionFiler, id fileID) (*api.File, error) {
+	known := id.sha256 != "" || id.set != ""
+	if known {
+		fetched.mu.Lock()
+		f := fetched.files[id]
+		fetched.mu.Unlock()
+		if f != nil {
+			return f, nil
+		}
 	}
-	df, err := c.DefinitionFile(ctx, name)
+	df, err := c.DefinitionFile(ctx, id.name)
 	if err != nil {
 		return nil, err
 	}
-	if sha256 != "" && df.SHA256 != sha256 {
-		return nil, fmt.Errorf("file %s changed while the bridge read it; ask again", name)
+	if id.sha256 != "" && df.SHA256 != id.sha256 {
+		return nil, fmt.Errorf("file %s changed while the bridge read it; ask again", id.name)
 	}
-	if f, err = api.Parse(name, []byte(df.YAML)); err != nil {
-		return nil, err
+	f, err := api.Parse(id.name, []byte(df.YAML))
+	if err != nil || !known {
+		return f, err
 	}
 	fetched.mu.Lock()
 	if fetched.files == nil || len(fetched.files) >= maxFetched {
-		fetched.files = map[string]*api.File{}
+		fetched.files = map[fileID]*api.File{}
 	}
-	fetched.files[name+" "+df.SHA256] = f
+	fetched.files[id] = f
 	fetched.mu.Unlock()
 	return f, nil
 }

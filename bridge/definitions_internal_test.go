@@ -1,0 +1,62 @@
+package bridge
+
+import (
+	"context"
+	"io/fs"
+	"testing"
+
+	"senseboard/api"
+	"senseboard/wire"
+)
+
+// countingFiler serves one definition file and counts the asks.
+type countingFiler struct {
+	file  wire.DefinitionFile
+	calls int
+}
+
+func (c *countingFiler) DefinitionFile(_ context.Context, name string) (wire.DefinitionFile, error) {
+	c.calls++
+	f := c.file
+	f.Name = name
+	return f, nil
+}
+
+// A file fetched from a device is parsed once: an app's file by its hash,
+// a built-in file of a firmware other than the bridge's by the hash of
+// that firmware's set; a file nothing identifies is asked for each time,
+// and an app's file whose hash differs from its index's is refused.
+func TestFetchFileCache(t *testing.T) {
+	t.Parallel()
+	text, err := fs.ReadFile(api.Files(), "info.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := wire.DefinitionHash(text)
+	c := &countingFiler{file: wire.DefinitionFile{SHA256: hash, YAML: string(text)}}
+	for _, tc := range []struct {
+		name  string
+		id    fileID
+		calls int // asks of the device after this fetch
+	}{
+		{"a built-in file of another firmware", fileID{name: "fetchtest-a.yaml", set: "other-firmware-1"}, 1},
+		{"the same again", fileID{name: "fetchtest-a.yaml", set: "other-firmware-1"}, 1},
+		{"the same name in a third firmware", fileID{name: "fetchtest-a.yaml", set: "other-firmware-2"}, 2},
+		{"another file of the second firmware", fileID{name: "fetchtest-b.yaml", set: "other-firmware-1"}, 3},
+		{"an app's file", fileID{name: "fetchtest-app.yaml", sha256: hash}, 4},
+		{"the app's file again", fileID{name: "fetchtest-app.yaml", sha256: hash}, 4},
+		{"a file nothing identifies", fileID{name: "fetchtest-c.yaml"}, 5},
+		{"that file again", fileID{name: "fetchtest-c.yaml"}, 6},
+	} {
+		f, err := fetchFile(context.Background(), c, tc.id)
+		if err != nil || f == nil || f.Name != tc.id.name {
+			t.Fatalf("%s: %v, %v", tc.name, f, err)
+		}
+		if c.calls != tc.calls {
+			t.Errorf("%s: %d asks of the device, want %d", tc.name, c.calls, tc.calls)
+		}
+	}
+	if _, err := fetchFile(context.Background(), c, fileID{name: "fetchtest-changed.yaml", sha256: "00" + hash[2:]}); err == nil {
+		t.Error("an app's file whose hash differs from the index's was taken")
+	}
+}
