@@ -1,8 +1,6 @@
 package bridge_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,56 +17,31 @@ func TestDashboardLogs(t *testing.T) {
 	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
-	ctx := browse(t, r, chromium(t))
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		must("text of "+sel, err)
-		return s
-	}
-	poll := func(what, js string) {
-		t.Helper()
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](js))
-		must(what, err)
-	}
-	shot := func(name string) {
-		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		must("screenshot", err)
-		path := filepath.Join(t.ArtifactDir(), name)
-		must("save the screenshot", os.WriteFile(path, b, 0o644))
-		t.Logf("screenshot: %s", path)
-	}
-	must("load", chromedp.Do(ctx,
+	p := browse(t, r, chromium(t))
+	p.do("load",
 		chromedp.Navigate(r.srv.URL+"/"),
 		chromedp.WaitVisible(`#devices li[data-serial="000123"]`),
 		chromedp.Click(`#devices li[data-serial="000123"]`),
 		chromedp.Click(`#tabs button[data-tab="logs"]`),
-		chromedp.WaitVisible(`#tab-logs`)))
-	poll("the data logger's state", `document.querySelector('#logs-state').dataset.state === 'READY'`)
+		chromedp.WaitVisible(`#tab-logs`))
+	p.poll("the data logger's state", `document.querySelector('#logs-state').dataset.state === 'READY'`)
 
 	// a path that cannot be logged: the device's reason shows
-	must("bad paths", chromedp.Do(ctx,
+	p.do("bad paths",
 		chromedp.SetValue(`#logging textarea[name=paths]`, "/No/Such"),
-		chromedp.Click(`#logging-start`)))
-	poll("the refusal", `document.querySelector('#logs-info').textContent.includes('cannot be logged')`)
+		chromedp.Click(`#logging-start`))
+	p.poll("the refusal", `document.querySelector('#logs-info').textContent.includes('cannot be logged')`)
 
 	// start, and starting again is refused as the device says
-	must("start", chromedp.Do(ctx,
+	p.do("start",
 		chromedp.SetValue(`#logging textarea[name=paths]`, "/Meas/Acc/52\n/Meas/ECG/125/mV\n/Meas/HR\n/Time/Detailed"),
-		chromedp.Click(`#logging-start`)))
-	poll("logging", `document.querySelector('#logs-state').dataset.state === 'LOGGING'`)
-	if s := text(`#logs-state`); !strings.Contains(s, "/Meas/Acc/52, /Meas/ECG/125/mV, /Meas/HR, /Time/Detailed") {
+		chromedp.Click(`#logging-start`))
+	p.poll("logging", `document.querySelector('#logs-state').dataset.state === 'LOGGING'`)
+	if s := p.text(`#logs-state`); !strings.Contains(s, "/Meas/Acc/52, /Meas/ECG/125/mV, /Meas/HR, /Time/Detailed") {
 		t.Errorf("state line %q without the paths", s)
 	}
-	must("start again", chromedp.Do(ctx, chromedp.Click(`#logging-start`)))
-	poll("the second start's refusal", `document.querySelector('#logs-info').textContent.includes('already logging')`)
+	p.do("start again", chromedp.Click(`#logging-start`))
+	p.poll("the second start's refusal", `document.querySelector('#logs-info').textContent.includes('already logging')`)
 	for i := 0; ; i++ {
 		if es := r.local["000123"].Mem.Storage().Entries(); len(es) == 1 && es[0].Size > 4000 {
 			break
@@ -78,49 +51,48 @@ func TestDashboardLogs(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	must("stop", chromedp.Do(ctx, chromedp.Click(`#logging-stop`)))
-	poll("stopped", `document.querySelector('#logs-state').dataset.state === 'READY' && !!document.querySelector('#logs tr[data-log="1"]')`)
+	p.do("stop", chromedp.Click(`#logging-stop`))
+	p.poll("stopped", `document.querySelector('#logs-state').dataset.state === 'READY' && !!document.querySelector('#logs tr[data-log="1"]')`)
 
 	// every download of the log
 	for _, f := range []string{"sbem", "csv", "json", "edf"} {
-		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector('#logs tr[data-log="1"] a[data-format="`+f+`"]').href).then((r) => r.status + ' ' + r.headers.get('Content-Disposition'))`, chromedp.EvalAwaitPromise))
-		must("download "+f, err)
+		got := evaluate[string](p, "download "+f, `fetch(document.querySelector('#logs tr[data-log="1"] a[data-format="`+f+`"]').href).then((r) => r.status + ' ' + r.headers.get('Content-Disposition'))`, chromedp.EvalAwaitPromise)
 		if want := "200 attachment; filename=000123-log1." + f; got != want {
 			t.Errorf("download of %s: %q, want %q", f, got, want)
 		}
 	}
 
 	// the preview decodes it
-	must("preview", chromedp.Do(ctx, chromedp.Click(`#logs button[data-preview="1"]`)))
-	poll("preview", `!!document.querySelector('#log-preview tr[data-stream="MeasAcc"]') && !!document.querySelector('#log-preview pre[data-head]')`)
-	acc := text(`#log-preview tr[data-stream="MeasAcc"]`)
-	if !strings.Contains(acc, "ArrayAcc.x") || !strings.Contains(text(`#log-preview tr[data-stream="MeasECGmV"]`), "Samples") {
+	p.do("preview", chromedp.Click(`#logs button[data-preview="1"]`))
+	p.poll("preview", `!!document.querySelector('#log-preview tr[data-stream="MeasAcc"]') && !!document.querySelector('#log-preview pre[data-head]')`)
+	acc := p.text(`#log-preview tr[data-stream="MeasAcc"]`)
+	if !strings.Contains(acc, "ArrayAcc.x") || !strings.Contains(p.text(`#log-preview tr[data-stream="MeasECGmV"]`), "Samples") {
 		t.Errorf("preview rows: %q", acc)
 	}
-	shot("logs.png")
+	p.shot("logs.png")
 
 	// one log: its button asks first
 	r.post("/api/devices/000123/logging", "")
 	r.post("/api/devices/000123/logging/stop", "")
-	poll("log #2", `!!document.querySelector('#logs tr[data-log="2"]')`)
-	must("delete #2", chromedp.Do(ctx, chromedp.Click(`#logs button[data-delete="2"]`)))
-	if s := text(`#logs button[data-delete="2"]`); s != "Really delete #2?" {
+	p.poll("log #2", `!!document.querySelector('#logs tr[data-log="2"]')`)
+	p.do("delete #2", chromedp.Click(`#logs button[data-delete="2"]`))
+	if s := p.text(`#logs button[data-delete="2"]`); s != "Really delete #2?" {
 		t.Errorf("the delete button says %q after one click", s)
 	}
-	must("delete #2, confirmed", chromedp.Do(ctx, chromedp.Click(`#logs button[data-delete="2"]`)))
-	poll("#2 erased", `!document.querySelector('#logs tr[data-log="2"]') && !!document.querySelector('#logs tr[data-log="1"]')`)
+	p.do("delete #2, confirmed", chromedp.Click(`#logs button[data-delete="2"]`))
+	p.poll("#2 erased", `!document.querySelector('#logs tr[data-log="2"]') && !!document.querySelector('#logs tr[data-log="1"]')`)
 
 	// erasing asks first; Cancel keeps the logs
-	must("delete, cancelled", chromedp.Do(ctx, chromedp.Click(`#logs-delete`), chromedp.WaitVisible(`#logs-confirm`), chromedp.Click(`#logs-delete-no`)))
+	p.do("delete, cancelled", chromedp.Click(`#logs-delete`), chromedp.WaitVisible(`#logs-confirm`), chromedp.Click(`#logs-delete-no`))
 	if es := r.local["000123"].Mem.Storage().Entries(); len(es) != 1 {
 		t.Fatalf("after a cancelled delete: %+v", es)
 	}
-	must("delete", chromedp.Do(ctx, chromedp.Click(`#logs-delete`), chromedp.WaitVisible(`#logs-confirm`)))
-	if s := text(`#logs-confirm`); !strings.Contains(s, "Erase the log of device 000123?") {
+	p.do("delete", chromedp.Click(`#logs-delete`), chromedp.WaitVisible(`#logs-confirm`))
+	if s := p.text(`#logs-confirm`); !strings.Contains(s, "Erase the log of device 000123?") {
 		t.Errorf("confirmation %q", s)
 	}
-	must("delete, confirmed", chromedp.Do(ctx, chromedp.Click(`#logs-delete-yes`)))
-	poll("erased", `!document.querySelector('#logs tr[data-log]') && document.querySelector('#logs-info').textContent.includes('erased')`)
+	p.do("delete, confirmed", chromedp.Click(`#logs-delete-yes`))
+	p.poll("erased", `!document.querySelector('#logs tr[data-log]') && document.querySelector('#logs-info').textContent.includes('erased')`)
 	if es := r.local["000123"].Mem.Storage().Entries(); len(es) != 0 {
 		t.Errorf("after deleting from the page: %+v", es)
 	}
@@ -133,13 +105,12 @@ func TestDashboardLogs(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	r.post("/api/recordings/edfpage/stop", "")
-	must("recordings tab", chromedp.Do(ctx,
+	p.do("recordings tab",
 		chromedp.Click(`#tabs button[data-tab="recordings"]`),
-		chromedp.WaitVisible(`#recordings a[data-edf]`)))
-	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector('#recordings a[data-edf]').href).then((r) => r.status + ' ' + r.headers.get('Content-Disposition'))`, chromedp.EvalAwaitPromise))
-	must("EDF+ of the recording", err)
+		chromedp.WaitVisible(`#recordings a[data-edf]`))
+	got := evaluate[string](p, "EDF+ of the recording", `fetch(document.querySelector('#recordings a[data-edf]').href).then((r) => r.status + ' ' + r.headers.get('Content-Disposition'))`, chromedp.EvalAwaitPromise)
 	if got != "200 attachment; filename=edfpage.edf" {
 		t.Errorf("EDF+ download from the page: %q", got)
 	}
-	shot("recordings-edf.png")
+	p.shot("recordings-edf.png")
 }

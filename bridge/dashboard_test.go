@@ -1,11 +1,7 @@
 package bridge_test
 
 import (
-	"context"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,53 +22,44 @@ func TestDashboard(t *testing.T) {
 	browser := chromium(t)
 	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true})
 	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising && !s.Connected })
-	ctx := browse(t, r, browser)
+	p := browse(t, r, browser)
 
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	points := func(kind string, atLeast int) {
 		t.Helper()
 		for {
-			n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.senseboard.points.`+kind))
-			must("points of "+kind, err)
+			n := evaluate[int](p, "points of "+kind, `window.senseboard.points.`+kind)
 			if n >= atLeast {
 				return
 			}
 			select {
-			case <-ctx.Done():
+			case <-p.ctx.Done():
 				t.Fatalf("plot %s: %d points, want %d", kind, n, atLeast)
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
 	// the page shows the advertising device; choosing it connects
-	must("load", chromedp.Do(ctx,
+	p.do("load",
 		chromedp.Navigate(r.srv.URL+"/"),
 		chromedp.WaitVisible(`#devices li[data-serial="000123"]`),
-		chromedp.WaitVisible(`#link.ok`)))
+		chromedp.WaitVisible(`#link.ok`))
 	if st, _ := r.b.Device("000123"); st.Connected {
 		t.Errorf("connected before anyone chose the device: %+v", st)
 	}
-	must("choose the device", chromedp.Do(ctx, chromedp.Click(`#devices li[data-serial="000123"]`)))
+	p.do("choose the device", chromedp.Click(`#devices li[data-serial="000123"]`))
 	r.connected("000123")
-	current, err := chromedp.Run(ctx, chromedp.Text(`#current`))
-	must("current device", err)
+	current := p.text(`#current`)
 	// the debug console at info, before the ECG starts: the device says so
-	must("debug console", chromedp.Do(ctx,
+	p.do("debug console",
 		chromedp.SetValue(`.stream[data-stream="debug"] [data-level]`, "info"),
-		chromedp.Click(`.stream[data-stream="debug"] [data-toggle]`)))
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('.stream[data-stream="debug"] [data-info]').textContent.includes('listening at info')`))
-	must("debug console subscribed", err)
-	must("start streams", chromedp.Do(ctx,
+		chromedp.Click(`.stream[data-stream="debug"] [data-toggle]`))
+	p.poll("debug console subscribed", `document.querySelector('.stream[data-stream="debug"] [data-info]').textContent.includes('listening at info')`)
+	p.do("start streams",
 		chromedp.Click(`.stream[data-stream="ecg"] [data-toggle]`),
 		chromedp.Click(`.stream[data-stream="acc"] [data-toggle]`),
 		chromedp.Click(`.stream[data-stream="temp"] [data-toggle]`),
 		chromedp.Click(`.stream[data-stream="hr"] [data-toggle]`),
-		chromedp.Click(`.stream[data-stream="states"] [data-toggle]`)))
+		chromedp.Click(`.stream[data-stream="states"] [data-toggle]`))
 	points("ecg", 500)
 	points("acc", 100)
 	points("hr", 2)
@@ -86,26 +73,22 @@ func TestDashboard(t *testing.T) {
 		{"battery", `/^(ok|low|\d+ %)$/.test(document.querySelector('[data-readout="battery"]').textContent)`},
 		{"states", `document.querySelector('[data-readout="states"]').textContent !== '—'`},
 	} {
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](q.js))
-		must("readout of "+q.name, err)
+		p.poll("readout of "+q.name, q.js)
 	}
-	console, err := chromedp.Run(ctx, chromedp.Text(`.stream[data-stream="debug"] [data-console]`))
-	must("debug console", err)
+	console := p.text(`.stream[data-stream="debug"] [data-console]`)
 	if !strings.Contains(console, "ECG: measuring at 250 Hz") {
 		t.Errorf("debug console: %q", console)
 	}
 	// axes with units; heart rate on device time: beats apart by their RR
-	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.senseboard.streams.find((s) => s.kind === 'acc').plot.axes.map((a) => a.label || '')`))
-	must("axis labels", err)
+	labels := evaluate[[]string](p, "axis labels", `window.senseboard.streams.find((s) => s.kind === 'acc').plot.axes.map((a) => a.label || '')`)
 	if !slices.Contains(labels, "device time, s") || !slices.Contains(labels, "m/s²") {
 		t.Errorf("accelerometer axes: %q", labels)
 	}
-	spacing, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+	spacing := evaluate[[]float64](p, "heart rate times", `(() => {
 		const hr = window.senseboard.streams.find((s) => s.kind === 'hr');
 		const i = hr.x.length - 1;
 		return [hr.x[i] - hr.x[i - 1], hr.ys[1][i] / 1000, hr.x[i]];
-	})()`))
-	must("heart rate times", err)
+	})()`)
 	if len(spacing) != 3 || math.Abs(spacing[0]-spacing[1]) > 1e-6 || spacing[1] < 0.25 {
 		t.Errorf("heart rate: beats %v s apart, the last RR %v s (at %v s)", spacing[0], spacing[1], spacing[2])
 	}
@@ -114,33 +97,25 @@ func TestDashboard(t *testing.T) {
 	// busy machine its 32-sample buffer may overflow; the console shows it
 	// once a second, so the page may already count losses the device has
 	// not reported yet, and a busy bridge may drop notifications too)
-	gaps, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[window.senseboard.lostBetween(1000, 1128, 250),
-		window.senseboard.lostBetween(1000, 1000, 250), window.senseboard.lostBetween(undefined, 5, 250)]`))
-	must("lost samples", err)
+	gaps := evaluate[[]int](p, "lost samples", `[window.senseboard.lostBetween(1000, 1128, 250),
+		window.senseboard.lostBetween(1000, 1000, 250), window.senseboard.lostBetween(undefined, 5, 250)]`)
 	if !slices.Equal(gaps, []int{32, 0, 0}) {
 		t.Errorf("lost samples from gaps: %v, want 32 0 0", gaps)
 	}
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+	p.poll("ECG samples lost as the device says", `(() => {
 		const said = [...document.querySelector('.stream[data-stream="debug"] [data-console]').textContent.matchAll(/(\d+) samples lost/g)]
 			.reduce((n, m) => n + Number(m[1]), 0);
 		return said <= window.senseboard.lost.ecg;
-	})()`))
-	must("ECG samples lost as the device says", err)
-	info, err := chromedp.Run(ctx, chromedp.Text(`.stream[data-stream="ecg"] [data-info]`))
-	must("ECG info", err)
+	})()`)
+	info := p.text(`.stream[data-stream="ecg"] [data-info]`)
 	if !strings.Contains(info, " lost") {
 		t.Errorf("ECG info %q without the lost samples", info)
 	}
-	must("plots", chromedp.Do(ctx, chromedp.WaitVisible(`.stream[data-stream="ecg"] canvas`), chromedp.Sleep(300*time.Millisecond)))
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	must("screenshot", err)
-	path := filepath.Join(t.ArtifactDir(), "dashboard.png")
-	must("save the screenshot", os.WriteFile(path, shot, 0o644))
-	t.Logf("screenshot: %s", path)
+	p.do("plots", chromedp.WaitVisible(`.stream[data-stream="ecg"] canvas`), chromedp.Sleep(300*time.Millisecond))
+	shot := p.shot("dashboard.png")
 	// the device's time from the browser's clock
-	must("set time", chromedp.Do(ctx, chromedp.Click(`#settime`)))
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#settime-info').textContent.startsWith('set to')`))
-	must("set time", err)
+	p.do("set time", chromedp.Click(`#settime`))
+	p.poll("set time", `document.querySelector('#settime-info').textContent.startsWith('set to')`)
 	if got := r.message(`{"type": "get", "path": "/Time"}`)["content"].(float64); math.Abs(got/1e6-float64(time.Now().Unix())) > 3600 {
 		t.Errorf("device time after setting it from the browser: %v µs", got)
 	}
@@ -152,44 +127,36 @@ func TestDashboard(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // the file comes with the first notification
 	}
 	r.post("/api/recordings/fromthepage/stop", "")
-	must("recordings tab", chromedp.Do(ctx,
+	p.do("recordings tab",
 		chromedp.Click(`#tabs button[data-tab="recordings"]`),
-		chromedp.WaitVisible(`#recordings a[download]`)))
-	download, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector('#recordings a[download]').href).then((r) => r.status + ' ' + r.headers.get('Content-Disposition')).then(async (h) => h)`, chromedp.EvalAwaitPromise))
-	must("download", err)
+		chromedp.WaitVisible(`#recordings a[download]`))
+	download := evaluate[string](p, "download", `fetch(document.querySelector('#recordings a[download]').href).then((r) => r.status + ' ' + r.headers.get('Content-Disposition')).then(async (h) => h)`, chromedp.EvalAwaitPromise)
 	if download != "200 attachment; filename=fromthepage-Meas_Acc_104.csv" {
 		t.Errorf("download from the page: %q", download)
 	}
-	shot2, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	must("screenshot", err)
-	must("save the screenshot", os.WriteFile(filepath.Join(t.ArtifactDir(), "recordings.png"), shot2, 0o644))
-	must("form", chromedp.Do(ctx,
+	p.shot("recordings.png")
+	p.do("form",
 		chromedp.Click(`#tabs button[data-tab="resources"]`),
 		chromedp.WaitVisible(`#resources li[data-path="/Info"]`),
 		chromedp.Click(`#resources li[data-path="/Info"]`),
 		chromedp.Click(`#resource form button`),
-		chromedp.WaitVisible(`#resource form pre`)))
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#resource form pre').textContent.includes('response')`))
-	must("answer", err)
-	response, err := chromedp.Run(ctx, chromedp.Text(`#resource form pre`))
-	must("answer", err)
+		chromedp.WaitVisible(`#resource form pre`))
+	p.poll("answer", `document.querySelector('#resource form pre').textContent.includes('response')`)
+	response := p.text(`#resource form pre`)
 	// a form with several parameters sends every field
 	r.message(`{"type": "put", "path": "/Component/Eeprom/0", "value": {"Addr": 300, "Data": {"bytes": [9, 8, 7]}}}`)
-	must("EEPROM form", chromedp.Do(ctx,
+	p.do("EEPROM form",
 		chromedp.Click(`#resources li[data-path="/Component/Eeprom/{EepromIndex}"]`),
-		chromedp.WaitVisible(`#resource form input`)))
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		chromedp.WaitVisible(`#resource form input`))
+	evaluate[bool](p, "fill the EEPROM form", `(() => {
 		const f = document.querySelector('#resource form');
 		const [index, addr, len] = f.querySelectorAll('input');
 		index.value = '0'; addr.value = '300'; len.value = '3';
 		f.querySelector('button').click();
 		return true;
-	})()`))
-	must("fill the EEPROM form", err)
-	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#resource form pre').textContent.includes('response')`))
-	must("EEPROM answer", err)
-	eeprom, err := chromedp.Run(ctx, chromedp.Text(`#resource form pre`))
-	must("EEPROM answer", err)
+	})()`)
+	p.poll("EEPROM answer", `document.querySelector('#resource form pre').textContent.includes('response')`)
+	eeprom := p.text(`#resource form pre`)
 	if !strings.Contains(strings.Join(strings.Fields(eeprom), ""), `"bytes":[9,8,7]`) {
 		t.Errorf("GET /Component/Eeprom/0 from the form: %s", eeprom)
 	}
@@ -202,36 +169,4 @@ func TestDashboard(t *testing.T) {
 	if len(shot) < 10000 {
 		t.Errorf("screenshot of %d bytes", len(shot))
 	}
-}
-
-// chromium finds a Chromium to drive, or skips the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
-	return ""
-}
-
-// browse starts a headless browser for the test; it ends with the test.
-func browse(t *testing.T, r *rig, browser string) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1400),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(r.ctx, opts...)
-	ctx, cancelBrowser := chromedp.NewContext(actx)
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() {
-		cancel()
-		cancelBrowser()
-		cancelAlloc()
-	})
-	return ctx
 }

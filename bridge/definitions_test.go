@@ -3,8 +3,6 @@ package bridge_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -236,61 +234,50 @@ func TestDashboardAppResources(t *testing.T) {
 			}
 		}})
 	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
-	ctx := browse(t, r, browser)
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	p := browse(t, r, browser)
 	formOf := func(head string) string {
 		return `[...document.querySelectorAll('#resource form')].find((f) => f.querySelector('h4').textContent.startsWith('` + head + `'))`
 	}
 	// send clicks the button of the form whose heading starts with head
 	send := func(head string) {
 		t.Helper()
-		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { `+formOf(head)+`.querySelector('button').click(); return true; })()`))
-		must("send "+head, err)
+		evaluate[bool](p, "send "+head, `(() => { `+formOf(head)+`.querySelector('button').click(); return true; })()`)
 	}
 	// answer waits for the answer in the form whose heading starts with
 	// head and returns it
 	answer := func(head string) string {
 		t.Helper()
 		form := formOf(head)
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](form+`.querySelector('pre').textContent.includes('response')`))
-		must("answer of "+head, err)
-		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](form+`.querySelector('pre').textContent`))
-		must("answer of "+head, err)
+		p.poll("answer of "+head, form+`.querySelector('pre').textContent.includes('response')`)
+		text := evaluate[string](p, "answer of "+head, form+`.querySelector('pre').textContent`)
 		return strings.Join(strings.Fields(text), "")
 	}
-	must("load and choose the device", chromedp.Do(ctx,
+	p.do("load and choose the device",
 		chromedp.Navigate(r.srv.URL+"/"),
 		chromedp.WaitVisible(`#devices li[data-serial="000123"]`),
 		chromedp.Click(`#devices li[data-serial="000123"]`),
 		chromedp.WaitVisible(`#current`),
 		chromedp.Click(`#tabs button[data-tab="resources"]`),
 		chromedp.WaitVisible(`#resources li[data-path="/Sample/StepCounter/Config"][data-app] .badge.app`),
-		chromedp.WaitVisible(`#resources li[data-path="/Sample/Calc/Sum"][data-app]`)))
-	apps, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#resources li[data-app]')].map((li) => li.dataset.path)`))
-	must("app resources", err)
+		chromedp.WaitVisible(`#resources li[data-path="/Sample/Calc/Sum"][data-app]`))
+	apps := evaluate[[]string](p, "app resources", `[...document.querySelectorAll('#resources li[data-app]')].map((li) => li.dataset.path)`)
 	slices.Sort(apps)
 	if want := []string{"/Sample/Calc/Last", "/Sample/Calc/Sum", "/Sample/StepCounter/Config", "/Sample/StepCounter/Steps"}; !slices.Equal(apps, want) {
 		t.Errorf("resources marked as apps': %q, want %q", apps, want)
 	}
-	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#resources li[data-path="/Comm/Ble/HRS"]').length`)); err != nil || n != 0 {
-		t.Errorf("a device without the HRS module shows /Comm/Ble/HRS: %d, %v", n, err)
+	if n := evaluate[int](p, "HRS resources", `document.querySelectorAll('#resources li[data-path="/Comm/Ble/HRS"]').length`); n != 0 {
+		t.Errorf("a device without the HRS module shows /Comm/Ble/HRS %d times", n)
 	}
 
 	// the step counter's configuration: a record body, prefilled from its schema
-	must("config form", chromedp.Do(ctx,
+	p.do("config form",
 		chromedp.Click(`#resources li[data-path="/Sample/StepCounter/Config"]`),
-		chromedp.WaitVisible(`#resource form textarea`)))
-	prefilled, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#resource form textarea').value`))
-	must("config body", err)
+		chromedp.WaitVisible(`#resource form textarea`))
+	prefilled := evaluate[string](p, "config body", `document.querySelector('#resource form textarea').value`)
 	if !strings.Contains(prefilled, `"Threshold"`) {
 		t.Errorf("PUT body prefilled with %q, want the record's Threshold", prefilled)
 	}
-	must("PUT config", chromedp.Do(ctx, chromedp.SetValue(`#resource form textarea`, `{"Threshold": 2.5}`)))
+	p.do("PUT config", chromedp.SetValue(`#resource form textarea`, `{"Threshold": 2.5}`))
 	send("PUT")
 	if got := answer("PUT"); !strings.Contains(got, `"response":200`) {
 		t.Errorf("PUT config from the form: %s", got)
@@ -301,25 +288,20 @@ func TestDashboardAppResources(t *testing.T) {
 	}
 
 	// the calculator's sum: a field per parameter, every field sent
-	must("sum form", chromedp.Do(ctx,
+	p.do("sum form",
 		chromedp.Click(`#resources li[data-path="/Sample/Calc/Sum"]`),
-		chromedp.WaitVisible(`#resource form input`)))
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		chromedp.WaitVisible(`#resource form input`))
+	evaluate[bool](p, "fill the sum form", `(() => {
 		const f = document.querySelector('#resource form');
 		const [a, b] = f.querySelectorAll('input');
 		a.value = '2'; b.value = '40';
 		f.querySelector('button').click();
 		return true;
-	})()`))
-	must("fill the sum form", err)
+	})()`)
 	if got := answer("GET"); !strings.Contains(got, `"response":200`) || !strings.Contains(got, `"content":42`) {
 		t.Errorf("GET /Sample/Calc/Sum from the form with 2 and 40: %s", got)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	must("screenshot", err)
-	path := filepath.Join(t.ArtifactDir(), "app-resources.png")
-	must("save the screenshot", os.WriteFile(path, shot, 0o644))
-	t.Logf("screenshot: %s", path)
+	p.shot("app-resources.png")
 	if m := r.message(`{"type": "get", "path": "/Sample/Calc/Last", "device": "000123"}`); m["content"] != 42.0 {
 		t.Errorf("the app's last sum after the form: %v", m)
 	}

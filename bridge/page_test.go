@@ -1,0 +1,100 @@
+package bridge_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds a Chromium to drive, or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
+	return ""
+}
+
+// page is the dashboard in a headless browser of the test's. Each of its
+// steps ends the test when it fails, naming what it was doing.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// browse starts a headless browser for the test; it ends with the test.
+func browse(t *testing.T, r *rig, browser string) *page {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1400),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(r.ctx, opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() {
+		cancel()
+		cancelBrowser()
+		cancelAlloc()
+	})
+	return &page{t: t, ctx: ctx}
+}
+
+// must ends the test when err is not nil.
+func (p *page) must(what string, err error) {
+	p.t.Helper()
+	if err != nil {
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// do runs the steps in order.
+func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	p.must(what, chromedp.Do(p.ctx, steps...))
+}
+
+// poll waits until the expression js is true.
+func (p *page) poll(what, js string) {
+	p.t.Helper()
+	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](js))
+	p.must(what, err)
+}
+
+// text returns the text of the element sel selects.
+func (p *page) text(sel string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.ctx, chromedp.Text(sel))
+	p.must("text of "+sel, err)
+	return s
+}
+
+// shot saves a screenshot of the whole page as name among the test's
+// artifacts (kept with go test -artifacts) and returns it.
+func (p *page) shot(name string) []byte {
+	p.t.Helper()
+	b, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	p.must("screenshot "+name, err)
+	path := filepath.Join(p.t.ArtifactDir(), name)
+	p.must("save the screenshot", os.WriteFile(path, b, 0o644))
+	p.t.Logf("screenshot: %s", path)
+	return b
+}
+
+// evaluate returns the value of the expression js on the page.
+func evaluate[T any](p *page, what, js string, opts ...chromedp.EvaluateOption) T {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js, opts...))
+	p.must(what, err)
+	return v
+}
