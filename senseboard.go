@@ -29,6 +29,7 @@ import (
 	"senseboard/provider/system"
 	"senseboard/provider/timesvc"
 	"senseboard/provider/ui"
+	"senseboard/radio"
 	"senseboard/replay"
 	"senseboard/sensor"
 	"senseboard/world"
@@ -204,6 +205,9 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	})
 	if err != nil {
 		return err
+	}
+	if err = d.BLE.Radio().AddService(radio.NewBatteryService(d.System.EnergyLevel)); err != nil {
+		return fmt.Errorf("battery service: %w", err) // abandon closes the device
 	}
 	if p.Modules.GSP {
 		d.GSP = gsp.New()

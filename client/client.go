@@ -358,7 +358,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 			default:
 			}
 		}
-	case wire.Response, wire.Pong, wire.Error, wire.Advert, wire.Connected, wire.Paired, wire.Ack, wire.GATTServices, wire.DefinitionsData:
+	case wire.Response, wire.Pong, wire.Error, wire.Advert, wire.Connected, wire.Paired, wire.Ack, wire.GATTServices, wire.GATTValue, wire.DefinitionsData:
 		c.mu.Lock()
 		ch := c.pending[f.ID]
 		delete(c.pending, f.ID)

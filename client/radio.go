@@ -113,6 +113,14 @@ func (c *Conn) WriteChar(ctx context.Context, char string, data []byte) error {
 	return c.radioCall(ctx, wire.GATTWrite, &wire.GATTWriteMsg{Char: char, Data: data}, nil)
 }
 
+// ReadChar reads a GATT characteristic, named by its UUID, and returns its
+// value.
+func (c *Conn) ReadChar(ctx context.Context, char string) ([]byte, error) {
+	var m wire.GATTValueMsg
+	err := c.radioCall(ctx, wire.GATTRead, &wire.GATTReadMsg{Char: char}, &m)
+	return m.Data, err
+}
+
 // SetNotify switches the notifications of a GATT characteristic; they
 // then arrive through Options.OnRadioData as GATTNotification frames.
 func (c *Conn) SetNotify(ctx context.Context, char string, on bool) error {

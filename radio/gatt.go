@@ -102,6 +102,13 @@ type Handler interface {
 	Close()
 }
 
+// ReadHandler is a Handler whose service has readable characteristics:
+// Read returns a characteristic's value when the central reads it.
+type ReadHandler interface {
+	Handler
+	Read(char UUID) ([]byte, error)
+}
+
 // MTUHandler is a Handler that hears the central choose another ATT MTU,
 // for services that size their notifications by it.
 type MTUHandler interface {
@@ -234,6 +241,26 @@ func (c *Conn) Write(char UUID, data []byte) error {
 		return h.Write(char, data)
 	}
 	return nil
+}
+
+// Read reads a characteristic's value, as the central does with an ATT
+// Read Request (and Read Blob Requests for a value longer than one
+// response carries, which the central's stack joins). The characteristic
+// must have PropRead, and its service's handler must be a ReadHandler.
+func (c *Conn) Read(char UUID) ([]byte, error) {
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	i, ch, err := c.find(char)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := c.handlers[i].(ReadHandler)
+	if ch.Props&PropRead == 0 || !ok {
+		return nil, fmt.Errorf("read of characteristic %s: %w", char, ErrNotPermitted)
+	}
+	c.written()
+	return h.Read(char)
 }
 
 // SetNotify switches notifications of a characteristic on or off, as the
@@ -456,6 +483,35 @@ var (
 	NUSRX      = MustParseUUID("6e400002-b5a3-f393-e0a9-e50e24dcca9e")
 	NUSTX      = MustParseUUID("6e400003-b5a3-f393-e0a9-e50e24dcca9e")
 )
+
+// The battery service and its Battery Level characteristic, a uint8
+// percent.
+var (
+	BatteryService = UUID16(0x180F)
+	BatteryLevel   = UUID16(0x2A19)
+)
+
+// NewBatteryService returns the battery service: its Battery Level reads
+// level, the battery's charge in percent (0..100). It does not notify: the
+// level is read when the central asks for it.
+func NewBatteryService(level func() uint8) *Service {
+	return &Service{
+		UUID:            BatteryService,
+		Characteristics: []Characteristic{{UUID: BatteryLevel, Props: PropRead}},
+		Open:            func(*Conn) Handler { return batteryHandler{level} },
+	}
+}
+
+type batteryHandler struct{ level func() uint8 }
+
+func (batteryHandler) Write(char UUID, _ []byte) error {
+	return fmt.Errorf("write to characteristic %s: %w", char, ErrNotPermitted)
+}
+
+func (h batteryHandler) Read(UUID) ([]byte, error) { return []byte{min(h.level(), 100)}, nil }
+
+func (batteryHandler) Notifying(UUID, bool) {}
+func (batteryHandler) Close()               {}
 
 // AppendHeartRateMeasurement appends a Heart Rate Measurement as the
 // heart-rate service notifies it: flags, the rate in beats per minute

@@ -132,6 +132,51 @@ func TestGATTWriteAndNotify(t *testing.T) {
 	}
 }
 
+// TestBatteryServiceReads: the Battery Level reads the battery's level
+// now, a uint8 percent (more than 100 is reported as 100); it cannot be
+// written or notified, and other characteristics cannot be read.
+func TestBatteryServiceReads(t *testing.T) {
+	p := newPeripheral(t, radio.Config{NUS: true})
+	level := uint8(87)
+	if err := p.AddService(radio.NewBatteryService(func() uint8 { return level })); err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []uint8{87, 3, 100} {
+		level = want
+		if b, err := c.Read(radio.BatteryLevel); err != nil || len(b) != 1 || b[0] != want {
+			t.Errorf("Battery Level at %d%%: % x, %v", want, b, err)
+		}
+	}
+	level = 250
+	if b, err := c.Read(radio.BatteryLevel); err != nil || len(b) != 1 || b[0] != 100 {
+		t.Errorf("Battery Level of a model past 100%%: % x, %v", b, err)
+	}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"write to the Battery Level", c.Write(radio.BatteryLevel, []byte{1}), radio.ErrNotPermitted},
+		{"notifications of the Battery Level", c.SetNotify(radio.BatteryLevel, true), radio.ErrNotPermitted},
+		{"read of a write characteristic", errOf(c.Read(radio.NUSRX)), radio.ErrNotPermitted},
+		{"read of an unknown characteristic", errOf(c.Read(radio.HeartRateMeasurement)), radio.ErrNoCharacteristic},
+	} {
+		if !errors.Is(tt.err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
+		}
+	}
+	c.Disconnect()
+	if _, err := c.Read(radio.BatteryLevel); !errors.Is(err, radio.ErrDisconnected) {
+		t.Errorf("read after the end: %v", err)
+	}
+}
+
+func errOf(_ []byte, err error) error { return err }
+
 func TestHeartRateServiceNotifies(t *testing.T) {
 	var heard []bool
 	p := newPeripheral(t, radio.Config{HRS: true, OnHRSNotifications: func(on bool) { heard = append(heard, on) }})

@@ -149,6 +149,17 @@ type GATTNotificationMsg struct {
 	Data []byte `json:"data"`
 }
 
+// GATTReadMsg reads a characteristic.
+type GATTReadMsg struct {
+	Char string `json:"char"`
+}
+
+// GATTValueMsg is the value of a characteristic that was read.
+type GATTValueMsg struct {
+	Char string `json:"char"`
+	Data []byte `json:"data"`
+}
+
 // Param is one value of a request: its type name as the serial tool gives it
 // (a primitive type or a record name; empty for an untyped JSON value) and
 // the value as JSON.

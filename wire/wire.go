@@ -85,8 +85,10 @@ const (
 // may list the device's services (GATTDiscover, answered with
 // GATTServices), choose the connection's ATT MTU (GATTMTU), write to a
 // characteristic (GATTWrite) and switch its notifications (GATTNotify),
-// each answered with Ack or an Error; the device sends GATTNotification
-// for each notification of a characteristic the central switched on.
+// each answered with Ack or an Error, and read a characteristic
+// (GATTRead, answered with GATTValue or an Error); the device sends
+// GATTNotification for each notification of a characteristic the central
+// switched on.
 const (
 	GATTDiscover     Kind = 0x40
 	GATTServices     Kind = 0x41
@@ -94,6 +96,8 @@ const (
 	GATTWrite        Kind = 0x43
 	GATTNotify       Kind = 0x44
 	GATTNotification Kind = 0x45
+	GATTRead         Kind = 0x48
+	GATTValue        Kind = 0x49
 )
 
 // The definitions frame kinds of the radio link. While connected (and,
@@ -111,7 +115,8 @@ var kindNames = map[Kind]string{Hello: "hello", Welcome: "welcome", Refuse: "ref
 	Encrypt: "encrypt", Disconnect: "disconnect", Disconnected: "disconnected", HRSNotify: "hrs notify",
 	NUSWrite: "nus write", HRSData: "hrs data", NUSData: "nus data", Ack: "ack",
 	GATTDiscover: "gatt discover", GATTServices: "gatt services", GATTMTU: "gatt mtu", GATTWrite: "gatt write",
-	GATTNotify: "gatt notify", GATTNotification: "gatt notification", Definitions: "definitions", DefinitionsData: "definitions data"}
+	GATTNotify: "gatt notify", GATTNotification: "gatt notification", GATTRead: "gatt read", GATTValue: "gatt value",
+	Definitions: "definitions", DefinitionsData: "definitions data"}
 
 func (k Kind) String() string {
 	if n, ok := kindNames[k]; ok {

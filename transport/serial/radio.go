@@ -123,6 +123,8 @@ func (rs *radioSession) handle(f wire.Frame) {
 		rs.gattWrite(f)
 	case f.Kind == wire.GATTNotify:
 		rs.gattNotify(f)
+	case f.Kind == wire.GATTRead:
+		rs.gattRead(f)
 	case f.Kind == wire.Definitions:
 		rs.definitions(f)
 	default:
@@ -145,6 +147,7 @@ var payloadForms = map[wire.Kind]string{
 	wire.GATTMTU:    `{"mtu": 247}`,
 	wire.GATTWrite:  `{"char": "<uuid>", "data": "<base64>"}`,
 	wire.GATTNotify: `{"char": "<uuid>", "on": true}`,
+	wire.GATTRead:   `{"char": "<uuid>"}`,
 }
 
 // decode reads the JSON payload of f into m, and the payload's
@@ -377,4 +380,21 @@ func (rs *radioSession) gattNotify(f wire.Frame) {
 	rs.gattOn[char] = m.On
 	rs.gattMu.Unlock()
 	rs.ack(f.ID)
+}
+
+func (rs *radioSession) gattRead(f wire.Frame) {
+	var m wire.GATTReadMsg
+	if !rs.decode(f, &m, nil) {
+		return
+	}
+	char, err := radio.ParseUUID(m.Char)
+	var data []byte
+	if err == nil {
+		data, err = rs.link.Read(char)
+	}
+	if err != nil {
+		rs.fail(f.ID, err)
+		return
+	}
+	rs.reply(wire.GATTValue, f.ID, &wire.GATTValueMsg{Char: char.String(), Data: data})
 }

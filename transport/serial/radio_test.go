@@ -336,7 +336,7 @@ func TestRadioGATT(t *testing.T) {
 		}
 	}
 	if g := strings.Join(listed, " "); g != "180d/00002a37:notify 0001/6e400002:write,write-without-response 0001/6e400003:notify"+
-		" 2252/34800001:write,write-without-response 2252/34800002:notify" { // and the GSP service, on by default
+		" 180f/00002a19:read 2252/34800001:write,write-without-response 2252/34800002:notify" { // the battery, and the GSP service, on by default
 		t.Errorf("services %s", g)
 	}
 	tx, rx := radio.NUSTX.String(), radio.NUSRX.String()
@@ -374,9 +374,39 @@ func TestRadioGATT(t *testing.T) {
 		{"bad UUID", phone.WriteChar(ctx, "x", []byte("a")), `UUID "x"`},
 		{"notify a write characteristic", phone.SetNotify(ctx, rx, true), "does not permit"},
 		{"unknown characteristic", phone.WriteChar(ctx, "2a00", []byte("a")), "no such characteristic"},
+		{"read a write characteristic", errOf(phone.ReadChar(ctx, rx)), "does not permit"},
+		{"read an unknown characteristic", errOf(phone.ReadChar(ctx, "2a00")), "no such characteristic"},
+		{"read a bad UUID", errOf(phone.ReadChar(ctx, "2a1")), `UUID "2a1"`},
 	} {
 		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, tt.err, tt.want)
+		}
+	}
+}
+
+func errOf(_ []byte, err error) error { return err }
+
+// TestRadioBatteryLevel: the battery service's Battery Level reads the
+// level GET /System/Energy/Level reports, one byte, in the 4-digit and the
+// full form of its UUID.
+func TestRadioBatteryLevel(t *testing.T) {
+	d, dev := onAir(t, nil)
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []float64{0.42, 1} {
+		d.System.SetBattery(level)
+		env, err := d.Device.Do(&resource.Request{Op: resource.Get, Path: "/System/Energy/Level"})
+		if err != nil || !env.Status.OK() {
+			t.Fatalf("GET /System/Energy/Level: %+v %v", env, err)
+		}
+		want := byte(env.Content.(resource.Value).Uint())
+		for _, char := range []string{"2a19", radio.BatteryLevel.String()} {
+			if b, err := phone.ReadChar(ctx, char); err != nil || len(b) != 1 || b[0] != want {
+				t.Errorf("read %s at %v: % x, %v; want %d", char, level, b, err, want)
+			}
 		}
 	}
 }
