@@ -2,9 +2,15 @@ package nvm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 )
+
+// ErrNotStored marks an error of Var.Update whose new value was allowed
+// but did not reach the state file (the write failed): a failure of the
+// device, where the other errors of Update are a value refused.
+var ErrNotStored = errors.New("the value did not reach non-volatile memory")
 
 // A Var is a value kept in a JSON state file, in the manner of bbolt's
 // Update: it is read once, when opened, and changes only through Update,
@@ -70,18 +76,19 @@ func (v *Var[T]) Path() string {
 // made of it, and writes it to the state file durably; only then does the
 // Var take it. If change or the check returns an error, or the write
 // fails, neither the file nor the value changes and Update returns that
-// error (change's and the check's as they are). Updates are serialised;
-// change must not call the Var.
+// error: change's and the check's as they are (a value refused), the
+// others wrapping ErrNotStored (errors.Is tells them apart). Updates are
+// serialised; change must not call the Var.
 func (v *Var[T]) Update(change func(*T) error) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	data, err := json.Marshal(v.val)
 	if err != nil {
-		return fmt.Errorf("nvm: %s: encode: %w", v.name, err)
+		return fmt.Errorf("nvm: %s: %w: encode: %w", v.name, ErrNotStored, err)
 	}
 	var next T
 	if err := json.Unmarshal(data, &next); err != nil {
-		return fmt.Errorf("nvm: %s: copy: %w", v.name, err)
+		return fmt.Errorf("nvm: %s: %w: copy: %w", v.name, ErrNotStored, err)
 	}
 	if err := change(&next); err != nil {
 		return err
@@ -93,7 +100,7 @@ func (v *Var[T]) Update(change func(*T) error) error {
 	}
 	if v.store != nil {
 		if err := v.store.WriteJSON(v.name, next); err != nil {
-			return err
+			return fmt.Errorf("nvm: %s: %w: %w", v.name, ErrNotStored, err)
 		}
 	}
 	v.val = next

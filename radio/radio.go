@@ -373,25 +373,11 @@ func (p *Peripheral) save(change func(*Settings)) error {
 	return p.saveLocked(change)
 }
 
-// ErrNotStored is a setting that did not reach non-volatile memory.
-var ErrNotStored = errors.New("the setting did not reach non-volatile memory")
-
 // saveLocked changes the settings durably, or not at all; p.mu is held.
-// Settings that fail Validate are refused with its error.
+// Settings that fail Validate are refused with its error; a write that
+// fails wraps nvm.ErrNotStored.
 func (p *Peripheral) saveLocked(change func(*Settings)) error {
-	var invalid error
-	err := p.st.Update(func(s *Settings) error {
-		change(s)
-		invalid = s.Validate()
-		return invalid
-	})
-	switch {
-	case invalid != nil:
-		return invalid
-	case err != nil:
-		return fmt.Errorf("%w: %w", ErrNotStored, err)
-	}
-	return nil
+	return p.st.Update(func(s *Settings) error { change(s); return nil })
 }
 
 // Reset drops the connection, restores the preferred connection parameters

@@ -17,6 +17,7 @@
 package debug
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -154,17 +155,12 @@ func (p *Provider) Register(d *device.Device) error {
 
 // save changes the persisted settings durably, or not at all.
 func (p *Provider) save(change func(*persisted)) resource.Response {
-	var refused error
-	err := p.cfg.Update(func(s *persisted) error {
-		change(s)
-		refused = s.check()
-		return refused
-	})
+	err := p.cfg.Update(func(s *persisted) error { change(s); return nil })
 	switch {
-	case refused != nil:
-		return resource.Errorf(resource.StatusBadRequest, "%v", refused)
-	case err != nil:
-		return resource.Errorf(resource.StatusInternalServerError, "the setting did not reach non-volatile memory: %v", err)
+	case errors.Is(err, nvm.ErrNotStored):
+		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
+	case err != nil: // refused by check
+		return resource.Errorf(resource.StatusBadRequest, "%v", err)
 	}
 	return resource.OK(nil)
 }

@@ -2,6 +2,8 @@ package debug_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -255,4 +257,27 @@ func FuzzLogRegion(f *testing.F) {
 			t.Fatalf("newest message lost: %d %+v", st, ms)
 		}
 	})
+}
+
+// A value the rules refuse is a 400 that says why; a setting the state
+// file does not take is a 500; neither changes the setting.
+func TestConfigRefusedOrNotStored(t *testing.T) {
+	dir := t.TempDir()
+	d := sbt.New(t, sbt.Config{StateDir: dir})
+	level := func(v int) resource.Value {
+		return sbt.Record(t, "DebugLogConfig", fmt.Sprintf(`{"MinimalLevel": %d}`, v))
+	}
+	d.Expect(400, resource.Put, "/System/Debug/Log/Config", level(9))
+	// a directory where the state file goes: the write fails
+	path := filepath.Join(dir, "debug.json")
+	os.Remove(path)
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if r := d.Expect(500, resource.Put, "/System/Debug/Log/Config", level(2)); !strings.Contains(r.Error, "did not reach non-volatile memory") {
+		t.Errorf("failed write: %s", r.Error)
+	}
+	if c := d.Expect(200, resource.Get, "/System/Debug/Log/Config").Content.(*debug.LogConfig); c.MinimalLevel.Value != int(device.LevelInfo) {
+		t.Errorf("MinimalLevel %d after a refused and a failed change, want %d", c.MinimalLevel.Value, device.LevelInfo)
+	}
 }
