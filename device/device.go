@@ -106,8 +106,7 @@ type Device struct {
 	providers []Provider
 
 	resetAt  atomic.Int64 // clock reading of the last reset, ns
-	drift    float64      // oscillator rate error, fraction
-	driftPPM float64      // the same, as configured, ppm
+	driftPPM float64      // oscillator rate error, ppm, as configured
 	mode     atomic.Uint32
 	next     atomic.Uint32 // pending mode, 0 when none
 	switchMu sync.Mutex
@@ -153,7 +152,6 @@ func New(cfg Config) (*Device, error) {
 		defs:     defs,
 		prefix:   "/net/" + p.Serial,
 		hub:      resource.NewHub(p.SubscriptionLimit),
-		drift:    cfg.ClockDrift * 1e-6,
 		driftPPM: cfg.ClockDrift,
 	}
 	d.started = c.Now()
@@ -209,10 +207,10 @@ func (d *Device) SinceReset() time.Duration {
 // Local converts a span of clock time to the device oscillator's count of
 // it, drift included.
 func (d *Device) Local(span time.Duration) time.Duration {
-	if d.drift == 0 {
+	if d.driftPPM == 0 {
 		return span
 	}
-	return span + time.Duration(float64(span)*d.drift)
+	return span + time.Duration(float64(span)*(d.driftPPM*1e-6))
 }
 
 // ClockDrift returns the device oscillator's rate error, ppm.
