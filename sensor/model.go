@@ -225,7 +225,8 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	}
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
-	s0, s1 := m.w.At(t0), m.w.At(t1)
+	in0, step0, resp0 := m.w.Phases(t0)
+	in1, step1, resp1 := m.w.Phases(t1)
 	c0, steady := m.w.ContactSteady(t0, t1)
 	span := float64(t1 - t0)
 	first := 0
@@ -246,9 +247,9 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 			f = float64(t-t0) / span
 		}
 		st := world.State{
-			Intensity: s0.Intensity + (s1.Intensity-s0.Intensity)*f,
-			StepPhase: s0.StepPhase + (s1.StepPhase-s0.StepPhase)*f,
-			RespPhase: s0.RespPhase + (s1.RespPhase-s0.RespPhase)*f,
+			Intensity: in0 + (in1-in0)*f,
+			StepPhase: step0 + (step1-step0)*f,
+			RespPhase: resp0 + (resp1-resp0)*f,
 		}
 		for first < len(m.beats)-1 && m.beats[first+1].At < t-800*time.Millisecond {
 			first++

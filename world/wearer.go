@@ -117,6 +117,7 @@ type Wearer struct {
 
 	mu       sync.Mutex
 	injected []Event // sorted by At, relative to the origin
+	kinds    uint32  // bit k set: the scenario or an injection has an event of kind k
 	base     int64   // tick index of ticks[0]
 	ticks    []tick
 	cps      []checkpoint // by index
@@ -129,7 +130,11 @@ func New(seed uint64, sc *Scenario, origin time.Duration) *Wearer {
 	if sc == nil {
 		sc = DefaultScenario()
 	}
-	return &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length()}
+	w := &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length()}
+	for _, e := range sc.Events {
+		w.kinds |= 1 << e.Kind
+	}
+	return w
 }
 
 // Scenario returns the wearer's scenario.
@@ -151,6 +156,7 @@ func (w *Wearer) Inject(e Event) {
 		return 1
 	})
 	w.injected = slices.Insert(w.injected, i, e)
+	w.kinds |= 1 << e.Kind
 	// forget the ticks and checkpoints at or after the event; they are
 	// computed again
 	from := int64((e.At + Tick - 1) / Tick)
@@ -251,6 +257,9 @@ func (w *Wearer) eventsIn(t0, t1 time.Duration, f func(Event)) {
 
 // latest returns the latest event of kind at or before relative time t.
 func (w *Wearer) latest(kind EventKind, t time.Duration) (Event, bool) {
+	if w.kinds&(1<<kind) == 0 {
+		return Event{}, false // the common case, asked for every tick
+	}
 	var best Event
 	found := false
 	take := func(e Event) {
@@ -510,6 +519,16 @@ func (w *Wearer) stateAt(t time.Duration) State {
 		}
 	})
 	return s
+}
+
+// Phases returns the intensity of activity, the step phase and the
+// breathing phase at clock reading t, as At gives them, without the rest of
+// the state.
+func (w *Wearer) Phases(t time.Duration) (intensity, stepPhase, respPhase float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a, b, f := w.track(t - w.origin)
+	return lerp(a.intensity, b.intensity, f), lerp(a.phase, b.phase, f), lerp(a.resp, b.resp, f)
 }
 
 // Contact reports whether the electrodes touch the skin at clock reading t.

@@ -94,6 +94,17 @@ func TestNextBeat(t *testing.T) {
 	}
 }
 
+func TestPhasesMatchState(t *testing.T) {
+	w := New(4, mustScenario(t, walkScenario), 0)
+	for _, at := range []time.Duration{0, 3 * time.Millisecond, 2*time.Minute + 7*time.Millisecond, 9 * time.Minute} {
+		in, step, resp := w.Phases(at)
+		s := w.At(at)
+		if in != s.Intensity || step != s.StepPhase || resp != s.RespPhase {
+			t.Errorf("Phases(%v) = %v, %v, %v; At gives %v, %v, %v", at, in, step, resp, s.Intensity, s.StepPhase, s.RespPhase)
+		}
+	}
+}
+
 func TestDeterministicWhateverTheOrder(t *testing.T) {
 	sc := mustScenario(t, walkScenario)
 	a, b := New(7, sc, 0), New(7, sc, 0)
