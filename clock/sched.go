@@ -1,7 +1,6 @@
 package clock
 
 import (
-	"container/heap"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -85,7 +84,7 @@ func (c *schedCall) Stop() bool {
 	if c.index < 0 {
 		return false
 	}
-	heap.Remove(&s.calls, c.index)
+	s.calls.remove(c.index)
 	return true
 }
 
@@ -98,7 +97,7 @@ func (s *scheduler) at(t time.Duration, f func()) Timer {
 	defer s.mu.Unlock()
 	s.seq++
 	c := &schedCall{timedCall: timedCall{at: t, seq: s.seq, f: f}, s: s}
-	heap.Push(&s.calls, &c.timedCall)
+	s.calls.push(&c.timedCall)
 	if s.owner == 0 && c.index == 0 {
 		s.arm(c.at - wakeLead)
 	}
@@ -204,7 +203,7 @@ func (s *scheduler) drain(now time.Duration, helpers int) int {
 				s.mu.Unlock()
 				return
 			}
-			c := heap.Pop(&s.calls).(*timedCall)
+			c := s.calls.pop()
 			s.mu.Unlock()
 			c.f()
 			s.ran.Add(1)

@@ -1,7 +1,6 @@
 package clock
 
 import (
-	"container/heap"
 	"context"
 	"sync"
 	"time"
@@ -35,7 +34,7 @@ func (e *event) Stop() bool {
 	if e.index < 0 {
 		return false
 	}
-	heap.Remove(&v.events, e.index)
+	v.events.remove(e.index)
 	return true
 }
 
@@ -54,7 +53,7 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	v.mu.Lock()
 	v.seq++
 	e := &event{timedCall: timedCall{at: v.now + d, seq: v.seq, f: f}, clock: v}
-	heap.Push(&v.events, &e.timedCall)
+	v.events.push(&e.timedCall)
 	v.mu.Unlock()
 	select {
 	case v.wake <- struct{}{}:
@@ -96,7 +95,7 @@ func (v *Virtual) AdvanceTo(t time.Duration) {
 			v.mu.Unlock()
 			return
 		}
-		e := heap.Pop(&v.events).(*timedCall)
+		e := v.events.pop()
 		if e.at > v.now {
 			v.now = e.at
 		}
