@@ -65,8 +65,46 @@ type Model struct {
 	mu     sync.Mutex
 	motion []world.Motion
 	beats  []world.Beat
-	beatSq []float64 // per beat, the square root that scales its T wave
-	shape  [5]wave   // the waves of the beat being drawn
+	drawn  []drawnBeat // the beats of the batch being drawn
+	shape  [5]wave     // the waves of the beat being prepared
+}
+
+// drawnBeat is a beat as a batch of the ECG draws it: its R peak and its
+// waves, with their T wave scaled to the beat's interval, less those of no
+// amplitude.
+type drawnBeat struct {
+	at    time.Duration
+	n     int
+	waves [5]drawnWave
+}
+
+// drawnWave is one wave of a drawnBeat, with the offsets from the R peak
+// (seconds) outside which it adds nothing: five widths from its centre, and
+// a margin that rounding cannot cross, so that the test of each sample
+// against the five widths decides alone, as it did before the span was
+// kept.
+type drawnWave struct {
+	at, width, amp float64
+	lo, hi         float64
+	r              bool // the R wave, which breathing scales
+}
+
+// drawBeat prepares beat b for drawing, sq scaling its T wave.
+func (m *Model) drawBeat(b world.Beat, sq float64) drawnBeat {
+	db := drawnBeat{at: b.At}
+	for j, wv := range beatWaves(b, &m.shape) {
+		if wv.amp == 0 {
+			continue // adds exactly nothing
+		}
+		at, width := wv.at, wv.width
+		if j == 4 {
+			at, width = at*sq, width*sq
+		}
+		reach := 5 * width * (1 + 1e-6)
+		db.waves[db.n] = drawnWave{at: at, width: width, amp: wv.amp, lo: at - reach, hi: at + reach, r: j == 2}
+		db.n++
+	}
+	return db
 }
 
 // beatWaves returns the components of beat b: a sinus beat's, without the
@@ -212,7 +250,7 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	// spans (the next beat's), or its own when the next beat lies more than
 	// a second past the batch
 	after := m.w.NextBeat(t1 + beatsAhead)
-	m.beatSq = m.beatSq[:0]
+	m.drawn = m.drawn[:0]
 	for k, b := range m.beats {
 		rr := b.RR.Seconds()
 		switch {
@@ -221,7 +259,7 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		case after.At < t1+time.Second:
 			rr = after.RR.Seconds()
 		}
-		m.beatSq = append(m.beatSq, math.Sqrt(math.Min(math.Max(rr, 0.25), 2)))
+		m.drawn = append(m.drawn, m.drawBeat(b, math.Sqrt(math.Min(math.Max(rr, 0.25), 2))))
 	}
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
@@ -231,6 +269,7 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	span := float64(t1 - t0)
 	first := 0
 	heart := !m.w.Scenario().Heart.Healthy()
+	beats := m.drawn
 	for i := range dst {
 		t := t0 + time.Duration(i)*dt
 		nz := noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
@@ -251,35 +290,31 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 			StepPhase: step0 + (step1-step0)*f,
 			RespPhase: resp0 + (resp1-resp0)*f,
 		}
-		for first < len(m.beats)-1 && m.beats[first+1].At < t-800*time.Millisecond {
+		for first < len(beats)-1 && beats[first+1].at < t-800*time.Millisecond {
 			first++
 		}
 		respSin := math.Sin(2 * math.Pi * st.RespPhase)
+		resp := 1 + 0.05*respSin
 		v := 0.0
-		for k := first; k < len(m.beats); k++ {
-			b := m.beats[k]
-			d := (t - b.At).Seconds()
+		for k := first; k < len(beats); k++ {
+			b := &beats[k]
+			d := (t - b.at).Seconds()
 			if d < -0.5 {
 				break
 			}
 			if d > 0.8 {
 				continue
 			}
-			sq := m.beatSq[k]
-			resp := 1 + 0.05*respSin
-			shape := &waves
-			if heart {
-				shape = beatWaves(b, &m.shape)
-			}
-			for j, wv := range shape {
-				at, width, amp := wv.at, wv.width, wv.amp
-				if j == 4 {
-					at, width = at*sq, width*sq
+			for j := range b.n {
+				wv := &b.waves[j]
+				if d < wv.lo || d > wv.hi {
+					continue
 				}
-				if j == 2 {
+				amp := wv.amp
+				if wv.r {
 					amp *= resp
 				}
-				x := (d - at) / width
+				x := (d - wv.at) / wv.width
 				if x > -5 && x < 5 {
 					v += amp * math.Exp(-0.5*x*x)
 				}
