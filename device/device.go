@@ -422,7 +422,7 @@ func (d *Device) Do(req *resource.Request) (resource.Envelope, error) {
 		env.QueryTime = d.clock.Now() - start
 		return env, nil
 	}
-	npath := len(m.Route.Params())
+	npath := m.Route.NumParams()
 	req.URI = m.URI(d.prefix, req.Args[:npath])
 	resp := m.Handler.Serve(req)
 	env.Status, env.Content, env.Error = resp.Status, resp.Content, resp.Err
@@ -501,5 +501,5 @@ func (d *Device) ResourceURI(op resource.Op, path string, params ...resource.Val
 	if e := o.Bind(req); e != nil {
 		return "", e
 	}
-	return m.URI(d.prefix, req.Args[:len(m.Route.Params())]), nil
+	return m.URI(d.prefix, req.Args[:m.Route.NumParams()]), nil
 }

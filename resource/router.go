@@ -75,8 +75,13 @@ type segment struct {
 // Pattern returns the route's pattern, for example /Meas/Acc/{SampleRate}.
 func (r *Route) Pattern() string { return r.pattern }
 
-// Params returns the names of the route's path parameters in order.
-func (r *Route) Params() []string { return r.params }
+// Params returns the names of the route's path parameters in order, in a
+// slice of the caller's own: the routers of a process share one parsed
+// form of each pattern.
+func (r *Route) Params() []string { return slices.Clone(r.params) }
+
+// NumParams returns how many path parameters the route has.
+func (r *Route) NumParams() int { return len(r.params) }
 
 // Handler returns the handler of op, or nil.
 func (r *Route) Handler(op Op) Handler {

@@ -254,6 +254,22 @@ func TestDifferentShapesCoexist(t *testing.T) {
 	}
 }
 
+// Routers share the parsed form of a pattern; what a caller does with a
+// route's parameter names reaches no other router, nor the route itself.
+func TestParamsAreTheCallers(t *testing.T) {
+	a, b := newTestRouter(t), newTestRouter(t)
+	const pattern = "/Comm/Ble/Peers/{ConnHandle}/Params"
+	pa := a.Lookup(pattern).Params()
+	pa[0] = "Changed"
+	_ = append(pa[:0], "Appended")
+	for name, rt := range map[string]*Router{"the other router": b, "the same router": a} {
+		r := rt.Lookup(pattern)
+		if got := r.Params(); len(got) != 1 || got[0] != "ConnHandle" || r.NumParams() != 1 {
+			t.Errorf("%s: Params() = %q, NumParams() = %d, want [ConnHandle], 1", name, got, r.NumParams())
+		}
+	}
+}
+
 func TestURIFormatsArgs(t *testing.T) {
 	rt := newTestRouter(t)
 	m, err := rt.Resolve(Subscribe, "/meas/acc/0104")
