@@ -1,11 +1,14 @@
 package bridge_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"senseboard/bridge"
 )
 
 // TestDashboardLogs drives the Logs tab in headless Chromium: start logging
@@ -71,9 +74,11 @@ func TestDashboardLogs(t *testing.T) {
 	}
 	p.shot("logs.png")
 
-	// one log: its button asks first
+	// one log: its button asks first; a log made by another client shows
+	// on Refresh (the tab reads by itself only while logging)
 	r.post("/api/devices/000123/logging", "")
 	r.post("/api/devices/000123/logging/stop", "")
+	p.do("refresh", chromedp.Click(`#logs-refresh`))
 	p.poll("log #2", `!!document.querySelector('#logs tr[data-log="2"]')`)
 	p.do("delete #2", chromedp.Click(`#logs button[data-delete="2"]`))
 	if s := p.text(`#logs button[data-delete="2"]`); s != "Really delete #2?" {
@@ -113,4 +118,33 @@ func TestDashboardLogs(t *testing.T) {
 		t.Errorf("EDF+ download from the page: %q", got)
 	}
 	p.shot("recordings-edf.png")
+}
+
+// With the Logs tab open on a device nothing else uses, the bridge still
+// releases the connection after its idle period, and the tab does not
+// connect again by itself: rounds of its timer pass without a use. Refresh
+// is a use: it connects and reads again.
+func TestDashboardLogsLetsTheDeviceGo(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
+	browser := chromium(t)
+	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true, bridge: bridge.Config{Idle: 200 * time.Millisecond}})
+	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+	p := browse(t, r, browser)
+	p.do("load",
+		chromedp.Navigate(r.srv.URL+"/"),
+		chromedp.WaitVisible(`#devices li[data-serial="000123"]`),
+		chromedp.Click(`#devices li[data-serial="000123"]`),
+		chromedp.Click(`#tabs button[data-tab="logs"]`),
+		chromedp.WaitVisible(`#tab-logs`))
+	p.poll("the data logger's state", `document.querySelector('#logs-state').dataset.state === 'READY'`)
+	released := func(s bridge.DeviceState) bool { return !s.Connected && strings.Contains(s.Note, "released") }
+	r.waitFor("000123", "released with the Logs tab open", released)
+	ticks := evaluate[int](p, "the tab's timer", `window.senseboard.logs.ticks`)
+	p.poll("two rounds of the tab's timer", fmt.Sprintf(`window.senseboard.logs.ticks >= %d`, ticks+2))
+	if st, err := r.b.Device("000123"); err != nil || !released(st) {
+		t.Errorf("the Logs tab used the device by itself after its release: %+v %v", st, err)
+	}
+	evaluate[string](p, "forget the state", `document.querySelector('#logs-state').dataset.state = ''`)
+	p.do("refresh", chromedp.Click(`#logs-refresh`))
+	p.poll("the state read again", `document.querySelector('#logs-state').dataset.state === 'READY'`)
 }

@@ -9,6 +9,7 @@ const logsTab = {
   serial: '', // the device the tab shows
   busy: false,
   listing: null, // the last GET /api/devices/{serial}/logs
+  ticks: 0, // rounds of the timer below, each done with what it read
 };
 window.senseboard.logs = logsTab;
 
@@ -29,6 +30,8 @@ async function refreshLogs() {
   const serial = state.current;
   const status = $('#logs-state');
   if (!serial) {
+    logsTab.serial = '';
+    logsTab.listing = null;
     status.textContent = 'Select a connected device.';
     $('#logs tbody').replaceChildren();
     return;
@@ -38,6 +41,8 @@ async function refreshLogs() {
   try {
     showLogs(await api('GET', `api/devices/${serial}/logs`));
   } catch (e) {
+    logsTab.serial = serial;
+    logsTab.listing = null;
     status.textContent = `Device ${serial}: ${e.message}`;
     status.classList.add('error');
   } finally {
@@ -139,9 +144,24 @@ $('#logs-delete-yes').onclick = async () => {
   await logsCall('DELETE', 'logs', undefined, 'Every log is erased.');
 };
 
+// The tab reads the device when it is shown, when another device is
+// chosen and on every action; by itself it reads again only while
+// something changes there: every 2 s while the data logger logs (the log
+// grows), and then only while the page and the tab are in sight and the
+// device is connected. Reading is a use of the device: an open tab does
+// not keep it in use while nothing changes, nor connect it again once the
+// bridge has released it; Refresh reads (and connects) again.
 $('#tabs button[data-tab="logs"]').addEventListener('click', refreshLogs);
-setInterval(() => {
-  if ($('#tab-logs').hidden) return;
-  if (logsTab.serial !== state.current) $('#log-preview').replaceChildren();
-  refreshLogs();
+setInterval(async () => {
+  try {
+    if ($('#tab-logs').hidden || document.visibilityState !== 'visible') return;
+    if (logsTab.serial !== state.current) {
+      $('#log-preview').replaceChildren();
+      await refreshLogs();
+    } else if (logsTab.listing && logsTab.listing.stateName === 'LOGGING' && state.devices.get(state.current)?.connected) {
+      await refreshLogs();
+    }
+  } finally {
+    logsTab.ticks++;
+  }
 }, 2000);
