@@ -433,7 +433,7 @@ func (c *Conn) shut(reason error) {
 		c.lock.Close()
 	}
 	for _, s := range subs {
-		s.in.Finish(reason)
+		s.in.Close(reason)
 	}
 }
 
@@ -553,7 +553,9 @@ type Subscription struct {
 	in     *inbox.Inbox[Notification]
 }
 
-// SubscriptionBuffer is how many notifications wait for the reader of C.
+// SubscriptionBuffer is how many notifications wait for the reader of C;
+// the memory for them is taken as they pile up and let go as the reader
+// catches up.
 const SubscriptionBuffer = 4096
 
 // Subscribe subscribes to the resource at path. The subscription is made
@@ -580,6 +582,8 @@ func (c *Conn) Subscribe(ctx context.Context, path string, params ...resource.Va
 }
 
 // C returns the notifications; it is closed when the subscription ends.
+// When the device ends it, the notifications that waited come first; when
+// the connection closes or Unsubscribe is called, those are let go.
 func (s *Subscription) C() <-chan Notification { return s.in.C() }
 
 // Err says why the subscription ended, or nil while it lasts or after Unsubscribe.
@@ -594,7 +598,7 @@ func (s *Subscription) Unsubscribe(ctx context.Context) (*Envelope, error) {
 	c.mu.Lock()
 	delete(c.subs, s.id)
 	c.mu.Unlock()
-	s.in.Finish(nil)
+	s.in.Close(nil)
 	f, err := c.roundTrip(ctx, wire.Request, request(resource.Unsubscribe, s.path, s.params), nil)
 	if err != nil {
 		return nil, err

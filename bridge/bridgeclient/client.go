@@ -206,7 +206,7 @@ func (c *Client) shut(err error) {
 	c.mu.Unlock()
 	close(c.done)
 	for _, s := range subs {
-		s.in.Finish(err)
+		s.in.Close(err)
 	}
 }
 
@@ -309,7 +309,9 @@ func (c *Client) Put(ctx context.Context, path string, value any) (*Response, er
 	return c.Send(ctx, Message{Type: "put", Path: path, Value: b})
 }
 
-// SubscriptionBuffer is how many notifications wait for the reader of C.
+// SubscriptionBuffer is how many notifications wait for the reader of C;
+// the memory for them is taken as they pile up and let go as the reader
+// catches up.
 const SubscriptionBuffer = 4096
 
 // Subscription is a subscription made over the client.
@@ -342,6 +344,8 @@ func (c *Client) SubscribeMessage(ctx context.Context, m Message) (*Subscription
 func (s *Subscription) ID() string { return s.id }
 
 // C returns the notifications; it is closed when the subscription ends.
+// When the device ends it, the notifications that waited come first; when
+// the connection closes or Unsubscribe is called, those are let go.
 func (s *Subscription) C() <-chan Notification { return s.in.C() }
 
 // Err says why the subscription ended, or nil while it lasts or after Unsubscribe.
@@ -356,7 +360,7 @@ func (s *Subscription) Unsubscribe(ctx context.Context) (*Response, error) {
 	c.mu.Lock()
 	delete(c.subs, s.id)
 	c.mu.Unlock()
-	s.in.Finish(nil)
+	s.in.Close(nil)
 	return c.Send(ctx, Message{Type: "unsubscribe", ID: s.id})
 }
 
