@@ -1,12 +1,15 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -62,7 +65,8 @@ func gspMTU(q url.Values) (int, error) {
 // gspSocket serves the GATT SensorData Protocol of one device over a
 // WebSocket: each binary message from the client is one write to the
 // command characteristic, each binary message to it one notification of
-// the data characteristic (docs/bridge.md).
+// the data characteristic; a text message from the client is a read of a
+// characteristic, answered with a text message (docs/bridge.md).
 func (s *Server) gspSocket(w http.ResponseWriter, r *http.Request) {
 	mtu, err := gspMTU(r.URL.Query())
 	if err != nil {
@@ -269,15 +273,14 @@ func (g *gspSession) open(ctx context.Context) (*client.Conn, func(), error) {
 }
 
 // carry reads one message of the client and writes it to the command
-// characteristic; it reports whether to go on.
+// characteristic, or answers a read; it reports whether to go on.
 func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
 	typ, data, err := g.conn.Read(ctx)
 	if err != nil {
 		return false
 	}
-	if typ != websocket.MessageBinary {
-		g.close(websocket.StatusUnsupportedData, "GSP takes binary messages: each is one write to the command characteristic")
-		return false
+	if typ == websocket.MessageText {
+		return g.read(ctx, l, data)
 	}
 	if max := g.mtu - 3; len(data) > max {
 		g.close(websocket.StatusMessageTooBig, fmt.Sprintf("a write of %d bytes: at MTU %d a write carries at most %d bytes", len(data), g.mtu, max))
@@ -287,15 +290,89 @@ func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
 	err = l.WriteChar(wctx, gspwire.CommandUUID, data)
 	cancel()
 	if err != nil {
-		select {
-		case <-l.Done(): // the watcher closes with the device's reason
-		default:
-			g.close(websocket.StatusBadGateway, fmt.Sprintf("device %s: write: %v", g.d.serial, deviceError(g.d, err)))
-		}
+		g.failed(l, "write", err)
 		return false
 	}
 	g.track(data)
 	return true
+}
+
+// failed ends the session after a write or read that did not reach the
+// device: with the device's reason when its connection ended (the
+// watcher closes with it), else with the error.
+func (g *gspSession) failed(l *client.Conn, what string, err error) {
+	select {
+	case <-l.Done():
+	default:
+		g.close(websocket.StatusBadGateway, fmt.Sprintf("device %s: %s: %v", g.d.serial, what, deviceError(g.d, err)))
+	}
+}
+
+// gspRead is a text message of the GSP WebSocket: a read of a
+// characteristic of the device, by its UUID ("2a19", or the full form).
+type gspRead struct {
+	Op   string `json:"op"`   // "read"
+	Char string `json:"char"` // the characteristic's UUID
+}
+
+// gspReadAnswer is the bridge's text message that answers a gspRead: the
+// value (base64 in JSON), or the device's error.
+type gspReadAnswer struct {
+	Op    string `json:"op"`   // "read"
+	Char  string `json:"char"` // as the read gave it
+	Data  []byte `json:"data"` // null when Error is set
+	Error string `json:"error,omitempty"`
+}
+
+// gspTextForm is the form of the GSP WebSocket's text messages, as the
+// reason of the close that ends a client that sent another begins.
+const gspTextForm = `text messages are reads {"op":"read","char":"<uuid>"}`
+
+// parseGSPRead reads a text message of the GSP WebSocket; an error wraps
+// ErrBadMessage and says what was wrong.
+func parseGSPRead(b []byte) (gspRead, error) {
+	var m gspRead
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&m)
+	switch {
+	case err != nil:
+		return gspRead{}, fmt.Errorf("%w: %v", ErrBadMessage, err)
+	case dec.More():
+		return gspRead{}, fmt.Errorf("%w: more than one JSON object", ErrBadMessage)
+	case m.Op != "read":
+		return gspRead{}, fmt.Errorf("%w: op %q: the one op is \"read\"", ErrBadMessage, m.Op)
+	case m.Char == "":
+		return gspRead{}, fmt.Errorf("%w: the characteristic (char) is missing", ErrBadMessage)
+	}
+	return m, nil
+}
+
+// read answers a text message of the client, a read of a characteristic,
+// with a gspReadAnswer; it reports whether to go on. A text message that is
+// not a read ends the session.
+func (g *gspSession) read(ctx context.Context, l *client.Conn, text []byte) bool {
+	m, err := parseGSPRead(text)
+	if err != nil {
+		g.close(websocket.StatusUnsupportedData, gspTextForm+": "+strings.TrimPrefix(err.Error(), ErrBadMessage.Error()+": "))
+		return false
+	}
+	rctx, cancel := context.WithTimeout(ctx, g.d.b.cfg.Timeout)
+	data, err := l.ReadChar(rctx, m.Char)
+	cancel()
+	a := gspReadAnswer{Op: m.Op, Char: m.Char, Data: data}
+	var re *client.RemoteError
+	switch {
+	case errors.As(err, &re): // the device refused: the client hears why
+		a.Data, a.Error = nil, re.Msg
+	case err != nil:
+		g.failed(l, "read", err)
+		return false
+	}
+	b, _ := json.Marshal(&a)
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	return g.conn.Write(wctx, websocket.MessageText, b) == nil
 }
 
 // track keeps the references of the client's streams.

@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -26,4 +28,61 @@ func TestCloseReason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The GSP WebSocket's text messages are reads: an op "read" and a
+// characteristic, nothing else.
+func TestParseGSPRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     gspRead
+		err      string // in the error, which wraps ErrBadMessage
+	}{
+		{"16-bit UUID", `{"op":"read","char":"2a19"}`, gspRead{"read", "2a19"}, ""},
+		{"full UUID", `{"char":"00002a19-0000-1000-8000-00805f9b34fb","op":"read"}`, gspRead{"read", "00002a19-0000-1000-8000-00805f9b34fb"}, ""},
+		{"not JSON", "hello", gspRead{}, "invalid character"},
+		{"another op", `{"op":"write","char":"2a19"}`, gspRead{}, `op "write": the one op is "read"`},
+		{"no op", `{"char":"2a19"}`, gspRead{}, `op ""`},
+		{"no char", `{"op":"read"}`, gspRead{}, "char) is missing"},
+		{"unknown field", `{"op":"read","char":"2a19","data":"AA=="}`, gspRead{}, `unknown field "data"`},
+		{"two objects", `{"op":"read","char":"2a19"}{}`, gspRead{}, "more than one JSON object"},
+		{"a string", `"read"`, gspRead{}, "cannot unmarshal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseGSPRead([]byte(tc.in))
+			if tc.err == "" && err != nil || tc.err != "" && (!errors.Is(err, ErrBadMessage) || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("err %v, want one with %q", err, tc.err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParseGSPRead: no text message crashes the parser; one it accepts is a
+// read of a named characteristic and reads the same once written again.
+func FuzzParseGSPRead(f *testing.F) {
+	for _, s := range []string{`{"op":"read","char":"2a19"}`, `{"op":"read"}`, `{"op":"read","char":"2a19"} `, "", "{}", `{"op":"read","char":"2a19","x":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseGSPRead(b)
+		if err != nil {
+			if !errors.Is(err, ErrBadMessage) {
+				t.Fatalf("error %v does not wrap ErrBadMessage", err)
+			}
+			return
+		}
+		if m.Op != "read" || m.Char == "" {
+			t.Fatalf("accepted %+v", m)
+		}
+		again, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m2, err := parseGSPRead(again); err != nil || m2 != m {
+			t.Fatalf("%s read again as %+v, %v", again, m2, err)
+		}
+	})
 }

@@ -436,8 +436,8 @@ func closeOf(t *testing.T, c *websocket.Conn) (websocket.StatusCode, string) {
 
 // One GSP client per device: a second is refused while the first is
 // open, and welcome once it closed; its streams end with it. Text
-// messages end the WebSocket, and so does the end of the connection to
-// the device.
+// messages that are not reads end the WebSocket, and so does the end of the
+// connection to the device.
 func TestGSPOneClientAndClosing(t *testing.T) {
 	r := newGSPRig(t, "")
 	first := r.dial("", nil)
@@ -449,11 +449,11 @@ func TestGSPOneClientAndClosing(t *testing.T) {
 		t.Errorf("second client: %d %q", code, reason)
 	}
 
-	// Text is refused.
+	// Text that is not a read is refused.
 	if err := first.c.Write(context.Background(), websocket.MessageText, []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	if code, reason := closeOf(t, first.c); code != websocket.StatusUnsupportedData || !strings.Contains(reason, "binary messages") {
+	if code, reason := closeOf(t, first.c); code != websocket.StatusUnsupportedData || !strings.Contains(reason, "text messages are reads") {
 		t.Errorf("text message: %d %q", code, reason)
 	}
 

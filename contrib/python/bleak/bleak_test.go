@@ -85,9 +85,11 @@ func run(t *testing.T, py, url string, env []string, args ...string) string {
 
 // TestBleakScripts runs a GSP logging client of the kind written for real
 // sensors (scan by the end of the name, stream, log, list, fetch, decode
-// the SBEM, check the samples, clear), then the stand-in's edges (the
-// family's names, unknown addresses, one client at a time, the MTU, a
-// device that resets), unmodified, through the bridge.
+// the SBEM, check the samples, clear), a script that reads the battery
+// service's Battery Level and compares it with GSP's /System/Energy/Level,
+// then the stand-in's edges (the family's names, unknown addresses, one
+// client at a time, the MTU, a device that resets), unmodified, through the
+// bridge.
 func TestBleakScripts(t *testing.T) {
 	py := syspython.With("websockets")
 	if py == "" {
@@ -113,6 +115,20 @@ func TestBleakScripts(t *testing.T) {
 	}
 	if summary.Log != 1 || summary.Bytes == 0 || summary.MeasAcc < 52 || summary.MeasECGmV < 125 {
 		t.Errorf("summary %+v", summary)
+	}
+
+	var battery struct {
+		BAS    []int
+		GSP    *int
+		Status int
+	}
+	last = run(t, py, url, nil, "battery.py", "000123")
+	if err := json.Unmarshal([]byte(last), &battery); err != nil {
+		t.Fatalf("battery %q: %v", last, err)
+	}
+	if len(battery.BAS) != 2 || battery.GSP == nil || battery.Status != 200 ||
+		battery.BAS[0] != *battery.GSP || battery.BAS[1] != *battery.GSP || *battery.GSP > 100 {
+		t.Errorf("battery: %s; want the Battery Level twice, equal to GSP's /System/Energy/Level", last)
 	}
 
 	st, err := b.Device("000123")

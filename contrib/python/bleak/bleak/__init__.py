@@ -11,13 +11,18 @@ A scan lists the devices the bridge sees (GET /api/devices). A client's
 connection is the bridge's GSP WebSocket for the device
 (/api/devices/{serial}/gsp): writes to the GSP command characteristic go to
 the device, and the data characteristic's notifications come back to the
-callbacks of start_notify. Only the GSP service is served. The package's
-README says what is implemented and how it differs from bleak on a real
-radio. Standard library and python3-websockets only.
+callbacks of start_notify; read_gatt_char of the battery service's Battery
+Level is a read through the same WebSocket. Only the GSP and battery
+services are served. The package's README says what is implemented and how
+it differs from bleak on a real radio. Standard library and
+python3-websockets only.
 """
 
 import asyncio
+import base64
+import collections
 import inspect
+import json
 import logging
 import uuid as _uuid
 
@@ -39,6 +44,8 @@ _logger = logging.getLogger("bleak")
 GSP_SERVICE_UUID = "34802252-7185-4d5d-b431-630e7050e8f0"
 GSP_COMMAND_UUID = "34800001-7185-4d5d-b431-630e7050e8f0"
 GSP_DATA_UUID = "34800002-7185-4d5d-b431-630e7050e8f0"
+BATTERY_SERVICE_UUID = "0000180f-0000-1000-8000-00805f9b34fb"
+BATTERY_LEVEL_UUID = "00002a19-0000-1000-8000-00805f9b34fb"
 
 # How often a running scanner asks the bridge for its devices, in seconds.
 SCAN_INTERVAL = 0.25
@@ -192,11 +199,14 @@ async def discover(timeout=5.0, **kwargs):
     return await BleakScanner.discover(timeout, **kwargs)
 
 
-def _gsp_services():
+def _services():
+    """The services a client reaches through the bridge: GSP and the battery."""
+    level = BleakGATTCharacteristic(BATTERY_LEVEL_UUID, 0x12, ["read"], BATTERY_SERVICE_UUID, "Battery Level")
     command = BleakGATTCharacteristic(GSP_COMMAND_UUID, 0x22, ["write", "write-without-response"],
                                       GSP_SERVICE_UUID, "GSP command")
     data = BleakGATTCharacteristic(GSP_DATA_UUID, 0x24, ["notify"], GSP_SERVICE_UUID, "GSP data")
-    return BleakGATTServiceCollection([BleakGATTService(GSP_SERVICE_UUID, 0x20, [command, data], "GATT SensorData")])
+    return BleakGATTServiceCollection([BleakGATTService(BATTERY_SERVICE_UUID, 0x10, [level], "Battery Service"),
+                                       BleakGATTService(GSP_SERVICE_UUID, 0x20, [command, data], "GATT SensorData")])
 
 
 class BleakClient:
@@ -219,6 +229,7 @@ class BleakClient:
         self._reader = None
         self._services = None
         self._notify = {}  # characteristic uuid: callback
+        self._reads = collections.deque()  # futures of the reads sent, in order
         self._mtu = _bridge.DEFAULT_MTU
         self._closed = None  # why the connection ended
 
@@ -302,7 +313,7 @@ class BleakClient:
             await ws.close()
             raise BleakError(f"connect to {self._address}: the bridge did not set up GSP within {self._timeout} s") from None
         self._ws, self._closed = ws, None
-        services = _gsp_services()
+        services = _services()
         for c in services.characteristics.values():
             c._max_write = self._mtu - 3
         self._services = services
@@ -314,8 +325,12 @@ class BleakClient:
 
         try:
             async for message in ws:
-                if isinstance(message, str):
-                    continue  # the bridge sends binary notifications only
+                if isinstance(message, str):  # the answer to the oldest read
+                    if self._reads:
+                        read = self._reads.popleft()
+                        if not read.done():
+                            read.set_result(message)
+                    continue
                 callback = self._notify.get(GSP_DATA_UUID)
                 if callback is not None:
                     _call(callback, self._services.get_characteristic(GSP_DATA_UUID), bytearray(message))
@@ -324,6 +339,10 @@ class BleakClient:
             self._closed = _close_text(e)
         if ws.close_code is not None and self._closed == "the connection closed":
             self._closed = _close_text_of(ws.close_code, ws.close_reason)
+        while self._reads:
+            read = self._reads.popleft()
+            if not read.done():
+                read.set_exception(BleakError(f"read from {self._address}: {self._closed}"))
         if self._disconnected_callback is not None:
             _call(self._disconnected_callback, self)
 
@@ -344,11 +363,12 @@ class BleakClient:
             specifier = specifier.uuid
         elif isinstance(specifier, _uuid.UUID):
             specifier = str(specifier)
-        c = (self._services or _gsp_services()).get_characteristic(specifier)
+        c = (self._services or _services()).get_characteristic(specifier)
         if c is None:
             raise BleakCharacteristicNotFoundError(
                 specifier, f"Characteristic {specifier} was not found! Through the senseboard bridge a device "
-                f"serves its GSP service only: {GSP_COMMAND_UUID} (write) and {GSP_DATA_UUID} (notify)")
+                f"serves its GSP service only: {GSP_COMMAND_UUID} (write) and {GSP_DATA_UUID} (notify), "
+                f"and its Battery Level {BATTERY_LEVEL_UUID} (read)")
         return c
 
     def _need_connection(self):
@@ -385,8 +405,30 @@ class BleakClient:
             raise BleakError(f"write to {self._address}: {_close_text(e)}") from None
 
     async def read_gatt_char(self, char_specifier, **kwargs):
+        """Reads a characteristic: the Battery Level, a bytearray of one
+        byte, the battery's charge in percent."""
+        self._need_connection()
         c = self._char(char_specifier)
-        raise BleakError(f"Characteristic {c.uuid} is not readable: GSP answers come as notifications")
+        if "read" not in c.properties:
+            raise BleakError(f"Characteristic {c.uuid} is not readable: GSP answers come as notifications; "
+                             f"{BATTERY_LEVEL_UUID} is readable")
+        import websockets
+
+        read = asyncio.get_running_loop().create_future()
+        self._reads.append(read)
+        try:
+            await self._ws.send(json.dumps({"op": "read", "char": c.uuid}))
+            answer = json.loads(await asyncio.wait_for(read, self._timeout))
+        except websockets.exceptions.ConnectionClosed as e:
+            if read.done() and not read.cancelled():
+                read.exception()  # the end of the connection, said below
+            read.cancel()
+            raise BleakError(f"read from {self._address}: {_close_text(e)}") from None
+        except asyncio.TimeoutError:
+            raise BleakError(f"read of {c.uuid}: no answer within {self._timeout} s") from None
+        if answer.get("error"):
+            raise BleakError(f"read of {c.uuid}: {answer['error']}")
+        return bytearray(base64.b64decode(answer.get("data") or ""))
 
     async def pair(self, *args, **kwargs):
         raise BleakError("pairing goes through the bridge: POST /api/devices/{serial}/pair with the pass key")

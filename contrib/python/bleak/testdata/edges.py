@@ -1,6 +1,7 @@
 """The stand-in's edges: names as the family's scripts look for them
 (SENSEBOARD_BLEAK_NAME), unknown addresses, one GSP client per device,
-characteristics other than GSP's, the MTU, and the end of a connection.
+characteristics other than GSP's and the battery's, the MTU, and the end of
+a connection.
 
 Usage: edges.py SERIAL ADDRESS (with SENSEBOARD_BLEAK_NAME="Movesense {serial}"
 and SENSEBOARD_MTU=23). Exits 0 and prints OK when every check passes.
@@ -14,6 +15,7 @@ from bleak.exc import BleakCharacteristicNotFoundError, BleakDeviceNotFoundError
 
 COMMAND = "34800001-7185-4d5d-b431-630e7050e8f0"
 DATA = "34800002-7185-4d5d-b431-630e7050e8f0"
+BATTERY_LEVEL = "00002a19-0000-1000-8000-00805f9b34fb"
 PLATFORM = "61353090-8231-49cc-b57a-886370740041"
 
 
@@ -59,12 +61,15 @@ async def main(serial, address):
     async with BleakClient(address) as first:  # a BLE address, as scripts hard-code them
         check(first.mtu_size == 23, f"mtu_size {first.mtu_size}")
         chars = {c.uuid: c.properties for service in first.services for c in service.characteristics}
-        check(chars == {COMMAND: ["write", "write-without-response"], DATA: ["notify"]}, f"characteristics {chars}")
+        check(chars == {BATTERY_LEVEL: ["read"], COMMAND: ["write", "write-without-response"], DATA: ["notify"]},
+              f"characteristics {chars}")
         await first.start_notify(DATA, lambda sender, data: notes.append((sender.uuid, bytes(data))))
         await raises(BleakError, "has a GSP client already", BleakClient(serial).connect())
         await raises(BleakCharacteristicNotFoundError, "GSP service only",
                      first.start_notify("2a37", lambda s, d: None))
         await raises(BleakError, "at most 20", first.write_gatt_char(COMMAND, bytes(21)))
+        await raises(BleakError, "is not readable", first.read_gatt_char(DATA))
+        await raises(BleakError, "does not support notifications", first.start_notify(BATTERY_LEVEL, lambda s, d: None))
         await first.write_gatt_char(COMMAND, bytes([0, 7]), response=True)  # HELLO
         while not notes:
             await asyncio.sleep(0.01)
@@ -80,6 +85,7 @@ async def main(serial, address):
     await ended.wait()
     check(not client.is_connected, "connected after the reset")
     await raises(BleakError, "WebSocket close 4000", client.write_gatt_char(COMMAND, bytes([0, 9])))
+    await raises(BleakError, "WebSocket close 4000", client.read_gatt_char(BATTERY_LEVEL))
     await client.disconnect()
     print("OK")
 
