@@ -28,9 +28,20 @@ type Timer interface {
 
 // At arranges for f to run when c reads t (at once if t has passed). Work
 // scheduled by absolute time does not drift however late each call runs.
+//
+// For a *Real or *Scaled clock the call is due exactly when c reads t: At
+// turns t into the scheduler's time without reading the clock. For other
+// clocks At reads c and calls AfterFunc with the time left, which is exact
+// when nothing advances c in between: a *Virtual clock advanced by the
+// goroutine that calls At, or At called from a call the clock runs. When
+// another goroutine advances a *Virtual clock meanwhile, f runs as much
+// later as it advanced (at once if t has passed by then).
 func At(c Clock, t time.Duration, f func()) Timer {
-	if r, ok := c.(*Real); ok {
-		return procSched.at(r.start.Sub(epoch)+t, f) // exactly t, without reading the clock twice
+	switch c := c.(type) {
+	case *Real:
+		return procSched.at(c.start.Sub(epoch)+t, f)
+	case *Scaled:
+		return procSched.at(c.start.Sub(epoch)+time.Duration(float64(t)/c.speed), f)
 	}
 	d := t - c.Now()
 	if d < 0 {
