@@ -34,9 +34,16 @@ import (
 type Options struct {
 	// Name names the program's NATS connection ("senseboard" when empty).
 	Name string
-	// Creds is a NATS credentials file (user JWT and NKey seed); the URL
-	// may carry user:password@ or token@ instead.
+	// Creds is a NATS credentials file (user JWT and NKey seed) for a
+	// server elsewhere (Join); the URL may carry user:password@ or token@
+	// instead. The computer's own server (Local) takes none: it asks for
+	// the token in TokenFile.
 	Creds string
+	// TokenFile keeps the secret token of the computer's own NATS server
+	// (Local): the server a program starts asks for it, and the programs
+	// that join it send it. It is made, readable by its owner alone, when
+	// missing (DefaultTokenFile when empty).
+	TokenFile string
 	// Interval is how often devices advertise and streams send keepalives
 	// (DefaultInterval when zero).
 	Interval time.Duration
@@ -100,6 +107,9 @@ type Link struct {
 	id   string // the program's id in adverts
 	url  string // as given, without credentials
 
+	token string // of the computer's own server; "" when joined elsewhere
+	creds string // what the program shows the server, for messages
+
 	local *localServer // nil unless Local
 
 	dials chan *nats.Msg // the dial requests of every device on the air here
@@ -117,13 +127,33 @@ type Link struct {
 // ErrNoServer is a NATS server that cannot be reached.
 var ErrNoServer = errors.New("cannot reach the NATS server")
 
+// ErrURL is a NATS URL that does not parse.
+var ErrURL = errors.New("does not parse; give nats://[user:password@]host:port or tls://...")
+
 // Join connects to the NATS server or cluster at url: nats://host:port,
 // several separated by commas, with user:password@ or token@ when the
 // server asks for them (or Options.Creds). It reconnects on its own when
-// the connection is lost.
-func Join(url string, o Options) (*Link, error) {
-	l := newLink(url, o)
-	if err := l.connect(url, 1); err != nil {
+// the connection is lost. A server that refuses the credentials gives
+// ErrDenied; a credentials file that cannot serve, ErrCredentials.
+func Join(where string, o Options) (*Link, error) {
+	for _, u := range strings.Split(where, ",") {
+		if _, err := url.Parse(strings.TrimSpace(u)); err != nil {
+			return nil, fmt.Errorf("air: NATS URL %s: %w", redact(u), ErrURL)
+		}
+	}
+	l := newLink(where, o)
+	switch {
+	case o.Creds != "":
+		if err := checkCredentials(o.Creds, time.Now()); err != nil {
+			return nil, err
+		}
+		l.creds = "the user in " + o.Creds
+	case strings.Contains(where, "@"):
+		l.creds = "the credentials in the URL"
+	default:
+		l.creds = "it showed none"
+	}
+	if err := l.connect(where, 1); err != nil {
 		return nil, err
 	}
 	l.start()
@@ -158,11 +188,17 @@ func (l *Link) connect(url string, tries int) error {
 	if l.opts.Creds != "" {
 		opts = append(opts, nats.UserCredentials(l.opts.Creds))
 	}
+	if l.token != "" {
+		opts = append(opts, nats.Token(l.token))
+	}
 	var err error
 	for range tries {
 		if l.nc, err = nats.Connect(url, opts...); err == nil {
 			return nil
 		}
+	}
+	if denied(err) {
+		return fmt.Errorf("air: NATS server %s: %w (%s): %w", l.url, ErrDenied, l.creds, err)
 	}
 	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
 }
@@ -423,16 +459,24 @@ func (l *Link) flush() {
 // flushTimeout bounds a flush.
 const flushTimeout = 5 * time.Second
 
-// redact removes credentials from a list of URLs, for messages.
+// redact replaces the credentials in a list of URLs with ***, for
+// messages: whatever comes before an @ back to the scheme's :// (or the
+// comma before), whether the URLs parse or not.
 func redact(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		if u, err := url.Parse(p); err == nil && u.User != nil {
-			u.User = url.User("***")
-			p = u.String()
+	var b strings.Builder
+	for {
+		at := strings.Index(urls, "@")
+		if at < 0 {
+			b.WriteString(urls)
+			return b.String()
 		}
-		parts[i] = p
+		head := urls[:at]
+		start := strings.LastIndex(head, ",") + 1
+		if i := strings.LastIndex(head, "://"); i >= 0 {
+			start = i + 3
+		}
+		b.WriteString(head[:start])
+		b.WriteString("***@")
+		urls = urls[at+1:]
 	}
-	return strings.Join(parts, ",")
 }

@@ -3,7 +3,9 @@ package air
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParseSubject: any subject either parses into one that prints back
@@ -69,6 +71,72 @@ func FuzzParseMessage(f *testing.F) {
 		}
 		if m2, err := parseMessage(appendMessage(nil, m)); err != nil || m2.kind != m.kind || m2.seq != m.seq || !bytes.Equal(m2.body, m.body) {
 			t.Fatalf("%q parsed as %+v, which does not round-trip: %+v %v", data, m, m2, err)
+		}
+	})
+}
+
+// FuzzParseToken: the content of a token file gives a token of 16 to 128
+// letters, digits, - or _, or ErrToken with a message that does not show
+// the content.
+func FuzzParseToken(f *testing.F) {
+	for _, s := range []string{"ABCDEFGHIJKLMNOPQRSTUVWXYZ\n", " 0123456789abcdef-_ \r\n", "SHORT", "", "NOT A TOKEN OF THIS PROGRAM", strings.Repeat("x", 129)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, content []byte) {
+		tok, err := parseToken("f", content)
+		if err != nil {
+			if !errors.Is(err, ErrToken) {
+				t.Fatalf("%v does not wrap ErrToken", err)
+			}
+			if s := strings.TrimSpace(string(content)); len(s) >= minToken && strings.Contains(err.Error(), s) {
+				t.Fatalf("the error shows the content: %v", err)
+			}
+			return
+		}
+		if len(tok) < minToken || len(tok) > maxToken || strings.Trim(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" ||
+			!strings.Contains(string(content), tok) {
+			t.Fatalf("%q gave the token %q", content, tok)
+		}
+	})
+}
+
+// FuzzParseCredentials: the content of a credentials file is accepted, or
+// refused with ErrCredentials and a message that does not show it.
+func FuzzParseCredentials(f *testing.F) {
+	f.Add([]byte("-----BEGIN NATS USER JWT-----\nSECRETSECRETSECRET\n------END NATS USER JWT------\n"))
+	f.Add([]byte("SUAIBDPBAUTWCWBKIO6XHQNINK5FWJW4OHLXC3HQ2KFE4PEJUA44CNHTC4\n"))
+	f.Add([]byte("eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.c2ln\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, content []byte) {
+		err := parseCredentials("f", content, time.Unix(0, 0))
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, ErrCredentials) {
+			t.Fatalf("%v does not wrap ErrCredentials", err)
+		}
+		for _, field := range strings.Fields(string(content)) {
+			if len(field) >= 16 && strings.Contains(err.Error(), field) {
+				t.Fatalf("the error shows the content: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzRedact: a password in a list of URLs never shows in its redacted
+// form.
+func FuzzRedact(f *testing.F) {
+	f.Add("nats://", "user", "s3cret", "127.0.0.1:4222", "")
+	f.Add("", "user", "s3c,ret", "host:1", ",nats://h:2")
+	f.Add("nats://h:1,tls://", "", "t0ken", "h:2/x?y#z", ",nats://u:p@h:3")
+	f.Fuzz(func(t *testing.T, before, user, password, host, after string) {
+		if strings.ContainsAny(password+host, "@/") {
+			return // not a password, nor a host, of a URL
+		}
+		secret := "S3CR3T" + password
+		urls := before + user + ":" + secret + "@" + host + after
+		if got := redact(urls); strings.Contains(got, secret) {
+			t.Fatalf("redact(%q) = %q", urls, got)
 		}
 	})
 }

@@ -23,6 +23,11 @@ const DefaultLocal = "127.0.0.1:4222"
 // their connection: each tries to start the server on addr again, the
 // first to take the port wins (the port is the lock), and the rest
 // reconnect to it.
+//
+// The server asks for the token in Options.TokenFile, which every
+// program of the user reads (and the first makes): other users'
+// programs, and any process that cannot read the file, are refused. A
+// server on addr that refuses this program's token gives ErrDenied.
 func Local(addr string, o Options) (*Link, error) {
 	if addr == "" {
 		addr = DefaultLocal
@@ -39,12 +44,23 @@ func Local(addr string, o Options) (*Link, error) {
 	if err != nil || p <= 0 || p > 65535 {
 		return nil, fmt.Errorf("air: local NATS address %q: the port is 1 to 65535", addr)
 	}
+	if o.TokenFile == "" {
+		o.TokenFile = DefaultTokenFile()
+	}
+	if o.Creds != "" {
+		return nil, fmt.Errorf("air: %w: a credentials file is for a NATS server elsewhere (nats:// URLs); the programs on this computer share the token in %s", ErrCredentials, o.TokenFile)
+	}
+	tok, err := loadToken(o.TokenFile)
+	if err != nil {
+		return nil, err
+	}
 	l := newLink("nats://"+addr, o)
+	l.token, l.creds = tok, "the token in "+o.TokenFile+"; a program of another user, or of another state directory, runs the server on this port"
 	l.local = &localServer{l: l, host: host, port: p, poke: make(chan struct{}, 1)}
 	// Join a server that answers; else start one, unless another program
 	// started one meanwhile, and join it.
 	for range 3 {
-		if err = l.connect(l.url, 1); err == nil {
+		if err = l.connect(l.url, 1); err == nil || errors.Is(err, ErrDenied) {
 			break
 		}
 		if serr := l.local.start(); serr != nil && !errors.Is(serr, errPortTaken) {
@@ -93,8 +109,10 @@ func (s *localServer) start() error {
 		return fmt.Errorf("air: start the NATS server on %s:%d: %w", s.host, s.port, errPortTaken)
 	}
 	ln.Close() // free: the server takes it (a program racing for it wins instead)
+	// Clients only, on loopback, with the token: no WebSocket, HTTP
+	// monitoring, routes or leaf nodes (their ports stay 0, off).
 	srv, err := server.NewServer(&server.Options{ServerName: "senseboard-" + s.l.id, Host: s.host, Port: s.port,
-		NoLog: true, NoSigs: true, MaxPayload: 1 << 20})
+		Authorization: s.l.token, NoLog: true, NoSigs: true, MaxPayload: 1 << 20})
 	if err != nil {
 		return fmt.Errorf("air: start the NATS server: %w", err)
 	}

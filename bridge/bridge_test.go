@@ -26,6 +26,7 @@ import (
 
 	"senseboard"
 	"senseboard/air"
+	"senseboard/air/airtest"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
 	"senseboard/internal/loopback"
@@ -1273,7 +1274,7 @@ func TestConnectOnDemand(t *testing.T) {
 func airLinks(t testing.TB) (a, b *air.Link, close func()) {
 	t.Helper()
 	addr := loopback.FreeAddr(t)
-	o := air.Options{Interval: 50 * time.Millisecond, Missed: 200} // no stream ends on a busy machine
+	o := air.Options{Interval: 50 * time.Millisecond, Missed: 200, TokenFile: airtest.TokenFile(t)} // no stream ends on a busy machine
 	a, err := air.Local(addr, o)
 	if err == nil {
 		b, err = air.Local(addr, o)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,7 +43,7 @@ func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 		http:      fs.String("http", defaultHTTP(), httpHelp+" (default $SENSEBOARD_HTTP, or "+bridge.DefaultHTTP+")"),
 		token:     fs.String("token", "", "access token of the bridge's API, needed beyond loopback (default $SENSEBOARD_TOKEN)"),
 		nats:      fs.String("nats", defaultNATS(), "NATS of the radio link between senseboard programs: local (this computer's, on "+air.DefaultLocal+", started here when none runs), local:PORT, nats://[user:password@]host:port[,...] to join a server or cluster elsewhere, or none (default $SENSEBOARD_NATS, or local)"),
-		natsCreds: fs.String("nats-creds", "", "NATS credentials file (user JWT and NKey seed) for --nats"),
+		natsCreds: fs.String("nats-creds", "", "NATS credentials file (user JWT and NKey seed) for a --nats nats://… server"),
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
 		all:       fs.Bool("connect-all", false, "bridge: connect to every device found and keep the connections (by default it connects when a client uses a device)"),
@@ -80,6 +81,9 @@ func (f *bridgeFlags) joinAir(log *slog.Logger) (*air.Link, error) {
 	l, err := air.Open(*f.nats, air.Options{Creds: *f.natsCreds, Log: log})
 	if errors.Is(err, air.ErrNoServer) {
 		return nil, fmt.Errorf("%w; give --nats local:PORT for a server of this computer on another port, nats://host:port to join one elsewhere, or none to keep the devices to this program", err)
+	}
+	if errors.Is(err, air.ErrDenied) && strings.HasPrefix(*f.nats, "local") {
+		return nil, fmt.Errorf("%w; give --nats local:PORT for a server of your own on another port", err)
 	}
 	return l, err
 }

@@ -67,7 +67,7 @@ func TestRadioAcceptRetriesTemporaryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	link, err := air.Local(airtest.FreeLocal(t), air.Options{Missed: 1000})
+	link, err := air.Local(airtest.FreeLocal(t), air.Options{Missed: 1000, TokenFile: airtest.TokenFile(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,8 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 		t.Fatal(err)
 	}
 	addr := airtest.FreeLocal(t)
-	o := air.Options{Missed: 1000}     // no stream ends on a busy machine
-	devices, err := air.Local(addr, o) // the device's program, which runs the server
+	o := air.Options{Missed: 1000, TokenFile: airtest.TokenFile(t)} // no stream ends on a busy machine
+	devices, err := air.Local(addr, o)                              // the device's program, which runs the server
 	if err != nil {
 		t.Fatal(err)
 	}
