@@ -27,6 +27,12 @@ func airLink(t testing.TB, addr string) *air.Link {
 	return airtest.Local(t, addr, steady)
 }
 
+// withToken makes o use the token in file.
+func withToken(o air.Options, file string) air.Options {
+	o.TokenFile = file
+	return o
+}
+
 // program runs devices as senseboard run does, joined to link, until the
 // test ends or stop is called.
 func program(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
@@ -277,4 +283,49 @@ func TestTwoComputers(t *testing.T) {
 	if !devLink.Connected() {
 		t.Error("the devices' program did not reconnect")
 	}
+}
+
+// TestServerRestart: the program that runs the computer's NATS server
+// stops while a bridge of another program subscribes to a device of a
+// third. The radio link cannot keep a stream over the lost connection:
+// the subscription ends, and the device's note says the connection to the
+// NATS server was lost. Another program takes the server over, and the
+// next request connects the bridge to the device again, as a phone
+// reconnects to a BLE device.
+func TestServerRestart(t *testing.T) {
+	t.Parallel()
+	addr := airtest.FreeLocal(t)
+	server, err := air.Local(addr, withToken(steady, airtest.TokenFile(t))) // the program that runs the server, closed below
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	program(t, airLink(t, addr), "000500", 1)
+	c := phone(t, airLink(t, addr))
+	ctx := context.Background()
+	until(t, c, "000500", "advertising", advertising)
+	sub, r, err := c.SubscribeMessage(ctx, bridgeclient.Message{Type: "subscribe", Path: "/net/000500/Meas/Acc/13"})
+	if err != nil || !r.OK() {
+		t.Fatalf("subscribe: %+v %v", r, err)
+	}
+	if _, ok := <-sub.C(); !ok {
+		t.Fatalf("no notification: %v", sub.Err())
+	}
+
+	server.Close()
+	for range sub.C() {
+	}
+	const why = "the connection to the NATS server was lost"
+	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), why) {
+		t.Errorf("the subscription ended with %v", err)
+	}
+	d := until(t, c, "000500", "disconnected", func(d bridgeclient.Device, err error) bool { return err == nil && !d.Connected })
+	if !strings.Contains(d.Note, why) {
+		t.Errorf("the device's note: %q", d.Note)
+	}
+	t.Logf("what users see: subscription: %v; note: %s", sub.Err(), d.Note)
+	until(t, c, "000500", "reached again", func(bridgeclient.Device, error) bool {
+		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000500/Info"})
+		return err == nil && r.Response == 200
+	})
 }
