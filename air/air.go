@@ -9,9 +9,11 @@
 // opens streams to them (Link.Dial).
 //
 // A Link is a program's connection to NATS: Join connects to a server or
-// cluster given by URL; Local shares the computer's own server on a
-// loopback port, and starts one inside the program when none runs, taking
-// over when the program that ran it stops.
+// cluster given by URL, with its credentials; Local shares the computer's
+// own server on a loopback port, and starts one inside the program when
+// none runs, taking over when the program that ran it stops. That server
+// lets in only the programs that show the token in the user's token file
+// (secret.go); no secret ever shows in an error or a log line.
 package air
 
 import (
