@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"errors"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"senseboard/internal/damage"
 	"senseboard/internal/fsperm"
 	"senseboard/nvm"
+	"senseboard/nvm/nvmtest"
 )
 
 const testKey = "00112233445566778899aabbccddeeff"
@@ -137,39 +137,9 @@ func TestKeysFileIsPrivate(t *testing.T) {
 // the same after they are written, or fails with a *nvm.CorruptError
 // naming the file.
 func FuzzKeys(f *testing.F) {
-	f.Add([]byte(`{"C0:53:42:00:00:07":"00112233445566778899aabbccddeeff"}`))
-	f.Add([]byte(`{}`))
-	f.Add([]byte(`{"c0:53":"00"}`))
-	f.Add([]byte(`[]`))
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, body []byte) {
-		store, err := nvm.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
-		path := store.Path(keysFile)
-		if err := os.WriteFile(path, nvm.Encode(body), nvm.Perm); err != nil {
-			t.Fatal(err)
-		}
-		keys, err := openKeys(store)
-		if err != nil {
-			var ce *nvm.CorruptError
-			if !errors.As(err, &ce) || ce.Path != path {
-				t.Fatalf("error %v is not a CorruptError naming %s", err, path)
-			}
-			return
-		}
-		got := keys.Get()
-		if err := got.check(); err != nil {
-			t.Fatalf("loaded keys a bond could not make: %v", err)
-		}
-		if err := keys.Update(func(*bondKeys) error { return nil }); err != nil {
-			t.Fatal(err)
-		}
-		again, err := openKeys(store)
-		if err != nil || !maps.Equal(again.Get(), got) {
-			t.Fatalf("written back and loaded again: %v %v, want %v", again.Get(), err, got)
-		}
-	})
+	nvmtest.FuzzVar(f, keysFile, openKeys, func(k bondKeys) error { return k.check() },
+		[]byte(`{"C0:53:42:00:00:07":"00112233445566778899aabbccddeeff"}`),
+		[]byte(`{}`),
+		[]byte(`{"c0:53":"00"}`),
+		[]byte(`[]`))
 }
