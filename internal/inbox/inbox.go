@@ -9,7 +9,9 @@
 // the reader catches up, whenever a quarter of it is in use, down to 16
 // again: a burst's memory goes with it, and a steady trickle does not
 // allocate a ring for each notification. While some wait, a goroutine of
-// the inbox hands them to the reader one at a time.
+// the inbox hands them to the reader one at a time. That goroutine is the
+// inbox's: Close stops it and waits for it; after Finish it ends once the
+// reader has taken what waited.
 package inbox
 
 import "sync"
