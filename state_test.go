@@ -128,7 +128,7 @@ func TestNewOnDamagedState(t *testing.T) {
 			}, "9 paths"),
 		)},
 		{"logbook.json", jsonFile},
-		{"lock", []damage.Kind{damage.Directory(), damage.Unreadable()}},
+		{nvm.SharedLockName, []damage.Kind{damage.Directory(), damage.Unreadable()}}, // in the parent directory
 	}
 	template := usedState(t)
 	for _, f := range files {
@@ -137,6 +137,12 @@ func TestNewOnDamagedState(t *testing.T) {
 				dir := t.TempDir()
 				copyState(t, dir, template)
 				path := filepath.Join(dir, f.name)
+				if f.name == nvm.SharedLockName {
+					path = filepath.Join(filepath.Dir(dir), f.name)
+					if err := os.WriteFile(path, nil, nvm.Perm); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if err := k.Apply(path); err != nil {
 					t.Fatal(err)
 				}

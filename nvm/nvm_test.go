@@ -9,9 +9,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"senseboard/profile"
 )
@@ -69,8 +72,8 @@ func TestStoreIsLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "in use by another") {
-		t.Errorf("second Open: %v", err)
+	if _, err := Open(dir); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "in use by another") {
+		t.Errorf("second Open: %v, want ErrInUse", err)
 	}
 	s.Close()
 	s2, err := Open(dir)
@@ -153,6 +156,9 @@ func TestEEPROM(t *testing.T) {
 // writes numbered records as fast as it can and prints each number once the
 // write returned.
 func TestMain(m *testing.M) {
+	if dirs := os.Getenv("NVM_LOCK_HOLDER"); dirs != "" {
+		holdLocks(strings.Split(dirs, ","))
+	}
 	if dir := os.Getenv("NVM_CRASH_WRITER"); dir != "" {
 		s, err := Open(dir)
 		if err != nil {
@@ -242,5 +248,105 @@ func TestCrashDuringWrites(t *testing.T) {
 			t.Fatalf("round %d: record %d is torn", round, got)
 		}
 		next = got + 1
+	}
+}
+
+// holdLocks is the other program of TestLockAcrossProcesses: it opens the
+// state directories, says so, and holds them until it is killed.
+func holdLocks(dirs []string) {
+	for _, d := range dirs {
+		if _, err := Open(d); err != nil {
+			fmt.Println(err)
+			os.Exit(2)
+		}
+	}
+	fmt.Println("locked")
+	time.Sleep(time.Hour) // until killed
+}
+
+// TestLockAcrossProcesses: state directories that another process holds,
+// in the same parent as directories this process holds, cannot be opened
+// until that process ends (killed: the kernel releases its locks), and
+// the directories beside them can.
+func TestLockAcrossProcesses(t *testing.T) {
+	parent := t.TempDir()
+	dir := func(name string) string { return filepath.Join(parent, name) }
+	mine, err := Open(dir("000001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "NVM_LOCK_HOLDER="+dir("000002")+","+dir("000003"))
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || sc.Text() != "locked" {
+		t.Fatalf("the other process did not lock its directories: %q", sc.Text())
+	}
+	for _, name := range []string{"000002", "000003"} {
+		if s, err := Open(dir(name)); !errors.Is(err, ErrInUse) {
+			if err == nil {
+				s.Close()
+			}
+			t.Errorf("Open %s, held by another process: %v, want ErrInUse", name, err)
+		}
+	}
+	other, err := Open(dir("000004"))
+	if err != nil {
+		t.Fatalf("Open of a free directory beside them: %v", err)
+	}
+	other.Close()
+	cmd.Process.Kill()
+	cmd.Wait()
+	for _, name := range []string{"000002", "000003"} {
+		s, err := Open(dir(name))
+		if err != nil {
+			t.Fatalf("Open %s after the other process ended: %v", name, err)
+		}
+		s.Close()
+	}
+}
+
+// TestLocksShareOneFile: the stores of many directories of one parent
+// hold one file descriptor between them, and the last to close lets it go.
+func TestLocksShareOneFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("directories lock by a file of their own on " + runtime.GOOS)
+	}
+	openFDs := func() int {
+		e, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(e)
+	}
+	parent := t.TempDir()
+	before := openFDs()
+	var stores []*Store
+	for i := range 50 {
+		s, err := Open(filepath.Join(parent, strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	if n := openFDs() - before; n != 1 {
+		t.Errorf("50 open stores hold %d file descriptors, want 1", n)
+	}
+	if _, err := os.Stat(filepath.Join(parent, SharedLockName)); err != nil {
+		t.Errorf("no shared lock file: %v", err)
+	}
+	for _, s := range stores {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := openFDs() - before; n != 0 {
+		t.Errorf("closed stores hold %d file descriptors, want 0", n)
 	}
 }

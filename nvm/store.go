@@ -14,6 +14,11 @@
 // State files are private to their owner (mode 0600): some hold pairing
 // keys. Opening a directory takes group and other permissions away from the
 // files already in it.
+//
+// A state directory is locked while a Store has it open, so that two
+// programs, or two devices of one program, cannot use it at once; the
+// locks of the directories of one parent share one file descriptor
+// (lock.go).
 package nvm
 
 import (
@@ -38,7 +43,6 @@ const (
 	magic      = "SBNV"
 	version    = 1
 	headerSize = 16 // magic, version, 3 reserved bytes, length, CRC-32C
-	lockName   = "lock"
 
 	// MaxFileSize is the largest state file read, header included: room
 	// for an EEPROM chip and more. A larger file is corrupt.
@@ -117,10 +121,11 @@ func (e *DirError) Unwrap() error { return e.Err }
 // holds.
 var ErrInUse = errors.New("in use by another senseboard process")
 
-// Store is a directory of state files, locked against use by another process.
+// Store is a directory of state files, locked against use by another
+// process or another Store (lock.go says how).
 type Store struct {
 	dir  string
-	lock *os.File
+	lock *dirLock
 	mu   sync.Mutex
 }
 
@@ -131,21 +136,9 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, &DirError{dir, err}
 	}
-	lockPath := filepath.Join(dir, lockName)
-	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR|syscall.O_NONBLOCK, Perm)
+	lock, err := lockDir(dir)
 	if err != nil {
-		return nil, &AccessError{lockPath, err}
-	}
-	if err := regular(lock); err != nil {
-		lock.Close()
-		return nil, &AccessError{lockPath, err}
-	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		lock.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("state directory %s is in use by another senseboard process; give each device its own --state directory: %w", dir, ErrInUse)
-		}
-		return nil, &DirError{dir, err}
+		return nil, err
 	}
 	s := &Store{dir: dir, lock: lock}
 	if err := s.tidy(); err != nil {
@@ -225,7 +218,7 @@ func (s *Store) Close() error {
 	if s.lock == nil {
 		return nil
 	}
-	err := s.lock.Close()
+	err := s.lock.release()
 	s.lock = nil
 	return err
 }
