@@ -121,6 +121,7 @@ type Notification struct {
 // Conn is a session with a device.
 type Conn struct {
 	port    string
+	serial  string // the device asked for on a fleet's port, "" for any
 	rw      io.ReadWriteCloser
 	lock    *os.File // flock on a tty, held for the session
 	opts    Options
@@ -150,12 +151,17 @@ type Conn struct {
 
 // Dial connects to the device at port: a serial port or pseudo-terminal
 // path, TCP<host>:<port> (the form of this device family's PC simulator), or
-// tcp://<host>:<port>.
+// tcp://<host>:<port>. A TCP port that serves a fleet of devices (senseboard
+// run --listen-fleet) takes the device's serial number after a slash:
+// TCP<host>:<port>/<serial>.
 func Dial(ctx context.Context, port string, opts *Options) (*Conn, error) {
 	c := newConn(port, opts)
 	tty := false
-	switch addr, isTCP := tcpAddress(port); {
+	switch addr, serial, isTCP := TCPAddress(port); {
+	case isTCP && strings.HasSuffix(port, "/"):
+		return nil, fmt.Errorf("%s: no serial number after the slash; give TCP<host>:<port>/<serial>, or no slash for a device's own port", port)
 	case isTCP:
+		c.serial = serial
 		var d net.Dialer
 		dctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 		conn, err := d.DialContext(dctx, "tcp", addr)
@@ -216,15 +222,20 @@ func (c *Conn) start(ctx context.Context, tty bool) error {
 	return nil
 }
 
-// tcpAddress recognizes the TCP port forms.
-func tcpAddress(port string) (string, bool) {
-	if a, ok := strings.CutPrefix(port, "tcp://"); ok {
-		return a, true
+// TCPAddress recognizes the TCP port forms, TCP<host>:<port> and
+// tcp://<host>:<port>, each with an optional /<serial> that names a device
+// of a fleet's port, and returns the address and the serial number.
+func TCPAddress(port string) (addr, serial string, ok bool) {
+	a, ok := strings.CutPrefix(port, "tcp://")
+	if !ok {
+		if a, ok = strings.CutPrefix(port, "TCP"); !ok || !strings.Contains(a, ":") {
+			return "", "", false
+		}
 	}
-	if a, ok := strings.CutPrefix(port, "TCP"); ok && strings.Contains(a, ":") {
-		return a, true
+	if i := strings.LastIndexByte(a, '/'); i >= 0 {
+		a, serial = a[:i], a[i+1:]
 	}
-	return "", false
+	return a, serial, true
 }
 
 func (c *Conn) openTTY(port string) error {
@@ -304,7 +315,7 @@ func (c *Conn) handshake(ctx context.Context, tty bool) error {
 	deadline := time.Now().Add(c.opts.Timeout)
 	busyUntil := time.Now().Add(time.Second)
 	for {
-		msg := wire.HelloMsg{Protocol: wire.Version, Client: c.opts.Name, Session: c.token}
+		msg := wire.HelloMsg{Protocol: wire.Version, Client: c.opts.Name, Session: c.token, Serial: c.serial}
 		b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, &struct {
 			wire.HelloMsg
 			Lock bool `json:"lock,omitempty"`
@@ -322,6 +333,10 @@ func (c *Conn) handshake(ctx context.Context, tty bool) error {
 			json.Unmarshal(f.Payload, &c.welcome)
 			if c.welcome.Protocol != wire.Version {
 				return fmt.Errorf("%s: the device speaks protocol version %d; this client speaks %d", c.port, c.welcome.Protocol, wire.Version)
+			}
+			if c.serial != "" && c.welcome.Serial != c.serial {
+				// a device that predates fleets ignores the serial asked for
+				return fmt.Errorf("%s: %w: the port serves device %s, not %s", c.port, ErrRefused, c.welcome.Serial, c.serial)
 			}
 			return nil
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,6 +88,34 @@ func FuzzHandshakeAndScan(f *testing.F) {
 		m, err := c.Scan(ctx)
 		if err == nil && wire.Kind(scanKind) != wire.Advert {
 			t.Fatalf("an advertisement %+v from a %s frame", m, wire.Kind(scanKind))
+		}
+	})
+}
+
+// FuzzTCPAddress: a TCP port form gives back its address and serial
+// number, which make the same port again; the serial holds no slash.
+func FuzzTCPAddress(f *testing.F) {
+	for _, s := range []string{"TCP127.0.0.1:7809", "TCP127.0.0.1:7809/000123", "tcp://[::1]:7809/000123",
+		"tcp://host:1/", "TCPnocolon", "/dev/ttyUSB0", "TCP:/", "tcp://a/b/c:1/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, port string) {
+		addr, serial, ok := client.TCPAddress(port)
+		if !ok {
+			if addr != "" || serial != "" {
+				t.Errorf("%q is no TCP port but gives %q, %q", port, addr, serial)
+			}
+			return
+		}
+		if strings.Contains(serial, "/") {
+			t.Errorf("%q: serial %q holds a slash", port, serial)
+		}
+		again := addr
+		if serial != "" || strings.HasSuffix(port, "/") {
+			again += "/" + serial
+		}
+		if port != "TCP"+again && port != "tcp://"+again {
+			t.Errorf("%q gives %q and %q, which do not make it again", port, addr, serial)
 		}
 	})
 }

@@ -47,6 +47,12 @@ type Config struct {
 	// Listen is the first device's TCP address (wire.DefaultAddress when
 	// empty, "none" for none); further devices take the ports that follow.
 	Listen string
+	// ListenFleet, when set, is a TCP address where all the devices are
+	// served on one port, each connection naming its device by serial
+	// number in its hello (TCP<host>:<port>/<serial> for the Go client and
+	// wbcmd). A fleet port and Listen "none" keep the program at one file
+	// descriptor per connection, whatever the number of devices.
+	ListenFleet string
 	// Seed makes the devices repeatable; device i uses Seed+i.
 	Seed int64
 	// Speed is 1 for real time, another positive factor for scaled time,
@@ -102,6 +108,8 @@ func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
 // Host is a set of running devices.
 type Host struct {
 	Devices []*Running
+	// Fleet is the address of the devices' shared port, "" when none.
+	Fleet   string
 	clk     clock.Clock
 	vclk    *clock.Virtual
 	speed   float64
@@ -188,7 +196,33 @@ func New(cfg Config) (h *Host, err error) {
 		}
 		h.Devices = append(h.Devices, r)
 	}
+	if cfg.ListenFleet != "" {
+		if err := h.listenFleet(cfg.ListenFleet); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
+}
+
+// listenFleet serves every device on one port.
+func (h *Host) listenFleet(addr string) error {
+	servers := make([]*serial.Server, len(h.Devices))
+	for i, r := range h.Devices {
+		servers[i] = r.srv
+	}
+	f, err := serial.NewFleet(servers)
+	if err != nil {
+		return err
+	}
+	f.Program, f.Log = h.conns, h.cfg.Log
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("fleet: listen on %s: %w", addr, err)
+	}
+	h.closers = append(h.closers, ln)
+	h.Fleet = ln.Addr().String()
+	h.serve = append(h.serve, func(ctx context.Context) error { return f.Serve(ctx, ln) })
+	return nil
 }
 
 // nextSerial counts up from a numeric serial, keeping its width.

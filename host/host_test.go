@@ -100,3 +100,45 @@ func TestNewFails(t *testing.T) {
 	}
 	h.Close()
 }
+
+// TestFleetPort: with a fleet port and no ports of their own, the devices
+// are reached on one port by serial number, and the program's file
+// descriptors do not grow with its devices (one lock file, one listener).
+func TestFleetPort(t *testing.T) {
+	const devices = 20
+	fds := func() int {
+		e, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("no /proc/self/fd: %v", err)
+		}
+		return len(e)
+	}
+	before := fds()
+	h, err := host.New(host.Config{StateDir: t.TempDir(), Devices: devices, PTY: "none", Listen: "none", ListenFleet: "127.0.0.1:0", Speed: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fds() - before; n > devices/4 {
+		t.Errorf("%d devices on a fleet port hold %d file descriptors", devices, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.Run(ctx) }()
+	for _, r := range []*host.Running{h.Devices[7], h.Devices[0], h.Devices[devices-1]} {
+		if r.TCP != "" {
+			t.Errorf("device %s has a port of its own: %s", r.Device.Serial(), r.TCP)
+		}
+		c, err := client.Dial(ctx, "TCP"+h.Fleet+"/"+r.Device.Serial(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Welcome().Serial; got != r.Device.Serial() {
+			t.Errorf("asked the fleet port for %s, welcomed by %s", r.Device.Serial(), got)
+		}
+		c.Close()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}

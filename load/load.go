@@ -24,7 +24,8 @@ import (
 
 // Config says what load to put on which devices.
 type Config struct {
-	// Addrs are the TCP addresses (host:port) of the devices.
+	// Addrs are the TCP addresses of the devices: host:port of a device's
+	// own port, or host:port/serial of a device on a fleet's port.
 	Addrs []string
 	// Subscribe lists the paths to subscribe to on every device, such as
 	// /Meas/IMU6/52, /Meas/ECG/125 and /Meas/HR.
@@ -326,6 +327,24 @@ func Addrs(first string, n int) ([]string, error) {
 	addrs := make([]string, n)
 	for i := range addrs {
 		addrs[i] = net.JoinHostPort(host, strconv.Itoa(p+i))
+	}
+	return addrs, nil
+}
+
+// FleetAddrs returns the addresses of n devices on one fleet port (senseboard
+// run --listen-fleet), with serial numbers counting up from first and
+// keeping its width, as senseboard run --devices n numbers them.
+func FleetAddrs(fleet, first string, n int) ([]string, error) {
+	if _, _, err := net.SplitHostPort(fleet); err != nil {
+		return nil, fmt.Errorf("load: fleet address %q: %w", fleet, err)
+	}
+	s, err := strconv.ParseUint(first, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("load: first serial %q: a number, such as 000123, to count up from", first)
+	}
+	addrs := make([]string, n)
+	for i := range addrs {
+		addrs[i] = fmt.Sprintf("%s/%0*d", fleet, len(first), s+uint64(i))
 	}
 	return addrs, nil
 }

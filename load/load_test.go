@@ -126,6 +126,19 @@ func TestAddrs(t *testing.T) {
 	}
 }
 
+func TestFleetAddrs(t *testing.T) {
+	a, err := FleetAddrs("127.0.0.1:7809", "000998", 3)
+	if err != nil || strings.Join(a, " ") != "127.0.0.1:7809/000998 127.0.0.1:7809/000999 127.0.0.1:7809/001000" {
+		t.Errorf("FleetAddrs = %v, %v", a, err)
+	}
+	if _, err := FleetAddrs("127.0.0.1:7809", "ABC", 2); err == nil || !strings.Contains(err.Error(), `first serial "ABC"`) {
+		t.Errorf("FleetAddrs of a serial that is no number: %v", err)
+	}
+	if _, err := FleetAddrs("nowhere", "000123", 2); err == nil || !strings.Contains(err.Error(), `fleet address "nowhere"`) {
+		t.Errorf("FleetAddrs of an address without a port: %v", err)
+	}
+}
+
 func TestCheck(t *testing.T) {
 	r := Report{Streams: []StreamReport{{Path: "/Meas/ECG/125", Delivered: 0.95}, {Path: "/Meas/IMU6/52", Delivered: 1}}}
 	err := r.Check(0.99)
@@ -138,9 +151,22 @@ func TestCheck(t *testing.T) {
 }
 
 // TestFleet runs the load against a fleet of three devices in this process,
-// on real time over TCP.
+// on real time over TCP: on their own ports, and on one fleet port.
 func TestFleet(t *testing.T) {
-	h, err := host.New(host.Config{Devices: 3, StateDir: t.TempDir(), PTY: "none", Listen: "127.0.0.1:0", Seed: 7})
+	for _, fleet := range []bool{false, true} {
+		t.Run(map[bool]string{false: "own ports", true: "fleet port"}[fleet], func(t *testing.T) {
+			t.Parallel()
+			testFleet(t, fleet)
+		})
+	}
+}
+
+func testFleet(t *testing.T, fleet bool) {
+	cfg := host.Config{Devices: 3, StateDir: t.TempDir(), PTY: "none", Listen: "127.0.0.1:0", Seed: 7}
+	if fleet {
+		cfg.Listen, cfg.ListenFleet = "none", "127.0.0.1:0"
+	}
+	h, err := host.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +178,11 @@ func TestFleet(t *testing.T) {
 	var addrs []string
 	for _, d := range h.Devices {
 		addrs = append(addrs, d.TCP)
+	}
+	if fleet {
+		if addrs, err = FleetAddrs(h.Fleet, "000123", 3); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var progress []Report
 	paths := []string{"/Meas/IMU6/52", "/Meas/ECG/125", "/Meas/HR"}

@@ -62,4 +62,7 @@ const (
 	// RefuseLimit: the device, or the program that runs it, serves as many
 	// connections as it may. A client may retry once others have closed.
 	RefuseLimit RefuseCode = "limit"
+	// RefuseSerial: the hello names no device the port serves, or names
+	// none on a port that serves a fleet of devices.
+	RefuseSerial RefuseCode = "serial"
 )

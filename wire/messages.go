@@ -11,11 +11,14 @@ import (
 
 // HelloMsg opens a session. Session is a random token the client chooses;
 // the device echoes it in Welcome and Refuse, so that a client sharing a
-// line with another can tell which answer is its own.
+// line with another can tell which answer is its own. Serial names the
+// device the client wants: required on a port that serves a fleet of
+// devices, and, when given to a single device, it must be that device's.
 type HelloMsg struct {
 	Protocol int    `json:"protocol"`
 	Client   string `json:"client"`
 	Session  string `json:"session"`
+	Serial   string `json:"serial,omitempty"`
 }
 
 // WelcomeMsg accepts a session and says what the device is.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"senseboard/load"
+	"senseboard/profile"
 	"senseboard/wire"
 )
 
@@ -20,6 +21,8 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		addr     = fs.String("addr", wire.DefaultAddress, "TCP address of the first device; the others listen on the ports that follow")
+		fleet    = fs.String("fleet-addr", "", "TCP address of the fleet's port (senseboard run --listen-fleet), instead of --addr: the devices are named by serial there")
+		first    = fs.String("serial", profile.Default().Serial, "serial number of the first device on --fleet-addr; the others count up from it")
 		devices  = fs.Int("devices", 1, "number of devices")
 		paths    = fs.String("subscribe", "/Meas/IMU6/52,/Meas/ECG/125,/Meas/HR", "comma-separated paths to subscribe to on every device")
 		duration = fs.Duration("duration", time.Minute, "how long to measure")
@@ -32,7 +35,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), `Usage: senseboard load [flags]
 
 Connects to a fleet of devices over TCP (as senseboard run --devices N
-serves them), subscribes to the same streams on each and prints, every few
+serves them, each on its port or all on --listen-fleet), subscribes to the same streams on each and prints, every few
 seconds, the share of expected samples delivered, samples lost in gaps of
 the timestamps and how late notifications arrive; then a summary. The exit
 status is 1 when a stream delivers less than --min-delivery or a device
@@ -55,6 +58,11 @@ Flags:
 		return fail(stderr, fmt.Errorf("--duration and --every must be positive"))
 	}
 	addrs, err := load.Addrs(*addr, *devices)
+	from := *addr
+	if *fleet != "" {
+		addrs, err = load.FleetAddrs(*fleet, *first, *devices)
+		from = *fleet + "/" + *first
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -67,7 +75,7 @@ Flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(stdout, "senseboard load: %d devices from %s, %s for %s\n", len(addrs), *addr, strings.Join(cfg.Subscribe, ","), *duration)
+	fmt.Fprintf(stdout, "senseboard load: %d devices from %s, %s for %s\n", len(addrs), from, strings.Join(cfg.Subscribe, ","), *duration)
 	r, err := load.Run(ctx, cfg)
 	if r.Streams != nil {
 		load.Print(stdout, r)

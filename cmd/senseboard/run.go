@@ -55,7 +55,7 @@ type runOptions struct {
 	serial, state, profile, pty string
 	port                        string
 	baud                        int
-	listen                      string
+	listen, listenFleet         string
 	beyond                      bool
 	maxConns, perDevice         int
 	devices                     int
@@ -80,6 +80,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.port, "serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
 	fs.IntVar(&o.baud, "baud", wire.DefaultBaud, "baud rate of --serial-port")
 	fs.StringVar(&o.listen, "listen", wire.DefaultAddress, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
+	fs.StringVar(&o.listenFleet, "listen-fleet", "", "TCP address to serve every device on, one port for the fleet: a client names its device by serial (wbcmd --port TCP<host>:<port>/<serial>); the devices then have no ports of their own unless --listen is given")
 	fs.IntVar(&o.maxConns, "max-conns", serial.DefaultProgramMaxConns, "TCP connections and radio streams of all the devices together; one more is refused")
 	fs.IntVar(&o.perDevice, "max-conns-per-device", serial.DefaultMaxConns, "TCP connections and radio streams of each device; one more is refused")
 	fs.BoolVar(&o.beyond, "listen-beyond-loopback", false, "let --listen serve beyond loopback: the TCP port has no authentication, and anyone who reaches it controls the device")
@@ -110,14 +111,25 @@ Flags:
 // config checks the options and loads the files they name into the
 // host's configuration.
 func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
-	if err := checkListen(o.listen, o.beyond, stderr); err != nil {
+	if o.listenFleet == "none" {
+		o.listenFleet = ""
+	}
+	if o.listenFleet != "" && !flagSet(o.fs, "listen") {
+		o.listen = "none"
+	}
+	if err := checkListen("listen", o.listen, o.beyond, stderr); err != nil {
 		return host.Config{}, err
+	}
+	if o.listenFleet != "" {
+		if err := checkListen("listen-fleet", o.listenFleet, o.beyond, stderr); err != nil {
+			return host.Config{}, err
+		}
 	}
 	if o.maxConns <= 0 || o.perDevice <= 0 {
 		return host.Config{}, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
 	}
 	cfg := host.Config{Serial: o.serial, Devices: o.devices, StateDir: o.state, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
-		Listen: o.listen, Seed: o.seed,
+		Listen: o.listen, ListenFleet: o.listenFleet, Seed: o.seed,
 		MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice}
 	if o.profile != "" {
 		p, err := profile.Load(o.profile)
@@ -239,6 +251,9 @@ func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService, link *air.
 		if r.TCP != "" {
 			fmt.Fprintf(stdout, "  TCP          %s\n               wbcmd --port TCP%s --path /Info\n", r.TCP, r.TCP)
 		}
+		if h.Fleet != "" {
+			fmt.Fprintf(stdout, "  fleet port   %s/%s\n               wbcmd --port TCP%s/%s --path /Info\n", h.Fleet, d.Serial(), h.Fleet, d.Serial())
+		}
 		fmt.Fprintf(stdout, "  state        %s\n", r.StateDir)
 	}
 	fmt.Fprintf(stdout, "  radio link   %s\n", airNote(link))
@@ -251,20 +266,20 @@ func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService, link *air.
 // checkListen refuses a device TCP address beyond loopback unless the
 // user said so, and warns when they did: the port serves without
 // authentication.
-func checkListen(addr string, beyond bool, stderr io.Writer) error {
+func checkListen(flag, addr string, beyond bool, stderr io.Writer) error {
 	if addr == "none" {
 		return nil
 	}
 	h, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %w; give host:port, such as %s", addr, err, wire.DefaultAddress)
+		return fmt.Errorf("--%s %q: %w; give host:port, such as %s", flag, addr, err, wire.DefaultAddress)
 	}
 	ip := net.ParseIP(h)
 	if h == "localhost" || ip != nil && ip.IsLoopback() {
 		return nil
 	}
 	if !beyond {
-		return fmt.Errorf("--listen %s serves beyond loopback, and the device's TCP port has no authentication: anyone who reaches it can read and change the device; give --listen-beyond-loopback to do it anyway, or a loopback address such as %s", addr, wire.DefaultAddress)
+		return fmt.Errorf("--%s %s serves beyond loopback, and the device's TCP port has no authentication: anyone who reaches it can read and change the device; give --listen-beyond-loopback to do it anyway, or a loopback address such as %s", flag, addr, wire.DefaultAddress)
 	}
 	fmt.Fprintf(stderr, "senseboard: warning: the devices' TCP ports on %s serve without authentication: anyone who reaches them can read and change the devices\n", addr)
 	return nil

@@ -18,6 +18,8 @@ func TestRefusesUnsafeFlags(t *testing.T) {
 		{"device TCP on all interfaces", "", []string{"run", "--listen", "0.0.0.0:0"}, "give --listen-beyond-loopback"},
 		{"device TCP without a host", "", []string{"run", "--listen", ":0"}, "the device's TCP port has no authentication"},
 		{"device TCP on a LAN address", "", []string{"run", "--listen", "192.0.2.1:0"}, "serves beyond loopback"},
+		{"fleet port on all interfaces", "", []string{"run", "--listen-fleet", "0.0.0.0:0"}, "--listen-fleet 0.0.0.0:0 serves beyond loopback"},
+		{"fleet port without a port", "", []string{"run", "--listen-fleet", "127.0.0.1"}, `--listen-fleet "127.0.0.1"`},
 		{"empty token", "", []string{"bridge", "--token", ""}, "the token is empty"},
 		{"short token", "", []string{"bridge", "--token", "s3cret"}, "the minimum is 16"},
 		{"token with a space", "", []string{"bridge", "--token", "0123456789 abcdef"}, "space or control"},
@@ -49,7 +51,7 @@ func TestWarnsBeyondLoopback(t *testing.T) {
 		warn bool
 	}{{"0.0.0.0:7809", true}, {":7809", true}, {"127.0.0.1:7809", false}, {"localhost:7809", false}, {"[::1]:7809", false}, {"none", false}} {
 		var stderr bytes.Buffer
-		if err := checkListen(tt.addr, true, &stderr); err != nil {
+		if err := checkListen("listen", tt.addr, true, &stderr); err != nil {
 			t.Errorf("%s: %v", tt.addr, err)
 		}
 		if got := strings.Contains(stderr.String(), "warning: the devices' TCP ports on "+tt.addr+" serve without authentication"); got != tt.warn {

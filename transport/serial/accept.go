@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -76,6 +77,19 @@ var ErrTooManyConns = errors.New("too many connections")
 // limits; the release it returns counts it out. It returns an error that
 // says which limit is reached instead when there is no room.
 func (s *Server) admit() (release func(), err error) {
+	releaseDevice, err := s.admitDevice()
+	if err != nil {
+		return nil, err
+	}
+	if !s.Program.take() {
+		releaseDevice()
+		return nil, programFull(s.Program)
+	}
+	return func() { s.Program.put(); releaseDevice() }, nil
+}
+
+// admitDevice counts a new connection against the device's limit alone.
+func (s *Server) admitDevice() (release func(), err error) {
 	s.connsOnce.Do(func() {
 		max := s.MaxConns
 		if max <= 0 {
@@ -87,12 +101,13 @@ func (s *Server) admit() (release func(), err error) {
 		return nil, fmt.Errorf("%w: device %s serves %d connections at once and has no room for another; close one (the limit is --max-conns-per-device)",
 			ErrTooManyConns, s.serial(), s.conns.Max())
 	}
-	if !s.Program.take() {
-		s.conns.put()
-		return nil, fmt.Errorf("%w: the program serves %d connections at once, its devices' together, and has no room for another; close one (the limit is --max-conns)",
-			ErrTooManyConns, s.Program.Max())
-	}
-	return func() { s.Program.put(); s.conns.put() }, nil
+	return s.conns.put, nil
+}
+
+// programFull is the refusal of a connection over a program's limit.
+func programFull(l *ConnLimit) error {
+	return fmt.Errorf("%w: the program serves %d connections at once, its devices' together, and has no room for another; close one (the limit is --max-conns)",
+		ErrTooManyConns, l.Max())
 }
 
 // serial names the server's device for messages.
@@ -117,11 +132,27 @@ func temporary(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// accept serves each connection of ln on a goroutine of its own until ctx
-// ends; it returns after every serve has returned. It retries temporary
-// errors with a backoff of 5 ms doubling to 1 s, and refuses connections
-// over the device's or the program's limit.
+// accept serves each connection of ln on a goroutine of its own, counted
+// against the device's and the program's limits, until ctx ends; it
+// returns after every serve has returned. A connection over a limit is
+// refused.
 func (s *Server) accept(ctx context.Context, ln net.Listener, serve func(net.Conn)) error {
+	return acceptLoop(ctx, ln, s.log(), func(conn net.Conn) {
+		release, err := s.admit()
+		if err != nil {
+			s.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
+			refuseConn(ctx, conn, err)
+			return
+		}
+		defer release()
+		serve(conn)
+	})
+}
+
+// acceptLoop hands each connection of ln to handle on a goroutine of its
+// own until ctx ends; it returns after every handle has returned. It
+// retries temporary errors with a backoff of 5 ms doubling to 1 s.
+func acceptLoop(ctx context.Context, ln net.Listener, log *slog.Logger, handle func(net.Conn)) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
@@ -137,7 +168,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, serve func(net.Con
 				return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
 			}
 			delay = min(max(2*delay, minAcceptDelay), maxAcceptDelay)
-			s.log().Warn("accept failed; trying again", "addr", ln.Addr().String(), "err", err, "in", delay)
+			log.Warn("accept failed; trying again", "addr", ln.Addr().String(), "err", err, "in", delay)
 			t := time.NewTimer(delay)
 			select {
 			case <-ctx.Done():
@@ -148,16 +179,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, serve func(net.Con
 			continue
 		}
 		delay = 0
-		release, err := s.admit()
-		if err != nil {
-			s.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
-			wg.Go(func() { s.refuse(ctx, conn, err) })
-			continue
-		}
-		wg.Go(func() {
-			defer release()
-			serve(conn)
-		})
+		wg.Go(func() { handle(conn) })
 	}
 }
 
@@ -165,9 +187,9 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, serve func(net.Con
 // it wants.
 const refuseTimeout = 2 * time.Second
 
-// refuse answers the first frame of a connection with why it is refused,
-// a Refuse to a hello and an Error to anything else, and closes it.
-func (s *Server) refuse(ctx context.Context, conn net.Conn, why error) {
+// refuseConn answers the first frame of a connection with why it is
+// refused, a Refuse to a hello and an Error to anything else, and closes it.
+func refuseConn(ctx context.Context, conn net.Conn, why error) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
@@ -220,10 +242,11 @@ type silentReader struct {
 // ErrNoHello: a connection did not say hello within the hello timeout.
 var ErrNoHello = errors.New("the client did not say hello")
 
-// silence wraps conn with the server's timeouts; open reports whether the
-// client has said hello.
-func (s *Server) silence(conn net.Conn, open func() bool) *silentReader {
-	r := &silentReader{conn: conn, open: open, start: time.Now(), hello: s.HelloTimeout, idle: s.IdleTimeout}
+// silence wraps conn with a server's timeouts (HelloTimeout and
+// IdleTimeout, the defaults when zero); open reports whether the client
+// has said hello.
+func silence(conn net.Conn, open func() bool, hello, idle time.Duration) *silentReader {
+	r := &silentReader{conn: conn, open: open, start: time.Now(), hello: hello, idle: idle}
 	if r.hello <= 0 {
 		r.hello = HelloTimeout
 	}

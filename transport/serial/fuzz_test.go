@@ -20,13 +20,21 @@ import (
 // or the hang protection ends the wait first.
 func exchange(t *testing.T, c net.Conn, frames ...[]byte) []wire.Frame {
 	t.Helper()
+	frames = append(frames, wire.AppendFrame(nil, wire.Ping, 99, nil))
+	return readUntil(t, c, func(f wire.Frame) bool { return f.Kind == wire.Pong && f.ID == 99 }, frames...)
+}
+
+// readUntil sends frames on a stream and reads what comes back until a
+// frame for which last is true; it fails the test when the device closes
+// the stream or the hang protection ends the wait first.
+func readUntil(t *testing.T, c net.Conn, last func(wire.Frame) bool, frames ...[]byte) []wire.Frame {
+	t.Helper()
 	go func() {
 		for _, b := range frames {
 			if _, err := c.Write(b); err != nil {
 				return
 			}
 		}
-		c.Write(wire.AppendFrame(nil, wire.Ping, 99, nil))
 	}()
 	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang protection
 	dec := wire.NewDecoder(0)
@@ -38,16 +46,16 @@ func exchange(t *testing.T, c net.Conn, frames ...[]byte) []wire.Frame {
 		dec.Feed(buf[:n], func(f wire.Frame) {
 			f.Payload = append([]byte(nil), f.Payload...)
 			got = append(got, f)
-			done = done || f.Kind == wire.Pong && f.ID == 99
+			done = done || last(f)
 		})
 		if done {
 			return got
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("no pong; frames %v", got)
+			t.Fatalf("no last frame; frames %v", got)
 		}
 		if err != nil {
-			t.Fatalf("the stream closed before the pong: %v; frames %v", err, got)
+			t.Fatalf("the stream closed before the last frame: %v; frames %v", err, got)
 		}
 	}
 }

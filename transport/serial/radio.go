@@ -24,11 +24,11 @@ func (s *Server) ServeRadio(ctx context.Context, conn net.Conn, r *radio.Periphe
 	defer stop()
 	rs := &radioSession{srv: s, radio: r, conn: conn, w: &lockedWriter{w: conn}, dec: wire.NewDecoder(0), stop: make(chan struct{})}
 	defer rs.close()
-	sr := s.silence(conn, func() bool {
+	sr := silence(conn, func() bool {
 		rs.mu.Lock()
 		defer rs.mu.Unlock()
 		return rs.hello
-	})
+	}, s.HelloTimeout, s.IdleTimeout)
 	readFrames(sr, rs.feed)
 	sr.closeSilent(rs.w)
 	return nil
@@ -71,7 +71,7 @@ func (rs *radioSession) feed(b []byte) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.dec.Feed(b, rs.handle)
-	rs.srv.reportOversized(rs.dec, rs.w)
+	reportOversized(rs.dec, rs.w)
 }
 
 // close ends the connection, stops forward and waits for it, and ends the

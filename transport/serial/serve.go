@@ -137,7 +137,7 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 		n, err := l.Read(buf)
 		if n > 0 {
 			dec.Feed(buf[:n], handle)
-			s.reportOversized(dec, w)
+			reportOversized(dec, w)
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			if isClosed(err) || ctx.Err() != nil {
@@ -192,21 +192,42 @@ func helloLocks(f wire.Frame) bool {
 }
 
 // reportOversized tells the sender about a frame dropped for its size.
-func (s *Server) reportOversized(dec *wire.Decoder, w io.Writer) {
+func reportOversized(dec *wire.Decoder, w io.Writer) {
 	if o := dec.Oversized; o.OK {
 		dec.Oversized.OK = false
 		w.Write(errorFrame(o.ID, fmt.Sprintf("%s frame of %d bytes exceeds the maximum payload of %d bytes", o.Kind, o.Length, wire.MaxPayload)))
 	}
 }
 
-// ServeConn serves one connection as one session until it closes or ctx ends.
+// ServeConn serves one connection as one session until it closes or ctx
+// ends. A hello that names another device's serial is refused.
 func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
+	serveConn(ctx, conn, s.HelloTimeout, s.IdleTimeout, func(h wire.HelloMsg) (*Server, func(), wire.RefuseCode, error) {
+		if h.Serial != "" && h.Serial != s.serial() {
+			return nil, nil, wire.RefuseSerial, fmt.Errorf("%w: this port serves device %s, not %s", ErrUnknownSerial, s.serial(), h.Serial)
+		}
+		return s, func() {}, "", nil
+	})
+	return nil
+}
+
+// pickFunc chooses the device whose session a connection's hello opens
+// and counts the connection against its limits; release counts it out.
+// When it cannot, it says why, with a refusal code.
+type pickFunc func(h wire.HelloMsg) (s *Server, release func(), code wire.RefuseCode, err error)
+
+// serveConn serves one connection as one session of the device its hello
+// picks, until it closes or ctx ends. hello and idle are the timeouts of
+// Server.HelloTimeout and Server.IdleTimeout.
+func serveConn(ctx context.Context, conn net.Conn, hello, idle time.Duration, pick pickFunc) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	w := &lockedWriter{w: conn}
 	dec := wire.NewDecoder(0)
 	var cur *session
+	var srv *Server
+	release := func() {}
 	name := "tcp:" + conn.RemoteAddr().String()
 	var why atomic.Pointer[error] // the first known reason the session ends
 	setWhy := func(err error) { why.CompareAndSwap(nil, &err) }
@@ -217,8 +238,9 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			}
 			setWhy(ErrStreamClosed)
 			cur.end()
-			s.ended(name, *why.Load())
+			srv.ended(name, *why.Load())
 		}
+		release()
 	}()
 	handle := func(f wire.Frame) {
 		switch {
@@ -228,6 +250,12 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				return
 			}
 			if cur == nil {
+				s, rel, code, err := pick(h)
+				if err != nil {
+					refuse(w, f.ID, h.Session, code, err.Error())
+					return
+				}
+				srv, release = s, rel
 				cur = newSession(s, w, h.Session, name)
 				cur.onBroken = func() { setWhy(ErrSlowConsumer); conn.Close() }
 				cur.welcome = s.welcome(h.Session)
@@ -242,16 +270,15 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			cur.handle(f)
 		}
 	}
-	sr := s.silence(conn, func() bool { return cur != nil })
+	sr := silence(conn, func() bool { return cur != nil }, hello, idle)
 	readFrames(sr, func(b []byte) {
 		dec.Feed(b, handle)
-		s.reportOversized(dec, w)
+		reportOversized(dec, w)
 	})
 	if sr.silent != nil {
 		setWhy(sr.silent)
 		sr.closeSilent(w)
 	}
-	return nil
 }
 
 // readFrames hands what a stream reads to feed until the stream fails.

@@ -57,6 +57,9 @@ var (
 	ErrLockReleased = errors.New("the client let go of the line")
 	// ErrSilent: nothing was heard from the client for wire.SessionTimeout.
 	ErrSilent = errors.New("nothing heard from the client")
+	// ErrUnknownSerial: a hello named a device that the port does not
+	// serve, or named none on a port that serves a fleet.
+	ErrUnknownSerial = errors.New("no such device on this port")
 )
 
 // Server serves one device.
