@@ -140,7 +140,7 @@ var ErrURL = errors.New("does not parse; give nats://[user:password@]host:port o
 func Join(where string, o Options) (*Link, error) {
 	for _, u := range strings.Split(where, ",") {
 		if _, err := url.Parse(strings.TrimSpace(u)); err != nil {
-			return nil, fmt.Errorf("air: NATS URL %s: %w", redact(u), ErrURL)
+			return nil, fmt.Errorf("air: NATS URL %s: %w", Redact(u), ErrURL)
 		}
 	}
 	l := newLink(where, o)
@@ -164,7 +164,7 @@ func Join(where string, o Options) (*Link, error) {
 
 func newLink(url string, o Options) *Link {
 	o = o.withDefaults()
-	return &Link{opts: o, log: o.Log, id: nuid.Next(), url: redact(url), listeners: map[string]*Listener{},
+	return &Link{opts: o, log: o.Log, id: nuid.Next(), url: Redact(url), listeners: map[string]*Listener{},
 		streams: map[*Stream]struct{}{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
 		dials: make(chan *nats.Msg, dialQueue)}
 }
@@ -461,10 +461,10 @@ func (l *Link) flush() {
 // flushTimeout bounds a flush.
 const flushTimeout = 5 * time.Second
 
-// redact replaces the credentials in a list of URLs with ***, for
-// messages: whatever comes before an @ back to the scheme's :// (or the
+// Redact replaces the credentials in a list of URLs with ***, for
+// messages and help texts: whatever comes before an @ back to the scheme's :// (or the
 // comma before), whether the URLs parse or not.
-func redact(urls string) string {
+func Redact(urls string) string {
 	var b strings.Builder
 	for {
 		at := strings.Index(urls, "@")

@@ -135,8 +135,8 @@ func FuzzRedact(f *testing.F) {
 		}
 		secret := "S3CR3T" + password
 		urls := before + user + ":" + secret + "@" + host + after
-		if got := redact(urls); strings.Contains(got, secret) {
-			t.Fatalf("redact(%q) = %q", urls, got)
+		if got := Redact(urls); strings.Contains(got, secret) {
+			t.Fatalf("Redact(%q) = %q", urls, got)
 		}
 	})
 }

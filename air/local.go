@@ -212,7 +212,7 @@ func Open(where string, o Options) (*Link, error) {
 	for _, u := range strings.Split(where, ",") {
 		scheme, _, ok := strings.Cut(strings.TrimSpace(u), "://")
 		if !ok || scheme != "nats" && scheme != "tls" {
-			return nil, fmt.Errorf("air: NATS %q: give local, local:PORT, or URLs nats://host:port (user:password@ or token@ before the host when the server asks; several separated by commas)", redact(where))
+			return nil, fmt.Errorf("air: NATS %q: give local, local:PORT, or URLs nats://host:port (user:password@ or token@ before the host when the server asks; several separated by commas)", Redact(where))
 		}
 	}
 	return Join(where, o)

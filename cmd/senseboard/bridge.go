@@ -51,6 +51,7 @@ func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 		central:   fs.String("central-address", "", "bridge: its address as a BLE central, XX:XX:XX:XX:XX:XX (default: derived from its state directory once and kept there)"),
 		maxConns:  fs.Int("http-max-conns", bridge.DefaultMaxConns, "bridge: HTTP connections served at once, WebSockets and streams included; more are answered 503"),
 	}
+	fs.Lookup("nats").DefValue = air.Redact(defaultNATS()) // help shows no password of $SENSEBOARD_NATS
 	fs.Var(&f.allowHost, "allow-host", "bridge: a Host name the bridge answers on loopback besides localhost, 127.0.0.1 and [::1] (repeatable)")
 	return f
 }
