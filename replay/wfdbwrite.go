@@ -76,15 +76,12 @@ func EncodeAnnotations(anns []Annotation) ([]byte, error) {
 	return append(b, 0, 0), nil
 }
 
-// Encode212 packs samples (one signal) in format 212: pairs of 12-bit
-// two's-complement values in three bytes. Values are clipped to -2047..2047
-// (-2048 marks an invalid sample); an odd count is completed with a zero.
-func Encode212(samples []int) []byte { return pack212(samples, -2047) }
-
-// pack212 packs samples in format 212, clipped to lo..2047.
-func pack212(samples []int, lo int) []byte {
+// pack212 packs samples (one signal) in format 212: pairs of 12-bit
+// two's-complement values in three bytes, clipped to -2048..2047 (-2048
+// marks a missing sample); an odd count is completed with a zero.
+func pack212(samples []int) []byte {
 	out := make([]byte, 0, (len(samples)+1)/2*3)
-	clip := func(v int) int { return max(lo, min(2047, v)) & 0xFFF }
+	clip := func(v int) int { return max(-2048, min(2047, v)) & 0xFFF }
 	for i := 0; i < len(samples); i += 2 {
 		s0, s1 := clip(samples[i]), 0
 		if i+1 < len(samples) {
@@ -129,7 +126,7 @@ func WriteWFDB(dir string, rec *WFDBRecord) error {
 		}
 		sum += adu[i]
 	}
-	dat := pack212(adu, -2048) // -2048 marks a missing sample
+	dat := pack212(adu) // -2048 marks a missing sample
 	first := 0
 	if len(adu) > 0 {
 		first = adu[0]

@@ -98,9 +98,6 @@ type TempSource interface {
 	Temperature(t time.Duration) (float64, bool)
 }
 
-// Quantize rounds v to a multiple of lsb and clips it to [-limit, limit].
-func Quantize(v, lsb, limit float64) float32 { return newQuantizer(lsb, limit).one(v) }
-
 // quantizer rounds to a resolution and clips to a range.
 type quantizer struct{ lsb, inv, limit float64 }
 

@@ -59,12 +59,6 @@ func (q Quat) Normalize() Quat {
 	return Quat{q.W / n, q.X / n, q.Y / n, q.Z / n}
 }
 
-// AxisAngle returns the rotation by angle (radians) about a unit axis.
-func AxisAngle(axis Vec3, angle float64) Quat {
-	s, c := math.Sincos(angle / 2)
-	return Quat{c, axis.X * s, axis.Y * s, axis.Z * s}
-}
-
 // FromBasis returns the rotation whose device axes x, y and z point along the
 // given orthonormal world vectors.
 func FromBasis(x, y, z Vec3) Quat {

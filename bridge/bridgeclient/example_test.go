@@ -21,7 +21,7 @@ func startBridge(ctx context.Context) (string, func()) {
 		panic(err)
 	}
 	r := h.Devices[0]
-	b, err := bridge.New(bridge.Config{Local: []bridge.Peripheral{{Serial: r.Device.Serial(), Dial: r.DialRadio}}})
+	b, err := bridge.New(bridge.Config{Local: []bridge.Peripheral{{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON}}})
 	if err != nil {
 		panic(err)
 	}
@@ -60,6 +60,13 @@ func Example() {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	devices, err := c.Devices(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, d := range devices {
+		fmt.Println(d.Serial, d.Name)
+	}
 
 	r, err := c.Get(ctx, "/Info")
 	if err != nil {
@@ -73,10 +80,16 @@ func Example() {
 	}
 	fmt.Println(r.Response, r.URI)
 	n := <-sub.C()
-	fmt.Println(n.URI, len(n.Content) > 0)
+	fmt.Println(n.URI, len(n.Content) > 0, sub.Dropped(), "dropped")
 	sub.Unsubscribe(ctx)
+
+	// the wearer taps the device twice
+	if err := c.Inject(ctx, "000123", map[string]any{"doubleTap": true}); err != nil {
+		panic(err)
+	}
 	// Output:
+	// 000123 Senseboard 000123
 	// 200 /net/000123/Info
 	// 200 /net/000123/Meas/Acc/52
-	// /net/000123/Meas/Acc/52 true
+	// /net/000123/Meas/Acc/52 true 0 dropped
 }

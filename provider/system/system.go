@@ -27,9 +27,6 @@ const (
 
 var stateNames = [numStates]string{"Movement", "BatteryStatus", "Connectors", "DoubleTap", "Tap", "FreeFall"}
 
-// StateName returns the name of a state id.
-func StateName(id int) string { return stateNames[id] }
-
 // PollInterval is how often battery and connectors are looked at while
 // someone subscribes to them, and how often a device that is off looks for
 // its wake-up source.
