@@ -73,8 +73,8 @@ func answered(frames []wire.Frame, id uint32) bool {
 
 // FuzzStreamFrames sends a frame of any kind and payload to an open
 // session, on a TCP connection or on a stream of the radio link (connected
-// first, so that pairing, encryption, HRS and NUS payloads reach their
-// handlers): the device answers it, or refuses it, and keeps serving.
+// first, so that pairing, encryption, HRS, NUS and GATT payloads reach
+// their handlers): the device answers it, or refuses it, and keeps serving.
 func FuzzStreamFrames(f *testing.F) {
 	d, err := senseboard.New(senseboard.Config{StateDir: f.TempDir(), Seed: 1})
 	if err != nil {
@@ -97,6 +97,8 @@ func FuzzStreamFrames(f *testing.F) {
 		{true, wire.Encrypt, `{"key":"00112233445566778899aabbccddeeff"}`},
 		{true, wire.HRSNotify, `{"notifications":true}`},
 		{true, wire.NUSWrite, `{"data":"AQID"}`},
+		{true, wire.GATTRead, `{"char":"2a19"}`},
+		{true, wire.GATTWrite, `{"char":"34800001-7185-4d5d-b431-630e7050e8f0","data":"AAE="}`},
 		{true, wire.Connect, `{"address":"C0:53:42:00:00:01","name":"x"}`},
 		{true, wire.Scan, ``},
 		{true, wire.Request, `{"op":"get","path":"/Comm/Ble/Adv"}`},
@@ -130,7 +132,8 @@ func FuzzStreamFrames(f *testing.F) {
 			t.Fatalf("no welcome: %v", got)
 		}
 		got := exchange(t, central, wire.AppendFrame(nil, k, 7, payload))
-		if (k == wire.Request || radio && (k >= wire.Scan && k <= wire.NUSWrite || k == wire.Definitions)) && !answered(got, 7) {
+		asked := k >= wire.Scan && k <= wire.NUSWrite || k >= wire.GATTDiscover && k <= wire.GATTNotify || k == wire.GATTRead || k == wire.Definitions
+		if (k == wire.Request || radio && asked) && !answered(got, 7) {
 			var m json.RawMessage = payload
 			t.Errorf("%s %s: no answer; frames %v", k, m, got)
 		}
