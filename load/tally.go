@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,10 +41,10 @@ type tally struct {
 	first    time.Time
 	last     time.Time
 
-	rrSum  float64 // ms, heart rate: RR intervals after the first notification
-	lastRR float64 // ms, heart rate: of the latest notification
-	late   histogram
-	lateMs float64 // latest lateness, ms
+	rrSum  float64    // ms, heart rate: RR intervals after the first notification
+	lastRR float64    // ms, heart rate: of the latest notification
+	late   *histogram // the stream's, shared by every device
+	lateMs float64    // latest lateness, ms
 }
 
 // add counts one notification that arrived at at.
@@ -81,7 +82,9 @@ func (t *tally) add(payload []byte, at time.Time) {
 		t.minDelay = delay
 	}
 	t.lateMs = (delay - t.minDelay) * 1000
-	t.late.add(time.Duration((delay - t.minDelay) * float64(time.Second)))
+	if t.late != nil {
+		t.late.add(time.Duration((delay - t.minDelay) * float64(time.Second)))
+	}
 }
 
 // addBeats counts a heart-rate notification.
@@ -201,11 +204,13 @@ func rrSum(b []byte) float64 {
 }
 
 // histogram counts durations in buckets of about 6% width from 1 µs up, in
-// a fixed array, so that it can be merged and read without keeping samples.
+// a fixed array, so that it can be read without keeping samples. The
+// devices of a stream add to one histogram at once: its counters are
+// atomic.
 type histogram struct {
-	counts [64 * 16]int64
-	n      int64
-	max    time.Duration
+	counts [64 * 16]atomic.Int64
+	n      atomic.Int64
+	max    atomic.Int64 // a time.Duration
 }
 
 // bucket returns the bucket of d: sixteen per power of two of microseconds.
@@ -229,32 +234,26 @@ func bucketValue(i int) time.Duration {
 }
 
 func (h *histogram) add(d time.Duration) {
-	h.counts[bucket(d)]++
-	h.n++
-	h.max = max(h.max, d)
-}
-
-func (h *histogram) merge(o *histogram) {
-	for i, c := range o.counts {
-		h.counts[i] += c
+	h.counts[bucket(d)].Add(1)
+	h.n.Add(1)
+	for m := h.max.Load(); int64(d) > m && !h.max.CompareAndSwap(m, int64(d)); m = h.max.Load() {
 	}
-	h.n += o.n
-	h.max = max(h.max, o.max)
 }
 
 // quantile returns the lower bound of the bucket holding quantile q.
 func (h *histogram) quantile(q float64) time.Duration {
-	if h.n == 0 {
+	n, hmax := h.n.Load(), time.Duration(h.max.Load())
+	if n == 0 {
 		return 0
 	}
-	rank := int64(math.Ceil(q * float64(h.n)))
+	rank := int64(math.Ceil(q * float64(n)))
 	rank = max(rank, 1)
 	var seen int64
-	for i, c := range h.counts {
-		seen += c
+	for i := range h.counts {
+		seen += h.counts[i].Load()
 		if seen >= rank {
-			return min(bucketValue(i), h.max)
+			return min(bucketValue(i), hmax)
 		}
 	}
-	return h.max
+	return hmax
 }

@@ -1,0 +1,66 @@
+package client_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"senseboard"
+	"senseboard/client"
+	"senseboard/transport/serial"
+)
+
+// TestSubscribeFunc: a subscription with a function receives the
+// notifications there, in order, with their read times, and none on C;
+// when the connection closes, Err says so.
+func TestSubscribeFunc(t *testing.T) {
+	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
+	done := make(chan struct{})
+	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
+	defer func() { cancel(); <-done }()
+	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 100)
+	var last time.Time
+	sub, env, err := c.SubscribeFunc(ctx, "/Meas/Acc/104", func(p []byte, at time.Time) {
+		if at.Before(last) {
+			t.Errorf("read times go back: %v after %v", at, last)
+		}
+		last = at
+		select {
+		case got <- string(p):
+		default:
+		}
+	})
+	if err != nil || !env.OK() {
+		t.Fatalf("SubscribeFunc: %v %+v", err, env)
+	}
+	for range 3 {
+		if p := <-got; !strings.HasPrefix(p, `{"Timestamp":`) || !strings.Contains(p, `"ArrayAcc":[`) {
+			t.Errorf("notification %s", p)
+		}
+	}
+	select {
+	case n := <-sub.C():
+		t.Errorf("C delivered %s", n.Payload)
+	default:
+	}
+	c.Close()
+	<-sub.C() // closed with the connection
+	if sub.Err() == nil {
+		t.Error("no reason after the connection closed")
+	}
+}
