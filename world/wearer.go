@@ -122,6 +122,27 @@ type Wearer struct {
 	ticks    []tick
 	cps      []checkpoint // by index
 	beats    []Beat
+	turn     turn
+}
+
+// turn remembers the latest tick's turn toward the posture's orientation: a
+// wearer who keeps still keeps the posture and the heading, and the
+// orientation settles, so each tick repeats the previous one's inputs and
+// takes its result instead of computing it again.
+type turn struct {
+	posture  Posture
+	heading  float64
+	goal     Quat // postureOrient(posture, heading); valid when goalOK
+	goalOK   bool
+	from, to Quat // the orientation before and after the step toward goal
+	omega    Vec3 // the angular velocity of the step
+	stepOK   bool
+}
+
+// sameQuat reports whether q and r have the same bits.
+func sameQuat(q, r Quat) bool {
+	return math.Float64bits(q.W) == math.Float64bits(r.W) && math.Float64bits(q.X) == math.Float64bits(r.X) &&
+		math.Float64bits(q.Y) == math.Float64bits(r.Y) && math.Float64bits(q.Z) == math.Float64bits(r.Z)
 }
 
 // New returns the wearer of a scenario (the default scenario when sc is nil)
@@ -419,9 +440,16 @@ func (w *Wearer) next(i int64, p tick) tick {
 		k.yawRate *= 1 - dt
 	}
 	k.heading = math.Mod(p.heading+k.yawRate*dt, 2*math.Pi)
-	goal := postureOrient(w.postureAt(t), k.heading)
-	if ang := Angle(p.orient, goal); ang > 1e-9 {
-		k.orient = Slerp(p.orient, goal, math.Min(1, turnRate*dt/ang))
+	tr := &w.turn
+	if post := w.postureAt(t); !tr.goalOK || post != tr.posture || math.Float64bits(k.heading) != math.Float64bits(tr.heading) {
+		tr.posture, tr.heading, tr.goal, tr.goalOK, tr.stepOK = post, k.heading, postureOrient(post, k.heading), true, false
+	}
+	if tr.stepOK && sameQuat(p.orient, tr.from) {
+		k.orient, k.omega = tr.to, tr.omega
+		return k
+	}
+	if ang := Angle(p.orient, tr.goal); ang > 1e-9 {
+		k.orient = Slerp(p.orient, tr.goal, math.Min(1, turnRate*dt/ang))
 	}
 	// angular velocity in the device frame from the change of orientation
 	d := p.orient.Conj().Mul(k.orient)
@@ -429,6 +457,7 @@ func (w *Wearer) next(i int64, p tick) tick {
 		d = Quat{-d.W, -d.X, -d.Y, -d.Z}
 	}
 	k.omega = Vec3{d.X, d.Y, d.Z}.Scale(2 / dt)
+	tr.from, tr.to, tr.omega, tr.stepOK = p.orient, k.orient, k.omega, true
 	return k
 }
 

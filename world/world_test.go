@@ -105,6 +105,36 @@ func TestPhasesMatchState(t *testing.T) {
 	}
 }
 
+// A wearer's track is the same whether each tick takes the previous tick's
+// turn toward the posture (at rest) or computes it.
+func TestTurnReusedOnlyWhenInputsRepeat(t *testing.T) {
+	sc := mustScenario(t, `
+segments:
+  - rest: 12s
+  - walk: 8s
+  - rest: 1h
+events:
+  - at: 3s
+    posture: sitting
+  - at: 6s
+    posture: lying-back
+  - at: 9s
+    posture: standing
+  - at: 25s
+    posture: table
+`)
+	w, fresh := New(5, sc, 0), New(5, sc, 0)
+	for i := int64(1); i <= int64(40*time.Second/Tick); i++ {
+		w.ensure(i)
+		fresh.turn = turn{} // nothing to take: computed
+		fresh.ensure(i)
+		a, b := w.ticks[i-w.base], fresh.ticks[i-fresh.base]
+		if !sameQuat(a.orient, b.orient) || a.omega != b.omega {
+			t.Fatalf("tick %d: orientation %v, angular velocity %v; computed: %v, %v", i, a.orient, a.omega, b.orient, b.omega)
+		}
+	}
+}
+
 func TestDeterministicWhateverTheOrder(t *testing.T) {
 	sc := mustScenario(t, walkScenario)
 	a, b := New(7, sc, 0), New(7, sc, 0)
