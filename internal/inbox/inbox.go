@@ -3,31 +3,33 @@
 // it, handed to the reader on a channel that closes when the subscription
 // ends, keeping why.
 //
-// Memory follows use: an inbox that has received nothing holds no buffer,
-// and an idle one runs no goroutine. Notifications wait in a ring that
-// doubles as they pile up (from 16), up to the inbox's size, and halves as
-// the reader catches up, whenever a quarter of it is in use, down to 16
-// again: a burst's memory goes with it, and a steady trickle does not
-// allocate a ring for each notification. While some wait, a goroutine of
-// the inbox hands them to the reader one at a time. That goroutine is the
-// inbox's: Close stops it and waits for it; after Finish it ends once the
-// reader has taken what waited.
+// Memory follows use. The channel has 16 slots of its own, which carry a
+// reader that keeps up with nothing more. Beyond them, notifications wait
+// in a ring that doubles as they pile up (from 16), up to the inbox's
+// size, halves as the reader catches up, whenever a quarter of it is in
+// use, and goes when it empties: an idle inbox holds the channel's slots
+// alone. While the ring holds some, a goroutine of the inbox hands them
+// to the channel in order. That goroutine is the inbox's: Close stops it
+// and waits for it; after Finish it ends once the reader has taken what
+// waited.
 package inbox
 
 import "sync"
 
-// minBuffer is the smallest ring an inbox allocates.
-const minBuffer = 16
+const (
+	chanBuffer = 16 // the channel's own slots
+	minBuffer  = 16 // the smallest ring an inbox allocates
+)
 
 // Inbox is one subscription's notifications on their way to the reader.
 type Inbox[T any] struct {
-	ch   chan T        // unbuffered: what waits is in buf
+	ch   chan T        // chanBuffer slots; more wait in buf
 	stop chan struct{} // closed by Close: the handing goroutine returns
 	wg   sync.WaitGroup
 
 	mu       sync.Mutex
-	size     int // the most notifications that wait
-	buf      []T // ring; grows up to size, shrinks as it drains
+	size     int // the most notifications that wait, in ch and buf
+	buf      []T // ring; grows up to size-cap(ch), shrinks as it drains
 	head, n  int
 	handing  bool // the handing goroutine runs
 	err      error
@@ -38,7 +40,8 @@ type Inbox[T any] struct {
 
 // New returns an inbox that holds up to size notifications (at least one).
 func New[T any](size int) *Inbox[T] {
-	return &Inbox[T]{ch: make(chan T), stop: make(chan struct{}), size: max(size, 1)}
+	size = max(size, 1)
+	return &Inbox[T]{ch: make(chan T, min(size, chanBuffer)), stop: make(chan struct{}), size: size}
 }
 
 // C returns the notifications; it is closed when the inbox finishes and
@@ -67,12 +70,20 @@ func (b *Inbox[T]) Deliver(v T) {
 	if b.finished {
 		return
 	}
-	if b.n == b.size {
+	if b.n == 0 { // nothing before it in the ring: the channel, when it has room
+		select {
+		case b.ch <- v:
+			return
+		default:
+		}
+	}
+	ring := b.size - cap(b.ch)
+	if b.n == ring {
 		b.dropped++
 		return
 	}
 	if b.n == len(b.buf) {
-		b.resize(min(max(2*len(b.buf), minBuffer), b.size))
+		b.resize(min(max(2*len(b.buf), minBuffer), ring))
 	}
 	b.buf[(b.head+b.n)%len(b.buf)] = v
 	b.n++
@@ -83,9 +94,10 @@ func (b *Inbox[T]) Deliver(v T) {
 	}
 }
 
-// hand gives the waiting notifications to the reader, oldest first, until
-// none wait or Close stops it. The last one out closes C once the inbox
-// has finished.
+// hand moves the ring's notifications to the channel, oldest first, until
+// none wait there or Close stops it; then it closes C if the inbox has
+// finished. The notification on its way stays in the ring until it is in
+// the channel, so that Deliver puts none before it.
 func (b *Inbox[T]) hand() {
 	defer b.wg.Done()
 	for {
@@ -111,14 +123,18 @@ func (b *Inbox[T]) hand() {
 	}
 }
 
-// take removes the oldest notification, which the reader has, and halves
-// a ring larger than the smallest once a quarter of it is in use.
+// take removes the oldest notification, now in the channel; an emptied
+// ring goes, and one larger than the smallest halves once a quarter of it
+// is in use.
 func (b *Inbox[T]) take() {
 	var zero T
 	b.buf[b.head] = zero
 	b.head = (b.head + 1) % len(b.buf)
 	b.n--
-	if len(b.buf) > minBuffer && b.n <= len(b.buf)/4 {
+	switch {
+	case b.n == 0:
+		b.buf, b.head = nil, 0
+	case len(b.buf) > minBuffer && b.n <= len(b.buf)/4:
 		b.resize(max(len(b.buf)/2, minBuffer))
 	}
 }
@@ -149,28 +165,32 @@ func (b *Inbox[T]) Finish(err error) {
 }
 
 // Close finishes the inbox with a reason, as Finish does, but lets go what
-// waits: it stops the goroutine that hands notifications to the reader,
-// waits for it, and closes C at once. Later calls, after Finish too, only
-// let go what waits.
+// waits: it stops the goroutine that hands notifications on, waits for
+// it, closes C and empties it. Later calls, after Finish too, only let go
+// what waits.
 func (b *Inbox[T]) Close(err error) {
 	b.mu.Lock()
 	if b.stopped {
 		b.mu.Unlock()
 		return
 	}
+	b.stopped = true
 	if !b.finished {
 		b.finished, b.err = true, err
-	} else if !b.handing {
-		b.stopped = true // C is closed already
-		b.mu.Unlock()
-		return
+		if !b.handing {
+			close(b.ch)
+		}
 	}
-	b.stopped = true
-	close(b.stop)
-	b.mu.Unlock()
-	b.wg.Wait()
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	if b.handing {
+		close(b.stop)
+		b.mu.Unlock()
+		b.wg.Wait() // it returns without closing C: stopped is set
+		b.mu.Lock()
+		close(b.ch)
+	}
 	b.buf, b.head, b.n = nil, 0, 0
-	close(b.ch)
+	b.mu.Unlock()
+	for len(b.ch) > 0 {
+		<-b.ch // C is closed: this never blocks
+	}
 }

@@ -59,21 +59,19 @@ func TestDropsWhenFullAndFinishKeepsWhatWaits(t *testing.T) {
 	}
 }
 
-// The ring doubles from 16 up to the size as notifications pile up, and
-// halves as the reader catches up whenever a quarter of it is in use, down
-// to 16; the order holds throughout.
+// Beyond the channel's 16 slots, the ring doubles from 16 up to what the
+// size leaves (100-16) as notifications pile up, and halves as the reader
+// catches up whenever a quarter of it is in use, down to 16, and goes when
+// it empties; the order holds throughout.
 func TestRingGrowsAndShrinks(t *testing.T) {
 	b := New[int](100)
-	if _, ring := waiting(b, 0); ring != 0 {
-		t.Fatalf("a new inbox holds a ring of %d", ring)
-	}
 	delivered := 0
-	for _, step := range []struct{ upTo, ring int }{{1, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 64}, {65, 100}, {100, 100}} {
+	for _, step := range []struct{ upTo, ring int }{{16, 0}, {17, 16}, {32, 16}, {33, 32}, {48, 32}, {49, 64}, {81, 84}, {100, 84}} {
 		for ; delivered < step.upTo; delivered++ {
 			b.Deliver(delivered)
 		}
-		if _, ring := waiting(b, step.upTo); ring != step.ring {
-			t.Errorf("%d waiting: ring of %d, want %d", step.upTo, ring, step.ring)
+		if _, ring := waiting(b, max(step.upTo-chanBuffer, 0)); ring != step.ring {
+			t.Errorf("%d delivered: ring of %d, want %d", step.upTo, ring, step.ring)
 		}
 	}
 	b.Deliver(100)
@@ -81,20 +79,21 @@ func TestRingGrowsAndShrinks(t *testing.T) {
 		t.Errorf("a full inbox dropped %d, want 1", b.Dropped())
 	}
 	next := 0
-	for _, step := range []struct{ left, ring int }{{26, 100}, {25, 50}, {13, 50}, {12, 25}, {7, 25}, {6, 16}, {1, 16}, {0, 16}} {
-		next = read(t, b, next, 100-step.left-next)
+	for _, step := range []struct{ left, ring int }{{22, 84}, {21, 42}, {11, 42}, {10, 21}, {6, 21}, {5, 16}, {1, 16}, {0, 0}} {
+		next = read(t, b, next, 100-chanBuffer-step.left-next)
 		if _, ring := waiting(b, step.left); ring != step.ring {
-			t.Errorf("%d waiting: ring of %d, want %d", step.left, ring, step.ring)
+			t.Errorf("%d in the ring: a ring of %d, want %d", step.left, ring, step.ring)
 		}
 	}
+	next = read(t, b, next, chanBuffer)
 	b.Finish(nil)
-	if _, ok := <-b.C(); ok {
-		t.Error("C open after Finish with nothing waiting")
+	if _, ok := <-b.C(); ok || next != 100 {
+		t.Errorf("C open after Finish with nothing waiting, or %d read of 100", next)
 	}
 }
 
 // Growing a ring whose notifications wrap past its end, and shrinking one,
-// keeps them in order.
+// keeps them in order; a reader that keeps up needs no ring.
 func TestRingKeepsOrderAcrossTheEnd(t *testing.T) {
 	b := New[int](1000)
 	next, sent := 0, 0
@@ -104,14 +103,21 @@ func TestRingKeepsOrderAcrossTheEnd(t *testing.T) {
 			sent++
 		}
 	}
-	deliver(16)
-	next = read(t, b, next, 10)
+	for range 100 { // a reader that keeps up
+		deliver(1)
+		next = read(t, b, next, 1)
+	}
+	if _, ring := waiting(b, 0); ring != 0 {
+		t.Fatalf("a reader that keeps up: a ring of %d", ring)
+	}
+	deliver(chanBuffer + 16)
+	next = read(t, b, next, 10) // the ring's first 10 move to the channel
 	waiting(b, 6)
-	deliver(10) // 16 waiting, from the ring's 11th slot round to its 10th
+	deliver(10) // 16 in the ring, from its 11th slot round to its 10th
 	if _, ring := waiting(b, 16); ring != 16 {
 		t.Fatalf("ring of %d, want 16 before it grows", ring)
 	}
-	deliver(60) // grows twice, the first time wrapped
+	deliver(60) // grows three times, the first time wrapped
 	if _, ring := waiting(b, 76); ring != 128 {
 		t.Fatalf("ring of %d, want 128", ring)
 	}
@@ -119,9 +125,9 @@ func TestRingKeepsOrderAcrossTheEnd(t *testing.T) {
 	deliver(100) // wraps again
 	next = read(t, b, next, 100)
 	if _, ring := waiting(b, 16); ring != 32 {
-		t.Fatalf("ring of %d with 16 waiting, want 32", ring)
+		t.Fatalf("ring of %d with 16 in it, want 32", ring)
 	}
-	next = read(t, b, next, 16)
+	next = read(t, b, next, 16+chanBuffer)
 	if next != sent || b.Dropped() != 0 {
 		t.Errorf("read up to %d of %d, %d dropped", next, sent, b.Dropped())
 	}
@@ -210,4 +216,15 @@ func BenchmarkIdleInbox(b *testing.B) {
 	for _, in := range kept {
 		in.Close(nil)
 	}
+}
+
+// BenchmarkTrickle reports what a notification costs when the reader keeps
+// up.
+func BenchmarkTrickle(b *testing.B) {
+	in := New[[6]int64](4096)
+	for range b.N {
+		in.Deliver([6]int64{})
+		<-in.C()
+	}
+	in.Close(nil)
 }
