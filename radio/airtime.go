@@ -31,8 +31,11 @@ import (
 // samples would wait in that buffer, not in the radio's queue. Clients see
 // the loss as gaps in the timestamps.
 //
-// A notification that is admitted reaches the central at once: the model
-// decides what is lost, not when the rest arrives.
+// What is admitted leaves at the connection events, in the order it was
+// sent: a client sees it late by up to an interval (more after missed
+// events or when the queue is long), and what one event carries arrives
+// together. A write of the central comes in a connection event, which
+// carries what waits at once; the following events count from it.
 
 // Interval returns the connection interval the model uses for cp: its
 // MaxConnInterval.
@@ -67,10 +70,11 @@ const streamHeader = 2
 // streamAir is the noise stream of missed connection events.
 const streamAir = 0xA1E
 
-// airQueue is a connection's transmit queue under the model. It runs
-// lazily: each admission first runs the connection events that have come
-// since the last one, so it needs no goroutine or timer, and what it loses
-// depends only on the times of the admissions and the seed.
+// airQueue is a connection's transmit queue under the model. Its
+// connection events run lazily, when something asks for room and when the
+// connection's event timer fires (only while something waits), so what it
+// loses and when the rest leaves depend only on the times of the
+// notifications and the seed.
 type airQueue struct {
 	cfg      profile.Airtime
 	key      uint64        // seed of the missed events
@@ -78,15 +82,34 @@ type airQueue struct {
 	origin   time.Duration // time of event 0
 	next     int64         // the first event not run yet
 	count    uint64        // events since the connection began: the key of the missed ones
-	items    [profile.MaxTXQueue]airItem
+	items    []airItem     // ring of what waits for the air
 	head, n  int
-	sent     int // packets of the head item already sent
+	sent     int       // packets of the head item already sent
+	out      []airItem // carried out by connection events, not delivered yet, in order
+	notes    int       // items waiting or carried out that become GATT notifications
 }
 
-// airItem is a notification waiting in the transmit queue.
+// outKind says where an item goes once the air carried it out.
+type outKind uint8
+
+const (
+	outSub  outKind = iota // a subscription's notification, to the transport's sink
+	outGATT                // a notification of a characteristic, to Notifications
+	outHRS                 // a heart-rate measurement, to HRS (and Notifications when note)
+	outNUS                 // data of the serial service, to NUS (and Notifications when note)
+)
+
+// airItem is a notification waiting in the transmit queue, or carried out.
 type airItem struct {
 	packets int
-	owner   *resource.Subscription // nil for notifications of a characteristic
+	owner   *resource.Subscription // the subscription of an outSub item
+	kind    outKind
+	event   uint64 // the connection event that carried it out
+	content any    // outSub
+	char    UUID   // outGATT
+	data    []byte // outGATT, outNUS; outHRS: the measurement as notified
+	hrs     HRSData
+	note    bool // outHRS, outNUS: also a notification of the characteristic
 }
 
 // start anchors the connection events at now with an interval.
@@ -128,11 +151,12 @@ func (q *airQueue) run(now time.Duration) {
 func (q *airQueue) write(now time.Duration) {
 	q.run(now)
 	q.origin, q.next = now, 1
-	q.count++
 	q.send(q.cfg.PacketsPerEvent)
+	q.count++
 }
 
-// send takes up to budget packets off the queue.
+// send takes up to budget packets off the queue; the items it completes
+// go out, marked with the event.
 func (q *airQueue) send(budget int) {
 	for budget > 0 && q.n > 0 {
 		it := &q.items[q.head]
@@ -142,6 +166,8 @@ func (q *airQueue) send(budget int) {
 		} else {
 			budget -= need
 		}
+		it.event = q.count
+		q.out = append(q.out, *it)
 		*it = airItem{}
 		q.head++
 		if q.head == len(q.items) {
@@ -182,29 +208,26 @@ func (q *airQueue) roomFor(now time.Duration, k int, owner *resource.Subscriptio
 	return true
 }
 
-// push queues a notification; room said there is room.
-func (q *airQueue) push(packets int, owner *resource.Subscription) {
+// push queues an item; roomFor said there is room.
+func (q *airQueue) push(it airItem) {
+	if q.n == len(q.items) {
+		items := make([]airItem, max(2*len(q.items), q.cfg.TXQueue))
+		k := copy(items, q.items[q.head:])
+		copy(items[k:], q.items[:q.head])
+		q.items, q.head = items, 0
+	}
 	i := q.head + q.n
 	if i >= len(q.items) {
 		i -= len(q.items)
 	}
-	q.items[i] = airItem{packets: packets, owner: owner}
+	q.items[i] = it
 	q.n++
 }
 
-// admit queues a stream's notification when there is room and reports
-// whether it did.
-func (q *airQueue) admit(now time.Duration, packets int, owner *resource.Subscription, limit int) bool {
-	if !q.roomFor(now, 1, owner, limit, false) {
-		return false
-	}
-	q.push(packets, owner)
-	return true
-}
-
-// nextRoom returns the time of the next connection event after now that
-// carries something: when the queue may have room again.
-func (q *airQueue) nextRoom(now time.Duration) time.Duration {
+// nextEvent returns the time of the next connection event after now that
+// carries something: when what waits leaves, and the queue may have room
+// again.
+func (q *airQueue) nextEvent(now time.Duration) time.Duration {
 	k := int64(0)
 	if now >= q.origin {
 		k = int64((now-q.origin)/q.interval) + 1
@@ -216,20 +239,185 @@ func (q *airQueue) nextRoom(now time.Duration) time.Duration {
 }
 
 // airSink is the sink of a connection's subscriptions: what the model
-// admits goes on to the transport's sink, the rest is dropped (and counted
-// on its subscription).
-type airSink struct {
-	c    *Conn
-	next resource.Sink
+// admits waits for the air and then goes on to the transport's sink, the
+// rest is dropped (and counted on its subscription).
+type airSink struct{ c *Conn }
+
+func (s airSink) Notify(n resource.Notification) bool { return s.c.admitContent(n) }
+
+func (s airSink) Ended(sub *resource.Subscription, reason resource.EndReason) {
+	s.c.sink.Ended(sub, reason)
 }
 
-func (s *airSink) Notify(n resource.Notification) bool {
-	if !s.c.admitContent(n) {
+// queueLocked puts an admitted item in the transmit queue; c.airMu is
+// held.
+func (c *Conn) queueLocked(now time.Duration, it airItem) {
+	c.air.push(it)
+	if it.kind == outGATT || it.note {
+		c.air.notes++
+	}
+	c.armLocked(now)
+}
+
+// armLocked makes sure the event timer fires at the next connection event
+// that carries packets while something waits for one (an item, or a
+// WhenRoom callback), and at once when items were carried out by events
+// that ran lazily; c.airMu is held.
+func (c *Conn) armLocked(now time.Duration) {
+	if c.air.n == 0 && len(c.air.out) == 0 && len(c.waiters) == 0 {
+		return
+	}
+	at := now
+	if len(c.air.out) == 0 {
+		at = c.air.nextEvent(now)
+	}
+	if c.evTimer != nil {
+		if c.evAt <= at {
+			return
+		}
+		c.evTimer.Stop()
+	}
+	c.evAt = at
+	c.evTimer = c.p.clk.AfterFunc(at-now, c.event)
+}
+
+// event runs the connection events due now, on the event timer.
+func (c *Conn) event() { c.runEvents(false) }
+
+// runEvents runs the connection events due now (write: and one at now, in
+// which a write of the central arrived), hands out in order what they
+// carried, and calls back whoever waited for room.
+func (c *Conn) runEvents(write bool) {
+	now := c.p.clk.Now()
+	c.outMu.Lock()
+	c.airMu.Lock()
+	c.evTimer = nil
+	if write {
+		c.air.write(now)
+	} else {
+		c.air.run(now)
+	}
+	out := c.air.out
+	c.air.out = c.spare[:0]
+	waiters := c.waiters
+	c.waiters = nil
+	c.armLocked(now)
+	c.airMu.Unlock()
+
+	notes := 0
+	c.p.mu.Lock()
+	for i := range out {
+		if !c.ended {
+			c.handOut(&out[i])
+		}
+		if out[i].kind == outGATT || out[i].note {
+			notes++
+		}
+		out[i] = airItem{}
+	}
+	c.p.mu.Unlock()
+	c.airMu.Lock()
+	c.air.notes -= notes
+	c.spare = out[:0]
+	c.airMu.Unlock()
+	c.outMu.Unlock()
+	for _, f := range waiters {
+		f()
+	}
+}
+
+// handOut delivers an item the air carried out, or one that leaves at once
+// with the model off; c.p.mu is held. A central that does not read loses
+// it, as over the air.
+func (c *Conn) handOut(it *airItem) {
+	switch it.kind {
+	case outSub:
+		c.sink.Notify(resource.Notification{Sub: it.owner, Content: it.content})
+	case outGATT:
+		c.note(it.char, it.data)
+	case outHRS:
+		select {
+		case c.hrs <- it.hrs:
+		default:
+		}
+		if it.note {
+			c.note(HeartRateMeasurement, it.data)
+		}
+	case outNUS:
+		select {
+		case c.nus <- it.data:
+		default:
+		}
+		if it.note {
+			c.note(NUSTX, it.data)
+		}
+	}
+}
+
+// note hands a notification of a characteristic to the central; c.p.mu is
+// held.
+func (c *Conn) note(char UUID, data []byte) {
+	select {
+	case c.notes <- Notification{Char: char, Data: data}:
+	default:
+	}
+}
+
+// send hands a notification of the connection's services to the air: with
+// the model on it waits in the transmit queue when there is room (flow:
+// for a flow-controlled sender; read: the central has read enough to take
+// it), with the model off it leaves at once when read. It reports whether
+// it went; c.p.mu is held.
+func (c *Conn) send(now time.Duration, it airItem, read, flow bool) bool {
+	a := &c.p.cfg.Airtime
+	if !a.Enabled {
+		if read {
+			c.handOut(&it)
+		}
+		return read
+	}
+	c.airMu.Lock()
+	defer c.airMu.Unlock()
+	if !read || !c.air.roomFor(now, 1, nil, 0, flow) {
 		return false
 	}
-	return s.next.Notify(n)
+	it.packets = NotificationPackets(a, len(it.data))
+	c.queueLocked(now, it)
+	return true
 }
 
-func (s *airSink) Ended(sub *resource.Subscription, reason resource.EndReason) {
-	s.next.Ended(sub, reason)
+// admitContent asks the throughput model for room for a notification of
+// a subscription made over the connection: its content sized by
+// Config.NotificationSize, in parts of the connection's MTU. Admitted, it
+// waits for the air.
+func (c *Conn) admitContent(n resource.Notification) bool {
+	a := &c.p.cfg.Airtime
+	size := -1
+	if f := c.p.cfg.NotificationSize; f != nil {
+		size = f(n.Content)
+	}
+	limit := 0
+	if n.Sub != nil && n.Sub.Topic != nil {
+		limit = n.Sub.Topic.Limit
+	}
+	now := c.p.clk.Now()
+	c.airMu.Lock()
+	defer c.airMu.Unlock()
+	if !c.air.roomFor(now, 1, n.Sub, limit, false) {
+		return false
+	}
+	packets := NotificationPackets(a, c.airMTU-3)
+	if size >= 0 {
+		packets = StreamPackets(a, size, c.airMTU)
+	}
+	c.queueLocked(now, airItem{packets: packets, owner: n.Sub, kind: outSub, content: n.Content})
+	return true
+}
+
+// Waiting returns how many notifications wait for the air (under the
+// throughput model): admitted, not carried out yet.
+func (c *Conn) Waiting() int {
+	c.airMu.Lock()
+	defer c.airMu.Unlock()
+	return c.air.n + len(c.air.out)
 }

@@ -43,7 +43,7 @@ func newAirtimeLink(tb testing.TB, a profile.Airtime, seed uint64, clk clock.Clo
 }
 
 // burst tries n notifications of size bytes at once and returns how many
-// the connection took, reading them off as the central does.
+// the connection took.
 func burst(tb testing.TB, c *radio.Conn, n, size int) int {
 	tb.Helper()
 	took := 0
@@ -55,10 +55,23 @@ func burst(tb testing.TB, c *radio.Conn, n, size int) int {
 		}
 		if ok {
 			took++
-			<-c.Notifications()
 		}
 	}
 	return took
+}
+
+// arrived reads off the notifications that have arrived, as the central
+// does, and returns their first bytes.
+func arrived(c *radio.Conn) []byte {
+	var got []byte
+	for {
+		select {
+		case n := <-c.Notifications():
+			got = append(got, n.Data[0])
+		default:
+			return got
+		}
+	}
 }
 
 // A connection event carries PacketsPerEvent packets of DataLength bytes;
@@ -103,8 +116,13 @@ func TestAirtimeBudget(t *testing.T) {
 // central has not read.
 func TestAirtimeOff(t *testing.T) {
 	c := newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
-	if got := burst(t, c, 1000, 244); got != 1000 {
-		t.Errorf("took %d of 1000", got)
+	got := 0
+	for range 1000 {
+		got += burst(t, c, 1, 244)
+		got -= 1 - len(arrived(c)) // it arrived at once
+	}
+	if got != 1000 {
+		t.Errorf("took and delivered at once %d of 1000", got)
 	}
 	for i := 0; ; i++ {
 		ok, err := c.TryNotify(streamChar, []byte{1})
@@ -165,10 +183,6 @@ func TestWhenRoom(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(c.Notifications()); n != 1 {
-		t.Fatalf("a stream took %d places of 2; want all but the last", n)
-	}
-	<-c.Notifications()
 	if burst(t, c, 2, 10) != 1 {
 		t.Fatal("a flow-controlled sender did not get the last place")
 	}
@@ -180,6 +194,9 @@ func TestWhenRoom(t *testing.T) {
 	clk.Advance(radio.Interval(c.Params()))
 	if called.Load() != 1 {
 		t.Fatalf("called back %d times after the next event", called.Load())
+	}
+	if n := len(arrived(c)); n != 1 {
+		t.Fatalf("%d notifications arrived in an event of one packet; the stream took one place of 2", n)
 	}
 	if burst(t, c, 1, 10) != 1 {
 		t.Error("no room after the callback")
@@ -194,27 +211,18 @@ func TestWhenRoom(t *testing.T) {
 	}
 }
 
-// fastClock is a clock that moves by a step at each reading, so that a
-// benchmark runs connection events without timers.
-type fastClock struct {
-	step time.Duration
-	now  atomic.Int64
-}
-
-func (f *fastClock) Now() time.Duration { return time.Duration(f.now.Add(int64(f.step))) }
-func (f *fastClock) AfterFunc(time.Duration, func()) clock.Timer {
-	panic("no timers in the benchmark")
-}
-
 // BenchmarkNotify measures a notification through the throughput model:
-// the admission, the copy for the central, and its reading. The clock
-// moves 15 ms a notification, so that most are admitted.
+// the admission, the copy for the central, the connection event that
+// carries it and its reading. The clock moves 15 ms a notification, so
+// that most are admitted.
 func BenchmarkNotify(b *testing.B) {
-	c := newAirtimeLink(b, profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02}, 1, &fastClock{step: 15 * time.Millisecond})
+	clk := clock.NewVirtual()
+	c := newAirtimeLink(b, profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02}, 1, clk)
 	data := make([]byte, 68) // an ECG notification of 16 samples
 	b.ReportAllocs()
 	sent := 0
 	for b.Loop() {
+		clk.Advance(15 * time.Millisecond)
 		if c.Notify(streamChar, data) != nil {
 			b.Fatal("refused")
 		}
@@ -258,25 +266,26 @@ func ExampleConn_TryNotify() {
 	}
 	send()
 	fmt.Println("at once:", sent)
-	for sent < chunks {
+	for len(c.Notifications()) < chunks {
 		clk.Advance(radio.Interval(c.Params()))
 	}
-	fmt.Println("after", clk.Now(), "all", len(c.Notifications()))
+	fmt.Println("all", chunks, "arrived after", clk.Now())
 	// Output:
 	// at once: 2
-	// after 150ms all 5
+	// all 5 arrived after 250ms
 }
 
 // BenchmarkSubscriptionNotify measures a notification of a subscription
-// made over a connection: the sizing of its content, the admission and
-// the transport's queue.
+// made over a connection: the sizing of its content, the admission, the
+// connection event that carries it and the transport's queue.
 func BenchmarkSubscriptionNotify(b *testing.B) {
 	st, err := radio.OpenSettings(openStore(b))
 	if err != nil {
 		b.Fatal(err)
 	}
+	clk := clock.NewVirtual()
 	p := radio.New(radio.Config{
-		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: &fastClock{step: 15 * time.Millisecond},
+		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
 		Airtime:          profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02},
 		NotificationSize: func(content any) int { return 68 },
 	}, st)
@@ -295,6 +304,7 @@ func BenchmarkSubscriptionNotify(b *testing.B) {
 	var events []resource.Event
 	b.ReportAllocs()
 	for b.Loop() {
+		clk.Advance(15 * time.Millisecond)
 		sub.Notify(content)
 		events = q.Drain(events[:0])
 	}
@@ -364,5 +374,111 @@ func TestAirtimeTopicLimit(t *testing.T) {
 	send(ecg, 2)
 	if ecg.Dropped() != 4 {
 		t.Errorf("after one event: %d ECG notifications dropped in all, want 4", ecg.Dropped())
+	}
+}
+
+// arrival is when a notification reached the central, on the device's
+// clock, and which one it was.
+type arrival struct {
+	at time.Duration
+	id byte
+}
+
+// watch advances the clock in steps of 1 ms up to end and notes when each
+// notification arrives; send(t) is called at each step first.
+func watch(t *testing.T, clk *clock.Virtual, c *radio.Conn, end time.Duration, send func(now time.Duration)) []arrival {
+	t.Helper()
+	var got []arrival
+	for clk.Now() < end {
+		clk.Advance(time.Millisecond)
+		send(clk.Now())
+		for _, id := range arrived(c) {
+			got = append(got, arrival{clk.Now(), id})
+		}
+	}
+	return got
+}
+
+// Notifications leave at the connection events, not when they are sent:
+// a client sees them late by up to an interval, in the order sent, in
+// groups of what each event carries.
+func TestAirtimeEvents(t *testing.T) {
+	clk := clock.NewVirtual()
+	c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 2, DataLength: 251, TXQueue: 8}, 1, clk)
+	interval := radio.Interval(c.Params()) // 50 ms; events at 0, 50, 100, ...
+	id := byte(0)
+	got := watch(t, clk, c, 200*time.Millisecond, func(now time.Duration) {
+		if now == 10*time.Millisecond || now == 20*time.Millisecond || now == 30*time.Millisecond || now == 120*time.Millisecond {
+			id++
+			if err := c.Notify(streamChar, []byte{id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	// Two packets an event: 1 and 2 at 50 ms, 3 at 100 ms, 4 at 150 ms.
+	want := []arrival{{50 * time.Millisecond, 1}, {50 * time.Millisecond, 2}, {100 * time.Millisecond, 3}, {150 * time.Millisecond, 4}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("arrivals %v, want %v (events every %v carrying two packets)", got, want, interval)
+	}
+}
+
+// A missed connection event carries nothing: what waits leaves at the
+// next one, later by an interval, and the same seed misses the same
+// events.
+func TestAirtimeMissedEventsDelay(t *testing.T) {
+	run := func(seed uint64) []arrival {
+		clk := clock.NewVirtual()
+		c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.3}, seed, clk)
+		id := byte(0)
+		return watch(t, clk, c, 2*time.Second, func(now time.Duration) {
+			if now%(40*time.Millisecond) == 0 {
+				id++
+				c.Notify(streamChar, []byte{id})
+			}
+		})
+	}
+	a, b := run(3), run(3)
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("the same seed gave other arrivals:\n%v\n%v", a, b)
+	}
+	interval := 50 * time.Millisecond
+	late := 0
+	for i, ar := range a {
+		sent := time.Duration(ar.id) * 40 * time.Millisecond
+		if ar.at%interval != 0 || ar.at <= sent {
+			t.Fatalf("notification %d sent at %v arrived at %v, not at a later connection event", ar.id, sent, ar.at)
+		}
+		if ar.at-sent > interval {
+			late++
+		}
+		if i > 0 && ar.id <= a[i-1].id {
+			t.Fatalf("out of order: %v", a)
+		}
+	}
+	if late == 0 || late == len(a) {
+		t.Errorf("%d of %d notifications waited past a missed event; want some", late, len(a))
+	}
+}
+
+// A write of the central comes in a connection event, which carries what
+// waits at once; the following events count from it.
+func TestAirtimeWriteCarries(t *testing.T) {
+	clk := clock.NewVirtual()
+	c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}, 1, clk)
+	got := watch(t, clk, c, 150*time.Millisecond, func(now time.Duration) {
+		switch now {
+		case 60 * time.Millisecond:
+			c.Notify(streamChar, []byte{1})
+		case 70 * time.Millisecond:
+			if err := c.SetNotify(streamChar, true); err != nil { // a write of the descriptor
+				t.Fatal(err)
+			}
+		case 80 * time.Millisecond:
+			c.Notify(streamChar, []byte{2})
+		}
+	})
+	want := []arrival{{70 * time.Millisecond, 1}, {120 * time.Millisecond, 2}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("arrivals %v, want %v", got, want)
 	}
 }

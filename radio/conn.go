@@ -44,15 +44,21 @@ type Conn struct {
 	mtu       int
 	notifying map[UUID]bool // characteristics with notifications on
 	encrypted bool
-	ended     bool        // hrs, nus and notes are closed
-	slab      []byte      // notification data is carved from it
-	waiters   []func()    // WhenRoom callbacks
-	roomTimer clock.Timer // runs the waiters
+	ended     bool   // hrs, nus and notes are closed
+	slab      []byte // notification data is carved from it
 
-	// the throughput model, guarded by airMu (taken after p.mu)
-	airMu  sync.Mutex
-	air    airQueue
-	airMTU int
+	// the throughput model, guarded by airMu (taken after p.mu); outMu
+	// orders the hand-out of what connection events carry (taken before
+	// p.mu and airMu)
+	sink    resource.Sink // the transport's, for the subscriptions' notifications
+	airMu   sync.Mutex
+	air     airQueue
+	airMTU  int
+	waiters []func()    // WhenRoom callbacks
+	evTimer clock.Timer // the next connection event, while something waits
+	evAt    time.Duration
+	outMu   sync.Mutex
+	spare   []airItem // the hand-out's buffer
 
 	once   sync.Once
 	done   chan struct{}
@@ -101,6 +107,11 @@ func (c *Conn) SetParams(cp ConnParams) error {
 	c.airMu.Lock()
 	c.air.run(now)
 	c.air.start(now, Interval(cp))
+	if c.evTimer != nil {
+		c.evTimer.Stop()
+		c.evTimer = nil
+	}
+	c.armLocked(now)
 	c.airMu.Unlock()
 	return nil
 }
@@ -153,12 +164,14 @@ func (c *Conn) end(reason error) {
 		close(c.hrs)
 		close(c.nus)
 		close(c.notes)
+		c.airMu.Lock()
 		waiters := c.waiters
 		c.waiters = nil
-		if c.roomTimer != nil {
-			c.roomTimer.Stop()
-			c.roomTimer = nil
+		if c.evTimer != nil {
+			c.evTimer.Stop()
+			c.evTimer = nil
 		}
+		c.airMu.Unlock()
 		p.mu.Unlock()
 		c.reason = reason
 		close(c.done)
@@ -276,19 +289,10 @@ func (c *Conn) SendHRS(d HRSData) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if !c.notifying[HeartRateMeasurement] || c.ended || !c.admit(now, [][]byte{m}, true, false) {
+	if !c.notifying[HeartRateMeasurement] || c.ended {
 		return
 	}
-	select {
-	case c.hrs <- d:
-	default:
-	}
-	if len(m) <= c.mtu-3 {
-		select {
-		case c.notes <- Notification{Char: HeartRateMeasurement, Data: m}:
-		default:
-		}
-	}
+	c.send(now, airItem{kind: outHRS, hrs: d, data: m, note: len(m) <= c.mtu-3}, true, false)
 }
 
 // WriteNUS writes data from the central to the device's serial service.
@@ -318,19 +322,10 @@ func (c *Conn) SendNUS(b []byte) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if c.ended || !c.admit(now, [][]byte{b}, true, false) {
+	if c.ended {
 		return
 	}
-	select {
-	case c.nus <- b:
-	default:
-	}
-	if c.notifying[NUSTX] && len(b) <= c.mtu-3 {
-		select {
-		case c.notes <- Notification{Char: NUSTX, Data: c.carve(b)}:
-		default:
-		}
-	}
+	c.send(now, airItem{kind: outNUS, data: c.carve(b), note: c.notifying[NUSTX] && len(b) <= c.mtu-3}, true, false)
 }
 
 // Errors a central meets.

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
-
-	"senseboard/resource"
 )
 
 // UUID is a Bluetooth UUID in its 128-bit form, most significant byte
@@ -337,15 +334,24 @@ func (c *Conn) notify(char UUID, parts [][]byte, flow bool) (bool, error) {
 		return false, fmt.Errorf("notification of characteristic %s: %w", char, ErrDisconnected)
 	case !c.notifying[char]:
 		return true, nil
-	case !c.admit(now, parts, !flow || len(c.notes)+len(parts) <= cap(c.notes), flow):
+	}
+	a := &c.p.cfg.Airtime
+	if !a.Enabled {
+		if flow && len(c.notes)+len(parts) > cap(c.notes) {
+			return false, nil
+		}
+		for _, data := range parts {
+			c.handOut(&airItem{kind: outGATT, char: char, data: c.carve(data)})
+		}
+		return true, nil
+	}
+	c.airMu.Lock()
+	defer c.airMu.Unlock()
+	if flow && len(c.notes)+c.air.notes+len(parts) > cap(c.notes) || !c.air.roomFor(now, len(parts), nil, 0, flow) {
 		return false, nil
 	}
-	// Every sender on notes holds p.mu, so the room seen above is there.
 	for _, data := range parts {
-		select {
-		case c.notes <- Notification{Char: char, Data: c.carve(data)}:
-		default:
-		}
+		c.queueLocked(now, airItem{packets: NotificationPackets(a, len(data)), kind: outGATT, char: char, data: c.carve(data)})
 	}
 	return true, nil
 }
@@ -362,13 +368,10 @@ func (c *Conn) WhenRoom(f func()) {
 		f()
 		return
 	}
+	c.airMu.Lock()
 	c.waiters = append(c.waiters, f)
-	if c.roomTimer == nil {
-		c.airMu.Lock()
-		at := c.air.nextRoom(now)
-		c.airMu.Unlock()
-		c.roomTimer = c.p.clk.AfterFunc(at-now, c.roomCame)
-	}
+	c.armLocked(now)
+	c.airMu.Unlock()
 	c.p.mu.Unlock()
 }
 
@@ -376,79 +379,9 @@ func (c *Conn) WhenRoom(f func()) {
 // now: it came in a connection event, which carries the device's packets
 // too, and whoever waits for room hears of it.
 func (c *Conn) written() {
-	if !c.p.cfg.Airtime.Enabled {
-		return
+	if c.p.cfg.Airtime.Enabled {
+		c.runEvents(true)
 	}
-	now := c.p.clk.Now()
-	c.p.mu.Lock()
-	c.airMu.Lock()
-	c.air.write(now)
-	c.airMu.Unlock()
-	waiters := c.waiters
-	c.waiters = nil
-	if c.roomTimer != nil {
-		c.roomTimer.Stop()
-		c.roomTimer = nil
-	}
-	c.p.mu.Unlock()
-	for _, f := range waiters {
-		f()
-	}
-}
-
-// roomCame runs the WhenRoom callbacks.
-func (c *Conn) roomCame() {
-	c.p.mu.Lock()
-	waiters := c.waiters
-	c.waiters, c.roomTimer = nil, nil
-	c.p.mu.Unlock()
-	for _, f := range waiters {
-		f()
-	}
-}
-
-// admit asks the throughput model for room for notifications of a
-// characteristic, all or none, from a flow-controlled sender or not; read
-// says whether the central has read enough to take them. p.mu is held.
-func (c *Conn) admit(now time.Duration, parts [][]byte, read, flow bool) bool {
-	a := &c.p.cfg.Airtime
-	if !a.Enabled {
-		return read
-	}
-	c.airMu.Lock()
-	defer c.airMu.Unlock()
-	ok := read && c.air.roomFor(now, len(parts), nil, 0, flow)
-	if ok {
-		for _, data := range parts {
-			c.air.push(NotificationPackets(a, len(data)), nil)
-		}
-	}
-	return ok
-}
-
-// admitContent asks the throughput model for room for a notification of
-// a subscription made over the connection: its content sized by
-// Config.NotificationSize, in parts of the connection's MTU.
-func (c *Conn) admitContent(n resource.Notification) bool {
-	a := &c.p.cfg.Airtime
-	size := -1
-	if f := c.p.cfg.NotificationSize; f != nil {
-		size = f(n.Content)
-	}
-	limit := 0
-	if n.Sub != nil && n.Sub.Topic != nil {
-		limit = n.Sub.Topic.Limit
-	}
-	now := c.p.clk.Now()
-	c.airMu.Lock()
-	defer c.airMu.Unlock()
-	var packets int
-	if size >= 0 {
-		packets = StreamPackets(a, size, c.airMTU)
-	} else {
-		packets = NotificationPackets(a, c.airMTU-3)
-	}
-	return c.air.admit(now, packets, n.Sub, limit)
 }
 
 // slabSize is the bytes of each block notification data is carved from:

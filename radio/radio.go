@@ -172,8 +172,9 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	conn.air.cfg = p.cfg.Airtime
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
 	conn.air.start(p.clk.Now(), Interval(conn.params))
+	conn.sink = sink
 	if p.cfg.Airtime.Enabled {
-		sink = &airSink{c: conn, next: sink}
+		sink = airSink{conn}
 	}
 	conn.client = resource.NewClient("ble:"+c.Address, sink)
 	p.nextHandle++
