@@ -1,6 +1,9 @@
 package signal
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // QRSDetector finds heartbeats in an ECG, after Pan and Tompkins, "A
 // real-time QRS detection algorithm" (IEEE Trans. Biomed. Eng. 32(3), 1985),
@@ -14,9 +17,12 @@ import "math"
 //     against adaptive signal and noise levels (threshold = noise + a quarter
 //     of the difference), learnt over the first 2 s,
 //  6. a peak within 360 ms of the previous beat whose steepest slope is
-//     under half the previous beat's is a T wave; it stays a candidate for
-//     search-back (an early, wide ventricular beat looks like one), while a
-//     T wave below the threshold does not,
+//     under half the previous beat's is a T wave, and so is one that comes
+//     before half the regular RR interval with under four fifths of the
+//     previous beat's slope (a premature beat that conducts normally is as
+//     steep as the others); it stays a candidate for search-back (an early,
+//     wide ventricular beat looks like one, and the pause after it makes
+//     search-back look), while a T wave below the threshold does not,
 //  7. search-back: when no beat came for 166% of the regular RR average, the
 //     largest candidate above half the threshold since the last beat is a
 //     beat,
@@ -36,7 +42,12 @@ import "math"
 //     candidate (correlation 0.5 or more), both are beats of that other
 //     shape (ventricular beats in a row) and the candidate is taken first. On a
 //     clean signal early beats of another shape are taken at once, and
-//     beats that come on time are taken whatever their shape.
+//     beats that come on time are taken whatever their shape,
+//  10. steps: a peak whose input does not turn back around its R peak, as
+//     a step of the baseline (an electrode artefact) does not, is no beat:
+//     within 80 ms either side of the R peak, the steepest fall is under a
+//     sixth of the steepest rise (or the other way round), and 80 ms after
+//     it the signal has not come back halfway to the level 80 ms before.
 //
 // The template is the average band-passed complex (120 ms around the R
 // peak) of the beats that resemble it, learnt from the first beats; the
@@ -88,6 +99,8 @@ type QRSDetector struct {
 	seg   []float64 // a complex being compared, with d.lag either side
 	ref   []float64 // a vetoed complex, as long as the template
 	tmplN int       // beats learnt into the template
+	step  int64     // how far either side of the R peak turns looks, samples
+	dx    int64     // the span of turns's slopes, samples
 	half  int64     // template half-width, samples
 	lag   int64     // largest misalignment the correlation allows, samples
 
@@ -125,6 +138,8 @@ func NewQRSDetector(fs float64) *QRSDetector {
 	d.rr, d.rrOK = make([]int64, 0, 8), make([]int64, 0, 8)
 	d.slope = make([]float64, d.hist)
 	d.delay = bandPassDelay(d.bp, fs)
+	d.step = int64(math.Round(0.08 * fs))
+	d.dx = max(int64(math.Round(0.01*fs)), 2)
 	d.half = int64(math.Round(0.06 * fs))
 	d.lag = max(int64(math.Round(0.008*fs)), 1)
 	d.tmpl = make([]float64, 2*d.half+1)
@@ -230,19 +245,24 @@ func (d *QRSDetector) classify(v float64, i int64) {
 	}
 	if v > t1 {
 		s := d.maxSlope(i)
-		if d.lastQRS >= 0 && i-d.lastQRS < d.tWave && s < d.lastSlope/2 {
+		if d.lastQRS >= 0 && i-d.lastQRS < d.tWave && d.tWaveLike(i, s) {
 			d.npki = 0.125*v + 0.875*d.npki // a T wave, unless search-back finds otherwise
 			d.candidate(v, i, false)
 			return
 		}
-		if d.npki > d.spki/40 && float64(i-d.lastQRS) < 0.8*mean(d.rrOK) && d.corr(d.locate(i)) < 0.5 {
+		r := d.locate(i)
+		if d.npki > d.spki/40 && float64(i-d.lastQRS) < 0.8*mean(d.rrOK) && d.corr(r) < 0.5 {
 			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
 			d.keep(peak{v, i, true})
 			return
 		}
+		if !d.turns(r) {
+			d.npki = 0.125*v + 0.875*d.npki // a step of the baseline
+			return
+		}
 		d.spki = 0.125*v + 0.875*d.spki
-		d.rescue(i)
-		d.beat(i, v, s)
+		d.rescue(i, r)
+		d.beat(i, r, v, s)
 		return
 	}
 	d.npki = 0.125*v + 0.875*d.npki
@@ -280,11 +300,11 @@ func (d *QRSDetector) keep(p peak) {
 	}
 }
 
-// rescue decides, before the beat at i is taken, on the largest candidate
-// the noise veto kept since the last beat: when its complex resembles the
-// new beat's, both are beats of another shape than the template
-// (ventricular beats in a row), and it is taken first.
-func (d *QRSDetector) rescue(i int64) {
+// rescue decides, before the beat at i (R peak at ri) is taken, on the
+// largest candidate the noise veto kept since the last beat: when its
+// complex resembles the new beat's, both are beats of another shape than
+// the template (ventricular beats in a row), and it is taken first.
+func (d *QRSDetector) rescue(i, ri int64) {
 	best := -1
 	for k, p := range d.noise {
 		if p.vetoed && i-p.i > d.refrac && (best < 0 || p.v > d.noise[best].v) {
@@ -295,15 +315,19 @@ func (d *QRSDetector) rescue(i int64) {
 		return
 	}
 	p := d.noise[best]
+	r := d.locate(p.i)
+	if !d.turns(r) {
+		return // a step of the baseline
+	}
 	// the vetoed complex, mean removed, as the reference
-	x := d.complex(d.locate(p.i))[d.lag : int64(len(d.seg))-d.lag]
+	x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
 	copy(d.ref, x)
 	mu := mean(d.ref)
 	for k := range d.ref {
 		d.ref[k] -= mu
 	}
-	if d.corrWith(d.ref, d.locate(i)) >= 0.5 {
-		d.beat(p.i, p.v, d.maxSlope(p.i))
+	if d.corrWith(d.ref, ri) >= 0.5 {
+		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 	}
 }
 
@@ -311,10 +335,16 @@ func (d *QRSDetector) rescue(i int64) {
 // above half the threshold.
 func (d *QRSDetector) searchBack() {
 	_, t2 := d.thresholds()
-	best := -1
-	for k, p := range d.noise {
-		if best < 0 || p.v > d.noise[best].v {
-			best = k
+	best, r := -1, int64(0)
+	for best < 0 && len(d.noise) > 0 {
+		for k, p := range d.noise {
+			if best < 0 || p.v > d.noise[best].v {
+				best = k
+			}
+		}
+		if r = d.locate(d.noise[best].i); !d.turns(r) { // a step of the baseline
+			d.noise = slices.Delete(d.noise, best, best+1)
+			best = -1
 		}
 	}
 	if best < 0 {
@@ -325,7 +355,7 @@ func (d *QRSDetector) searchBack() {
 	p := d.noise[best]
 	if p.v > t2 {
 		d.spki = 0.25*p.v + 0.75*d.spki
-		d.beat(p.i, p.v, d.maxSlope(p.i))
+		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 		return
 	}
 	// the other peaks' level: when the largest stands well above it, after
@@ -341,7 +371,7 @@ func (d *QRSDetector) searchBack() {
 	long := float64(d.n-d.lastQRS) > 2.5*mean(d.rrOK)
 	if long && n > 0 && p.i-d.lastQRS >= d.tWave && p.v > 4*sum/float64(n) {
 		d.spki, d.npki = p.v, sum/float64(n)
-		d.beat(p.i, p.v, d.maxSlope(p.i))
+		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 		return
 	}
 	// two and a half intervals without a beat: the signal may have shrunk
@@ -351,6 +381,54 @@ func (d *QRSDetector) searchBack() {
 		d.spki = d.npki + 0.5*(d.spki-d.npki)
 	}
 	d.search += float64(len(d.win))
+}
+
+// turns reports whether the input turns back around the sample r, as a QRS
+// complex does and a step of the baseline (an electrode artefact) does
+// not. Within d.step either side of r, a QRS has a steep rise and a steep
+// fall (slopes taken over 10 ms), after the baseline-shift check of
+// Hamilton's open-source ECG analysis. There the smaller is at least an
+// eighth of the larger, on a signal without high-pass; behind the front
+// end's 0.5 Hz high-pass a step returns slowly, and its fall is about an
+// eighth of its rise. So a complex is a step when the smaller slope is
+// under a sixth of the larger and the signal d.step after r is still more
+// than half its excursion from the level d.step before (a QRS is back
+// near, or beyond, its baseline by then).
+func (d *QRSDetector) turns(r int64) bool {
+	h := int64(d.hist)
+	lo := max(r-d.step, d.n-h+d.dx, d.dx)
+	hi := min(r+d.step, d.n-1)
+	if hi <= lo {
+		return true // out of the history: nothing to tell
+	}
+	rise, fall := 0.0, 0.0
+	j, k := int(lo%h), int((lo-d.dx)%h)
+	for range hi - lo + 1 {
+		if v := d.xv[j] - d.xv[k]; v > rise {
+			rise = v
+		} else if -v > fall {
+			fall = -v
+		}
+		if j++; j == d.hist {
+			j = 0
+		}
+		if k++; k == d.hist {
+			k = 0
+		}
+	}
+	if 6*min(rise, fall) >= max(rise, fall) {
+		return true
+	}
+	pre, peak, post := d.xv[int(lo%h)], d.xv[int(r%h)], d.xv[int(hi%h)]
+	return (post-pre)*(peak-pre) <= 0.5*(peak-pre)*(peak-pre)
+}
+
+// tWaveLike reports whether a peak at i whose steepest slope is s, inside
+// the T-wave window of the last beat, is to be taken for a T wave: when it
+// is less than half as steep as the last beat, or, when it comes before
+// half the regular RR interval, less than four fifths as steep.
+func (d *QRSDetector) tWaveLike(i int64, s float64) bool {
+	return s < d.lastSlope/2 || s < 0.8*d.lastSlope && float64(i-d.lastQRS) < 0.5*mean(d.rrOK)
 }
 
 // maxSlope returns the steepest slope of the QRS complex ending at i.
@@ -385,9 +463,8 @@ func (d *QRSDetector) locate(i int64) int64 {
 	return r
 }
 
-// beat records a beat whose integrated-signal peak is at i.
-func (d *QRSDetector) beat(i int64, v, slope float64) {
-	r := d.locate(i)
+// beat records a beat whose integrated-signal peak is at i and R peak at r.
+func (d *QRSDetector) beat(i, r int64, v, slope float64) {
 	if d.lastR >= 0 {
 		rr := r - d.lastR
 		if rr <= 0 {

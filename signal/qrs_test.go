@@ -70,7 +70,10 @@ func beatTimes(beats []synthBeat, from float64) []time.Duration {
 // beats inside the T-wave window, ventricular couplets (alone, and in noise,
 // where the veto holds back the first of each pair), interpolated
 // ventricular beats, a tenfold drop of the QRS amplitude, a beat at the very
-// end of the stream, early artefacts unlike the QRS in a burst of noise, and
+// end of the stream, early artefacts unlike the QRS in a burst of noise,
+// steps of the baseline and early spikes less steep than the beats on a
+// clean signal, premature atrial beats (which the stricter T-wave check
+// must still take at once), and
 // the position of each beat.
 func TestQRSDetectorHardCases(t *testing.T) {
 	const fs = 256
@@ -135,6 +138,21 @@ func TestQRSDetectorHardCases(t *testing.T) {
 		}(), 49, true, 3, 0},
 		{"beat at the end of the stream", regular(60, 0.8, 1), 48.35, true, 0, 0},
 		{"noise burst with early artefacts unlike the QRS", regular(60, 0.8, 1), 49, true, 0, 0},
+		{"steps of the baseline on a clean signal", regular(60, 0.8, 1), 49, true, 0, 0},
+		{"early spikes less steep than the beats", regular(60, 0.8, 1), 49, true, 0, 0},
+		{"premature atrial beats", func() []synthBeat {
+			b := regular(64, 0.8, 1) // the rhythm gains 3 s: beats to the end
+			for i := 15; i < 55; i += 6 {
+				// a narrow beat as steep as the others 380 ms after the
+				// previous one (under half the interval); the rhythm
+				// starts again from it, without a pause
+				b[i+1] = synthBeat{b[i].at + 0.38, 1, 0.01}
+				for k := i + 2; k < len(b); k++ {
+					b[k].at = b[k-1].at + 0.8
+				}
+			}
+			return b
+		}(), 49, true, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,6 +162,10 @@ func TestQRSDetectorHardCases(t *testing.T) {
 				noiseBurst(x, tt.beats, fs, 0.35, true)
 			case strings.HasSuffix(tt.name, "in noise"):
 				noiseBurst(x, tt.beats, fs, 0.25, false)
+			case strings.HasPrefix(tt.name, "steps"):
+				steps(x, tt.beats, fs)
+			case strings.HasPrefix(tt.name, "early spikes"):
+				spikes(x, tt.beats, fs)
 			}
 			found := runDetector(x, fs, tt.flush)
 			var ref []time.Duration
@@ -189,6 +211,41 @@ func noiseBurst(x []float64, beats []synthBeat, fs, a float64, artefacts bool) {
 		for i := int((at - 0.1) * fs); i < int((at+0.1)*fs); i++ {
 			q := (float64(i)/fs - at) / 0.012
 			x[i] -= 1.1 * math.Exp(-0.5*q*q)
+		}
+	}
+}
+
+// steps adds, from 10 s, 500 ms after every fourth beat, a step of the
+// baseline of 2 mV (up and down in turn) that rises in 20 ms, smoothly, and
+// stays: an electrode artefact, like those of MIT-BIH record 101. Without the baseline-shift check, each step is a
+// false beat.
+func steps(x []float64, beats []synthBeat, fs float64) {
+	delta := 2.0
+	for k, b := range beats {
+		if k%4 != 0 || b.at < 10 {
+			continue
+		}
+		at := int((b.at + 0.6) * fs)
+		for i := at; i < len(x); i++ {
+			x[i] += delta * (1 - math.Cos(math.Pi*min(float64(i-at)/(0.03*fs), 1))) / 2
+		}
+		delta = -delta
+	}
+}
+
+// spikes adds, from 10 s, 300 ms after every fourth beat (within the
+// T-wave window and before half the interval), a narrow spike two thirds as
+// high and as steep as the QRS: noise on a clean signal. Without the
+// stricter T-wave check for early peaks, each spike is a false beat.
+func spikes(x []float64, beats []synthBeat, fs float64) {
+	for k, b := range beats {
+		if k%4 != 0 || b.at < 10 {
+			continue
+		}
+		at := b.at + 0.3
+		for i := int((at - 0.05) * fs); i < min(int((at+0.05)*fs), len(x)); i++ {
+			q := (float64(i)/fs - at) / 0.01
+			x[i] += 0.65 * math.Exp(-0.5*q*q)
 		}
 	}
 }
