@@ -419,7 +419,7 @@ func (d *QRSDetector) turns(r int64) bool {
 	if 6*min(rise, fall) >= max(rise, fall) {
 		return true
 	}
-	pre, peak, post := d.xv[int(lo%h)], d.xv[int(r%h)], d.xv[int(hi%h)]
+	pre, peak, post := d.xv[int(lo%h)], d.xv[int(min(max(r, lo), hi)%h)], d.xv[int(hi%h)]
 	return (post-pre)*(peak-pre) <= 0.5*(peak-pre)*(peak-pre)
 }
 
