@@ -113,7 +113,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, error) {
 	o := &options{}
 	var op string
 	var pp pairs
-	fs.StringVar(&o.port, "port", "", "the device: a serial port or pseudo-terminal path, TCP<host>:<port>, or tcp://<host>:<port>")
+	fs.StringVar(&o.port, "port", "", "the device: a serial port or pseudo-terminal path, TCP<host>:<port>, tcp://<host>:<port>, or TCP<host>:<port>/<serial> on a fleet's port")
 	fs.StringVar(&o.path, "path", "", "the resource, for example /Info or /Meas/Acc/104 (case and leading slash do not matter)")
 	fs.StringVar(&op, "op", "GET", "the operation: GET, PUT, POST, DELETE or SUBSCRIBE, in any case")
 	fs.Func("opdatatype", "type of the next --opdata: int64, int32, uint8, uint16, uint32, float, double, bool, string, or a record name such as AdvSettings", pp.typ)
@@ -182,6 +182,7 @@ Examples:
   wbcmd --port TCP127.0.0.1:7809 --path /Meas/Acc/Config --op PUT --opdatatype AccConfig --opdata '{"GRange": 4}'
   wbcmd --port TCP127.0.0.1:7809 --path /Component/Eeprom/0 --opdatatype uint32 --opdata 0 --opdatatype uint8 --opdata 16
   wbcmd --port TCP127.0.0.1:7809 --path /Meas/Acc/104 --op SUBSCRIBE --count 10
+  wbcmd --port TCP127.0.0.1:7900/000124 --path /Info
   wbcmd --list-ports
 
 SUBSCRIBE prints notifications until ESC (when stdin is a terminal), Ctrl-C,

@@ -73,11 +73,11 @@ func (f *Fleet) Serve(ctx context.Context, ln net.Listener) error {
 func (f *Fleet) pick(h wire.HelloMsg) (*Server, func(), wire.RefuseCode, error) {
 	s := f.servers[h.Serial]
 	if s == nil {
-		what := "names no device"
+		what := "the hello names no device"
 		if h.Serial != "" {
-			what = fmt.Sprintf("names device %q, which is not", h.Serial)
+			what = fmt.Sprintf("the hello names device %q, which this port does not serve", h.Serial)
 		}
-		return nil, nil, wire.RefuseSerial, fmt.Errorf("%w: the hello %s on this port; it serves %s, named by the hello's serial (TCP<host>:<port>/<serial>)",
+		return nil, nil, wire.RefuseSerial, fmt.Errorf("%w: %s; it serves %s: name one in the hello's serial (TCP<host>:<port>/<serial> with wbcmd and the Go client)",
 			ErrUnknownSerial, what, f.span())
 	}
 	release, err := s.admitDevice()

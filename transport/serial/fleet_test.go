@@ -91,7 +91,7 @@ func TestFleetRefusesUnknownSerial(t *testing.T) {
 	addr := serveFleet(t, newFleet(t, "000300", "000301"))
 	r := dialRaw(t, addr)
 	for _, tt := range []struct{ serial, words string }{
-		{"000999", `names device "000999", which is not`},
+		{"000999", `names device "000999", which this port does not serve`},
 		{"", "names no device"},
 	} {
 		b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, &wire.HelloMsg{Protocol: wire.Version, Session: "s", Serial: tt.serial})
@@ -108,6 +108,12 @@ func TestFleetRefusesUnknownSerial(t *testing.T) {
 	var w wire.WelcomeMsg
 	if f := r.nextKind(wire.Welcome); json.Unmarshal(f.Payload, &w) != nil || w.Serial != "000301" {
 		t.Errorf("welcome after refusals: %s", f.Payload)
+	}
+	b, _ = wire.AppendJSONFrame(nil, wire.Hello, 0, &wire.HelloMsg{Protocol: wire.Version, Session: "s", Serial: "000300"})
+	r.send(b)
+	var m wire.RefuseMsg
+	if f := r.nextKind(wire.Refuse); json.Unmarshal(f.Payload, &m) != nil || m.Code != wire.RefuseSerial || !strings.Contains(m.Error, "session is with device 000301, not 000300") {
+		t.Errorf("hello naming another device in a session: %s", f.Payload)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection

@@ -260,6 +260,10 @@ func serveConn(ctx context.Context, conn net.Conn, hello, idle time.Duration, pi
 				cur.onBroken = func() { setWhy(ErrSlowConsumer); conn.Close() }
 				cur.welcome = s.welcome(h.Session)
 			}
+			if h.Serial != "" && h.Serial != srv.serial() {
+				refuse(w, f.ID, h.Session, wire.RefuseSerial, fmt.Sprintf("%v: this connection's session is with device %s, not %s", ErrUnknownSerial, srv.serial(), h.Serial))
+				return
+			}
 			cur.send(cur.welcome)
 		case cur == nil:
 			noSession(w, f)
