@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"senseboard/internal/gobuild"
 	"senseboard/internal/loopback"
 )
 
@@ -42,8 +43,7 @@ import (
 // program starts and the others join.
 func TestReadmeTour(t *testing.T) {
 	t.Parallel()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go on PATH to build the programs")
 	}
 	for _, tool := range []string{"bash", "curl", "grep"} {
@@ -68,12 +68,11 @@ func TestReadmeTour(t *testing.T) {
 	if err := os.Symlink(filepath.Join(repo, "scenarios"), filepath.Join(work, "scenarios")); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range [][]string{
-		{"build", "-o", bin + "/", "./cmd/senseboard", "./cmd/wbcmd"},
-		{"build", "-o", filepath.Join(bin, "stepcounter"), "./examples/stepcounter/run"},
+	for name, pkg := range map[string]string{
+		"senseboard": "senseboard/cmd/senseboard", "wbcmd": "senseboard/cmd/wbcmd", "stepcounter": "senseboard/examples/stepcounter/run",
 	} {
-		if out, err := exec.Command(gobin, b...).CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(b, " "), err, out)
+		if err := gobuild.Program(pkg, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
 		}
 	}
 	env := append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),

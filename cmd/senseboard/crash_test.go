@@ -19,17 +19,19 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/gobuild"
 	"senseboard/internal/loopback"
 	"senseboard/profile"
 	"senseboard/resource"
 )
 
-// buildSenseboard builds this command into a temporary directory.
+// buildSenseboard builds this command into a temporary directory; it is
+// linked once for all the tests of a run (see gobuild).
 func buildSenseboard(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "senseboard")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	if err := gobuild.Program("senseboard/cmd/senseboard", bin); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"senseboard/internal/gobuild"
 	"senseboard/internal/loopback"
 )
 
@@ -25,9 +25,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	for _, cmd := range []string{"senseboard", "wbcmd"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "senseboard/cmd/"+cmd).CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", cmd, err, out)
+		if err := gobuild.Program("senseboard/cmd/"+cmd, filepath.Join(dir, cmd)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
