@@ -87,6 +87,7 @@ func connected(d bridgeclient.Device) bool { return d.Connected }
 // TestBridgeEndToEnd runs senseboard run and uses the device through its
 // phone bridge, as a client on another computer would.
 func TestBridgeEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := buildSenseboard(t)
 	dir := t.TempDir()
 	httpAddr := loopback.FreeAddr(t)

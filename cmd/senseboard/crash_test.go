@@ -188,6 +188,7 @@ func entries(t *testing.T, dir string) []string {
 // After each start neither the state directory nor $TMPDIR holds anything
 // the writes left behind.
 func TestKillDuringWriteStorms(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes in a loop")
 	}

@@ -25,6 +25,7 @@ type logEntries struct {
 // Logs survive kill -9: what the data logger had written when the process
 // was killed is in the Logbook when it starts again, and decodes.
 func TestLogsSurviveKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and kills the program")
 	}

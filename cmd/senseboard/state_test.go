@@ -19,6 +19,7 @@ import (
 // the file and says what to do, and the other devices' state (and the
 // bridge's) is as it was.
 func TestRunOnDamagedState(t *testing.T) {
+	t.Parallel()
 	bin := buildSenseboard(t)
 	for _, tt := range []struct {
 		name    string
