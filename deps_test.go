@@ -1,6 +1,9 @@
 package senseboard_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,10 +17,11 @@ import (
 // device; the binary form of content (gsp/gspdata), which the data logger
 // writes too, knows no GSP module, and no provider does.
 func TestDependencyRules(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	for _, tt := range []struct {
+	rules := []struct {
 		pkg       string
 		direct    bool     // only the package's own imports count
 		stdlib    bool     // the standard library alone
@@ -33,24 +37,64 @@ func TestDependencyRules(t *testing.T) {
 		{"senseboard/bridge", true, false, []string{"senseboard/world/"}},
 		{"senseboard/gsp/gspwire", false, true, nil},
 		{"senseboard/gsp/gspdata", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/provider/mem/"}},
-	} {
-		args := []string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", tt.pkg}
-		if tt.direct {
-			args = []string{"list", "-f", `{{join .Imports "\n"}}`, tt.pkg}
+	}
+	// one go list for all the rules: the packages, and what they import
+	// and depend on
+	args := []string{"list", "-deps", "-json=ImportPath,Imports,Deps,Standard,DepOnly"}
+	for _, r := range rules {
+		args = append(args, r.pkg)
+	}
+	cmd := exec.Command("go", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	type pkg struct {
+		ImportPath        string
+		Imports, Deps     []string
+		Standard, DepOnly bool
+	}
+	var listed []pkg // the packages of the rules
+	standard := map[string]bool{}
+	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list: %v", err)
 		}
-		out, err := exec.Command("go", args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		standard[p.ImportPath] = p.Standard
+		if !p.DepOnly {
+			listed = append(listed, p)
 		}
-		for _, dep := range strings.Fields(string(out)) {
-			if tt.stdlib && dep != tt.pkg {
-				t.Errorf("%s depends on %s; it must use the standard library alone", tt.pkg, dep)
+	}
+	for _, tt := range rules {
+		pattern, all := strings.CutSuffix(tt.pkg, "/...")
+		n := 0
+		for _, p := range listed {
+			if p.ImportPath != pattern && !(all && strings.HasPrefix(p.ImportPath, pattern+"/")) {
+				continue
 			}
-			for _, f := range tt.forbidden {
-				if dep == strings.TrimSuffix(f, "/") || strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f) {
-					t.Errorf("%s depends on %s; it must not depend on %s", tt.pkg, dep, f)
+			n++
+			deps := p.Deps
+			if tt.direct {
+				deps = p.Imports
+			}
+			for _, dep := range deps {
+				if tt.stdlib && !standard[dep] {
+					t.Errorf("%s depends on %s; it must use the standard library alone", p.ImportPath, dep)
+				}
+				for _, f := range tt.forbidden {
+					if dep == strings.TrimSuffix(f, "/") || strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f) {
+						t.Errorf("%s depends on %s; it must not depend on %s", p.ImportPath, dep, f)
+					}
 				}
 			}
+		}
+		if n == 0 {
+			t.Errorf("go list listed no package %s", tt.pkg)
 		}
 	}
 }
