@@ -84,6 +84,7 @@ func (g *gaps) see(ts uint32) {
 // show as gaps in the timestamps; the same subscription over TCP loses
 // nothing.
 func TestECGOverBLELosesWhatTCPDoesNot(t *testing.T) {
+	t.Parallel()
 	const rate, seconds = 512, 20
 	period := time.Second * meas.ECGArraySize / rate
 	want := seconds * rate / meas.ECGArraySize

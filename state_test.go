@@ -103,6 +103,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // root's permission-override capabilities (internal/fsperm), so the case
 // holds when the tests run as root.
 func TestNewOnDamagedState(t *testing.T) {
+	t.Parallel()
 	chip := append(damage.Files(), damage.Kind{Name: "chip of the wrong size", Apply: func(p string) error {
 		return damage.Rewrite(p, func(b []byte) []byte { return b[:1000] })
 	}, Reason: "a chip has"})

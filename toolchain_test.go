@@ -68,6 +68,7 @@ esac
 // go.mod files back; a new enough one is used as it is; none, or a fetch
 // that fails, is an error that says so.
 func TestToolchainScript(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
