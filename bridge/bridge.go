@@ -32,6 +32,7 @@ import (
 	"senseboard/air"
 	"senseboard/client"
 	"senseboard/nvm"
+	"senseboard/radio"
 	"senseboard/wire"
 )
 
@@ -60,6 +61,13 @@ type Config struct {
 	// StateDir and kept there (DefaultAddress without a StateDir); a
 	// given one is kept in the state too.
 	Address, Name string
+	// ConnInterval is the connection interval the bridge asks for when it
+	// connects, as a phone chooses one (7.5 ms to 4 s, a multiple of 1.25
+	// ms); each device grants the nearest within its connection
+	// parameters, and the interval sets how fast its notifications come
+	// (docs/behaviour.md, BLE throughput). Zero leaves the choice to the
+	// device: its slowest.
+	ConnInterval time.Duration
 	// StateDir keeps the keys of the bonds the bridge makes; "" keeps them
 	// in memory only.
 	StateDir string
@@ -139,6 +147,9 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
+	}
+	if i := cfg.ConnInterval; i != 0 && (i < radio.Duration(radio.ConnIntervalMin) || i > radio.Duration(radio.ConnIntervalMax) || i%radio.Duration(1) != 0) {
+		return nil, fmt.Errorf("bridge: %w: connection interval %v; 7.5 ms to 4 s in steps of 1.25 ms", ErrConfig, i)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -334,6 +345,9 @@ var ErrUnknownDevice = errors.New("no such device")
 
 // ErrClosed is an operation on a bridge that was closed.
 var ErrClosed = errors.New("the bridge is closed")
+
+// ErrConfig is a Config setting out of its range.
+var ErrConfig = errors.New("bad bridge configuration")
 
 // goTracked runs f in a goroutine that Close waits for, unless the bridge
 // is closed already, which it reports with false.

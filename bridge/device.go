@@ -199,7 +199,8 @@ func (d *device) connectLocked(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
 	defer cancel()
-	handle, err := l.Connect(ctx, d.b.cfg.Address, d.b.cfg.Name)
+	got, err := l.ConnectAt(ctx, wire.ConnectMsg{Address: d.b.cfg.Address, Name: d.b.cfg.Name, Interval: uint16(d.b.cfg.ConnInterval / radio.Duration(1))})
+	handle := got.Handle
 	if err != nil {
 		d.setNote("connect: %v", err)
 		return err

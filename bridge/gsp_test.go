@@ -33,21 +33,37 @@ type gspRig struct {
 	b      *bridge.Bridge
 	srv    *httptest.Server
 	serial string
+	onAir  bool // the radio's throughput model is on
 }
 
-func newGSPRig(t testing.TB, token string) *gspRig {
+// newGSPRig is a rig whose radio takes everything at once: the protocol
+// is under test, not the radio's throughput.
+func newGSPRig(t testing.TB, token string) *gspRig { return newGSPRigWith(t, token, false) }
+
+// gspInterval is the connection interval the bridge asks for, as a phone
+// does: the device grants its shortest, 30 ms, whose 133 packets a second
+// carry the seven streams of TestGSPOverWebSocket (about 108 a second);
+// its slowest, 50 ms, carries 80 (docs/behaviour.md).
+const gspInterval = 7500 * time.Microsecond
+
+// newGSPRigWith is a rig with the radio's throughput model on or off
+// (onAir). With it on, what the device sends leaves at the connection
+// events, which come with the device's time: the rig's clients let time
+// pass while they wait. The transmit queue holds 16 notifications: seven
+// streams put up to eight notifications in it at the same instant, when
+// their batches fall due together, more than the default 8 hold.
+func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 	t.Helper()
-	// The protocol is under test here, not the radio's throughput: seven
-	// streams at once are more than a BLE connection carries
-	// (docs/behaviour.md), so the radio takes everything at once.
 	p := profile.Default()
-	p.BLE.Airtime.Enabled = false
+	p.BLE.Airtime.Enabled = onAir
+	p.BLE.Airtime.TXQueue = 16
 	d := senseboardtest.New(t, senseboardtest.Config{Profile: p})
-	r := &gspRig{t: t, d: d, serial: "000123"}
+	r := &gspRig{t: t, d: d, serial: "000123", onAir: onAir}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	srv := &serial.Server{Device: d.Device.Device}
 	b, err := bridge.New(bridge.Config{
+		ConnInterval: gspInterval,
 		StateDir:     t.TempDir(),
 		ScanInterval: 20 * time.Millisecond,
 		Local: []bridge.Peripheral{{Serial: r.serial, Dial: func(context.Context) (net.Conn, error) {
@@ -93,6 +109,19 @@ type gspClient struct {
 	c     *websocket.Conn
 	mtu   int
 	stash [][]byte // notifications read while waiting for a response
+
+	// With the throughput model on: the messages a reader takes from the
+	// WebSocket, and the device's clock, which read advances while none
+	// comes.
+	msgs    chan wsMessage
+	advance func()
+}
+
+// wsMessage is a message read from the WebSocket, or why reading ended.
+type wsMessage struct {
+	typ websocket.MessageType
+	b   []byte
+	err error
 }
 
 func (r *gspRig) dial(query string, hdr http.Header) *gspClient {
@@ -105,7 +134,27 @@ func (r *gspRig) dial(query string, hdr http.Header) *gspClient {
 	r.t.Cleanup(func() { c.CloseNow() })
 	mtu := gspwire.DefaultMTU
 	fmt.Sscanf(query, "mtu=%d", &mtu)
-	return &gspClient{t: r.t, c: c, mtu: mtu}
+	p := &gspClient{t: r.t, c: c, mtu: mtu}
+	if r.onAir {
+		p.msgs = make(chan wsMessage, 64)
+		p.advance = func() { r.d.Advance(5 * time.Millisecond) }
+		go func() { // ends when the WebSocket closes; the cleanup waits
+			defer close(p.msgs)
+			for {
+				typ, b, err := c.Read(context.Background())
+				p.msgs <- wsMessage{typ, b, err}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		r.t.Cleanup(func() {
+			c.CloseNow()
+			for range p.msgs { // until the reader has ended
+			}
+		})
+	}
+	return p
 }
 
 // dialReady opens a GSP WebSocket and checks that it is served: the
@@ -115,9 +164,8 @@ func (r *gspRig) dialReady() *gspClient {
 	r.t.Helper()
 	p := r.dial("", nil)
 	p.write(gspwire.Command{Code: gspwire.Hello, Ref: 200})
-	_, n, err := p.c.Read(context.Background())
-	if err != nil || n[0] != gspwire.CommandResponse || n[1] != 200 {
-		r.t.Fatalf("HELLO after the previous client closed: % x, %v", n, err)
+	if n := p.read(); n[0] != gspwire.CommandResponse || n[1] != 200 {
+		r.t.Fatalf("HELLO after the previous client closed: % x", n)
 	}
 	return p
 }
@@ -132,7 +180,15 @@ func (p *gspClient) write(cmd gspwire.Command) {
 // read returns the next notification, which must fit the MTU.
 func (p *gspClient) read() []byte {
 	p.t.Helper()
-	typ, b, err := p.c.Read(context.Background())
+	var typ websocket.MessageType
+	var b []byte
+	var err error
+	if p.msgs == nil {
+		typ, b, err = p.c.Read(context.Background())
+	} else {
+		m := p.wait()
+		typ, b, err = m.typ, m.b, m.err
+	}
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -140,6 +196,23 @@ func (p *gspClient) read() []byte {
 		p.t.Fatalf("notification %v of %d bytes at MTU %d: % x", typ, len(b), p.mtu, b)
 	}
 	return b
+}
+
+// wait returns the next message of the WebSocket, letting the device's
+// time pass while none comes: the device's notifications leave at its
+// connection events.
+func (p *gspClient) wait() wsMessage {
+	t := time.NewTimer(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case m := <-p.msgs:
+			return m
+		case <-t.C:
+			p.advance()
+			t.Reset(2 * time.Millisecond)
+		}
+	}
 }
 
 // command writes a command and returns its COMMAND_RESPONSE; the
@@ -178,9 +251,13 @@ func joined(notes [][]byte) map[uint8][][]byte {
 // TestGSPOverWebSocket runs a GSP client's whole session over the bridge's
 // WebSocket, as a script or web app does over GATT: HELLO, streams at
 // several rates, UTC time, offline recording, listing, fetching and
-// decoding the log, and clearing the logbook.
+// decoding the log, and clearing the logbook. The radio's throughput
+// model is on, over a connection at the interval the bridge asks for
+// (gspInterval): what the device sends leaves at the connection events,
+// and the streams arrive whole.
 func TestGSPOverWebSocket(t *testing.T) {
-	r := newGSPRig(t, "")
+	t.Parallel()
+	r := newGSPRigWith(t, "", true)
 	p := r.dial("", nil)
 
 	hello := p.command(gspwire.Command{Code: gspwire.Hello, Ref: 100})
@@ -196,21 +273,27 @@ func TestGSPOverWebSocket(t *testing.T) {
 
 	subs := map[uint8]string{1: "/Meas/Acc/13", 2: "/Meas/Acc/104", 3: "/Meas/IMU9/52", 4: "/Meas/IMU9/208",
 		5: "/Meas/ECG/125", 6: "/Meas/ECG/125/mV", 7: "/Meas/HR"}
+	// Each stream runs from its SUBSCRIBE to its UNSUBSCRIBE, each answered
+	// at a connection event: between these two spans of device time.
+	firstSub := r.d.Clock.Now()
 	for ref := uint8(1); ref <= 7; ref++ {
 		// 2xx: /Meas/HR answers 204 until its first interval is known.
 		if n := p.command(gspwire.Command{Code: gspwire.Subscribe, Ref: ref, Path: subs[ref]}); gspStatus(n)/100 != 2 {
 			t.Fatalf("SUBSCRIBE %s: %d", subs[ref], gspStatus(n))
 		}
 	}
+	lastSub := r.d.Clock.Now()
 	for i := range 50 { // 5 s of device time
 		r.d.Advance(100 * time.Millisecond)
 		p.command(gspwire.Command{Code: gspwire.Get, Ref: 150 + uint8(i%50), Path: "/System/Energy/Level"}) // all sent so far has come
 	}
+	firstUnsub := r.d.Clock.Now()
 	for ref := uint8(1); ref <= 7; ref++ {
 		if n := p.command(gspwire.Command{Code: gspwire.Unsubscribe, Ref: ref}); gspStatus(n) != 200 {
 			t.Errorf("UNSUBSCRIBE %s: %d", subs[ref], gspStatus(n))
 		}
 	}
+	shortest, longest := (firstUnsub - lastSub).Seconds(), (r.d.Clock.Now() - firstSub).Seconds()
 	payloads := joined(p.stash)
 	p.stash = nil
 	for _, tc := range []struct {
@@ -227,9 +310,9 @@ func TestGSPOverWebSocket(t *testing.T) {
 			}
 			n += (len(pl) - tc.head) / tc.per
 		}
-		// 5 s of samples; the last batch may still be filling.
-		if got, want := float64(n), 5*tc.rate; got < want*0.9 || got > want*1.02 {
-			t.Errorf("%s: %.0f samples in 5 s, want about %.0f", subs[tc.ref], got, want)
+		// The last batch may still be filling; nothing is lost.
+		if got := float64(n); got < shortest*tc.rate*0.9 || got > longest*tc.rate*1.02 {
+			t.Errorf("%s: %.0f samples in %.2f to %.2f s of device time at %v Hz", subs[tc.ref], got, shortest, longest, tc.rate)
 		}
 	}
 	if len(payloads[7]) == 0 {
@@ -519,4 +602,19 @@ func FuzzGSPWrites(f *testing.F) {
 		p.command(gspwire.Command{Code: gspwire.Hello, Ref: 0xFE}) // read fails the test on a notification longer than 37 bytes
 		p.stash = nil
 	})
+}
+
+// The bridge's connection interval is one the link layer has: 7.5 ms to
+// 4 s in steps of 1.25 ms.
+func TestBridgeConnInterval(t *testing.T) {
+	for _, bad := range []time.Duration{5 * time.Millisecond, 7600 * time.Microsecond, 5 * time.Second} {
+		if _, err := bridge.New(bridge.Config{ConnInterval: bad}); !errors.Is(err, bridge.ErrConfig) {
+			t.Errorf("interval %v: %v, want ErrConfig", bad, err)
+		}
+	}
+	b, err := bridge.New(bridge.Config{ConnInterval: 15 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
 }

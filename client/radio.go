@@ -52,9 +52,18 @@ func (c *Conn) Scan(ctx context.Context) (wire.AdvertMsg, error) {
 // returns the connection handle. Requests go over the connection once it
 // is made, and the connection's end closes the stream (Err then says why).
 func (c *Conn) Connect(ctx context.Context, address, name string) (uint16, error) {
-	var m wire.ConnectedMsg
-	err := c.radioCall(ctx, wire.Connect, &wire.ConnectMsg{Address: address, Name: name}, &m)
+	m, err := c.ConnectAt(ctx, wire.ConnectMsg{Address: address, Name: name})
 	return m.Handle, err
+}
+
+// ConnectAt connects as Connect does, as a central that asks for a
+// connection interval (m.Interval, units of 1.25 ms; zero leaves it to the
+// device); the answer says the handle and the interval granted, the
+// nearest within the device's connection parameters.
+func (c *Conn) ConnectAt(ctx context.Context, m wire.ConnectMsg) (wire.ConnectedMsg, error) {
+	var got wire.ConnectedMsg
+	err := c.radioCall(ctx, wire.Connect, &m, &got)
+	return got, err
 }
 
 // Pair pairs with the device's pass key ("" when it has none) and bonds

@@ -13,9 +13,9 @@ import (
 //
 // The device's notifications wait in its transmit queue, at most TXQueue
 // of them, until connection events carry them out. A connection event
-// comes every connection interval (the connection's MaxConnInterval: the
-// central may grant any interval of the range, and the model takes the
-// slowest) and carries at most PacketsPerEvent link-layer packets of at
+// comes every connection interval (Conn.Interval: the central's choice
+// within the device's MinConnInterval..MaxConnInterval, the slowest when
+// it has none) and carries at most PacketsPerEvent link-layer packets of at
 // most DataLength payload bytes each; a notification of n bytes is one
 // ATT PDU of n+3 bytes behind a 4-byte L2CAP header, so n+7 bytes cut into
 // packets. A share MissedEvents of the connection events carry nothing, as
@@ -37,10 +37,28 @@ import (
 // together. A write of the central comes in a connection event, which
 // carries what waits at once; the following events count from it.
 
-// Interval returns the connection interval the model uses for cp: its
-// MaxConnInterval.
-func Interval(cp ConnParams) time.Duration {
-	return time.Duration(cp.MaxConnInterval) * 1250 * time.Microsecond
+// Grant returns the connection interval, in units of 1.25 ms, that a
+// central which asks for interval (0: no wish) gets within the device's
+// parameters: the nearest in MinConnInterval..MaxConnInterval, and
+// MaxConnInterval, the slowest, when it has no wish.
+func Grant(cp ConnParams, interval uint16) uint16 {
+	if interval == 0 {
+		return cp.MaxConnInterval
+	}
+	return max(cp.MinConnInterval, min(interval, cp.MaxConnInterval))
+}
+
+// Duration returns an interval in units of 1.25 ms as a duration.
+func Duration(units uint16) time.Duration {
+	return time.Duration(units) * 1250 * time.Microsecond
+}
+
+// Interval returns the connection's interval: the central's choice within
+// the device's connection parameters (Grant).
+func (c *Conn) Interval() time.Duration {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	return Duration(Grant(c.params, c.central.Interval))
 }
 
 // NotificationPackets returns how many link-layer packets a notification payload of n

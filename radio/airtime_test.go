@@ -1,6 +1,7 @@
 package radio_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -101,7 +102,7 @@ func TestAirtimeBudget(t *testing.T) {
 			if got := burst(t, c, 100, tt.size); got != tt.first {
 				t.Errorf("the first burst took %d, want %d", got, tt.first)
 			}
-			interval := radio.Interval(c.Params())
+			interval := c.Interval()
 			for i, want := range tt.after {
 				clk.Advance(interval)
 				if got := burst(t, c, 100, tt.size); got != want {
@@ -191,7 +192,7 @@ func TestWhenRoom(t *testing.T) {
 	if called.Load() != 0 {
 		t.Fatal("called back before room came")
 	}
-	clk.Advance(radio.Interval(c.Params()))
+	clk.Advance(c.Interval())
 	if called.Load() != 1 {
 		t.Fatalf("called back %d times after the next event", called.Load())
 	}
@@ -267,7 +268,7 @@ func ExampleConn_TryNotify() {
 	send()
 	fmt.Println("at once:", sent)
 	for len(c.Notifications()) < chunks {
-		clk.Advance(radio.Interval(c.Params()))
+		clk.Advance(c.Interval())
 	}
 	fmt.Println("all", chunks, "arrived after", clk.Now())
 	// Output:
@@ -370,7 +371,7 @@ func TestAirtimeTopicLimit(t *testing.T) {
 		t.Errorf("5 ECG and 4 Acc notifications at once: %d and %d dropped; want 3 (two wait in the front end's buffer) and 0",
 			ecg.Dropped(), acc.Dropped())
 	}
-	clk.Advance(radio.Interval(c.Params())) // one packet leaves: the first ECG notification
+	clk.Advance(c.Interval()) // one packet leaves: the first ECG notification
 	send(ecg, 2)
 	if ecg.Dropped() != 4 {
 		t.Errorf("after one event: %d ECG notifications dropped in all, want 4", ecg.Dropped())
@@ -405,7 +406,7 @@ func watch(t *testing.T, clk *clock.Virtual, c *radio.Conn, end time.Duration, s
 func TestAirtimeEvents(t *testing.T) {
 	clk := clock.NewVirtual()
 	c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 2, DataLength: 251, TXQueue: 8}, 1, clk)
-	interval := radio.Interval(c.Params()) // 50 ms; events at 0, 50, 100, ...
+	interval := c.Interval() // 50 ms; events at 0, 50, 100, ...
 	id := byte(0)
 	got := watch(t, clk, c, 200*time.Millisecond, func(now time.Duration) {
 		if now == 10*time.Millisecond || now == 20*time.Millisecond || now == 30*time.Millisecond || now == 120*time.Millisecond {
@@ -480,5 +481,57 @@ func TestAirtimeWriteCarries(t *testing.T) {
 	want := []arrival{{70 * time.Millisecond, 1}, {120 * time.Millisecond, 2}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("arrivals %v, want %v", got, want)
+	}
+}
+
+// The central chooses the connection interval within the device's
+// parameters (30..50 ms by default), and the connection events come at
+// the one granted: a faster central sees its notifications sooner.
+func TestCentralChoosesInterval(t *testing.T) {
+	for _, tt := range []struct {
+		ask  uint16 // 1.25 ms
+		want time.Duration
+	}{
+		{0, 50 * time.Millisecond}, {12, 30 * time.Millisecond}, {32, 40 * time.Millisecond}, {100, 50 * time.Millisecond},
+	} {
+		st, err := radio.OpenSettings(openStore(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk := clock.NewVirtual()
+		p := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
+			Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}}, st)
+		if err := p.AddService(&radio.Service{UUID: streamService, Characteristics: []radio.Characteristic{{UUID: streamChar, Props: radio.PropNotify}}}); err != nil {
+			t.Fatal(err)
+		}
+		central := radio.NewCentral("AA:BB:CC:00:00:01", "")
+		central.Interval = tt.ask
+		c, err := p.Connect(central, resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetNotify(streamChar, true) // at 0: the events count from this write
+		if got := c.Interval(); got != tt.want {
+			t.Errorf("asked for %d: granted %v, want %v", tt.ask, got, tt.want)
+		}
+		got := watch(t, clk, c, 100*time.Millisecond, func(now time.Duration) {
+			if now == time.Millisecond {
+				c.Notify(streamChar, []byte{1})
+			}
+		})
+		if len(got) != 1 || got[0].at != tt.want {
+			t.Errorf("asked for %d: a notification sent at 1 ms arrived %v; want at the first event, %v", tt.ask, got, tt.want)
+		}
+		c.Disconnect()
+	}
+	st, err := radio.OpenSettings(openStore(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clock.NewVirtual()}, st)
+	central := radio.NewCentral("AA:BB:CC:00:00:01", "")
+	central.Interval = 5
+	if _, err := p.Connect(central, resource.NewQueue(1)); !errors.Is(err, radio.ErrInterval) {
+		t.Errorf("an interval of 5 units: %v, want ErrInterval", err)
 	}
 }

@@ -8,6 +8,11 @@ import "sync"
 type Central struct {
 	Address string // XX:XX:XX:XX:XX:XX
 	Name    string
+	// Interval is the connection interval the central asks for, in units
+	// of 1.25 ms (ConnIntervalMin..ConnIntervalMax), as a phone chooses one; the
+	// device grants the nearest within its connection parameters (Grant).
+	// Zero leaves the choice to the device: its slowest.
+	Interval uint16
 
 	mu   sync.Mutex
 	keys map[string]string // device address -> long-term key

@@ -106,7 +106,7 @@ func (c *Conn) SetParams(cp ConnParams) error {
 	c.params = cp
 	c.airMu.Lock()
 	c.air.run(now)
-	c.air.start(now, Interval(cp))
+	c.air.start(now, Duration(Grant(cp, c.central.Interval)))
 	if c.evTimer != nil {
 		c.evTimer.Stop()
 		c.evTimer = nil
@@ -338,6 +338,7 @@ var (
 	ErrUnknownKeys    = errors.New("encryption failed: the device does not hold this central's keys; pair again")
 	ErrDisconnected   = errors.New("disconnected")
 	ErrNoService      = errors.New("the device does not run this service")
+	ErrInterval       = errors.New("the central asked for a connection interval the link layer does not have")
 )
 
 // PolicyError is a pairing refused by the bonding policy.

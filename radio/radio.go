@@ -144,8 +144,13 @@ func (p *Peripheral) logf(format string, a ...any) {
 // subscriptions made with the connection's client go to sink, as far as
 // the throughput model lets them (Config.Airtime). It fails
 // with ErrNotAdvertising when the device does not advertise (or is off)
-// and with ErrBusy while another central is connected.
+// and with ErrBusy while another central is connected; a central that asks
+// for an interval outside the link layer's range is refused with
+// ErrInterval.
 func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
+	if i := c.Interval; i != 0 && (i < ConnIntervalMin || i > ConnIntervalMax) {
+		return nil, fmt.Errorf("%w: %d is outside %d..%d (units of 1.25 ms)", ErrInterval, i, ConnIntervalMin, ConnIntervalMax)
+	}
 	p.mu.Lock()
 	switch {
 	case !p.advertising || !p.onAir():
@@ -171,7 +176,7 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	}
 	conn.air.cfg = p.cfg.Airtime
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
-	conn.air.start(p.clk.Now(), Interval(conn.params))
+	conn.air.start(p.clk.Now(), Duration(Grant(conn.params, c.Interval)))
 	conn.sink = sink
 	if p.cfg.Airtime.Enabled {
 		sink = airSink{conn}

@@ -81,6 +81,13 @@ type ConnParams struct {
 	SupTimeout      uint16 `json:"sup_timeout"`       // 10 ms
 }
 
+// The range of connection intervals of the link layer, in units of 1.25 ms
+// (7.5 ms to 4 s).
+const (
+	ConnIntervalMin = 6
+	ConnIntervalMax = 3200
+)
+
 // DefaultConnParams are the preferred connection parameters after a reset.
 var DefaultConnParams = ConnParams{MinConnInterval: 24, MaxConnInterval: 40, SlaveLatency: 0, SupTimeout: 400}
 
@@ -89,8 +96,8 @@ func (cp *ConnParams) Validate() error {
 	switch {
 	case cp.MinConnInterval > cp.MaxConnInterval:
 		return fmt.Errorf("min_conn_interval %d is above max_conn_interval %d", cp.MinConnInterval, cp.MaxConnInterval)
-	case cp.MinConnInterval < 6 || cp.MaxConnInterval > 3200:
-		return fmt.Errorf("connection intervals %d..%d are outside 6..3200 (units of 1.25 ms)", cp.MinConnInterval, cp.MaxConnInterval)
+	case cp.MinConnInterval < ConnIntervalMin || cp.MaxConnInterval > ConnIntervalMax:
+		return fmt.Errorf("connection intervals %d..%d are outside %d..%d (units of 1.25 ms)", cp.MinConnInterval, cp.MaxConnInterval, ConnIntervalMin, ConnIntervalMax)
 	case cp.SlaveLatency > 499:
 		return fmt.Errorf("slave_latency %d is above 499", cp.SlaveLatency)
 	case cp.SupTimeout < 10 || cp.SupTimeout > 3200:

@@ -68,14 +68,19 @@ type AdvertMsg struct {
 }
 
 // ConnectMsg connects a central, named by its BLE address, to the device.
+// Interval is the connection interval the central asks for, in units of
+// 1.25 ms (6..3200); zero leaves it to the device.
 type ConnectMsg struct {
-	Address string `json:"address"`
-	Name    string `json:"name,omitempty"`
+	Address  string `json:"address"`
+	Name     string `json:"name,omitempty"`
+	Interval uint16 `json:"interval,omitempty"`
 }
 
-// ConnectedMsg accepts a connection.
+// ConnectedMsg accepts a connection: its handle and the connection
+// interval granted, in units of 1.25 ms.
 type ConnectedMsg struct {
-	Handle uint16 `json:"handle"`
+	Handle   uint16 `json:"handle"`
+	Interval uint16 `json:"interval,omitempty"`
 }
 
 // PairMsg pairs over the connection, with the device's pass key when it

@@ -393,7 +393,7 @@ func TestHRSAndNUS(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Expect(200, resource.Post, "/Comm/Ble/HRS", sbt.Record(t, "HRSData", `{"average": 72.5, "rrData": [830, 826]}`))
-	d.Advance(radio.Interval(conn.Params())) // the next connection event carries it
+	d.Advance(conn.Interval()) // the next connection event carries it
 	select {
 	case got := <-conn.HRS():
 		if got.Average != 72.5 || fmt.Sprint(got.RRData) != "[830 826]" {
@@ -406,7 +406,7 @@ func TestHRSAndNUS(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Expect(200, resource.Post, "/Comm/Ble/NUS", sbt.Record(t, "NUSData", `{"Data": [1, 2, 3]}`))
-	d.Advance(radio.Interval(conn.Params()))
+	d.Advance(conn.Interval())
 	if got := <-conn.NUS(); !bytes.Equal(got, []byte{1, 2, 3}) {
 		t.Errorf("central got % X", got)
 	}

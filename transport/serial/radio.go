@@ -207,6 +207,7 @@ func (rs *radioSession) connect(f wire.Frame) {
 		return
 	}
 	central := radio.NewCentral(m.Address, m.Name)
+	central.Interval = m.Interval
 	q := resource.NewQueue(QueueSize)
 	link, err := rs.radio.Connect(central, q)
 	if err != nil {
@@ -225,7 +226,7 @@ func (rs *radioSession) connect(f wire.Frame) {
 	rs.cur.onBroken = func() { rs.conn.Close() }
 	rs.wg.Add(1)
 	go rs.forward(link)
-	rs.reply(wire.Connected, f.ID, &wire.ConnectedMsg{Handle: link.Handle()})
+	rs.reply(wire.Connected, f.ID, &wire.ConnectedMsg{Handle: link.Handle(), Interval: radio.Grant(link.Params(), m.Interval)})
 }
 
 // forward sends what the device sends over its BLE services to the

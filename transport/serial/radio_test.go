@@ -477,3 +477,32 @@ func TestRadioMalformedPayloads(t *testing.T) {
 		check(exchange(t, central, wire.AppendFrame(nil, b.kind, 7, []byte(b.payload))), 7, b)
 	}
 }
+
+// A central asks for a connection interval when it connects; the device
+// grants the nearest within its connection parameters (30..50 ms by
+// default), its slowest when none is asked for, and refuses one the link
+// layer does not have.
+func TestRadioConnectInterval(t *testing.T) {
+	_, dev := onAir(t, nil)
+	ctx := context.Background()
+	for _, tt := range []struct{ ask, want uint16 }{{6, 24}, {32, 32}, {0, 40}, {800, 40}} {
+		phone := openRadio(t, dev)
+		got, err := phone.ConnectAt(ctx, wire.ConnectMsg{Address: "C0:00:00:00:00:01", Interval: tt.ask})
+		if err != nil || got.Interval != tt.want {
+			t.Errorf("asked for %d: granted %d, %v; want %d", tt.ask, got.Interval, err, tt.want)
+		}
+		phone.Close()
+		scan := openRadio(t, dev)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); { // until the device advertises again
+			if adv, err := scan.Scan(ctx); err == nil && adv.Advertising {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		scan.Close()
+	}
+	phone := openRadio(t, dev)
+	if _, err := phone.ConnectAt(ctx, wire.ConnectMsg{Address: "C0:00:00:00:00:01", Interval: 5}); err == nil || !strings.Contains(err.Error(), "connection interval") {
+		t.Errorf("an interval of 5 units: %v", err)
+	}
+}
