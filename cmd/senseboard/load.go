@@ -30,6 +30,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 		least    = fs.Float64("min-delivery", 99.9, "the least share of expected samples, in percent, every stream must deliver; under it the exit status is 1")
 		connect  = fs.Int("connect", 64, "devices connected at a time while starting")
 		timeout  = fs.Duration("timeout", 10*time.Second, "how long a device may take to answer while connecting and subscribing")
+		cpuProf  = fs.String("cpuprofile", "", "write a CPU profile of the load program to this file until it ends (go tool pprof reads it)")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard load [flags]
@@ -72,6 +73,13 @@ Flags:
 		if p = strings.TrimSpace(p); p != "" {
 			cfg.Subscribe = append(cfg.Subscribe, p)
 		}
+	}
+	if *cpuProf != "" {
+		stopProfile, err := startCPUProfile(*cpuProf)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		defer stopProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -210,17 +210,12 @@ func (o *runOptions) serve(h *host.Host, cfg host.Config, ln net.Listener, token
 		}
 	}
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		stopProfile, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
 			h.Close()
-			return fmt.Errorf("--cpuprofile: %w", err)
+			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			h.Close()
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+		defer stopProfile()
 	}
 	printRunning(stdout, h, svc, link)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -235,6 +230,20 @@ func (o *runOptions) serve(h *host.Host, cfg host.Config, ln net.Listener, token
 	cancel()
 	wg.Wait()
 	return errors.Join(err, berr)
+}
+
+// startCPUProfile profiles the program's CPU into the file path until
+// the function it returns is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // printRunning says where the devices and the bridge can be reached.
