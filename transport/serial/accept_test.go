@@ -44,6 +44,7 @@ func (l *failingListener) Accept() (net.Conn, error) {
 // TestAcceptRetriesTemporaryErrors: running out of file descriptors, or a
 // connection aborted before it was accepted, does not stop the device.
 func TestAcceptRetriesTemporaryErrors(t *testing.T) {
+	t.Parallel()
 	addr := serveOn(t, &serial.Server{}, func(ln net.Listener) net.Listener {
 		return &failingListener{Listener: ln, errs: []error{syscall.EMFILE, syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED, syscall.EMFILE}}
 	})

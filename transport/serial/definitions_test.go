@@ -20,6 +20,7 @@ import (
 // built-in files by name (with the hash of the whole built-in set), and
 // the file an app added, with its text.
 func TestRadioDefinitions(t *testing.T) {
+	t.Parallel()
 	p := profile.Default()
 	p.Modules.HRS = false // a disabled module's file is not among the device's
 	d, dev := onAir(t, p)

@@ -235,6 +235,7 @@ func TestHelloRules(t *testing.T) {
 }
 
 func TestInterleavedRequestsAndSubscriptions(t *testing.T) {
+	t.Parallel()
 	_, addr, _ := newDevice(t)
 	ctx := context.Background()
 	c, err := client.Dial(ctx, "tcp://"+addr, nil)
@@ -313,6 +314,7 @@ func TestVanishedClientEndsItsSubscriptions(t *testing.T) {
 }
 
 func TestOneSessionPerPTY(t *testing.T) {
+	t.Parallel()
 	d, _, tty := newDevice(t)
 	ctx := context.Background()
 	first, err := client.Dial(ctx, tty, nil)
@@ -480,6 +482,7 @@ func serveOn(t *testing.T, srv *serial.Server, wrap func(net.Listener) net.Liste
 // the device's writes to it until they time out, another client's requests
 // are answered, every one, until the device gives up on the slow one.
 func TestSlowClientDoesNotStallOthers(t *testing.T) {
+	t.Parallel()
 	slowEnded := make(chan error, 1)
 	addr := serveOn(t, &serial.Server{OnSessionEnd: func(stream string, why error) {
 		if errors.Is(why, serial.ErrSlowConsumer) {
@@ -545,6 +548,7 @@ func ExampleServer() {
 // fills the terminal's buffer; when it goes, the line must serve the next
 // client.
 func TestLineSurvivesClientThatStopsReading(t *testing.T) {
+	t.Parallel()
 	_, _, tty := newDevice(t)
 	f, err := os.OpenFile(tty, os.O_RDWR, 0)
 	if err != nil {
