@@ -31,7 +31,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 const token = "0123456789abcdef0123"
 
 // serve runs a device on real time and a bridge that reaches it, behind a
-// token, until the test ends; it returns the bridge's address.
+// token, until the test ends; it returns the bridge's address once the
+// bridge has found the device.
 func serve(t *testing.T) (url string, b *bridge.Bridge) {
 	t.Helper()
 	dir := t.TempDir()
@@ -61,6 +62,12 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 		wg.Wait()
 		d.Close()
 	})
+	for { // the bridge's first scan finds the device
+		if _, err := b.Device("000123"); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return hs.URL, b
 }
 
@@ -87,56 +94,59 @@ func run(t *testing.T, py, url string, env []string, args ...string) string {
 // sensors (scan by the end of the name, stream, log, list, fetch, decode
 // the SBEM, check the samples, clear), a script that reads the battery
 // service's Battery Level and compares it with GSP's /System/Energy/Level,
-// then the stand-in's edges (the family's names, unknown addresses, one
+// and the stand-in's edges (the family's names, unknown addresses, one
 // client at a time, the MTU, a device that resets), unmodified, through the
-// bridge.
+// bridge. The scripts run side by side, each on a device and bridge of its
+// own.
 func TestBleakScripts(t *testing.T) {
 	py := syspython.With("websockets")
 	if py == "" {
 		t.Skip("no python3 with the websockets library (Debian: apt-get install python3-websockets)")
 	}
-	url, b := serve(t)
-	for { // the bridge's first scan finds the device
-		if _, err := b.Device("000123"); err == nil {
-			break
+	t.Run("gsp_logger", func(t *testing.T) {
+		t.Parallel()
+		url, _ := serve(t)
+		var summary struct {
+			Log       int
+			Bytes     int
+			MeasAcc   int
+			MeasECGmV int
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-
-	var summary struct {
-		Log       int
-		Bytes     int
-		MeasAcc   int
-		MeasECGmV int
-	}
-	last := run(t, py, url, nil, "gsp_logger.py", "0123", "2")
-	if err := json.Unmarshal([]byte(last), &summary); err != nil {
-		t.Fatalf("summary %q: %v", last, err)
-	}
-	if summary.Log != 1 || summary.Bytes == 0 || summary.MeasAcc < 52 || summary.MeasECGmV < 125 {
-		t.Errorf("summary %+v", summary)
-	}
-
-	var battery struct {
-		BAS    []int
-		GSP    *int
-		Status int
-	}
-	last = run(t, py, url, nil, "battery.py", "000123")
-	if err := json.Unmarshal([]byte(last), &battery); err != nil {
-		t.Fatalf("battery %q: %v", last, err)
-	}
-	if len(battery.BAS) != 2 || battery.GSP == nil || battery.Status != 200 ||
-		battery.BAS[0] != *battery.GSP || battery.BAS[1] != *battery.GSP || *battery.GSP > 100 {
-		t.Errorf("battery: %s; want the Battery Level twice, equal to GSP's /System/Energy/Level", last)
-	}
-
-	st, err := b.Device("000123")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"SENSEBOARD_BLEAK_NAME=Movesense {serial}", "SENSEBOARD_MTU=23"}
-	if last := run(t, py, url, env, "edges.py", "000123", st.Address); last != "OK" {
-		t.Errorf("edges: %q", last)
-	}
+		last := run(t, py, url, nil, "gsp_logger.py", "0123", "2")
+		if err := json.Unmarshal([]byte(last), &summary); err != nil {
+			t.Fatalf("summary %q: %v", last, err)
+		}
+		if summary.Log != 1 || summary.Bytes == 0 || summary.MeasAcc < 52 || summary.MeasECGmV < 125 {
+			t.Errorf("summary %+v", summary)
+		}
+	})
+	t.Run("battery", func(t *testing.T) {
+		t.Parallel()
+		url, _ := serve(t)
+		var battery struct {
+			BAS    []int
+			GSP    *int
+			Status int
+		}
+		last := run(t, py, url, nil, "battery.py", "000123")
+		if err := json.Unmarshal([]byte(last), &battery); err != nil {
+			t.Fatalf("battery %q: %v", last, err)
+		}
+		if len(battery.BAS) != 2 || battery.GSP == nil || battery.Status != 200 ||
+			battery.BAS[0] != *battery.GSP || battery.BAS[1] != *battery.GSP || *battery.GSP > 100 {
+			t.Errorf("battery: %s; want the Battery Level twice, equal to GSP's /System/Energy/Level", last)
+		}
+	})
+	t.Run("edges", func(t *testing.T) {
+		t.Parallel()
+		url, b := serve(t)
+		st, err := b.Device("000123")
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := []string{"SENSEBOARD_BLEAK_NAME=Movesense {serial}", "SENSEBOARD_MTU=23"}
+		if last := run(t, py, url, env, "edges.py", "000123", st.Address); last != "OK" {
+			t.Errorf("edges: %q", last)
+		}
+	})
 }
