@@ -59,6 +59,8 @@ func FuzzParseMessage(f *testing.F) {
 		{kind: msgClose, seq: 3, body: []byte("the reader fell behind")}, {kind: msgClose}} {
 		f.Add(appendMessage(nil, m))
 	}
+	// the frames of one connection event in one data message
+	f.Add(appendMessage(nil, message{kind: msgData, seq: 7, body: []byte("\x45\x00\x00\x00\x00\x02\x00{}\x45\x00\x00\x00\x00\x02\x00{}")}))
 	f.Add([]byte("X\x00"))
 	f.Add([]byte("D\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {

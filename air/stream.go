@@ -130,6 +130,7 @@ type Stream struct {
 	wdl     time.Time     // write deadline
 	limit   int           // bytes buf may hold
 	scratch []byte
+	got     uint64 // data messages received
 }
 
 // addr names a side of a stream.
@@ -198,6 +199,7 @@ func (s *Stream) receive(msg *nats.Msg) {
 	switch m.kind {
 	case msgData:
 		s.rseq++
+		s.got++
 		if len(s.buf)+len(m.body) > s.limit {
 			s.mu.Unlock()
 			who := "the device's program"
@@ -310,6 +312,15 @@ func (s *Stream) write(p []byte) (int, error) {
 		n += len(chunk)
 	}
 	return n, nil
+}
+
+// Messages returns how many data messages the stream has sent and
+// received: a write of up to 32 KiB is one message, whatever frames it
+// carries.
+func (s *Stream) Messages() (sent, received uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wseq, s.got
 }
 
 // keepalive sends a keepalive, or ends a stream whose peer was silent for

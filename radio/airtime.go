@@ -439,3 +439,12 @@ func (c *Conn) Waiting() int {
 	defer c.airMu.Unlock()
 	return c.air.n + len(c.air.out)
 }
+
+// Collect runs f while no connection event hands out what it carried: a
+// transport that drains Notifications, HRS and NUS in f sees the
+// notifications of each event whole, and can send them together.
+func (c *Conn) Collect(f func()) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	f()
+}

@@ -231,36 +231,23 @@ func (rs *radioSession) connect(f wire.Frame) {
 
 // forward sends what the device sends over its BLE services to the
 // central (heart rate and serial data in their frames of their own, and
-// the notifications of the characteristics it switched on with GATTNotify), and Disconnected when the connection ends, which also closes
-// the stream. It exits then, or when close stops it.
+// the notifications of the characteristics it switched on with
+// GATTNotify), and Disconnected when the connection ends, which also
+// closes the stream. What one connection event carries goes in one write
+// (one message of the radio link). It exits when the connection ends, or
+// when close stops it.
 func (rs *radioSession) forward(link *radio.Conn) {
 	defer rs.wg.Done()
-	hrs, nus, notes := link.HRS(), link.NUS(), link.Notifications()
+	out := radioOut{rs: rs, hrs: link.HRS(), nus: link.NUS(), notes: link.Notifications()}
 	for {
+		out.buf = out.buf[:0]
 		select {
-		case n, ok := <-notes:
-			if !ok {
-				notes = nil
-				continue
-			}
-			rs.gattMu.Lock()
-			on := rs.gattOn[n.Char]
-			rs.gattMu.Unlock()
-			if on { // not those a central gets in frames of their own (HRSNotify)
-				rs.reply(wire.GATTNotification, 0, &wire.GATTNotificationMsg{Char: n.Char.String(), Data: n.Data})
-			}
-		case d, ok := <-hrs:
-			if !ok {
-				hrs = nil
-				continue
-			}
-			rs.reply(wire.HRSData, 0, &d)
-		case b, ok := <-nus:
-			if !ok {
-				nus = nil
-				continue
-			}
-			rs.reply(wire.NUSData, 0, &wire.NUSMsg{Data: b})
+		case n, ok := <-out.notes:
+			out.note(n, ok)
+		case d, ok := <-out.hrs:
+			out.heartRate(d, ok)
+		case b, ok := <-out.nus:
+			out.serial(b, ok)
 		case <-link.Done():
 			rs.mu.Lock()
 			defer rs.mu.Unlock()
@@ -270,7 +257,72 @@ func (rs *radioSession) forward(link *radio.Conn) {
 		case <-rs.stop:
 			return
 		}
+		link.Collect(out.drain)
+		if len(out.buf) > 0 {
+			rs.w.Write(out.buf)
+		}
 	}
+}
+
+// radioOut gathers the frames of what the device sends over its BLE
+// services; a closed channel is set to nil.
+type radioOut struct {
+	rs    *radioSession
+	hrs   <-chan radio.HRSData
+	nus   <-chan []byte
+	notes <-chan radio.Notification
+	buf   []byte
+}
+
+// drain gathers what waits, without waiting.
+func (o *radioOut) drain() {
+	for {
+		select {
+		case n, ok := <-o.notes:
+			o.note(n, ok)
+		case d, ok := <-o.hrs:
+			o.heartRate(d, ok)
+		case b, ok := <-o.nus:
+			o.serial(b, ok)
+		default:
+			return
+		}
+	}
+}
+
+func (o *radioOut) note(n radio.Notification, ok bool) {
+	if !ok {
+		o.notes = nil
+		return
+	}
+	o.rs.gattMu.Lock()
+	on := o.rs.gattOn[n.Char]
+	o.rs.gattMu.Unlock()
+	if on { // not those a central gets in frames of their own (HRSNotify)
+		o.buf = appendJSON(o.buf, wire.GATTNotification, &wire.GATTNotificationMsg{Char: n.Char.String(), Data: n.Data})
+	}
+}
+
+func (o *radioOut) heartRate(d radio.HRSData, ok bool) {
+	if !ok {
+		o.hrs = nil
+		return
+	}
+	o.buf = appendJSON(o.buf, wire.HRSData, &d)
+}
+
+func (o *radioOut) serial(b []byte, ok bool) {
+	if !ok {
+		o.nus = nil
+		return
+	}
+	o.buf = appendJSON(o.buf, wire.NUSData, &wire.NUSMsg{Data: b})
+}
+
+// appendJSON appends a frame of the device's own (id 0) with a JSON
+// payload.
+func appendJSON(b []byte, kind wire.Kind, v any) []byte {
+	return append(b, jsonFrame(kind, 0, v)...)
 }
 
 func (rs *radioSession) pair(f wire.Frame) {

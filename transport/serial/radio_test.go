@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"senseboard/air"
 	"senseboard/air/airtest"
 	"senseboard/client"
+	"senseboard/gsp/gspwire"
 	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/resource"
@@ -505,4 +507,52 @@ func TestRadioConnectInterval(t *testing.T) {
 	if _, err := phone.ConnectAt(ctx, wire.ConnectMsg{Address: "C0:00:00:00:00:01", Interval: 5}); err == nil || !strings.Contains(err.Error(), "connection interval") {
 		t.Errorf("an interval of 5 units: %v", err)
 	}
+}
+
+// What one connection event carries goes to the central in one message of
+// the radio link, not one message a notification: a GSP stream of 52
+// notifications a second comes in at most the 20 messages a second of the
+// connection's events (50 ms).
+func TestRadioSendsByConnectionEvent(t *testing.T) {
+	t.Parallel()
+	_, dev := onAir(t, nil)
+	ctx := context.Background()
+	stream, err := dev.central.Dial(ctx, dev.serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes atomic.Int64
+	phone, err := client.Open(ctx, "radio", stream, &client.Options{Timeout: 5 * time.Second, OnRadioData: func(k wire.Kind, b []byte) {
+		if k == wire.GATTNotification {
+			notes.Add(1)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer phone.Close()
+	messages := func() int64 { _, got := stream.Messages(); return int64(got) }
+	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := phone.SetNotify(ctx, gspwire.DataUUID, true); err != nil {
+		t.Fatal(err)
+	}
+	// IMU9 at 208 Hz: 26 batches a second, each two notifications at MTU 247.
+	cmd := gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Subscribe, Ref: 1, Path: "/Meas/IMU9/208"})
+	if err := phone.WriteChar(ctx, gspwire.CommandUUID, cmd); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); notes.Load() < 20 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	m0, n0 := messages(), notes.Load()
+	for deadline := time.Now().Add(time.Minute); notes.Load() < n0+100 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	m, n := messages()-m0, notes.Load()-n0
+	if n < 100 || 2*m > n {
+		t.Errorf("%d notifications came in %d messages; want at least two a message (an event carries up to four)", n, m)
+	}
+	t.Logf("%d notifications in %d messages", n, m)
 }
