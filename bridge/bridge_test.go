@@ -47,7 +47,16 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(chromeStops{m})
+}
+
+// chromeStops runs the tests and then ends the browser the dashboard tests
+// share, before the check for goroutines left running.
+type chromeStops struct{ m *testing.M }
+
+func (c chromeStops) Run() int {
+	defer stopChrome()
+	return c.m.Run()
 }
 
 // rig is a bridge with devices of its own program and of another one (on

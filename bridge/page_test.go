@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,22 +31,59 @@ type page struct {
 	ctx context.Context
 }
 
-// browse starts a headless browser for the test; it ends with the test.
+// chrome is the headless browser the dashboard tests share, started by
+// the first one: each test gets a tab in a browser context of its own, with
+// its own cookies, storage and cache, as in a browser of its own, without
+// the cost of starting one.
+var chrome struct {
+	once sync.Once
+	ctx  context.Context // the browser's; its tabs are made from it
+	err  error
+	stop func() // ends the browser and removes its profile
+}
+
+// stopChrome ends the shared browser, if a test started it.
+func stopChrome() {
+	if chrome.stop != nil {
+		chrome.stop()
+	}
+}
+
+// browse opens a tab for the test in the shared browser, in a browser
+// context of the test's; both end with the test.
 func browse(t *testing.T, r *rig, browser string) *page {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1400),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+	chrome.once.Do(func() {
+		profile, err := os.MkdirTemp("", "senseboard-chromium-")
+		if err != nil {
+			chrome.err = err
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 1400),
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelBrowser := chromedp.NewContext(actx)
+		chrome.ctx, chrome.err = ctx, chromedp.Do(ctx) // starts the browser
+		chrome.stop = func() {
+			cancelBrowser()
+			cancelAlloc()
+			os.RemoveAll(profile)
+		}
+	})
+	if chrome.err != nil {
+		t.Fatalf("start %s: %v", browser, chrome.err)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(r.ctx, opts...)
-	ctx, cancelBrowser := chromedp.NewContext(actx)
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	tab, cancelTab := chromedp.NewContext(chrome.ctx, chromedp.WithNewBrowserContext())
+	ctx, cancel := context.WithTimeout(tab, 60*time.Second)
+	stop := context.AfterFunc(r.ctx, cancel) // the page ends with the rig, as its browser did
 	t.Cleanup(func() {
+		stop()
 		cancel()
-		cancelBrowser()
-		cancelAlloc()
+		cancelTab()
 	})
 	return &page{t: t, ctx: ctx}
 }
