@@ -309,7 +309,10 @@ func (c *Conn) runEvents(write bool) {
 	now := c.p.clk.Now()
 	c.outMu.Lock()
 	c.airMu.Lock()
-	c.evTimer = nil
+	if c.evTimer != nil { // a write's event comes before it
+		c.evTimer.Stop()
+		c.evTimer = nil
+	}
 	if write {
 		c.air.write(now)
 	} else {
