@@ -1218,6 +1218,7 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 // By default the bridge connects to a device when a client uses it and
 // releases the connection when nothing has used it for the idle period.
 func TestConnectOnDemand(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	const idle = 150 * time.Millisecond
 	r := newRig(t, rigConfig{local: []string{"000123"}, remote: []string{"000124"}, onDemand: true, bridge: bridge.Config{Idle: idle}})
 	for _, s := range []string{"000123", "000124"} {

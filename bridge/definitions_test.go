@@ -94,6 +94,7 @@ func (r *rig) definitions(path string) map[string]defResource {
 // the resources its apps add, and messages built from them work; the
 // multi-parameter form of a message works for an app's resources too.
 func TestAppDefinitions(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	var runtimes []*app.Runtime
 	t.Cleanup(func() {
 		for _, rt := range runtimes {

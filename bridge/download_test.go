@@ -19,6 +19,7 @@ import (
 // Authorization header, during the recording and after it; without the
 // token, or with a wrong one, they do not.
 func TestRecordingDownloadWithToken(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}, token: testToken})
 	r.connected("000123")
 	c := r.dial(&bridgeclient.Options{Token: testToken})

@@ -220,6 +220,7 @@ func TestLogErrorsOverHTTP(t *testing.T) {
 // A log that fills the storage stops the logger: the listing says the
 // storage is full, and the log reads whole.
 func TestFullLogStoreOverHTTP(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}, logbook: 6000})
 	r.connected("000123")
 	l := r.logFor("000123", 1<<30, "/Meas/IMU9/208")
@@ -235,6 +236,7 @@ func TestFullLogStoreOverHTTP(t *testing.T) {
 // A recording exports to EDF+ from the page's address for it, during the
 // recording and after; the signals are its streams at their rates.
 func TestRecordingEDFOverHTTP(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
 	if status, body := r.post("/api/recordings", `{"paths": ["/Meas/Acc/52", "/Meas/ECG/125"], "name": "walk", "format": "jsonl"}`); status != 200 {
@@ -246,7 +248,7 @@ func TestRecordingEDFOverHTTP(t *testing.T) {
 		if st = recs[len(recs)-1]; st.Notifications >= 40 {
 			break
 		}
-		if i == 600 {
+		if i == 3000 { // a minute: a guard against a hang
 			t.Fatalf("the recording has %d notifications", st.Notifications)
 		}
 		time.Sleep(20 * time.Millisecond)
