@@ -25,10 +25,16 @@ import (
 	"senseboard/resource"
 )
 
+// buildMu makes the parallel tests' builds one at a time: the first links
+// the program, the others find it in the go command's cache.
+var buildMu sync.Mutex
+
 // buildSenseboard builds this command into a temporary directory; it is
 // linked once for all the tests of a run (see gobuild).
 func buildSenseboard(t *testing.T) string {
 	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
 	bin := filepath.Join(t.TempDir(), "senseboard")
 	if err := gobuild.Program("senseboard/cmd/senseboard", bin); err != nil {
 		t.Fatal(err)
