@@ -322,7 +322,7 @@ func (d *device) known() bool {
 // it was known.
 func (b *Bridge) forget(d *device, why string) bool {
 	if l := d.current(); l != nil {
-		l.Close()
+		l.CloseFor(fmt.Errorf("device %s went away (%s)", d.serial, why))
 	}
 	b.mu.Lock()
 	known := b.devs[d.serial] == d

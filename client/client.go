@@ -474,9 +474,14 @@ func (c *Conn) Err() error {
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Close ends the session (with a bye) and the connection.
-func (c *Conn) Close() error {
+func (c *Conn) Close() error { return c.CloseFor(ErrClosed) }
+
+// CloseFor ends the session (with a bye) and the connection, with why as
+// the reason that Err and the subscriptions give, unless the connection
+// had already ended for another.
+func (c *Conn) CloseFor(why error) error {
 	c.write(wire.AppendFrame(nil, wire.Bye, 0, nil))
-	c.shut(ErrClosed)
+	c.shut(why)
 	c.wg.Wait()
 	return nil
 }

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -62,5 +63,39 @@ func TestSubscribeFunc(t *testing.T) {
 	<-sub.C() // closed with the connection
 	if sub.Err() == nil {
 		t.Error("no reason after the connection closed")
+	}
+}
+
+// TestCloseFor: the reason a connection is closed for is what Err and its
+// subscriptions say; a later close does not replace it.
+func TestCloseFor(t *testing.T) {
+	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
+	done := make(chan struct{})
+	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
+	defer func() { cancel(); <-done }()
+	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, env, err := c.Subscribe(ctx, "/Meas/Acc/13")
+	if err != nil || !env.OK() {
+		t.Fatalf("Subscribe: %v %+v", err, env)
+	}
+	gone := errors.New("device 000123 went away (it went off the air)")
+	c.CloseFor(gone)
+	for range sub.C() {
+	}
+	c.Close()
+	if !errors.Is(sub.Err(), gone) || !errors.Is(c.Err(), gone) {
+		t.Errorf("subscription ended with %v, connection with %v; want %v", sub.Err(), c.Err(), gone)
 	}
 }
