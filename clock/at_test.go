@@ -27,3 +27,23 @@ func TestAtIsExactOnWallClocks(t *testing.T) {
 		}
 	}
 }
+
+// At on a scaled clock is due at the first scheduler time at which the
+// clock reads t, not a little before it, whatever rounding the speed
+// brings.
+func TestAtScaledNotEarly(t *testing.T) {
+	for _, speed := range []float64{1000, 3, 1.5, 0.7} {
+		s := NewScaled(speed)
+		for _, at := range []time.Duration{1, 7, 999, 1001, time.Hour + 1, 3*time.Hour + 2} {
+			tm := At(s, at, func() {})
+			d := tm.(*schedCall).at - s.start.Sub(epoch)
+			tm.Stop()
+			if got := s.reads(d); got < at {
+				t.Errorf("speed %g: At(%v) is due when the clock reads %v, before it", speed, at, got)
+			}
+			if d > 0 && s.reads(d-1) >= at {
+				t.Errorf("speed %g: At(%v) is due at %v, later than the clock reads it", speed, at, d)
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@
 package clock
 
 import (
+	"math"
 	"time"
 )
 
@@ -41,7 +42,7 @@ func At(c Clock, t time.Duration, f func()) Timer {
 	case *Real:
 		return procSched.at(c.start.Sub(epoch)+t, f)
 	case *Scaled:
-		return procSched.at(c.start.Sub(epoch)+time.Duration(float64(t)/c.speed), f)
+		return procSched.at(c.start.Sub(epoch)+c.reaches(t), f)
 	}
 	d := t - c.Now()
 	if d < 0 {
@@ -80,7 +81,21 @@ func NewScaled(speed float64) *Scaled {
 }
 
 // Now returns the scaled time since the clock was made.
-func (s *Scaled) Now() time.Duration { return time.Duration(float64(time.Since(s.start)) * s.speed) }
+func (s *Scaled) Now() time.Duration { return s.reads(time.Since(s.start)) }
+
+// reads returns what s reads when wall time d has passed since its start.
+func (s *Scaled) reads(d time.Duration) time.Duration { return time.Duration(float64(d) * s.speed) }
+
+// reaches returns the wall time since s's start at which s first reads t:
+// t over the speed, rounded up, so that the clock does not read less than
+// t then (a step more where the division rounded down).
+func (s *Scaled) reaches(t time.Duration) time.Duration {
+	d := time.Duration(math.Ceil(float64(t) / s.speed))
+	if s.reads(d) < t {
+		d++
+	}
+	return d
+}
 
 // AfterFunc runs f on the process's scheduler after d of scaled time.
 func (s *Scaled) AfterFunc(d time.Duration, f func()) Timer {
