@@ -215,10 +215,10 @@ func noiseBurst(x []float64, beats []synthBeat, fs, a float64, artefacts bool) {
 	}
 }
 
-// steps adds, from 10 s, 500 ms after every fourth beat, a step of the
-// baseline of 2 mV (up and down in turn) that rises in 20 ms, smoothly, and
-// stays: an electrode artefact, like those of MIT-BIH record 101. Without the baseline-shift check, each step is a
-// false beat.
+// steps adds, from 10 s, 600 ms after every fourth beat, a step of the
+// baseline of 2 mV (up and down in turn) that rises in 30 ms, smoothly, and
+// stays: an electrode artefact, like those of MIT-BIH record 101. Without
+// the baseline-shift check, each step is a false beat.
 func steps(x []float64, beats []synthBeat, fs float64) {
 	delta := 2.0
 	for k, b := range beats {
