@@ -46,6 +46,11 @@ func lockDir(dir string) (*dirLock, error) {
 	if err != nil {
 		return nil, &DirError{dir, err}
 	}
+	// the directory's own parent, not a symbolic link's: a program that
+	// names the directory by another path must meet the same lock file
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	parent := filepath.Dir(abs)
 	var st unix.Stat_t
 	if err := unix.Stat(abs, &st); err != nil {

@@ -350,3 +350,24 @@ func TestLocksShareOneFile(t *testing.T) {
 		t.Errorf("closed stores hold %d file descriptors, want 0", n)
 	}
 }
+
+// TestLockThroughSymlink: a state directory named through a symbolic link
+// in another directory is the same directory, locked alike.
+func TestLockThroughSymlink(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	real, link := filepath.Join(a, "000001"), filepath.Join(b, "000001")
+	s, err := Open(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip(err)
+	}
+	if s2, err := Open(link); !errors.Is(err, ErrInUse) {
+		if err == nil {
+			s2.Close()
+		}
+		t.Errorf("Open through a link to a directory in use: %v, want ErrInUse", err)
+	}
+}
