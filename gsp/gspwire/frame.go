@@ -67,7 +67,8 @@ const (
 // The device's data logger judges the paths themselves.
 const MaxDataLoggerPaths = 9
 
-// MaxPath is the longest resource path a command may carry, in bytes.
+// MaxPath is the longest resource path a command may carry, in bytes,
+// counting the leading slash that ParseCommand adds when it is left out.
 const MaxPath = 160
 
 // DefaultMTU is the ATT MTU of a connection that has not negotiated one;
@@ -179,14 +180,15 @@ func parsePath(p []byte) (string, error) {
 	switch {
 	case len(p) == 0:
 		return "", errors.New("the resource path is empty")
-	case len(p) > MaxPath:
-		return "", fmt.Errorf("the resource path is %d bytes, at most %d are allowed", len(p), MaxPath)
 	case !utf8.Valid(p):
 		return "", errors.New("the resource path is not UTF-8")
 	}
 	s := string(p)
 	if s[0] != '/' {
 		s = "/" + s
+	}
+	if len(s) > MaxPath { // with its leading slash, as it parses again
+		return "", fmt.Errorf("the resource path is %d bytes with its leading slash, at most %d are allowed", len(s), MaxPath)
 	}
 	return s, nil
 }

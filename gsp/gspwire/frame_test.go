@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,9 @@ func TestParseCommand(t *testing.T) {
 		{"eight streams and the time", append([]byte{6, 1}, "/a\x00/b\x00/c\x00/d\x00/e\x00/f\x00/g\x00/h\x00/Time/Detailed\x00"...), Command{Code: PutDataLoggerConfig, Ref: 1, Paths: []string{"/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/Time/Detailed"}}, nil},
 		{"ten paths", append([]byte{6, 1}, "/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00"...), Command{}, ErrBadPayload},
 		{"short time", []byte{8, 1, 1}, Command{}, ErrBadPayload},
+		{"longest path", append([]byte{4, 1}, "/"+strings.Repeat("a", MaxPath-1)...), Command{Code: Get, Ref: 1, Path: "/" + strings.Repeat("a", MaxPath-1)}, nil},
+		{"longest path without its slash", append([]byte{4, 1}, strings.Repeat("a", MaxPath-1)...), Command{Code: Get, Ref: 1, Path: "/" + strings.Repeat("a", MaxPath-1)}, nil},
+		{"a path one byte too long once its slash is added", append([]byte{4, 1}, strings.Repeat("a", MaxPath)...), Command{}, ErrBadPayload},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseCommand(tc.in)
