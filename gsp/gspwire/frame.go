@@ -47,6 +47,7 @@ const (
 var codeNames = [...]string{"HELLO", "SUBSCRIBE", "UNSUBSCRIBE", "FETCH_LOG", "GET", "CLEAR_LOGBOOK",
 	"PUT_DATALOGGER_CONFIG", "PUT_SYSTEMMODE", "PUT_UTCTIME", "PUT_DATALOGGER_STATE"}
 
+// String returns the command's name, as docs/gsp.md spells it.
 func (c Code) String() string {
 	if int(c) < len(codeNames) {
 		return codeNames[c]
@@ -95,13 +96,21 @@ type CommandError struct {
 	Detail string // what was wrong
 }
 
+// Error names the command, when the write had a code, what was wrong and
+// the detail.
 func (e *CommandError) Error() string {
-	if e.Detail == "" {
-		return "gsp: " + e.Err.Error()
+	s := "gsp: "
+	if e.HasRef {
+		s += e.Code.String() + ": "
 	}
-	return "gsp: " + e.Code.String() + ": " + e.Err.Error() + ": " + e.Detail
+	s += e.Err.Error()
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
 }
 
+// Unwrap returns ErrShort, ErrUnknown or ErrBadPayload.
 func (e *CommandError) Unwrap() error { return e.Err }
 
 // Command is a parsed command.

@@ -14,25 +14,26 @@ func TestParseCommand(t *testing.T) {
 		in   []byte
 		want Command
 		err  error
+		msg  string // the error's text, when it is checked
 	}{
-		{"hello", []byte{0, 100}, Command{Code: Hello, Ref: 100}, nil},
-		{"subscribe NUL-terminated", append([]byte{1, 5}, "/Meas/Acc/52\x00"...), Command{Code: Subscribe, Ref: 5, Path: "/Meas/Acc/52"}, nil},
-		{"get without NUL or slash", append([]byte{4, 101}, "Mem/DataLogger/State"...), Command{Code: Get, Ref: 101, Path: "/Mem/DataLogger/State"}, nil},
-		{"fetch", []byte{3, 1, 2, 0, 0, 0}, Command{Code: FetchLog, Ref: 1, LogID: 2}, nil},
-		{"config", append([]byte{6, 102}, "/Meas/Acc/52\x00/Time/Detailed\x00"...), Command{Code: PutDataLoggerConfig, Ref: 102, Paths: []string{"/Meas/Acc/52", "/Time/Detailed"}}, nil},
-		{"utc", []byte{8, 108, 1, 0, 0, 0, 0, 0, 0, 0}, Command{Code: PutUTCTime, Ref: 108, Time: 1}, nil},
-		{"state", []byte{9, 103, 3}, Command{Code: PutDataLoggerState, Ref: 103, Value: 3}, nil},
-		{"short", []byte{0}, Command{}, ErrShort},
-		{"unknown", []byte{10, 1}, Command{}, ErrUnknown},
-		{"empty path", []byte{1, 1, 0}, Command{}, ErrBadPayload},
-		{"NUL inside path", append([]byte{4, 1}, "/a\x00b"...), Command{}, ErrBadPayload},
-		{"not UTF-8", []byte{4, 1, '/', 0xff}, Command{}, ErrBadPayload},
-		{"eight streams and the time", append([]byte{6, 1}, "/a\x00/b\x00/c\x00/d\x00/e\x00/f\x00/g\x00/h\x00/Time/Detailed\x00"...), Command{Code: PutDataLoggerConfig, Ref: 1, Paths: []string{"/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/Time/Detailed"}}, nil},
-		{"ten paths", append([]byte{6, 1}, "/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00"...), Command{}, ErrBadPayload},
-		{"short time", []byte{8, 1, 1}, Command{}, ErrBadPayload},
-		{"longest path", append([]byte{4, 1}, "/"+strings.Repeat("a", MaxPath-1)...), Command{Code: Get, Ref: 1, Path: "/" + strings.Repeat("a", MaxPath-1)}, nil},
-		{"longest path without its slash", append([]byte{4, 1}, strings.Repeat("a", MaxPath-1)...), Command{Code: Get, Ref: 1, Path: "/" + strings.Repeat("a", MaxPath-1)}, nil},
-		{"a path one byte too long once its slash is added", append([]byte{4, 1}, strings.Repeat("a", MaxPath)...), Command{}, ErrBadPayload},
+		{"hello", []byte{0, 100}, Command{Code: Hello, Ref: 100}, nil, ""},
+		{"subscribe NUL-terminated", append([]byte{1, 5}, "/Meas/Acc/52\x00"...), Command{Code: Subscribe, Ref: 5, Path: "/Meas/Acc/52"}, nil, ""},
+		{"get without NUL or slash", append([]byte{4, 101}, "Mem/DataLogger/State"...), Command{Code: Get, Ref: 101, Path: "/Mem/DataLogger/State"}, nil, ""},
+		{"fetch", []byte{3, 1, 2, 0, 0, 0}, Command{Code: FetchLog, Ref: 1, LogID: 2}, nil, ""},
+		{"config", append([]byte{6, 102}, "/Meas/Acc/52\x00/Time/Detailed\x00"...), Command{Code: PutDataLoggerConfig, Ref: 102, Paths: []string{"/Meas/Acc/52", "/Time/Detailed"}}, nil, ""},
+		{"utc", []byte{8, 108, 1, 0, 0, 0, 0, 0, 0, 0}, Command{Code: PutUTCTime, Ref: 108, Time: 1}, nil, ""},
+		{"state", []byte{9, 103, 3}, Command{Code: PutDataLoggerState, Ref: 103, Value: 3}, nil, ""},
+		{"short", []byte{0}, Command{}, ErrShort, "gsp: a command is at least 2 bytes: command code and reference: got 1"},
+		{"unknown", []byte{10, 1}, Command{}, ErrUnknown, "gsp: command(10): unknown command code; allowed: 0 HELLO .. 9 PUT_DATALOGGER_STATE: got 10"},
+		{"empty path", []byte{1, 1, 0}, Command{}, ErrBadPayload, ""},
+		{"NUL inside path", append([]byte{4, 1}, "/a\x00b"...), Command{}, ErrBadPayload, ""},
+		{"not UTF-8", []byte{4, 1, '/', 0xff}, Command{}, ErrBadPayload, ""},
+		{"eight streams and the time", append([]byte{6, 1}, "/a\x00/b\x00/c\x00/d\x00/e\x00/f\x00/g\x00/h\x00/Time/Detailed\x00"...), Command{Code: PutDataLoggerConfig, Ref: 1, Paths: []string{"/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/Time/Detailed"}}, nil, ""},
+		{"ten paths", append([]byte{6, 1}, "/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00/a\x00"...), Command{}, ErrBadPayload, ""},
+		{"short time", []byte{8, 1, 1}, Command{}, ErrBadPayload, "gsp: PUT_UTCTIME: malformed command payload: the time is a uint64 of microseconds since 1970 (8 bytes), got 1 bytes"},
+		{"longest path", append([]byte{4, 1}, "/"+strings.Repeat("a", MaxPath-1)...), Command{Code: Get, Ref: 1, Path: "/" + strings.Repeat("a", MaxPath-1)}, nil, ""},
+		{"longest path without its slash", append([]byte{4, 1}, strings.Repeat("a", MaxPath-1)...), Command{Code: Get, Ref: 1, Path: "/" + strings.Repeat("a", MaxPath-1)}, nil, ""},
+		{"a path one byte too long once its slash is added", append([]byte{4, 1}, strings.Repeat("a", MaxPath)...), Command{}, ErrBadPayload, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseCommand(tc.in)
@@ -42,6 +43,9 @@ func TestParseCommand(t *testing.T) {
 			var ce *CommandError
 			if err != nil && !errors.As(err, &ce) {
 				t.Fatalf("err %T, want *CommandError", err)
+			}
+			if tc.msg != "" && err.Error() != tc.msg {
+				t.Errorf("error %q, want %q", err, tc.msg)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
