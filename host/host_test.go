@@ -124,6 +124,12 @@ func TestFleetPort(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() { // after a Fatal too
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
 	for _, r := range []*host.Running{h.Devices[7], h.Devices[0], h.Devices[devices-1]} {
 		if r.TCP != "" {
 			t.Errorf("device %s has a port of its own: %s", r.Device.Serial(), r.TCP)
@@ -136,9 +142,5 @@ func TestFleetPort(t *testing.T) {
 			t.Errorf("asked the fleet port for %s, welcomed by %s", r.Device.Serial(), got)
 		}
 		c.Close()
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Error(err)
 	}
 }
