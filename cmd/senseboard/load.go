@@ -36,11 +36,11 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), `Usage: senseboard load [flags]
 
 Connects to a fleet of devices over TCP (as senseboard run --devices N
-serves them, each on its port or all on --listen-fleet), subscribes to the same streams on each and prints, every few
-seconds, the share of expected samples delivered, samples lost in gaps of
-the timestamps and how late notifications arrive; then a summary. The exit
-status is 1 when a stream delivers less than --min-delivery or a device
-cannot be reached.
+serves them, each on its port or all on --listen-fleet), subscribes to the
+same streams on each and prints, every few seconds, the share of expected
+samples delivered, samples lost in gaps of the timestamps and how late
+notifications arrive; then a summary. The exit status is 1 when a stream
+delivers less than --min-delivery or a device cannot be reached.
 
 Flags:
 `)
