@@ -83,7 +83,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.listenFleet, "listen-fleet", "", "TCP address to serve every device on, one port for the fleet: a client names its device by serial (wbcmd --port TCP<host>:<port>/<serial>); the devices then have no ports of their own unless --listen is given")
 	fs.IntVar(&o.maxConns, "max-conns", serial.DefaultProgramMaxConns, "TCP connections and radio streams of all the devices together; one more is refused")
 	fs.IntVar(&o.perDevice, "max-conns-per-device", serial.DefaultMaxConns, "TCP connections and radio streams of each device; one more is refused")
-	fs.BoolVar(&o.beyond, "listen-beyond-loopback", false, "let --listen serve beyond loopback: the TCP port has no authentication, and anyone who reaches it controls the device")
+	fs.BoolVar(&o.beyond, "listen-beyond-loopback", false, "let --listen and --listen-fleet serve beyond loopback: the TCP ports have no authentication, and anyone who reaches them controls the devices")
 	fs.IntVar(&o.devices, "devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
 	fs.StringVar(&o.speed, "speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
 	fs.StringVar(&o.scenario, "scenario", "", "scenario file: the wearer's timeline (YAML)")
