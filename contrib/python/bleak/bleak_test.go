@@ -62,9 +62,15 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 		wg.Wait()
 		d.Close()
 	})
-	for { // the bridge's first scan finds the device
-		if _, err := b.Device("000123"); err == nil {
+	// the bridge's first scan finds the device; the minute guards against a hang
+	guard := time.Now().Add(time.Minute)
+	for {
+		_, err := b.Device("000123")
+		if err == nil {
 			break
+		}
+		if time.Now().After(guard) {
+			t.Fatalf("the bridge has not found the device in a minute: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
