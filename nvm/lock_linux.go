@@ -58,7 +58,7 @@ func lockDir(dir string) (*dirLock, error) {
 	}
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	if parent == abs || st.Ino >= maxLockOffset {
+	if parent == abs || st.Ino >= maxLockOffset || !privateDir(parent) {
 		return ownDirLock(dir)
 	}
 	s, err := openShared(parent)
@@ -88,6 +88,19 @@ func lockDir(dir string) (*dirLock, error) {
 	}
 	s.held[off] = true
 	return &dirLock{shared: s, off: off}, nil
+}
+
+// privateDir reports whether dir is this user's own and no one else may
+// write in it: only there do the state directories share a lock file.
+// In a directory others may write in, such as /tmp, another user could
+// make the shared lock file first and so keep this user's programs from
+// locking; every program of a user decides alike for the same directory.
+func privateDir(dir string) bool {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return false
+	}
+	return int(st.Uid) == os.Geteuid() && st.Mode&0o022 == 0
 }
 
 func ownDirLock(dir string) (*dirLock, error) {

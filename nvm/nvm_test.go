@@ -371,3 +371,29 @@ func TestLockThroughSymlink(t *testing.T) {
 		t.Errorf("Open through a link to a directory in use: %v, want ErrInUse", err)
 	}
 }
+
+// TestNoSharedLockWhereOthersWrite: in a directory others may write in,
+// such as /tmp, state directories lock by a file of their own, so that
+// another user's lock file there cannot keep this user's programs out;
+// they still exclude each other.
+func TestNoSharedLockWhereOthersWrite(t *testing.T) {
+	parent := t.TempDir()
+	if err := os.Chmod(parent, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "000001")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(filepath.Join(parent, SharedLockName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a shared lock file in a directory others write in: %v", err)
+	}
+	if s2, err := Open(dir); !errors.Is(err, ErrInUse) {
+		if err == nil {
+			s2.Close()
+		}
+		t.Errorf("second Open: %v, want ErrInUse", err)
+	}
+}
