@@ -107,6 +107,7 @@ func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
 
 // Host is a set of running devices.
 type Host struct {
+	// Devices are the running devices, in the order of their serials.
 	Devices []*Running
 	// Fleet is the address of the devices' shared port, "" when none.
 	Fleet   string
