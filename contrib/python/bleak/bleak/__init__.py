@@ -367,7 +367,7 @@ class BleakClient:
         if c is None:
             raise BleakCharacteristicNotFoundError(
                 specifier, f"Characteristic {specifier} was not found! Through the senseboard bridge a device "
-                f"serves its GSP service only: {GSP_COMMAND_UUID} (write) and {GSP_DATA_UUID} (notify), "
+                f"serves only its GSP service, {GSP_COMMAND_UUID} (write) and {GSP_DATA_UUID} (notify), "
                 f"and its Battery Level {BATTERY_LEVEL_UUID} (read)")
         return c
 

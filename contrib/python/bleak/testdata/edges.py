@@ -65,7 +65,7 @@ async def main(serial, address):
               f"characteristics {chars}")
         await first.start_notify(DATA, lambda sender, data: notes.append((sender.uuid, bytes(data))))
         await raises(BleakError, "has a GSP client already", BleakClient(serial).connect())
-        await raises(BleakCharacteristicNotFoundError, "GSP service only",
+        await raises(BleakCharacteristicNotFoundError, "serves only its GSP service, 34800001",
                      first.start_notify("2a37", lambda s, d: None))
         await raises(BleakError, "at most 20", first.write_gatt_char(COMMAND, bytes(21)))
         await raises(BleakError, "is not readable", first.read_gatt_char(DATA))
