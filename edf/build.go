@@ -176,6 +176,10 @@ func (b *Builder) File() (*File, error) {
 			cols[c] = make([]float64, 0, rows)
 		}
 		maxFill := int(MaxGap.Seconds() * s.Rate)
+		// what the gaps may fill in all: MaxGap's worth, or as many
+		// samples as the stream holds, so that a stream of many short
+		// records far apart cannot make the file grow without bound
+		budget := max(maxFill, rows)
 		for k, c := range s.chunks {
 			end := rows
 			if k+1 < len(s.chunks) {
@@ -196,7 +200,11 @@ func (b *Builder) File() (*File, error) {
 						cols[ch] = append(cols[ch], s.values[c.first*width+ch])
 					}
 				}
+			case missing >= lostAt(s.Rate) && missing > budget:
+				return nil, fmt.Errorf("%w: stream %s: its gaps would fill more than %d samples; gaps are filled with at most as many samples as the stream holds (%d), or %v's worth",
+					ErrInvalid, s.Transducer, max(maxFill, rows), rows, MaxGap)
 			case missing >= lostAt(s.Rate):
+				budget -= missing
 				f.Annotations = append(f.Annotations, Annotation{Onset: at(float64(n) * 1000 / s.Rate),
 					Text: fmt.Sprintf("%s: %d samples lost", s.Name, missing)})
 				for ch := range cols {
