@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"senseboard/profile"
 )
@@ -261,7 +261,8 @@ func holdLocks(dirs []string) {
 		}
 	}
 	fmt.Println("locked")
-	time.Sleep(time.Hour) // until killed
+	io.Copy(io.Discard, os.Stdin) // until killed, or until the test's end of the pipe closes
+	os.Exit(0)
 }
 
 // TestLockAcrossProcesses: state directories that another process holds,
@@ -279,6 +280,9 @@ func TestLockAcrossProcesses(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "NVM_LOCK_HOLDER="+dir("000002")+","+dir("000003"))
 	out, _ := cmd.StdoutPipe()
+	if _, err := cmd.StdinPipe(); err != nil { // closed when this process ends, however it ends
+		t.Fatal(err)
+	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
