@@ -322,7 +322,7 @@ func (d *device) known() bool {
 // it was known.
 func (b *Bridge) forget(d *device, why string) bool {
 	if l := d.current(); l != nil {
-		l.CloseFor(fmt.Errorf("device %s went away (%s)", d.serial, why))
+		l.CloseFor(fmt.Errorf("device %s went away (%s): %w", d.serial, why, client.ErrClosed))
 	}
 	b.mu.Lock()
 	known := b.devs[d.serial] == d
