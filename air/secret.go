@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -107,11 +108,15 @@ func readSecret(file string) ([]byte, error) {
 	if mode := st.Mode(); runtime.GOOS != "windows" && mode.Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%s is open to other users (mode %v); make it its owner's alone: chmod 600 %s", file, mode.Perm(), file)
 	}
-	if st.Size() > 64<<10 {
+	if st.Size() > maxSecret {
 		return nil, fmt.Errorf("%s is %d bytes; a secret is a few hundred at most", file, st.Size())
 	}
-	return os.ReadFile(file)
+	// Read the file that was checked, not whatever the name points to now.
+	return io.ReadAll(io.LimitReader(f, maxSecret))
 }
+
+// maxSecret bounds the bytes of a file of secrets.
+const maxSecret = 64 << 10
 
 // parseToken takes the token out of the content b of a token file: 16 to
 // 128 letters, digits, - or _, with spaces around. Its errors do not show
