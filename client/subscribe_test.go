@@ -13,15 +13,16 @@ import (
 	"senseboard/transport/serial"
 )
 
-// TestSubscribeFunc: a subscription with a function receives the
-// notifications there, in order, with their read times, and none on C;
-// when the connection closes, Err says so.
-func TestSubscribeFunc(t *testing.T) {
+// dialDevice runs a device on a loopback TCP port for the test and returns
+// a connection to it, and a context that ends with the test (or after a
+// minute, as a hang guard).
+func dialDevice(t *testing.T) (context.Context, *client.Conn) {
+	t.Helper()
 	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	t.Cleanup(func() { d.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -29,11 +30,19 @@ func TestSubscribeFunc(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
 	done := make(chan struct{})
 	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { cancel(); <-done })
 	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, c
+}
+
+// TestSubscribeFunc: a subscription with a function receives the
+// notifications there, in order, with their read times, and none on C;
+// when the connection closes, Err says so.
+func TestSubscribeFunc(t *testing.T) {
+	ctx, c := dialDevice(t)
 	got := make(chan string, 100)
 	var last time.Time
 	sub, env, err := c.SubscribeFunc(ctx, "/Meas/Acc/104", func(p []byte, at time.Time) {
@@ -50,7 +59,13 @@ func TestSubscribeFunc(t *testing.T) {
 		t.Fatalf("SubscribeFunc: %v %+v", err, env)
 	}
 	for range 3 {
-		if p := <-got; !strings.HasPrefix(p, `{"Timestamp":`) || !strings.Contains(p, `"ArrayAcc":[`) {
+		var p string
+		select {
+		case p = <-got:
+		case <-ctx.Done():
+			t.Fatal("no notification came")
+		}
+		if !strings.HasPrefix(p, `{"Timestamp":`) || !strings.Contains(p, `"ArrayAcc":[`) {
 			t.Errorf("notification %s", p)
 		}
 	}
@@ -69,23 +84,7 @@ func TestSubscribeFunc(t *testing.T) {
 // TestCloseFor: the reason a connection is closed for is what Err and its
 // subscriptions say; a later close does not replace it.
 func TestCloseFor(t *testing.T) {
-	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
-	done := make(chan struct{})
-	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
-	defer func() { cancel(); <-done }()
-	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c := dialDevice(t)
 	sub, env, err := c.Subscribe(ctx, "/Meas/Acc/13")
 	if err != nil || !env.OK() {
 		t.Fatalf("Subscribe: %v %+v", err, env)
