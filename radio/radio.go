@@ -66,7 +66,8 @@ type Config struct {
 	Logf func(format string, a ...any)
 	// Airtime is the throughput model of the connections (see
 	// airtime.go); its zero value is off (every notification leaves at
-	// once).
+	// once). Enabled, it must pass its Validate, as a parsed profile's
+	// does: New does not check it again.
 	Airtime profile.Airtime
 	// NotificationSize returns the bytes a notification's content takes
 	// over the air, for the subscriptions made over a connection; -1 (or a
