@@ -316,6 +316,9 @@ func PathRate(path string) (float64, error) {
 // Addrs returns n addresses on consecutive ports from first, the way
 // `senseboard run --devices n` listens.
 func Addrs(first string, n int) ([]string, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("load: %d devices: at least 1", n)
+	}
 	host, port, err := net.SplitHostPort(first)
 	if err != nil {
 		return nil, fmt.Errorf("load: address %q: %w", first, err)
@@ -335,12 +338,15 @@ func Addrs(first string, n int) ([]string, error) {
 // run --listen-fleet), with serial numbers counting up from first and
 // keeping its width, as senseboard run --devices n numbers them.
 func FleetAddrs(fleet, first string, n int) ([]string, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("load: %d devices: at least 1", n)
+	}
 	if _, _, err := net.SplitHostPort(fleet); err != nil {
 		return nil, fmt.Errorf("load: fleet address %q: %w", fleet, err)
 	}
 	s, err := strconv.ParseUint(first, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("load: first serial %q: a number, such as 000123, to count up from", first)
+		return nil, fmt.Errorf("load: first serial %q: a number, such as 000123, to count up from: %w", first, err)
 	}
 	addrs := make([]string, n)
 	for i := range addrs {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,6 +125,9 @@ func TestAddrs(t *testing.T) {
 	if _, err := Addrs("127.0.0.1:65535", 2); err == nil {
 		t.Error("ports past 65535 accepted")
 	}
+	if a, err := Addrs("127.0.0.1:7809", -1); err == nil || !strings.Contains(err.Error(), "-1 devices: at least 1") {
+		t.Errorf("Addrs of -1 devices = %v, %v", a, err)
+	}
 }
 
 func TestFleetAddrs(t *testing.T) {
@@ -131,11 +135,22 @@ func TestFleetAddrs(t *testing.T) {
 	if err != nil || strings.Join(a, " ") != "127.0.0.1:7809/000998 127.0.0.1:7809/000999 127.0.0.1:7809/001000" {
 		t.Errorf("FleetAddrs = %v, %v", a, err)
 	}
-	if _, err := FleetAddrs("127.0.0.1:7809", "ABC", 2); err == nil || !strings.Contains(err.Error(), `first serial "ABC"`) {
-		t.Errorf("FleetAddrs of a serial that is no number: %v", err)
-	}
-	if _, err := FleetAddrs("nowhere", "000123", 2); err == nil || !strings.Contains(err.Error(), `fleet address "nowhere"`) {
-		t.Errorf("FleetAddrs of an address without a port: %v", err)
+	for _, tc := range []struct {
+		fleet, first string
+		n            int
+		want         string // in the error
+		is           error  // the error wraps it, when not nil
+	}{
+		{"127.0.0.1:7809", "ABC", 2, `first serial "ABC"`, strconv.ErrSyntax},
+		{"127.0.0.1:7809", "99999999999999999999", 2, `first serial "99999999999999999999"`, strconv.ErrRange},
+		{"nowhere", "000123", 2, `fleet address "nowhere"`, nil},
+		{"127.0.0.1:7809", "000123", 0, "0 devices: at least 1", nil},
+		{"127.0.0.1:7809", "000123", -1, "-1 devices: at least 1", nil},
+	} {
+		a, err := FleetAddrs(tc.fleet, tc.first, tc.n)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || tc.is != nil && !errors.Is(err, tc.is) {
+			t.Errorf("FleetAddrs(%q, %q, %d) = %v, %v; want an error with %q (wrapping %v)", tc.fleet, tc.first, tc.n, a, err, tc.want, tc.is)
+		}
 	}
 }
 
