@@ -49,6 +49,9 @@ Flags:
 	if err := parseFlags(fs, args); err != nil {
 		return fail(stderr, err)
 	}
+	if *fleet != "" && flagSet(fs, "addr") {
+		return fail(stderr, fmt.Errorf("--addr %s and --fleet-addr %s: give one of them (--addr for a port per device, --fleet-addr for the fleet's port)", *addr, *fleet))
+	}
 	if *devices < 1 {
 		return fail(stderr, fmt.Errorf("--devices %d: at least 1", *devices))
 	}

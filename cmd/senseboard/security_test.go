@@ -59,3 +59,24 @@ func TestWarnsBeyondLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRefusesFlags: senseboard load refuses flags it cannot follow
+// before it connects to anything.
+func TestLoadRefusesFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"both addresses", []string{"--addr", "127.0.0.1:7809", "--fleet-addr", "127.0.0.1:7900"}, "--addr 127.0.0.1:7809 and --fleet-addr 127.0.0.1:7900: give one of them"},
+		{"no devices", []string{"--devices", "0"}, "--devices 0: at least 1"},
+		{"a share above 100", []string{"--min-delivery", "101"}, "--min-delivery 101: a percentage from 0 to 100"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(append([]string{"load"}, tt.args...), &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want %q", code, stderr.String(), tt.want)
+			}
+		})
+	}
+}
