@@ -55,7 +55,7 @@ func Local(addr string, o Options) (*Link, error) {
 		return nil, err
 	}
 	l := newLink("nats://"+addr, o)
-	l.token, l.creds = tok, "the token in "+o.TokenFile+"; a program of another user, or of another state directory, runs the server on this port"
+	l.token, l.creds = tok, "the token in "+o.TokenFile+"; a program of another user, or with another XDG_STATE_HOME, runs the server on this port"
 	l.local = &localServer{l: l, host: host, port: p, poke: make(chan struct{}, 1)}
 	// Join a server that answers; else start one, unless another program
 	// started one meanwhile, and join it.
