@@ -87,7 +87,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.devices, "devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
 	fs.StringVar(&o.speed, "speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
 	fs.StringVar(&o.scenario, "scenario", "", "scenario file: the wearer's timeline (YAML)")
-	fs.BoolVar(&o.verbose, "v", false, "log sessions and events to stderr")
+	fs.BoolVar(&o.verbose, "v", false, "log sessions and events to stderr, and list every device at start")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the program to this file until it ends (go tool pprof reads it)")
 	o.bridge = addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
 	fs.Var(&o.replay, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
@@ -217,7 +217,7 @@ func (o *runOptions) serve(h *host.Host, cfg host.Config, ln net.Listener, token
 		}
 		defer stopProfile()
 	}
-	printRunning(stdout, h, svc, link)
+	printRunning(stdout, h, svc, link, o.verbose)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
@@ -246,30 +246,71 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
+// listEach is the most devices printRunning lists one by one; beyond it
+// (unless -v) it prints a summary of the first and the last.
+const listEach = 8
+
 // printRunning says where the devices and the bridge can be reached.
-func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService, link *air.Link) {
-	for _, r := range h.Devices {
-		d := r.Device
-		fmt.Fprintf(stdout, "senseboard: device %s (%s, sw %s) is running\n", d.Serial(), d.Profile().Product.Name, profile.Version)
-		if r.PTY != "" {
-			fmt.Fprintf(stdout, "  serial line  %s\n               wbcmd --port %s --path /Info\n", r.PTY, r.PTY)
+func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService, link *air.Link, all bool) {
+	if len(h.Devices) > listEach && !all {
+		printSummary(stdout, h)
+	} else {
+		for _, r := range h.Devices {
+			printDevice(stdout, h, r)
 		}
-		if r.Port != "" {
-			fmt.Fprintf(stdout, "  serial port  %s\n", r.Port)
-		}
-		if r.TCP != "" {
-			fmt.Fprintf(stdout, "  TCP          %s\n               wbcmd --port TCP%s --path /Info\n", r.TCP, r.TCP)
-		}
-		if h.Fleet != "" {
-			fmt.Fprintf(stdout, "  fleet port   %s/%s\n               wbcmd --port TCP%s/%s --path /Info\n", h.Fleet, d.Serial(), h.Fleet, d.Serial())
-		}
-		fmt.Fprintf(stdout, "  state        %s\n", r.StateDir)
 	}
 	fmt.Fprintf(stdout, "  radio link   %s\n", airNote(link))
 	if svc != nil {
 		fmt.Fprintf(stdout, "  bridge       %s (dashboard; API under %sapi/)\n               a phone with central address %s\n", svc.URL(), svc.URL(), svc.b.Address())
 	}
 	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
+}
+
+// printDevice says where one device can be reached.
+func printDevice(stdout io.Writer, h *host.Host, r *host.Running) {
+	d := r.Device
+	fmt.Fprintf(stdout, "senseboard: device %s (%s, sw %s) is running\n", d.Serial(), d.Profile().Product.Name, profile.Version)
+	if r.PTY != "" {
+		fmt.Fprintf(stdout, "  serial line  %s\n               wbcmd --port %s --path /Info\n", r.PTY, r.PTY)
+	}
+	if r.Port != "" {
+		fmt.Fprintf(stdout, "  serial port  %s\n", r.Port)
+	}
+	if r.TCP != "" {
+		fmt.Fprintf(stdout, "  TCP          %s\n               wbcmd --port TCP%s --path /Info\n", r.TCP, r.TCP)
+	}
+	if h.Fleet != "" {
+		fmt.Fprintf(stdout, "  fleet port   %s/%s\n               wbcmd --port TCP%s/%s --path /Info\n", h.Fleet, d.Serial(), h.Fleet, d.Serial())
+	}
+	fmt.Fprintf(stdout, "  state        %s\n", r.StateDir)
+}
+
+// printSummary says where the first and the last of many devices can be
+// reached, and how many have each kind of link.
+func printSummary(stdout io.Writer, h *host.Host) {
+	first, last := h.Devices[0], h.Devices[len(h.Devices)-1]
+	d := first.Device
+	fmt.Fprintf(stdout, "senseboard: %d devices, %s to %s (%s, sw %s), are running (-v lists each)\n",
+		len(h.Devices), d.Serial(), last.Device.Serial(), d.Profile().Product.Name, profile.Version)
+	ptys := 0
+	for _, r := range h.Devices {
+		if r.PTY != "" {
+			ptys++
+		}
+	}
+	if ptys > 0 {
+		fmt.Fprintf(stdout, "  serial lines %d pseudo-terminals, %s to %s\n", ptys, first.PTY, last.PTY)
+	}
+	if first.Port != "" {
+		fmt.Fprintf(stdout, "  serial port  %s (device %s)\n", first.Port, d.Serial())
+	}
+	if first.TCP != "" {
+		fmt.Fprintf(stdout, "  TCP          a port each: %s at %s … %s at %s\n", d.Serial(), first.TCP, last.Device.Serial(), last.TCP)
+	}
+	if h.Fleet != "" {
+		fmt.Fprintf(stdout, "  fleet port   %s/<serial>\n               wbcmd --port TCP%s/%s --path /Info\n", h.Fleet, h.Fleet, d.Serial())
+	}
+	fmt.Fprintf(stdout, "  state        %s to %s\n", first.StateDir, last.StateDir)
 }
 
 // checkListen refuses a device TCP address beyond loopback unless the
