@@ -13,6 +13,11 @@ import (
 // stream that starts later with its first sample, and fills the gaps of a
 // stream (samples that never came, where its timestamps jump) with the
 // last sample before them, annotating each gap ("IMU9: 12 samples lost").
+// A stream whose timestamps go back (a device reset, a clock set, rows
+// sent twice) is refused rather than shifted: its rows would otherwise sit
+// later on the time line than their timestamps say. Timestamps are whole
+// milliseconds, so a step back of less than a gap (one sample at most
+// rates) is taken as their rounding and the rows are kept in order.
 // Both exports of the product, of logs and of recordings, build their
 // files with it.
 type Builder struct {
@@ -66,7 +71,8 @@ type note struct {
 // MaxRate is the highest sample rate a Builder's stream may have, and
 // MaxGap the longest stretch of a stream's time line that a Builder fills:
 // a stream that starts later than the first, or whose timestamps jump
-// further ahead (a device reset, a clock set), is refused.
+// further ahead (a device reset, a clock set), is refused, as is one whose
+// timestamps go back.
 const (
 	MaxRate = 10000.0
 	MaxGap  = 10 * time.Minute
@@ -143,8 +149,9 @@ func lostAt(rate float64) int { return max(2, int(math.Ceil(rate*0.002))) }
 
 // File returns the File of the streams that have rows and of the events,
 // with Recording "X X senseboard"; it refuses a File without a sampled
-// stream, a stream whose rate is not above 0 and at most MaxRate, and a
-// stream whose time line has a gap longer than MaxGap.
+// stream, a stream whose rate is not above 0 and at most MaxRate, a
+// stream whose time line has a gap longer than MaxGap, and a stream whose
+// timestamps go back by a gap or more (rows that overlap rows before them).
 func (b *Builder) File() (*File, error) {
 	var sampled []*Stream
 	t0 := math.Inf(1)
@@ -194,6 +201,9 @@ func (b *Builder) File() (*File, error) {
 			case missing > maxFill:
 				return nil, fmt.Errorf("%w: stream %s jumps %.0f s ahead at its sample %d (from %.0f ms to %.0f ms, device time); an EDF+ file has one time line, and gaps of at most %v are filled",
 					ErrInvalid, s.Transducer, float64(missing)/s.Rate, c.first+1, t0+float64(n)*1000/s.Rate, c.ms, MaxGap)
+			case missing <= -lostAt(s.Rate):
+				return nil, fmt.Errorf("%w: stream %s goes back %d samples at its sample %d (to %.0f ms from %.0f ms expected, device time), overlapping the samples before it; an EDF+ file has one time line (was the device reset or its clock set?)",
+					ErrInvalid, s.Transducer, -missing, c.first+1, c.ms, t0+float64(n)*1000/s.Rate)
 			case n == 0: // pad the start with the first sample
 				for ch := range cols {
 					for range missing {
