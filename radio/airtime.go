@@ -280,9 +280,11 @@ func (c *Conn) queueLocked(now time.Duration, it airItem) {
 // armLocked makes sure the event timer fires at the next connection event
 // that carries packets while something waits for one (an item, or a
 // WhenRoom callback), and at once when items were carried out by events
-// that ran lazily; c.airMu is held.
+// that ran lazily; c.airMu is held. After the connection ended it arms
+// nothing: an event already firing, or a late admission, would otherwise
+// run events until the queue empties, delivering nothing.
 func (c *Conn) armLocked(now time.Duration) {
-	if c.air.n == 0 && len(c.air.out) == 0 && len(c.waiters) == 0 {
+	if c.airEnd || c.air.n == 0 && len(c.air.out) == 0 && len(c.waiters) == 0 {
 		return
 	}
 	at := now
@@ -410,7 +412,7 @@ func (c *Conn) send(now time.Duration, it airItem, read, flow bool) bool {
 // admitContent asks the throughput model for room for a notification of
 // a subscription made over the connection: its content sized by
 // Config.NotificationSize, in parts of the connection's MTU. Admitted, it
-// waits for the air.
+// waits for the air. After the connection ended it is dropped.
 func (c *Conn) admitContent(n resource.Notification) bool {
 	a := &c.p.cfg.Airtime
 	size := -1
@@ -424,7 +426,7 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	now := c.p.clk.Now()
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	if !c.air.roomFor(now, 1, n.Sub, limit, false) {
+	if c.airEnd || !c.air.roomFor(now, 1, n.Sub, limit, false) {
 		return false
 	}
 	packets := NotificationPackets(a, c.airMTU-3)

@@ -535,3 +535,25 @@ func TestCentralChoosesInterval(t *testing.T) {
 		t.Errorf("an interval of 5 units: %v, want ErrInterval", err)
 	}
 }
+
+// After the connection ends, neither an event timer that was already firing
+// nor a notification admitted late arms the event timer again.
+func TestAirtimeEndedArmsNothing(t *testing.T) {
+	clk := clock.NewVirtual()
+	c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 16}, 1, clk)
+	if got := burst(t, c, 8, 100); got != 8 { // half the queue: room left
+		t.Fatalf("the burst took %d, want 8", got)
+	}
+	c.Disconnect()
+	pending := clk.Pending()
+	c.RunEvent()
+	if got := clk.Pending(); got != pending {
+		t.Errorf("an event after the end left %d timers pending, want %d", got, pending)
+	}
+	if c.AdmitContent(resource.Notification{}) {
+		t.Error("a notification was admitted after the end")
+	}
+	if got := clk.Pending(); got != pending {
+		t.Errorf("a late admission left %d timers pending, want %d", got, pending)
+	}
+}

@@ -57,6 +57,7 @@ type Conn struct {
 	waiters []func()    // WhenRoom callbacks
 	evTimer clock.Timer // the next connection event, while something waits
 	evAt    time.Duration
+	airEnd  bool // the connection ended: nothing more is admitted or armed
 	outMu   sync.Mutex
 	spare   []airItem // the hand-out's buffer
 
@@ -165,6 +166,7 @@ func (c *Conn) end(reason error) {
 		close(c.nus)
 		close(c.notes)
 		c.airMu.Lock()
+		c.airEnd = true
 		waiters := c.waiters
 		c.waiters = nil
 		if c.evTimer != nil {
