@@ -18,7 +18,10 @@ var familyRates = []float64{13, 26, 52, 104, 125, 128, 200, 208, 250, 256, 416, 
 // recording with edf.Builder: one signal per sampled quantity, labelled and
 // in the units edf.SensorChannel gives (ECG in mV; Acc, Gyro, Magn axes in
 // m/s², deg/s, µT), at the stream's rate measured from its timestamps;
-// heart rate, RR intervals and temperature as annotations. The start is
+// a log names no rate, so a stream needs two records at different device
+// times, and a stream of a single record (or of records all at one time)
+// is refused with edf.ErrInvalid naming it, rather than given a rate
+// guessed; heart rate, RR intervals and temperature as annotations. The start is
 // the log's UTC anchor (its /Time/Detailed record) when it has one.
 // Streams that start later than the first are padded at their start with
 // their first sample, and samples missing where a stream's timestamps jump
@@ -32,6 +35,7 @@ func EDF(log []byte) (*edf.File, error) {
 	anchored := false
 	var lastTS float64
 	var rows []float64
+	records := map[*edf.Stream]int{}
 	for i, r := range recs {
 		switch r.Stream {
 		case "TimeDetailed":
@@ -80,9 +84,15 @@ func EDF(log []byte) (*edf.File, error) {
 		if err := s.Add(*r.Timestamp, rows); err != nil {
 			return nil, err
 		}
+		records[s]++
 	}
 	for _, s := range b.Streams() {
-		s.Rate = familyRate(s.MeasuredRate())
+		measured := s.MeasuredRate()
+		if measured == 0 {
+			return nil, fmt.Errorf("%w: log: stream %s: %d record(s), none later than the first; a log names no sample rate, so the export measures a stream's rate from the time between its records, and needs two at different device times",
+				edf.ErrInvalid, s.Transducer, records[s])
+		}
+		s.Rate = familyRate(measured)
 	}
 	f, err := b.File()
 	if err != nil {
@@ -121,8 +131,8 @@ func (r *Record) timestamp() float64 {
 	return *r.Timestamp
 }
 
-// familyRate returns the family's rate nearest to a measured rate, or the
-// measured rate rounded when none is within 5 %.
+// familyRate returns the family's rate nearest to a measured rate (above
+// 0), or the measured rate rounded when none is within 5 %.
 func familyRate(rate float64) float64 {
 	best := familyRates[0]
 	for _, r := range familyRates {
@@ -130,7 +140,7 @@ func familyRate(rate float64) float64 {
 			best = r
 		}
 	}
-	if math.Abs(best-rate) <= best*0.05 || rate == 0 {
+	if math.Abs(best-rate) <= best*0.05 {
 		return best
 	}
 	return math.Round(rate)

@@ -237,3 +237,48 @@ func TestEDFFillsGap(t *testing.T) {
 		t.Errorf("annotations %v, want 4 samples lost at %v", f.Annotations, 40*time.Second/13)
 	}
 }
+
+// A log names no sample rate: a stream's rate is measured from the time
+// between its records, and a stream whose records give none is refused,
+// named, instead of being given a rate guessed.
+func TestEDFRefusesUnmeasurableRate(t *testing.T) {
+	acc, gyro := xyzLayout("MeasAcc", "ArrayAcc"), xyzLayout("MeasGyro", "ArrayGyro")
+	for _, tt := range []struct {
+		name string
+		gyro []uint32 // device times of the gyro stream's records
+		want string   // in the error; "" for none
+	}{
+		{"two records", []uint32{1000, 1154}, ""},
+		{"one record", []uint32{1000}, "stream MeasGyro: 1 record(s), none later than the first"},
+		{"one time", []uint32{1000, 1000}, "stream MeasGyro: 2 record(s), none later than the first"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := sbem.NewWriter()
+			log := []byte(sbem.Header)
+			var err error
+			for _, ts := range []uint32{1000, 1077, 1154} {
+				if log, err = w.AppendRecord(log, acc, 4, xyzRecord(ts, 4)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, ts := range tt.gyro {
+				if log, err = w.AppendRecord(log, gyro, 4, xyzRecord(ts, 4)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := logfile.EDF(log)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s := f.Signals[len(f.Signals)-1]; s.Rate != 26 {
+					t.Errorf("%s at %g Hz, want 26", s.Label, s.Rate)
+				}
+				return
+			}
+			if !errors.Is(err, edf.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v; want ErrInvalid with %q", err, tt.want)
+			}
+		})
+	}
+}
