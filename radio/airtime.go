@@ -377,6 +377,23 @@ func (c *Conn) handOut(it *airItem) {
 	}
 }
 
+// takes reports whether a reader has room for an item that leaves at once
+// (handOut loses it otherwise); c.p.mu is held, so no one else sends.
+func (c *Conn) takes(it *airItem) bool {
+	if it.kind != outNUS {
+		return true
+	}
+	return len(c.nus) < cap(c.nus) || it.note && len(c.notes) < cap(c.notes)
+}
+
+// own copies the data of a NUS item, which is the caller's, into the
+// notification slab; c.p.mu is held.
+func (c *Conn) own(it *airItem) {
+	if it.kind == outNUS {
+		it.data = c.carve(it.data)
+	}
+}
+
 // note hands a notification of a characteristic to the central; c.p.mu is
 // held.
 func (c *Conn) note(char UUID, data []byte) {
@@ -390,11 +407,13 @@ func (c *Conn) note(char UUID, data []byte) {
 // the model on it waits in the transmit queue when there is room (flow:
 // for a flow-controlled sender; read: the central has read enough to take
 // it), with the model off it leaves at once when read. It reports whether
-// it went; c.p.mu is held.
+// it went; c.p.mu is held. The data of a NUS item is the caller's: it is
+// copied only once the air or a reader takes it.
 func (c *Conn) send(now time.Duration, it airItem, read, flow bool) bool {
 	a := &c.p.cfg.Airtime
 	if !a.Enabled {
-		if read {
+		if read && c.takes(&it) {
+			c.own(&it)
 			c.handOut(&it)
 		}
 		return read
@@ -404,6 +423,7 @@ func (c *Conn) send(now time.Duration, it airItem, read, flow bool) bool {
 	if !read || !c.air.roomFor(now, 1, nil, 0, flow) {
 		return false
 	}
+	c.own(&it)
 	it.packets = NotificationPackets(a, len(it.data))
 	c.queueLocked(now, it)
 	return true

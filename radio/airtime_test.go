@@ -557,3 +557,32 @@ func TestAirtimeEndedArmsNothing(t *testing.T) {
 		t.Errorf("a late admission left %d timers pending, want %d", got, pending)
 	}
 }
+
+// SendNUS copies the data only when it goes: not when the central does
+// not read (model off) or the transmit queue is full (model on).
+func TestSendNUSCopiesOnlyWhatGoes(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		a    profile.Airtime
+		goes int // sent before the rest is dropped
+	}{
+		{"model off: the NUS channel holds 64", profile.Airtime{}, 64},
+		{"model on: the transmit queue of 3 keeps one place for flow-controlled senders", profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 3}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newAirtimeLink(t, tt.a, 1, clock.NewVirtual())
+			data := make([]byte, 20)
+			for i := range tt.goes + 5 {
+				before := c.SlabUsed()
+				c.SendNUS(data)
+				want := 0
+				if i < tt.goes {
+					want = len(data)
+				}
+				if got := c.SlabUsed() - before; got != want {
+					t.Fatalf("send %d copied %d bytes, want %d", i+1, got, want)
+				}
+			}
+		})
+	}
+}

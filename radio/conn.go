@@ -327,7 +327,7 @@ func (c *Conn) SendNUS(b []byte) {
 	if c.ended {
 		return
 	}
-	c.send(now, airItem{kind: outNUS, data: c.carve(b), note: c.notifying[NUSTX] && len(b) <= c.mtu-3}, true, false)
+	c.send(now, airItem{kind: outNUS, data: b, note: c.notifying[NUSTX] && len(b) <= c.mtu-3}, true, false)
 }
 
 // Errors a central meets.

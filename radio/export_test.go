@@ -8,3 +8,10 @@ func (c *Conn) RunEvent() { c.event() }
 // AdmitContent offers a subscription's notification to the throughput
 // model, as the connection's sink does.
 func (c *Conn) AdmitContent(n resource.Notification) bool { return c.admitContent(n) }
+
+// SlabUsed returns the bytes of notification data in the current slab.
+func (c *Conn) SlabUsed() int {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	return len(c.slab)
+}
