@@ -201,14 +201,13 @@ func reportOversized(dec *wire.Decoder, w io.Writer) {
 
 // ServeConn serves one connection as one session until it closes or ctx
 // ends. A hello that names another device's serial is refused.
-func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
+func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	serveConn(ctx, conn, s.HelloTimeout, s.IdleTimeout, func(h wire.HelloMsg) (*Server, func(), wire.RefuseCode, error) {
 		if h.Serial != "" && h.Serial != s.serial() {
 			return nil, nil, wire.RefuseSerial, fmt.Errorf("%w: this port serves device %s, not %s", ErrUnknownSerial, s.serial(), h.Serial)
 		}
 		return s, func() {}, "", nil
 	})
-	return nil
 }
 
 // pickFunc chooses the device whose session a connection's hello opens
