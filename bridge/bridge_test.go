@@ -610,8 +610,8 @@ func TestDisconnectByDeletePeers(t *testing.T) {
 	}
 	for range acc.C() {
 	}
-	if err := acc.Err(); err == nil || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
-		t.Errorf("subscription ended with %v", err)
+	if err := acc.Err(); !errors.Is(err, bridgeclient.ErrEnded) || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
+		t.Errorf("subscription ended with %v, want ErrEnded with the reason", err)
 	}
 	st = r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
 	if st.AutoConnect || !strings.Contains(st.Note, "the device dropped the connection (DELETE /Comm/Ble/Peers/") {

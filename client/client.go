@@ -45,6 +45,10 @@ var (
 	ErrDisconnected = errors.New("disconnected")
 )
 
+// ErrEnded is a subscription the device ended on its own (a reset, a mode
+// change, power off): its Err wraps ErrEnded and gives the device's reason.
+var ErrEnded = errors.New("the device ended the subscription")
+
 // DisconnectedError is the end of a radio link connection, with the
 // device's reason, such as "the device reset".
 type DisconnectedError struct {
@@ -408,7 +412,7 @@ func (c *Conn) dispatch(f wire.Frame) {
 		if s != nil {
 			var m wire.EndedMsg
 			json.Unmarshal(f.Payload, &m)
-			s.in.Finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
+			s.in.Finish(fmt.Errorf("%w: %s", ErrEnded, m.Reason))
 		}
 	case wire.HRSData, wire.NUSData, wire.GATTNotification:
 		if c.opts.OnRadioData != nil {
@@ -632,7 +636,8 @@ func (c *Conn) subscribe(ctx context.Context, path string, fn func([]byte, time.
 // the connection closes or Unsubscribe is called, those are let go.
 func (s *Subscription) C() <-chan Notification { return s.in.C() }
 
-// Err says why the subscription ended, or nil while it lasts or after Unsubscribe.
+// Err says why the subscription ended, or nil while it lasts or after
+// Unsubscribe; it wraps ErrEnded when the device ended it.
 func (s *Subscription) Err() error { return s.in.Err() }
 
 // Dropped counts notifications lost because C was not read fast enough.

@@ -10,6 +10,7 @@ import (
 
 	"senseboard"
 	"senseboard/client"
+	"senseboard/resource"
 	"senseboard/transport/serial"
 )
 
@@ -96,5 +97,23 @@ func TestCloseFor(t *testing.T) {
 	c.Close()
 	if !errors.Is(sub.Err(), gone) || !errors.Is(c.Err(), gone) {
 		t.Errorf("subscription ended with %v, connection with %v; want %v", sub.Err(), c.Err(), gone)
+	}
+}
+
+// TestDeviceEnds: a subscription the device ends on its own (here with a
+// reset) says so with ErrEnded and the device's reason.
+func TestDeviceEnds(t *testing.T) {
+	ctx, c := dialDevice(t)
+	sub, env, err := c.Subscribe(ctx, "/Meas/Acc/13")
+	if err != nil || !env.OK() {
+		t.Fatalf("Subscribe: %v %+v", err, env)
+	}
+	if env, err := c.Do(ctx, resource.Put, "/System/Mode", resource.Uint8(5)); err != nil || !env.OK() {
+		t.Fatalf("PUT /System/Mode 5: %v %+v", err, env)
+	}
+	for range sub.C() {
+	}
+	if err := sub.Err(); !errors.Is(err, client.ErrEnded) || errors.Is(err, client.ErrClosed) {
+		t.Errorf("subscription ended with %v, want ErrEnded", err)
 	}
 }

@@ -87,6 +87,10 @@ func (e *Error) Error() string { return "bridge: " + e.Msg }
 // ErrClosed is a client whose WebSocket closed.
 var ErrClosed = errors.New("bridge connection closed")
 
+// ErrEnded is a subscription the device or the bridge ended (a reset, a
+// mode change, a disconnect): its Err wraps ErrEnded and gives the reason.
+var ErrEnded = errors.New("the device ended the subscription")
+
 // in is any message from the bridge.
 type in struct {
 	Type   string `json:"type"`
@@ -188,7 +192,7 @@ func (c *Client) read() {
 			delete(c.subs, m.ID)
 			c.mu.Unlock()
 			if s != nil {
-				s.in.Finish(fmt.Errorf("the device ended the subscription: %s", m.Reason))
+				s.in.Finish(fmt.Errorf("%w: %s", ErrEnded, m.Reason))
 			}
 		}
 	}
@@ -348,7 +352,8 @@ func (s *Subscription) ID() string { return s.id }
 // the connection closes or Unsubscribe is called, those are let go.
 func (s *Subscription) C() <-chan Notification { return s.in.C() }
 
-// Err says why the subscription ended, or nil while it lasts or after Unsubscribe.
+// Err says why the subscription ended, or nil while it lasts or after
+// Unsubscribe; it wraps ErrEnded when the device ended it.
 func (s *Subscription) Err() error { return s.in.Err() }
 
 // Dropped counts notifications lost because C was not read fast enough.
