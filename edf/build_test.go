@@ -50,3 +50,47 @@ func TestBuilderOverlap(t *testing.T) {
 		})
 	}
 }
+// TestBuilderFillBudget: the gaps of a stream are filled with at most as
+// many samples as it holds, or MaxGap's worth, so that records far apart
+// cannot make a file grow without bound; within that, every gap is filled.
+func TestBuilderFillBudget(t *testing.T) {
+	const rate = 1000.0
+	maxGapMs := float64(edf.MaxGap.Milliseconds())
+	for _, tc := range []struct {
+		name    string
+		records int     // records of 10 samples
+		apart   float64 // ms from one record's start to the next's
+		ok      bool
+	}{
+		{"no gaps", 100, 10, true},
+		{"one long gap", 2, maxGapMs - 1000, true},
+		{"many gaps within MaxGap in all", 20, maxGapMs / 20, true},
+		{"many long gaps", 20, maxGapMs / 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b edf.Builder
+			s, _ := b.Stream("ecg")
+			s.Name, s.Transducer, s.Rate = "ECG", "/Meas/ECG/1000", rate
+			s.Channels = []edf.Channel{edf.SensorChannel("ECG", "ECG", "")}
+			for i := range tc.records {
+				if err := s.Add(float64(i)*tc.apart, make([]float64, 10)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := b.File()
+			if !tc.ok {
+				if !errors.Is(err, edf.ErrInvalid) {
+					t.Fatalf("File: %v, want ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := int(float64(tc.records-1)*tc.apart*rate/1000) + 10
+			if got := len(f.Signals[0].Samples); got != want {
+				t.Errorf("%d samples, want %d", got, want)
+			}
+		})
+	}
+}
