@@ -50,6 +50,7 @@ func TestBuilderOverlap(t *testing.T) {
 		})
 	}
 }
+
 // TestBuilderFillBudget: the gaps of a stream are filled with at most as
 // many samples as it holds, or MaxGap's worth, so that records far apart
 // cannot make a file grow without bound; within that, every gap is filled.
