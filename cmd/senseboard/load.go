@@ -52,6 +52,9 @@ Flags:
 	if *fleet != "" && flagSet(fs, "addr") {
 		return fail(stderr, fmt.Errorf("--addr %s and --fleet-addr %s: give one of them (--addr for a port per device, --fleet-addr for the fleet's port)", *addr, *fleet))
 	}
+	if *fleet == "" && flagSet(fs, "serial") {
+		return fail(stderr, fmt.Errorf("--serial %s needs --fleet-addr: devices are named by serial only on the fleet's port (with --addr each device has its own port)", *first))
+	}
 	if *devices < 1 {
 		return fail(stderr, fmt.Errorf("--devices %d: at least 1", *devices))
 	}

@@ -69,6 +69,7 @@ func TestLoadRefusesFlags(t *testing.T) {
 		want string
 	}{
 		{"both addresses", []string{"--addr", "127.0.0.1:7809", "--fleet-addr", "127.0.0.1:7900"}, "--addr 127.0.0.1:7809 and --fleet-addr 127.0.0.1:7900: give one of them"},
+		{"a serial without the fleet's port", []string{"--serial", "000200"}, "--serial 000200 needs --fleet-addr"},
 		{"no devices", []string{"--devices", "0"}, "--devices 0: at least 1"},
 		{"a share above 100", []string{"--min-delivery", "101"}, "--min-delivery 101: a percentage from 0 to 100"},
 	} {
