@@ -603,13 +603,7 @@ func (w *Wearer) AppendBeats(dst []Beat, t0, t1 time.Duration) []Beat {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.ensureBeats(t0, t1-w.origin)
-	i, _ := slices.BinarySearchFunc(w.beats, t0, func(b Beat, t time.Duration) int {
-		if b.At < t {
-			return -1
-		}
-		return 1
-	})
-	for ; i < len(w.beats) && w.beats[i].At < t1; i++ {
+	for i := w.firstBeat(t0); i < len(w.beats) && w.beats[i].At < t1; i++ {
 		dst = append(dst, w.beats[i])
 	}
 	return dst
@@ -621,13 +615,19 @@ func (w *Wearer) NextBeat(t time.Duration) Beat {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.ensureBeats(t, t-w.origin)
+	return w.beats[w.firstBeat(t)]
+}
+
+// firstBeat returns the index of the first kept beat whose R peak lies at
+// or after clock reading t.
+func (w *Wearer) firstBeat(t time.Duration) int {
 	i, _ := slices.BinarySearchFunc(w.beats, t, func(b Beat, t time.Duration) int {
 		if b.At < t {
 			return -1
 		}
 		return 1
 	})
-	return w.beats[i]
+	return i
 }
 
 // ensureBeats generates beats until one lies beyond relative time t,
