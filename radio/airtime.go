@@ -404,29 +404,27 @@ func (c *Conn) note(char UUID, data []byte) {
 }
 
 // send hands a notification of the connection's services to the air: with
-// the model on it waits in the transmit queue when there is room (flow:
-// for a flow-controlled sender; read: the central has read enough to take
-// it), with the model off it leaves at once when read. It reports whether
-// it went; c.p.mu is held. The data of a NUS item is the caller's: it is
-// copied only once the air or a reader takes it.
-func (c *Conn) send(now time.Duration, it airItem, read, flow bool) bool {
+// the model on it waits in the transmit queue when there is room, with
+// the model off it leaves at once when a reader takes it; otherwise it is
+// lost, as over the air. c.p.mu is held. The data of a NUS item is the
+// caller's: it is copied only once the air or a reader takes it.
+func (c *Conn) send(now time.Duration, it airItem) {
 	a := &c.p.cfg.Airtime
 	if !a.Enabled {
-		if read && c.takes(&it) {
+		if c.takes(&it) {
 			c.own(&it)
 			c.handOut(&it)
 		}
-		return read
+		return
 	}
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	if !read || !c.air.roomFor(now, 1, nil, 0, flow) {
-		return false
+	if !c.air.roomFor(now, 1, nil, 0, false) {
+		return
 	}
 	c.own(&it)
 	it.packets = NotificationPackets(a, len(it.data))
 	c.queueLocked(now, it)
-	return true
 }
 
 // admitContent asks the throughput model for room for a notification of

@@ -294,7 +294,7 @@ func (c *Conn) SendHRS(d HRSData) {
 	if !c.notifying[HeartRateMeasurement] || c.ended {
 		return
 	}
-	c.send(now, airItem{kind: outHRS, hrs: d, data: m, note: len(m) <= c.mtu-3}, true, false)
+	c.send(now, airItem{kind: outHRS, hrs: d, data: m, note: len(m) <= c.mtu-3})
 }
 
 // WriteNUS writes data from the central to the device's serial service.
@@ -327,7 +327,7 @@ func (c *Conn) SendNUS(b []byte) {
 	if c.ended {
 		return
 	}
-	c.send(now, airItem{kind: outNUS, data: b, note: c.notifying[NUSTX] && len(b) <= c.mtu-3}, true, false)
+	c.send(now, airItem{kind: outNUS, data: b, note: c.notifying[NUSTX] && len(b) <= c.mtu-3})
 }
 
 // Errors a central meets.
