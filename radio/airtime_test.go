@@ -24,11 +24,7 @@ var (
 // and switches on the notifications of a characteristic.
 func newAirtimeLink(tb testing.TB, a profile.Airtime, seed uint64, clk clock.Clock) *radio.Conn {
 	tb.Helper()
-	st, err := radio.OpenSettings(openStore(tb))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123", Product: "Senseboard", Seed: seed, Clock: clk, Airtime: a}, st)
+	p := newPeripheral(tb, radio.Config{Seed: seed, Clock: clk, Airtime: a})
 	if err := p.AddService(&radio.Service{UUID: streamService, Characteristics: []radio.Characteristic{{UUID: streamChar, Props: radio.PropNotify}}}); err != nil {
 		tb.Fatal(err)
 	}
@@ -280,16 +276,12 @@ func ExampleConn_TryNotify() {
 // made over a connection: the sizing of its content, the admission, the
 // connection event that carries it and the transport's queue.
 func BenchmarkSubscriptionNotify(b *testing.B) {
-	st, err := radio.OpenSettings(openStore(b))
-	if err != nil {
-		b.Fatal(err)
-	}
 	clk := clock.NewVirtual()
-	p := radio.New(radio.Config{
-		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
+	p := newPeripheral(b, radio.Config{
+		Clock:            clk,
 		Airtime:          profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8, MissedEvents: 0.02},
 		NotificationSize: func(content any) int { return 68 },
-	}, st)
+	})
 	q := resource.NewQueue(1 << 16)
 	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), q)
 	if err != nil {
@@ -334,16 +326,12 @@ func (limitSource) Unsubscribed(*resource.Topic) {}
 // for the others. The transport's queue is drained at once, so only the
 // radio's limit can refuse.
 func TestAirtimeTopicLimit(t *testing.T) {
-	st, err := radio.OpenSettings(openStore(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := clock.NewVirtual()
-	p := radio.New(radio.Config{
-		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
+	p := newPeripheral(t, radio.Config{
+		Clock:            clk,
 		Airtime:          profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 8},
 		NotificationSize: func(any) int { return 68 },
-	}, st)
+	})
 	q := resource.NewQueue(64)
 	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), q)
 	if err != nil {
@@ -494,13 +482,9 @@ func TestCentralChoosesInterval(t *testing.T) {
 	}{
 		{0, 50 * time.Millisecond}, {12, 30 * time.Millisecond}, {32, 40 * time.Millisecond}, {100, 50 * time.Millisecond},
 	} {
-		st, err := radio.OpenSettings(openStore(t))
-		if err != nil {
-			t.Fatal(err)
-		}
 		clk := clock.NewVirtual()
-		p := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
-			Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}}, st)
+		p := newPeripheral(t, radio.Config{Clock: clk,
+			Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}})
 		if err := p.AddService(&radio.Service{UUID: streamService, Characteristics: []radio.Characteristic{{UUID: streamChar, Props: radio.PropNotify}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -524,11 +508,7 @@ func TestCentralChoosesInterval(t *testing.T) {
 		}
 		c.Disconnect()
 	}
-	st, err := radio.OpenSettings(openStore(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clock.NewVirtual()}, st)
+	p := newPeripheral(t, radio.Config{Clock: clock.NewVirtual()})
 	central := radio.NewCentral("AA:BB:CC:00:00:01", "")
 	central.Interval = 5
 	if _, err := p.Connect(central, resource.NewQueue(1)); !errors.Is(err, radio.ErrInterval) {

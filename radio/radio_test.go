@@ -23,7 +23,7 @@ func openStore(t testing.TB) *nvm.Store {
 	return s
 }
 
-func newPeripheral(t *testing.T, cfg radio.Config) *radio.Peripheral {
+func newPeripheral(t testing.TB, cfg radio.Config) *radio.Peripheral {
 	t.Helper()
 	cfg.Address, cfg.Serial, cfg.Product = "0C:8C:DC:00:01:23", "000123", "Senseboard"
 	st, err := radio.OpenSettings(openStore(t))
