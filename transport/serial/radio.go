@@ -320,8 +320,11 @@ func (o *radioOut) serial(b []byte, ok bool) {
 }
 
 // appendJSON appends a frame of the device's own (id 0) with a JSON
-// payload.
+// payload, in place; one that cannot be encoded appends jsonFrame's Error.
 func appendJSON(b []byte, kind wire.Kind, v any) []byte {
+	if out, err := wire.AppendJSONFrame(b, kind, 0, v); err == nil {
+		return out
+	}
 	return append(b, jsonFrame(kind, 0, v)...)
 }
 
