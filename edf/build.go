@@ -186,7 +186,8 @@ func (b *Builder) File() (*File, error) {
 		// what the gaps may fill in all: MaxGap's worth, or as many
 		// samples as the stream holds, so that a stream of many short
 		// records far apart cannot make the file grow without bound
-		budget := max(maxFill, rows)
+		limit := max(maxFill, rows)
+		budget := limit
 		for k, c := range s.chunks {
 			end := rows
 			if k+1 < len(s.chunks) {
@@ -212,7 +213,7 @@ func (b *Builder) File() (*File, error) {
 				}
 			case missing >= lostAt(s.Rate) && missing > budget:
 				return nil, fmt.Errorf("%w: stream %s: its gaps would fill more than %d samples; gaps are filled with at most as many samples as the stream holds (%d), or %v's worth",
-					ErrInvalid, s.Transducer, max(maxFill, rows), rows, MaxGap)
+					ErrInvalid, s.Transducer, limit, rows, MaxGap)
 			case missing >= lostAt(s.Rate):
 				budget -= missing
 				f.Annotations = append(f.Annotations, Annotation{Onset: at(float64(n) * 1000 / s.Rate),

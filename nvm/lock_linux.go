@@ -134,7 +134,11 @@ func openShared(parent string) (*sharedLock, error) {
 		return nil, &AccessError{path, err}
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, &AccessError{path, err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
 		return nil, &AccessError{path, ErrNotRegular}
 	}
