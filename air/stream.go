@@ -130,7 +130,6 @@ type Stream struct {
 	wdl     time.Time     // write deadline
 	limit   int           // bytes buf may hold
 	scratch []byte
-	got     uint64 // data messages received
 }
 
 // addr names a side of a stream.
@@ -199,7 +198,6 @@ func (s *Stream) receive(msg *nats.Msg) {
 	switch m.kind {
 	case msgData:
 		s.rseq++
-		s.got++
 		if len(s.buf)+len(m.body) > s.limit {
 			s.mu.Unlock()
 			who := "the device's program"
@@ -320,7 +318,7 @@ func (s *Stream) write(p []byte) (int, error) {
 func (s *Stream) Messages() (sent, received uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.wseq, s.got
+	return s.wseq, s.rseq
 }
 
 // keepalive sends a keepalive, or ends a stream whose peer was silent for
