@@ -21,13 +21,7 @@ func TestDashboardLogs(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
 	p := browse(t, r, chromium(t))
-	p.do("load",
-		chromedp.Navigate(r.srv.URL+"/"),
-		chromedp.WaitVisible(`#devices li[data-serial="000123"]`),
-		chromedp.Click(`#devices li[data-serial="000123"]`),
-		chromedp.Click(`#tabs button[data-tab="logs"]`),
-		chromedp.WaitVisible(`#tab-logs`))
-	p.poll("the data logger's state", `document.querySelector('#logs-state').dataset.state === 'READY'`)
+	openLogs(p, r)
 
 	// a path that cannot be logged: the device's reason shows
 	p.do("bad paths",
@@ -130,13 +124,7 @@ func TestDashboardLogsLetsTheDeviceGo(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true, bridge: bridge.Config{Idle: 200 * time.Millisecond}})
 	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
 	p := browse(t, r, browser)
-	p.do("load",
-		chromedp.Navigate(r.srv.URL+"/"),
-		chromedp.WaitVisible(`#devices li[data-serial="000123"]`),
-		chromedp.Click(`#devices li[data-serial="000123"]`),
-		chromedp.Click(`#tabs button[data-tab="logs"]`),
-		chromedp.WaitVisible(`#tab-logs`))
-	p.poll("the data logger's state", `document.querySelector('#logs-state').dataset.state === 'READY'`)
+	openLogs(p, r)
 	released := func(s bridge.DeviceState) bool { return !s.Connected && strings.Contains(s.Note, "released") }
 	r.waitFor("000123", "released with the Logs tab open", released)
 	ticks := evaluate[int](p, "the tab's timer", `window.senseboard.logs.ticks`)
@@ -147,4 +135,17 @@ func TestDashboardLogsLetsTheDeviceGo(t *testing.T) {
 	evaluate[string](p, "forget the state", `document.querySelector('#logs-state').dataset.state = ''`)
 	p.do("refresh", chromedp.Click(`#logs-refresh`))
 	p.poll("the state read again", `document.querySelector('#logs-state').dataset.state === 'READY'`)
+}
+
+// openLogs loads the dashboard, selects device 000123, opens its Logs tab
+// and waits until the tab shows the data logger ready.
+func openLogs(p *page, r *rig) {
+	p.t.Helper()
+	p.do("load",
+		chromedp.Navigate(r.srv.URL+"/"),
+		chromedp.WaitVisible(`#devices li[data-serial="000123"]`),
+		chromedp.Click(`#devices li[data-serial="000123"]`),
+		chromedp.Click(`#tabs button[data-tab="logs"]`),
+		chromedp.WaitVisible(`#tab-logs`))
+	p.poll("the data logger's state", `document.querySelector('#logs-state').dataset.state === 'READY'`)
 }
