@@ -166,8 +166,8 @@ func (b *Inbox[T]) Finish(err error) {
 
 // Close finishes the inbox with a reason, as Finish does, but lets go what
 // waits: it stops the goroutine that hands notifications on, waits for
-// it, closes C and empties it. Later calls, after Finish too, only let go
-// what waits.
+// it, closes C and empties it. After Finish it keeps Finish's reason and
+// only lets go what waits; a second Close does nothing.
 func (b *Inbox[T]) Close(err error) {
 	b.mu.Lock()
 	if b.stopped {
