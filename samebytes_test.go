@@ -1,0 +1,214 @@
+package senseboard_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"senseboard"
+	"senseboard/clock"
+	"senseboard/resource"
+	"senseboard/wire"
+	"senseboard/world"
+)
+
+// streamBytesFile holds the SHA-256 of every stream of TestStreamBytesUnchanged.
+var streamBytesFile = filepath.Join("testdata", "stream-bytes.txt")
+
+// streamBytesScenarios are the wearers of TestStreamBytesUnchanged: at rest,
+// walking, a heart with ectopic beats and atrial fibrillation, and a workout
+// with ECG noise, a contact loss, the gear off and on and a tap.
+var streamBytesScenarios = []struct{ name, yaml string }{
+	{"rest", ""},
+	{"walk", "segments:\n  - walk: 1h\n    cadence: 112\n"},
+	{"arrhythmia", `heart:
+  pvc: 8
+  pac: 5
+  episodes:
+    - at: 12s
+      afib: 12s
+`},
+	{"workout", `segments:
+  - run: 14s
+    cadence: 165
+  - walk: 1h
+ecgNoise:
+  baselineWander: 12
+  muscle: 6
+  electrodeMotion: 9
+events:
+  - at: 11s
+    contactLoss: 2s
+  - at: 16s
+    gear: off
+  - at: 19s
+    gear: on
+  - at: 23s
+    tap: {}
+`},
+}
+
+// streamBytesRun is how long each scenario runs, in device time.
+const streamBytesRun = 25 * time.Second
+
+// hashSink hashes the wire frames of the notifications of one stream.
+type hashSink struct {
+	buf    []byte
+	h      hash.Hash
+	frames int
+}
+
+func (s *hashSink) Notify(n resource.Notification) bool {
+	var err error
+	if s.buf, err = wire.AppendJSONFrame(s.buf[:0], wire.Notification, 1, n.Content); err != nil {
+		panic(err) // the test sees no sum; the panic names the content
+	}
+	s.h.Write(s.buf)
+	s.frames++
+	return true
+}
+
+func (s *hashSink) Ended(*resource.Subscription, resource.EndReason) {}
+
+func (s *hashSink) sum() string { return fmt.Sprintf("%x %d", s.h.Sum(nil), s.frames) }
+
+// streamSums runs scenario sc on the virtual clock with the streams of paths
+// subscribed together, each by a client of its own, and returns for each
+// stream the SHA-256 of its notifications' wire frames and their number.
+func streamSums(t *testing.T, sc *world.Scenario, paths []string) []string {
+	c := clock.NewVirtual()
+	d, err := senseboard.New(senseboard.Config{Clock: c, Seed: 7, StateDir: t.TempDir(), Scenario: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	sinks := make([]*hashSink, len(paths))
+	for i, p := range paths {
+		sinks[i] = &hashSink{h: sha256.New()}
+		cl := resource.NewClient("golden", sinks[i])
+		defer cl.Close()
+		if env, _ := d.Do(&resource.Request{Op: resource.Subscribe, Path: p, Client: cl}); !env.Status.OK() {
+			t.Fatalf("SUBSCRIBE %s: %d", p, env.Status)
+		}
+	}
+	c.Advance(streamBytesRun)
+	out := make([]string, len(paths))
+	for i, s := range sinks {
+		if s.frames == 0 {
+			t.Fatalf("%s: no notification in %v", paths[i], streamBytesRun)
+		}
+		out[i] = s.sum()
+	}
+	return out
+}
+
+// TestStreamBytesUnchanged checks that the fleet streams (IMU6 at 52 Hz,
+// ECG at 125 Hz, heart rate) of a seeded device give the same bytes as
+// recorded, for several wearers, subscribed together and each alone: a
+// change meant to make the device faster must not change what it says.
+// After an intended change of the streams,
+// `go test -run TestStreamBytesUnchanged -update` records the new sums.
+func TestStreamBytesUnchanged(t *testing.T) {
+	want, err := readStreamSums(streamBytesFile)
+	if err != nil && !*updateDocs {
+		t.Fatalf("%v (go test -run TestStreamBytesUnchanged -update records them)", err)
+	}
+	got := make(map[string]string)
+	results := make(chan map[string]string, len(streamBytesScenarios))
+	t.Run("scenarios", func(t *testing.T) {
+		for _, s := range streamBytesScenarios {
+			t.Run(s.name, func(t *testing.T) {
+				t.Parallel()
+				sc := world.DefaultScenario()
+				if s.yaml != "" {
+					var err error
+					if sc, err = world.ParseScenario([]byte(s.yaml)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				sums := make(map[string]string)
+				for i, sum := range streamSums(t, sc, fleetStreams) {
+					sums[s.name+" together "+fleetStreams[i]] = sum
+				}
+				for _, p := range fleetStreams {
+					sums[s.name+" alone "+p] = streamSums(t, sc, []string{p})[0]
+				}
+				for k, sum := range sums {
+					if w, ok := want[k]; !*updateDocs && (!ok || w != sum) {
+						t.Errorf("%s: the stream's bytes changed: sha256 and notifications %s, recorded %q", k, sum, w)
+					}
+				}
+				results <- sums
+			})
+		}
+	})
+	close(results)
+	for sums := range results {
+		for k, v := range sums {
+			got[k] = v
+		}
+	}
+	if *updateDocs {
+		if len(got) != 2*len(streamBytesScenarios)*len(fleetStreams) {
+			t.Fatalf("%d sums: a scenario failed, not recording", len(got))
+		}
+		if err := writeStreamSums(streamBytesFile, got); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for k := range want {
+		if _, ok := got[k]; !ok && !t.Failed() {
+			t.Errorf("%s is recorded but no longer checked: -update forgets it", k)
+		}
+	}
+}
+
+// readStreamSums reads lines "scenario mode path: sha256 notifications".
+func readStreamSums(name string) (map[string]string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("stream sums: %w", err)
+	}
+	out := make(map[string]string)
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(text, ": ")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: %q: want \"scenario mode path: sha256 notifications\"", name, line, text)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func writeStreamSums(name string, sums map[string]string) error {
+	keys := make([]string, 0, len(sums))
+	for k := range sums {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# SHA-256 of the notification wire frames of each stream, and their number,\n")
+	b.WriteString("# of TestStreamBytesUnchanged (samebytes_test.go). Rewrite only for an\n")
+	b.WriteString("# intended change of the streams: go test -run TestStreamBytesUnchanged -update\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, sums[k])
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(name, []byte(b.String()), 0o644)
+}
