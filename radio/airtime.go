@@ -94,6 +94,9 @@ const streamAir = 0xA1E
 // loses and when the rest leaves depend only on the times of the
 // notifications and the seed.
 type airQueue struct {
+	// cfg is the connection's copy of Config.Airtime, the one every part
+	// of the connection reads: set when it starts, never changed, so read
+	// without airMu.
 	cfg      profile.Airtime
 	key      uint64        // seed of the missed events
 	interval time.Duration // between connection events
@@ -409,7 +412,7 @@ func (c *Conn) note(char UUID, data []byte) {
 // lost, as over the air. c.p.mu is held. The data of a NUS item is the
 // caller's: it is copied only once the air or a reader takes it.
 func (c *Conn) send(now time.Duration, it airItem) {
-	a := &c.p.cfg.Airtime
+	a := &c.air.cfg
 	if !a.Enabled {
 		if c.takes(&it) {
 			c.own(&it)
@@ -432,7 +435,7 @@ func (c *Conn) send(now time.Duration, it airItem) {
 // Config.NotificationSize, in parts of the connection's MTU. Admitted, it
 // waits for the air. After the connection ended it is dropped.
 func (c *Conn) admitContent(n resource.Notification) bool {
-	a := &c.p.cfg.Airtime
+	a := &c.air.cfg
 	size := -1
 	if f := c.p.cfg.NotificationSize; f != nil {
 		size = f(n.Content)

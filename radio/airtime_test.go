@@ -241,7 +241,7 @@ func ExampleConn_TryNotify() {
 	defer store.Close()
 	settings, _ := radio.OpenSettings(store)
 	clk := clock.NewVirtual()
-	p := radio.New(radio.Config{
+	p, _ := radio.New(radio.Config{
 		Address: "0C:8C:DC:00:01:23", Serial: "000123", Clock: clk,
 		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2},
 	}, settings)

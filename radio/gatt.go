@@ -335,7 +335,7 @@ func (c *Conn) notify(char UUID, parts [][]byte, flow bool) (bool, error) {
 	case !c.notifying[char]:
 		return true, nil
 	}
-	a := &c.p.cfg.Airtime
+	a := &c.air.cfg
 	if !a.Enabled {
 		if flow && len(c.notes)+len(parts) > cap(c.notes) {
 			return false, nil
@@ -379,7 +379,7 @@ func (c *Conn) WhenRoom(f func()) {
 // now: it came in a connection event, which carries the device's packets
 // too, and whoever waits for room hears of it.
 func (c *Conn) written() {
-	if c.p.cfg.Airtime.Enabled {
+	if c.air.cfg.Enabled {
 		c.runEvents(true)
 	}
 }

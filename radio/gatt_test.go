@@ -234,7 +234,7 @@ func ExamplePeripheral_AddService() {
 	store, _ := nvm.Open(dir)
 	defer store.Close()
 	settings, _ := radio.OpenSettings(store)
-	p := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123"}, settings)
+	p, _ := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123"}, settings)
 	p.AddService(&radio.Service{
 		UUID: echoService,
 		Characteristics: []radio.Characteristic{

@@ -66,8 +66,8 @@ type Config struct {
 	Logf func(format string, a ...any)
 	// Airtime is the throughput model of the connections (see
 	// airtime.go); its zero value is off (every notification leaves at
-	// once). Enabled, it must pass its Validate, as a parsed profile's
-	// does: New does not check it again.
+	// once). Enabled, it must pass its Validate (New refuses it
+	// otherwise). Each connection keeps a copy from its start.
 	Airtime profile.Airtime
 	// NotificationSize returns the bytes a notification's content takes
 	// over the air, for the subscriptions made over a connection; -1 (or a
@@ -102,8 +102,13 @@ type Peripheral struct {
 }
 
 // New returns the peripheral with its non-volatile settings (see
-// OpenSettings) and starts advertising.
-func New(cfg Config, st *nvm.Var[Settings]) *Peripheral {
+// OpenSettings) and starts advertising. A throughput model whose settings
+// break their limits is refused with an error wrapping
+// profile.ErrAirtime.
+func New(cfg Config, st *nvm.Var[Settings]) (*Peripheral, error) {
+	if err := cfg.Airtime.Validate(); err != nil {
+		return nil, fmt.Errorf("radio of device %s: %w", cfg.Serial, err)
+	}
 	p := &Peripheral{cfg: cfg, st: st, clk: cfg.Clock, preferred: DefaultConnParams}
 	if p.clk == nil {
 		p.clk = clock.NewReal()
@@ -117,7 +122,7 @@ func New(cfg Config, st *nvm.Var[Settings]) *Peripheral {
 	p.mu.Lock()
 	p.startAdvertising()
 	p.mu.Unlock()
-	return p
+	return p, nil
 }
 
 // Address returns the device's BLE address.
@@ -179,7 +184,7 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
 	conn.air.start(p.clk.Now(), Duration(Grant(conn.params, c.Interval)))
 	conn.sink = sink
-	if p.cfg.Airtime.Enabled {
+	if conn.air.cfg.Enabled {
 		sink = airSink{conn}
 	}
 	conn.client = resource.NewClient("ble:"+c.Address, sink)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"senseboard/nvm"
+	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/resource"
 )
@@ -30,7 +32,47 @@ func newPeripheral(t testing.TB, cfg radio.Config) *radio.Peripheral {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return radio.New(cfg, st)
+	p, err := radio.New(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestNewChecksTheThroughputModel(t *testing.T) {
+	good := profile.DefaultAirtime
+	for _, tt := range []struct {
+		name    string
+		airtime func(*profile.Airtime)
+		bad     string // in the error; "" for none
+	}{
+		{"the default", func(*profile.Airtime) {}, ""},
+		{"off, with nothing set", func(a *profile.Airtime) { *a = profile.Airtime{} }, ""},
+		{"data length 0", func(a *profile.Airtime) { a.DataLength = 0 }, "dataLength 0"},
+		{"no packets per event", func(a *profile.Airtime) { a.PacketsPerEvent = 0 }, "packetsPerEvent 0"},
+		{"a queue of one", func(a *profile.Airtime) { a.TXQueue = 1 }, "txQueue 1"},
+		{"missed events not a number", func(a *profile.Airtime) { a.MissedEvents = math.NaN() }, "missedEvents NaN"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := good
+			tt.airtime(&a)
+			st, err := radio.OpenSettings(openStore(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := radio.New(radio.Config{Serial: "000123", Airtime: a}, st)
+			switch {
+			case tt.bad == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.bad == "":
+				if p == nil {
+					t.Fatal("no peripheral")
+				}
+			case !errors.Is(err, profile.ErrAirtime) || !strings.Contains(err.Error(), tt.bad) || !strings.Contains(err.Error(), "000123"):
+				t.Fatalf("error %v, want one wrapping ErrAirtime that names %q and the device", err, tt.bad)
+			}
+		})
+	}
 }
 
 func TestDefaultAdvertisementBytes(t *testing.T) {

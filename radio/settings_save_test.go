@@ -17,7 +17,10 @@ func TestSettingsRefusedOrNotStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123", Product: "Senseboard"}, st)
+	p, err := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123", Product: "Senseboard"}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := p.SetSecurity(9, nil); err == nil || errors.Is(err, nvm.ErrNotStored) {
 		t.Errorf("policy 9: %v, want refused", err)
 	}

@@ -110,7 +110,7 @@ func (p *Provider) Connected() bool { return p.radio != nil && p.radio.Connected
 // Register starts the radio, which advertises at once, and installs the resources.
 func (p *Provider) Register(d *device.Device) error {
 	prof := d.Profile()
-	p.radio = radio.New(radio.Config{
+	r, err := radio.New(radio.Config{
 		Address: prof.BLE.Address, Serial: d.Serial(), Product: prof.Product.Name,
 		HRS: prof.Modules.HRS, NUS: prof.Modules.NUS, Seed: p.seed, Clock: d.Clock(),
 		Airtime:            prof.BLE.Airtime,
@@ -123,6 +123,10 @@ func (p *Provider) Register(d *device.Device) error {
 		OnHRSNotifications: func(on bool) { p.publish(&p.hrsTopic, &HRSState{Enabled: on}) },
 		OnNUSWrite:         p.nusWritten,
 	}, p.st)
+	if err != nil {
+		return err
+	}
+	p.radio = r
 
 	d.HandleFunc("/Comm/Ble/Addr", resource.Get, p.getAddr)
 	d.HandleFunc("/Comm/Ble/Adv", resource.Get, p.getAdv)
