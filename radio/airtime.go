@@ -61,6 +61,19 @@ func (c *Conn) Interval() time.Duration {
 	return Duration(Grant(c.params, c.central.Interval))
 }
 
+// Granted returns the connection's parameters as the link runs them, as
+// GET /Comm/Ble/Peers/{ConnHandle}/Params reports them: MinConnInterval
+// and MaxConnInterval are both the interval the central was granted
+// (Grant); the latency and the supervision timeout are the connection's.
+func (c *Conn) Granted() ConnParams {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	cp := c.params
+	cp.MinConnInterval = Grant(cp, c.central.Interval)
+	cp.MaxConnInterval = cp.MinConnInterval
+	return cp
+}
+
 // NotificationPackets returns how many link-layer packets a notification payload of n
 // bytes takes with the model's data length: an ATT PDU of n+3 bytes behind a
 // 4-byte L2CAP header.

@@ -267,7 +267,7 @@ func (p *Provider) getPeerParams(req *resource.Request) resource.Response {
 	if c == nil {
 		return resp
 	}
-	params := c.Params()
+	params := c.Granted() // min = max: the interval the link runs, as the family's API reports it
 	return resource.OK(&params)
 }
 

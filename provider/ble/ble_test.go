@@ -216,16 +216,30 @@ func TestConnParams(t *testing.T) {
 	d.Expect(200, resource.Put, "/Comm/Ble/ConnParams", sbt.Record(t, "ConnParams", `{"min_conn_interval": 6, "max_conn_interval": 12, "slave_latency": 0, "sup_timeout": 100}`))
 	a := connect(t, d, central(1))
 	h := fmt.Sprintf("/Comm/Ble/Peers/%d/Params", a.Handle())
-	if p := d.Expect(200, resource.Get, h).Content.(*radio.ConnParams); p.MaxConnInterval != 12 {
-		t.Errorf("the connection does not use the preferred parameters: %+v", p)
+	// GET reports the interval the link runs: min = max = the granted one.
+	want := radio.ConnParams{MinConnInterval: 12, MaxConnInterval: 12, SlaveLatency: 0, SupTimeout: 100}
+	if p := d.Expect(200, resource.Get, h).Content.(*radio.ConnParams); *p != want {
+		t.Errorf("GET %s = %+v, want the preferred parameters with the slowest interval granted (no wish): %+v", h, *p, want)
 	}
 	d.Expect(200, resource.Put, h, sbt.Record(t, "ConnParams", `{"min_conn_interval": 24, "max_conn_interval": 40, "slave_latency": 4, "sup_timeout": 600}`))
-	if p := d.Expect(200, resource.Get, h).Content.(*radio.ConnParams); p.SlaveLatency != 4 {
-		t.Errorf("params %+v", p)
+	want = radio.ConnParams{MinConnInterval: 40, MaxConnInterval: 40, SlaveLatency: 4, SupTimeout: 600}
+	if p := d.Expect(200, resource.Get, h).Content.(*radio.ConnParams); *p != want {
+		t.Errorf("GET %s after PUT = %+v, want %+v", h, *p, want)
 	}
 	d.Expect(400, resource.Put, h, sbt.Record(t, "ConnParams", `{"min_conn_interval": 50, "max_conn_interval": 40, "slave_latency": 0, "sup_timeout": 600}`))
 	d.Expect(400, resource.Put, h, sbt.Record(t, "ConnParams", `{"min_conn_interval": 5, "max_conn_interval": 40, "slave_latency": 0, "sup_timeout": 600}`))
 	d.Expect(404, resource.Get, "/Comm/Ble/Peers/99/Params")
+
+	// A central that asks for an interval within the preferred range gets it.
+	a.Disconnect()
+	c := central(2)
+	c.Interval = 8
+	b := connect(t, d, c)
+	h = fmt.Sprintf("/Comm/Ble/Peers/%d/Params", b.Handle())
+	want = radio.ConnParams{MinConnInterval: 8, MaxConnInterval: 8, SlaveLatency: 0, SupTimeout: 100}
+	if p := d.Expect(200, resource.Get, h).Content.(*radio.ConnParams); *p != want {
+		t.Errorf("GET %s of a central that asked for 8 = %+v, want %+v", h, *p, want)
+	}
 }
 
 func TestPassKey(t *testing.T) {
