@@ -1,6 +1,8 @@
 // Package load puts a fleet of devices under a measured load: it connects to
-// every device with the Go client, subscribes to the same streams on each,
-// and counts what arrives, to tell what a machine (or a deployment) holds.
+// every device with the Go client, over TCP or as a central over the radio
+// link between programs (NATS, package air), subscribes to the same
+// streams on each, and counts what arrives, to tell what a machine (or a
+// deployment) holds.
 //
 // For every stream it reports the share of the expected samples that were
 // delivered, the samples lost in gaps between timestamps, and percentiles of
@@ -19,7 +21,10 @@ import (
 	"sync"
 	"time"
 
+	"senseboard/air"
 	"senseboard/client"
+	"senseboard/radio"
+	"senseboard/wire"
 )
 
 // Config says what load to put on which devices.
@@ -27,6 +32,21 @@ type Config struct {
 	// Addrs are the TCP addresses of the devices: host:port of a device's
 	// own port, or host:port/serial of a device on a fleet's port.
 	Addrs []string
+	// Air is the radio link between programs, where the devices named by
+	// Serials are reached instead of Addrs: the load opens a stream to
+	// each and connects as a central. Run does not close it.
+	Air *air.Link
+	// Serials are the serial numbers of the devices on Air.
+	Serials []string
+	// ConnInterval is the connection interval the load asks for on Air
+	// (7.5 ms to 4 s, a multiple of 1.25 ms); each device grants the
+	// nearest within its connection parameters. Zero leaves the choice to
+	// the device: its slowest (50 ms by default), which sends the fewest
+	// messages.
+	ConnInterval time.Duration
+	// PassKey is the pass key to pair with on Air, for devices that ask
+	// for one; "" pairs with none.
+	PassKey string
 	// Subscribe lists the paths to subscribe to on every device, such as
 	// /Meas/IMU6/52, /Meas/ECG/125 and /Meas/HR.
 	Subscribe []string
@@ -57,6 +77,9 @@ var (
 	ErrBelowThreshold = errors.New("delivery below threshold")
 	// ErrDevices is a device that could not be connected or subscribed to.
 	ErrDevices = errors.New("devices not reached")
+	// ErrPairing is a device on the radio link that asks for its pass key
+	// before it answers, reached without Config.PassKey.
+	ErrPairing = errors.New("the device asks to be paired with its pass key before it answers")
 )
 
 // Report is what the load measured so far.
@@ -68,7 +91,13 @@ type Report struct {
 	Reached  int           // connected and subscribed to every path
 	Failed   int           // could not be connected or subscribed to
 	Closed   int           // connections that ended during the measurement
-	Streams  []StreamReport
+	// Messages counts the data messages of the radio link received from
+	// the devices since their subscriptions were made (a message carries
+	// what one connection event carried); 0 over TCP.
+	Messages int64
+	// MessageRate is Messages per device-second.
+	MessageRate float64
+	Streams     []StreamReport
 }
 
 // StreamReport is the report of one path over all devices.
@@ -92,9 +121,11 @@ type StreamReport struct {
 // or goroutine per subscription, so that the load costs little beside the
 // fleet it measures.
 type device struct {
-	addr  string
+	name  string // for errors: "device at <address>" or "device <serial>"
 	conn  *client.Conn
-	since time.Time // when its subscriptions were made
+	air   *air.Stream // nil over TCP
+	msgs0 uint64      // data messages received before the subscriptions were made
+	since time.Time   // when its subscriptions were made
 	mu    sync.Mutex
 	tally []tally // one per path
 }
@@ -105,8 +136,20 @@ type device struct {
 // ErrDevices when a device could not be reached; the report is complete
 // either way.
 func Run(ctx context.Context, cfg Config) (Report, error) {
-	if len(cfg.Addrs) == 0 {
+	n := len(cfg.Addrs)
+	switch {
+	case cfg.Air != nil && n > 0:
+		return Report{}, errors.New("load: TCP addresses and the radio link both given; the devices are reached one way")
+	case cfg.Air != nil:
+		n = len(cfg.Serials)
+	case len(cfg.Serials) > 0:
+		return Report{}, errors.New("load: serial numbers without the radio link to reach them on")
+	}
+	if n == 0 {
 		return Report{}, errors.New("load: no devices to connect to")
+	}
+	if i := cfg.ConnInterval; i != 0 && (i < radio.Duration(radio.ConnIntervalMin) || i > radio.Duration(radio.ConnIntervalMax) || i%radio.Duration(1) != 0) {
+		return Report{}, fmt.Errorf("load: connection interval %v: 7.5 ms to 4 s in steps of 1.25 ms, or 0 for the device's slowest", i)
 	}
 	if len(cfg.Subscribe) == 0 {
 		return Report{}, errors.New("load: no paths to subscribe to")
@@ -134,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	devs := make([]*device, len(cfg.Addrs))
+	devs := make([]*device, n)
 	hists := make([]*histogram, len(cfg.Subscribe))
 	for i := range hists {
 		hists[i] = new(histogram)
@@ -144,11 +187,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	var connectWG sync.WaitGroup
 	var mu sync.Mutex
 	slots := make(chan struct{}, cfg.Connect)
-	for i, addr := range cfg.Addrs {
+	for i := range n {
 		slots <- struct{}{}
 		connectWG.Go(func() {
 			defer func() { <-slots }()
-			d, err := connect(ctx, addr, cfg.Subscribe, rates, hists, cfg.Timeout)
+			d, err := connect(ctx, cfg, i, rates, hists)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -178,7 +221,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	report := func(final bool) Report {
 		r := collect(cfg, live, rates, hists, time.Now())
 		r.Elapsed, r.Duration, r.Final = time.Since(start), cfg.Duration, final
-		r.Devices, r.Failed = len(cfg.Addrs), failed
+		r.Devices, r.Failed = n, failed
 		return r
 	}
 	ticker := time.NewTicker(cfg.Interval)
@@ -201,7 +244,7 @@ loop:
 	r := report(true)
 	err := r.Check(cfg.MinDelivery)
 	if failed > 0 {
-		err = errors.Join(fmt.Errorf("%w: %d of %d (first: %w)", ErrDevices, failed, len(cfg.Addrs), firstErr), err)
+		err = errors.Join(fmt.Errorf("%w: %d of %d (first: %w)", ErrDevices, failed, n, firstErr), err)
 	}
 	return r, err
 }
@@ -227,17 +270,23 @@ func (r Report) Check(least float64) error {
 // notifications of IMU6 at 52 Hz, the largest of the usual streams.
 const readBuffer = 4096
 
-// connect dials one device and subscribes to every path, counting the
-// lateness of each path's notifications in its histogram.
-func connect(ctx context.Context, addr string, paths []string, rates []float64, hists []*histogram, timeout time.Duration) (*device, error) {
-	c, err := client.Dial(ctx, "TCP"+addr, &client.Options{Name: "senseboard load", Timeout: timeout, ReadBuffer: readBuffer})
-	if err != nil {
-		return nil, fmt.Errorf("device at %s: %w", addr, err)
+// connect reaches device i of cfg and subscribes to every path, counting
+// the lateness of each path's notifications in its histogram.
+func connect(ctx context.Context, cfg Config, i int, rates []float64, hists []*histogram) (*device, error) {
+	var d *device
+	var err error
+	if cfg.Air != nil {
+		d, err = connectAir(ctx, cfg, cfg.Serials[i])
+	} else {
+		d, err = connectTCP(ctx, cfg, cfg.Addrs[i])
 	}
-	d := &device{addr: addr, conn: c, tally: make([]tally, len(paths))}
-	for i, p := range paths {
+	if err != nil {
+		return nil, err
+	}
+	d.tally = make([]tally, len(cfg.Subscribe))
+	for i, p := range cfg.Subscribe {
 		d.tally[i].rate, d.tally[i].late = rates[i], hists[i]
-		_, env, err := c.SubscribeFunc(ctx, p, func(payload []byte, at time.Time) {
+		_, env, err := d.conn.SubscribeFunc(ctx, p, func(payload []byte, at time.Time) {
 			d.mu.Lock()
 			d.tally[i].add(payload, at)
 			d.mu.Unlock()
@@ -246,11 +295,66 @@ func connect(ctx context.Context, addr string, paths []string, rates []float64, 
 			err = fmt.Errorf("status %d %s", env.Response, env.Content)
 		}
 		if err != nil {
-			c.Close()
-			return nil, fmt.Errorf("device at %s: subscribe %s: %w", addr, p, err)
+			d.conn.Close()
+			return nil, fmt.Errorf("%s: subscribe %s: %w", d.name, p, err)
 		}
 	}
 	d.since = time.Now()
+	if d.air != nil {
+		_, d.msgs0 = d.air.Messages()
+	}
+	return d, nil
+}
+
+// connectTCP dials a device over TCP.
+func connectTCP(ctx context.Context, cfg Config, addr string) (*device, error) {
+	c, err := client.Dial(ctx, "TCP"+addr, &client.Options{Name: Name, Timeout: cfg.Timeout, ReadBuffer: readBuffer})
+	if err != nil {
+		return nil, fmt.Errorf("device at %s: %w", addr, err)
+	}
+	return &device{name: "device at " + addr, conn: c}, nil
+}
+
+// Name names the load in its hello and as a BLE central.
+const Name = "senseboard load"
+
+// Address is the load's BLE address as a central on the radio link.
+const Address = "C0:4C:4F:41:44:00"
+
+// connectAir opens a stream of the radio link to a device, scans it, and
+// connects as a central with the connection interval cfg asks for; it
+// pairs with cfg's pass key when there is one, and refuses a device that
+// asks for its pass key when there is none (ErrPairing).
+func connectAir(ctx context.Context, cfg Config, serial string) (*device, error) {
+	name := "device " + serial
+	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	s, err := cfg.Air.Dial(dctx, serial)
+	if err != nil {
+		return nil, err // it names the device
+	}
+	c, err := client.Open(ctx, name, s, &client.Options{Name: Name, Timeout: cfg.Timeout, ReadBuffer: readBuffer})
+	if err != nil {
+		return nil, err // it names the device
+	}
+	d := &device{name: name, conn: c, air: s}
+	m, err := c.Scan(ctx)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: scan: %w", name, err)
+	}
+	if a, _ := radio.ParseAdvertisement(m.Adv, m.ScanResp); a.PassKey && cfg.PassKey == "" {
+		c.Close()
+		return nil, fmt.Errorf("%s: %w", name, ErrPairing)
+	}
+	_, err = c.ConnectAt(ctx, wire.ConnectMsg{Address: Address, Name: Name, Interval: uint16(cfg.ConnInterval / radio.Duration(1))})
+	if err == nil && cfg.PassKey != "" {
+		_, err = c.Pair(ctx, cfg.PassKey, false)
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: connect: %w", name, err)
+	}
 	return d, nil
 }
 
@@ -258,6 +362,7 @@ func connect(ctx context.Context, addr string, paths []string, rates []float64, 
 // lateness histograms.
 func collect(cfg Config, devs []*device, rates []float64, hists []*histogram, now time.Time) Report {
 	var r Report
+	var secs float64 // device-seconds on the radio link
 	r.Streams = make([]StreamReport, len(cfg.Subscribe))
 	for i, p := range cfg.Subscribe {
 		r.Streams[i] = StreamReport{Path: p, Rate: rates[i]}
@@ -268,6 +373,11 @@ func collect(cfg Config, devs []*device, rates []float64, hists []*histogram, no
 			r.Closed++
 		default:
 			r.Reached++
+		}
+		if d.air != nil {
+			_, got := d.air.Messages()
+			r.Messages += int64(got - d.msgs0)
+			secs += now.Sub(d.since).Seconds()
 		}
 		d.mu.Lock()
 		for i := range d.tally {
@@ -280,6 +390,9 @@ func collect(cfg Config, devs []*device, rates []float64, hists []*histogram, no
 			s.Delivered += min(t.delivered(), t.expected(d.since, now, Grace))
 		}
 		d.mu.Unlock()
+	}
+	if secs > 0 {
+		r.MessageRate = float64(r.Messages) / secs
 	}
 	for i := range r.Streams {
 		s := &r.Streams[i]
@@ -334,6 +447,23 @@ func Addrs(first string, n int) ([]string, error) {
 	return addrs, nil
 }
 
+// Serials returns n serial numbers counting up from first and keeping its
+// width, as senseboard run --devices n numbers its devices.
+func Serials(first string, n int) ([]string, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("load: %d devices: at least 1", n)
+	}
+	s, err := strconv.ParseUint(first, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("load: first serial %q: a number, such as 000123, to count up from: %w", first, err)
+	}
+	serials := make([]string, n)
+	for i := range serials {
+		serials[i] = fmt.Sprintf("%0*d", len(first), s+uint64(i))
+	}
+	return serials, nil
+}
+
 // FleetAddrs returns the addresses of n devices on one fleet port (senseboard
 // run --listen-fleet), with serial numbers counting up from first and
 // keeping its width, as senseboard run --devices n numbers them.
@@ -344,15 +474,11 @@ func FleetAddrs(fleet, first string, n int) ([]string, error) {
 	if _, _, err := net.SplitHostPort(fleet); err != nil {
 		return nil, fmt.Errorf("load: fleet address %q: %w", fleet, err)
 	}
-	s, err := strconv.ParseUint(first, 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("load: first serial %q: a number, such as 000123, to count up from: %w", first, err)
-	}
-	addrs := make([]string, n)
+	addrs, err := Serials(first, n)
 	for i := range addrs {
-		addrs[i] = fmt.Sprintf("%s/%0*d", fleet, len(first), s+uint64(i))
+		addrs[i] = fleet + "/" + addrs[i]
 	}
-	return addrs, nil
+	return addrs, err
 }
 
 // Print writes a report: one line per stream, under a progress line.
@@ -372,6 +498,9 @@ func Print(w io.Writer, r Report) {
 	}
 	if r.Closed > 0 {
 		fmt.Fprintf(w, "  closed %d", r.Closed)
+	}
+	if r.Messages > 0 {
+		fmt.Fprintf(w, "  radio messages %d (%.1f per device-second)", r.Messages, r.MessageRate)
 	}
 	fmt.Fprintln(w)
 	for _, s := range r.Streams {

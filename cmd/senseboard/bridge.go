@@ -79,11 +79,17 @@ func (f *bridgeFlags) joinAir(log *slog.Logger) (*air.Link, error) {
 	if *f.nats == "none" {
 		return nil, nil
 	}
-	l, err := air.Open(*f.nats, air.Options{Creds: *f.natsCreds, Log: log})
+	return openAir(*f.nats, air.Options{Creds: *f.natsCreds, Log: log}, ", or none to keep the devices to this program")
+}
+
+// openAir joins the radio link where --nats says, with what to try next
+// when it cannot; orElse ends the list of what to give instead.
+func openAir(where string, o air.Options, orElse string) (*air.Link, error) {
+	l, err := air.Open(where, o)
 	if errors.Is(err, air.ErrNoServer) {
-		return nil, fmt.Errorf("%w; give --nats local:PORT for a server of this computer on another port, nats://host:port to join one elsewhere, or none to keep the devices to this program", err)
+		return nil, fmt.Errorf("%w; give --nats local:PORT for a server of this computer on another port, nats://host:port to join one elsewhere%s", err, orElse)
 	}
-	if errors.Is(err, air.ErrDenied) && strings.HasPrefix(*f.nats, "local") {
+	if errors.Is(err, air.ErrDenied) && strings.HasPrefix(where, "local") {
 		return nil, fmt.Errorf("%w; give --nats local:PORT for a server of your own on another port", err)
 	}
 	return l, err

@@ -23,13 +23,7 @@ func TestFleetPortEndToEnd(t *testing.T) {
 	const devices = listEach + 1 // summarised
 	out := startProgram(t, bin, "run", "--devices", strconv.Itoa(devices), "--serial", "000700", "--listen-fleet", "127.0.0.1:0",
 		"--pty", "none", "--nats", "none", "--http", "none", "--state", t.TempDir())
-	deadline := time.Now().Add(time.Minute) // a hang guard
-	for !strings.Contains(out.String(), "Press Ctrl-C to stop.") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the program did not say it runs:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitRunning(t, out)
 	text := out.String()
 	m := regexp.MustCompile(`(?m)^  fleet port   (127\.0\.0\.1:\d+)/<serial>\n +wbcmd --port TCP127\.0\.0\.1:\d+/000700 --path /Info$`).FindStringSubmatch(text)
 	if m == nil {

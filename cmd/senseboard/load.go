@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"senseboard/air"
 	"senseboard/load"
 	"senseboard/profile"
 	"senseboard/wire"
@@ -22,7 +24,11 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	var (
 		addr     = fs.String("addr", wire.DefaultAddress, "TCP address of the first device; the others listen on the ports that follow")
 		fleet    = fs.String("fleet-addr", "", "TCP address of the fleet's port (senseboard run --listen-fleet), instead of --addr: the devices are named by serial there")
-		first    = fs.String("serial", profile.Default().Serial, "serial number of the first device on --fleet-addr; the others count up from it")
+		nats     = fs.String("nats", "", "reach the devices over the radio link between programs instead of TCP: local (this computer's NATS server, as senseboard run joins it), local:PORT, or nats://[user:password@]host:port[,...]")
+		creds    = fs.String("nats-creds", "", "NATS credentials file (user JWT and NKey seed) for a --nats nats://… server")
+		interval = fs.Duration("conn-interval", 0, "with --nats: the BLE connection interval to ask each device for (7.5ms to 4s, in steps of 1.25ms); 0 takes the device's slowest (50ms by default), the fewest messages")
+		passKey  = fs.String("pass-key", "", "with --nats: the pass key to pair with, for devices that ask for one")
+		first    = fs.String("serial", profile.Default().Serial, "serial number of the first device on --fleet-addr or --nats; the others count up from it")
 		devices  = fs.Int("devices", 1, "number of devices")
 		paths    = fs.String("subscribe", "/Meas/IMU6/52,/Meas/ECG/125,/Meas/HR", "comma-separated paths to subscribe to on every device")
 		duration = fs.Duration("duration", time.Minute, "how long to measure")
@@ -36,7 +42,8 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), `Usage: senseboard load [flags]
 
 Connects to a fleet of devices over TCP (as senseboard run --devices N
-serves them, each on its port or all on --listen-fleet), subscribes to the
+serves them, each on its port or all on --listen-fleet), or with --nats
+over the radio link between programs as a BLE central, subscribes to the
 same streams on each and prints, every few seconds, the share of expected
 samples delivered, samples lost in gaps of the timestamps and how late
 notifications arrive; then a summary. The exit status is 1 when a stream
@@ -52,8 +59,18 @@ Flags:
 	if *fleet != "" && flagSet(fs, "addr") {
 		return fail(stderr, fmt.Errorf("--addr %s and --fleet-addr %s: give one of them (--addr for a port per device, --fleet-addr for the fleet's port)", *addr, *fleet))
 	}
-	if *fleet == "" && flagSet(fs, "serial") {
-		return fail(stderr, fmt.Errorf("--serial %s needs --fleet-addr: devices are named by serial only on the fleet's port (with --addr each device has its own port)", *first))
+	if *nats != "" && (*fleet != "" || flagSet(fs, "addr")) {
+		return fail(stderr, fmt.Errorf("--nats and --addr or --fleet-addr: give one of them (--nats for the radio link, the others for TCP)"))
+	}
+	if *fleet == "" && *nats == "" && flagSet(fs, "serial") {
+		return fail(stderr, fmt.Errorf("--serial %s needs --fleet-addr or --nats: devices are named by serial only on the fleet's port and the radio link (with --addr each device has its own port)", *first))
+	}
+	if *nats == "" {
+		for _, name := range []string{"nats-creds", "conn-interval", "pass-key"} {
+			if flagSet(fs, name) {
+				return fail(stderr, fmt.Errorf("--%s is for the radio link: give --nats too", name))
+			}
+		}
 	}
 	if *devices < 1 {
 		return fail(stderr, fmt.Errorf("--devices %d: at least 1", *devices))
@@ -64,17 +81,23 @@ Flags:
 	if *duration <= 0 || *every <= 0 {
 		return fail(stderr, fmt.Errorf("--duration and --every must be positive"))
 	}
-	addrs, err := load.Addrs(*addr, *devices)
+	cfg := load.Config{Duration: *duration, Interval: *every, MinDelivery: *least / 100, Connect: *connect, Timeout: *timeout,
+		ConnInterval: *interval, PassKey: *passKey, Progress: func(r load.Report) { load.Print(stdout, r) }}
+	var err error
 	from := *addr
-	if *fleet != "" {
-		addrs, err = load.FleetAddrs(*fleet, *first, *devices)
+	switch {
+	case *nats != "":
+		cfg.Serials, err = load.Serials(*first, *devices)
+		from = "device " + *first + " on the radio link"
+	case *fleet != "":
+		cfg.Addrs, err = load.FleetAddrs(*fleet, *first, *devices)
 		from = *fleet + "/" + *first
+	default:
+		cfg.Addrs, err = load.Addrs(*addr, *devices)
 	}
 	if err != nil {
 		return fail(stderr, err)
 	}
-	cfg := load.Config{Addrs: addrs, Duration: *duration, Interval: *every, MinDelivery: *least / 100, Connect: *connect, Timeout: *timeout,
-		Progress: func(r load.Report) { load.Print(stdout, r) }}
 	for p := range strings.SplitSeq(*paths, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			cfg.Subscribe = append(cfg.Subscribe, p)
@@ -89,10 +112,25 @@ Flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(stdout, "senseboard load: %d devices from %s, %s for %s\n", len(addrs), from, strings.Join(cfg.Subscribe, ","), *duration)
+	if *nats != "" {
+		link, err := openAir(*nats, air.Options{Name: load.Name, Creds: *creds}, "")
+		if err != nil {
+			return fail(stderr, err)
+		}
+		defer link.Close()
+		cfg.Air = link
+		from += " (NATS " + link.URL() + ")"
+	}
+	fmt.Fprintf(stdout, "senseboard load: %d devices from %s, %s for %s\n", *devices, from, strings.Join(cfg.Subscribe, ","), *duration)
 	r, err := load.Run(ctx, cfg)
 	if r.Streams != nil {
 		load.Print(stdout, r)
+	}
+	switch {
+	case errors.Is(err, air.ErrNotOnAir):
+		err = fmt.Errorf("%w; are the devices on the air: does senseboard run serve these serials (--serial, --devices) on the same NATS (--nats)?", err)
+	case errors.Is(err, load.ErrPairing):
+		err = fmt.Errorf("%w; give their pass key with --pass-key", err)
 	}
 	if err != nil {
 		return fail(stderr, err)
