@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -328,8 +327,10 @@ type gspReadAnswer struct {
 // reason of the close that ends a client that sent another begins.
 const gspTextForm = `text messages are reads {"op":"read","char":"<uuid>"}`
 
-// parseGSPRead reads a text message of the GSP WebSocket; an error wraps
-// ErrBadMessage and says what was wrong.
+// parseGSPRead reads a text message of the GSP WebSocket; an error says
+// what was wrong, for the reason of the close that ends the client. Its field names
+// are matched without regard to case, as in the bridge's messages
+// (encoding/json); the op is "read" exactly.
 func parseGSPRead(b []byte) (gspRead, error) {
 	var m gspRead
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -337,13 +338,13 @@ func parseGSPRead(b []byte) (gspRead, error) {
 	err := dec.Decode(&m)
 	switch {
 	case err != nil:
-		return gspRead{}, fmt.Errorf("%w: %v", ErrBadMessage, err)
+		return gspRead{}, err
 	case dec.More():
-		return gspRead{}, fmt.Errorf("%w: more than one JSON object", ErrBadMessage)
+		return gspRead{}, errors.New("more than one JSON object")
 	case m.Op != "read":
-		return gspRead{}, fmt.Errorf("%w: op %q: the one op is \"read\"", ErrBadMessage, m.Op)
+		return gspRead{}, fmt.Errorf("op %q: the one op is \"read\"", m.Op)
 	case m.Char == "":
-		return gspRead{}, fmt.Errorf("%w: the characteristic (char) is missing", ErrBadMessage)
+		return gspRead{}, errors.New("the characteristic (char) is missing")
 	}
 	return m, nil
 }
@@ -354,7 +355,7 @@ func parseGSPRead(b []byte) (gspRead, error) {
 func (g *gspSession) read(ctx context.Context, l *client.Conn, text []byte) bool {
 	m, err := parseGSPRead(text)
 	if err != nil {
-		g.close(websocket.StatusUnsupportedData, gspTextForm+": "+strings.TrimPrefix(err.Error(), ErrBadMessage.Error()+": "))
+		g.close(websocket.StatusUnsupportedData, gspTextForm+": "+err.Error())
 		return false
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.d.b.cfg.Timeout)
