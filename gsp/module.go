@@ -131,7 +131,6 @@ func (f NotifyFunc) WhenRoom(g func()) { g() }
 // chunk however slow the link.
 func (m *Module) Connect(mtu int, link Link) *Conn {
 	c := &Conn{m: m, link: link, subs: map[uint8]*app.Subscription{}}
-	c.collectPart = c.collect
 	c.SetMTU(mtu)
 	m.mu.Lock()
 	m.conns[c] = true
@@ -152,12 +151,7 @@ type Conn struct {
 	out     []byte
 	pending []outgoing // what must not be lost, in order; the first may be partly sent
 	waiting bool       // a WhenRoom callback is due
-
-	// the parts of a stream notification, back to back in partBuf
-	partBuf     []byte
-	partEnds    []int
-	parts       [][]byte
-	collectPart func([]byte) // c.collect, made once
+	split   gspwire.Splitter
 }
 
 // outgoing is a notification that must not be lost, or a log being fetched.
@@ -224,21 +218,7 @@ func (c *Conn) sendStream(ref uint8, payload []byte) {
 	if c.closed.Load() {
 		return
 	}
-	c.partBuf, c.partEnds = c.partBuf[:0], c.partEnds[:0]
-	gspwire.Split(c.MTU(), ref, payload, c.out, c.collectPart)
-	c.parts = c.parts[:0]
-	start := 0
-	for _, end := range c.partEnds {
-		c.parts = append(c.parts, c.partBuf[start:end])
-		start = end
-	}
-	c.link.Notify(c.parts)
-}
-
-// collect keeps a part of a stream notification.
-func (c *Conn) collect(b []byte) {
-	c.partBuf = append(c.partBuf, b...)
-	c.partEnds = append(c.partEnds, len(c.partBuf))
+	c.link.Notify(c.split.Split(c.MTU(), ref, payload))
 }
 
 // reliable queues a notification that must not be lost, cut to one

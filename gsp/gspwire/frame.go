@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -240,20 +241,33 @@ func MaxNotification(mtu int) int {
 	return mtu - 3
 }
 
+// Splitter cuts notification payloads into notifications. It reuses its
+// memory: the parts one Split returns are valid until the next. The zero
+// value is ready to use.
+type Splitter struct {
+	buf   []byte   // the parts, back to back
+	parts [][]byte // slices of buf
+}
+
 // Split cuts a notification payload into notifications of at most
 // MaxNotification(mtu) bytes: DATA for the first, DATA_PART2 for the
-// second, DATA_PART3 for the third and any further part. emit receives
-// each notification; its slice is reused after emit returns.
-func Split(mtu int, ref uint8, payload []byte, buf []byte, emit func([]byte)) {
+// second, DATA_PART3 for the third and any further part. An empty payload
+// is one DATA notification without data.
+func (s *Splitter) Split(mtu int, ref uint8, payload []byte) [][]byte {
 	room := MaxNotification(mtu) - 2
+	n := max(1, (len(payload)+room-1)/room)
+	s.buf = slices.Grow(s.buf[:0], len(payload)+2*n) // no part moves once cut
+	s.parts = s.parts[:0]
 	code := byte(Data)
-	for first := true; first || len(payload) > 0; first = false {
-		n := min(room, len(payload))
-		buf = append(append(buf[:0], code, ref), payload[:n]...)
-		emit(buf)
-		payload = payload[n:]
+	for range n {
+		k := min(room, len(payload))
+		start := len(s.buf)
+		s.buf = append(append(s.buf, code, ref), payload[:k]...)
+		s.parts = append(s.parts, s.buf[start:len(s.buf):len(s.buf)])
+		payload = payload[k:]
 		if code < DataPart3 {
 			code++
 		}
 	}
+	return s.parts
 }

@@ -80,19 +80,50 @@ func FuzzParseCommand(f *testing.F) {
 	})
 }
 
-func TestSplit(t *testing.T) {
-	payload := bytes.Repeat([]byte{1, 2, 3}, 30)
-	var got [][]byte
-	Split(MinMTU, 9, payload, nil, func(b []byte) { got = append(got, append([]byte(nil), b...)) })
-	var joined []byte
-	for i, n := range got {
-		want := byte(Data + min(i, 2))
-		if n[0] != want || n[1] != 9 || len(n) > 20 {
-			t.Errorf("part %d: % x", i, n[:2])
-		}
-		joined = append(joined, n[2:]...)
+// A payload is cut into DATA, DATA_PART2 and DATA_PART3 notifications of
+// the MTU that join to the payload again.
+func TestSplitter(t *testing.T) {
+	var s Splitter
+	for _, tc := range []struct {
+		name    string
+		mtu     int
+		payload int // bytes
+		parts   int
+	}{
+		{"empty", DefaultMTU, 0, 1},
+		{"one part", DefaultMTU, 242, 1},
+		{"one byte over", DefaultMTU, 243, 2},
+		{"five at the smallest MTU", MinMTU, 90, 5},
+		{"below the smallest MTU", 5, 90, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			payload := make([]byte, tc.payload)
+			for i := range payload {
+				payload[i] = byte(i)
+			}
+			got := s.Split(tc.mtu, 9, payload)
+			var joined []byte
+			for i, n := range got {
+				want := byte(Data + min(i, 2))
+				if n[0] != want || n[1] != 9 || len(n) > MaxNotification(tc.mtu) || cap(n) != len(n) {
+					t.Errorf("part %d: % x, %d bytes (cap %d), at most %d", i, n[:2], len(n), cap(n), MaxNotification(tc.mtu))
+				}
+				joined = append(joined, n[2:]...)
+			}
+			if !bytes.Equal(joined, payload) || len(got) != tc.parts {
+				t.Errorf("%d parts joined to %d bytes, want %d parts of %d bytes", len(got), len(joined), tc.parts, tc.payload)
+			}
+		})
 	}
-	if !bytes.Equal(joined, payload) || len(got) != 5 {
-		t.Errorf("%d parts joined to %d bytes, want 5 parts of 90 bytes", len(got), len(joined))
+}
+
+// A Splitter that has cut a payload cuts another of that size without
+// allocating.
+func TestSplitterReuses(t *testing.T) {
+	var s Splitter
+	payload := make([]byte, 600)
+	s.Split(DefaultMTU, 1, payload)
+	if n := testing.AllocsPerRun(10, func() { s.Split(DefaultMTU, 1, payload) }); n != 0 {
+		t.Errorf("%v allocations a split, want 0", n)
 	}
 }
