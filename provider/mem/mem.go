@@ -218,35 +218,50 @@ func (acceptAll) Unsubscribed(*resource.Topic) {}
 
 // remove erases one log, as the family's DELETE /Mem/Logbook/byId/{LogId}.
 func (p *Provider) remove(req *resource.Request) resource.Response {
-	id := req.Arg(0).Int()
-	if id <= 0 {
-		return resource.Errorf(resource.StatusBadRequest, "log id %d: log ids start at 1; GET /Mem/Logbook/Entries lists them", id)
+	id, bad := logID(req)
+	if bad != nil {
+		return bad.Response()
 	}
-	switch err := p.storage.Remove(uint32(id)); {
-	case errors.Is(err, ErrNoLog):
-		return resource.Errorf(resource.StatusNotFound, "no log with id %d; GET /Mem/Logbook/Entries lists them", id)
-	case errors.Is(err, ErrOpenLog):
-		return resource.Errorf(resource.StatusConflict, "log %d is being written; PUT /Mem/DataLogger/State 2 first", id)
-	case err != nil:
-		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
+	if err := p.storage.Remove(id); err != nil {
+		return logError(id, err)
 	}
 	return resource.OK(nil)
 }
 
+// read returns the bytes of the log a request names, or, when it has
+// none, the answer.
 func (p *Provider) read(req *resource.Request) ([]byte, resource.Response) {
-	id := req.Arg(0).Int()
-	if id <= 0 {
-		return nil, resource.Errorf(resource.StatusBadRequest, "log id %d: log ids start at 1; GET /Mem/Logbook/Entries lists them", id)
+	id, bad := logID(req)
+	if bad != nil {
+		return nil, bad.Response()
 	}
 	p.flush()
-	data, err := p.storage.Read(uint32(id))
-	if errors.Is(err, ErrNoLog) {
-		return nil, resource.Errorf(resource.StatusNotFound, "no log with id %d; GET /Mem/Logbook/Entries lists them", id)
-	}
+	data, err := p.storage.Read(id)
 	if err != nil {
-		return nil, resource.Errorf(resource.StatusInternalServerError, "%v", err)
+		return nil, logError(id, err)
 	}
 	return data, resource.Response{}
+}
+
+// logID returns the LogId of a request to one log, or the error when it is
+// no log id.
+func logID(req *resource.Request) (uint32, *resource.Error) {
+	id := req.Arg(0).Int()
+	if id <= 0 {
+		return 0, &resource.Error{Status: resource.StatusBadRequest, Msg: fmt.Sprintf("log id %d: log ids start at 1; GET /Mem/Logbook/Entries lists them", id)}
+	}
+	return uint32(id), nil
+}
+
+// logError answers a request to log id that failed with err.
+func logError(id uint32, err error) resource.Response {
+	switch {
+	case errors.Is(err, ErrNoLog):
+		return resource.Errorf(resource.StatusNotFound, "no log with id %d; GET /Mem/Logbook/Entries lists them", id)
+	case errors.Is(err, ErrOpenLog):
+		return resource.Errorf(resource.StatusConflict, "log %d is being written; PUT /Mem/DataLogger/State 2 first", id)
+	}
+	return resource.Errorf(resource.StatusInternalServerError, "%v", err)
 }
 
 // config returns the configuration; p.mu is held.
