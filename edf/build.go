@@ -112,6 +112,9 @@ func (s *Stream) Add(ms float64, values []float64) error {
 	return nil
 }
 
+// Adds returns how many times Add added rows to the stream.
+func (s *Stream) Adds() int { return len(s.chunks) }
+
 // MeasuredRate returns the rate the stream's timestamps give: the rows
 // before its last chunk over the time from its first chunk to its last;
 // 0 when that time is none.

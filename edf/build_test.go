@@ -95,3 +95,40 @@ func TestBuilderFillBudget(t *testing.T) {
 		})
 	}
 }
+
+// A stream measures its rate from the rows before its last Add over the
+// time from its first Add to its last; Adds counts the Adds that brought
+// rows, so a caller can say why a stream has no rate.
+func TestStreamMeasuredRate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		adds []float64 // device times in ms, each with 2 rows; -1 for an Add of no rows
+		rate float64
+		n    int
+	}{
+		{"none", nil, 0, 0},
+		{"one", []float64{0}, 0, 1},
+		{"two at one time", []float64{5, 5}, 0, 2},
+		{"two 20 ms apart", []float64{0, 20}, 100, 2},
+		{"three with an empty one", []float64{0, -1, 20, 40}, 100, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b edf.Builder
+			s, _ := b.Stream("acc")
+			s.Transducer = "/Meas/Acc/100"
+			s.Channels = []edf.Channel{{Label: "Acc x", Unit: "m/s2"}}
+			for _, ms := range tc.adds {
+				rows := []float64{1, 2}
+				if ms < 0 {
+					ms, rows = 0, nil
+				}
+				if err := s.Add(ms, rows); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := s.MeasuredRate(); got != tc.rate || s.Adds() != tc.n {
+				t.Errorf("rate %v after %d Adds with rows; want %v after %d", got, s.Adds(), tc.rate, tc.n)
+			}
+		})
+	}
+}

@@ -35,7 +35,6 @@ func EDF(log []byte) (*edf.File, error) {
 	anchored := false
 	var lastTS float64
 	var rows []float64
-	records := map[*edf.Stream]int{}
 	for i, r := range recs {
 		switch r.Stream {
 		case "TimeDetailed":
@@ -84,13 +83,12 @@ func EDF(log []byte) (*edf.File, error) {
 		if err := s.Add(*r.Timestamp, rows); err != nil {
 			return nil, err
 		}
-		records[s]++
 	}
 	for _, s := range b.Streams() {
 		measured := s.MeasuredRate()
 		if measured == 0 {
 			return nil, fmt.Errorf("%w: log: stream %s: %d record(s), none later than the first; a log names no sample rate, so the export measures a stream's rate from the time between its records, and needs two at different device times",
-				edf.ErrInvalid, s.Transducer, records[s])
+				edf.ErrInvalid, s.Transducer, s.Adds())
 		}
 		s.Rate = familyRate(measured)
 	}
