@@ -20,6 +20,7 @@ import (
 	"senseboard/provider/meas"
 	"senseboard/radio"
 	"senseboard/resource"
+	"senseboard/senseboardtest"
 	"senseboard/transport/serial"
 )
 
@@ -53,17 +54,6 @@ func subscribeOverRadio(t testing.TB, d *senseboard.Device, path string) *radioS
 	return &radioStream{conn: rc, q: q, sub: subs[0]}
 }
 
-// drain returns the notifications' contents that arrived.
-func (s *radioStream) drain() []any {
-	var out []any
-	for _, e := range s.q.Drain(nil) {
-		if e.Ended == 0 {
-			out = append(out, e.Content)
-		}
-	}
-	return out
-}
-
 // gaps counts the notifications missing between timestamps spaced by
 // span: what a client counts.
 type gaps struct {
@@ -95,7 +85,7 @@ func TestECGOverBLELosesWhatTCPDoesNot(t *testing.T) {
 	got := 0
 	for range want {
 		clk.Advance(period)
-		for _, c := range s.drain() {
+		for _, c := range senseboardtest.Contents(s.q) {
 			got++
 			g.see(c.(*meas.ECGData).Timestamp)
 		}
@@ -176,7 +166,7 @@ func measureThroughput(t *testing.T, stream, path string, rate int) throughputRo
 	notes := 0
 	for range throughputSeconds * time.Second / step {
 		clk.Advance(step)
-		for _, c := range s.drain() {
+		for _, c := range senseboardtest.Contents(s.q) {
 			n, size := 0, gspdata.Size(c)
 			switch c := c.(type) {
 			case *meas.MotionData:

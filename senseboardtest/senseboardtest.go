@@ -120,7 +120,7 @@ type Sub struct {
 	Client *resource.Client
 	sink   interface {
 		resource.Sink
-		Drain([]resource.Event) []resource.Event
+		Drainer
 	}
 }
 
@@ -168,7 +168,7 @@ func (c *collector) Drain(dst []resource.Event) []resource.Event {
 
 func (d *Device) subscribe(sink interface {
 	resource.Sink
-	Drain([]resource.Event) []resource.Event
+	Drainer
 }, path string, params []resource.Value) *Sub {
 	d.tb.Helper()
 	s := &Sub{sink: sink}
@@ -183,9 +183,19 @@ func (d *Device) subscribe(sink interface {
 }
 
 // Contents drains the notifications' contents.
-func (s *Sub) Contents() []any {
+func (s *Sub) Contents() []any { return Contents(s.sink) }
+
+// Drainer holds a client's notifications until they are taken, as a
+// resource.Queue does.
+type Drainer interface {
+	Drain([]resource.Event) []resource.Event
+}
+
+// Contents drains the notifications that wait in q and returns their
+// contents; the ends of subscriptions are left out.
+func Contents(q Drainer) []any {
 	var out []any
-	for _, e := range s.sink.Drain(nil) {
+	for _, e := range q.Drain(nil) {
 		if e.Ended == 0 {
 			out = append(out, e.Content)
 		}
