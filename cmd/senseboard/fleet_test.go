@@ -14,8 +14,8 @@ import (
 )
 
 // TestFleetPortEndToEnd runs a program whose devices share one TCP port
-// (run --listen-fleet): it prints a summary of its devices with the fleet
-// port, answers each device by serial, refuses a serial it does not
+// (run --listen-fleet): it prints the fleet port (TestPrintRunning checks
+// the rest of the summary), answers each device by serial, refuses a serial it does not
 // serve, and senseboard load --fleet-addr reaches every device.
 func TestFleetPortEndToEnd(t *testing.T) {
 	t.Parallel()
@@ -30,14 +30,6 @@ func TestFleetPortEndToEnd(t *testing.T) {
 		t.Fatalf("no fleet port line:\n%s", text)
 	}
 	fleet := m[1]
-	for _, want := range []string{"senseboard: 9 devices, 000700 to 000708 (", "  state        "} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the summary has no %q:\n%s", want, text)
-		}
-	}
-	if n := strings.Count(text, "\n"); n > 8 {
-		t.Errorf("%d devices took %d lines:\n%s", devices, n, text)
-	}
 
 	ctx := context.Background()
 	for _, serial := range []string{"000700", "000708"} {

@@ -292,14 +292,8 @@ func printSummary(stdout io.Writer, h *host.Host) {
 	d := first.Device
 	fmt.Fprintf(stdout, "senseboard: %d devices, %s to %s (%s, sw %s), are running (-v lists each)\n",
 		len(h.Devices), d.Serial(), last.Device.Serial(), d.Profile().Product.Name, profile.Version)
-	ptys := 0
-	for _, r := range h.Devices {
-		if r.PTY != "" {
-			ptys++
-		}
-	}
-	if ptys > 0 {
-		fmt.Fprintf(stdout, "  serial lines %d pseudo-terminals, %s to %s\n", ptys, first.PTY, last.PTY)
+	if first.PTY != "" { // every device has one, or none has
+		fmt.Fprintf(stdout, "  serial lines %d pseudo-terminals, %s to %s\n", len(h.Devices), first.PTY, last.PTY)
 	}
 	if first.Port != "" {
 		fmt.Fprintf(stdout, "  serial port  %s (device %s)\n", first.Port, d.Serial())

@@ -9,21 +9,28 @@ import (
 )
 
 // TestPrintRunning: a few devices are listed one by one; more get a
-// summary of the first and the last, unless -v asks for each.
+// summary of the first and the last, in a few lines, unless -v asks for
+// each.
 func TestPrintRunning(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		devices int
 		all     bool
+		pty     bool   // a pseudo-terminal each
 		listed  int    // devices listed one by one
 		summary string // in the output, when not ""
 	}{
-		{2, false, 2, ""},
-		{listEach, false, listEach, ""},
-		{listEach + 1, false, 0, "senseboard: 9 devices, 000300 to 000308 ("},
-		{listEach + 1, true, listEach + 1, ""},
+		{2, false, false, 2, ""},
+		{listEach, false, false, listEach, ""},
+		{listEach + 1, false, false, 0, "senseboard: 9 devices, 000300 to 000308 ("},
+		{listEach + 1, false, true, 0, "senseboard: 9 devices, 000300 to 000308 ("},
+		{listEach + 1, true, false, listEach + 1, ""},
 	} {
-		h, err := host.New(host.Config{StateDir: t.TempDir(), Serial: "000300", Devices: tt.devices, PTY: "none", Listen: "127.0.0.1:0", ListenFleet: "127.0.0.1:0"})
+		pty := "none"
+		if tt.pty {
+			pty = ""
+		}
+		h, err := host.New(host.Config{StateDir: t.TempDir(), Serial: "000300", Devices: tt.devices, PTY: pty, Listen: "127.0.0.1:0", ListenFleet: "127.0.0.1:0"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,15 +44,21 @@ func TestPrintRunning(t *testing.T) {
 		if tt.summary == "" {
 			continue
 		}
-		last := h.Devices[tt.devices-1]
-		for _, want := range []string{tt.summary, "  TCP          a port each: 000300 at " + h.Devices[0].TCP + " … 000308 at " + last.TCP + "\n",
-			"  fleet port   " + h.Fleet + "/<serial>\n", "  state        " + h.Devices[0].StateDir + " to " + last.StateDir + "\n"} {
+		first, last := h.Devices[0], h.Devices[tt.devices-1]
+		for _, want := range []string{tt.summary, "  TCP          a port each: 000300 at " + first.TCP + " … 000308 at " + last.TCP + "\n",
+			"  fleet port   " + h.Fleet + "/<serial>\n", "  state        " + first.StateDir + " to " + last.StateDir + "\n"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("%d devices: no %q in the summary:\n%s", tt.devices, want, text)
 			}
 		}
-		if strings.Contains(text, "serial lines") {
-			t.Errorf("pseudo-terminals printed for devices with none:\n%s", text)
+		ptys := "  serial lines 9 pseudo-terminals, " + first.PTY + " to " + last.PTY + "\n"
+		if got := strings.Contains(text, ptys); got != tt.pty || !tt.pty && strings.Contains(text, "serial lines") {
+			t.Errorf("pseudo-terminals %v: %q in the summary is %v:\n%s", tt.pty, ptys, got, text)
+		}
+		// a line each for the devices, their serial lines, TCP ports,
+		// fleet port (2), state, the radio link and how to stop
+		if n := strings.Count(text, "\n"); n > 8 {
+			t.Errorf("%d devices took %d lines:\n%s", tt.devices, n, text)
 		}
 	}
 }
