@@ -202,6 +202,20 @@ func TestFloat32Cache(t *testing.T) {
 	}
 }
 
+// The cache keeps the long encodings of values near zero, which sensors give
+// often, as well as the short ones.
+func TestFloat32CacheKeepsLongEncodings(t *testing.T) {
+	for _, v := range []float32{-0.0023928226, -0.0000012345679, -1.2345679e-38, 9.80665} {
+		var c Float32Cache
+		text := string(c.Append(nil, v))
+		bits := math.Float32bits(v)
+		e := c.entries[(bits^bits>>15)*2654435761>>8&(floatCacheSize-1)]
+		if e.bits != bits || string(e.text[:e.n]) != text {
+			t.Errorf("%s (%d bytes) is not kept: entry %q", text, len(text), e.text[:e.n])
+		}
+	}
+}
+
 func TestCheckJSONText(t *testing.T) {
 	tests := []struct {
 		in, err string // err is empty for text that passes

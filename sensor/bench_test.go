@@ -59,3 +59,32 @@ func BenchmarkFillECG(b *testing.B) {
 	}
 	reportCPU(b, cpu0)
 }
+
+// BenchmarkAppendXYZs encodes IMU6 notifications (eight accelerometer and
+// eight gyroscope samples at 52 Hz) of a wearer at rest and walking, as
+// the model makes them: the values repeat as quantized samples do.
+func BenchmarkAppendXYZs(b *testing.B) {
+	for _, act := range []string{"rest", "walk"} {
+		b.Run(act, func(b *testing.B) {
+			s, _ := world.ParseScenario([]byte("segments:\n  - " + act + ": 10h\n"))
+			m := NewModel(world.New(1, s, 0), 1)
+			const n, dt = 64, time.Second / 52
+			batches := make([][2][]XYZ, n)
+			for i := range batches {
+				acc, gyro := make([]XYZ, 8), make([]XYZ, 8)
+				m.FillIMU(acc, gyro, nil, time.Minute+time.Duration(8*i)*dt, dt, Ranges{Acc: 8, Gyro: 2000})
+				batches[i] = [2][]XYZ{acc, gyro}
+			}
+			buf := make([]byte, 0, 4096)
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			i := 0
+			for b.Loop() {
+				bt := &batches[i%n]
+				buf = AppendXYZs(AppendXYZs(buf[:0], bt[0]), bt[1])
+				i++
+			}
+			reportCPU(b, cpu0)
+		})
+	}
+}

@@ -24,15 +24,13 @@ type XYZ struct {
 }
 
 // AppendJSON appends {"x":..,"y":..,"z":..} as encoding/json would.
-func (v XYZ) AppendJSON(b []byte) []byte { return v.appendJSON(b, resource.AppendFloat32) }
-
-func (v XYZ) appendJSON(b []byte, appendFloat func([]byte, float32) []byte) []byte {
+func (v XYZ) AppendJSON(b []byte) []byte {
 	b = append(b, `{"x":`...)
-	b = appendFloat(b, v.X)
+	b = resource.AppendFloat32(b, v.X)
 	b = append(b, `,"y":`...)
-	b = appendFloat(b, v.Y)
+	b = resource.AppendFloat32(b, v.Y)
 	b = append(b, `,"z":`...)
-	b = appendFloat(b, v.Z)
+	b = resource.AppendFloat32(b, v.Z)
 	return append(b, '}')
 }
 
@@ -44,7 +42,13 @@ func AppendXYZs(b []byte, v []XYZ) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = s.appendJSON(b, c.Append)
+		b = append(b, `{"x":`...)
+		b = c.Append(b, s.X)
+		b = append(b, `,"y":`...)
+		b = c.Append(b, s.Y)
+		b = append(b, `,"z":`...)
+		b = c.Append(b, s.Z)
+		b = append(b, '}')
 	}
 	floatCaches.Put(c)
 	return append(b, ']')
