@@ -244,8 +244,8 @@ func (q *airQueue) roomFor(now time.Duration, k int, owner *resource.Subscriptio
 
 // push queues an item; roomFor said there is room.
 func (q *airQueue) push(it airItem) {
-	if q.n == len(q.items) {
-		items := make([]airItem, max(2*len(q.items), q.cfg.TXQueue))
+	if q.n == len(q.items) { // grows as notifications wait, up to the queue's places
+		items := make([]airItem, min(max(2*len(q.items), 4), q.cfg.TXQueue))
 		k := copy(items, q.items[q.head:])
 		copy(items[k:], q.items[:q.head])
 		q.items, q.head = items, 0
