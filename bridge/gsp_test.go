@@ -47,16 +47,13 @@ func newGSPRig(t testing.TB, token string) *gspRig { return newGSPRigWith(t, tok
 const gspInterval = 7500 * time.Microsecond
 
 // newGSPRigWith is a rig with the radio's throughput model on or off
-// (onAir). With it on, what the device sends leaves at the connection
-// events, which come with the device's time: the rig's clients let time
-// pass while they wait. The transmit queue holds 16 notifications: seven
-// streams put up to eight notifications in it at the same instant, when
-// their batches fall due together, more than the default 8 hold.
+// (onAir), at the default profile's settings otherwise. With it on, what
+// the device sends leaves at the connection events, which come with the
+// device's time: the rig's clients let time pass while they wait.
 func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 	t.Helper()
 	p := profile.Default()
 	p.BLE.Airtime.Enabled = onAir
-	p.BLE.Airtime.TXQueue = 16
 	d := senseboardtest.New(t, senseboardtest.Config{Profile: p})
 	r := &gspRig{t: t, d: d, serial: "000123", onAir: onAir}
 	ctx, cancel := context.WithCancel(context.Background())
