@@ -150,8 +150,8 @@ func (a *Airtime) Validate() error {
 // at the same time since 1.5.0; and the family's release notes name the
 // air's bandwidth and the ECG front end's FIFO as what loses samples, not
 // streams that fall due together. With 8 places, seven streams of one
-// sensor lost a fifth of their samples at any interval. See
-// docs/behaviour.md, BLE throughput.
+// sensor lost samples at any interval. See docs/behaviour.md, BLE
+// throughput.
 var DefaultAirtime = Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: MaxDataLength, TXQueue: 20, MissedEvents: 0.02}
 
 // Modules says which optional modules are built in.
