@@ -367,11 +367,14 @@ func (c *Conn) runEvents(write bool) {
 
 // handOut delivers an item the air carried out, or one that leaves at once
 // with the model off; c.p.mu is held. A central that does not read loses
-// it, as over the air.
+// it, as over the air; a subscription counts it in its Dropped while it
+// lasts.
 func (c *Conn) handOut(it *airItem) {
 	switch it.kind {
 	case outSub:
-		c.sink.Notify(resource.Notification{Sub: it.owner, Content: it.content})
+		if !c.sink.Notify(resource.Notification{Sub: it.owner, Content: it.content}) && it.owner.Active() {
+			it.owner.Lost() // carried, but the reader had no room: lost as over the air, and counted
+		}
 	case outGATT:
 		c.note(it.char, it.data)
 	case outHRS:

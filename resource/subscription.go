@@ -135,6 +135,12 @@ func (s *Subscription) Active() bool { return s.active.Load() }
 // Dropped returns how many notifications the client's sink could not take.
 func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
 
+// Lost counts a notification of the subscription as dropped after its
+// client's sink took it: a sink that hands notifications on later (the
+// radio's throughput model, when the air has carried one) calls it when
+// the next sink has no room.
+func (s *Subscription) Lost() { s.dropped.Add(1) }
+
 // Notify delivers content to this subscriber alone, as Topic.Publish does for
 // all of them.
 func (s *Subscription) Notify(content any) bool {

@@ -199,6 +199,35 @@ func TestOverloadOverBLELosesWholeNotificationsAndCountsThem(t *testing.T) {
 	}
 }
 
+// A notification the air carried to a reader that has no room for it is
+// lost, as over the air, and counted on its subscription: what the stream
+// produced is what the reader holds, what was dropped and what still waits
+// for the air.
+func TestCarriedToAFullReaderIsCounted(t *testing.T) {
+	t.Parallel()
+	d := sbt.New(t, sbt.Config{})
+	q := resource.NewQueue(4) // a reader that has stopped reading
+	c, err := d.BLE.Radio().Connect(radio.NewCentral("AA:BB:CC:00:00:0B", "phone"), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect()
+	ref := resource.NewQueue(1 << 12)
+	local := resource.NewClient("reference", ref)
+	defer local.Close()
+	for _, cl := range []*resource.Client{c.Client(), local} {
+		if env, err := d.Device.Device.Do(&resource.Request{Op: resource.Subscribe, Path: "/Meas/Acc/52", Client: cl}); err != nil || !env.Status.OK() {
+			t.Fatalf("SUBSCRIBE: %v %v", env.Status, err)
+		}
+	}
+	d.Advance(5 * time.Second) // 65 notifications, which the air carries
+	sub := c.Client().Subscriptions()[0]
+	produced := len(ref.Drain(nil))
+	if held, dropped, waiting := q.Len(), int(sub.Dropped()), c.Waiting(); held != q.Cap() || held+dropped+waiting != produced {
+		t.Errorf("the reader holds %d, %d were dropped, %d wait for the air; want it full and %d in all", held, dropped, waiting, produced)
+	}
+}
+
 // Notifications that wait for the air when their subscription ends still
 // take their airtime and are then discarded, not counted in Dropped: the
 // subscriber sees no gap in what it asked for (docs/behaviour.md).
