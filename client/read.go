@@ -18,16 +18,26 @@ import (
 // which is most of a request's time on a fast link. A background goroutine
 // reads while subscriptions run, and always on streams without deadlines
 // (ttys, the radio link, whose unsolicited frames must be seen at once).
-// Whoever lets go of the stream broadcasts on c.free, so that a waiting
-// request can take over.
+// Whoever lets go of the stream broadcasts on c.free, when a request
+// waits, so that it can take over. A stream that pushes what it receives
+// (pusher, with Options.Push) is not read at all: it hands the bytes to
+// feed on its own goroutine.
 
 // deadliner is a stream whose reads can be given a deadline.
 type deadliner interface {
 	SetReadDeadline(t time.Time) error
 }
 
+// pusher is a stream that hands what it receives to data as it arrives,
+// one call at a time and in order, beginning with what it holds unread,
+// and calls end once with why it ended (io.EOF for an orderly end), as a
+// stream of the radio link does.
+type pusher interface {
+	Push(data func([]byte), end func(error))
+}
+
 // needBackground says whether a background goroutine must read; c.mu is held.
-func (c *Conn) needBackground() bool { return !c.direct || len(c.subs) > 0 }
+func (c *Conn) needBackground() bool { return !c.pushed && (!c.direct || len(c.subs) > 0) }
 
 // startBackground starts the background reader when it is needed and not
 // running; c.mu is held.
@@ -72,24 +82,36 @@ func (c *Conn) background() {
 func (c *Conn) readOnce() error {
 	n, err := c.rw.Read(c.rbuf)
 	if n > 0 {
-		c.dec.Feed(c.rbuf[:n], c.dispatch)
-		if o := c.dec.Oversized; o.OK {
-			c.dec.Oversized.OK = false
-			c.oversized(o.Kind, o.ID, o.Length)
-		}
+		c.feed(c.rbuf[:n])
 	}
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		c.shut(fmt.Errorf("%w: %w", ErrClosed, err))
+		c.ended(err)
 	}
 	return err
 }
 
-// release lets go of the stream and tells the waiting.
+// feed decodes what the stream brought and dispatches the frames in it;
+// one call at a time.
+func (c *Conn) feed(b []byte) {
+	c.dec.Feed(b, c.dispatch)
+	if o := c.dec.Oversized; o.OK {
+		c.dec.Oversized.OK = false
+		c.oversized(o.Kind, o.ID, o.Length)
+	}
+}
+
+// ended closes the connection whose stream failed or ended with err.
+func (c *Conn) ended(err error) { c.shut(fmt.Errorf("%w: %w", ErrClosed, err)) }
+
+// release lets go of the stream and tells the requests that wait.
 func (c *Conn) release() {
 	c.readMu.Unlock()
 	c.mu.Lock()
-	close(c.free)
-	c.free = make(chan struct{})
+	if c.waiting {
+		close(c.free)
+		c.free = make(chan struct{})
+		c.waiting = false
+	}
 	c.mu.Unlock()
 }
 
@@ -114,6 +136,7 @@ func (c *Conn) await(ctx context.Context, ch <-chan wire.Frame, deadline time.Ti
 		}
 		c.mu.Lock()
 		free, bg, err := c.free, c.bgOn, c.err
+		c.waiting = true
 		c.mu.Unlock()
 		if err != nil {
 			return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)

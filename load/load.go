@@ -333,7 +333,7 @@ func connectAir(ctx context.Context, cfg Config, serial string) (*device, error)
 	if err != nil {
 		return nil, err // it names the device
 	}
-	c, err := client.Open(ctx, name, s, &client.Options{Name: Name, Timeout: cfg.Timeout, ReadBuffer: readBuffer})
+	c, err := client.Open(ctx, name, s, &client.Options{Name: Name, Timeout: cfg.Timeout, ReadBuffer: readBuffer, Push: true})
 	if err != nil {
 		return nil, err // it names the device
 	}
