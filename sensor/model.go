@@ -263,78 +263,125 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 	}
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
-	in0, step0, resp0 := m.w.Phases(t0)
-	in1, step1, resp1 := m.w.Phases(t1)
-	c0, steady := m.w.ContactSteady(t0, t1)
-	span := float64(t1 - t0)
-	first := 0
-	heart := !m.w.Scenario().Heart.Healthy()
-	beats := m.drawn
-	for i := range dst {
-		t := t0 + time.Duration(i)*dt
-		nz := noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
-		contact := c0
-		if !steady {
-			contact = m.w.Contact(t)
-		}
-		if !contact {
-			dst[i] = 0.003 * nz
-			continue
+	var b ecgBatch
+	b.t0, b.dt = t0, dt
+	b.in0, b.step0, b.resp0 = m.w.Phases(t0)
+	b.in1, b.step1, b.resp1 = m.w.Phases(t1)
+	b.c0, b.steady = m.w.ContactSteady(t0, t1)
+	b.span = float64(t1 - t0)
+	b.heart = !m.w.Scenario().Heart.Healthy()
+	for lo := 0; lo < len(dst); lo += ecgChunk {
+		m.fillECG(dst[lo:min(lo+ecgChunk, len(dst))], lo, &b)
+	}
+}
+
+// ecgBatch is what the samples of a batch of the ECG share.
+type ecgBatch struct {
+	t0, dt            time.Duration
+	in0, step0, resp0 float64 // intensity, step and breathing phases at the first sample
+	in1, step1, resp1 float64 // and at the last
+	span              float64 // from the first sample to the last, ns
+	c0, steady, heart bool    // contact at the first sample, and whether it holds; an unhealthy heart
+}
+
+// ecgChunk is how many samples fillECG computes at a time: each of its
+// steps runs over them all in a short loop of its own (the sines, the
+// beats' waves), so that the processor works on several samples at once.
+const ecgChunk = 16
+
+// fillECG computes samples lo, lo+1, ... of batch b into dst (at most
+// ecgChunk of them), with the beats of m.drawn. The sum of each sample is
+// formed in the order of one sample at a time: the waves of the beats in
+// time order, then atrial fibrillation and added noise, then wander,
+// motion, muscle noise and hum.
+func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
+	var (
+		tn             [ecgChunk]time.Duration
+		nz, in, step   [ecgChunk]float64
+		respSin, ts    [ecgChunk]float64
+		wanderSin, hum [ecgChunk]float64
+		v              [ecgChunk]float64 // the beats' waves
+		on             [ecgChunk]bool
+	)
+	n := len(dst)
+	for i := range n {
+		t := b.t0 + time.Duration(lo+i)*b.dt
+		tn[i] = t
+		nz[i] = noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
+		on[i] = b.c0
+		if !b.steady {
+			on[i] = m.w.Contact(t)
 		}
 		f := 0.0
-		if span > 0 {
-			f = float64(t-t0) / span
+		if b.span > 0 {
+			f = float64(t-b.t0) / b.span
 		}
-		st := world.State{
-			Intensity: in0 + (in1-in0)*f,
-			StepPhase: step0 + (step1-step0)*f,
-			RespPhase: resp0 + (resp1-resp0)*f,
+		in[i] = b.in0 + (b.in1-b.in0)*f
+		step[i] = b.step0 + (b.step1-b.step0)*f
+		respSin[i] = b.resp0 + (b.resp1-b.resp0)*f // the phase, until the next loop
+		ts[i] = t.Seconds()
+	}
+	for i := range n {
+		respSin[i] = math.Sin(2 * math.Pi * respSin[i])
+	}
+	seedPhase := float64(m.seed % 7)
+	for i := range n {
+		wanderSin[i] = math.Sin(2*math.Pi*0.05*ts[i] + seedPhase)
+	}
+	for i := range n {
+		hum[i] = 0.008 * math.Sin(2*math.Pi*50*ts[i])
+	}
+	// the beats' waves: a beat reaches the samples from 0.5 s before its R
+	// peak to 0.8 s after it (in whole nanoseconds, as Seconds would
+	// compare), a wave those within its span
+	var d [ecgChunk]float64
+	for k := range m.drawn {
+		db := &m.drawn[k]
+		if db.at > tn[n-1]+500*time.Millisecond || db.at < tn[0]-800*time.Millisecond {
+			continue
 		}
-		for first < len(beats)-1 && beats[first+1].at < t-800*time.Millisecond {
-			first++
-		}
-		respSin := math.Sin(2 * math.Pi * st.RespPhase)
-		resp := 1 + 0.05*respSin
-		v := 0.0
-		for k := first; k < len(beats); k++ {
-			b := &beats[k]
-			d := (t - b.at).Seconds()
-			if d < -0.5 {
-				break
+		for i := range n {
+			d[i] = math.Inf(1) // outside every wave's span
+			if r := tn[i] - db.at; r >= -500*time.Millisecond && r <= 800*time.Millisecond {
+				d[i] = r.Seconds()
 			}
-			if d > 0.8 {
-				continue
-			}
-			for j := range b.n {
-				wv := &b.waves[j]
-				if d < wv.lo || d > wv.hi {
+		}
+		for j := range db.n {
+			wv := &db.waves[j]
+			for i := range n {
+				if d[i] < wv.lo || d[i] > wv.hi {
 					continue
 				}
-				amp := wv.amp
-				if wv.r {
-					amp *= resp
-				}
-				x := (d - wv.at) / wv.width
+				x := (d[i] - wv.at) / wv.width
 				if x > -5 && x < 5 {
-					v += amp * math.Exp(-0.5*x*x)
+					amp := wv.amp
+					if wv.r {
+						amp *= 1 + 0.05*respSin[i]
+					}
+					v[i] += amp * math.Exp(-0.5*x*x)
 				}
 			}
 		}
-		ts := t.Seconds()
-		wander := 0.08*respSin + 0.04*math.Sin(2*math.Pi*0.05*ts+float64(m.seed%7))
-		motion := 0.0
-		if st.Intensity != 0 {
-			motion = 0.12 * st.Intensity * (math.Sin(2*math.Pi*st.StepPhase) + 0.4*math.Sin(4*math.Pi*st.StepPhase+1))
+	}
+	for i := range n {
+		if !on[i] {
+			dst[i] = 0.003 * nz[i]
+			continue
 		}
-		emg := (ecgEMG + 0.012*st.Intensity) * nz
-		hum := 0.008 * math.Sin(2*math.Pi*50*ts)
-		if heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
-			v += afWave(ts)
+		s := v[i]
+		wander := 0.08*respSin[i] + 0.04*wanderSin[i]
+		motion := 0.0
+		if in[i] != 0 {
+			motion = 0.12 * in[i] * (math.Sin(2*math.Pi*step[i]) + 0.4*math.Sin(4*math.Pi*step[i]+1))
+		}
+		emg := (ecgEMG + 0.012*in[i]) * nz[i]
+		if b.heart && m.w.RhythmAt(tn[i]) == world.AtrialFibrillation {
+			s += afWave(ts[i])
 		}
 		if m.noise.on() {
-			v += m.noise.at(m.seed, t, ts)
+			s += m.noise.at(m.seed, tn[i], ts[i])
 		}
-		dst[i] = v + wander + motion + emg + hum
+		dst[i] = s + wander + motion + emg + hum[i]
 	}
 }
 

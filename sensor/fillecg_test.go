@@ -1,0 +1,167 @@
+package sensor
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"senseboard/noise"
+	"senseboard/world"
+)
+
+// TestFillECGSameSamples checks FillECG, which computes a batch in chunks,
+// step by step over the chunk's samples, against fillECGOneByOne, which
+// computes one sample after the other: every sample must have the same
+// bits, at rates and batch lengths that cross chunk boundaries, for a
+// walking wearer with ectopic beats, atrial fibrillation, added noise, a
+// contact loss and the gear off and on.
+func TestFillECGSameSamples(t *testing.T) {
+	sc, err := world.ParseScenario([]byte(`segments:
+  - walk: 20s
+  - run: 1h
+heart:
+  pvc: 10
+  pac: 6
+  episodes:
+    - at: 25s
+      afib: 20s
+ecgNoise:
+  baselineWander: 6
+  muscle: 12
+  electrodeMotion: 3
+events:
+  - at: 14s
+    contactLoss: 1500ms
+  - at: 30s
+    gear: off
+  - at: 31s
+    gear: on
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ rate, batch int }{{125, 16}, {256, 64}, {512, 16}, {200, 37}, {128, 1}, {250, 100}} {
+		t.Run(fmt.Sprintf("%dHz/%d", tt.rate, tt.batch), func(t *testing.T) {
+			t.Parallel()
+			chunked, oneByOne := NewModel(world.New(3, sc, 0), 3), NewModel(world.New(3, sc, 0), 3)
+			dt := time.Second / time.Duration(tt.rate)
+			got, want := make([]float64, tt.batch), make([]float64, tt.batch)
+			for k := int64(0); k*int64(tt.batch) < int64(50*tt.rate); k++ {
+				t0 := time.Duration(k*int64(tt.batch)) * dt
+				chunked.FillECG(got, t0, dt)
+				oneByOne.fillECGOneByOne(want, t0, dt)
+				for i := range got {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("sample %d of the batch at %v: %v, one by one %v", i, t0, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// fillECGOneByOne is FillECG as it was before it computed in chunks: one
+// sample after the other, each through all its terms.
+func (m *Model) fillECGOneByOne(dst []float64, t0, dt time.Duration) {
+	if len(dst) == 0 {
+		return
+	}
+	t1 := t0 + time.Duration(len(dst)-1)*dt
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// the beats that reach the batch: no wave reaches further than 0.5 s
+	// before its R peak or 0.8 s after it. Asking for no more keeps the
+	// wearer's track from running ahead of the streams.
+	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+beatsAhead)
+	// the T wave's scale of each beat: from the interval its repolarisation
+	// spans (the next beat's), or its own when the next beat lies more than
+	// a second past the batch
+	after := m.w.NextBeat(t1 + beatsAhead)
+	m.drawn = m.drawn[:0]
+	for k, b := range m.beats {
+		rr := b.RR.Seconds()
+		switch {
+		case k+1 < len(m.beats):
+			rr = m.beats[k+1].RR.Seconds()
+		case after.At < t1+time.Second:
+			rr = after.RR.Seconds()
+		}
+		m.drawn = append(m.drawn, m.drawBeat(b, math.Sqrt(math.Min(math.Max(rr, 0.25), 2))))
+	}
+	// the wearer's slow state, at both ends of the batch; contact is looked
+	// at per sample only when it changes within the batch
+	in0, step0, resp0 := m.w.Phases(t0)
+	in1, step1, resp1 := m.w.Phases(t1)
+	c0, steady := m.w.ContactSteady(t0, t1)
+	span := float64(t1 - t0)
+	first := 0
+	heart := !m.w.Scenario().Heart.Healthy()
+	beats := m.drawn
+	for i := range dst {
+		t := t0 + time.Duration(i)*dt
+		nz := noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
+		contact := c0
+		if !steady {
+			contact = m.w.Contact(t)
+		}
+		if !contact {
+			dst[i] = 0.003 * nz
+			continue
+		}
+		f := 0.0
+		if span > 0 {
+			f = float64(t-t0) / span
+		}
+		st := world.State{
+			Intensity: in0 + (in1-in0)*f,
+			StepPhase: step0 + (step1-step0)*f,
+			RespPhase: resp0 + (resp1-resp0)*f,
+		}
+		for first < len(beats)-1 && beats[first+1].at < t-800*time.Millisecond {
+			first++
+		}
+		respSin := math.Sin(2 * math.Pi * st.RespPhase)
+		resp := 1 + 0.05*respSin
+		v := 0.0
+		for k := first; k < len(beats); k++ {
+			b := &beats[k]
+			d := (t - b.at).Seconds()
+			if d < -0.5 {
+				break
+			}
+			if d > 0.8 {
+				continue
+			}
+			for j := range b.n {
+				wv := &b.waves[j]
+				if d < wv.lo || d > wv.hi {
+					continue
+				}
+				amp := wv.amp
+				if wv.r {
+					amp *= resp
+				}
+				x := (d - wv.at) / wv.width
+				if x > -5 && x < 5 {
+					v += amp * math.Exp(-0.5*x*x)
+				}
+			}
+		}
+		ts := t.Seconds()
+		wander := 0.08*respSin + 0.04*math.Sin(2*math.Pi*0.05*ts+float64(m.seed%7))
+		motion := 0.0
+		if st.Intensity != 0 {
+			motion = 0.12 * st.Intensity * (math.Sin(2*math.Pi*st.StepPhase) + 0.4*math.Sin(4*math.Pi*st.StepPhase+1))
+		}
+		emg := (ecgEMG + 0.012*st.Intensity) * nz
+		hum := 0.008 * math.Sin(2*math.Pi*50*ts)
+		if heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
+			v += afWave(ts)
+		}
+		if m.noise.on() {
+			v += m.noise.at(m.seed, t, ts)
+		}
+		dst[i] = v + wander + motion + emg + hum
+	}
+}
