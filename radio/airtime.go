@@ -95,6 +95,13 @@ func StreamPackets(a *profile.Airtime, n, mtu int) int {
 	return p
 }
 
+// streamParts returns how many notifications a stream payload of n bytes
+// goes out as with an ATT MTU (see StreamPackets).
+func streamParts(n, mtu int) int {
+	room := mtu - 3 - streamHeader
+	return max(1, (n+room-1)/room)
+}
+
 // streamHeader is the bytes before each part of a stream notification.
 const streamHeader = 2
 
@@ -118,6 +125,7 @@ type airQueue struct {
 	count    uint64        // events since the connection began: the key of the missed ones
 	items    []airItem     // ring of what waits for the air
 	head, n  int
+	used     int       // places of the transmit queue the waiting items take
 	sent     int       // packets of the head item already sent
 	out      []airItem // carried out by connection events, not delivered yet, in order
 	notes    int       // items waiting or carried out that become GATT notifications
@@ -136,6 +144,7 @@ const (
 // airItem is a notification waiting in the transmit queue, or carried out.
 type airItem struct {
 	packets int
+	places  int                    // of the transmit queue: one per notification it goes out as
 	owner   *resource.Subscription // the subscription of an outSub item
 	kind    outKind
 	event   uint64 // the connection event that carried it out
@@ -202,6 +211,7 @@ func (q *airQueue) send(budget int) {
 		}
 		it.event = q.count
 		q.out = append(q.out, *it)
+		q.used -= it.places
 		*it = airItem{}
 		q.head++
 		if q.head == len(q.items) {
@@ -212,17 +222,18 @@ func (q *airQueue) send(budget int) {
 	}
 }
 
-// roomFor reports whether k notifications of owner, whose source buffers
-// limit notifications (0: no buffer of its own), may wait now. Streams
-// leave the last place to flow-controlled senders (flow), so that they
-// cannot starve a transfer or a command's answer.
+// roomFor reports whether k notifications (places of the transmit queue)
+// of owner, whose source buffers limit of its items (0: no buffer of its
+// own), may wait now. Streams leave the last place to flow-controlled
+// senders (flow), so that they cannot starve a transfer or a command's
+// answer.
 func (q *airQueue) roomFor(now time.Duration, k int, owner *resource.Subscription, limit int, flow bool) bool {
 	q.run(now)
 	places := q.cfg.TXQueue
 	if !flow {
 		places--
 	}
-	if q.n+k > places {
+	if q.used+k > places {
 		return false
 	}
 	if limit > 0 && owner != nil {
@@ -256,6 +267,7 @@ func (q *airQueue) push(it airItem) {
 	}
 	q.items[i] = it
 	q.n++
+	q.used += it.places
 }
 
 // nextEvent returns the time of the next connection event after now that
@@ -283,9 +295,10 @@ func (s airSink) Ended(sub *resource.Subscription, reason resource.EndReason) {
 	s.c.sink.Ended(sub, reason)
 }
 
-// queueLocked puts an admitted item in the transmit queue; c.airMu is
-// held.
+// queueLocked puts an admitted item in the transmit queue, where it takes
+// its places (one when it says none); c.airMu is held.
 func (c *Conn) queueLocked(now time.Duration, it airItem) {
+	it.places = max(it.places, 1)
 	c.air.push(it)
 	if it.kind == outGATT || it.note {
 		c.air.notes++
@@ -448,8 +461,10 @@ func (c *Conn) send(now time.Duration, it airItem) {
 
 // admitContent asks the throughput model for room for a notification of
 // a subscription made over the connection: its content sized by
-// Config.NotificationSize, in parts of the connection's MTU. Admitted, it
-// waits for the air. After the connection ended it is dropped.
+// Config.NotificationSize, in parts of the connection's MTU, each a
+// notification of its own that takes a place in the transmit queue, as
+// GSP sends them. Admitted, it waits for the air. After the connection
+// ended it is dropped.
 func (c *Conn) admitContent(n resource.Notification) bool {
 	a := &c.air.cfg
 	size := -1
@@ -460,17 +475,17 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	if n.Sub != nil && n.Sub.Topic != nil {
 		limit = n.Sub.Topic.Limit
 	}
+	packets, parts := NotificationPackets(a, c.airMTU-3), 1
+	if size >= 0 {
+		packets, parts = StreamPackets(a, size, c.airMTU), streamParts(size, c.airMTU)
+	}
 	now := c.p.clk.Now()
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	if c.airEnd || !c.air.roomFor(now, 1, n.Sub, limit, false) {
+	if c.airEnd || !c.air.roomFor(now, parts, n.Sub, limit, false) {
 		return false
 	}
-	packets := NotificationPackets(a, c.airMTU-3)
-	if size >= 0 {
-		packets = StreamPackets(a, size, c.airMTU)
-	}
-	c.queueLocked(now, airItem{packets: packets, owner: n.Sub, kind: outSub, content: n.Content})
+	c.queueLocked(now, airItem{packets: packets, places: parts, owner: n.Sub, kind: outSub, content: n.Content})
 	return true
 }
 

@@ -366,6 +366,47 @@ func TestAirtimeTopicLimit(t *testing.T) {
 	}
 }
 
+// A stream notification that goes out in several parts takes a place of
+// the transmit queue for each, as GSP's DATA and DATA_PART2 are two
+// notifications on the hardware: a queue whose streams have 7 places takes
+// 7 notifications of one part, 3 of two parts, 2 of three.
+func TestAirtimeStreamPartsTakePlaces(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		size, admit int
+	}{
+		{"one part", 100, 7},
+		{"a full first part", 242, 7},
+		{"two parts", 243, 3},
+		{"three parts", 500, 2},
+		{"no bytes", 0, 7},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clock.NewVirtual()
+			p := newPeripheral(t, radio.Config{
+				Clock:            clk,
+				Airtime:          profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 8},
+				NotificationSize: func(any) int { return tt.size },
+			})
+			c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(64))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Disconnect()
+			sub, resp := resource.NewHub(0).Subscribe(&resource.Request{Client: c.Client()}, "/Meas/IMU9/208", nopSource{})
+			if !resp.Status.OK() {
+				t.Fatal(resp.Status)
+			}
+			for range 10 {
+				sub.Notify(new(int))
+			}
+			if got := c.Waiting(); got != tt.admit || int(sub.Dropped()) != 10-tt.admit {
+				t.Errorf("10 notifications of %d bytes at the MTU of 247: %d wait, %d dropped; want %d waiting", tt.size, got, sub.Dropped(), tt.admit)
+			}
+		})
+	}
+}
+
 // arrival is when a notification reached the central, on the device's
 // clock, and which one it was.
 type arrival struct {
