@@ -475,13 +475,13 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	if n.Sub != nil && n.Sub.Topic != nil {
 		limit = n.Sub.Topic.Limit
 	}
-	packets, parts := NotificationPackets(a, c.airMTU-3), 1
-	if size >= 0 {
-		packets, parts = StreamPackets(a, size, c.airMTU), streamParts(size, c.airMTU)
-	}
 	now := c.p.clk.Now()
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
+	packets, parts := NotificationPackets(a, c.airMTU-3), 1 // airMTU is the model's, under airMu
+	if size >= 0 {
+		packets, parts = StreamPackets(a, size, c.airMTU), streamParts(size, c.airMTU)
+	}
 	if c.airEnd || !c.air.roomFor(now, parts, n.Sub, limit, false) {
 		return false
 	}
