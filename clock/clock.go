@@ -1,8 +1,9 @@
 // Package clock owns device time: the Clock interface every timed part of a
 // device uses, a real-time clock, a scaled real-time clock (--speed), the
 // scheduler of the process that runs the calls of both (runners that come
-// and go with the work), and a virtual clock that runs scheduled work in
-// time order, either when a test advances it or as fast as possible.
+// and go with the work, and functions deferred to the end of their passes),
+// and a virtual clock that runs scheduled work in time order, either when a
+// test advances it or as fast as possible.
 package clock
 
 import (

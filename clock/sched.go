@@ -31,6 +31,10 @@ import (
 // GOMAXPROCS goroutines of the runner share them, and it waits for them. A
 // call that blocks holds up the calls behind it only until the watchdog
 // (stallLimit) hands the schedule to a new runner.
+//
+// A wake's run of the due calls is a pass. AfterPass defers a function to
+// the end of the pass under way: the calls of a pass can hand a transport
+// several pieces of data, and it sends them together once the pass ends.
 const (
 	wakeLead    = time.Millisecond
 	wakeQuantum = time.Millisecond
@@ -61,6 +65,10 @@ type scheduler struct {
 	lastRan  int           // how many calls it ran then
 	ran      atomic.Uint64 // calls run: the watchdog's measure of progress
 	seen     uint64        // ran when the watchdog last looked
+
+	passMu    sync.Mutex
+	passes    int      // passes under way (more than one after the watchdog replaced a runner)
+	afterPass []func() // what AfterPass deferred to the end of the passes under way
 }
 
 func newScheduler() *scheduler {
@@ -143,6 +151,7 @@ func (s *scheduler) fire() {
 
 // run runs due calls while it is in charge and calls are close.
 func (s *scheduler) run(g uint64) {
+	var hooks []func() // the runner's own copy of afterPass, reused
 	for {
 		s.mu.Lock()
 		if s.owner != g {
@@ -157,7 +166,9 @@ func (s *scheduler) run(g uint64) {
 				helpers = runtime.GOMAXPROCS(0) - 1
 			}
 			s.mu.Unlock()
+			s.beginPass()
 			n := s.drain(now, helpers)
+			hooks = s.endPass(hooks)
 			s.mu.Lock()
 			s.lastRan = n
 			s.mu.Unlock()
@@ -217,6 +228,51 @@ func (s *scheduler) drain(now time.Duration, helpers int) int {
 	work()
 	wg.Wait()
 	return int(n.Load())
+}
+
+// AfterPass runs f when the pass of the process's scheduler under way ends,
+// after the last call due in it has run, or at once when no pass is under
+// way (a pass is one wake of the scheduler: it runs every call due by then,
+// on the real-time and scaled clocks). A transport to which the calls of a
+// pass hand data can so send it all at once when the pass ends, instead of
+// piece by piece while the pass runs, adding no lateness beyond the pass.
+// f runs on the scheduler's goroutine and holds up the next pass: it should
+// be quick and not block.
+func AfterPass(f func()) { procSched.deferToPassEnd(f) }
+
+// deferToPassEnd is AfterPass on s.
+func (s *scheduler) deferToPassEnd(f func()) {
+	s.passMu.Lock()
+	if s.passes == 0 {
+		s.passMu.Unlock()
+		f()
+		return
+	}
+	s.afterPass = append(s.afterPass, f)
+	s.passMu.Unlock()
+}
+
+// beginPass notes a pass under way: AfterPass defers to its end.
+func (s *scheduler) beginPass() {
+	s.passMu.Lock()
+	s.passes++
+	s.passMu.Unlock()
+}
+
+// endPass notes the end of a pass and runs what AfterPass deferred, taking
+// it into buf, which it returns emptied for the next pass.
+func (s *scheduler) endPass(buf []func()) []func() {
+	s.passMu.Lock()
+	s.passes--
+	buf = append(buf[:0], s.afterPass...)
+	clear(s.afterPass)
+	s.afterPass = s.afterPass[:0]
+	s.passMu.Unlock()
+	for _, f := range buf {
+		f()
+	}
+	clear(buf)
+	return buf[:0]
 }
 
 // sleepUntil sleeps until the scheduler's time t, more precisely than a

@@ -3,6 +3,7 @@ package clock
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,5 +89,40 @@ func TestSchedulerStopAfterRun(t *testing.T) {
 	<-ran
 	if tm.Stop() {
 		t.Error("Stop after the call ran must report false")
+	}
+}
+
+// AfterPass runs its function at once outside a pass, and within a pass
+// after every call of the pass has run.
+func TestAfterPass(t *testing.T) {
+	ran := false
+	AfterPass(func() { ran = true })
+	if !ran {
+		t.Fatal("AfterPass outside a pass did not run its function at once")
+	}
+	r := NewReal()
+	var mu sync.Mutex
+	var got []string
+	rec := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
+	var hooks sync.WaitGroup
+	const n = 3
+	hooks.Add(n)
+	at := r.Now() + 5*time.Millisecond
+	for i := range n {
+		At(r, at, func() {
+			rec(fmt.Sprint("call", i))
+			AfterPass(func() { rec(fmt.Sprint("after", i)); hooks.Done() })
+		})
+	}
+	hooks.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2*n {
+		t.Fatalf("ran %v, want %d calls and as many functions after them", got, n)
+	}
+	for i, s := range got {
+		if after := strings.HasPrefix(s, "after"); after != (i >= n) {
+			t.Fatalf("ran %v: every call of the pass must run before the functions deferred to its end", got)
+		}
 	}
 }

@@ -32,6 +32,8 @@ type Queue struct {
 	ends   []Event
 	ready  chan struct{}
 	closed bool
+	later  func(wake func()) // set by DeferWake
+	wake   func()            // q.signal, made once for later
 }
 
 // minQueueBuffer is the smallest buffer a queue allocates.
@@ -52,7 +54,7 @@ func (q *Queue) Notify(n Notification) bool {
 	if q.n == len(q.buf) {
 		q.grow()
 	}
-	n.Sub.pending.Add(1)
+	pending := n.Sub.pending.Add(1)
 	i := q.head + q.n
 	if i >= len(q.buf) {
 		i -= len(q.buf)
@@ -60,11 +62,28 @@ func (q *Queue) Notify(n Notification) bool {
 	q.buf[i] = Event{Sub: n.Sub, Content: n.Content}
 	q.n++
 	wake := q.n == 1 && len(q.ends) == 0
+	full := n.Sub.limit > 0 && pending >= n.Sub.limit
 	q.mu.Unlock()
-	if wake {
+	switch {
+	case q.later != nil && full:
+		q.signal() // one more would be dropped: no waiting for later
+	case wake && q.later != nil:
+		q.later(q.wake)
+	case wake:
 		q.signal()
 	}
 	return true
+}
+
+// DeferWake makes the queue hand the wake-up of its consumer to later
+// instead of waking it at once when a notification starts to wait: later
+// is to call wake, at once or soon after (clock.AfterPass calls it when the
+// scheduler's pass ends, so that the consumer takes the notifications of
+// the pass together). The end of a subscription, and a notification that
+// fills its topic's Limit (one more would be dropped), still wake the
+// consumer at once. Call DeferWake before the queue is used.
+func (q *Queue) DeferWake(later func(wake func())) {
+	q.later, q.wake = later, q.signal
 }
 
 // Ended queues the end of sub.

@@ -357,3 +357,51 @@ func TestQueueGrowsWithUse(t *testing.T) {
 	}
 	c.Close()
 }
+
+// A queue with DeferWake hands the wake-up of its consumer to its function,
+// once per drain, and wakes the consumer at once for an end.
+func TestQueueDeferWake(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(8)
+	var deferred []func()
+	q.DeferWake(func(wake func()) { deferred = append(deferred, wake) })
+	c := NewClient("c", q)
+	s, _ := subscribe(t, h, c, "/S", &recordingSource{})
+	woken := func() bool {
+		select {
+		case <-q.Ready():
+			return true
+		default:
+			return false
+		}
+	}
+	h.Topic("/S").Publish(1)
+	h.Topic("/S").Publish(2)
+	if woken() || len(deferred) != 1 {
+		t.Fatalf("after two notifications: woken %v, %d wake-ups deferred; want not woken, 1 deferred", woken(), len(deferred))
+	}
+	deferred[0]()
+	if !woken() {
+		t.Fatal("the deferred wake-up did not wake the consumer")
+	}
+	if ev := q.Drain(nil); len(ev) != 2 {
+		t.Fatalf("drained %d events, want 2", len(ev))
+	}
+	h.Topic("/S").Limit = 2
+	s.limit = 2
+	h.Topic("/S").Publish(3)
+	if woken() {
+		t.Fatal("a notification below the topic's limit woke the consumer at once")
+	}
+	h.Topic("/S").Publish(4)
+	if !woken() {
+		t.Fatal("a notification that fills the topic's limit did not wake the consumer at once")
+	}
+	q.Drain(nil)
+	deferred = deferred[:1]
+	h.End(s, EndSource)
+	if !woken() || len(deferred) != 1 {
+		t.Errorf("an end: woken %v, %d wake-ups deferred; want woken at once, none deferred", woken(), len(deferred)-1)
+	}
+	c.Close()
+}

@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/profile"
 	"senseboard/resource"
@@ -126,8 +127,12 @@ type session struct {
 	welcome  []byte // the welcome frame, sent again to a repeated hello
 }
 
+// newSession starts the session of a line or TCP connection. Its writer is
+// woken when the scheduler's pass ends (clock.AfterPass), not by each
+// notification: the notifications of a pass go out in one write.
 func newSession(srv *Server, w *lockedWriter, token, name string) *session {
 	q := resource.NewQueue(QueueSize)
+	q.DeferWake(clock.AfterPass)
 	return startSession(srv.log(), srv.Device, w, token, q, resource.NewClient(name, q), srv.Device.Do)
 }
 
