@@ -312,6 +312,9 @@ func (w *Wearer) latest(kind EventKind, t time.Duration) (Event, bool) {
 }
 
 func (w *Wearer) postureAt(t time.Duration) Posture {
+	if w.kinds&(1<<SetPosture) == 0 {
+		return w.sc.Start.Posture // the common case, asked for every tick
+	}
 	if e, ok := w.latest(SetPosture, t); ok {
 		return e.Posture
 	}
@@ -319,6 +322,9 @@ func (w *Wearer) postureAt(t time.Duration) Posture {
 }
 
 func (w *Wearer) contactAt(t time.Duration) bool {
+	if w.kinds&(1<<ContactLoss|1<<Gear) == 0 {
+		return w.sc.Start.Gear // the common case, asked for every tick
+	}
 	if e, ok := w.latest(ContactLoss, t); ok && t < e.At+e.Duration {
 		return false
 	}
@@ -405,15 +411,15 @@ func (w *Wearer) first() tick {
 	return k
 }
 
-// next computes tick i from tick i-1.
-func (w *Wearer) next(i int64, p tick) tick {
+// next computes tick i into k from tick i-1, p.
+func (w *Wearer) next(i int64, p, k *tick) {
 	const dt = float64(Tick) / float64(time.Second)
 	t := time.Duration(i) * Tick
 	a, restHR, cad := w.activityAt(t)
 	if cad == 0 {
 		cad = defaultCadence(a)
 	}
-	k := p
+	*k = *p
 	k.intensity += (intensityOf(a) - p.intensity) * dt / tauIntensity
 	target := 0.0
 	if a != Rest {
@@ -439,14 +445,17 @@ func (w *Wearer) next(i int64, p tick) tick {
 	} else {
 		k.yawRate *= 1 - dt
 	}
-	k.heading = math.Mod(p.heading+k.yawRate*dt, 2*math.Pi)
+	k.heading = p.heading + k.yawRate*dt
+	if !(k.heading >= 0 && k.heading < 2*math.Pi) { // math.Mod returns the others as they are
+		k.heading = math.Mod(k.heading, 2*math.Pi)
+	}
 	tr := &w.turn
 	if post := w.postureAt(t); !tr.goalOK || post != tr.posture || math.Float64bits(k.heading) != math.Float64bits(tr.heading) {
 		tr.posture, tr.heading, tr.goal, tr.goalOK, tr.stepOK = post, k.heading, postureOrient(post, k.heading), true, false
 	}
 	if tr.stepOK && sameQuat(p.orient, tr.from) {
 		k.orient, k.omega = tr.to, tr.omega
-		return k
+		return
 	}
 	if ang := Angle(p.orient, tr.goal); ang > 1e-9 {
 		k.orient = Slerp(p.orient, tr.goal, math.Min(1, turnRate*dt/ang))
@@ -458,7 +467,6 @@ func (w *Wearer) next(i int64, p tick) tick {
 	}
 	k.omega = Vec3{d.X, d.Y, d.Z}.Scale(2 / dt)
 	tr.from, tr.to, tr.omega, tr.stepOK = p.orient, k.orient, k.omega, true
-	return k
 }
 
 // restart starts the track again at the latest checkpoint at or before
@@ -480,8 +488,10 @@ func (w *Wearer) ensure(i int64) {
 		w.restart(i)
 	}
 	for last := w.base + int64(len(w.ticks)) - 1; last < i; last++ {
-		k := w.next(last+1, w.ticks[len(w.ticks)-1])
-		w.ticks = append(w.ticks, k)
+		w.ticks = append(w.ticks, tick{})
+		n := len(w.ticks)
+		w.next(last+1, &w.ticks[n-2], &w.ticks[n-1])
+		k := &w.ticks[n-1]
 		if (last+1)%cpEvery == 0 {
 			for len(w.cps) > 0 && w.cps[len(w.cps)-1].i >= last+1 {
 				w.cps = w.cps[:len(w.cps)-1]
@@ -489,7 +499,7 @@ func (w *Wearer) ensure(i int64) {
 			if len(w.cps) == cpKeep {
 				w.cps = append(w.cps[:0], w.cps[1:]...)
 			}
-			w.cps = append(w.cps, checkpoint{last + 1, k})
+			w.cps = append(w.cps, checkpoint{last + 1, *k})
 		}
 		if drop := int64(len(w.ticks)) - int64((keep+slack)/Tick); drop > 0 {
 			drop = int64(len(w.ticks)) - int64(keep/Tick)
@@ -499,8 +509,10 @@ func (w *Wearer) ensure(i int64) {
 	}
 }
 
-// track returns the two ticks around relative time t and the fraction between them.
-func (w *Wearer) track(t time.Duration) (tick, tick, float64) {
+// track returns the two ticks around relative time t and the fraction
+// between them. The ticks are the track's own, not copies: they hold until
+// the track is asked for again.
+func (w *Wearer) track(t time.Duration) (*tick, *tick, float64) {
 	if t < 0 {
 		t = 0
 	}
@@ -510,7 +522,7 @@ func (w *Wearer) track(t time.Duration) (tick, tick, float64) {
 	}
 	w.ensure(i + 1)
 	f := float64(t%Tick) / float64(Tick)
-	return w.ticks[i-w.base], w.ticks[i+1-w.base], f
+	return &w.ticks[i-w.base], &w.ticks[i+1-w.base], f
 }
 
 func lerp(a, b, f float64) float64 { return a + (b-a)*f }
