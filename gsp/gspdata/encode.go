@@ -18,9 +18,15 @@ import (
 	"senseboard/sensor"
 )
 
-// ErrUnencodable is returned by Append for content that has no binary
-// form (maps, interfaces, raw JSON).
-var ErrUnencodable = errors.New("gsp: content has no binary encoding")
+// Errors of Append: content that has no binary form (maps, interfaces,
+// raw JSON), and an array longer than its uint8 count can say (MaxArray).
+var (
+	ErrUnencodable = errors.New("gsp: content has no binary encoding")
+	ErrTooLong     = errors.New("gsp: an array is longer than its uint8 count can say")
+)
+
+// MaxArray is the most elements an array with a uint8 count carries.
+const MaxArray = math.MaxUint8
 
 // Append appends the binary form of a notification's or response's
 // content, as firmware 2.3 sends it over GSP: little-endian, no padding,
@@ -51,7 +57,8 @@ var ErrUnencodable = errors.New("gsp: content has no binary encoding")
 // Other content (GET results) is encoded field by field: integers and floats
 // at their width, bool as one byte, strings NUL-terminated, arrays with a
 // uint8 count before their elements, absent optional fields (nil pointers)
-// left out.
+// left out. An array of more than MaxArray elements is refused with
+// ErrTooLong, naming it.
 func Append(b []byte, content any) ([]byte, error) {
 	switch c := content.(type) {
 	case nil:
@@ -85,28 +92,29 @@ func Append(b []byte, content any) ([]byte, error) {
 	case meas.TempData:
 		return Append(b, &c)
 	case *meas.AccInfo:
-		b = appendCount16(b, c.SampleRates)
-		return appendCount8(b, c.Ranges), nil
+		w := counted{b: b}
+		w.uint16s("SampleRates", c.SampleRates)
+		w.uint8s("Ranges", c.Ranges)
+		return w.b, w.err
 	case *meas.IMUInfo:
-		b = appendCount16(b, c.SampleRates)
-		b = appendCount8(b, c.AccRanges)
-		b = appendCount16(b, c.GyroRanges)
-		return appendCount16(b, c.MagnRanges), nil
+		w := counted{b: b}
+		w.uint16s("SampleRates", c.SampleRates)
+		w.uint8s("AccRanges", c.AccRanges)
+		w.uint16s("GyroRanges", c.GyroRanges)
+		w.uint16s("MagnRanges", c.MagnRanges)
+		return w.b, w.err
 	case *meas.ECGInfo:
 		if c.CurrentSampleRate != 0 {
 			b = binary.LittleEndian.AppendUint16(b, c.CurrentSampleRate)
 		}
-		b = appendCount16(b, c.AvailableSampleRates)
-		b = binary.LittleEndian.AppendUint16(b, c.ArraySize)
-		b = append(b, byte(min(len(c.LowPass), math.MaxUint8)))
-		for _, v := range c.LowPass[:min(len(c.LowPass), math.MaxUint8)] {
-			b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		w := counted{b: b}
+		w.uint16s("AvailableSampleRates", c.AvailableSampleRates)
+		if w.err == nil {
+			w.b = binary.LittleEndian.AppendUint16(w.b, c.ArraySize)
 		}
-		b = append(b, byte(min(len(c.HighPass), math.MaxUint8)))
-		for _, v := range c.HighPass[:min(len(c.HighPass), math.MaxUint8)] {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-		}
-		return b, nil
+		w.float32s("LowPass", c.LowPass, func(b []byte, v float32) []byte { return binary.LittleEndian.AppendUint16(b, uint16(v)) })
+		w.float32s("HighPass", c.HighPass, func(b []byte, v float32) []byte { return binary.LittleEndian.AppendUint32(b, math.Float32bits(v)) })
+		return w.b, w.err
 	case *meas.ECGConfig:
 		if c.LowPass != nil {
 			b = binary.LittleEndian.AppendUint16(b, uint16(*c.LowPass))
@@ -126,7 +134,7 @@ func Append(b []byte, content any) ([]byte, error) {
 	case resource.Value:
 		return appendValue(b, c)
 	}
-	return appendReflect(b, reflect.ValueOf(content))
+	return appendReflect(b, reflect.ValueOf(content), contentName)
 }
 
 // Size returns the bytes Append appends for a measurement
@@ -162,26 +170,61 @@ func MicrovoltsOf(mv float32) int16 {
 	return int16(v)
 }
 
-// appendCount16 appends a uint8 count and that many uint16 elements (at
-// most 255), the form of the firmware's Info answers.
-func appendCount16(b []byte, v []uint16) []byte {
-	v = v[:min(len(v), math.MaxUint8)]
-	b = append(b, byte(len(v)))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint16(b, x)
-	}
-	return b
+// counted appends arrays with a uint8 count, the form of the firmware's
+// Info answers; after the first that is too long, it appends nothing.
+type counted struct {
+	b   []byte
+	err error
 }
 
-// appendCount8 is appendCount16 with uint8 elements: the accelerometer's
-// ranges, which the firmware sends one byte each.
-func appendCount8(b []byte, v []uint16) []byte {
-	v = v[:min(len(v), math.MaxUint8)]
-	b = append(b, byte(len(v)))
-	for _, x := range v {
-		b = append(b, byte(x))
+// count appends the count of an array of n elements named name, and
+// reports whether its elements go on.
+func (w *counted) count(name string, n int) bool {
+	if w.err != nil {
+		return false
 	}
-	return b
+	if w.err = tooLong(name, n); w.err != nil {
+		return false
+	}
+	w.b = append(w.b, byte(n))
+	return true
+}
+
+// uint16s appends a count and uint16 elements.
+func (w *counted) uint16s(name string, v []uint16) {
+	if w.count(name, len(v)) {
+		for _, x := range v {
+			w.b = binary.LittleEndian.AppendUint16(w.b, x)
+		}
+	}
+}
+
+// uint8s appends a count and the elements one byte each: the
+// accelerometer's ranges, which the firmware sends so.
+func (w *counted) uint8s(name string, v []uint16) {
+	if w.count(name, len(v)) {
+		for _, x := range v {
+			w.b = append(w.b, byte(x))
+		}
+	}
+}
+
+// float32s appends a count and the elements, each as put appends it.
+func (w *counted) float32s(name string, v []float32, put func([]byte, float32) []byte) {
+	if w.count(name, len(v)) {
+		for _, x := range v {
+			w.b = put(w.b, x)
+		}
+	}
+}
+
+// tooLong returns ErrTooLong naming the array when n elements are more
+// than its count can say.
+func tooLong(name string, n int) error {
+	if n > MaxArray {
+		return fmt.Errorf("%w: %s has %d elements, at most %d", ErrTooLong, name, n, MaxArray)
+	}
+	return nil
 }
 
 func appendXYZs(b []byte, v []sensor.XYZ) []byte {
@@ -221,13 +264,17 @@ func appendValue(b []byte, v resource.Value) ([]byte, error) {
 	}
 }
 
-func appendReflect(b []byte, v reflect.Value) ([]byte, error) {
+// contentName names the content as a whole in errors.
+const contentName = "the content"
+
+// appendReflect appends v, named name in errors.
+func appendReflect(b []byte, v reflect.Value, name string) ([]byte, error) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
 			return b, nil
 		}
-		return appendReflect(b, v.Elem())
+		return appendReflect(b, v.Elem(), name)
 	case reflect.Bool:
 		if v.Bool() {
 			return append(b, 1), nil
@@ -255,13 +302,14 @@ func appendReflect(b []byte, v reflect.Value) ([]byte, error) {
 		return append(append(b, v.String()...), 0), nil
 	case reflect.Slice, reflect.Array:
 		n := v.Len()
-		if n > math.MaxUint8 {
-			n = math.MaxUint8
+		if err := tooLong(name, n); err != nil {
+			return b, err
 		}
 		b = append(b, byte(n))
+		elem := name + "[]"
 		var err error
 		for i := range n {
-			if b, err = appendReflect(b, v.Index(i)); err != nil {
+			if b, err = appendReflect(b, v.Index(i), elem); err != nil {
 				return b, err
 			}
 		}
@@ -277,7 +325,11 @@ func appendReflect(b []byte, v reflect.Value) ([]byte, error) {
 			if !f.IsExported() || f.Tag.Get("json") == "-" {
 				continue
 			}
-			if b, err = appendReflect(b, v.Field(i)); err != nil {
+			field := f.Name
+			if name != contentName {
+				field = name + "." + f.Name
+			}
+			if b, err = appendReflect(b, v.Field(i), field); err != nil {
 				return b, err
 			}
 		}

@@ -192,3 +192,41 @@ func TestAppendPayload(t *testing.T) {
 		t.Errorf("map: err %v, want ErrUnencodable", err)
 	}
 }
+
+// An array with more elements than its uint8 count can say is refused,
+// naming it; one of MaxArray elements is encoded whole.
+func TestAppendArrayLimit(t *testing.T) {
+	type entry struct{ Rates []uint16 }
+	type list struct{ Elements []entry }
+	many := make([]uint16, MaxArray+1)
+	floats := make([]float32, MaxArray+1)
+	for _, tc := range []struct {
+		name    string
+		content any
+		want    string // in the error; "" for none
+		size    int    // bytes when encoded
+	}{
+		{"a field at the limit", &struct{ Rates []uint16 }{many[:MaxArray]}, "", 1 + 2*MaxArray},
+		{"a field over it", &struct{ Rates []uint16 }{many}, "Rates has 256 elements, at most 255", 0},
+		{"the content over it", many, "the content has 256 elements", 0},
+		{"an array in an element", &list{Elements: []entry{{Rates: many}}}, "Elements[].Rates has 256 elements", 0},
+		{"Acc/Info ranges", &meas.AccInfo{SampleRates: []uint16{13}, Ranges: many}, "Ranges has 256 elements", 0},
+		{"IMU/Info", &meas.IMUInfo{MagnRanges: many}, "MagnRanges has 256", 0},
+		{"IMU/Info, the first too long", &meas.IMUInfo{SampleRates: many, MagnRanges: many}, "SampleRates has 256", 0},
+		{"ECG/Info high pass", &meas.ECGInfo{HighPass: floats}, "HighPass has 256", 0},
+		{"ECG/Info at the limit", &meas.ECGInfo{LowPass: floats[:MaxArray]}, "", 1 + 2 + 1 + 2*MaxArray + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Append(nil, tc.content)
+			if tc.want == "" {
+				if err != nil || len(got) != tc.size {
+					t.Errorf("%d bytes, err %v; want %d", len(got), err, tc.size)
+				}
+				return
+			}
+			if !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want ErrTooLong with %q", err, tc.want)
+			}
+		})
+	}
+}
