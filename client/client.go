@@ -298,6 +298,10 @@ func (c *Conn) openTTY(port string) error {
 		}
 		return fmt.Errorf("%s: %w", port, err)
 	}
+	// What waits in the terminal was written to an earlier session; a frame
+	// it cut short would swallow this session's welcome. A port that
+	// cannot drop it still works, later, as the decoder gets past it.
+	p.ResetInputBuffer()
 	c.rw, c.lock, c.direct = &ttyPort{Port: p}, lock, true
 	return nil
 }
