@@ -285,7 +285,8 @@ func TestInterleavedRequestsAndSubscriptions(t *testing.T) {
 }
 
 func TestVanishedClientEndsItsSubscriptions(t *testing.T) {
-	d, addr, _ := newDevice(t)
+	ended := make(chan error, 1)
+	d, addr, _ := newServedDevice(t, &serial.Server{OnSessionEnd: func(_ string, why error) { ended <- why }})
 	r := dialRaw(t, addr)
 	r.hello("gone", 1)
 	r.nextKind(wire.Welcome)
@@ -295,12 +296,16 @@ func TestVanishedClientEndsItsSubscriptions(t *testing.T) {
 		t.Fatalf("%d subscriptions", d.Hub().Count())
 	}
 	r.conn.Close() // the client vanishes mid-subscription
-	deadline := time.Now().Add(3 * time.Second)
-	for d.Hub().Count() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the subscription outlived its client")
+	select {
+	case why := <-ended:
+		if !errors.Is(why, serial.ErrStreamClosed) {
+			t.Errorf("the session ended: %v; want %v", why, serial.ErrStreamClosed)
 		}
-		time.Sleep(10 * time.Millisecond)
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("the session outlived its client")
+	}
+	if n := d.Hub().Count(); n != 0 {
+		t.Fatalf("%d subscriptions outlived their client's session", n)
 	}
 	// the device goes on serving the next client
 	c, err := client.Dial(context.Background(), "TCP"+addr, nil)
@@ -337,7 +342,8 @@ func TestOneSessionPerPTY(t *testing.T) {
 	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, &wire.HelloMsg{Protocol: 1, Client: "intruder", Session: "other"})
 	f.Write(b)
 	f.Close()
-	time.Sleep(300 * time.Millisecond)
+	// the line carries bytes in order: the device reads the intruder's
+	// hello before the request that follows
 	if env, err := first.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
 		t.Fatalf("the first session suffered: %v", err)
 	}
@@ -545,11 +551,13 @@ func ExampleServer() {
 }
 
 // A client that subscribes to the fastest stream and then stops reading
-// fills the terminal's buffer; when it goes, the line must serve the next
-// client.
+// fills the terminal's buffer: the device ends its session as a slow
+// consumer rather than wait on it, and when the client goes, the line
+// serves the next client.
 func TestLineSurvivesClientThatStopsReading(t *testing.T) {
 	t.Parallel()
-	_, _, tty := newDevice(t)
+	ended := make(chan error, 1)
+	_, _, tty := newServedDevice(t, &serial.Server{OnSessionEnd: func(_ string, why error) { ended <- why }})
 	f, err := os.OpenFile(tty, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -559,20 +567,21 @@ func TestLineSurvivesClientThatStopsReading(t *testing.T) {
 	}
 	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, map[string]any{"protocol": 1, "client": "stuck", "session": "stuck", "lock": true})
 	f.Write(b)
-	time.Sleep(100 * time.Millisecond)
 	f.Write(request(1, "subscribe", "/Meas/IMU9/1666"))
-	time.Sleep(1500 * time.Millisecond) // never read: the terminal's buffer fills
+	select { // never read: the terminal's buffer fills, and a write times out
+	case why := <-ended:
+		if !errors.Is(why, serial.ErrSlowConsumer) {
+			t.Errorf("the session ended: %v; want %v", why, serial.ErrSlowConsumer)
+		}
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("the session of a client that stopped reading did not end")
+	}
 	f.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
-	var c *client.Conn
-	for {
-		if c, err = client.Dial(ctx, tty, &client.Options{Timeout: 5 * time.Second}); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the line did not recover: %v", err)
-		}
+	c, err := client.Dial(ctx, tty, nil)
+	if err != nil {
+		t.Fatalf("the line did not recover: %v", err)
 	}
 	defer c.Close()
 	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
