@@ -69,6 +69,7 @@ type QRSDetector struct {
 	d      [4]float64 // band-passed history for the derivative
 	n      int64      // samples fed
 	hist   int
+	h      int       // where sample n goes in the rings: n % hist
 	xv     []float64 // input values, ring
 	bpv    []float64 // band-passed values, ring
 	slope  []float64 // |derivative|, ring
@@ -187,7 +188,10 @@ func (d *QRSDetector) Feed(x float64) {
 	// five-point derivative, scaled to units per second
 	der := (2*b + d.d[0] - d.d[2] - 2*d.d[3]) * d.fs / 8
 	d.d[3], d.d[2], d.d[1], d.d[0] = d.d[2], d.d[1], d.d[0], b
-	h := int(n % int64(d.hist))
+	h := d.h
+	if d.h++; d.h == d.hist {
+		d.h = 0
+	}
 	d.xv[h] = x
 	d.bpv[h] = b
 	d.slope[h] = math.Abs(der)
@@ -434,8 +438,18 @@ func (d *QRSDetector) tWaveLike(i int64, s float64) bool {
 // maxSlope returns the steepest slope of the QRS complex ending at i.
 func (d *QRSDetector) maxSlope(i int64) float64 {
 	s := 0.0
-	for k := max(i-int64(len(d.win)), d.n-int64(d.hist)+1, 0); k <= i; k++ {
-		s = math.Max(s, d.slope[int(k%int64(d.hist))])
+	k := max(i-int64(len(d.win)), d.n-int64(d.hist)+1, 0)
+	if k > i {
+		return s
+	}
+	j := int(k % int64(d.hist))
+	for ; k <= i; k++ {
+		if v := d.slope[j]; v > s || v != v { // math.Max(s, v): slopes are not negative
+			s = v
+		}
+		if j++; j == d.hist {
+			j = 0
+		}
 	}
 	return s
 }
