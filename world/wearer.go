@@ -537,14 +537,15 @@ func (w *Wearer) At(t time.Duration) State {
 func (w *Wearer) stateAt(t time.Duration) State {
 	a, b, f := w.track(t)
 	act, _, _ := w.activityAt(t)
+	in, step, resp := phases(a, b, f)
 	s := State{
 		Activity:  act,
 		Posture:   w.postureAt(t),
-		Intensity: lerp(a.intensity, b.intensity, f),
+		Intensity: in,
 		Cadence:   lerp(a.cadence, b.cadence, f),
-		StepPhase: lerp(a.phase, b.phase, f),
+		StepPhase: step,
 		HeartRate: lerp(a.hr, b.hr, f),
-		RespPhase: lerp(a.resp, b.resp, f),
+		RespPhase: resp,
 		SkinTemp:  lerp(a.temp, b.temp, f),
 		Ambient:   w.sc.Start.Ambient,
 		Contact:   w.contactAt(t),
@@ -568,7 +569,12 @@ func (w *Wearer) stateAt(t time.Duration) State {
 func (w *Wearer) Phases(t time.Duration) (intensity, stepPhase, respPhase float64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	a, b, f := w.track(t - w.origin)
+	return phases(w.track(t - w.origin))
+}
+
+// phases returns the intensity, step phase and breathing phase a fraction
+// f of the way from tick a to tick b: what At and Phases give.
+func phases(a, b *tick, f float64) (intensity, stepPhase, respPhase float64) {
 	return lerp(a.intensity, b.intensity, f), lerp(a.phase, b.phase, f), lerp(a.resp, b.resp, f)
 }
 
