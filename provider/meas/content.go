@@ -93,6 +93,23 @@ type HRData struct {
 	RRData  []uint16 `json:"rrData"`
 }
 
+// AppendJSON appends the notification as encoding/json would.
+func (h *HRData) AppendJSON(b []byte) []byte {
+	b = append(b, `{"average":`...)
+	b = resource.AppendFloat32(b, h.Average)
+	if h.RRData == nil {
+		return append(b, `,"rrData":null}`...)
+	}
+	b = append(b, `,"rrData":[`...)
+	for i, v := range h.RRData {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(v), 10)
+	}
+	return append(b, "]}"...)
+}
+
 // TempData is the content of GET /Meas/Temp and its notifications.
 type TempData struct {
 	Timestamp   uint32  `json:"Timestamp"`

@@ -463,11 +463,15 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 	subs := []*sbt.Sub{d.Subscribe("/Meas/IMU9/416"), d.Subscribe("/Meas/ECG/200"), d.Subscribe("/Meas/Magn/13")}
 	d.Advance(5 * time.Second)
 	d2 := sbt.New(t, sbt.Config{})
-	mv := d2.Subscribe("/Meas/ECG/200/mV")
-	d2.Advance(time.Second)
-	subs = append(subs, mv)
-	for _, s := range subs {
-		for _, c := range s.Contents() {
+	mv, hr := d2.Subscribe("/Meas/ECG/200/mV"), d2.Subscribe("/Meas/HR")
+	d2.Advance(10 * time.Second)
+	subs = append(subs, mv, hr)
+	for i, s := range subs {
+		contents := s.Contents()
+		if len(contents) == 0 {
+			t.Fatalf("subscription %d: no notification", i)
+		}
+		for _, c := range contents {
 			fast := c.(resource.JSONAppender).AppendJSON(nil)
 			slow, err := jsonMarshal(c)
 			if err != nil || string(fast) != string(slow) {
