@@ -450,10 +450,12 @@ func (c *Conn) dispatch(f wire.Frame) {
 }
 
 // keepalive pings while the session is idle, so that a line's session
-// stays alive. It exits when the connection closes.
+// stays alive: PingInterval after the last frame sent. It wakes only when a
+// ping may be due, since a program may hold thousands of connections. It
+// exits when the connection closes.
 func (c *Conn) keepalive() {
 	defer c.wg.Done()
-	t := time.NewTicker(wire.PingInterval / 2)
+	t := time.NewTimer(wire.PingInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -461,11 +463,13 @@ func (c *Conn) keepalive() {
 			return
 		case <-t.C:
 			c.writeMu.Lock()
-			idle := time.Since(c.lastSent) >= wire.PingInterval
+			wait := time.Until(c.lastSent.Add(wire.PingInterval))
 			c.writeMu.Unlock()
-			if idle {
+			if wait <= 0 {
 				c.Ping(context.Background()) // reads its pong: nothing piles up unread
+				wait = wire.PingInterval
 			}
+			t.Reset(wait)
 		}
 	}
 }
