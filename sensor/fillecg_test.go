@@ -70,25 +70,7 @@ func (m *Model) fillECGOneByOne(dst []float64, t0, dt time.Duration) {
 	t1 := t0 + time.Duration(len(dst)-1)*dt
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	// the beats that reach the batch: no wave reaches further than 0.5 s
-	// before its R peak or 0.8 s after it. Asking for no more keeps the
-	// wearer's track from running ahead of the streams.
-	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+beatsAhead)
-	// the T wave's scale of each beat: from the interval its repolarisation
-	// spans (the next beat's), or its own when the next beat lies more than
-	// a second past the batch
-	after := m.w.NextBeat(t1 + beatsAhead)
-	m.drawn = m.drawn[:0]
-	for k, b := range m.beats {
-		rr := b.RR.Seconds()
-		switch {
-		case k+1 < len(m.beats):
-			rr = m.beats[k+1].RR.Seconds()
-		case after.At < t1+time.Second:
-			rr = after.RR.Seconds()
-		}
-		m.drawn = append(m.drawn, m.drawBeat(b, math.Sqrt(math.Min(math.Max(rr, 0.25), 2))))
-	}
+	m.drawBeats(t0, t1)
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
 	in0, step0, resp0 := m.w.Phases(t0)

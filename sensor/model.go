@@ -232,19 +232,11 @@ func afWave(ts float64) float64 {
 // peak.
 const beatsAhead = 500 * time.Millisecond
 
-// FillECG implements ECGSource: beats from the wearer, baseline wander from
-// breathing, motion artefacts and muscle noise that grow with activity, mains
-// hum, and a flat, noisy signal while the electrodes are off.
-func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
-	if len(dst) == 0 {
-		return
-	}
-	t1 := t0 + time.Duration(len(dst)-1)*dt
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	// the beats that reach the batch: no wave reaches further than 0.5 s
-	// before its R peak or 0.8 s after it. Asking for no more keeps the
-	// wearer's track from running ahead of the streams.
+// drawBeats prepares in m.drawn the beats that reach the samples from t0 to
+// t1: no wave reaches further than 0.5 s before its R peak or 0.8 s after
+// it. Asking for no more keeps the wearer's track from running ahead of the
+// streams. m.mu is held.
+func (m *Model) drawBeats(t0, t1 time.Duration) {
 	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+beatsAhead)
 	// the T wave's scale of each beat: from the interval its repolarisation
 	// spans (the next beat's), or its own when the next beat lies more than
@@ -261,6 +253,19 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		}
 		m.drawn = append(m.drawn, m.drawBeat(b, math.Sqrt(math.Min(math.Max(rr, 0.25), 2))))
 	}
+}
+
+// FillECG implements ECGSource: beats from the wearer, baseline wander from
+// breathing, motion artefacts and muscle noise that grow with activity, mains
+// hum, and a flat, noisy signal while the electrodes are off.
+func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
+	if len(dst) == 0 {
+		return
+	}
+	t1 := t0 + time.Duration(len(dst)-1)*dt
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.drawBeats(t0, t1)
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
 	var b ecgBatch
