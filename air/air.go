@@ -482,3 +482,7 @@ func Redact(urls string) string {
 		urls = urls[at+1:]
 	}
 }
+
+// Stats returns the messages and bytes the link has sent and received
+// over NATS, of every kind: stream data and keepalives, adverts, dials.
+func (l *Link) Stats() nats.Statistics { return l.nc.Stats() }
