@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -56,13 +57,19 @@ type Options struct {
 	// read; over it the stream closes with ErrFellBehind (DefaultReadBuffer
 	// when zero).
 	ReadBuffer int
-	// PendingMessages bounds the messages a stream's subscription holds
-	// before they reach the stream (DefaultPendingMessages when zero);
-	// over it NATS drops them, and the stream closes with ErrLost.
+	// PendingMessages bounds the messages that wait to reach the streams
+	// of the link, all streams together, and the adverts that wait to
+	// reach a Directory (DefaultPendingMessages when zero); over it NATS
+	// drops them, and a stream that loses one closes with ErrLost.
 	PendingMessages int
 	// ReconnectWait is how long the link waits between attempts to reach
 	// a lost server (DefaultReconnectWait when zero).
 	ReconnectWait time.Duration
+	// WriteDelay is how long what the link sends may wait, so that what
+	// it sends meanwhile, for any of its streams, goes to the server in
+	// the same write (DefaultWriteDelay when zero; negative sends at
+	// once). It is the most a message waits in the program.
+	WriteDelay time.Duration
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
 }
@@ -74,6 +81,7 @@ const (
 	DefaultReadBuffer      = 4 << 20
 	DefaultPendingMessages = 65536
 	DefaultReconnectWait   = 250 * time.Millisecond
+	DefaultWriteDelay      = time.Millisecond
 )
 
 func (o Options) withDefaults() Options {
@@ -95,6 +103,9 @@ func (o Options) withDefaults() Options {
 	if o.ReconnectWait <= 0 {
 		o.ReconnectWait = DefaultReconnectWait
 	}
+	if o.WriteDelay == 0 {
+		o.WriteDelay = DefaultWriteDelay
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -115,15 +126,16 @@ type Link struct {
 	local *localServer // nil unless Local
 
 	dials chan *nats.Msg // the dial requests of every device on the air here
+	msgs  chan *nats.Msg // the messages of every stream of the link
 
 	mu        sync.Mutex
 	listeners map[string]*Listener // by serial
-	streams   map[*Stream]struct{}
+	streams   map[string]*Stream   // by the subject each takes its peer's messages on
 	dirs      map[*Directory]struct{}
 	closed    bool
 
 	stop chan struct{}
-	wg   sync.WaitGroup // tick, and the local server's keeper
+	wg   sync.WaitGroup // tick, the two serve loops, and the local server's keeper
 }
 
 // ErrNoServer is a NATS server that cannot be reached.
@@ -165,8 +177,8 @@ func Join(where string, o Options) (*Link, error) {
 func newLink(url string, o Options) *Link {
 	o = o.withDefaults()
 	return &Link{opts: o, log: o.Log, id: nuid.Next(), url: Redact(url), listeners: map[string]*Listener{},
-		streams: map[*Stream]struct{}{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
-		dials: make(chan *nats.Msg, dialQueue)}
+		streams: map[string]*Stream{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
+		dials: make(chan *nats.Msg, dialQueue), msgs: make(chan *nats.Msg, o.PendingMessages)}
 }
 
 // connect makes the NATS connection; tries says how often to try.
@@ -177,6 +189,7 @@ func (l *Link) connect(url string, tries int) error {
 		nats.ReconnectWait(l.opts.ReconnectWait),
 		nats.ReconnectJitter(l.opts.ReconnectWait/4, l.opts.ReconnectWait/4),
 		nats.RetryOnFailedConnect(false),
+		nats.SetCustomDialer(&batchDialer{delay: l.opts.WriteDelay, d: net.Dialer{Timeout: nats.DefaultTimeout}}),
 		nats.DisconnectErrHandler(l.disconnected),
 		nats.ReconnectHandler(l.reconnected),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
@@ -209,41 +222,57 @@ func (l *Link) connect(url string, tries int) error {
 func (l *Link) start() {
 	l.nc.Subscribe(ScanSubject, func(*nats.Msg) { l.advertiseAll() })
 	l.wg.Go(l.tick)
-	l.wg.Go(l.answerDials)
+	l.wg.Go(func() { l.serve(l.dials, l.answerDial) })
+	l.wg.Go(func() { l.serve(l.msgs, l.deliver) })
+}
+
+// serve hands the messages of a queue to handle, one at a time, until the
+// link closes: one goroutine for the messages of all the devices or
+// streams of the program, instead of one for each.
+func (l *Link) serve(queue <-chan *nats.Msg, handle func(*nats.Msg)) {
+	for {
+		select {
+		case <-l.stop:
+			return
+		case msg := <-queue:
+			handle(msg)
+		}
+	}
+}
+
+// deliver hands a message of a stream to its stream.
+func (l *Link) deliver(msg *nats.Msg) {
+	l.mu.Lock()
+	s := l.streams[msg.Subject]
+	l.mu.Unlock()
+	if s != nil { // nil: a stream that ended meanwhile
+		s.receive(msg.Data)
+	}
 }
 
 // dialQueue bounds the dial requests that wait to be answered; NATS drops
 // more, and their centrals time out.
 const dialQueue = 4096
 
-// answerDials hands each dial request to its device's listener: one
-// goroutine for all the devices of the program, instead of one for each.
-// It exits when the link closes.
-func (l *Link) answerDials() {
-	for {
-		select {
-		case <-l.stop:
-			return
-		case msg := <-l.dials:
-			subject, err := ParseSubject(msg.Subject)
-			if err != nil || subject.Kind != KindDial {
-				continue
-			}
-			l.mu.Lock()
-			ln := l.listeners[subject.Serial]
-			l.mu.Unlock()
-			if ln != nil {
-				ln.dial(msg)
-				continue
-			}
-			// a device that left meanwhile; a probe is not answered, so
-			// that the serial is free
-			var m dialMsg
-			if json.Unmarshal(msg.Data, &m) == nil && !m.Probe {
-				b, _ := json.Marshal(dialReply{Program: l.id, Error: "the device is off the air"})
-				msg.Respond(b)
-			}
-		}
+// answerDial hands a dial request to its device's listener.
+func (l *Link) answerDial(msg *nats.Msg) {
+	subject, err := ParseSubject(msg.Subject)
+	if err != nil || subject.Kind != KindDial {
+		return
+	}
+	l.mu.Lock()
+	ln := l.listeners[subject.Serial]
+	l.mu.Unlock()
+	if ln != nil {
+		ln.dial(msg)
+		return
+	}
+	// a device that left meanwhile; a probe is not answered, so
+	// that the serial is free
+	var m dialMsg
+	if json.Unmarshal(msg.Data, &m) == nil && !m.Probe {
+		b, _ := json.Marshal(dialReply{Program: l.id, Error: "the device is off the air"})
+		msg.Respond(b)
 	}
 }
 
@@ -294,7 +323,7 @@ func (l *Link) allStreams() []*Stream {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]*Stream, 0, len(l.streams))
-	for s := range l.streams {
+	for _, s := range l.streams {
 		out = append(out, s)
 	}
 	return out
@@ -311,8 +340,9 @@ func (l *Link) tick() {
 			return
 		case now := <-t.C:
 			l.advertiseAll()
+			backlog := len(l.msgs) > 0
 			for _, s := range l.allStreams() {
-				s.keepalive(now)
+				s.keepalive(now, backlog)
 			}
 		}
 	}
@@ -334,7 +364,9 @@ func (l *Link) advertiseAll() {
 // forget drops a stream that ended.
 func (l *Link) forget(s *Stream) {
 	l.mu.Lock()
-	delete(l.streams, s)
+	if l.streams[s.in] == s {
+		delete(l.streams, s.in)
+	}
 	l.mu.Unlock()
 }
 
@@ -397,6 +429,9 @@ func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
 	return s, nil
 }
 
+// errStreamID is a dial for a stream id that the device has a stream of.
+var errStreamID = errors.New("the stream id is in use")
+
 // add registers a stream with the link.
 func (l *Link) add(s *Stream) error {
 	l.mu.Lock()
@@ -404,7 +439,10 @@ func (l *Link) add(s *Stream) error {
 	if l.closed {
 		return fmt.Errorf("air: %w", ErrClosed)
 	}
-	l.streams[s] = struct{}{}
+	if l.streams[s.in] != nil {
+		return fmt.Errorf("air: stream %s to device %s: %w", s.id, s.serial, errStreamID)
+	}
+	l.streams[s.in] = s
 	return nil
 }
 

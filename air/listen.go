@@ -106,7 +106,11 @@ func (ln *Listener) dial(msg *nats.Msg) {
 	s := newStream(ln.l, ln.serial, m.Stream, true, time.Duration(m.Every)*time.Millisecond)
 	s.ln = ln
 	if err := ln.l.add(s); err != nil {
-		answer(dialReply{Error: "the device's program is stopping"})
+		why := "the device's program is stopping"
+		if errors.Is(err, errStreamID) {
+			why = fmt.Sprintf("stream %s is open already; a new stream takes a new id", m.Stream)
+		}
+		answer(dialReply{Error: why})
 		return
 	}
 	if err := s.subscribe(); err != nil {

@@ -105,12 +105,13 @@ var ErrFellBehind = errors.New("the reader fell behind")
 // travel as messages on the stream's two subjects. Writes never wait for
 // the peer; what the peer has not read waits in a bounded buffer at the
 // peer, which closes the stream when it overflows. Each side sends a
-// keepalive every interval and closes a stream whose peer was silent for
-// Missed of its intervals.
+// keepalive every interval, unless it sent data in the last half of it,
+// and closes a stream whose peer was silent for Missed of its intervals.
 type Stream struct {
 	l          *Link
 	serial, id string
 	out        string    // the subject this side sends on
+	in         string    // the subject the peer sends on
 	device     bool      // this side is the device
 	ln         *Listener // the device's, on the device's side
 	local      addr
@@ -118,10 +119,13 @@ type Stream struct {
 	sub        *nats.Subscription
 
 	mu      sync.Mutex
-	buf     []byte        // received, not read
-	wake    chan struct{} // closed and replaced when buf, err or the read deadline change
+	buf     []byte        // received; buf[off:] is not read yet
+	off     int           // what Read took of buf
+	wake    chan struct{} // closed and replaced, when a reader waits, as buf, err or the read deadline change
+	waiting bool          // a reader waits on wake
 	rseq    uint64        // the sequence number the next data message must have
 	wseq    uint64        // the sequence number of the next data message sent
+	sent    time.Time     // when the last data message went
 	err     error         // why reads end, once the stream ended
 	closed  bool          // Close was called or the stream ended
 	heard   time.Time     // when the peer was last heard
@@ -131,6 +135,10 @@ type Stream struct {
 	limit   int           // bytes buf may hold
 	scratch []byte
 }
+
+// keepBuffer is the most a stream's empty receive buffer keeps for the
+// next messages; a larger one, grown by a reader that fell behind, goes.
+const keepBuffer = 64 << 10
 
 // addr names a side of a stream.
 type addr string
@@ -142,26 +150,22 @@ func newStream(l *Link, serial, id string, device bool, peerEvery time.Duration)
 	s := &Stream{l: l, serial: serial, id: id, device: device, wake: make(chan struct{}), heard: time.Now(),
 		every: peerEvery, limit: l.opts.ReadBuffer}
 	if device {
-		s.out = StreamSubject(serial, id, FromDevice)
+		s.out, s.in = StreamSubject(serial, id, FromDevice), StreamSubject(serial, id, FromCentral)
 		s.local, s.remote = addr("device "+serial), addr("central on stream "+id)
 	} else {
-		s.out = StreamSubject(serial, id, FromCentral)
+		s.out, s.in = StreamSubject(serial, id, FromCentral), StreamSubject(serial, id, FromDevice)
 		s.local, s.remote = addr("central on stream "+id), addr("device "+serial)
 	}
 	return s
 }
 
-// subscribe starts taking the peer's messages.
+// subscribe starts taking the peer's messages, into the link's queue of
+// the messages of all its streams; the stream is added to the link first.
 func (s *Stream) subscribe() error {
-	from := FromCentral
-	if !s.device {
-		from = FromDevice
-	}
-	sub, err := s.l.nc.Subscribe(StreamSubject(s.serial, s.id, from), s.receive)
+	sub, err := s.l.nc.ChanSubscribe(s.in, s.l.msgs)
 	if err != nil {
 		return fmt.Errorf("air: stream to %s: %w", s.serial, err)
 	}
-	sub.SetPendingLimits(s.l.opts.PendingMessages, -1)
 	s.mu.Lock()
 	s.sub = sub
 	s.mu.Unlock()
@@ -177,8 +181,8 @@ func (s *Stream) peerName() string {
 }
 
 // receive takes one message of the peer; it never blocks.
-func (s *Stream) receive(msg *nats.Msg) {
-	m, err := parseMessage(msg.Data)
+func (s *Stream) receive(data []byte) {
+	m, err := parseMessage(data)
 	if err != nil {
 		s.fail(lost("%s sent a %v", s.peerName(), err), true)
 		return
@@ -198,7 +202,7 @@ func (s *Stream) receive(msg *nats.Msg) {
 	switch m.kind {
 	case msgData:
 		s.rseq++
-		if len(s.buf)+len(m.body) > s.limit {
+		if len(s.buf)-s.off+len(m.body) > s.limit {
 			s.mu.Unlock()
 			who := "the device's program"
 			if !s.device {
@@ -206,6 +210,10 @@ func (s *Stream) receive(msg *nats.Msg) {
 			}
 			s.fail(&StreamError{Err: ErrFellBehind, Reason: fmt.Sprintf("%s left %d bytes of device %s's stream unread", who, s.limit, s.serial)}, true)
 			return
+		}
+		if s.off > 0 && len(s.buf)+len(m.body) > cap(s.buf) {
+			s.buf = s.buf[:copy(s.buf, s.buf[s.off:])]
+			s.off = 0
 		}
 		s.buf = append(s.buf, m.body...)
 		s.signal()
@@ -224,10 +232,13 @@ func (s *Stream) receive(msg *nats.Msg) {
 	s.mu.Unlock()
 }
 
-// signal wakes the readers; s.mu is held.
+// signal wakes the readers that wait; s.mu is held.
 func (s *Stream) signal() {
-	close(s.wake)
-	s.wake = make(chan struct{})
+	if s.waiting {
+		close(s.wake)
+		s.wake = make(chan struct{})
+		s.waiting = false
+	}
 }
 
 // Read reads what the peer sent. After the peer's orderly close it returns
@@ -241,11 +252,14 @@ func (s *Stream) Read(p []byte) (int, error) {
 	}()
 	for {
 		s.mu.Lock()
-		if len(s.buf) > 0 {
-			n := copy(p, s.buf)
-			s.buf = s.buf[n:]
-			if len(s.buf) == 0 {
-				s.buf = nil
+		if s.off < len(s.buf) {
+			n := copy(p, s.buf[s.off:])
+			s.off += n
+			if s.off == len(s.buf) {
+				s.buf, s.off = s.buf[:0], 0
+				if cap(s.buf) > keepBuffer {
+					s.buf = nil
+				}
 			}
 			s.mu.Unlock()
 			return n, nil
@@ -260,6 +274,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 			return 0, os.ErrDeadlineExceeded
 		}
 		wake, dl := s.wake, s.rdl
+		s.waiting = true
 		s.mu.Unlock()
 		var tc <-chan time.Time
 		if !dl.IsZero() {
@@ -296,9 +311,11 @@ func (s *Stream) write(p []byte) (int, error) {
 		}
 		return 0, net.ErrClosed
 	}
-	if !s.wdl.IsZero() && !time.Now().Before(s.wdl) {
+	now := time.Now()
+	if !s.wdl.IsZero() && !now.Before(s.wdl) {
 		return 0, os.ErrDeadlineExceeded
 	}
+	s.sent = now
 	n := 0
 	for n < len(p) {
 		chunk := p[n:min(len(p), n+maxChunk)]
@@ -321,9 +338,12 @@ func (s *Stream) Messages() (sent, received uint64) {
 	return s.wseq, s.rseq
 }
 
-// keepalive sends a keepalive, or ends a stream whose peer was silent for
-// Missed of its intervals.
-func (s *Stream) keepalive(now time.Time) {
+// keepalive sends a keepalive, unless the stream sent data in the last
+// half interval (so that the peer hears from it at least every one and a
+// half intervals), or ends a stream whose peer was silent for Missed of
+// its intervals; backlog says that messages of the link's streams wait to
+// be taken.
+func (s *Stream) keepalive(now time.Time, backlog bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -333,8 +353,8 @@ func (s *Stream) keepalive(now time.Time) {
 		s.mu.Unlock()
 		return
 	}
-	if n, _, _ := s.sub.Pending(); n > 0 {
-		s.heard = now // the peer spoke; its messages wait to be taken
+	if backlog {
+		s.heard = now // the peer may have spoken; its messages wait to be taken
 	}
 	silent := now.Sub(s.heard)
 	if limit := time.Duration(s.l.opts.Missed) * s.every; silent > limit {
@@ -342,8 +362,10 @@ func (s *Stream) keepalive(now time.Time) {
 		s.fail(lost("%s stopped answering (nothing for %v; it sends a keepalive every %v)", s.peerName(), silent.Round(time.Millisecond), s.every), false)
 		return
 	}
-	s.scratch = appendMessage(s.scratch[:0], message{kind: msgKeepalive, seq: s.wseq})
-	s.l.nc.Publish(s.out, s.scratch)
+	if now.Sub(s.sent) >= s.l.opts.Interval/2 {
+		s.scratch = appendMessage(s.scratch[:0], message{kind: msgKeepalive, seq: s.wseq})
+		s.l.nc.Publish(s.out, s.scratch)
+	}
 	s.mu.Unlock()
 }
 
@@ -401,7 +423,7 @@ func (s *Stream) Close() error {
 		s.err = net.ErrClosed
 	}
 	s.l.nc.Publish(s.out, appendMessage(nil, message{kind: msgClose, seq: s.wseq, body: []byte(reason)}))
-	s.buf = nil
+	s.buf, s.off = nil, 0
 	s.signal()
 	s.mu.Unlock()
 	s.end()
