@@ -3,6 +3,9 @@ package senseboard_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,12 +84,13 @@ func radioStreams(b *testing.B, n int) {
 
 	time.Sleep(time.Second) // past the start of every stream
 	sent0, recv0 := devLink.Stats(), cenLink.Stats()
-	notes0, data0 := notes.Load(), dataMessages(streams)
+	notes0, data0, sys0 := notes.Load(), dataMessages(streams), ioCalls()
 	b.ResetTimer()
 	cpu0, wall0 := cpuTime(), time.Now()
 	time.Sleep(time.Duration(b.N) * time.Second)
 	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
 	b.StopTimer()
+	sys := ioCalls() - sys0
 	sent, recv := devLink.Stats(), cenLink.Stats()
 	delivered := float64(notes.Load() - notes0)
 	msgs := float64(sent.OutMsgs - sent0.OutMsgs + recv.OutMsgs - recv0.OutMsgs)
@@ -95,6 +99,27 @@ func radioStreams(b *testing.B, n int) {
 	b.ReportMetric(delivered/deviceSeconds, "notifications/device-s")
 	b.ReportMetric(float64(dataMessages(streams)-data0)/delivered, "data-msgs/notification")
 	b.ReportMetric(msgs/delivered, "nats-msgs/notification")
+	if sys0 >= 0 {
+		b.ReportMetric(float64(sys)/delivered, "io-syscalls/notification")
+	}
+}
+
+// ioCalls returns the read and write system calls of the process so far
+// (syscr and syscw of /proc/self/io), or -1 where there is no such file.
+func ioCalls() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		if k == "syscr" || k == "syscw" {
+			c, _ := strconv.ParseInt(v, 10, 64)
+			n += c
+		}
+	}
+	return n
 }
 
 // dataMessages returns the data messages the centrals have received.
