@@ -93,27 +93,31 @@ func TestSchedulerStopAfterRun(t *testing.T) {
 }
 
 // AfterPass runs its function at once outside a pass, and within a pass
-// after every call of the pass has run.
+// after every call of the pass has run. The test has a scheduler of its
+// own: the process's may be in a pass of other tests' calls.
 func TestAfterPass(t *testing.T) {
+	s := newScheduler()
 	ran := false
-	AfterPass(func() { ran = true })
+	s.deferToPassEnd(func() { ran = true })
 	if !ran {
 		t.Fatal("AfterPass outside a pass did not run its function at once")
 	}
-	r := NewReal()
 	var mu sync.Mutex
 	var got []string
 	rec := func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() }
 	var hooks sync.WaitGroup
 	const n = 3
 	hooks.Add(n)
-	at := r.Now() + 5*time.Millisecond
-	for i := range n {
-		At(r, at, func() {
-			rec(fmt.Sprint("call", i))
-			AfterPass(func() { rec(fmt.Sprint("after", i)); hooks.Done() })
-		})
-	}
+	// calls made by a call, due when it is, run in its pass
+	at := since() + time.Millisecond
+	s.at(at, func() {
+		for i := range n {
+			s.at(at, func() {
+				rec(fmt.Sprint("call", i))
+				s.deferToPassEnd(func() { rec(fmt.Sprint("after", i)); hooks.Done() })
+			})
+		}
+	})
 	hooks.Wait()
 	mu.Lock()
 	defer mu.Unlock()

@@ -69,13 +69,16 @@ func TestNotificationsOfAPassLeaveInOneWrite(t *testing.T) {
 	}
 	r := clock.NewReal()
 	at := r.Now() + time.Millisecond
-	for i, uri := range []string{"/A", "/B", "/C"} {
-		clock.At(r, at, func() {
-			hub.Topic(uri).Publish(i)
-			// a writer woken by this notification would write it alone now
-			time.Sleep(2 * time.Millisecond)
-		})
-	}
+	clock.At(r, at, func() {
+		// calls made by a call, due when it is, run in its pass
+		for i, uri := range []string{"/A", "/B", "/C"} {
+			clock.At(r, at, func() {
+				hub.Topic(uri).Publish(i)
+				// a writer woken by this notification would write it alone now
+				time.Sleep(2 * time.Millisecond)
+			})
+		}
+	})
 	for hang := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
 		frames, writes := rec.frames()
 		if len(frames) == 3 {
