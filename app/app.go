@@ -12,7 +12,11 @@
 // An app may provide its own resources, defined by its own Swagger 2.0 YAML in
 // the form of the device's definitions (api package) and validated the same
 // way; every calling path reaches them. Like firmware, an app restarts with
-// every device reset and stops while the device is off.
+// every device reset and stops while the device is off. On a virtual clock
+// an app keeps in step with device time (clock.Virtual.Hold): the clock
+// waits for what the app was handed before it moves on, so a callback sees
+// the time of its event; a callback must therefore never wait for device
+// time to pass.
 package app
 
 import (
@@ -270,12 +274,14 @@ type Context struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
+	step *step // keeps the app in step with a virtual clock; nil with other clocks
+
 	// owned by the app goroutine
 	subs map[*resource.Client]*Subscription
 }
 
 func newContext(r *Runtime) *Context {
-	return &Context{
+	c := &Context{
 		r:        r,
 		d:        r.d,
 		notes:    resource.NewQueue(NotificationQueue),
@@ -284,6 +290,19 @@ func newContext(r *Runtime) *Context {
 		done:     make(chan struct{}),
 		subs:     map[*resource.Client]*Subscription{},
 	}
+	if h, ok := r.d.Clock().(holder); ok {
+		c.step = &step{clock: h, notes: c.notes}
+	}
+	return c
+}
+
+// sink returns the sink of the app's subscriptions: the notification
+// queue, through the step's count when the app keeps in step.
+func (c *Context) sink() resource.Sink {
+	if c.step != nil {
+		return c.step
+	}
+	return c.notes
 }
 
 // Device returns the device the app runs on.
@@ -291,6 +310,7 @@ func (c *Context) Device() *device.Device { return c.d }
 
 // post runs f on the app's goroutine.
 func (c *Context) post(f func()) {
+	c.step.hold()
 	c.evMu.Lock()
 	c.events = append(c.events, f)
 	c.evMu.Unlock()
@@ -326,10 +346,12 @@ func (c *Context) loop() {
 					default:
 					}
 					f()
+					c.step.release(1)
 				}
 			}
 		case <-c.notes.Ready():
-			buf = c.notes.Drain(buf[:0])
+			var held int
+			buf, held = c.step.drain(c.notes, buf[:0])
 			for _, e := range buf {
 				s := c.subs[e.Sub.Client]
 				if s == nil {
@@ -341,6 +363,7 @@ func (c *Context) loop() {
 				}
 				s.onNotify(e.Content)
 			}
+			c.step.release(held)
 		}
 	}
 }
@@ -363,12 +386,14 @@ func (c *Context) work() {
 			}
 			for _, f := range calls {
 				f()
+				c.step.release(1)
 			}
 		}
 	}
 }
 
 func (c *Context) enqueue(f func()) {
+	c.step.hold()
 	c.callMu.Lock()
 	c.calls = append(c.calls, f)
 	c.callMu.Unlock()
@@ -382,6 +407,7 @@ func (c *Context) close() {
 	c.closeOnce.Do(func() {
 		close(c.done)
 		c.notes.Close()
+		c.step.end()
 	})
 }
 
@@ -437,7 +463,7 @@ type Subscription struct {
 // receives the subscribe envelope. Unsubscribe with the returned handle.
 func (c *Context) Subscribe(path string, onNotify func(content any), done func(resource.Envelope), params ...resource.Value) *Subscription {
 	s := &Subscription{c: c, path: path, params: params, onNotify: onNotify}
-	s.client = resource.NewClient(c.r.app.Name(), c.notes)
+	s.client = resource.NewClient(c.r.app.Name(), c.sink())
 	c.subs[s.client] = s
 	c.call(&resource.Request{Op: resource.Subscribe, Path: path, Params: params, Client: s.client}, func(env resource.Envelope) {
 		if !env.Status.OK() {

@@ -259,3 +259,32 @@ paths:
 	fmt.Println(env.URI, env.Content)
 	// Output: /net/000123/Sample/Hello hello
 }
+
+// On a virtual clock the app keeps in step with device time: a timer's
+// callback and each notification run while the clock reads the time they
+// were set off, however far one Advance moves it.
+func TestKeepsInStepWithVirtualClock(t *testing.T) {
+	d, c := newDevice(t)
+	var ticks, timers []time.Duration // owned by the app's goroutine until Advance returns
+	rt, err := app.Run(d.Device, funcApp{"step", func(ctx *app.Context) error {
+		ctx.Subscribe("/Time", func(any) { ticks = append(ticks, c.Now()) }, nil)
+		var again func()
+		again = func() {
+			timers = append(timers, c.Now())
+			ctx.After(300*time.Millisecond, again)
+		}
+		ctx.After(300*time.Millisecond, again)
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	c.Advance(3 * time.Second)
+	if got := fmt.Sprint(ticks); got != "[1s 2s 3s]" {
+		t.Errorf("notifications of /Time handled at %s, want [1s 2s 3s]", got)
+	}
+	if got := fmt.Sprint(timers); got != "[300ms 600ms 900ms 1.2s 1.5s 1.8s 2.1s 2.4s 2.7s 3s]" {
+		t.Errorf("timers ran at %s, want every 300 ms", got)
+	}
+}

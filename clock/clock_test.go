@@ -147,3 +147,36 @@ func TestScaledAndReal(t *testing.T) {
 	At(r, r.Now()-time.Second, func() { close(ch) }) // in the past: at once
 	<-ch
 }
+
+// Work held at a call's time keeps the clock there: AdvanceTo runs no
+// further call and does not move the time until the work is released.
+func TestHoldKeepsAdvanceWaiting(t *testing.T) {
+	v := NewVirtual()
+	var ran []time.Duration
+	held := make(chan time.Duration)
+	v.AfterFunc(time.Second, func() {
+		v.Hold(2)
+		ran = append(ran, v.Now())
+		go func() { held <- v.Now() }() // the work, elsewhere
+	})
+	v.AfterFunc(2*time.Second, func() { ran = append(ran, v.Now()) })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v.Advance(3 * time.Second)
+	}()
+	// The advancing goroutine waits for the holds: it cannot run the call
+	// at 2 s nor move the time before they are released.
+	if at := <-held; at != time.Second {
+		t.Errorf("the held work ran at %v, want 1s", at)
+	}
+	v.Release(1)
+	if now := v.Now(); now != time.Second {
+		t.Errorf("with one hold left the clock reads %v, want 1s", now)
+	}
+	v.Release(1)
+	<-done
+	if fmt.Sprint(ran) != "[1s 2s]" || v.Now() != 3*time.Second {
+		t.Errorf("calls ran at %v, clock reads %v; want [1s 2s] and 3s", ran, v.Now())
+	}
+}

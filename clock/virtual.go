@@ -3,12 +3,15 @@ package clock
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Virtual is a clock that only moves when it is advanced. Scheduled calls run
 // in time order (calls due at the same time in the order they were made) on
 // the goroutine that advances the clock, with the clock reading their time.
+// Work that runs on goroutines of its own in response (an app's) keeps in
+// step with it through Hold and Release.
 // It is safe for concurrent use.
 type Virtual struct {
 	mu     sync.Mutex
@@ -16,10 +19,49 @@ type Virtual struct {
 	seq    uint64
 	events timedHeap
 	wake   chan struct{} // signalled when an event is added
+
+	held   atomic.Int64 // work under way elsewhere (Hold)
+	heldMu sync.Mutex
+	idle   *sync.Cond // on heldMu, broadcast when held falls to zero
 }
 
 // NewVirtual returns a virtual clock that reads zero.
-func NewVirtual() *Virtual { return &Virtual{wake: make(chan struct{}, 1)} }
+func NewVirtual() *Virtual {
+	v := &Virtual{wake: make(chan struct{}, 1)}
+	v.idle = sync.NewCond(&v.heldMu)
+	return v
+}
+
+// Hold tells the clock that n pieces of work run elsewhere, on goroutines
+// of their own, at the time the clock reads now (an app's goroutine running
+// what a scheduled call or a caller handed it): until Release ends every
+// hold, AdvanceTo runs no further call and does not move the time. So that
+// work sees the time at which it was set off, as it would on the device,
+// and what it sends leaves then, not in bursts when it catches up. Work
+// that is held must not wait for the clock to advance, and a goroutine that
+// holds must not advance the clock.
+func (v *Virtual) Hold(n int) { v.held.Add(int64(n)) }
+
+// Release ends n holds of Hold.
+func (v *Virtual) Release(n int) {
+	if n > 0 && v.held.Add(-int64(n)) <= 0 {
+		v.heldMu.Lock()
+		v.idle.Broadcast()
+		v.heldMu.Unlock()
+	}
+}
+
+// settle waits until no work is held.
+func (v *Virtual) settle() {
+	if v.held.Load() <= 0 {
+		return
+	}
+	v.heldMu.Lock()
+	for v.held.Load() > 0 {
+		v.idle.Wait()
+	}
+	v.heldMu.Unlock()
+}
 
 type event struct {
 	timedCall
@@ -84,9 +126,11 @@ func (v *Virtual) Advance(d time.Duration) { v.AdvanceTo(v.Now() + d) }
 
 // AdvanceTo moves the clock to t (if t is ahead), running every call due up
 // to and including t, each with the clock reading its time. Calls scheduled by
-// those calls run too when they fall due by t.
+// those calls run too when they fall due by t. Before each call, and before
+// it moves the time to t, it waits for the work that is held (Hold).
 func (v *Virtual) AdvanceTo(t time.Duration) {
 	for {
+		v.settle()
 		v.mu.Lock()
 		if len(v.events) == 0 || v.events[0].at > t {
 			if t > v.now {

@@ -59,7 +59,6 @@ func TestClientSession(t *testing.T) {
 	s := &stream{cur: map[uint8][]byte{}, payloads: map[uint8][][]byte{}}
 	for range 50 { // 5 s of device time
 		d.Advance(100 * time.Millisecond)
-		time.Sleep(time.Millisecond)
 	}
 	for ref := range subs {
 		if n := p.command(gspwire.Command{Code: gspwire.Unsubscribe, Ref: ref}); status(n) != 200 {

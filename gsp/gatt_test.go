@@ -49,7 +49,6 @@ func TestOverGATT(t *testing.T) {
 				return n.Data
 			default:
 				d.Advance(5 * time.Millisecond)
-				time.Sleep(time.Millisecond)
 			}
 		}
 	}
@@ -83,7 +82,6 @@ func TestOverGATT(t *testing.T) {
 				parts[n.Data[0]]++
 			}
 		default:
-			time.Sleep(time.Millisecond)
 		}
 	}
 	write(gspwire.Command{Code: gspwire.Unsubscribe, Ref: 3})
@@ -167,7 +165,6 @@ func (p *gattPeer) next() []byte {
 			return n.Data
 		default:
 			p.d.Advance(50 * time.Millisecond)
-			time.Sleep(time.Millisecond)
 		}
 	}
 }

@@ -131,7 +131,6 @@ func TestSubscribeSplitsByMTU(t *testing.T) {
 					t.Fatalf("unexpected notification % x", n)
 				}
 			default:
-				time.Sleep(time.Millisecond)
 			}
 		}
 		for _, pl := range payloads {
