@@ -134,6 +134,11 @@ type Link struct {
 	dirs      map[*Directory]struct{}
 	closed    bool
 
+	taskMu    sync.Mutex
+	tasks     []func()      // what the streams leave to the delivery goroutine (later)
+	taskCh    chan struct{} // wakes it for them
+	tasksDone bool          // the delivery goroutine is gone: later runs what it is given at once
+
 	stop chan struct{}
 	wg   sync.WaitGroup // tick, the two serve loops, and the local server's keeper
 }
@@ -178,7 +183,8 @@ func newLink(url string, o Options) *Link {
 	o = o.withDefaults()
 	return &Link{opts: o, log: o.Log, id: nuid.Next(), url: Redact(url), listeners: map[string]*Listener{},
 		streams: map[string]*Stream{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
-		dials: make(chan *nats.Msg, dialQueue), msgs: make(chan *nats.Msg, o.PendingMessages)}
+		dials: make(chan *nats.Msg, dialQueue), msgs: make(chan *nats.Msg, o.PendingMessages),
+		taskCh: make(chan struct{}, 1)}
 }
 
 // connect makes the NATS connection; tries says how often to try.
@@ -222,21 +228,53 @@ func (l *Link) connect(url string, tries int) error {
 func (l *Link) start() {
 	l.nc.Subscribe(ScanSubject, func(*nats.Msg) { l.advertiseAll() })
 	l.wg.Go(l.tick)
-	l.wg.Go(func() { l.serve(l.dials, l.answerDial) })
-	l.wg.Go(func() { l.serve(l.msgs, l.deliver) })
+	l.wg.Go(func() { l.serve(l.dials, l.answerDial, nil) })
+	l.wg.Go(func() { l.serve(l.msgs, l.deliver, l.taskCh) })
 }
 
 // serve hands the messages of a queue to handle, one at a time, until the
 // link closes: one goroutine for the messages of all the devices or
-// streams of the program, instead of one for each.
-func (l *Link) serve(queue <-chan *nats.Msg, handle func(*nats.Msg)) {
+// streams of the program, instead of one for each. The goroutine of the
+// streams' messages also runs what they leave to it (later) when tasks
+// wakes it; nil for the other.
+func (l *Link) serve(queue <-chan *nats.Msg, handle func(*nats.Msg), tasks <-chan struct{}) {
 	for {
 		select {
 		case <-l.stop:
 			return
 		case msg := <-queue:
 			handle(msg)
+		case <-tasks:
+			l.runTasks()
 		}
+	}
+}
+
+// later has the goroutine that delivers the streams' messages run f, after
+// the messages it is handing out; once the link has closed, f runs at once.
+func (l *Link) later(f func()) {
+	l.taskMu.Lock()
+	if l.tasksDone {
+		l.taskMu.Unlock()
+		f()
+		return
+	}
+	l.tasks = append(l.tasks, f)
+	l.taskMu.Unlock()
+	select {
+	case l.taskCh <- struct{}{}:
+	default:
+	}
+}
+
+// runTasks runs what later was given.
+func (l *Link) runTasks() {
+	l.taskMu.Lock()
+	tasks := l.tasks
+	l.tasks = nil
+	l.taskMu.Unlock()
+	for _, f := range tasks {
+		f()
 	}
 }
 
@@ -482,6 +520,10 @@ func (l *Link) Close() error {
 	l.flush()
 	l.nc.Close()
 	l.wg.Wait()
+	l.taskMu.Lock()
+	l.tasksDone = true
+	l.taskMu.Unlock()
+	l.runTasks() // what the streams left when they closed
 	if l.local != nil {
 		l.local.shutdown()
 	}

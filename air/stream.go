@@ -134,6 +134,11 @@ type Stream struct {
 	wdl     time.Time     // write deadline
 	limit   int           // bytes buf may hold
 	scratch []byte
+
+	// Push: run on the link's delivery goroutine only
+	push    func([]byte) // takes the data once Push was called
+	pushEnd func(error)  // is told the end; nil once it was
+	first   []byte       // what waited unread when Push was called, until push takes it
 }
 
 // keepBuffer is the most a stream's empty receive buffer keeps for the
@@ -202,6 +207,16 @@ func (s *Stream) receive(data []byte) {
 	switch m.kind {
 	case msgData:
 		s.rseq++
+		if push := s.push; push != nil {
+			first := s.first
+			s.first = nil
+			s.mu.Unlock()
+			if len(first) > 0 {
+				push(first)
+			}
+			push(m.body)
+			return
+		}
 		if len(s.buf)-s.off+len(m.body) > s.limit {
 			s.mu.Unlock()
 			who := "the device's program"
@@ -393,15 +408,65 @@ func (s *Stream) fail(why error, tell bool) {
 	s.end()
 }
 
-// end lets go of the stream's subscription and of its place in the link.
+// end lets go of the stream's subscription and of its place in the link,
+// and has Push's end told.
 func (s *Stream) end() {
 	s.mu.Lock()
-	sub := s.sub
+	sub, pushing := s.sub, s.pushEnd != nil
 	s.mu.Unlock()
 	if sub != nil {
 		sub.Unsubscribe()
 	}
 	s.l.forget(s)
+	if pushing {
+		s.l.later(s.handEnd)
+	}
+}
+
+// Push hands what the peer sends to data as it arrives, instead of
+// keeping it for Read: first what waits unread, then the bytes of each
+// data message, in order; when the stream ends, end is told once, after
+// the last data, with what Read would return (io.EOF after the peer's
+// orderly close). Both run on the goroutine that delivers the messages of
+// all the streams of the link, one call at a time: they must not block,
+// and b is valid only until data returns. They may Write to and Close the
+// stream. A reader that keeps up needs no goroutine of its own this way,
+// and nothing waits in the stream's buffer (ReadBuffer does not apply).
+// After Push, Read returns only the end. Push is called once.
+func (s *Stream) Push(data func(b []byte), end func(error)) {
+	s.mu.Lock()
+	s.push, s.pushEnd = data, end
+	s.first = append([]byte(nil), s.buf[s.off:]...)
+	s.buf, s.off = nil, 0
+	ended := s.closed
+	s.mu.Unlock()
+	s.l.later(s.handFirst)
+	if ended {
+		s.l.later(s.handEnd)
+	}
+}
+
+// handFirst hands push what waited unread when Push was called.
+func (s *Stream) handFirst() {
+	s.mu.Lock()
+	first, push := s.first, s.push
+	s.first = nil
+	s.mu.Unlock()
+	if len(first) > 0 {
+		push(first)
+	}
+}
+
+// handEnd tells Push's end, once.
+func (s *Stream) handEnd() {
+	s.handFirst()
+	s.mu.Lock()
+	end, err := s.pushEnd, s.err
+	s.pushEnd = nil
+	s.mu.Unlock()
+	if end != nil {
+		end(err)
+	}
 }
 
 // Close ends the stream: the peer reads what was sent before, then io.EOF,

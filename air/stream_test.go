@@ -265,3 +265,122 @@ func TestBatchConn(t *testing.T) {
 		t.Errorf("write after a failed one: %v", err)
 	}
 }
+
+// pushed collects what Push hands out.
+type pushed struct {
+	mu   sync.Mutex
+	data []byte
+	ends []error
+	done chan struct{}
+}
+
+func newPushed() *pushed { return &pushed{done: make(chan struct{})} }
+
+func (p *pushed) take(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.data = append(p.data, b...)
+}
+
+func (p *pushed) end(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ends = append(p.ends, err)
+	if len(p.ends) == 1 {
+		close(p.done)
+	}
+}
+
+func (p *pushed) wait(t *testing.T) (string, []error) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second): // hang guard
+		t.Fatal("no end")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return string(p.data), append([]error(nil), p.ends...)
+}
+
+// TestPush: what waited unread and what comes later reach data in order,
+// then the end, once; data may close the stream; a stream that ended
+// before Push hands over what it kept, then its end.
+func TestPush(t *testing.T) {
+	l, nc := rawLink(t, Options{Interval: time.Hour})
+	central := func(id string) *Stream {
+		t.Helper()
+		s := newStream(l, "000123", id, false, time.Hour)
+		if err := l.add(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.subscribe(); err != nil {
+			t.Fatal(err)
+		}
+		l.nc.Flush() // the server has the subscription
+		return s
+	}
+	send := func(s *Stream, kind byte, seq uint64, body string) {
+		nc.Publish(s.in, appendMessage(nil, message{kind: kind, seq: seq, body: []byte(body)}))
+		nc.Flush()
+	}
+	waitUnread := func(s *Stream, n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second) // hang guard
+		for {
+			s.mu.Lock()
+			unread := len(s.buf) - s.off
+			s.mu.Unlock()
+			if unread == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d bytes unread, want %d", unread, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	// the peer's orderly close
+	s := central("s1")
+	send(s, msgData, 0, "ab")
+	waitUnread(s, 2)
+	p := newPushed()
+	s.Push(p.take, p.end)
+	send(s, msgData, 1, "cd")
+	send(s, msgData, 2, "ef")
+	send(s, msgClose, 3, "")
+	if data, ends := p.wait(t); data != "abcdef" || len(ends) != 1 || ends[0] != io.EOF {
+		t.Errorf("pushed %q, ends %v", data, ends)
+	}
+	if _, err := s.Read(make([]byte, 8)); err != io.EOF {
+		t.Errorf("read after push: %v", err)
+	}
+
+	// data closes the stream
+	s = central("s2")
+	p = newPushed()
+	s.Push(func(b []byte) { p.take(b); s.Close() }, p.end)
+	send(s, msgData, 0, "gh")
+	send(s, msgData, 1, "ij") // after the close: not handed out
+	if data, ends := p.wait(t); data != "gh" || len(ends) != 1 || !errors.Is(ends[0], net.ErrClosed) {
+		t.Errorf("pushed %q, ends %v", data, ends)
+	}
+
+	// a stream that ended before Push
+	s = central("s3")
+	send(s, msgData, 0, "kl")
+	send(s, msgClose, 1, "device 000123 went off the air: its program stopped")
+	deadline := time.Now().Add(30 * time.Second) // hang guard
+	for ended := false; !ended && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		s.mu.Lock()
+		ended = s.closed
+		s.mu.Unlock()
+	}
+	p = newPushed()
+	s.Push(p.take, p.end)
+	if data, ends := p.wait(t); data != "kl" || len(ends) != 1 || !errors.Is(ends[0], ErrLost) || !strings.Contains(ends[0].Error(), "went off the air") {
+		t.Errorf("pushed %q, ends %v", data, ends)
+	}
+}
