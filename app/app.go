@@ -361,6 +361,7 @@ func (c *Context) loop() {
 					delete(c.subs, s.client)
 					continue
 				}
+				s.res = e.Sub
 				s.onNotify(e.Content)
 			}
 			c.step.release(held)
@@ -456,7 +457,15 @@ type Subscription struct {
 	path     string
 	params   []resource.Value
 	onNotify func(content any)
+	res      *resource.Subscription // the device's, from the first notification
 }
+
+// Resource returns the device's subscription behind s, from its first
+// notification on (nil before): its topic, with the topic's Limit, and its
+// Dropped count. An app that passes notifications on and loses one after
+// taking it counts the loss there with Lost, as every transport does.
+// Call it from the app's goroutine, in onNotify for example.
+func (s *Subscription) Resource() *resource.Subscription { return s.res }
 
 // Subscribe subscribes to the resource at path. onNotify receives each
 // notification's content, which is shared and must not be modified; done

@@ -1,8 +1,11 @@
 package gsp
 
 import (
+	"errors"
+
 	"senseboard/gsp/gspwire"
 	"senseboard/radio"
+	"senseboard/resource"
 )
 
 // The GSP service's UUIDs as the radio layer takes them.
@@ -36,7 +39,12 @@ func (m *Module) Service() *radio.Service {
 // data characteristic: streams lossy, the rest flow-controlled.
 type gattLink struct{ rc *radio.Conn }
 
-func (l gattLink) Notify(parts [][]byte) { l.rc.Notify(DataID, parts...) }
+// Notify loses the parts when the connection has no room for them; a
+// connection that ended counts no loss, as its subscriptions end with it.
+func (l gattLink) Notify(sub *resource.Subscription, parts [][]byte) bool {
+	ok, err := l.rc.NotifyStream(DataID, sub, parts...)
+	return ok || errors.Is(err, radio.ErrDisconnected)
+}
 
 // TryNotify reports true also when the connection refuses b for good (it
 // ended, or b is longer than its MTU allows): nothing would make room.

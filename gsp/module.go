@@ -91,10 +91,14 @@ func helloPayload(di *info.DeviceInfo, ctx *app.Context) []byte {
 
 // Link carries a connection's notifications to the central.
 type Link interface {
-	// Notify sends the parts of one notification of a stream, all or
-	// none; the link may lose them, as the radio loses stream data it has
-	// no room for.
-	Notify(parts [][]byte)
+	// Notify sends the parts of one notification of sub's stream, all or
+	// none, and reports false when it lost them, as the radio loses
+	// stream data it has no room for; the module counts that loss on sub
+	// (Lost). A link with a transmit queue lets at most sub.Topic.Limit
+	// (when positive) of sub's notifications wait in it, as the radio
+	// link does for the ECG front end's buffer; a loss after it took them
+	// (a central that does not read) it counts on sub itself.
+	Notify(sub *resource.Subscription, parts [][]byte) bool
 	// TryNotify sends a notification that must not be lost (command
 	// responses, log data), or sends nothing and reports false when the
 	// link has no room for it now.
@@ -108,11 +112,12 @@ type Link interface {
 // function at once.
 type NotifyFunc func([]byte)
 
-// Notify implements Link.
-func (f NotifyFunc) Notify(parts [][]byte) {
+// Notify implements Link; it loses nothing.
+func (f NotifyFunc) Notify(_ *resource.Subscription, parts [][]byte) bool {
 	for _, b := range parts {
 		f(b)
 	}
+	return true
 }
 
 // TryNotify implements Link; it always has room.
@@ -212,13 +217,15 @@ func (c *Conn) Close() {
 	}
 }
 
-// sendStream sends a stream notification's payload in parts of the MTU,
-// all or none; the link may lose them.
-func (c *Conn) sendStream(ref uint8, payload []byte) {
+// sendStream sends a stream notification's payload of sub in parts of the
+// MTU, all or none; what the link loses is counted on sub.
+func (c *Conn) sendStream(sub *resource.Subscription, ref uint8, payload []byte) {
 	if c.closed.Load() {
 		return
 	}
-	c.link.Notify(c.split.Split(c.MTU(), ref, payload))
+	if !c.link.Notify(sub, c.split.Split(c.MTU(), ref, payload)) && sub != nil {
+		sub.Lost()
+	}
 }
 
 // reliable queues a notification that must not be lost, cut to one
@@ -381,7 +388,7 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 		case !answered:
 			early = append(early, content)
 		default:
-			c.deliver(ctx, ref, content)
+			c.deliver(ctx, s, ref, content)
 		}
 	}, func(env resource.Envelope) {
 		if !env.Status.OK() && c.subs[ref] == s {
@@ -398,7 +405,7 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 		answered = true
 		for _, content := range early {
 			if c.subs[ref] == s {
-				c.deliver(ctx, ref, content)
+				c.deliver(ctx, s, ref, content)
 			}
 		}
 		early = nil
@@ -406,8 +413,8 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 	c.subs[ref] = s
 }
 
-// deliver sends one notification of the subscription on ref.
-func (c *Conn) deliver(ctx *app.Context, ref uint8, content any) {
+// deliver sends one notification of the subscription s on ref.
+func (c *Conn) deliver(ctx *app.Context, s *app.Subscription, ref uint8, content any) {
 	if lc, ok := content.(logChunk); ok {
 		c.sendLogChunk(ctx, ref, lc.LogOffset(), lc.Bytes())
 		return
@@ -417,7 +424,7 @@ func (c *Conn) deliver(ctx *app.Context, ref uint8, content any) {
 		return
 	}
 	c.buf = payload
-	c.sendStream(ref, payload)
+	c.sendStream(s.Resource(), ref, payload)
 }
 
 // logChunk is a notification of a subscription to a log's data

@@ -145,7 +145,7 @@ const (
 type airItem struct {
 	packets int
 	places  int                    // of the transmit queue: one per notification it goes out as
-	owner   *resource.Subscription // the subscription of an outSub item
+	owner   *resource.Subscription // the subscription of an outSub item; of an outGATT item's stream (its first part)
 	kind    outKind
 	event   uint64 // the connection event that carried it out
 	content any    // outSub
@@ -389,7 +389,9 @@ func (c *Conn) handOut(it *airItem) {
 			it.owner.Lost() // carried, but the reader had no room: lost as over the air, and counted
 		}
 	case outGATT:
-		c.note(it.char, it.data)
+		if !c.note(it.char, it.data) && it.owner != nil && it.owner.Active() {
+			it.owner.Lost() // a stream's notification (NotifyStream) the reader had no room for
+		}
 	case outHRS:
 		select {
 		case c.hrs <- it.hrs:
@@ -426,12 +428,14 @@ func (c *Conn) own(it *airItem) {
 	}
 }
 
-// note hands a notification of a characteristic to the central; c.p.mu is
-// held.
-func (c *Conn) note(char UUID, data []byte) {
+// note hands a notification of a characteristic to the central, and
+// reports false when the central had no room for it; c.p.mu is held.
+func (c *Conn) note(char UUID, data []byte) bool {
 	select {
 	case c.notes <- Notification{Char: char, Data: data}:
+		return true
 	default:
+		return false
 	}
 }
 

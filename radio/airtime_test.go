@@ -607,3 +607,49 @@ func TestSendNUSCopiesOnlyWhatGoes(t *testing.T) {
 		})
 	}
 }
+
+// A stream's notifications sent as notifications of a characteristic
+// (NotifyStream, as the device's GSP service sends them) keep the same
+// limit: at most Limit notifications of the subscription wait, however
+// many parts each has, while the transmit queue has room for others.
+func TestNotifyStreamTopicLimit(t *testing.T) {
+	p := newPeripheral(t, radio.Config{
+		Clock:   clock.NewVirtual(),
+		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 20},
+	})
+	closed, switches, mtus := 0, []bool{}, []int{}
+	err := p.AddService(&radio.Service{
+		UUID:            echoService,
+		Characteristics: []radio.Characteristic{{UUID: echoOut, Props: radio.PropNotify}},
+		Open:            func(c *radio.Conn) radio.Handler { return echo{c, &closed, &switches, &mtus} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect()
+	if err := c.SetNotify(echoOut, true); err != nil {
+		t.Fatal(err)
+	}
+	hub := resource.NewHub(0)
+	ecg, resp := hub.Subscribe(&resource.Request{Client: c.Client()}, "/Meas/ECG/512", limitSource{2})
+	if !resp.Status.OK() {
+		t.Fatal(resp.Status)
+	}
+	var got []bool
+	for range 3 {
+		ok, err := c.NotifyStream(echoOut, ecg, []byte("DATA"), []byte("PART2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ok)
+	}
+	other, err := c.NotifyStream(echoOut, nil, []byte("other"))
+	if fmt.Sprint(got) != "[true true false]" || !other || err != nil {
+		t.Errorf("three ECG notifications of two parts: sent %v, then another stream's: %v %v; want [true true false] and true",
+			got, other, err)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"senseboard/resource"
 )
 
 // UUID is a Bluetooth UUID in its 128-bit form, most significant byte
@@ -302,11 +304,26 @@ func (c *Conn) Notifying(char UUID) bool {
 // whole notifications this way, as on the hardware. A part longer than
 // MTU-3 bytes is refused.
 func (c *Conn) Notify(char UUID, parts ...[]byte) error {
-	_, err := c.notify(char, parts, false)
+	_, err := c.notify(char, parts, nil, false)
 	if errors.Is(err, ErrDisconnected) {
 		return nil // sent into a connection that ended: lost, as over the air
 	}
 	return err
+}
+
+// NotifyStream sends the parts of one notification of a stream of sub, as
+// Notify does, under the rule the subscriptions over the radio link follow
+// (see Airtime): when sub's source has a small buffer of its own
+// (resource.Topic.Limit, the ECG front end's two notifications), at most
+// that many of its notifications wait for the air, and one more is lost.
+// It reports whether the parts went to the air (or were not sent because
+// the central has notifications off); false means they were lost, and the
+// caller counts the loss on sub. A notification the air carries to a
+// central that does not read is lost too, and counted on sub (Lost) by
+// its first part while sub lasts. A connection that ended reports
+// ErrDisconnected.
+func (c *Conn) NotifyStream(char UUID, sub *resource.Subscription, parts ...[]byte) (bool, error) {
+	return c.notify(char, parts, sub, false)
 }
 
 // TryNotify sends a notification that must not be lost, as a flow-controlled
@@ -317,10 +334,14 @@ func (c *Conn) Notify(char UUID, parts ...[]byte) error {
 // characteristic the central has not switched on is not sent and counts
 // as done. After the connection ends it fails with ErrDisconnected.
 func (c *Conn) TryNotify(char UUID, data []byte) (bool, error) {
-	return c.notify(char, [][]byte{data}, true)
+	return c.notify(char, [][]byte{data}, nil, true)
 }
 
-func (c *Conn) notify(char UUID, parts [][]byte, flow bool) (bool, error) {
+// notify sends parts (see Notify); owner, when not nil, is the
+// subscription whose stream they are: its topic's Limit applies, and its
+// first part carries it, so that the limit counts notifications and a
+// loss is counted once.
+func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, flow bool) (bool, error) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
@@ -340,20 +361,33 @@ func (c *Conn) notify(char UUID, parts [][]byte, flow bool) (bool, error) {
 		if flow && len(c.notes)+len(parts) > cap(c.notes) {
 			return false, nil
 		}
-		for _, data := range parts {
-			c.handOut(&airItem{kind: outGATT, char: char, data: c.carve(data)})
+		for i, data := range parts {
+			c.handOut(&airItem{kind: outGATT, char: char, data: c.carve(data), owner: firstOnly(owner, i)})
 		}
 		return true, nil
 	}
+	limit := 0
+	if owner != nil && owner.Topic != nil {
+		limit = owner.Topic.Limit
+	}
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	if flow && len(c.notes)+c.air.notes+len(parts) > cap(c.notes) || !c.air.roomFor(now, len(parts), nil, 0, flow) {
+	if flow && len(c.notes)+c.air.notes+len(parts) > cap(c.notes) || !c.air.roomFor(now, len(parts), owner, limit, flow) {
 		return false, nil
 	}
-	for _, data := range parts {
-		c.queueLocked(now, airItem{packets: NotificationPackets(a, len(data)), kind: outGATT, char: char, data: c.carve(data)})
+	for i, data := range parts {
+		c.queueLocked(now, airItem{packets: NotificationPackets(a, len(data)), kind: outGATT, char: char, data: c.carve(data), owner: firstOnly(owner, i)})
 	}
 	return true, nil
+}
+
+// firstOnly returns owner for the first part (i == 0) of a notification
+// and nil for the rest.
+func firstOnly(owner *resource.Subscription, i int) *resource.Subscription {
+	if i > 0 {
+		return nil
+	}
+	return owner
 }
 
 // WhenRoom calls f once, when the connection may have room again for what

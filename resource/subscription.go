@@ -193,6 +193,15 @@ func (t *Topic) Subscribers() int {
 	return 0
 }
 
+// Subscriptions returns the topic's subscriptions now; the slice is the
+// caller's.
+func (t *Topic) Subscriptions() []*Subscription {
+	if p := t.subs.Load(); p != nil {
+		return append([]*Subscription(nil), (*p)...)
+	}
+	return nil
+}
+
 // Publish delivers content to every subscriber and returns how many took it.
 // It never blocks and takes no lock; content must not be modified afterwards.
 func (t *Topic) Publish(content any) int {
