@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -20,8 +23,10 @@ import (
 	"senseboard/world"
 )
 
-// streamBytesFile holds the SHA-256 of every stream of TestStreamBytesUnchanged.
-var streamBytesFile = filepath.Join("testdata", "stream-bytes.txt")
+// streamBytesFile holds the SHA-256 of every stream of TestStreamBytesUnchanged,
+// for one architecture: math.Exp and fused multiply-adds round differently
+// on others, so their samples differ in the last bits.
+var streamBytesFile = filepath.Join("testdata", "stream-bytes-"+runtime.GOARCH+".txt")
 
 // streamBytesScenarios are the wearers of TestStreamBytesUnchanged: at rest,
 // walking, a heart with ectopic beats and atrial fibrillation, and a workout
@@ -118,8 +123,11 @@ func streamSums(t *testing.T, sc *world.Scenario, paths []string) []string {
 // `go test -run TestStreamBytesUnchanged -update` records the new sums.
 func TestStreamBytesUnchanged(t *testing.T) {
 	want, err := readStreamSums(streamBytesFile)
+	if errors.Is(err, fs.ErrNotExist) && !*updateDocs {
+		t.Skipf("no sums recorded for %s (go test -run TestStreamBytesUnchanged -update records them): %v", runtime.GOARCH, err)
+	}
 	if err != nil && !*updateDocs {
-		t.Fatalf("%v (go test -run TestStreamBytesUnchanged -update records them)", err)
+		t.Fatal(err)
 	}
 	got := make(map[string]string)
 	results := make(chan map[string]string, len(streamBytesScenarios))
