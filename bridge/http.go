@@ -45,7 +45,7 @@ var ErrNeedToken = errors.New("an access token is needed to listen beyond loopba
 func CheckAddr(addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("bridge address %q: %w", addr, err)
+		return fmt.Errorf("bridge address %q: %w; give host:port, such as %s", addr, err, DefaultHTTP)
 	}
 	if token != "" || isLoopback(host) {
 		return nil

@@ -132,6 +132,9 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 	if *f.maxConns <= 0 {
 		return nil, "", fmt.Errorf("--http-max-conns %d: give a positive number of connections", *f.maxConns)
 	}
+	if *f.idle < 0 {
+		return nil, "", fmt.Errorf("--idle %v: give a duration such as 60s, or 0 to keep connections", *f.idle)
+	}
 	if err := bridge.CheckAddr(*f.http, token); err != nil {
 		return nil, "", err
 	}
@@ -140,6 +143,9 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 		if optional && !flagSet(f.fs, "http") && errors.Is(err, syscall.EADDRINUSE) {
 			fmt.Fprintf(stderr, "senseboard: the phone bridge did not start: %s is in use (another senseboard bridge reaches these devices over the air; give --http ADDR for one of this program's own)\n", *f.http)
 			return nil, "", nil
+		}
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, "", fmt.Errorf("bridge: %w; another program (another senseboard bridge?) has the address: give --http another address, 127.0.0.1:0 to let the system pick a port, or none", err)
 		}
 		return nil, "", fmt.Errorf("bridge: %w", err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"testing"
 
@@ -24,5 +25,43 @@ func TestHelpHidesNATSPassword(t *testing.T) {
 		if !strings.Contains(help, `(default "nats://***@10.0.0.1:4222")`) || strings.Contains(help, "s3cret") {
 			t.Errorf("senseboard %s -h:\n%s", cmd, help)
 		}
+	}
+}
+
+// TestRefusesBadFlags: a flag value that cannot be used stops the
+// program before it serves anything, with a message that names the flag
+// and what it takes.
+func TestRefusesBadFlags(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	taken := busy.Addr().String()
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no devices", []string{"run", "--devices", "0"}, "--devices 0: give 1 or more"},
+		{"negative devices", []string{"run", "--devices", "-3"}, "--devices -3: give 1 or more"},
+		{"negative idle", []string{"run", "--idle", "-1s"}, "--idle -1s: give a duration"},
+		{"negative idle of the bridge", []string{"bridge", "--idle", "-1s"}, "--idle -1s: give a duration"},
+		{"bridge address without a port", []string{"bridge", "--http", "foo"}, `bridge address "foo": address foo: missing port in address; give host:port`},
+		{"bridge address taken", []string{"bridge", "--http", taken}, "give --http another address"},
+		{"bridge address of run taken", []string{"run", "--http", taken, "--listen", "127.0.0.1:0"}, "give --http another address"},
+		{"device address taken", []string{"run", "--http", "none", "--listen", taken}, "give --listen (or --listen-fleet) another address"},
+		{"fleet address taken", []string{"run", "--http", "none", "--listen-fleet", taken}, "give --listen (or --listen-fleet) another address"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append(tt.args, "--nats", "none", "--state", t.TempDir())
+			if tt.args[0] == "run" {
+				args = append(args, "--pty", "none")
+			}
+			if code := run(args, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want %q", code, stderr.String(), tt.want)
+			}
+		})
 	}
 }

@@ -125,6 +125,9 @@ func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
 			return host.Config{}, err
 		}
 	}
+	if o.devices < 1 {
+		return host.Config{}, fmt.Errorf("--devices %d: give 1 or more devices", o.devices)
+	}
 	if o.maxConns <= 0 || o.perDevice <= 0 {
 		return host.Config{}, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
 	}
@@ -180,6 +183,8 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 		var h *host.Host
 		if h, err = host.New(cfg); err == nil {
 			err = o.serve(h, cfg, ln, token, link, log, stdout)
+		} else if errors.Is(err, syscall.EADDRINUSE) {
+			err = fmt.Errorf("%w; another program has the address: give --listen (or --listen-fleet) another address, or 127.0.0.1:0 to let the system pick ports", err)
 		}
 		if link != nil {
 			link.Close()
