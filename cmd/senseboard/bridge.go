@@ -40,9 +40,9 @@ type bridgeFlags struct {
 func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 	f := &bridgeFlags{
 		fs:        fs,
-		http:      fs.String("http", defaultHTTP(), httpHelp+" (default $SENSEBOARD_HTTP, or "+bridge.DefaultHTTP+")"),
+		http:      fs.String("http", defaultHTTP(), httpHelp+"; $SENSEBOARD_HTTP, when set, is the default"),
 		token:     fs.String("token", "", "access token of the bridge's API, needed beyond loopback (default $SENSEBOARD_TOKEN)"),
-		nats:      fs.String("nats", defaultNATS(), "NATS of the radio link between senseboard programs: local (this computer's, on "+air.DefaultLocal+", started here when none runs), local:PORT, nats://[user:password@]host:port[,...] to join a server or cluster elsewhere, or none (default $SENSEBOARD_NATS, or local)"),
+		nats:      fs.String("nats", defaultNATS(), "NATS of the radio link between senseboard programs: local (this computer's, on "+air.DefaultLocal+", started here when none runs), local:PORT, nats://[user:password@]host:port[,...] to join a server or cluster elsewhere, or none; $SENSEBOARD_NATS, when set, is the default"),
 		natsCreds: fs.String("nats-creds", "", "NATS credentials file (user JWT and NKey seed) for a --nats nats://… server"),
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),

@@ -66,7 +66,7 @@ Usage:
   senseboard bridge [flags]   run the phone bridge alone, for devices of other programs
   senseboard load [flags]     measure what a fleet of devices delivers to subscribers
   senseboard version          print the version
-  senseboard help run         the flags of run (and help bridge, of bridge)
+  senseboard help run         the flags of run (help bridge and help load: of those)
 
 With no flags, one device runs on embedded defaults: a pseudo-terminal under
 the state directory, TCP on 127.0.0.1:7809 for wbcmd, and the phone bridge

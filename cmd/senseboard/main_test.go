@@ -65,3 +65,25 @@ func TestRefusesBadFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpSaysEachDefaultOnce: the help of a flag whose default an
+// environment variable gives says the default once, and the overview
+// names the help of every command.
+func TestHelpSaysEachDefaultOnce(t *testing.T) {
+	for _, cmd := range []string{"run", "bridge"} {
+		var stdout, stderr bytes.Buffer
+		run([]string{cmd, "-h"}, &stdout, &stderr)
+		for _, line := range strings.Split(stdout.String()+stderr.String(), "\n") {
+			if n := strings.Count(line, "(default"); n > 1 {
+				t.Errorf("senseboard %s -h: %d defaults in %q", cmd, n, line)
+			}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	run([]string{"help"}, &stdout, &stderr)
+	for name := range commands {
+		if name != "run" && !strings.Contains(stdout.String(), "help "+name) {
+			t.Errorf("senseboard help does not name help %s:\n%s", name, stdout.String())
+		}
+	}
+}

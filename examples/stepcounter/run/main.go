@@ -36,7 +36,7 @@ func run() error {
 	if nats == "" {
 		nats = "local"
 	}
-	flag.StringVar(&nats, "nats", nats, "the radio link between programs, as senseboard run's --nats (default $SENSEBOARD_NATS, or local)")
+	flag.StringVar(&nats, "nats", nats, "the radio link between programs, as senseboard run's --nats; $SENSEBOARD_NATS, when set, is the default")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "stepcounter")
 	if err != nil {
