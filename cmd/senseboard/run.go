@@ -222,9 +222,11 @@ func (o *runOptions) serve(h *host.Host, cfg host.Config, ln net.Listener, token
 		}
 		defer stopProfile()
 	}
-	printRunning(stdout, h, svc, link, o.verbose)
+	// Ctrl-C is caught before the program says to press it: one pressed
+	// at once still stops the devices in order.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	printRunning(stdout, h, svc, link, o.verbose)
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var berr error
