@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -159,8 +160,17 @@ func parse(args []string, stdout, stderr io.Writer) (*options, error) {
 		if _, err := record.FormatOf(o.record); err != nil {
 			return nil, fmt.Errorf("--record: %w", err)
 		}
+		if dir := filepath.Dir(o.record); !isDir(dir) {
+			return nil, fmt.Errorf("--record %s: there is no directory %s to write it in; give a file in an existing directory", o.record, dir)
+		}
 	}
 	return o, nil
+}
+
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // help prints the usage to stdout: asked for, it is the command's output.

@@ -61,14 +61,17 @@ func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader,
 		}
 		defer func() {
 			if err := rec.Close(); err != nil {
-				fmt.Fprintln(stderr, "wbcmd: recording:", err)
+				fmt.Fprintln(stderr, "wbcmd:", err)
 			}
-			fmt.Fprintf(stderr, "wbcmd: recorded to %s\n", strings.Join(rec.Files(), ", "))
+			if files := rec.Files(); len(files) > 0 {
+				fmt.Fprintf(stderr, "wbcmd: recorded to %s\n", strings.Join(files, ", "))
+			} else {
+				fmt.Fprintln(stderr, "wbcmd: recorded nothing: no notification came")
+			}
 		}()
-	}
-	if rec != nil {
 		fmt.Fprintf(stderr, "wbcmd: recording to %s\n", rec.File(env.URI))
 	}
+	recording := rec != nil
 	fmt.Fprintf(stdout, "%s::onSubscribeResult\n", env.URI)
 	fmt.Fprintln(stdout, "Subscribed and listening for notifications. Press ESC to stop:")
 	esc := watchEscape(stdin)
@@ -89,10 +92,10 @@ loop:
 				break loop
 			}
 			fmt.Fprintf(stdout, "@%d %s\n", note.Received.Sub(start).Milliseconds(), braced(note.Payload))
-			if rec != nil {
+			if recording {
 				if err := rec.Write(env.URI, note.Payload); err != nil {
-					fmt.Fprintln(stderr, "wbcmd: recording:", err)
-					rec = nil
+					fmt.Fprintln(stderr, "wbcmd:", err)
+					recording = false // the rest is printed only
 				}
 			}
 			if n++; o.count > 0 && n >= o.count {
