@@ -26,13 +26,14 @@ func TestDashboard(t *testing.T) {
 
 	points := func(kind string, atLeast int) {
 		t.Helper()
+		guard := time.After(stepGuard)
 		for {
 			n := evaluate[int](p, "points of "+kind, `window.senseboard.points.`+kind)
 			if n >= atLeast {
 				return
 			}
 			select {
-			case <-p.ctx.Done():
+			case <-guard:
 				t.Fatalf("plot %s: %d points, want %d", kind, n, atLeast)
 			case <-time.After(50 * time.Millisecond):
 			}

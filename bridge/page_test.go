@@ -78,14 +78,29 @@ func browse(t *testing.T, r *rig, browser string) *page {
 		t.Fatalf("start %s: %v", browser, chrome.err)
 	}
 	tab, cancelTab := chromedp.NewContext(chrome.ctx, chromedp.WithNewBrowserContext())
-	ctx, cancel := context.WithTimeout(tab, 60*time.Second)
+	ctx, cancel := context.WithCancel(tab)
 	stop := context.AfterFunc(r.ctx, cancel) // the page ends with the rig, as its browser did
 	t.Cleanup(func() {
 		stop()
 		cancel()
 		cancelTab()
 	})
+	// the first run opens the tab and binds it to the context it is given:
+	// the page's, not a step's with its guard
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
 	return &page{t: t, ctx: ctx}
+}
+
+// stepGuard bounds each step of a page: a guard against hanging, not a
+// bound on how long a step may take. A test takes as long as its steps do,
+// however busy the machine.
+const stepGuard = time.Minute
+
+// step returns the context of one step: the page's with the guard.
+func (p *page) step() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(p.ctx, stepGuard)
 }
 
 // must ends the test when err is not nil.
@@ -99,20 +114,27 @@ func (p *page) must(what string, err error) {
 // do runs the steps in order.
 func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	p.must(what, chromedp.Do(p.ctx, steps...))
+	ctx, cancel := p.step()
+	defer cancel()
+	p.must(what, chromedp.Do(ctx, steps...))
 }
 
-// poll waits until the expression js is true.
+// poll waits until the expression js is true, for as long as the step's
+// guard (the browser's own default gives up after 30 s).
 func (p *page) poll(what, js string) {
 	p.t.Helper()
-	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](js))
+	ctx, cancel := p.step()
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(stepGuard)))
 	p.must(what, err)
 }
 
 // text returns the text of the element sel selects.
 func (p *page) text(sel string) string {
 	p.t.Helper()
-	s, err := chromedp.Run(p.ctx, chromedp.Text(sel))
+	ctx, cancel := p.step()
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(sel))
 	p.must("text of "+sel, err)
 	return s
 }
@@ -121,7 +143,9 @@ func (p *page) text(sel string) string {
 // artifacts (kept with go test -artifacts) and returns it.
 func (p *page) shot(name string) []byte {
 	p.t.Helper()
-	b, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	ctx, cancel := p.step()
+	defer cancel()
+	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	p.must("screenshot "+name, err)
 	path := filepath.Join(p.t.ArtifactDir(), name)
 	p.must("save the screenshot", os.WriteFile(path, b, 0o644))
@@ -132,7 +156,9 @@ func (p *page) shot(name string) []byte {
 // evaluate returns the value of the expression js on the page.
 func evaluate[T any](p *page, what, js string, opts ...chromedp.EvaluateOption) T {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js, opts...))
+	ctx, cancel := p.step()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, opts...))
 	p.must(what, err)
 	return v
 }
