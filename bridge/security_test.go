@@ -261,7 +261,7 @@ func TestWebSocketReadLimit(t *testing.T) {
 	}
 	defer conn.CloseNow()
 	conn.Write(r.ctx, websocket.MessageText, []byte(`{"type":"get","path":"/`+strings.Repeat("a", bridge.MaxMessage+1)+`"}`))
-	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second) // hang protection
+	ctx, cancel := context.WithTimeout(r.ctx, time.Minute) // hang protection
 	defer cancel()
 	for {
 		if _, _, err = conn.Read(ctx); err != nil {
@@ -299,7 +299,7 @@ func serve(t *testing.T, r *rig, srv *bridge.Server, ln net.Listener) string {
 // when the hang protection ends it first.
 func readToEnd(t *testing.T, c net.Conn) string {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang protection
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // hang protection
 	b, err := io.ReadAll(c)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the server kept the connection open: %q", b)
@@ -403,7 +403,7 @@ func TestConnectionLimit(t *testing.T) {
 		t.Errorf("over the limit: %s %s", resp.Status, b)
 	}
 	held[0].Close()
-	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second) // hang protection
+	ctx, cancel := context.WithTimeout(r.ctx, time.Minute) // hang protection
 	defer cancel()
 	for {
 		resp, err := hc.Get("http://" + addr + "/api/devices")
