@@ -63,7 +63,7 @@ func TestHost(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Run did not return")
 	}
 	// the host stopped: the radio stream closed with it

@@ -57,7 +57,7 @@ func startProgram(t *testing.T, bin string, args ...string) *syncBuffer {
 			if err != nil {
 				t.Errorf("senseboard %s: %v\n%s", args[0], err, out.String())
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			cmd.Process.Kill()
 			<-done
 			t.Errorf("senseboard %s did not stop on SIGTERM\n%s", args[0], out.String())
@@ -69,7 +69,7 @@ func startProgram(t *testing.T, bin string, args ...string) *syncBuffer {
 // waitDevice waits until the bridge is connected to a device.
 func waitDevice(t *testing.T, c *bridgeclient.Client, serial string, ok func(bridgeclient.Device) bool) bridgeclient.Device {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		d, err := c.Device(context.Background(), serial)
 		if err == nil && ok(d) {
@@ -98,7 +98,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 	base := "http://" + httpAddr
 	ctx := context.Background()
 	var c *bridgeclient.Client
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		var err error
 		if c, err = bridgeclient.Dial(ctx, base, nil); err == nil {
@@ -170,7 +170,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 			if n.URI != "/net/000123"+p {
 				t.Errorf("notification of %s: %+v", p, n)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatalf("no notification of %s", p)
 		}
 	}
@@ -180,7 +180,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 	for _, p := range []string{"/Meas/Acc/104", "/Meas/HR"} {
 		select {
 		case <-subs[p].C():
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatalf("%s stopped after ECG was unsubscribed", p)
 		}
 	}

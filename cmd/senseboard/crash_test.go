@@ -53,9 +53,9 @@ func startDevice(t *testing.T, bin, state, addr string, env ...string) (*exec.Cm
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
-		c, err := client.Dial(context.Background(), "TCP"+addr, &client.Options{Timeout: 2 * time.Second})
+		c, err := client.Dial(context.Background(), "TCP"+addr, &client.Options{Timeout: time.Minute})
 		if err == nil {
 			return cmd, c
 		}

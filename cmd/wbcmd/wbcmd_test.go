@@ -48,12 +48,12 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// waitfor tcp ADDR | file PATH: wait up to 10 s for a listener or a file
+			// waitfor tcp ADDR | file PATH: wait for a listener or a file (a minute at most, a guard against hanging)
 			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
 					ts.Fatalf("usage: waitfor tcp ADDR | file PATH")
 				}
-				deadline := time.Now().Add(10 * time.Second)
+				deadline := time.Now().Add(time.Minute)
 				for {
 					var err error
 					switch args[0] {
