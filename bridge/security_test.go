@@ -310,7 +310,7 @@ func readToEnd(t *testing.T, c net.Conn) string {
 func TestHTTPTimeoutsAndHeaderLimit(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	addr := serve(t, r, &bridge.Server{Limits: bridge.Limits{ReadHeaderTimeout: 20 * time.Millisecond,
-		ReadTimeout: 50 * time.Millisecond, IdleTimeout: 20 * time.Millisecond, MaxHeaderBytes: 4096}}, nil)
+		ReadTimeout: 50 * time.Millisecond, IdleTimeout: 20 * time.Millisecond, MaxHeaderBytes: 4096}}, listenSent(t))
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -351,7 +351,7 @@ func TestStreamsOutliveTimeouts(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
 	const timeout = 30 * time.Millisecond
-	addr := serve(t, r, &bridge.Server{Limits: bridge.Limits{ReadTimeout: timeout, WriteTimeout: timeout}}, nil)
+	addr := serve(t, r, &bridge.Server{Limits: bridge.Limits{ReadTimeout: timeout, WriteTimeout: timeout}}, listenSent(t))
 	c, err := bridgeclient.Dial(r.ctx, "http://"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -420,6 +420,46 @@ func TestConnectionLimit(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// sentListener hands the server a connection once the client has sent
+// something on it (or after a minute, a guard against hanging), so that the
+// server's read timeouts start when the request is there: a client that a
+// busy machine holds between connecting and writing does not look like one
+// that sends too slowly.
+type sentListener struct{ net.Listener }
+
+func (l sentListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return c, err
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return c, nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return c, nil
+	}
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	var b [1]byte
+	rc.Read(func(fd uintptr) bool { // true once a byte or the end is there, without reading it
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK)
+		return err != syscall.EAGAIN
+	})
+	c.SetReadDeadline(time.Time{})
+	return c, nil
+}
+
+// listenSent returns a sentListener on a loopback port.
+func listenSent(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sentListener{ln}
 }
 
 // failingListener fails its first accepts with a temporary error, as a
