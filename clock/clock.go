@@ -102,3 +102,52 @@ func (s *Scaled) reaches(t time.Duration) time.Duration {
 func (s *Scaled) AfterFunc(d time.Duration, f func()) Timer {
 	return procSched.after(time.Duration(float64(d)/s.speed), f)
 }
+
+// Call is a call of one function that can be scheduled again and again on
+// one clock, each time at a clock reading, like At, without allocating:
+// a stream that schedules its next batch from the call of the last one
+// reuses one Call. A Call is pending from At until it runs or Stop cancels
+// it; calls due at the same time run in the order they were scheduled, as
+// with At.
+type Call struct {
+	clk   Clock
+	entry timedCall
+	other Timer // the pending call on a clock other than *Real, *Scaled and *Virtual
+}
+
+// NewCall returns a call of f on c, not yet scheduled.
+func NewCall(c Clock, f func()) *Call {
+	return &Call{clk: c, entry: timedCall{f: f, index: -1}}
+}
+
+// At schedules the call to run when the clock reads t (at once if t has
+// passed), exactly as At(c, t, f) would, in place of a pending one.
+func (c *Call) At(t time.Duration) {
+	switch clk := c.clk.(type) {
+	case *Real:
+		procSched.push(&c.entry, clk.start.Sub(epoch)+t)
+	case *Scaled:
+		procSched.push(&c.entry, clk.start.Sub(epoch)+clk.reaches(t))
+	case *Virtual:
+		clk.push(&c.entry, t-clk.Now())
+	default:
+		c.Stop()
+		c.other = At(c.clk, t, c.entry.f)
+	}
+}
+
+// Stop cancels the call if it is pending and reports whether it was.
+func (c *Call) Stop() bool {
+	switch clk := c.clk.(type) {
+	case *Real, *Scaled:
+		return procSched.stop(&c.entry)
+	case *Virtual:
+		return clk.stop(&c.entry)
+	}
+	if c.other == nil {
+		return false
+	}
+	t := c.other
+	c.other = nil
+	return t.Stop()
+}

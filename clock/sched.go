@@ -85,8 +85,10 @@ type schedCall struct {
 }
 
 // Stop cancels the call if it has not started.
-func (c *schedCall) Stop() bool {
-	s := c.s
+func (c *schedCall) Stop() bool { return c.s.stop(&c.timedCall) }
+
+// stop takes c out of the schedule if it is pending and reports whether it was.
+func (s *scheduler) stop(c *timedCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.index < 0 {
@@ -101,15 +103,25 @@ func (s *scheduler) after(d time.Duration, f func()) Timer { return s.at(since()
 
 // at schedules f to run at scheduler time t.
 func (s *scheduler) at(t time.Duration, f func()) Timer {
+	c := &schedCall{timedCall: timedCall{f: f, index: -1}, s: s}
+	s.push(&c.timedCall, t)
+	return c
+}
+
+// push schedules c to run at scheduler time t, after the calls already
+// scheduled for t, in place of its pending run if it has one.
+func (s *scheduler) push(c *timedCall, t time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if c.index >= 0 {
+		s.calls.remove(c.index)
+	}
 	s.seq++
-	c := &schedCall{timedCall: timedCall{at: t, seq: s.seq, f: f}, s: s}
-	s.calls.push(&c.timedCall)
+	c.at, c.seq = t, s.seq
+	s.calls.push(c)
 	if s.owner == 0 && c.index == 0 {
 		s.arm(c.at - wakeLead)
 	}
-	return c
 }
 
 // arm sets the runtime timer to fire at t (scheduler time); s.mu is held.

@@ -8,7 +8,7 @@ type timedCall struct {
 	at    time.Duration
 	seq   uint64
 	f     func()
-	index int // in the heap; -1 once taken or stopped
+	index int // in the heap; -1 when not in it (not yet scheduled, taken or stopped)
 }
 
 // heapEntry is a pending call with its order keys copied beside it, so that

@@ -69,14 +69,16 @@ type event struct {
 }
 
 // Stop cancels the call if it has not run.
-func (e *event) Stop() bool {
-	v := e.clock
+func (e *event) Stop() bool { return e.clock.stop(&e.timedCall) }
+
+// stop takes c out of the schedule if it is pending and reports whether it was.
+func (v *Virtual) stop(c *timedCall) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if e.index < 0 {
+	if c.index < 0 {
 		return false
 	}
-	v.events.remove(e.index)
+	v.events.remove(c.index)
 	return true
 }
 
@@ -89,19 +91,26 @@ func (v *Virtual) Now() time.Duration {
 
 // AfterFunc schedules f at Now()+d.
 func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
-	if d < 0 {
-		d = 0
-	}
+	e := &event{timedCall: timedCall{f: f, index: -1}, clock: v}
+	v.push(&e.timedCall, d)
+	return e
+}
+
+// push schedules c at Now()+d (Now() when d is negative), after the calls
+// already scheduled for then, in place of its pending run if it has one.
+func (v *Virtual) push(c *timedCall, d time.Duration) {
 	v.mu.Lock()
+	if c.index >= 0 {
+		v.events.remove(c.index)
+	}
 	v.seq++
-	e := &event{timedCall: timedCall{at: v.now + d, seq: v.seq, f: f}, clock: v}
-	v.events.push(&e.timedCall)
+	c.at, c.seq = v.now+max(d, 0), v.seq
+	v.events.push(c)
 	v.mu.Unlock()
 	select {
 	case v.wake <- struct{}{}:
 	default:
 	}
-	return e
 }
 
 // Pending returns the number of scheduled calls.

@@ -24,12 +24,11 @@ type stream struct {
 	rate  int
 	batch int
 	t0    time.Duration
-	k     int64 // next sample
-	timer clock.Timer
+	k     int64       // next sample
+	call  *clock.Call // s.tick, scheduled again for each batch without allocating
 	mu    *sync.Mutex
 	fire  func(first int64, t time.Duration, n int)
 	run   bool
-	tickF func() // s.tick, bound once: a method value per batch would allocate
 }
 
 // sampleTime returns the clock reading of sample k.
@@ -48,7 +47,9 @@ func (s *stream) start() {
 // begin sets the stream's first sample at the clock's time, without running it.
 func (s *stream) begin() {
 	s.t0, s.k = s.clk.Now(), 0
-	s.tickF = s.tick
+	if s.call == nil {
+		s.call = clock.NewCall(s.clk, s.tick)
+	}
 }
 
 // resume runs the stream from its next sample on.
@@ -58,7 +59,7 @@ func (s *stream) resume() {
 }
 
 func (s *stream) schedule() {
-	s.timer = clock.At(s.clk, s.sampleTime(s.k+int64(s.batch)), s.tickF)
+	s.call.At(s.sampleTime(s.k + int64(s.batch)))
 }
 
 func (s *stream) tick() {
@@ -75,9 +76,8 @@ func (s *stream) tick() {
 
 func (s *stream) stop() {
 	s.run = false
-	if s.timer != nil {
-		s.timer.Stop()
-		s.timer = nil
+	if s.call != nil {
+		s.call.Stop()
 	}
 }
 

@@ -1,0 +1,129 @@
+package clock
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// A Call runs in the same order as At would: calls due at the same time in
+// the order they were scheduled, whether by a Call or At, and a Call
+// scheduled again from its own run goes behind the calls already pending.
+func TestCallOrderAsAt(t *testing.T) {
+	v := NewVirtual()
+	var got []string
+	var a, b *Call
+	na, nb := 0, 0
+	a = NewCall(v, func() {
+		got = append(got, "a")
+		if na++; na < 3 {
+			a.At(v.Now() + 10)
+		}
+	})
+	b = NewCall(v, func() {
+		got = append(got, "b")
+		if nb++; nb < 3 {
+			b.At(v.Now() + 10)
+		}
+	})
+	a.At(10)
+	At(v, 10, func() { got = append(got, "x10") })
+	b.At(10)
+	At(v, 20, func() { got = append(got, "x20") })
+	v.Advance(time.Second)
+	want := []string{"a", "x10", "b", "x20", "a", "b", "a", "b"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ran %v, want %v", got, want)
+	}
+}
+
+// At in place of a pending run moves it; Stop cancels it and says whether
+// it was pending.
+func TestCallRescheduleStop(t *testing.T) {
+	v := NewVirtual()
+	var ran []time.Duration
+	c := NewCall(v, func() { ran = append(ran, v.Now()) })
+	if c.Stop() {
+		t.Fatal("Stop of a call never scheduled reported a pending run")
+	}
+	c.At(5)
+	c.At(7) // in place of the run at 5
+	if n := v.Pending(); n != 1 {
+		t.Fatalf("%d calls pending after scheduling one twice, want 1", n)
+	}
+	v.Advance(10)
+	c.At(15)
+	if !c.Stop() {
+		t.Fatal("Stop of a pending call reported none")
+	}
+	if c.Stop() {
+		t.Fatal("second Stop reported a pending run")
+	}
+	v.Advance(10)
+	if want := []time.Duration{7}; !slices.Equal(ran, want) {
+		t.Fatalf("ran at %v, want %v", ran, want)
+	}
+}
+
+// Scheduling a Call again allocates nothing, on a virtual and on a real
+// clock.
+func TestCallAllocs(t *testing.T) {
+	for _, clk := range []Clock{NewVirtual(), NewReal()} {
+		c := NewCall(clk, func() {})
+		if n := testing.AllocsPerRun(100, func() { c.At(time.Hour) }); n != 0 {
+			t.Errorf("%T: At allocates %v times, want 0", clk, n)
+		}
+		c.Stop()
+	}
+}
+
+// On the real clock a Call runs once its time has come, and runs again when
+// scheduled again from its run.
+func TestCallReal(t *testing.T) {
+	r := NewReal()
+	done := make(chan time.Duration, 2)
+	n := 0
+	var c *Call
+	c = NewCall(r, func() {
+		done <- r.Now()
+		if n++; n < 2 {
+			c.At(r.Now() + time.Millisecond)
+		}
+	})
+	c.At(2 * time.Millisecond)
+	for i := range 2 {
+		select {
+		case at := <-done:
+			if at < 2*time.Millisecond {
+				t.Fatalf("run %d at %v, before its time 2ms", i, at)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("run %d never came", i)
+		}
+	}
+}
+
+// A clock of another kind gets the call through At.
+func TestCallOtherClock(t *testing.T) {
+	v := NewVirtual()
+	w := wrapped{v}
+	ran := 0
+	c := NewCall(w, func() { ran++ })
+	c.At(5)
+	c.At(6) // in place of the run at 5
+	v.Advance(10)
+	c.At(20)
+	if !c.Stop() {
+		t.Fatal("Stop of a pending call reported none")
+	}
+	v.Advance(20)
+	if ran != 1 {
+		t.Fatalf("ran %d times, want 1", ran)
+	}
+}
+
+// wrapped is a Clock that At and Call do not know.
+type wrapped struct{ v *Virtual }
+
+func (w wrapped) Now() time.Duration                        { return w.v.Now() }
+func (w wrapped) AfterFunc(d time.Duration, f func()) Timer { return w.v.AfterFunc(d, f) }
