@@ -216,30 +216,38 @@ func (s *scheduler) stopTimer() {
 // drain runs the calls due by now, the earliest first, also those that the
 // calls make due by now (a stream that is behind catches up in step with
 // the others), on this goroutine and helpers more, which it waits for. It
-// returns how many calls ran.
+// returns how many calls ran. Without helpers it allocates nothing: it
+// runs about a thousand times a second.
 func (s *scheduler) drain(now time.Duration, helpers int) int {
-	var n atomic.Int64
-	work := func() {
-		for {
-			s.mu.Lock()
-			if len(s.calls) == 0 || s.calls[0].at > now {
-				s.mu.Unlock()
-				return
-			}
-			c := s.calls.pop()
-			s.mu.Unlock()
-			c.f()
-			s.ran.Add(1)
-			n.Add(1)
-		}
+	if helpers == 0 {
+		return s.work(now)
 	}
+	var n atomic.Int64
 	var wg sync.WaitGroup
 	for range helpers {
-		wg.Go(work)
+		wg.Go(func() { n.Add(int64(s.work(now))) })
 	}
-	work()
+	n.Add(int64(s.work(now)))
 	wg.Wait()
 	return int(n.Load())
+}
+
+// work runs calls due by now, one after the other, until none is left, and
+// returns how many it ran.
+func (s *scheduler) work(now time.Duration) int {
+	n := 0
+	for {
+		s.mu.Lock()
+		if len(s.calls) == 0 || s.calls[0].at > now {
+			s.mu.Unlock()
+			return n
+		}
+		c := s.calls.pop()
+		s.mu.Unlock()
+		c.f()
+		s.ran.Add(1)
+		n++
+	}
 }
 
 // AfterPass runs f when the pass of the process's scheduler under way ends,
