@@ -21,7 +21,7 @@ GET = 4
 
 
 async def main(serial):
-    device = await BleakScanner.find_device_by_filter(lambda d, adv: (d.name or "").endswith(serial), timeout=10)
+    device = await BleakScanner.find_device_by_filter(lambda d, adv: (d.name or "").endswith(serial), timeout=60)
     if device is None:
         raise SystemExit(f"no sensor {serial}")
     async with BleakClient(device) as client:
@@ -38,7 +38,7 @@ async def main(serial):
         await client.write_gatt_char(WRITE_CHARACTERISTIC_UUID, bytes([GET, 99]) + b"/System/Energy/Level\0",
                                      response=True)
         while True:
-            answer = await asyncio.wait_for(answers.get(), 10)
+            answer = await asyncio.wait_for(answers.get(), 60)
             if answer[0] == 1 and answer[1] == 99:
                 break
     status = int.from_bytes(answer[2:4], "little")

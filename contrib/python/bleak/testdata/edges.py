@@ -34,7 +34,7 @@ async def raises(kind, text, coro):
 
 
 async def main(serial, address):
-    device = await BleakScanner.find_device_by_name("Movesense " + serial, timeout=10)
+    device = await BleakScanner.find_device_by_name("Movesense " + serial, timeout=60)
     check(device is not None and device.address == address, f"find_device_by_name: {device}")
     by_address = await BleakScanner.find_device_by_address(address.lower())
     check(by_address == device, f"find_device_by_address: {by_address}")

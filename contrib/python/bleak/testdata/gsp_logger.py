@@ -108,7 +108,7 @@ async def main(end_of_serial, seconds):
     devices = await discover()
     check(any(d.name and d.name.endswith(end_of_serial) for d in devices), f"discover: {devices}")
     device = await BleakScanner.find_device_by_filter(
-        lambda d, adv: d.name is not None and d.name.endswith(end_of_serial), timeout=10)
+        lambda d, adv: d.name is not None and d.name.endswith(end_of_serial), timeout=60)
     check(device is not None, "no device ending with " + end_of_serial)
     logger.info("found %s", device)
 
