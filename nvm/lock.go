@@ -33,7 +33,7 @@ const (
 
 // errInUse builds the error of a directory held elsewhere.
 func errInUse(dir string) error {
-	return fmt.Errorf("state directory %s is %w or device; give each device its own --state directory", dir, ErrInUse)
+	return fmt.Errorf("state directory %s is %w or device", dir, ErrInUse)
 }
 
 // ownLock is the fallback lock: an flock on the file "lock" in the

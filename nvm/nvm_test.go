@@ -398,6 +398,6 @@ func TestNoSharedLockWhereOthersWrite(t *testing.T) {
 		if err == nil {
 			s2.Close()
 		}
-		t.Errorf("second Open: %v, want ErrInUse, said once", err)
+		t.Errorf("second Open: %v, want ErrInUse", err)
 	}
 }

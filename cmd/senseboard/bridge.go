@@ -18,6 +18,7 @@ import (
 
 	"senseboard/air"
 	"senseboard/bridge"
+	"senseboard/nvm"
 	"senseboard/wire"
 )
 
@@ -158,6 +159,9 @@ func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bri
 		Manual: *f.manual, Address: *f.central, ConnectAll: *f.all, Idle: idleOf(*f.idle), Log: log})
 	if err != nil {
 		ln.Close()
+		if errors.Is(err, nvm.ErrInUse) {
+			err = fmt.Errorf("%w; another bridge keeps its bonds there: stop it, or give this one a directory of its own with --state", err)
+		}
 		return nil, err
 	}
 	return &bridgeService{b: b, srv: &bridge.Server{Bridge: b, Token: token, AllowHosts: f.allowHost,

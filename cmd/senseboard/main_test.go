@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"net"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"senseboard/air/airtest"
+	"senseboard/nvm"
 )
 
 // TestMain keeps what the programs of the tests keep in the user's state
@@ -38,24 +41,40 @@ func TestRefusesBadFlags(t *testing.T) {
 	}
 	defer busy.Close()
 	taken := busy.Addr().String()
+	_, natsPort, _ := net.SplitHostPort(airtest.FreeLocal(t)) // the bridge alone needs the radio link
 	for _, tt := range []struct {
 		name string
 		args []string
 		want string
+		held string // a state directory, under --state, that another holds
 	}{
-		{"no devices", []string{"run", "--devices", "0"}, "--devices 0: give 1 or more"},
-		{"negative devices", []string{"run", "--devices", "-3"}, "--devices -3: give 1 or more"},
-		{"negative idle", []string{"run", "--idle", "-1s"}, "--idle -1s: give a duration"},
-		{"negative idle of the bridge", []string{"bridge", "--idle", "-1s"}, "--idle -1s: give a duration"},
-		{"bridge address without a port", []string{"bridge", "--http", "foo"}, `bridge address "foo": address foo: missing port in address; give host:port`},
-		{"bridge address taken", []string{"bridge", "--http", taken}, "give --http another address"},
-		{"bridge address of run taken", []string{"run", "--http", taken, "--listen", "127.0.0.1:0"}, "give --http another address"},
-		{"device address taken", []string{"run", "--http", "none", "--listen", taken}, "give --listen (or --listen-fleet) another address"},
-		{"fleet address taken", []string{"run", "--http", "none", "--listen-fleet", taken}, "give --listen (or --listen-fleet) another address"},
+		{"device's state held", []string{"run", "--http", "none", "--listen", "127.0.0.1:0"}, "give this one other serials (--serial) or another --state", "000123"},
+		{"bridge's state held", []string{"bridge", "--http", "127.0.0.1:0", "--nats", "local:" + natsPort}, "another bridge keeps its bonds there: stop it, or give this one a directory of its own with --state", "."},
+		{"bridge's state of run held", []string{"run", "--http", "127.0.0.1:0", "--listen", "127.0.0.1:0"}, "another bridge keeps its bonds there", "bridge"},
+		{"no devices", []string{"run", "--devices", "0"}, "--devices 0: give 1 or more", ""},
+		{"negative devices", []string{"run", "--devices", "-3"}, "--devices -3: give 1 or more", ""},
+		{"negative idle", []string{"run", "--idle", "-1s"}, "--idle -1s: give a duration", ""},
+		{"negative idle of the bridge", []string{"bridge", "--idle", "-1s"}, "--idle -1s: give a duration", ""},
+		{"bridge address without a port", []string{"bridge", "--http", "foo"}, `bridge address "foo": address foo: missing port in address; give host:port`, ""},
+		{"bridge address taken", []string{"bridge", "--http", taken}, "give --http another address", ""},
+		{"bridge address of run taken", []string{"run", "--http", taken, "--listen", "127.0.0.1:0"}, "give --http another address", ""},
+		{"device address taken", []string{"run", "--http", "none", "--listen", taken}, "give --listen (or --listen-fleet) another address", ""},
+		{"fleet address taken", []string{"run", "--http", "none", "--listen-fleet", taken}, "give --listen (or --listen-fleet) another address", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			args := append(tt.args, "--nats", "none", "--state", t.TempDir())
+			state := t.TempDir()
+			if tt.held != "" {
+				s, err := nvm.Open(filepath.Join(state, tt.held))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+			}
+			args := append(tt.args, "--state", state)
+			if !slices.Contains(args, "--nats") {
+				args = append(args, "--nats", "none")
+			}
 			if tt.args[0] == "run" {
 				args = append(args, "--pty", "none")
 			}

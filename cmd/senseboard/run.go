@@ -21,6 +21,7 @@ import (
 	"senseboard/air"
 	"senseboard/bridge"
 	"senseboard/host"
+	"senseboard/nvm"
 	"senseboard/profile"
 	"senseboard/replay"
 	"senseboard/transport/serial"
@@ -183,6 +184,8 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 		var h *host.Host
 		if h, err = host.New(cfg); err == nil {
 			err = o.serve(h, cfg, ln, token, link, log, stdout)
+		} else if errors.Is(err, nvm.ErrInUse) {
+			err = fmt.Errorf("%w; another program runs a device of that serial there: stop it, or give this one other serials (--serial) or another --state", err)
 		} else if errors.Is(err, syscall.EADDRINUSE) {
 			err = fmt.Errorf("%w; another program has the address: give --listen (or --listen-fleet) another address, or 127.0.0.1:0 to let the system pick ports", err)
 		}
