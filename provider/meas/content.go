@@ -18,8 +18,60 @@ type MotionData struct {
 	ArrayAcc  []sensor.XYZ `json:"ArrayAcc,omitempty"`
 	ArrayGyro []sensor.XYZ `json:"ArrayGyro,omitempty"`
 	ArrayMagn []sensor.XYZ `json:"ArrayMagn,omitempty"`
+}
 
-	store [3 * MaxBatch]sensor.XYZ // backs the arrays: one allocation per notification
+// motionData8, motionData16 and motionData24 are a MotionData with room for
+// its arrays beside it, so that a notification is one allocation sized to
+// what it carries: IMU6 at 52 Hz (two arrays of four samples) takes 176
+// bytes, not the 384 of room for three full arrays.
+type (
+	motionData8 struct {
+		m     MotionData
+		store [8]sensor.XYZ
+	}
+	motionData16 struct {
+		m     MotionData
+		store [16]sensor.XYZ
+	}
+	motionData24 struct {
+		m     MotionData
+		store [3 * MaxBatch]sensor.XYZ
+	}
+)
+
+// newMotionData returns a notification stamped ts whose arrays of the
+// kind's sensors hold n samples each (n at most MaxBatch), in one
+// allocation.
+func newMotionData(ts uint32, k motionKind, n int) *MotionData {
+	var m *MotionData
+	var store []sensor.XYZ
+	switch size := n * k.sensors(); {
+	case size <= 8:
+		w := new(motionData8)
+		m, store = &w.m, w.store[:]
+	case size <= 16:
+		w := new(motionData16)
+		m, store = &w.m, w.store[:]
+	default:
+		w := new(motionData24)
+		m, store = &w.m, w.store[:]
+	}
+	m.Timestamp = ts
+	take := func() []sensor.XYZ {
+		a := store[:n:n]
+		store = store[n:]
+		return a
+	}
+	if k.acc() {
+		m.ArrayAcc = take()
+	}
+	if k.gyro() {
+		m.ArrayGyro = take()
+	}
+	if k.magn() {
+		m.ArrayMagn = take()
+	}
+	return m
 }
 
 func appendXYZs(b []byte, key string, v []sensor.XYZ) []byte {

@@ -46,6 +46,18 @@ func (k motionKind) acc() bool  { return k == kindAcc || k >= kindIMU6 }
 func (k motionKind) gyro() bool { return k == kindGyro || k == kindIMU6 || k == kindIMU9 }
 func (k motionKind) magn() bool { return k == kindMagn || k == kindIMU6m || k == kindIMU9 }
 
+// sensors returns how many sensors the kind reads: the arrays of its
+// notifications.
+func (k motionKind) sensors() int {
+	n := 0
+	for _, on := range [...]bool{k.acc(), k.gyro(), k.magn()} {
+		if on {
+			n++
+		}
+	}
+	return n
+}
+
 // StateSink receives what the detectors find (the system provider).
 type StateSink interface {
 	Detected(id int, value int32, ts uint32)
@@ -242,19 +254,8 @@ func (s motionSource) Unsubscribed(t *resource.Topic) {
 
 // fireMotion publishes a batch; p.mu is held.
 func (p *IMU) fireMotion(ms *motionStream, at time.Duration, n int) {
-	m := &MotionData{Timestamp: relTime(p.d, at)}
-	var acc, gyro, magn []sensor.XYZ
-	if ms.kind.acc() {
-		acc = m.store[0:n:n]
-	}
-	if ms.kind.gyro() {
-		gyro = m.store[MaxBatch : MaxBatch+n : MaxBatch+n]
-	}
-	if ms.kind.magn() {
-		magn = m.store[2*MaxBatch : 2*MaxBatch+n : 2*MaxBatch+n]
-	}
-	p.src.FillIMU(acc, gyro, magn, at, ms.period(), sensor.Ranges{Acc: p.accRange, Gyro: p.gyroRange})
-	m.ArrayAcc, m.ArrayGyro, m.ArrayMagn = acc, gyro, magn
+	m := newMotionData(relTime(p.d, at), ms.kind, n)
+	p.src.FillIMU(m.ArrayAcc, m.ArrayGyro, m.ArrayMagn, at, ms.period(), sensor.Ranges{Acc: p.accRange, Gyro: p.gyroRange})
 	ms.topic.Publish(m)
 }
 

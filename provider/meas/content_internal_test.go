@@ -1,0 +1,62 @@
+package meas
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"senseboard/sensor"
+)
+
+// A motion notification's arrays are the kind's, n samples each, apart
+// from one another, and one allocation holds them sized to what they carry.
+func TestNewMotionData(t *testing.T) {
+	for k := kindAcc; k <= kindIMU9; k++ {
+		for n := 1; n <= MaxBatch; n++ {
+			m := newMotionData(7, k, n)
+			arrays := []struct {
+				on bool
+				a  []sensor.XYZ
+			}{{k.acc(), m.ArrayAcc}, {k.gyro(), m.ArrayGyro}, {k.magn(), m.ArrayMagn}}
+			for i, x := range arrays {
+				if !x.on {
+					if x.a != nil {
+						t.Errorf("kind %d, n %d: array %d present, want none", k, n, i)
+					}
+					continue
+				}
+				if len(x.a) != n || cap(x.a) != n {
+					t.Errorf("kind %d, n %d: array %d len %d cap %d, want %d", k, n, i, len(x.a), cap(x.a), n)
+				}
+				for j := range x.a {
+					x.a[j] = sensor.XYZ{X: float32(i + 1)}
+				}
+			}
+			for i, x := range arrays {
+				for _, v := range x.a {
+					if v.X != float32(i+1) {
+						t.Fatalf("kind %d, n %d: array %d overlaps another", k, n, i)
+					}
+				}
+			}
+			if m.Timestamp != 7 {
+				t.Errorf("Timestamp %d, want 7", m.Timestamp)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { newMotionData(0, kindIMU9, MaxBatch) }); n != 1 {
+		t.Errorf("newMotionData allocates %v times, want 1", n)
+	}
+	// IMU6 at 52 Hz: two arrays of four samples fit the smallest room.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	sink := make([]*MotionData, 100)
+	for i := range sink {
+		sink[i] = newMotionData(0, kindIMU6, BatchSize(52))
+	}
+	runtime.ReadMemStats(&ms)
+	if per := (ms.TotalAlloc - before - 100*8) / 100; per > uint64(unsafe.Sizeof(motionData8{}))+16 {
+		t.Errorf("an IMU6 notification at 52 Hz takes %d bytes, want at most %d", per, unsafe.Sizeof(motionData8{})+16)
+	}
+}
