@@ -74,13 +74,23 @@ with its dashboard on http://127.0.0.1:8080/.
 `)
 }
 
-// parseFlags parses a command's flags, which take no arguments.
+// parseFlags parses a command's flags, which take no arguments. -h prints
+// the command's usage; a flag that cannot be parsed is one line that
+// points to it, instead of the usage and the line again.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	name := strings.TrimPrefix(fs.Name(), "senseboard ")
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q; see senseboard help %s", fs.Arg(0), strings.TrimPrefix(fs.Name(), "senseboard "))
+	case err != nil:
+		return fmt.Errorf("%w; see senseboard help %s", err, name)
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected argument %q; see senseboard help %s", fs.Arg(0), name)
 	}
 	return nil
 }

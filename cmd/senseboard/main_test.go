@@ -106,3 +106,22 @@ func TestHelpSaysEachDefaultOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagErrorIsOneLine: a flag that cannot be parsed is said once, on
+// one line that names it and where its help is, for every command.
+func TestFlagErrorIsOneLine(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--seed", "x"}, `senseboard: invalid value "x" for flag -seed: parse error; see senseboard help run` + "\n"},
+		{[]string{"run", "--bogus"}, "senseboard: flag provided but not defined: -bogus; see senseboard help run\n"},
+		{[]string{"bridge", "--idle", "soon"}, `senseboard: invalid value "soon" for flag -idle: parse error; see senseboard help bridge` + "\n"},
+		{[]string{"load", "--devices"}, "senseboard: flag needs an argument: -devices; see senseboard help load\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tt.args, &stdout, &stderr); code != 1 || stderr.String() != tt.want || stdout.Len() > 0 {
+			t.Errorf("senseboard %q: exit %d, stdout %q, stderr %q; want stderr %q", tt.args, code, stdout.String(), stderr.String(), tt.want)
+		}
+	}
+}
