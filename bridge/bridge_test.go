@@ -168,6 +168,11 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	if cfg.ScanInterval == 0 {
 		cfg.ScanInterval = 20 * time.Millisecond
 	}
+	if cfg.Timeout == 0 {
+		// a guard against hanging, not a bound: on a busy machine an
+		// exchange with a device can take longer than the 5 s default
+		cfg.Timeout = time.Minute
+	}
 	if cfg.StateDir == "" {
 		cfg.StateDir = filepath.Join(dir, "bridge")
 	}
