@@ -153,6 +153,9 @@ func parse(args []string, stdout, stderr io.Writer) (*options, error) {
 	if o.count < 0 || o.duration < 0 {
 		return nil, errors.New("--count and --duration take positive values")
 	}
+	if o.timeout <= 0 {
+		return nil, fmt.Errorf("--timeout %v: give a positive duration, such as 5s", o.timeout)
+	}
 	if o.record != "" {
 		if o.op != resource.Subscribe {
 			return nil, errors.New("--record works with --op SUBSCRIBE")
