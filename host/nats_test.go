@@ -206,7 +206,7 @@ func (cl *cluster) start(i int) {
 		cl.t.Fatal(err)
 	}
 	s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
+	if !s.ReadyForConnections(time.Minute) {
 		cl.t.Fatalf("server %d did not start", i)
 	}
 	cl.srv[i] = s
@@ -223,7 +223,7 @@ func (cl *cluster) url(i int) string { return "nats://127.0.0.1:" + strconv.Itoa
 
 // routed waits until the servers route to each other.
 func (cl *cluster) routed() {
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for cl.srv[0].NumRoutes() == 0 || cl.srv[1].NumRoutes() == 0 {
 		if time.Now().After(deadline) {
 			cl.t.Fatal("the servers do not route")
