@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"senseboard/air"
 	"senseboard/air/airtest"
 	"senseboard/nvm"
 )
@@ -41,7 +42,13 @@ func TestRefusesBadFlags(t *testing.T) {
 	}
 	defer busy.Close()
 	taken := busy.Addr().String()
-	_, natsPort, _ := net.SplitHostPort(airtest.FreeLocal(t)) // the bridge alone needs the radio link
+	natsAddr := airtest.FreeLocal(t)
+	_, natsPort, _ := net.SplitHostPort(natsAddr) // the bridge alone needs the radio link
+	onAir, err := airtest.Local(t, natsAddr, air.Options{TokenFile: air.DefaultTokenFile()}).Listen("000999")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onAir.Close()
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -51,6 +58,7 @@ func TestRefusesBadFlags(t *testing.T) {
 		{"device's state held", []string{"run", "--http", "none", "--listen", "127.0.0.1:0"}, "give this one other serials (--serial) or another --state", "000123"},
 		{"bridge's state held", []string{"bridge", "--http", "127.0.0.1:0", "--nats", "local:" + natsPort}, "another bridge keeps its bonds there: stop it, or give this one a directory of its own with --state", "."},
 		{"bridge's state of run held", []string{"run", "--http", "127.0.0.1:0", "--listen", "127.0.0.1:0"}, "another bridge keeps its bonds there", "bridge"},
+		{"serial on the air", []string{"run", "--serial", "000999", "--http", "none", "--listen", "127.0.0.1:0", "--nats", "local:" + natsPort}, "give this one other serials (--serial), or a radio link of its own", ""},
 		{"no devices", []string{"run", "--devices", "0"}, "--devices 0: give 1 or more", ""},
 		{"negative devices", []string{"run", "--devices", "-3"}, "--devices -3: give 1 or more", ""},
 		{"negative idle", []string{"run", "--idle", "-1s"}, "--idle -1s: give a duration", ""},

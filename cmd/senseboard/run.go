@@ -184,10 +184,8 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 		var h *host.Host
 		if h, err = host.New(cfg); err == nil {
 			err = o.serve(h, cfg, ln, token, link, log, stdout)
-		} else if errors.Is(err, nvm.ErrInUse) {
-			err = fmt.Errorf("%w; another program runs a device of that serial there: stop it, or give this one other serials (--serial) or another --state", err)
-		} else if errors.Is(err, syscall.EADDRINUSE) {
-			err = fmt.Errorf("%w; another program has the address: give --listen (or --listen-fleet) another address, or 127.0.0.1:0 to let the system pick ports", err)
+		} else {
+			err = startAdvice(err)
 		}
 		if link != nil {
 			link.Close()
@@ -195,6 +193,20 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 	}
 	if err != nil && ln != nil {
 		ln.Close()
+	}
+	return err
+}
+
+// startAdvice adds to an error of starting the devices what to do when
+// another program holds what they need.
+func startAdvice(err error) error {
+	switch {
+	case errors.Is(err, air.ErrOnAir):
+		return fmt.Errorf("%w; stop that program, or give this one other serials (--serial), or a radio link of its own (--nats local:PORT or none)", err)
+	case errors.Is(err, nvm.ErrInUse):
+		return fmt.Errorf("%w; another program runs a device of that serial there: stop it, or give this one other serials (--serial) or another --state", err)
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("%w; another program has the address: give --listen (or --listen-fleet) another address, or 127.0.0.1:0 to let the system pick ports", err)
 	}
 	return err
 }
