@@ -65,10 +65,11 @@ type Options struct {
 	// ReconnectWait is how long the link waits between attempts to reach
 	// a lost server (DefaultReconnectWait when zero).
 	ReconnectWait time.Duration
-	// WriteDelay is how long what the link sends may wait, so that what
-	// it sends meanwhile, for any of its streams, goes to the server in
-	// the same write (DefaultWriteDelay when zero; negative sends at
-	// once). It is the most a message waits in the program.
+	// WriteDelay, when positive, is how long what the link sends may
+	// wait, so that what it sends meanwhile, for any of its streams, goes
+	// to the server in the same write; zero, the default, sends at once.
+	// It saves system calls, but on a machine short of CPU it held
+	// deliveries back (docs/performance.md).
 	WriteDelay time.Duration
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
@@ -81,7 +82,6 @@ const (
 	DefaultReadBuffer      = 4 << 20
 	DefaultPendingMessages = 65536
 	DefaultReconnectWait   = 250 * time.Millisecond
-	DefaultWriteDelay      = time.Millisecond
 )
 
 func (o Options) withDefaults() Options {
@@ -102,9 +102,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReconnectWait <= 0 {
 		o.ReconnectWait = DefaultReconnectWait
-	}
-	if o.WriteDelay == 0 {
-		o.WriteDelay = DefaultWriteDelay
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
