@@ -95,7 +95,8 @@ func TestRefusesBadFlags(t *testing.T) {
 
 // TestHelpSaysEachDefaultOnce: the help of a flag whose default an
 // environment variable gives says the default once, and the overview
-// names the help of every command.
+// names the help of every command, and the help of run (senseboard -h)
+// points to it.
 func TestHelpSaysEachDefaultOnce(t *testing.T) {
 	for _, cmd := range []string{"run", "bridge"} {
 		var stdout, stderr bytes.Buffer
@@ -105,6 +106,11 @@ func TestHelpSaysEachDefaultOnce(t *testing.T) {
 				t.Errorf("senseboard %s -h: %d defaults in %q", cmd, n, line)
 			}
 		}
+	}
+	var runHelp bytes.Buffer
+	run([]string{"-h"}, &runHelp, &runHelp)
+	if !strings.Contains(runHelp.String(), "lists the others (bridge, load, version)") {
+		t.Errorf("senseboard -h does not point to the other commands:\n%s", runHelp.String())
 	}
 	var stdout, stderr bytes.Buffer
 	run([]string{"help"}, &stdout, &stderr)

@@ -97,7 +97,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
 
 Runs simulated devices and serves their interface on a pseudo-terminal, on
 TCP and over the radio link between programs (NATS), with the phone bridge
-on HTTP, until interrupted.
+on HTTP, until interrupted. run is the default command; senseboard help
+lists the others (bridge, load, version).
 
 Flags:
 `)
