@@ -504,7 +504,11 @@ func Print(w io.Writer, r Report) {
 	}
 	fmt.Fprintln(w)
 	for _, s := range r.Streams {
-		fmt.Fprintf(w, "  %-16s delivered %7.3f%%  notifications %d", s.Path, 100*s.Delivered, s.Notifications)
+		if s.Expected > 0 {
+			fmt.Fprintf(w, "  %-16s delivered %7.3f%%  notifications %d", s.Path, 100*s.Delivered, s.Notifications)
+		} else {
+			fmt.Fprintf(w, "  %-16s nothing expected yet  notifications %d", s.Path, s.Notifications)
+		}
 		if s.Rate == 0 {
 			fmt.Fprintf(w, "  beats %d\n", s.Samples)
 			continue

@@ -240,3 +240,25 @@ func TestDeviceNotReached(t *testing.T) {
 		t.Errorf("err = %v, want ErrDevices", err)
 	}
 }
+
+func TestPrintDelivered(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    StreamReport
+		want string
+	}{
+		{"some expected", StreamReport{Path: "/Meas/ECG/125", Rate: 125, Expected: 1000, Delivered: 0.995, Notifications: 62}, "delivered  99.500%"},
+		{"nothing expected", StreamReport{Path: "/Meas/ECG/125", Rate: 125, Delivered: 1}, "nothing expected yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			Print(&b, Report{Final: true, Streams: []StreamReport{tc.s}})
+			if !strings.Contains(b.String(), tc.want) {
+				t.Errorf("summary says\n%s\nwant %q in it", b.String(), tc.want)
+			}
+			if tc.s.Expected == 0 && strings.Contains(b.String(), "100.000%") {
+				t.Errorf("summary claims full delivery of nothing:\n%s", b.String())
+			}
+		})
+	}
+}

@@ -121,7 +121,7 @@ Flags:
 		cfg.Air = link
 		from += " (NATS " + link.URL() + ")"
 	}
-	fmt.Fprintf(stdout, "senseboard load: %d devices from %s, %s for %s\n", *devices, from, strings.Join(cfg.Subscribe, ","), *duration)
+	fmt.Fprintf(stdout, "senseboard load: %s from %s, %s for %s\n", devicesWord(*devices), from, strings.Join(cfg.Subscribe, ","), *duration)
 	r, err := load.Run(ctx, cfg)
 	if r.Streams != nil {
 		load.Print(stdout, r)
@@ -136,4 +136,12 @@ Flags:
 		return fail(stderr, err)
 	}
 	return 0
+}
+
+// devicesWord says how many devices: "1 device", "20 devices".
+func devicesWord(n int) string {
+	if n == 1 {
+		return "1 device"
+	}
+	return fmt.Sprintf("%d devices", n)
 }
