@@ -141,8 +141,20 @@ func (e *ECGDataMV) AppendJSON(b []byte) []byte {
 
 // HRData is a notification of /Meas/HR.
 type HRData struct {
-	Average float32  `json:"average"`
-	RRData  []uint16 `json:"rrData"`
+	Average float32 `json:"average"`
+	// rr backs RRData of a beat's notification, one allocation; beside
+	// Average it takes no room of its own.
+	rr     [1]uint16
+	RRData []uint16 `json:"rrData"`
+}
+
+// newHRData returns a beat's notification: the average and the beat's
+// interval rr, in one allocation.
+func newHRData(average float32, rr uint16) *HRData {
+	h := &HRData{Average: average}
+	h.rr[0] = rr
+	h.RRData = h.rr[:]
+	return h
 }
 
 // AppendJSON appends the notification as encoding/json would.

@@ -60,3 +60,15 @@ func TestNewMotionData(t *testing.T) {
 		t.Errorf("an IMU6 notification at 52 Hz takes %d bytes, want at most %d", per, unsafe.Sizeof(motionData8{})+16)
 	}
 }
+
+// A beat's heart-rate notification carries its interval and is one
+// allocation.
+func TestNewHRData(t *testing.T) {
+	h := newHRData(61.5, 975)
+	if h.Average != 61.5 || len(h.RRData) != 1 || h.RRData[0] != 975 {
+		t.Fatalf("got average %v, intervals %v; want 61.5, [975]", h.Average, h.RRData)
+	}
+	if n := testing.AllocsPerRun(10, func() { newHRData(60, 1000) }); n != 1 {
+		t.Errorf("newHRData allocates %v times, want 1", n)
+	}
+}

@@ -149,7 +149,7 @@ func (p *HR) fire(st *hrStream, at time.Duration, n int) {
 			}
 			p.lastRR.Store(int64(rr * float64(time.Millisecond)))
 			if p.topic != nil {
-				p.topic.Publish(&HRData{Average: float32(60000 / (sum / float64(len(st.rr)))), RRData: []uint16{uint16(rr + 0.5)}})
+				p.topic.Publish(newHRData(float32(60000/(sum/float64(len(st.rr)))), uint16(rr+0.5)))
 			}
 		}
 	}
