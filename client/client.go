@@ -160,7 +160,7 @@ type Conn struct {
 	nextID  uint32
 	pending map[uint32]chan wire.Frame
 	subs    map[uint32]*Subscription
-	free    chan struct{} // closed when the reader lets go of the stream, if freeWait
+	free    chan struct{} // closed when the reader lets go of the stream, if a request waits
 	waiting bool          // a request waits on free
 	bgOn    bool          // the background reader runs
 	pushed  bool          // the stream pushes what it receives (Options.Push): no one reads
