@@ -468,17 +468,17 @@ func Serials(first string, n int) ([]string, error) {
 // run --listen-fleet), with serial numbers counting up from first and
 // keeping its width, as senseboard run --devices n numbers them.
 func FleetAddrs(fleet, first string, n int) ([]string, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("load: %d devices: at least 1", n)
-	}
 	if _, _, err := net.SplitHostPort(fleet); err != nil {
 		return nil, fmt.Errorf("load: fleet address %q: %w", fleet, err)
 	}
 	addrs, err := Serials(first, n)
+	if err != nil {
+		return nil, err
+	}
 	for i := range addrs {
 		addrs[i] = fleet + "/" + addrs[i]
 	}
-	return addrs, err
+	return addrs, nil
 }
 
 // Print writes a report: one line per stream, under a progress line.
