@@ -38,8 +38,8 @@ func NewVirtual() *Virtual {
 // hold, AdvanceTo runs no further call and does not move the time. So that
 // work sees the time at which it was set off, as it would on the device,
 // and what it sends leaves then, not in bursts when it catches up. Work
-// that is held must not wait for the clock to advance, and a goroutine that
-// holds must not advance the clock.
+// that is held must neither advance the clock nor wait for it to advance
+// (the clock's own goroutine may take holds for work it hands on, and go on).
 func (v *Virtual) Hold(n int) { v.held.Add(int64(n)) }
 
 // Release ends n holds of Hold.
