@@ -148,8 +148,8 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	if i := cfg.ConnInterval; i != 0 && (i < radio.Duration(radio.ConnIntervalMin) || i > radio.Duration(radio.ConnIntervalMax) || i%radio.Duration(1) != 0) {
-		return nil, fmt.Errorf("bridge: %w: connection interval %v; 7.5 ms to 4 s in steps of 1.25 ms", ErrConfig, i)
+	if _, err := radio.IntervalUnits(cfg.ConnInterval); err != nil {
+		return nil, fmt.Errorf("bridge: %w: connection interval %v; 7.5 ms to 4 s in steps of 1.25 ms", ErrConfig, cfg.ConnInterval)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -148,8 +148,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if n == 0 {
 		return Report{}, errors.New("load: no devices to connect to")
 	}
-	if i := cfg.ConnInterval; i != 0 && (i < radio.Duration(radio.ConnIntervalMin) || i > radio.Duration(radio.ConnIntervalMax) || i%radio.Duration(1) != 0) {
-		return Report{}, fmt.Errorf("load: connection interval %v: 7.5 ms to 4 s in steps of 1.25 ms, or 0 for the device's slowest", i)
+	if _, err := radio.IntervalUnits(cfg.ConnInterval); err != nil {
+		return Report{}, fmt.Errorf("load: connection interval %v: 7.5 ms to 4 s in steps of 1.25 ms, or 0 for the device's slowest", cfg.ConnInterval)
 	}
 	if len(cfg.Subscribe) == 0 {
 		return Report{}, errors.New("load: no paths to subscribe to")

@@ -1,6 +1,7 @@
 package radio
 
 import (
+	"fmt"
 	"time"
 
 	"senseboard/noise"
@@ -51,6 +52,20 @@ func Grant(cp ConnParams, interval uint16) uint16 {
 // Duration returns an interval in units of 1.25 ms as a duration.
 func Duration(units uint16) time.Duration {
 	return time.Duration(units) * 1250 * time.Microsecond
+}
+
+// IntervalUnits returns a central's connection interval d in units of
+// 1.25 ms, as a Connect asks for it: 0 for none (the device chooses), or
+// ConnIntervalMin..ConnIntervalMax (7.5 ms to 4 s) in whole units. Any other
+// d is refused with ErrInterval.
+func IntervalUnits(d time.Duration) (uint16, error) {
+	if d == 0 {
+		return 0, nil
+	}
+	if d < Duration(ConnIntervalMin) || d > Duration(ConnIntervalMax) || d%Duration(1) != 0 {
+		return 0, fmt.Errorf("%w: %v is not 7.5 ms to 4 s in steps of 1.25 ms", ErrInterval, d)
+	}
+	return uint16(d / Duration(1)), nil
 }
 
 // Interval returns the connection's interval: the central's choice within

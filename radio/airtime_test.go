@@ -653,3 +653,25 @@ func TestNotifyStreamTopicLimit(t *testing.T) {
 			got, other, err)
 	}
 }
+
+func TestIntervalUnits(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want uint16
+		err  error
+	}{
+		{0, 0, nil},
+		{7500 * time.Microsecond, 6, nil},
+		{30 * time.Millisecond, 24, nil},
+		{4 * time.Second, 3200, nil},
+		{5 * time.Millisecond, 0, radio.ErrInterval},
+		{8 * time.Millisecond, 0, radio.ErrInterval},
+		{4*time.Second + 1250*time.Microsecond, 0, radio.ErrInterval},
+		{-time.Millisecond, 0, radio.ErrInterval},
+	} {
+		got, err := radio.IntervalUnits(tc.d)
+		if got != tc.want || !errors.Is(err, tc.err) {
+			t.Errorf("IntervalUnits(%v) = %d, %v; want %d, %v", tc.d, got, err, tc.want, tc.err)
+		}
+	}
+}
