@@ -228,11 +228,11 @@ func (h *Host) listenFleet(addr string) error {
 
 // nextSerial counts up from a numeric serial, keeping its width.
 func nextSerial(first string, i int) (string, error) {
-	n, err := strconv.ParseUint(first, 10, 64)
+	serial, err := profile.SerialAt(first, i)
 	if err != nil {
 		return "", fmt.Errorf("serial %q: several devices need a numeric first serial to count up from", first)
 	}
-	return fmt.Sprintf("%0*d", len(first), n+uint64(i)), nil
+	return serial, nil
 }
 
 func (h *Host) start(i int, p *profile.Profile) (*Running, error) {

@@ -23,6 +23,7 @@ import (
 
 	"senseboard/air"
 	"senseboard/client"
+	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/wire"
 )
@@ -453,13 +454,13 @@ func Serials(first string, n int) ([]string, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("load: %d devices: at least 1", n)
 	}
-	s, err := strconv.ParseUint(first, 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("load: first serial %q: a number, such as 000123, to count up from: %w", first, err)
-	}
 	serials := make([]string, n)
 	for i := range serials {
-		serials[i] = fmt.Sprintf("%0*d", len(first), s+uint64(i))
+		s, err := profile.SerialAt(first, i)
+		if err != nil {
+			return nil, fmt.Errorf("load: first serial %q: a number, such as 000123, to count up from: %w", first, err)
+		}
+		serials[i] = s
 	}
 	return serials, nil
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -267,6 +268,17 @@ func Parse(data []byte) (*Profile, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// SerialAt returns the serial number of the i-th device of a fleet whose
+// first device has serial first: the number first counts up by i, keeping
+// its width (000123, 000124, ...). first must be a decimal number.
+func SerialAt(first string, i int) (string, error) {
+	n, err := strconv.ParseUint(first, 10, 64)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%0*d", len(first), n+uint64(i)), nil
 }
 
 // WithSerial returns a copy of the profile for another serial number: the

@@ -145,3 +145,23 @@ func TestAirtimeLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestSerialAt(t *testing.T) {
+	for _, tc := range []struct {
+		first string
+		i     int
+		want  string
+		ok    bool
+	}{
+		{"000123", 0, "000123", true},
+		{"000123", 7, "000130", true},
+		{"99", 1, "100", true},
+		{"ABC", 1, "", false},
+		{"", 0, "", false},
+	} {
+		got, err := profile.SerialAt(tc.first, tc.i)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("SerialAt(%q, %d) = %q, %v; want %q, ok %v", tc.first, tc.i, got, err, tc.want, tc.ok)
+		}
+	}
+}
