@@ -39,17 +39,26 @@ type Timer interface {
 // another goroutine advances a *Virtual clock meanwhile, f runs as much
 // later as it advanced (at once if t has passed by then).
 func At(c Clock, t time.Duration, f func()) Timer {
-	switch c := c.(type) {
-	case *Real:
-		return procSched.at(c.start.Sub(epoch)+t, f)
-	case *Scaled:
-		return procSched.at(c.start.Sub(epoch)+c.reaches(t), f)
+	if at, ok := procTime(c, t); ok {
+		return procSched.at(at, f)
 	}
 	d := t - c.Now()
 	if d < 0 {
 		d = 0
 	}
 	return c.AfterFunc(d, f)
+}
+
+// procTime returns when time t of clock c falls on the process's scheduler,
+// for the clocks that run on it (Real and Scaled).
+func procTime(c Clock, t time.Duration) (time.Duration, bool) {
+	switch c := c.(type) {
+	case *Real:
+		return c.start.Sub(epoch) + t, true
+	case *Scaled:
+		return c.start.Sub(epoch) + c.reaches(t), true
+	}
+	return 0, false
 }
 
 // Real is the wall clock, counted from when it was made.
@@ -123,11 +132,11 @@ func NewCall(c Clock, f func()) *Call {
 // At schedules the call to run when the clock reads t (at once if t has
 // passed), exactly as At(c, t, f) would, in place of a pending one.
 func (c *Call) At(t time.Duration) {
+	if at, ok := procTime(c.clk, t); ok {
+		procSched.push(&c.entry, at)
+		return
+	}
 	switch clk := c.clk.(type) {
-	case *Real:
-		procSched.push(&c.entry, clk.start.Sub(epoch)+t)
-	case *Scaled:
-		procSched.push(&c.entry, clk.start.Sub(epoch)+clk.reaches(t))
 	case *Virtual:
 		clk.push(&c.entry, t-clk.Now())
 	default:
