@@ -1,24 +1,21 @@
 // Package clock owns device time: the Clock interface every timed part of a
-// device uses, a real-time clock, a scaled real-time clock (--speed), the
-// scheduler of the process that runs the calls of both (runners that come
-// and go with the work, and functions deferred to the end of their passes),
-// and a virtual clock that runs scheduled work in time order, either when a
-// test advances it or as fast as possible.
+// device uses, a real-time clock with its scheduler (runners that come and
+// go with the work, calls run in passes, and functions deferred to the end
+// of a pass), and a virtual clock that runs scheduled work in time order,
+// either when a test advances it or, driven by Run, as fast as possible or
+// at a multiple of real time (what the program's --speed uses).
 package clock
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // Clock is a device's source of time.
 type Clock interface {
 	// Now returns the time elapsed since the clock started.
 	Now() time.Duration
-	// AfterFunc arranges for f to run once d has elapsed. With a real or
-	// scaled clock f runs on the process's scheduler, after the calls due
-	// before it; with a virtual clock, on the goroutine that advances the
-	// clock. f should not block: it holds up the calls due after it.
+	// AfterFunc arranges for f to run once d has elapsed. With a real
+	// clock f runs on the clock's scheduler, after the calls due before
+	// it; with a virtual clock, on the goroutine that advances the clock.
+	// f should not block: it holds up the calls due after it.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
@@ -28,89 +25,91 @@ type Timer interface {
 	Stop() bool
 }
 
+// A Batcher is a clock that runs its calls in passes: each wake of its
+// scheduler runs every call due by then, one after the other. A transport
+// to which the calls of a pass hand data can send it all at once when the
+// pass ends (AfterPass), instead of piece by piece while the pass runs.
+// The real clock is one; a transport asserts it on its device's clock and
+// sends at once on a clock that is not.
+type Batcher interface {
+	Clock
+	// AfterPass runs f when the pass under way ends, after the last call
+	// due in it has run, or at once when no pass is under way. f runs on
+	// the scheduler's goroutine and holds up the next pass: it should be
+	// quick and not block.
+	AfterPass(f func())
+}
+
+// scheduling is a clock on which At and Call schedule a timedCall by the
+// clock's own reading, without allocating: the real and the virtual clock.
+type scheduling interface {
+	// schedule makes c due when the clock reads t (at once if t has
+	// passed), after the calls already due then, in place of its pending
+	// run if it has one.
+	schedule(c *timedCall, t time.Duration)
+	// unschedule takes c out of the schedule if it is pending and reports
+	// whether it was.
+	unschedule(c *timedCall) bool
+}
+
 // At arranges for f to run when c reads t (at once if t has passed). Work
 // scheduled by absolute time does not drift however late each call runs.
 //
-// For a *Real or *Scaled clock the call is due exactly when c reads t: At
-// turns t into the scheduler's time without reading the clock. For other
-// clocks At reads c and calls AfterFunc with the time left, which is exact
-// when nothing advances c in between: a *Virtual clock advanced by the
-// goroutine that calls At, or At called from a call the clock runs. When
-// another goroutine advances a *Virtual clock meanwhile, f runs as much
-// later as it advanced (at once if t has passed by then).
+// For a *Real clock the call is due exactly when c reads t: the
+// scheduler's time is the clock's. For other clocks At reads c and
+// schedules f with the time left, which is exact when nothing advances c
+// in between: a *Virtual clock advanced by the goroutine that calls At, or
+// At called from a call the clock runs. When another goroutine advances a
+// *Virtual clock meanwhile, f runs as much later as it advanced (at once if
+// t has passed by then).
 func At(c Clock, t time.Duration, f func()) Timer {
-	if at, ok := procTime(c, t); ok {
-		return procSched.at(at, f)
+	if s, ok := c.(scheduling); ok {
+		p := newPending(s, f)
+		s.schedule(&p.timedCall, t)
+		return p
 	}
-	d := t - c.Now()
-	if d < 0 {
-		d = 0
-	}
-	return c.AfterFunc(d, f)
+	return c.AfterFunc(max(t-c.Now(), 0), f)
 }
 
-// procTime returns when time t of clock c falls on the process's scheduler,
-// for the clocks that run on it (Real and Scaled).
-func procTime(c Clock, t time.Duration) (time.Duration, bool) {
-	switch c := c.(type) {
-	case *Real:
-		return c.start.Sub(epoch) + t, true
-	case *Scaled:
-		return c.start.Sub(epoch) + c.reaches(t), true
-	}
-	return 0, false
+// pending is a call of At or AfterFunc on a scheduling clock.
+type pending struct {
+	timedCall
+	on scheduling
 }
 
-// Real is the wall clock, counted from when it was made.
-type Real struct{ start time.Time }
+func newPending(on scheduling, f func()) *pending {
+	return &pending{timedCall: timedCall{f: f, index: -1}, on: on}
+}
+
+// Stop cancels the call if it has not started.
+func (p *pending) Stop() bool { return p.on.unschedule(&p.timedCall) }
+
+// Real is the wall clock, counted from when it was made. Its calls run on
+// a scheduler of its own, which wakes about a thousand times a second at
+// most however many calls it runs (see sched.go): the devices of a fleet
+// share one Real clock, and so its scheduler.
+type Real struct{ s *scheduler }
 
 // NewReal returns a real-time clock that reads zero now.
-func NewReal() *Real { return &Real{start: time.Now()} }
+func NewReal() *Real { return &Real{s: newScheduler(time.Now())} }
 
 // Now returns the time since the clock was made.
-func (r *Real) Now() time.Duration { return time.Since(r.start) }
+func (r *Real) Now() time.Duration { return r.s.since() }
 
-// AfterFunc runs f on the process's scheduler after d.
+// AfterFunc runs f on the clock's scheduler after d.
 func (r *Real) AfterFunc(d time.Duration, f func()) Timer {
-	return procSched.after(d, f)
+	p := newPending(r, f)
+	r.s.push(&p.timedCall, r.s.since()+max(d, 0))
+	return p
 }
 
-// Scaled is the wall clock running speed times faster (or slower).
-type Scaled struct {
-	start time.Time
-	speed float64
-}
+// AfterPass implements Batcher: f runs when the pass of the clock's
+// scheduler under way ends (a pass is one wake of the scheduler, which
+// runs every call due by then), or at once when no pass is under way.
+func (r *Real) AfterPass(f func()) { r.s.deferToPassEnd(f) }
 
-// NewScaled returns a clock that reads zero now and advances speed seconds
-// per wall-clock second. speed must be positive.
-func NewScaled(speed float64) *Scaled {
-	if !(speed > 0) {
-		panic("clock: speed must be positive")
-	}
-	return &Scaled{start: time.Now(), speed: speed}
-}
-
-// Now returns the scaled time since the clock was made.
-func (s *Scaled) Now() time.Duration { return s.reads(time.Since(s.start)) }
-
-// reads returns what s reads when wall time d has passed since its start.
-func (s *Scaled) reads(d time.Duration) time.Duration { return time.Duration(float64(d) * s.speed) }
-
-// reaches returns the wall time since s's start at which s first reads t:
-// t over the speed, rounded up, so that the clock does not read less than
-// t then (a step more where the division rounded down).
-func (s *Scaled) reaches(t time.Duration) time.Duration {
-	d := time.Duration(math.Ceil(float64(t) / s.speed))
-	if s.reads(d) < t {
-		d++
-	}
-	return d
-}
-
-// AfterFunc runs f on the process's scheduler after d of scaled time.
-func (s *Scaled) AfterFunc(d time.Duration, f func()) Timer {
-	return procSched.after(time.Duration(float64(d)/s.speed), f)
-}
+func (r *Real) schedule(c *timedCall, t time.Duration) { r.s.push(c, t) }
+func (r *Real) unschedule(c *timedCall) bool           { return r.s.stop(c) }
 
 // Call is a call of one function that can be scheduled again and again on
 // one clock, each time at a clock reading, like At, without allocating:
@@ -121,7 +120,7 @@ func (s *Scaled) AfterFunc(d time.Duration, f func()) Timer {
 type Call struct {
 	clk   Clock
 	entry timedCall
-	other Timer // the pending call on a clock other than *Real, *Scaled and *Virtual
+	other Timer // the pending call on a clock other than *Real and *Virtual
 }
 
 // NewCall returns a call of f on c, not yet scheduled.
@@ -132,26 +131,18 @@ func NewCall(c Clock, f func()) *Call {
 // At schedules the call to run when the clock reads t (at once if t has
 // passed), exactly as At(c, t, f) would, in place of a pending one.
 func (c *Call) At(t time.Duration) {
-	if at, ok := procTime(c.clk, t); ok {
-		procSched.push(&c.entry, at)
+	if s, ok := c.clk.(scheduling); ok {
+		s.schedule(&c.entry, t)
 		return
 	}
-	switch clk := c.clk.(type) {
-	case *Virtual:
-		clk.push(&c.entry, t-clk.Now())
-	default:
-		c.Stop()
-		c.other = At(c.clk, t, c.entry.f)
-	}
+	c.Stop()
+	c.other = At(c.clk, t, c.entry.f)
 }
 
 // Stop cancels the call if it is pending and reports whether it was.
 func (c *Call) Stop() bool {
-	switch clk := c.clk.(type) {
-	case *Real, *Scaled:
-		return procSched.stop(&c.entry)
-	case *Virtual:
-		return clk.stop(&c.entry)
+	if s, ok := c.clk.(scheduling); ok {
+		return s.unschedule(&c.entry)
 	}
 	if c.other == nil {
 		return false

@@ -7,11 +7,12 @@ import (
 	"time"
 )
 
-// The process runs the calls of its real-time and scaled clocks on one
-// scheduler: a heap of calls in time order, and runners that take every
-// call that is due and run them one after the other. A fleet of devices
-// makes tens of calls per device-second; a goroutine and a wake-up of an
-// idle thread for each of them cost several times the work of the calls.
+// A real clock runs its calls on a scheduler of its own: a heap of calls
+// in time order, and runners that take every call that is due and run them
+// one after the other. A fleet of devices makes tens of calls per
+// device-second; a goroutine and a wake-up of an idle thread for each of
+// them cost several times the work of the calls, so the devices of a fleet
+// share one clock and its scheduler.
 //
 // Runners come and go with the work, so nothing runs while no call is
 // pending: the scheduler arms one runtime timer for its earliest call, and
@@ -23,18 +24,19 @@ import (
 //
 // Calls that fall due close together run together: a runner wakes at most
 // once per wakeQuantum, so the wake-ups of a process stay at about a
-// thousand a second however many devices it runs, at the price of up to
-// wakeQuantum of lateness when calls crowd. Due calls start in time order
-// (calls due at the same time in the order they were made), including
-// those the calls make: a runner that is behind brings every stream
-// forward in step. When many calls fell due at the last wake, up to
+// thousand a second however many devices its clock runs, at the price of
+// up to wakeQuantum of lateness when calls crowd. Due calls start in time
+// order (calls due at the same time in the order they were made),
+// including those the calls make: a runner that is behind brings every
+// stream forward in step. When many calls fell due at the last wake, up to
 // GOMAXPROCS goroutines of the runner share them, and it waits for them. A
 // call that blocks holds up the calls behind it only until the watchdog
 // (stallLimit) hands the schedule to a new runner.
 //
-// A wake's run of the due calls is a pass. AfterPass defers a function to
-// the end of the pass under way: the calls of a pass can hand a transport
-// several pieces of data, and it sends them together once the pass ends.
+// A wake's run of the due calls is a pass. AfterPass (Real's, the clock's
+// Batcher) defers a function to the end of the pass under way: the calls of
+// a pass can hand a transport several pieces of data, and it sends them
+// together once the pass ends.
 const (
 	wakeLead    = time.Millisecond
 	wakeQuantum = time.Millisecond
@@ -44,16 +46,10 @@ const (
 	parallelBatch = 64
 )
 
-// procSched is the scheduler of the process's real-time clocks.
-var procSched = newScheduler()
-
-// epoch is the origin of the scheduler's times.
-var epoch = time.Now()
-
-// since returns the scheduler's time now.
-func since() time.Duration { return time.Since(epoch) }
-
+// scheduler runs the calls of one real clock. Its times are the clock's:
+// durations since start.
 type scheduler struct {
+	start    time.Time
 	mu       sync.Mutex
 	calls    timedHeap
 	seq      uint64
@@ -68,24 +64,18 @@ type scheduler struct {
 
 	passMu    sync.Mutex
 	passes    int      // passes under way (more than one after the watchdog replaced a runner)
-	afterPass []func() // what AfterPass deferred to the end of the passes under way
+	afterPass []func() // what deferToPassEnd deferred to the end of the passes under way
 }
 
-func newScheduler() *scheduler {
-	s := &scheduler{}
+func newScheduler(start time.Time) *scheduler {
+	s := &scheduler{start: start}
 	s.timer = time.AfterFunc(time.Hour, s.fire)
 	s.timer.Stop()
 	return s
 }
 
-// schedCall is a pending call of the scheduler.
-type schedCall struct {
-	timedCall
-	s *scheduler
-}
-
-// Stop cancels the call if it has not started.
-func (c *schedCall) Stop() bool { return c.s.stop(&c.timedCall) }
+// since returns the scheduler's time now.
+func (s *scheduler) since() time.Duration { return time.Since(s.start) }
 
 // stop takes c out of the schedule if it is pending and reports whether it was.
 func (s *scheduler) stop(c *timedCall) bool {
@@ -96,16 +86,6 @@ func (s *scheduler) stop(c *timedCall) bool {
 	}
 	s.calls.remove(c.index)
 	return true
-}
-
-// after schedules f to run d from now.
-func (s *scheduler) after(d time.Duration, f func()) Timer { return s.at(since()+max(d, 0), f) }
-
-// at schedules f to run at scheduler time t.
-func (s *scheduler) at(t time.Duration, f func()) Timer {
-	c := &schedCall{timedCall: timedCall{f: f, index: -1}, s: s}
-	s.push(&c.timedCall, t)
-	return c
 }
 
 // push schedules c to run at scheduler time t, after the calls already
@@ -131,7 +111,7 @@ func (s *scheduler) arm(t time.Duration) {
 		return // it fires early enough; the runner it starts looks again
 	}
 	s.armedFor = t
-	s.timer.Reset(t - since())
+	s.timer.Reset(t - s.since())
 }
 
 // fire runs when the runtime timer fires: it starts a runner when none is
@@ -147,7 +127,7 @@ func (s *scheduler) fire() {
 	if s.owner != 0 {
 		if ran := s.ran.Load(); ran != s.seen {
 			s.seen = ran
-			s.arm(since() + stallLimit)
+			s.arm(s.since() + stallLimit)
 			s.mu.Unlock()
 			return
 		}
@@ -156,7 +136,7 @@ func (s *scheduler) fire() {
 	g := s.gen
 	s.owner = g
 	s.seen = s.ran.Load()
-	s.arm(since() + stallLimit)
+	s.arm(s.since() + stallLimit)
 	s.mu.Unlock()
 	s.run(g) // the timer's own goroutine is the runner
 }
@@ -170,7 +150,7 @@ func (s *scheduler) run(g uint64) {
 			s.mu.Unlock()
 			return // a new runner took over while a call held this one up
 		}
-		now := since()
+		now := s.since()
 		if now-s.lastWake >= wakeQuantum && len(s.calls) > 0 && s.calls[0].at <= now {
 			s.lastWake = now
 			helpers := 0
@@ -201,7 +181,7 @@ func (s *scheduler) run(g uint64) {
 			return
 		}
 		s.mu.Unlock()
-		sleepUntil(wake)
+		s.sleepUntil(wake)
 	}
 }
 
@@ -250,17 +230,8 @@ func (s *scheduler) work(now time.Duration) int {
 	}
 }
 
-// AfterPass runs f when the pass of the process's scheduler under way ends,
-// after the last call due in it has run, or at once when no pass is under
-// way (a pass is one wake of the scheduler: it runs every call due by then,
-// on the real-time and scaled clocks). A transport to which the calls of a
-// pass hand data can so send it all at once when the pass ends, instead of
-// piece by piece while the pass runs, adding no lateness beyond the pass.
-// f runs on the scheduler's goroutine and holds up the next pass: it should
-// be quick and not block.
-func AfterPass(f func()) { procSched.deferToPassEnd(f) }
-
-// deferToPassEnd is AfterPass on s.
+// deferToPassEnd runs f when the pass under way ends, or at once when no
+// pass is under way (Real.AfterPass).
 func (s *scheduler) deferToPassEnd(f func()) {
 	s.passMu.Lock()
 	if s.passes == 0 {
@@ -272,14 +243,14 @@ func (s *scheduler) deferToPassEnd(f func()) {
 	s.passMu.Unlock()
 }
 
-// beginPass notes a pass under way: AfterPass defers to its end.
+// beginPass notes a pass under way: deferToPassEnd defers to its end.
 func (s *scheduler) beginPass() {
 	s.passMu.Lock()
 	s.passes++
 	s.passMu.Unlock()
 }
 
-// endPass notes the end of a pass and runs what AfterPass deferred, taking
+// endPass notes the end of a pass and runs what deferToPassEnd deferred, taking
 // it into buf, which it returns emptied for the next pass.
 func (s *scheduler) endPass(buf []func()) []func() {
 	s.passMu.Lock()
@@ -297,8 +268,8 @@ func (s *scheduler) endPass(buf []func()) []func() {
 
 // sleepUntil sleeps until the scheduler's time t, more precisely than a
 // runtime timer.
-func sleepUntil(t time.Duration) {
-	if d := t - since(); d > 0 {
+func (s *scheduler) sleepUntil(t time.Duration) {
+	if d := t - s.since(); d > 0 {
 		preciseSleep(d)
 	}
 }

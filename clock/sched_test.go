@@ -93,12 +93,12 @@ func TestSchedulerStopAfterRun(t *testing.T) {
 }
 
 // AfterPass runs its function at once outside a pass, and within a pass
-// after every call of the pass has run. The test has a scheduler of its
-// own: the process's may be in a pass of other tests' calls.
+// after every call of the pass has run.
 func TestAfterPass(t *testing.T) {
-	s := newScheduler()
+	r := NewReal()
+	var _ Batcher = r
 	ran := false
-	s.deferToPassEnd(func() { ran = true })
+	r.AfterPass(func() { ran = true })
 	if !ran {
 		t.Fatal("AfterPass outside a pass did not run its function at once")
 	}
@@ -109,12 +109,12 @@ func TestAfterPass(t *testing.T) {
 	const n = 3
 	hooks.Add(n)
 	// calls made by a call, due when it is, run in its pass
-	at := since() + time.Millisecond
-	s.at(at, func() {
+	at := r.Now() + time.Millisecond
+	At(r, at, func() {
 		for i := range n {
-			s.at(at, func() {
+			At(r, at, func() {
 				rec(fmt.Sprint("call", i))
-				s.deferToPassEnd(func() { rec(fmt.Sprint("after", i)); hooks.Done() })
+				r.AfterPass(func() { rec(fmt.Sprint("after", i)); hooks.Done() })
 			})
 		}
 	})
@@ -131,16 +131,31 @@ func TestAfterPass(t *testing.T) {
 	}
 }
 
+// Each real clock has a scheduler of its own: a pass of one clock is no
+// pass of another, whose AfterPass runs its function at once.
+func TestAfterPassIsTheClocks(t *testing.T) {
+	r1, r2 := NewReal(), NewReal()
+	result := make(chan bool, 1)
+	r1.AfterFunc(0, func() {
+		ran := false
+		r2.AfterPass(func() { ran = true })
+		result <- ran
+	})
+	if !<-result {
+		t.Error("AfterPass of a clock waited for the pass of another")
+	}
+}
+
 // A pass without helpers allocates nothing: the scheduler runs about a
 // thousand of them a second.
 func TestSchedulerDrainAllocs(t *testing.T) {
-	s := newScheduler()
+	s := newScheduler(time.Now())
 	s.owner = 1 // as if a runner were in charge: push arms no timer, the test drains
 	ran := 0
 	c := &timedCall{f: func() { ran++ }, index: -1}
 	n := testing.AllocsPerRun(100, func() {
 		s.push(c, 0)
-		s.drain(since(), 0)
+		s.drain(s.since(), 0)
 	})
 	if n != 0 {
 		t.Errorf("a pass allocates %v times, want 0", n)

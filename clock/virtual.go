@@ -63,16 +63,9 @@ func (v *Virtual) settle() {
 	v.heldMu.Unlock()
 }
 
-type event struct {
-	timedCall
-	clock *Virtual
-}
+func (v *Virtual) schedule(c *timedCall, t time.Duration) { v.push(c, t-v.Now()) }
 
-// Stop cancels the call if it has not run.
-func (e *event) Stop() bool { return e.clock.stop(&e.timedCall) }
-
-// stop takes c out of the schedule if it is pending and reports whether it was.
-func (v *Virtual) stop(c *timedCall) bool {
+func (v *Virtual) unschedule(c *timedCall) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if c.index < 0 {
@@ -91,9 +84,9 @@ func (v *Virtual) Now() time.Duration {
 
 // AfterFunc schedules f at Now()+d.
 func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
-	e := &event{timedCall: timedCall{f: f, index: -1}, clock: v}
-	v.push(&e.timedCall, d)
-	return e
+	p := newPending(v, f)
+	v.push(&p.timedCall, d)
+	return p
 }
 
 // push schedules c at Now()+d (Now() when d is negative), after the calls

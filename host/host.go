@@ -1,6 +1,7 @@
 // Package host runs devices as a program does: each device with its state
 // directory, its pseudo-terminal, an optional real serial port and a TCP
-// listener, on real, scaled or as-fast-as-possible time, until told to stop.
+// listener, on real time, or on a virtual clock run at a multiple of real
+// time or as fast as possible, until told to stop.
 package host
 
 import (
@@ -163,10 +164,7 @@ func New(cfg Config) (h *Host, err error) {
 	switch {
 	case cfg.Speed == 1:
 		h.clk = clock.NewReal()
-	case cfg.Speed > 0 && !math.IsInf(cfg.Speed, 1):
-		h.vclk = clock.NewVirtual()
-		h.clk = h.vclk
-	case math.IsInf(cfg.Speed, 1):
+	case cfg.Speed > 0: // Run drives it, as fast as possible at +Inf
 		h.vclk = clock.NewVirtual()
 		h.clk = h.vclk
 	default:

@@ -77,9 +77,9 @@ func (q *Queue) Notify(n Notification) bool {
 
 // DeferWake makes the queue hand the wake-up of its consumer to later
 // instead of waking it at once when a notification starts to wait: later
-// is to call wake, at once or soon after (clock.AfterPass calls it when the
-// scheduler's pass ends, so that the consumer takes the notifications of
-// the pass together). The end of a subscription, and a notification that
+// is to call wake, at once or soon after (a clock.Batcher's AfterPass calls
+// it when the clock's pass ends, so that the consumer takes the
+// notifications of the pass together). The end of a subscription, and a notification that
 // fills its topic's Limit (one more would be dropped), still wake the
 // consumer at once. Call DeferWake before the queue is used.
 func (q *Queue) DeferWake(later func(wake func())) {

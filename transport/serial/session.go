@@ -127,12 +127,15 @@ type session struct {
 	welcome  []byte // the welcome frame, sent again to a repeated hello
 }
 
-// newSession starts the session of a line or TCP connection. Its writer is
-// woken when the scheduler's pass ends (clock.AfterPass), not by each
-// notification: the notifications of a pass go out in one write.
+// newSession starts the session of a line or TCP connection. On a clock
+// that runs its calls in passes (clock.Batcher, the real clock) its writer
+// is woken when the pass ends, not by each notification: the
+// notifications of a pass go out in one write.
 func newSession(srv *Server, w *lockedWriter, token, name string) *session {
 	q := resource.NewQueue(QueueSize)
-	q.DeferWake(clock.AfterPass)
+	if b, ok := srv.Device.Clock().(clock.Batcher); ok {
+		q.DeferWake(b.AfterPass)
+	}
 	return startSession(srv.log(), srv.Device, w, token, q, resource.NewClient(name, q), srv.Device.Do)
 }
 

@@ -55,8 +55,9 @@ func (acceptAll) Unsubscribed(*resource.Topic) {}
 // them.
 func TestNotificationsOfAPassLeaveInOneWrite(t *testing.T) {
 	rec := &writeRecorder{}
+	r := clock.NewReal()
 	q := resource.NewQueue(QueueSize)
-	q.DeferWake(clock.AfterPass)
+	q.DeferWake(r.AfterPass)
 	c := resource.NewClient("test", q)
 	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, &lockedWriter{w: rec}, "t", q, c, nil)
 	defer s.end()
@@ -67,7 +68,6 @@ func TestNotificationsOfAPassLeaveInOneWrite(t *testing.T) {
 		}
 		s.subs[uri] = uint32(i + 1)
 	}
-	r := clock.NewReal()
 	at := r.Now() + time.Millisecond
 	clock.At(r, at, func() {
 		// calls made by a call, due when it is, run in its pass
