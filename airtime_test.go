@@ -38,7 +38,7 @@ type radioStream struct {
 func subscribeOverRadio(t testing.TB, d *senseboard.Device, path string) *radioStream {
 	t.Helper()
 	q := resource.NewQueue(4096)
-	rc, err := d.BLE.Radio().Connect(radio.NewCentral("C0:00:00:00:00:01", "phone"), q)
+	rc, err := d.Radio.Connect(radio.NewCentral("C0:00:00:00:00:01", "phone"), q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/gsp"
+	"senseboard/gsp/gspdata"
 	"senseboard/noise"
 	"senseboard/nvm"
 	"senseboard/profile"
@@ -63,6 +64,8 @@ type Device struct {
 	EEPROM *nvm.EEPROM
 	Wearer *world.Wearer
 	Model  *sensor.Model
+	// Radio is the device's BLE radio, which centrals connect to.
+	Radio *radio.Peripheral
 
 	Info    *info.Provider
 	Time    *timesvc.Provider
@@ -152,9 +155,19 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	if d.Info, err = info.New(p); err != nil {
 		return err
 	}
-	if d.BLE, err = ble.New(d.Store, seed); err != nil {
+	settings, err := radio.OpenSettings(d.Store)
+	if err != nil {
 		return err
 	}
+	d.Radio, err = radio.New(radio.Config{
+		Address: p.BLE.Address, Serial: p.Serial, Product: p.Product.Name,
+		HRS: p.Modules.HRS, NUS: p.Modules.NUS, Seed: seed, Clock: c,
+		Airtime: p.BLE.Airtime, NotificationSize: gspdata.Size,
+	}, settings)
+	if err != nil {
+		return err
+	}
+	d.BLE = ble.New(d.Radio)
 	if d.Debug, err = debug.New(d.Store, d.EEPROM, p); err != nil {
 		return err
 	}
@@ -206,7 +219,7 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	if err != nil {
 		return err
 	}
-	if err = d.BLE.Radio().AddService(radio.NewBatteryService(d.System.EnergyLevel)); err != nil {
+	if err = d.Radio.AddService(radio.NewBatteryService(d.System.EnergyLevel)); err != nil {
 		return fmt.Errorf("battery service: %w", err) // abandon closes the device
 	}
 	if p.Modules.GSP {
@@ -214,7 +227,7 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 		if d.gsp, err = app.Run(d.Device, d.GSP); err != nil {
 			return fmt.Errorf("module %s: %w", gsp.Name, err)
 		}
-		if err = d.BLE.Radio().AddService(d.GSP.Service()); err != nil {
+		if err = d.Radio.AddService(d.GSP.Service()); err != nil {
 			d.gsp.Stop()
 			d.Device.Close()
 			return fmt.Errorf("module %s: %w", gsp.Name, err)

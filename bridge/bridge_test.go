@@ -142,7 +142,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		r.local[s] = d
 		cfg.Local = append(cfg.Local, bridge.Peripheral{Serial: s, Inject: d.InjectJSON, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Radio) })
 			return central, nil
 		}})
 	}
@@ -162,7 +162,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		r.remote[s] = d
 		rctx, stop := context.WithCancel(ctx)
 		r.stop[s] = stop
-		wg.Go(func() { srv.ServeRadios(rctx, ln, d.BLE.Radio()) })
+		wg.Go(func() { srv.ServeRadios(rctx, ln, d.Radio) })
 	}
 	r.peripherals = cfg.Local
 	if cfg.ScanInterval == 0 {

@@ -65,7 +65,7 @@ func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 		ScanInterval: 20 * time.Millisecond,
 		Local: []bridge.Peripheral{{Serial: r.serial, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Radio) })
 			return central, nil
 		}}},
 	})

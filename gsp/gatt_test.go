@@ -19,7 +19,7 @@ import (
 // GET, a stream and a log over the characteristics.
 func TestOverGATT(t *testing.T) {
 	d := senseboardtest.New(t, senseboardtest.Config{})
-	rc, err := d.BLE.Radio().Connect(radio.NewCentral("AA:BB:CC:00:00:07", "central"), resource.NewQueue(1))
+	rc, err := d.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:07", "central"), resource.NewQueue(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ type gattPeer struct {
 
 func connectGATT(t *testing.T, d *senseboardtest.Device, mtu int) *gattPeer {
 	t.Helper()
-	rc, err := d.BLE.Radio().Connect(radio.NewCentral("AA:BB:CC:00:00:08", "central"), resource.NewQueue(1))
+	rc, err := d.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:08", "central"), resource.NewQueue(1))
 	if err != nil {
 		t.Fatal(err)
 	}

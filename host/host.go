@@ -102,7 +102,7 @@ func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
 		return nil, err
 	}
 	device, central := net.Pipe()
-	h.radios.Go(func() { r.srv.ServeRadio(h.stopCtx, device, r.Device.BLE.Radio()) })
+	h.radios.Go(func() { r.srv.ServeRadio(h.stopCtx, device, r.Device.Radio) })
 	return central, nil
 }
 
@@ -292,7 +292,7 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 		h.closers = append(h.closers, ln)
 		h.onAir = append(h.onAir, ln)
 		r.Air = ln.Addr().String()
-		h.serve = append(h.serve, func(context.Context) error { return srv.ServeRadios(h.airCtx, ln, d.BLE.Radio()) })
+		h.serve = append(h.serve, func(context.Context) error { return srv.ServeRadios(h.airCtx, ln, d.Radio) })
 	}
 	return r, nil
 }

@@ -183,11 +183,11 @@ func (c *Conn) end(reason error) {
 		c.client.Close()
 		<-c.attached
 		c.detach()
-		if f := p.cfg.OnDisconnect; f != nil {
-			f(c)
-		}
-		if f := p.cfg.OnHRSNotifications; hrsWasOn && f != nil {
-			f(false)
+		if h := p.hosted(); h != nil {
+			h.Disconnected(c)
+			if hrsWasOn {
+				h.HRSNotifications(false)
+			}
 		}
 		p.logf("BLE: %s disconnected (%v)", c.central.Address, reason)
 	})

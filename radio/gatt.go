@@ -524,15 +524,15 @@ func (hrsHandler) Write(char UUID, _ []byte) error {
 }
 
 func (h hrsHandler) Notifying(_ UUID, on bool) {
-	if f := h.p.cfg.OnHRSNotifications; f != nil {
-		f(on)
+	if host := h.p.hosted(); host != nil {
+		host.HRSNotifications(on)
 	}
 }
 
 func (hrsHandler) Close() {}
 
 // nusService is the serial service; what the central writes to RX goes
-// to OnNUSWrite.
+// to the host's NUSWritten.
 func (p *Peripheral) nusService() *Service {
 	return &Service{
 		UUID: NUSService,
@@ -547,8 +547,8 @@ func (p *Peripheral) nusService() *Service {
 type nusHandler struct{ p *Peripheral }
 
 func (h nusHandler) Write(_ UUID, data []byte) error {
-	if f := h.p.cfg.OnNUSWrite; f != nil {
-		f(data)
+	if host := h.p.hosted(); host != nil {
+		host.NUSWritten(data)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"senseboard/nvm"
 	"senseboard/radio"
@@ -178,8 +179,9 @@ func TestBatteryServiceReads(t *testing.T) {
 func errOf(_ []byte, err error) error { return err }
 
 func TestHeartRateServiceNotifies(t *testing.T) {
-	var heard []bool
-	p := newPeripheral(t, radio.Config{HRS: true, OnHRSNotifications: func(on bool) { heard = append(heard, on) }})
+	h := &hrsHost{}
+	p := newPeripheral(t, radio.Config{HRS: true})
+	p.Attach(h)
 	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +197,7 @@ func TestHeartRateServiceNotifies(t *testing.T) {
 		t.Errorf("typed measurement %+v", d)
 	}
 	c.Disconnect()
-	if fmt.Sprint(heard) != "[true false]" {
+	if heard := h.heard; fmt.Sprint(heard) != "[true false]" {
 		t.Errorf("notification switches %v", heard)
 	}
 	if got := radio.AppendHeartRateMeasurement(nil, radio.HRSData{Average: 300}); fmt.Sprintf("% X", got) != "01 2C 01" {
@@ -251,3 +253,14 @@ func ExamplePeripheral_AddService() {
 	c.Disconnect()
 	// Output: 00000003-0000-4000-8000-000000000000 [5] 247
 }
+
+// hrsHost is a Host that hears the heart-rate notifications switch.
+type hrsHost struct{ heard []bool }
+
+func (*hrsHost) OnAir() bool                { return true }
+func (*hrsHost) SinceReset() time.Duration  { return time.Hour }
+func (*hrsHost) Logf(string, ...any)        {}
+func (*hrsHost) Connected(*radio.Conn)      {}
+func (*hrsHost) Disconnected(*radio.Conn)   {}
+func (h *hrsHost) HRSNotifications(on bool) { h.heard = append(h.heard, on) }
+func (*hrsHost) NUSWritten([]byte)          {}

@@ -15,11 +15,12 @@
 // (Admit: "pair first") and then makes it with the Conn's resource client,
 // so that its subscriptions end with the connection.
 //
-// What the radio needs of the device (its clock, whether it runs its
-// application, the time since the reset, its names) comes in through
-// Config; what happens on the link goes out through Config's callbacks,
-// which the /Comm/Ble resources (package provider/ble) turn into
-// notifications.
+// What the radio knows of its device when it is made (its clock, its
+// names, its services, its throughput model) comes in through Config; what
+// it asks of the running device (whether it runs its application, the
+// time since the reset) and what happens on the link go through the Host
+// that the /Comm/Ble resources (package provider/ble) attach, which turn
+// what happens into notifications.
 //
 // Advertising starts with the peripheral and at every reset. A connection
 // stops it; when the connection ends the device advertises again, unless
@@ -32,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/clock"
@@ -41,9 +43,7 @@ import (
 	"senseboard/resource"
 )
 
-// Config is what the radio knows of its device, and whom it tells what
-// happens on the link. Callbacks run without the radio's lock held and may
-// call the radio.
+// Config is what the radio knows of its device when it is made.
 type Config struct {
 	// Address is the device's BLE address, XX:XX:XX:XX:XX:XX.
 	Address string
@@ -56,14 +56,6 @@ type Config struct {
 	Seed uint64
 	// Clock runs the advertising timeout.
 	Clock clock.Clock
-	// OnAir reports whether the device runs its application: only then
-	// does it advertise and accept connections. Nil means always.
-	OnAir func() bool
-	// SinceReset returns the time since the device's last reset, for the
-	// bonding recovery time. Nil means a long time.
-	SinceReset func() time.Duration
-	// Logf logs what happens on the link; nil discards it.
-	Logf func(format string, a ...any)
 	// Airtime is the throughput model of the connections (see
 	// airtime.go); its zero value is off (every notification leaves at
 	// once). Enabled, it must pass its Validate (New refuses it
@@ -74,21 +66,38 @@ type Config struct {
 	// nil function) counts it as one notification of the connection's
 	// full MTU.
 	NotificationSize func(content any) int
+}
 
-	// OnConnect and OnDisconnect hear of each connection's start and end.
-	OnConnect, OnDisconnect func(*Conn)
-	// OnHRSNotifications hears the central switch heart-rate
-	// notifications, and their end with the connection.
-	OnHRSNotifications func(on bool)
-	// OnNUSWrite receives what the central writes to the serial service.
-	OnNUSWrite func(data []byte)
+// Host is the running device as its radio sees it: what the radio asks of
+// it, and what it hears of the link. Connected, Disconnected,
+// HRSNotifications and NUSWritten run without the radio's lock held and
+// may call the radio; OnAir, SinceReset and Logf may run with it held and
+// must not.
+type Host interface {
+	// OnAir reports whether the device runs its application: only then
+	// does it advertise and accept connections.
+	OnAir() bool
+	// SinceReset returns the time since the device's last reset, for the
+	// bonding recovery time.
+	SinceReset() time.Duration
+	// Logf logs what happens on the link.
+	Logf(format string, a ...any)
+	// Connected and Disconnected hear of each connection's start and end.
+	Connected(*Conn)
+	Disconnected(*Conn)
+	// HRSNotifications hears the central switch heart-rate notifications,
+	// and their end with the connection.
+	HRSNotifications(on bool)
+	// NUSWritten receives what the central writes to the serial service.
+	NUSWritten(data []byte)
 }
 
 // Peripheral is the device's side of the link.
 type Peripheral struct {
-	cfg Config
-	st  *nvm.Var[Settings] // changed under mu
-	clk clock.Clock        // cfg.Clock, or the wall clock
+	cfg  Config
+	host atomic.Pointer[attached] // nil until Attach
+	st   *nvm.Var[Settings]       // changed under mu
+	clk  clock.Clock              // cfg.Clock, or the wall clock
 
 	mu          sync.Mutex
 	advertising bool
@@ -125,24 +134,44 @@ func New(cfg Config, st *nvm.Var[Settings]) (*Peripheral, error) {
 	return p, nil
 }
 
+// attached holds the Host of Attach.
+type attached struct{ Host }
+
+// Attach makes h the peripheral's host, in place of the one it had. Until
+// a host is attached the peripheral is always on the air, a long time
+// past its last reset, and tells nobody what happens on the link.
+func (p *Peripheral) Attach(h Host) { p.host.Store(&attached{h}) }
+
+// hosted returns the attached host, or nil.
+func (p *Peripheral) hosted() Host {
+	if a := p.host.Load(); a != nil {
+		return a.Host
+	}
+	return nil
+}
+
 // Address returns the device's BLE address.
 func (p *Peripheral) Address() string { return p.cfg.Address }
 
 // Serial returns the device's serial number.
 func (p *Peripheral) Serial() string { return p.cfg.Serial }
 
-func (p *Peripheral) onAir() bool { return p.cfg.OnAir == nil || p.cfg.OnAir() }
+func (p *Peripheral) onAir() bool {
+	h := p.hosted()
+	return h == nil || h.OnAir()
+}
 
 func (p *Peripheral) sinceReset() time.Duration {
-	if p.cfg.SinceReset == nil {
+	h := p.hosted()
+	if h == nil {
 		return time.Duration(1<<63 - 1)
 	}
-	return p.cfg.SinceReset()
+	return h.SinceReset()
 }
 
 func (p *Peripheral) logf(format string, a ...any) {
-	if p.cfg.Logf != nil {
-		p.cfg.Logf(format, a...)
+	if h := p.hosted(); h != nil {
+		h.Logf(format, a...)
 	}
 }
 
@@ -195,8 +224,8 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	p.mu.Unlock()
 	conn.attach(services)
 	close(conn.attached)
-	if f := p.cfg.OnConnect; f != nil {
-		f(conn)
+	if h := p.hosted(); h != nil {
+		h.Connected(conn)
 	}
 	p.logf("BLE: %s connected (handle %d)", c.Address, conn.handle)
 	return conn, nil

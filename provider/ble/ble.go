@@ -11,10 +11,9 @@ package ble
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"senseboard/device"
-	"senseboard/gsp/gspdata"
-	"senseboard/nvm"
 	"senseboard/radio"
 	"senseboard/resource"
 )
@@ -77,8 +76,6 @@ type NUSData struct {
 
 // Provider serves the BLE resources on the device's radio.
 type Provider struct {
-	seed  uint64
-	st    *nvm.Var[radio.Settings]
 	radio *radio.Peripheral
 
 	mu       sync.Mutex // guards the topics
@@ -87,46 +84,21 @@ type Provider struct {
 	nusTopic *resource.Topic
 }
 
-// New returns the BLE provider, reading the radio's non-volatile settings
-// from store (see radio.OpenSettings).
-func New(store *nvm.Store, seed uint64) (*Provider, error) {
-	st, err := radio.OpenSettings(store)
-	if err != nil {
-		return nil, err
-	}
-	return &Provider{seed: seed, st: st}, nil
-}
-
-// Radio returns the device's radio, which centrals connect to; nil before
-// Register.
-func (p *Provider) Radio() *radio.Peripheral { return p.radio }
+// New returns the BLE provider of the device's radio, which the device's
+// assembly makes (its settings from radio.OpenSettings).
+func New(r *radio.Peripheral) *Provider { return &Provider{radio: r} }
 
 // Address returns the device's BLE address, XX:XX:XX:XX:XX:XX.
 func (p *Provider) Address() string { return p.radio.Address() }
 
 // Connected reports whether a central is connected.
-func (p *Provider) Connected() bool { return p.radio != nil && p.radio.Connected() }
+func (p *Provider) Connected() bool { return p.radio.Connected() }
 
-// Register starts the radio, which advertises at once, and installs the resources.
+// Register attaches the device to its radio, which tells the resources
+// what happens on the link, and installs the resources.
 func (p *Provider) Register(d *device.Device) error {
 	prof := d.Profile()
-	r, err := radio.New(radio.Config{
-		Address: prof.BLE.Address, Serial: d.Serial(), Product: prof.Product.Name,
-		HRS: prof.Modules.HRS, NUS: prof.Modules.NUS, Seed: p.seed, Clock: d.Clock(),
-		Airtime:            prof.BLE.Airtime,
-		NotificationSize:   gspdata.Size,
-		OnAir:              func() bool { return d.Mode() == device.ModeApplication },
-		SinceReset:         d.SinceReset,
-		Logf:               func(format string, a ...any) { d.Logf(device.LevelInfo, format, a...) },
-		OnConnect:          func(c *radio.Conn) { p.publish(&p.peers, &PeerChange{Peer: peer(c), State: Connected}) },
-		OnDisconnect:       func(c *radio.Conn) { p.publish(&p.peers, &PeerChange{Peer: peer(c), State: Disconnected}) },
-		OnHRSNotifications: func(on bool) { p.publish(&p.hrsTopic, &HRSState{Enabled: on}) },
-		OnNUSWrite:         p.nusWritten,
-	}, p.st)
-	if err != nil {
-		return err
-	}
-	p.radio = r
+	p.radio.Attach(host{p, d})
 
 	d.HandleFunc("/Comm/Ble/Addr", resource.Get, p.getAddr)
 	d.HandleFunc("/Comm/Ble/Adv", resource.Get, p.getAdv)
@@ -163,6 +135,26 @@ func (p *Provider) Reset() { p.radio.Reset() }
 
 // PowerOff drops the connection and stops the radio.
 func (p *Provider) PowerOff() { p.radio.PowerOff() }
+
+// host is the device as its radio sees it: it runs its application in
+// Application mode only, and what happens on the link becomes the
+// resources' notifications.
+type host struct {
+	p *Provider
+	d *device.Device
+}
+
+func (h host) OnAir() bool                  { return h.d.Mode() == device.ModeApplication }
+func (h host) SinceReset() time.Duration    { return h.d.SinceReset() }
+func (h host) Logf(format string, a ...any) { h.d.Logf(device.LevelInfo, format, a...) }
+func (h host) Connected(c *radio.Conn) {
+	h.p.publish(&h.p.peers, &PeerChange{Peer: peer(c), State: Connected})
+}
+func (h host) Disconnected(c *radio.Conn) {
+	h.p.publish(&h.p.peers, &PeerChange{Peer: peer(c), State: Disconnected})
+}
+func (h host) HRSNotifications(on bool) { h.p.publish(&h.p.hrsTopic, &HRSState{Enabled: on}) }
+func (h host) NUSWritten(data []byte)   { h.p.nusWritten(data) }
 
 // peer describes a connection as /Comm/Ble/Peers does.
 func peer(c *radio.Conn) Peer {

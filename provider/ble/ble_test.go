@@ -25,7 +25,7 @@ func central(n int) *radio.Central {
 
 func connect(t *testing.T, d *sbt.Device, c *radio.Central) *radio.Conn {
 	t.Helper()
-	conn, err := d.BLE.Radio().Connect(c, resource.NewQueue(64))
+	conn, err := d.Radio.Connect(c, resource.NewQueue(64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestAddressAndAdvertising(t *testing.T) {
 	if isAdv() {
 		t.Fatal("advertising after DELETE")
 	}
-	if _, err := d.BLE.Radio().Connect(central(1), resource.NewQueue(1)); !errors.Is(err, radio.ErrNotAdvertising) || err.Error() != "device 000123 is not advertising" {
+	if _, err := d.Radio.Connect(central(1), resource.NewQueue(1)); !errors.Is(err, radio.ErrNotAdvertising) || err.Error() != "device 000123 is not advertising" {
 		t.Errorf("connect while not advertising: %v", err)
 	}
 	d.Expect(200, resource.Delete, "/Comm/Ble/Adv") // stopping twice is fine
@@ -105,7 +105,7 @@ func TestDefaultPackets(t *testing.T) {
 		p := profile.Default()
 		p.Modules.HRS = hrs
 		d := sbt.New(t, sbt.Config{Profile: p})
-		pk, ok := d.BLE.Radio().Advertising()
+		pk, ok := d.Radio.Advertising()
 		if !ok {
 			t.Fatal("not advertising")
 		}
@@ -139,7 +139,7 @@ func TestAdvSettings(t *testing.T) {
 	d := sbt.New(t, sbt.Config{})
 	custom := `{"AdvPacket": [2, 1, 6, 5, 9, 84, 101, 115, 116], "ScanRespPacket": null, "Interval": 32, "Timeout": 0}`
 	d.Expect(200, resource.Put, "/Comm/Ble/Adv/Settings", sbt.Record(t, "AdvSettings", custom))
-	pk, _ := d.BLE.Radio().Advertising()
+	pk, _ := d.Radio.Advertising()
 	if !bytes.Equal(pk.Adv, []byte{2, 1, 6, 5, 9, 84, 101, 115, 116}) {
 		t.Errorf("custom packet not used verbatim: % X", pk.Adv)
 	}
@@ -170,7 +170,7 @@ func TestOneConnectionAndPeers(t *testing.T) {
 	d := sbt.New(t, sbt.Config{})
 	peers := d.Subscribe("/Comm/Ble/Peers")
 	a := connect(t, d, central(1))
-	if _, err := d.BLE.Radio().Connect(central(2), resource.NewQueue(1)); err == nil {
+	if _, err := d.Radio.Connect(central(2), resource.NewQueue(1)); err == nil {
 		t.Fatal("a second central connected")
 	} else if !errors.Is(err, radio.ErrNotAdvertising) && !errors.Is(err, radio.ErrBusy) {
 		t.Fatalf("second central: %v", err)
@@ -248,7 +248,7 @@ func TestPassKey(t *testing.T) {
 		d.Expect(400, resource.Put, "/Comm/Ble/Security/Pin", resource.String(bad))
 	}
 	d.Expect(200, resource.Put, "/Comm/Ble/Security/Pin", resource.String("024680"))
-	pk, _ := d.BLE.Radio().Advertising()
+	pk, _ := d.Radio.Advertising()
 	if adMap(t, pk.Adv)[radio.ADManufacturerData][3]&radio.FlagPassKey == 0 {
 		t.Error("the advertisement does not say a pass key is needed")
 	}
@@ -448,7 +448,7 @@ func TestResetAndPowerOffDropTheConnection(t *testing.T) {
 	if err := b.Err(); err == nil || err.Error() != "disconnected: the device turned off" {
 		t.Errorf("after power off: %v", err)
 	}
-	if _, ok := d.BLE.Radio().Advertising(); ok {
+	if _, ok := d.Radio.Advertising(); ok {
 		t.Error("advertising while off")
 	}
 }

@@ -75,7 +75,7 @@ func bleStreams(t *testing.T, interval uint16, streams []sampleStream, seconds i
 	central := radio.NewCentral("AA:BB:CC:00:00:09", "phone")
 	central.Interval = interval
 	q := resource.NewQueue(1 << 14)
-	c, err := d.BLE.Radio().Connect(central, q)
+	c, err := d.Radio.Connect(central, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestCarriedToAFullReaderIsCounted(t *testing.T) {
 	t.Parallel()
 	d := sbt.New(t, sbt.Config{})
 	q := resource.NewQueue(4) // a reader that has stopped reading
-	c, err := d.BLE.Radio().Connect(radio.NewCentral("AA:BB:CC:00:00:0B", "phone"), q)
+	c, err := d.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:0B", "phone"), q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestUnsubscribeDiscardsWhatWaitsUncounted(t *testing.T) {
 	t.Parallel()
 	d := sbt.New(t, sbt.Config{})
 	q := resource.NewQueue(1 << 12)
-	c, err := d.BLE.Radio().Connect(radio.NewCentral("AA:BB:CC:00:00:0A", "phone"), q)
+	c, err := d.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:0A", "phone"), q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func TestRadioAcceptRetriesTemporaryErrors(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- (&serial.Server{Device: d.Device}).ServeRadios(sctx, &failingListener{Listener: ln, errs: []error{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED}}, d.BLE.Radio())
+		done <- (&serial.Server{Device: d.Device}).ServeRadios(sctx, &failingListener{Listener: ln, errs: []error{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED}}, d.Radio)
 	}()
 	defer func() {
 		stop()
@@ -241,7 +241,7 @@ func TestSilentClientsAreClosed(t *testing.T) {
 	srv = &serial.Server{Device: d.Device, HelloTimeout: 20 * time.Millisecond}
 	dev, central := net.Pipe()
 	done := make(chan struct{})
-	go func() { srv.ServeRadio(context.Background(), dev, d.BLE.Radio()); close(done) }()
+	go func() { srv.ServeRadio(context.Background(), dev, d.Radio); close(done) }()
 	if got := lastError(framesToEnd(t, central)); !strings.Contains(got, "did not say hello") {
 		t.Errorf("silent radio stream: %q", got)
 	}

@@ -122,7 +122,7 @@ func FuzzStreamFrames(f *testing.F) {
 		hello, _ := wire.AppendJSONFrame(nil, wire.Hello, 1, &wire.HelloMsg{Protocol: wire.Version, Client: "fuzz", Session: "fuzz"})
 		open := [][]byte{hello}
 		if radio {
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Radio) })
 			conn, _ := wire.AppendJSONFrame(nil, wire.Connect, 2, &wire.ConnectMsg{Address: "C0:53:42:00:00:01", Name: "fuzz"})
 			open = append(open, conn)
 		} else {

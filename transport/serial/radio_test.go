@@ -55,7 +55,7 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 	srv := &serial.Server{Device: d.Device}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { srv.ServeRadios(ctx, ln, d.BLE.Radio()); close(done) }()
+	go func() { srv.ServeRadios(ctx, ln, d.Radio); close(done) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -429,7 +429,7 @@ func TestRadioMalformedPayloads(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+	wg.Go(func() { srv.ServeRadio(ctx, dev, d.Radio) })
 
 	type bad struct {
 		kind          wire.Kind

@@ -47,7 +47,7 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 		Serial: "000123",
 		Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Radio) })
 			return central, nil
 		},
 	}}})
