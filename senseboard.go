@@ -174,31 +174,13 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	d.Time = timesvc.New()
 	d.Storage = eeprom.New(d.EEPROM)
 	d.UI = ui.New()
-	d.AFE = afe.New()
 	d.ECG = meas.NewECG(ecgSrc)
 	d.HR = meas.NewHR(ecgSrc)
 	d.Temp = meas.NewTemp(tempSrc)
-	d.System = system.New(system.Config{
-		Wearer:     d.Wearer,
-		WakeUp:     d.AFE.WakeUp,
-		AccRunning: func() bool { return d.IMU.AccRunning() },
-		CatchUp:    func() { d.IMU.CatchUp() },
-		Watch:      func(delta int) { d.IMU.Watch(delta) },
-		ExtraDraw: func() float64 {
-			ma := 0.0
-			if d.BLE.Connected() {
-				ma += 0.3
-			}
-			if d.UI.LedOn() {
-				ma += 2
-			}
-			return ma
-		},
-	})
-	d.IMU = meas.NewIMU(imuSrc, d.System)
-	d.AFE.Contact = func() bool { return ecgSrc.Contact(c.Now()) }
-	d.AFE.ECGConfig = d.ECG.ECGRegister
-	d.AFE.LastRR = d.HR.LastRR
+	d.AFE = afe.New(afe.Config{Electrodes: ecgSrc, ECG: d.ECG, HR: d.HR})
+	d.IMU = meas.NewIMU(imuSrc)
+	d.System = system.New(system.Config{Wearer: d.Wearer, FrontEnd: d.AFE, Detectors: d.IMU, Radio: d.BLE, LED: d.UI})
+	d.IMU.ReportTo(d.System) // which asks the detectors in turn
 
 	providers := []device.Provider{
 		d.Info, d.Time, d.BLE, d.Debug, d.System, d.Storage, d.UI, d.AFE, misc.Provider{},

@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/resource"
 )
@@ -111,14 +112,40 @@ const (
 	WakeOnContact  uint8 = 1
 )
 
+// Config connects the front end to the parts of the device it reads.
+type Config struct {
+	// Electrodes say whether the electrodes touch the skin; nil means always.
+	Electrodes Electrodes
+	// ECG is the ECG measurement, whose configuration CNFG_ECG shows; nil
+	// keeps the register.
+	ECG ECG
+	// HR is the heart rate, whose latest R-to-R interval RTOR shows; nil
+	// keeps the register.
+	HR HeartRate
+}
+
+// Electrodes say whether the electrodes touch the skin (the ECG signal's
+// source: the sensor model or a recording).
+type Electrodes interface {
+	Contact(at time.Duration) bool
+}
+
+// ECG is the ECG measurement (meas.ECG).
+type ECG interface {
+	// ECGRegister returns the CNFG_ECG bits of the measurement in use.
+	ECGRegister() uint32
+}
+
+// HeartRate is the heart rate (meas.HR).
+type HeartRate interface {
+	// LastRR returns the latest R-to-R interval, 0 before the first.
+	LastRR() time.Duration
+}
+
 // Provider serves the front-end resources.
 type Provider struct {
-	// Contact reports whether the electrodes touch the skin now; nil means always.
-	Contact func() bool
-	// ECGConfig returns the CNFG_ECG bits of the ECG measurement in use; nil keeps the register.
-	ECGConfig func() uint32
-	// LastRR returns the latest R-to-R interval; nil or 0 keeps the register.
-	LastRR func() time.Duration
+	cfg Config
+	clk clock.Clock // the device's, from Register
 
 	mu     sync.Mutex
 	regs   map[uint8]uint32
@@ -126,8 +153,8 @@ type Provider struct {
 }
 
 // New returns the provider with power-on register values.
-func New() *Provider {
-	p := &Provider{}
+func New(cfg Config) *Provider {
+	p := &Provider{cfg: cfg}
 	p.Reset()
 	return p
 }
@@ -153,6 +180,7 @@ func (p *Provider) WakeUp() uint8 {
 
 // Register installs the resources.
 func (p *Provider) Register(d *device.Device) error {
+	p.clk = d.Clock()
 	d.HandleFunc("/Component/MAX3000x/WakeUp", resource.Get, func(*resource.Request) resource.Response {
 		return resource.OK(p.WakeUp())
 	})
@@ -208,17 +236,17 @@ func (p *Provider) Read(addr uint8) (uint32, string) {
 	defer p.mu.Unlock()
 	switch addr {
 	case RegStatus:
-		if p.Contact == nil || p.Contact() {
+		if p.cfg.Electrodes == nil || p.cfg.Electrodes.Contact(p.clk.Now()) {
 			return p.regs[addr] | StatusLeadsOn, ""
 		}
 		return p.regs[addr] &^ StatusLeadsOn, ""
 	case RegCnfgECG:
-		if p.ECGConfig != nil {
-			return p.ECGConfig(), ""
+		if p.cfg.ECG != nil {
+			return p.cfg.ECG.ECGRegister(), ""
 		}
 	case RegRTOR:
-		if p.LastRR != nil {
-			if rr := p.LastRR(); rr > 0 {
+		if p.cfg.HR != nil {
+			if rr := p.cfg.HR.LastRR(); rr > 0 {
 				units := uint32(rr / (7812500 * time.Nanosecond)) // 1/128 s
 				return (units & 0x3FFF) << 10, ""
 			}

@@ -88,10 +88,21 @@ type IMU struct {
 	accUsers  atomic.Int32 // running streams that include the accelerometer
 }
 
-// NewIMU returns the IMU provider reading src; detected states go to states.
-func NewIMU(src sensor.IMUSource, states StateSink) *IMU {
-	return &IMU{src: src, states: states, accRange: DefaultAccRange, gyroRange: DefaultGyroRange}
+// NewIMU returns the IMU provider reading src. Its detectors report the
+// states they find to the StateSink of ReportTo.
+func NewIMU(src sensor.IMUSource) *IMU {
+	return &IMU{src: src, states: noStates{}, accRange: DefaultAccRange, gyroRange: DefaultGyroRange}
 }
+
+// noStates is the StateSink of an IMU that reports to nobody.
+type noStates struct{}
+
+func (noStates) Detected(int, int32, uint32) {}
+
+// ReportTo makes the detectors report the states they find to states (the
+// system provider, which asks the detectors in turn); call it before the
+// device is made.
+func (p *IMU) ReportTo(states StateSink) { p.states = states }
 
 // SetSource changes the source, as a replay does.
 func (p *IMU) SetSource(src sensor.IMUSource) {

@@ -80,27 +80,62 @@ type StateChange struct {
 	NewState  int32         `json:"NewState"`
 }
 
-// Config connects the provider to the rest of the device.
+// Config connects the provider to the parts of the device it reads.
 type Config struct {
+	// Wearer is whom the device is worn by: the electrodes' contact, the
+	// movement that wakes it, the scenario's battery levels.
 	Wearer *world.Wearer
-	// WakeUp returns the wake-up source set on the front end:
-	// 0 movement, 1 electrode contact.
-	WakeUp func() uint8
-	// AccRunning reports whether the accelerometer runs (the detectors of
-	// states 0, 3, 4 and 5 need it).
-	AccRunning func() bool
-	// CatchUp brings the detectors of states 0, 3, 4 and 5 up to now: they
-	// run ahead only while one of their states has a subscriber, and catch
-	// up before one is read. It is called without the provider's lock (the
-	// detectors report to Detected).
-	CatchUp func()
+	// FrontEnd gives the wake-up source set on the ECG front end; nil
+	// means electrode contact.
+	FrontEnd FrontEnd
+	// Detectors are the accelerometer's detectors of states 0, 3, 4 and 5;
+	// nil reads those states as not running.
+	Detectors Detectors
+	// Radio and LED draw current beyond the model's own while a central
+	// is connected (0.3 mA) and while the LED is on (2 mA); nil draws none.
+	Radio Radio
+	LED   LED
+}
+
+// FrontEnd is the ECG front end (provider/afe).
+type FrontEnd interface {
+	// WakeUp returns the wake-up source: 0 movement, 1 electrode contact.
+	WakeUp() uint8
+}
+
+// Detectors are the accelerometer's state detectors (meas.IMU), which
+// report what they find to Detected.
+type Detectors interface {
+	// AccRunning reports whether the accelerometer runs: the detectors
+	// need it.
+	AccRunning() bool
+	// CatchUp brings the detectors up to now: they run ahead only while
+	// one of their states has a subscriber, and catch up before one is
+	// read. It is called without the provider's lock (the detectors
+	// report to Detected).
+	CatchUp()
 	// Watch tells the detectors that one of their states gained its first
 	// subscriber (+1) or lost its last (-1).
-	Watch func(delta int)
-	// ExtraDraw returns current drawn beyond the model's own, mA (radio
-	// connection, LED).
-	ExtraDraw func() float64
+	Watch(delta int)
 }
+
+// Radio is the device's radio (provider/ble).
+type Radio interface {
+	// Connected reports whether a central is connected.
+	Connected() bool
+}
+
+// LED is the device's LED (provider/ui).
+type LED interface {
+	// LedOn reports whether the LED is lit.
+	LedOn() bool
+}
+
+// Current drawn beyond the model's own, mA.
+const (
+	radioMA = 0.3 // a central connected
+	ledMA   = 2   // the LED on
+)
 
 // Provider serves the system resources.
 type Provider struct {
@@ -246,10 +281,14 @@ func (p *Provider) drainTo(now time.Duration) {
 	p.batteryAt = now
 	ma := offMA
 	if p.d.Mode() != device.ModeFullPowerOff {
-		ma = baseMA + perSubMA*float64(p.d.Hub().Count())
-		if p.cfg.ExtraDraw != nil {
-			ma += p.cfg.ExtraDraw()
+		extra := 0.0
+		if p.cfg.Radio != nil && p.cfg.Radio.Connected() {
+			extra += radioMA
 		}
+		if p.cfg.LED != nil && p.cfg.LED.LedOn() {
+			extra += ledMA
+		}
+		ma = baseMA + perSubMA*float64(p.d.Hub().Count()) + extra
 	}
 	p.battery = max(p.battery-ma*hours/capacityMAh, 0)
 }
@@ -270,7 +309,7 @@ func (p *Provider) value(id int) (int32, bool) {
 		}
 		return 0, true
 	}
-	if p.cfg.AccRunning == nil || !p.cfg.AccRunning() {
+	if p.cfg.Detectors == nil || !p.cfg.Detectors.AccRunning() {
 		return 0, false
 	}
 	return p.values[id], true
@@ -310,8 +349,8 @@ func detected(id int) bool { return id != StateBattery && id != StateConnectors 
 // catchUp brings the detectors up to now before state id is read; p.mu is
 // not held.
 func (p *Provider) catchUp(id int) {
-	if detected(id) && p.cfg.CatchUp != nil {
-		p.cfg.CatchUp()
+	if detected(id) && p.cfg.Detectors != nil {
+		p.cfg.Detectors.CatchUp()
 	}
 }
 
@@ -331,8 +370,8 @@ func (p *Provider) watch(id int) int {
 
 // tellWatch passes a change from watch to the detectors; p.mu is not held.
 func (p *Provider) tellWatch(delta int) {
-	if delta != 0 && p.cfg.Watch != nil {
-		p.cfg.Watch(delta)
+	if delta != 0 && p.cfg.Detectors != nil {
+		p.cfg.Detectors.Watch(delta)
 	}
 }
 
@@ -458,8 +497,8 @@ func (p *Provider) watchWake() {
 		now := p.d.Clock().Now()
 		wake := false
 		src := uint8(1)
-		if p.cfg.WakeUp != nil {
-			src = p.cfg.WakeUp()
+		if p.cfg.FrontEnd != nil {
+			src = p.cfg.FrontEnd.WakeUp()
 		}
 		p.mu.Lock()
 		if src == 1 {
