@@ -43,7 +43,7 @@ func subscribeOverRadio(t testing.TB, d *senseboard.Device, path string) *radioS
 		t.Fatal(err)
 	}
 	t.Cleanup(rc.Disconnect)
-	env, err := d.Device.Do(&resource.Request{Op: resource.Subscribe, Path: path, Client: rc.Client()})
+	env, err := d.Do(&resource.Request{Op: resource.Subscribe, Path: path, Client: rc.Client()})
 	if err != nil || !env.Status.OK() {
 		t.Fatalf("SUBSCRIBE %s over BLE: %v %v", path, env.Status, err)
 	}
@@ -110,7 +110,7 @@ func TestECGOverBLELosesWhatTCPDoesNot(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() {
-		(&serial.Server{Device: d.Device}).Serve(ctx, ln)
+		(&serial.Server{Device: d.Core}).Serve(ctx, ln)
 		close(served)
 	}()
 	defer func() { cancel(); <-served }()

@@ -59,7 +59,7 @@ type Config struct {
 // Device is a complete simulated device: the core, with handles on the
 // parts that programs and tests drive directly.
 type Device struct {
-	*device.Device
+	*device.Core
 	Store  *nvm.Store
 	EEPROM *nvm.EEPROM
 	Wearer *world.Wearer
@@ -114,8 +114,8 @@ func New(cfg Config) (*Device, error) {
 // the device exists (Device.Close closes them), else the debug log's
 // writer and the logs; then the state directory.
 func (d *Device) abandon() {
-	if d.Device != nil {
-		d.Device.Close()
+	if d.Core != nil {
+		d.Core.Close()
 	} else {
 		if d.Debug != nil {
 			d.Debug.Close()
@@ -192,7 +192,7 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 		}
 		providers = append(providers, d.Mem)
 	}
-	d.Device, err = device.New(device.Config{
+	d.Core, err = device.New(device.Config{
 		Profile:    p,
 		Clock:      c,
 		ClockDrift: clockDrift(seed, d.Wearer.Scenario()),
@@ -206,12 +206,12 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	}
 	if p.Modules.GSP {
 		d.GSP = gsp.New()
-		if d.gsp, err = app.Run(d.Device, d.GSP); err != nil {
+		if d.gsp, err = app.Run(d.Core, d.GSP); err != nil {
 			return fmt.Errorf("module %s: %w", gsp.Name, err)
 		}
 		if err = d.Radio.AddService(d.GSP.Service()); err != nil {
 			d.gsp.Stop()
-			d.Device.Close()
+			d.Core.Close()
 			return fmt.Errorf("module %s: %w", gsp.Name, err)
 		}
 	}
@@ -238,7 +238,7 @@ func (d *Device) Close() error {
 	if d.gsp != nil {
 		d.gsp.Stop()
 	}
-	err := d.Device.Close() // closes the providers, the data logger among them
+	err := d.Core.Close() // closes the providers, the data logger among them
 	if cerr := d.Store.Close(); err == nil {
 		err = cerr
 	}

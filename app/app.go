@@ -62,7 +62,7 @@ const MaxDefinition = 32 << 10
 
 // Runtime runs one app on one device.
 type Runtime struct {
-	d   *device.Device
+	d   *device.Core
 	app App
 
 	mu       sync.Mutex
@@ -74,7 +74,7 @@ type Runtime struct {
 }
 
 // Run starts app on d and keeps it running across resets until Stop.
-func Run(d *device.Device, a App) (*Runtime, error) {
+func Run(d *device.Core, a App) (*Runtime, error) {
 	r := &Runtime{d: d, app: a, provided: map[string]bool{}}
 	if err := r.start(); err != nil {
 		r.stop()
@@ -260,7 +260,7 @@ func (s appSource) Unsubscribed(*resource.Topic) {}
 // Context is an app's handle on its device while it runs.
 type Context struct {
 	r     *Runtime
-	d     *device.Device
+	d     *device.Core
 	notes *resource.Queue
 
 	evMu   sync.Mutex
@@ -306,7 +306,7 @@ func (c *Context) sink() resource.Sink {
 }
 
 // Device returns the device the app runs on.
-func (c *Context) Device() *device.Device { return c.d }
+func (c *Context) Device() *device.Core { return c.d }
 
 // post runs f on the app's goroutine.
 func (c *Context) post(f func()) {

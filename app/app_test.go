@@ -69,7 +69,7 @@ func TestCallsInOrderOnOneGoroutine(t *testing.T) {
 		}
 	}
 	leave := func() { inside.Add(-1) }
-	rt, err := app.Run(d.Device, funcApp{"order", func(ctx *app.Context) error {
+	rt, err := app.Run(d.Core, funcApp{"order", func(ctx *app.Context) error {
 		ctx.Put("/Time", func(env resource.Envelope) {
 			enter()
 			defer leave()
@@ -103,7 +103,7 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 	d, c := newDevice(t)
 	out := make(chan string, 100)
 	var sub *app.Subscription
-	rt, err := app.Run(d.Device, funcApp{"sub", func(ctx *app.Context) error {
+	rt, err := app.Run(d.Core, funcApp{"sub", func(ctx *app.Context) error {
 		sub = ctx.Subscribe("/Time", func(content any) {
 			out <- fmt.Sprint("tick ", content.(int64))
 		}, func(env resource.Envelope) { out <- fmt.Sprint("subscribed ", env.Status) })
@@ -159,7 +159,7 @@ func TestProvideErrors(t *testing.T) {
 			"app-bad.yaml: the definition is 32942 bytes; an app's definition is at most 32768"},
 	}
 	for _, tt := range tests {
-		_, err := app.Run(d.Device, funcApp{"bad", func(ctx *app.Context) error { return ctx.Provide(tt.yaml, tt.handlers) }})
+		_, err := app.Run(d.Core, funcApp{"bad", func(ctx *app.Context) error { return ctx.Provide(tt.yaml, tt.handlers) }})
 		if err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: %v, want containing %q", tt.name, err, tt.msg)
 		}
@@ -172,14 +172,14 @@ func TestDefinitionFileName(t *testing.T) {
 	d, _ := newDevice(t)
 	def := []byte("swagger: '2.0'\ninfo: {version: '1', title: T, x-api-state: s, x-api-required: false, x-api-type: public}\npaths:\n" +
 		"  /Sample/Named:\n    get:\n      responses:\n        200: {description: ok}\n")
-	rt, err := app.Run(d.Device, funcApp{"Step Counter/2 ü", func(ctx *app.Context) error {
+	rt, err := app.Run(d.Core, funcApp{"Step Counter/2 ü", func(ctx *app.Context) error {
 		return ctx.Provide(def, app.Handlers{"GET /Sample/Named": func(*resource.Request) resource.Response { return resource.OK(nil) }})
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Stop()
-	files := d.Device.Definitions()
+	files := d.Definitions()
 	if got := files[len(files)-1].Name; got != "app-step-counter-2---.yaml" {
 		t.Errorf("the app's file is named %q", got)
 	}
@@ -193,7 +193,7 @@ func TestUserMessagesAndHeapTest(t *testing.T) {
 	cl := resource.NewClient("test", q)
 	defer cl.Close()
 	d.Do(&resource.Request{Op: resource.Subscribe, Path: "/System/Debug/info", Client: cl})
-	rt, err := app.Run(d.Device, funcApp{"logger", func(ctx *app.Context) error {
+	rt, err := app.Run(d.Core, funcApp{"logger", func(ctx *app.Context) error {
 		ctx.Logf(device.LevelInfo, "hello from %s", "an app")
 		ctx.Device().ArmHeapTest(1 << 30) // more than the heap: fails
 		return nil
@@ -219,7 +219,7 @@ func ExampleContext_Get() {
 	d, _ := senseboard.New(senseboard.Config{StateDir: dir})
 	defer d.Close()
 	done := make(chan string)
-	rt, _ := app.Run(d.Device, funcApp{"example", func(ctx *app.Context) error {
+	rt, _ := app.Run(d.Core, funcApp{"example", func(ctx *app.Context) error {
 		ctx.Get("/Info", func(env resource.Envelope) {
 			done <- fmt.Sprint(env.Status, " ", env.URI)
 		})
@@ -245,7 +245,7 @@ paths:
           description: A greeting.
           schema: {type: string}
 `)
-	rt, err := app.Run(d.Device, funcApp{"hello", func(ctx *app.Context) error {
+	rt, err := app.Run(d.Core, funcApp{"hello", func(ctx *app.Context) error {
 		return ctx.Provide(definition, app.Handlers{
 			"GET /Sample/Hello": func(*resource.Request) resource.Response { return resource.OK("hello") },
 		})
@@ -266,7 +266,7 @@ paths:
 func TestKeepsInStepWithVirtualClock(t *testing.T) {
 	d, c := newDevice(t)
 	var ticks, timers []time.Duration // owned by the app's goroutine until Advance returns
-	rt, err := app.Run(d.Device, funcApp{"step", func(ctx *app.Context) error {
+	rt, err := app.Run(d.Core, funcApp{"step", func(ctx *app.Context) error {
 		ctx.Subscribe("/Time", func(any) { ticks = append(ticks, c.Now()) }, nil)
 		var again func()
 		again = func() {

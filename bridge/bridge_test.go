@@ -138,7 +138,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	}
 	for _, s := range rc.local {
 		d := open(s)
-		srv := &serial.Server{Device: d.Device}
+		srv := &serial.Server{Device: d.Core}
 		r.local[s] = d
 		cfg.Local = append(cfg.Local, bridge.Peripheral{Serial: s, Inject: d.InjectJSON, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
@@ -154,7 +154,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	}
 	for _, s := range rc.remote {
 		d := open(s)
-		srv := &serial.Server{Device: d.Device}
+		srv := &serial.Server{Device: d.Core}
 		ln, err := devices.Listen(s)
 		if err != nil {
 			t.Fatal(err)
@@ -651,7 +651,7 @@ func TestDisconnectByDeletePeers(t *testing.T) {
 		t.Errorf("auto-connect after a disconnect: %+v", st)
 	}
 	// a device that does not advertise cannot be connected
-	r.local["000123"].Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Adv"})
+	r.local["000123"].Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Adv"})
 	r.waitFor("000123", "silent", func(s bridge.DeviceState) bool { return s.State == "not advertising" })
 	if _, err := c.Connect(r.ctx, "000123"); err == nil || !strings.Contains(err.Error(), "device 000123 is not advertising") {
 		t.Errorf("connect while not advertising: %v", err)
@@ -665,15 +665,15 @@ func itoa(n uint16) string { return strconv.Itoa(int(n)) }
 func TestReconnect(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: bridge.Config{Reconnect: true}})
 	st := r.connected("000123")
-	r.local["000123"].Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + itoa(*st.Handle)})
+	r.local["000123"].Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + itoa(*st.Handle)})
 	r.waitFor("000123", "connected again", func(s bridge.DeviceState) bool { return s.Connected && *s.Handle != *st.Handle })
 }
 
 func TestPassKeyAndBondingPolicy(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}, before: func(_ string, d *senseboard.Device) {
-		d.Device.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Pin", Params: []resource.Value{resource.String("123456")}})
+		d.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Pin", Params: []resource.Value{resource.String("123456")}})
 		policy, _ := resource.RecordJSON("BondingSettings", []byte(`{"Policy": 2}`))
-		d.Device.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Settings", Params: []resource.Value{policy}})
+		d.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Settings", Params: []resource.Value{policy}})
 	}})
 	st := r.connected("000123")
 	if !st.PassKey || st.Encrypted || st.Bonded {
@@ -1230,7 +1230,7 @@ func TestConnectOnDemand(t *testing.T) {
 		r.waitFor(s, "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
 	}
 	// untouched, the device advertises and has no peers, as a real one
-	dev := r.local["000123"].Device
+	dev := r.local["000123"]
 	peers, _ := dev.Do(&resource.Request{Op: resource.Get, Path: "/Comm/Ble/Peers"})
 	adv, _ := dev.Do(&resource.Request{Op: resource.Get, Path: "/Comm/Ble/Adv"})
 	if b, _ := json.Marshal(peers.Content); peers.Status != 200 || strings.Contains(string(b), "Address") {

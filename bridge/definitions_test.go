@@ -106,7 +106,7 @@ func TestAppDefinitions(t *testing.T) {
 			if serial != "000123" {
 				return
 			}
-			rt, err := app.Run(d.Device, stepcounter.New())
+			rt, err := app.Run(d.Core, stepcounter.New())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestAppDefinitions(t *testing.T) {
 
 	// an app that starts now: the bridge learns its resources when a
 	// message needs them, and a message with several parameters works
-	rt, err := app.Run(r.local["000123"].Device, calcApp)
+	rt, err := app.Run(r.local["000123"].Core, calcApp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestDashboardAppResources(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true,
 		before: func(_ string, d *senseboard.Device) {
 			for _, a := range []app.App{stepcounter.New(), calcApp} {
-				rt, err := app.Run(d.Device, a)
+				rt, err := app.Run(d.Core, a)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -58,7 +58,7 @@ func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 	r := &gspRig{t: t, d: d, serial: "000123", onAir: onAir}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	srv := &serial.Server{Device: d.Device.Device}
+	srv := &serial.Server{Device: d.Device.Core}
 	b, err := bridge.New(bridge.Config{
 		ConnInterval: gspInterval,
 		StateDir:     t.TempDir(),

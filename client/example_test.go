@@ -25,7 +25,7 @@ func Example() {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
+	go func() { (&serial.Server{Device: d.Core}).Serve(ctx, ln); close(done) }()
 	defer func() { cancel(); <-done }()
 
 	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)

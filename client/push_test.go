@@ -59,7 +59,7 @@ func openPush(t *testing.T, push bool) (context.Context, *client.Conn, *pushConn
 	dev, cen := net.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
 	served := make(chan struct{})
-	go func() { (&serial.Server{Device: d.Device}).ServeConn(ctx, dev); close(served) }()
+	go func() { (&serial.Server{Device: d.Core}).ServeConn(ctx, dev); close(served) }()
 	p := &pushConn{Conn: cen, pushed: make(chan struct{})}
 	c, err := client.Open(ctx, "pipe", p, &client.Options{Push: push})
 	if err != nil {

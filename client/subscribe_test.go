@@ -30,7 +30,7 @@ func dialDevice(t *testing.T) (context.Context, *client.Conn) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
 	done := make(chan struct{})
-	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
+	go func() { (&serial.Server{Device: d.Core}).Serve(ctx, ln); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 // A Provider serves a group of resources.
 type Provider interface {
 	// Register installs the provider's handlers with Handle and HandleSource.
-	Register(d *Device) error
+	Register(d *Core) error
 }
 
 // A Resetter is a Provider with volatile state. Reset restores it to its
@@ -88,8 +88,10 @@ type Config struct {
 	ClockDrift float64
 }
 
-// Device is one simulated device.
-type Device struct {
+// Core is a device's core: what every resource goes through, whichever
+// providers serve it. The package senseboard's Device is a core with every
+// provider and the parts they model.
+type Core struct {
 	prof    *profile.Profile
 	clock   clock.Clock
 	defs    *api.Set
@@ -126,8 +128,9 @@ type registration struct {
 	h       resource.Handler
 }
 
-// New makes a device with the providers of cfg and starts it in Application mode.
-func New(cfg Config) (*Device, error) {
+// New makes a device's core with the providers of cfg and starts it in
+// Application mode.
+func New(cfg Config) (*Core, error) {
 	p := cfg.Profile
 	if p == nil {
 		p = profile.Default()
@@ -146,7 +149,7 @@ func New(cfg Config) (*Device, error) {
 			return nil, err
 		}
 	}
-	d := &Device{
+	d := &Core{
 		prof:     p,
 		clock:    c,
 		defs:     defs,
@@ -170,20 +173,20 @@ func New(cfg Config) (*Device, error) {
 }
 
 // Profile returns the device's profile. It must not be modified.
-func (d *Device) Profile() *profile.Profile { return d.prof }
+func (d *Core) Profile() *profile.Profile { return d.prof }
 
 // Serial returns the device's serial number.
-func (d *Device) Serial() string { return d.prof.Serial }
+func (d *Core) Serial() string { return d.prof.Serial }
 
 // Clock returns the device's clock.
-func (d *Device) Clock() clock.Clock { return d.clock }
+func (d *Core) Clock() clock.Clock { return d.clock }
 
 // Hub returns the device's subscription hub.
-func (d *Device) Hub() *resource.Hub { return d.hub }
+func (d *Core) Hub() *resource.Hub { return d.hub }
 
 // Definitions returns the device's interface definitions, the files of
 // disabled modules excluded and resources added by apps included.
-func (d *Device) Definitions() []*api.File {
+func (d *Core) Definitions() []*api.File {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []*api.File
@@ -196,17 +199,17 @@ func (d *Device) Definitions() []*api.File {
 }
 
 // URIPrefix returns the prefix of the device's URIs, /net/<serial>.
-func (d *Device) URIPrefix() string { return d.prefix }
+func (d *Core) URIPrefix() string { return d.prefix }
 
 // SinceReset returns the device's own time since the last reset: the clock's
 // time since then, as the device's oscillator (with its drift) counts it.
-func (d *Device) SinceReset() time.Duration {
+func (d *Core) SinceReset() time.Duration {
 	return d.Local(d.clock.Now() - time.Duration(d.resetAt.Load()))
 }
 
 // Local converts a span of clock time to the device oscillator's count of
 // it, drift included.
-func (d *Device) Local(span time.Duration) time.Duration {
+func (d *Core) Local(span time.Duration) time.Duration {
 	if d.driftPPM == 0 {
 		return span
 	}
@@ -214,19 +217,19 @@ func (d *Device) Local(span time.Duration) time.Duration {
 }
 
 // ClockDrift returns the device oscillator's rate error, ppm.
-func (d *Device) ClockDrift() float64 { return d.driftPPM }
+func (d *Core) ClockDrift() float64 { return d.driftPPM }
 
 // RelativeTimeAt returns the relative time at clock reading t.
-func (d *Device) RelativeTimeAt(t time.Duration) uint32 {
+func (d *Core) RelativeTimeAt(t time.Duration) uint32 {
 	return RelativeTime(d.Local(t - d.ResetTime()))
 }
 
 // ResetTime returns the clock reading of the last reset.
-func (d *Device) ResetTime() time.Duration { return time.Duration(d.resetAt.Load()) }
+func (d *Core) ResetTime() time.Duration { return time.Duration(d.resetAt.Load()) }
 
 // RelativeTime returns the relative time of the specification: milliseconds
 // since the last reset, wrapping at 2^32.
-func (d *Device) RelativeTime() uint32 { return RelativeTime(d.SinceReset()) }
+func (d *Core) RelativeTime() uint32 { return RelativeTime(d.SinceReset()) }
 
 // RelativeTime converts a time since reset to the specification's relative
 // time: whole milliseconds, wrapping at 2^32.
@@ -235,21 +238,21 @@ func RelativeTime(sinceReset time.Duration) uint32 {
 }
 
 // Handle registers h for op on the resource pattern of an interface definition.
-func (d *Device) Handle(pattern string, op resource.Op, h resource.Handler) {
+func (d *Core) Handle(pattern string, op resource.Op, h resource.Handler) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.regs = append(d.regs, registration{pattern, op, h})
 }
 
 // HandleFunc registers f for op on pattern.
-func (d *Device) HandleFunc(pattern string, op resource.Op, f func(*resource.Request) resource.Response) {
+func (d *Core) HandleFunc(pattern string, op resource.Op, f func(*resource.Request) resource.Response) {
 	d.Handle(pattern, op, resource.HandlerFunc(f))
 }
 
 // HandleSource registers src as the source of the subscribable resource at
 // pattern: SUBSCRIBE (POST on its Subscription child) and unsubscribe go to
 // the device's hub, which asks src.
-func (d *Device) HandleSource(pattern string, src resource.Source) {
+func (d *Core) HandleSource(pattern string, src resource.Source) {
 	d.Handle(pattern, resource.Subscribe, subscriptionHandler{d.hub, src})
 }
 
@@ -268,7 +271,7 @@ func (s subscriptionHandler) Serve(req *resource.Request) resource.Response {
 
 // AddDefinitions adds the definitions of an app's own resources. Their
 // handlers are registered with Handle, then Commit makes them reachable.
-func (d *Device) AddDefinitions(f *api.File) error {
+func (d *Core) AddDefinitions(f *api.File) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, r := range f.Resources {
@@ -295,7 +298,7 @@ type routeInfo struct {
 // Commit builds the router from the definitions and the registered
 // handlers. Every defined operation must have a handler and every handler a
 // definition; otherwise nothing changes and the error lists the mismatches.
-func (d *Device) Commit() error {
+func (d *Core) Commit() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rt := resource.NewRouter(d.prefix)
@@ -360,12 +363,12 @@ func (d *Device) Commit() error {
 	return nil
 }
 
-func (d *Device) enabled(f *api.File) bool {
+func (d *Core) enabled(f *api.File) bool {
 	return f.Module == "" || d.prof.Modules.Enabled(f.Module)
 }
 
 // Routes returns the device's routes, for listing its resources.
-func (d *Device) Routes() []*resource.Route { return d.router.Load().Routes() }
+func (d *Core) Routes() []*resource.Route { return d.router.Load().Routes() }
 
 // Resource returns the definition of the resource that serves route r.
 func Resource(r *resource.Route) *api.Resource {
@@ -378,7 +381,7 @@ func Resource(r *resource.Route) *api.Resource {
 // Do executes a request and returns its envelope. A request that names a
 // subscription needs req.Client. Do fails only with ErrOff, when the device is
 // in FullPowerOff and does not answer at all.
-func (d *Device) Do(req *resource.Request) (resource.Envelope, error) {
+func (d *Core) Do(req *resource.Request) (resource.Envelope, error) {
 	start := d.clock.Now()
 	env := resource.Envelope{Op: req.Op}
 	switch Mode(d.mode.Load()) {
@@ -441,11 +444,11 @@ func (d *Device) Do(req *resource.Request) (resource.Envelope, error) {
 }
 
 // Call is Do for a request given by its parts, without a client.
-func (d *Device) Call(op resource.Op, path string, params ...resource.Value) (resource.Envelope, error) {
+func (d *Core) Call(op resource.Op, path string, params ...resource.Value) (resource.Envelope, error) {
 	return d.Do(&resource.Request{Op: op, Path: path, Params: params})
 }
 
-func (d *Device) rawURI(path string) string {
+func (d *Core) rawURI(path string) string {
 	p := strings.TrimPrefix(path, "/")
 	if len(p) > resource.MaxPathLen {
 		p = p[:resource.MaxPathLen]
@@ -467,17 +470,17 @@ func updateModeAllows(req *resource.Request) bool {
 }
 
 // NewClient returns a client of this device whose notifications go to sink.
-func (d *Device) NewClient(name string, sink resource.Sink) *resource.Client {
+func (d *Core) NewClient(name string, sink resource.Sink) *resource.Client {
 	return resource.NewClient(name, sink)
 }
 
 // Providers returns the device's providers.
-func (d *Device) Providers() []Provider { return slices.Clone(d.providers) }
+func (d *Core) Providers() []Provider { return slices.Clone(d.providers) }
 
 // TopicOf returns the subscription topic of the resource at path (with its
 // path parameters in the path or in params), or nil while it has no
 // subscribers. Apps use it to notify the subscribers of their own resources.
-func (d *Device) TopicOf(path string, params ...resource.Value) (*resource.Topic, error) {
+func (d *Core) TopicOf(path string, params ...resource.Value) (*resource.Topic, error) {
 	uri, err := d.ResourceURI(resource.Subscribe, path, params...)
 	if err != nil {
 		return nil, err
@@ -487,7 +490,7 @@ func (d *Device) TopicOf(path string, params ...resource.Value) (*resource.Topic
 
 // ResourceURI returns the canonical URI of the resource that op on path
 // names, binding its path parameters (from the path or from params).
-func (d *Device) ResourceURI(op resource.Op, path string, params ...resource.Value) (string, error) {
+func (d *Core) ResourceURI(op resource.Op, path string, params ...resource.Value) (string, error) {
 	m, err := d.router.Load().Resolve(op, path)
 	if err != nil {
 		return "", err

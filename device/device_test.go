@@ -32,7 +32,7 @@ type testProvider struct {
 	unsubbed int
 }
 
-func (p *testProvider) Register(d *device.Device) error {
+func (p *testProvider) Register(d *device.Core) error {
 	record := func(req *resource.Request) resource.Response {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -65,7 +65,7 @@ func (p *testProvider) Reset()    { p.mu.Lock(); p.resets++; p.mu.Unlock() }
 func (p *testProvider) PowerOff() { p.mu.Lock(); p.offs++; p.mu.Unlock() }
 
 type fixture struct {
-	d    *device.Device
+	d    *device.Core
 	clk  *clock.Virtual
 	test *testProvider
 	time *timesvc.Provider
@@ -287,7 +287,7 @@ func TestMissingHandlerOrDefinitionRefusesToStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "GET /Time is defined in api/time.yaml but has no handler") {
 		t.Errorf("missing handler: %v", err)
 	}
-	extra := providerFunc(func(d *device.Device) error {
+	extra := providerFunc(func(d *device.Core) error {
 		d.HandleFunc("/Info/Extra", resource.Get, func(*resource.Request) resource.Response { return resource.OK(nil) })
 		return nil
 	})
@@ -297,9 +297,9 @@ func TestMissingHandlerOrDefinitionRefusesToStart(t *testing.T) {
 	}
 }
 
-type providerFunc func(d *device.Device) error
+type providerFunc func(d *device.Core) error
 
-func (f providerFunc) Register(d *device.Device) error { return f(d) }
+func (f providerFunc) Register(d *device.Core) error { return f(d) }
 
 func TestResetEndsSubscriptionsAndRestartsTime(t *testing.T) {
 	fx := newFixture(t)

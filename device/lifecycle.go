@@ -36,7 +36,7 @@ func (e Event) String() string {
 
 // OnLifecycle calls f after each lifecycle event, until the returned function
 // is called. Transports use it to drop their links when the device turns off.
-func (d *Device) OnLifecycle(f func(Event)) (cancel func()) {
+func (d *Core) OnLifecycle(f func(Event)) (cancel func()) {
 	d.lifeMu.Lock()
 	defer d.lifeMu.Unlock()
 	d.lifecycle = append(d.lifecycle, f)
@@ -48,7 +48,7 @@ func (d *Device) OnLifecycle(f func(Event)) (cancel func()) {
 	}
 }
 
-func (d *Device) emit(e Event) {
+func (d *Core) emit(e Event) {
 	d.lifeMu.Lock()
 	fs := slices.Clone(d.lifecycle)
 	d.lifeMu.Unlock()
@@ -60,10 +60,10 @@ func (d *Device) emit(e Event) {
 }
 
 // Mode returns the current mode.
-func (d *Device) Mode() Mode { return Mode(d.mode.Load()) }
+func (d *Core) Mode() Mode { return Mode(d.mode.Load()) }
 
 // NextMode returns the mode a pending switch leads to.
-func (d *Device) NextMode() (Mode, bool) {
+func (d *Core) NextMode() (Mode, bool) {
 	n := Mode(d.next.Load())
 	return n, n != 0
 }
@@ -75,7 +75,7 @@ const SwitchDelay = 20 * time.Millisecond
 // SwitchMode schedules a switch to m after SwitchDelay of device time:
 // FullPowerOff turns the device off, Application resets it (also when it is
 // already there), FwUpdateMode resets it into update mode.
-func (d *Device) SwitchMode(m Mode) {
+func (d *Core) SwitchMode(m Mode) {
 	d.switchMu.Lock()
 	defer d.switchMu.Unlock()
 	if d.pending != nil {
@@ -105,9 +105,9 @@ func (d *Device) SwitchMode(m Mode) {
 // Reset resets the device into Application mode at once: every subscription
 // ends, volatile state returns to its power-on values and relative time
 // restarts; non-volatile memory is kept.
-func (d *Device) Reset() { d.reset(ModeApplication, EventReset) }
+func (d *Core) Reset() { d.reset(ModeApplication, EventReset) }
 
-func (d *Device) reset(to Mode, e Event) {
+func (d *Core) reset(to Mode, e Event) {
 	d.mu.Lock()
 	d.mode.Store(uint32(to))
 	d.hub.EndAll(resource.EndReset)
@@ -124,7 +124,7 @@ func (d *Device) reset(to Mode, e Event) {
 
 // PowerOff turns the device off at once (FullPowerOff): every subscription
 // ends and nothing answers until Wake.
-func (d *Device) PowerOff() {
+func (d *Core) PowerOff() {
 	d.mu.Lock()
 	if d.Mode() == ModeFullPowerOff {
 		d.mu.Unlock()
@@ -143,7 +143,7 @@ func (d *Device) PowerOff() {
 
 // Wake wakes the device from FullPowerOff, as its wake-up source does: it
 // boots into Application mode like a reset. It reports whether the device was off.
-func (d *Device) Wake() bool {
+func (d *Core) Wake() bool {
 	if d.Mode() != ModeFullPowerOff {
 		return false
 	}
@@ -152,7 +152,7 @@ func (d *Device) Wake() bool {
 }
 
 // Close ends every subscription and releases the providers' resources.
-func (d *Device) Close() error {
+func (d *Core) Close() error {
 	d.switchMu.Lock()
 	if d.pending != nil {
 		d.pending.Stop()
@@ -177,7 +177,7 @@ func (d *Device) Close() error {
 
 // SetHeapTest sets the function that arms the heap sufficiency test (the
 // heap service).
-func (d *Device) SetHeapTest(arm func(minFree uint32)) {
+func (d *Core) SetHeapTest(arm func(minFree uint32)) {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
 	d.heapTest = arm
@@ -186,7 +186,7 @@ func (d *Device) SetHeapTest(arm func(minFree uint32)) {
 // ArmHeapTest arms the heap sufficiency test, as an app does: from now on the
 // test fails if free heap drops below minFree bytes, and passes otherwise.
 // It reports false when the device has no heap service.
-func (d *Device) ArmHeapTest(minFree uint32) bool {
+func (d *Core) ArmHeapTest(minFree uint32) bool {
 	d.logMu.RLock()
 	arm := d.heapTest
 	d.logMu.RUnlock()
@@ -239,14 +239,14 @@ const (
 )
 
 // SetLogger sets where debug messages go (the debug service).
-func (d *Device) SetLogger(f func(group Group, level Level, msg string)) {
+func (d *Core) SetLogger(f func(group Group, level Level, msg string)) {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
 	d.log = f
 }
 
 // Log produces a debug message of group at level.
-func (d *Device) Log(group Group, level Level, msg string) {
+func (d *Core) Log(group Group, level Level, msg string) {
 	d.logMu.RLock()
 	f := d.log
 	d.logMu.RUnlock()
@@ -256,6 +256,6 @@ func (d *Device) Log(group Group, level Level, msg string) {
 }
 
 // Logf produces a system message.
-func (d *Device) Logf(level Level, format string, args ...any) {
+func (d *Core) Logf(level Level, format string, args ...any) {
 	d.Log(GroupSystem, level, fmt.Sprintf(format, args...))
 }

@@ -65,7 +65,7 @@ func streamOverGATT(t *testing.T, prof *profile.Profile, dur time.Duration, read
 		if n := p.command(gspwire.Command{Code: gspwire.Subscribe, Ref: uint8(i + 1), Path: path}); status(n) != 200 {
 			t.Fatalf("SUBSCRIBE %s: %d", path, status(n))
 		}
-		topic, err := d.Device.Device.TopicOf(path)
+		topic, err := d.Device.Core.TopicOf(path)
 		if err != nil {
 			t.Fatal(err)
 		}

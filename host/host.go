@@ -242,7 +242,7 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 		return nil, fmt.Errorf("device %s: %w", p.Serial, err)
 	}
 	h.closers = append(h.closers, d)
-	srv := &serial.Server{Device: d.Device, Log: cfg.Log.With("device", p.Serial), MaxConns: cfg.MaxConnsPerDevice, Program: h.conns}
+	srv := &serial.Server{Device: d.Core, Log: cfg.Log.With("device", p.Serial), MaxConns: cfg.MaxConnsPerDevice, Program: h.conns}
 	r := &Running{Device: d, StateDir: dir, h: h, srv: srv}
 
 	link := filepath.Join(dir, "tty")

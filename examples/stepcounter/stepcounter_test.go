@@ -32,7 +32,7 @@ func start(t *testing.T, scenario string) (*senseboard.Device, *clock.Virtual, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := app.Run(d.Device, stepcounter.New())
+	rt, err := app.Run(d.Core, stepcounter.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestReachableOverTheSerialPath(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
+	go func() { (&serial.Server{Device: d.Core}).Serve(ctx, ln); close(done) }()
 	defer func() { cancel(); <-done }()
 	cl, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
 	if err != nil {

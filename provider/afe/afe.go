@@ -179,7 +179,7 @@ func (p *Provider) WakeUp() uint8 {
 }
 
 // Register installs the resources.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	p.clk = d.Clock()
 	d.HandleFunc("/Component/MAX3000x/WakeUp", resource.Get, func(*resource.Request) resource.Response {
 		return resource.OK(p.WakeUp())

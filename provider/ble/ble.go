@@ -96,7 +96,7 @@ func (p *Provider) Connected() bool { return p.radio.Connected() }
 
 // Register attaches the device to its radio, which tells the resources
 // what happens on the link, and installs the resources.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	prof := d.Profile()
 	p.radio.Attach(host{p, d})
 
@@ -141,7 +141,7 @@ func (p *Provider) PowerOff() { p.radio.PowerOff() }
 // resources' notifications.
 type host struct {
 	p *Provider
-	d *device.Device
+	d *device.Core
 }
 
 func (h host) OnAir() bool                  { return h.d.Mode() == device.ModeApplication }

@@ -40,7 +40,7 @@ func do(d *sbt.Device, c *radio.Conn, req *resource.Request) (resource.Envelope,
 		return resource.Envelope{}, err
 	}
 	req.Client = c.Client()
-	return d.Device.Device.Do(req)
+	return d.Device.Core.Do(req)
 }
 
 func TestAddressAndAdvertising(t *testing.T) {

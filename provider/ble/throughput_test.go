@@ -93,7 +93,7 @@ func bleStreams(t *testing.T, interval uint16, streams []sampleStream, seconds i
 			}
 		}
 		if also != nil { // the same topic, at the same device time
-			if env, err := d.Device.Device.Do(&resource.Request{Op: resource.Subscribe, Path: s.path, Client: also}); err != nil || env.Status/100 != 2 {
+			if env, err := d.Device.Core.Do(&resource.Request{Op: resource.Subscribe, Path: s.path, Client: also}); err != nil || env.Status/100 != 2 {
 				t.Fatalf("SUBSCRIBE %s: %v %v", s.path, env.Status, err)
 			}
 		}
@@ -216,7 +216,7 @@ func TestCarriedToAFullReaderIsCounted(t *testing.T) {
 	local := resource.NewClient("reference", ref)
 	defer local.Close()
 	for _, cl := range []*resource.Client{c.Client(), local} {
-		if env, err := d.Device.Device.Do(&resource.Request{Op: resource.Subscribe, Path: "/Meas/Acc/52", Client: cl}); err != nil || !env.Status.OK() {
+		if env, err := d.Device.Core.Do(&resource.Request{Op: resource.Subscribe, Path: "/Meas/Acc/52", Client: cl}); err != nil || !env.Status.OK() {
 			t.Fatalf("SUBSCRIBE: %v %v", env.Status, err)
 		}
 	}

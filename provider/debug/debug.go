@@ -81,7 +81,7 @@ type pending struct {
 
 // Provider serves the debug resources.
 type Provider struct {
-	d    *device.Device
+	d    *device.Core
 	cfg  *nvm.Var[persisted] // debug.json
 	prof profile.Debug
 	log  *logStore // nil when the profile disables the log
@@ -123,7 +123,7 @@ func (s *persisted) check() error {
 }
 
 // Register installs the resources and becomes the device's message sink.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	p.d = d
 	d.SetLogger(p.produce)
 	d.HandleFunc("/System/Debug/Config", resource.Get, func(*resource.Request) resource.Response {

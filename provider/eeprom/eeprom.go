@@ -72,7 +72,7 @@ type Provider struct {
 func New(mem *nvm.EEPROM) *Provider { return &Provider{mem: mem} }
 
 // Register installs the EEPROM resources.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	d.HandleFunc("/Component/Eeprom/{EepromIndex}/Info", resource.Get, func(req *resource.Request) resource.Response {
 		if i := req.Arg(0).Int(); i < 0 || i >= profile.Chips {
 			return resource.Errorf(resource.StatusNotFound, "no EEPROM chip %d; chips are 0 and 1", i)

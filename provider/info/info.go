@@ -129,7 +129,7 @@ func New(p *profile.Profile) (*Provider, error) {
 func (p *Provider) Info() *DeviceInfo { return p.info }
 
 // Register installs GET /Info and GET /Info/App.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	d.HandleFunc("/Info", resource.Get, func(*resource.Request) resource.Response { return resource.OK(p.info) })
 	d.HandleFunc("/Info/App", resource.Get, func(*resource.Request) resource.Response { return resource.OK(p.app) })
 	return nil

@@ -66,7 +66,7 @@ func DefaultLowPass(rate int) float32 {
 
 // ECG serves the ECG resources.
 type ECG struct {
-	d *device.Device
+	d *device.Core
 
 	mu       sync.Mutex
 	src      sensor.ECGSource
@@ -107,7 +107,7 @@ func (p *ECG) config(rate int) ECGConfig {
 }
 
 // Register installs the ECG resources.
-func (p *ECG) Register(d *device.Device) error {
+func (p *ECG) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Meas/ECG/Info", resource.Get, func(*resource.Request) resource.Response {
 		return resource.OK(&ECGInfo{CurrentSampleRate: uint16(p.rate.Load()), AvailableSampleRates: ECGRates,

@@ -37,7 +37,7 @@ type HRInfo struct {
 
 // HR serves /Meas/HR: a QRS detector on the device's own ECG.
 type HR struct {
-	d *device.Device
+	d *device.Core
 
 	mu     sync.Mutex
 	src    sensor.ECGSource
@@ -70,7 +70,7 @@ func (p *HR) SetSource(src sensor.ECGSource) {
 func (p *HR) LastRR() time.Duration { return time.Duration(p.lastRR.Load()) }
 
 // Register installs the heart-rate resources.
-func (p *HR) Register(d *device.Device) error {
+func (p *HR) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Meas/HR/Info", resource.Get, func(*resource.Request) resource.Response {
 		return resource.OK(&HRInfo{Min: HRMin, Max: HRMax, Accuracy: HRAccuracy})

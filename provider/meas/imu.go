@@ -76,7 +76,7 @@ const DoubleTapHold = time.Second
 
 // IMU serves the accelerometer, gyroscope, magnetometer and IMU resources.
 type IMU struct {
-	d      *device.Device
+	d      *device.Core
 	states StateSink
 
 	mu        sync.Mutex
@@ -163,7 +163,7 @@ type IMUConfig struct {
 }
 
 // Register installs the motion resources.
-func (p *IMU) Register(d *device.Device) error {
+func (p *IMU) Register(d *device.Core) error {
 	p.d = d
 	get := func(path string, f func() any) {
 		d.HandleFunc(path, resource.Get, func(*resource.Request) resource.Response { return resource.OK(f()) })

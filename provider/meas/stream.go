@@ -82,7 +82,7 @@ func (s *stream) stop() {
 }
 
 // relTime returns the relative time of clock reading t.
-func relTime(d *device.Device, t time.Duration) uint32 {
+func relTime(d *device.Core, t time.Duration) uint32 {
 	return d.RelativeTimeAt(t)
 }
 

@@ -28,7 +28,7 @@ type TempInfo struct {
 
 // Temp serves /Meas/Temp.
 type Temp struct {
-	d *device.Device
+	d *device.Core
 
 	mu     sync.Mutex
 	src    sensor.TempSource
@@ -49,7 +49,7 @@ func (p *Temp) SetSource(src sensor.TempSource) {
 }
 
 // Register installs the temperature resources.
-func (p *Temp) Register(d *device.Device) error {
+func (p *Temp) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Meas/Temp/Info", resource.Get, func(*resource.Request) resource.Response {
 		return resource.OK(&TempInfo{Min: TempMin, Max: TempMax, Accuracy: TempAccuracy})

@@ -92,7 +92,7 @@ type Provider struct {
 	storage *Storage
 	store   *nvm.Store
 	time    *timesvc.Provider
-	d       *device.Device
+	d       *device.Core
 
 	mu      sync.Mutex
 	paths   []string
@@ -132,7 +132,7 @@ func New(store *nvm.Store, capacity int, t *timesvc.Provider) (*Provider, error)
 func (p *Provider) Storage() *Storage { return p.storage }
 
 // Register installs the resources.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Mem/DataLogger/Config", resource.Get, func(*resource.Request) resource.Response {
 		p.mu.Lock()

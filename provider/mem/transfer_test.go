@@ -142,7 +142,7 @@ func TestLogDataThroughAnApp(t *testing.T) {
 	id, want := makeLog(t, d, 5)
 	got := make(chan []byte, 1)
 	status := make(chan resource.Status, 1)
-	rt, err := app.Run(d.Device.Device, appFunc(func(ctx *app.Context) error {
+	rt, err := app.Run(d.Device.Core, appFunc(func(ctx *app.Context) error {
 		var data []byte
 		var sub *app.Subscription
 		sub = ctx.Subscribe("/Mem/Logbook/byId/{LogId}/Data", func(content any) {

@@ -11,7 +11,7 @@ import (
 type Provider struct{}
 
 // Register installs the refusal for every operation, subscriptions included.
-func (Provider) Register(d *device.Device) error {
+func (Provider) Register(d *device.Core) error {
 	refuse := resource.HandlerFunc(func(*resource.Request) resource.Response {
 		return resource.Errorf(resource.StatusForbidden, "/Misc/Manufacturing is the internal manufacturing interface; it is not open to clients")
 	})

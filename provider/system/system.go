@@ -139,7 +139,7 @@ const (
 
 // Provider serves the system resources.
 type Provider struct {
-	d   *device.Device
+	d   *device.Core
 	cfg Config
 
 	mu        sync.Mutex
@@ -163,7 +163,7 @@ func New(cfg Config) *Provider {
 }
 
 // Register installs the resources.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	p.d = d
 	p.batteryAt = d.Clock().Now()
 	p.eventsTo = p.batteryAt

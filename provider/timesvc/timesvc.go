@@ -33,7 +33,7 @@ type TimeSync struct {
 
 // Provider serves the time resources.
 type Provider struct {
-	d *device.Device
+	d *device.Core
 
 	mu      sync.Mutex
 	set     bool
@@ -50,7 +50,7 @@ type Provider struct {
 func New() *Provider { return &Provider{} }
 
 // Register installs the time resources.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Time", resource.Get, func(*resource.Request) resource.Response { return resource.OK(p.UTC()) })
 	d.HandleFunc("/Time", resource.Put, p.put)

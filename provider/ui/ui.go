@@ -43,7 +43,7 @@ type VisualInd struct {
 
 // Provider serves the LED and indication resources.
 type Provider struct {
-	d *device.Device
+	d *device.Core
 
 	mu      sync.Mutex
 	on      bool          // set by a client
@@ -55,7 +55,7 @@ type Provider struct {
 func New() *Provider { return &Provider{} }
 
 // Register installs the resources.
-func (p *Provider) Register(d *device.Device) error {
+func (p *Provider) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Component/Leds", resource.Get, func(*resource.Request) resource.Response {
 		return resource.OK(&LedList{LedStates: []LedState{p.state()}})

@@ -82,7 +82,7 @@ func TestRadioAcceptRetriesTemporaryErrors(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- (&serial.Server{Device: d.Device}).ServeRadios(sctx, &failingListener{Listener: ln, errs: []error{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED}}, d.Radio)
+		done <- (&serial.Server{Device: d.Core}).ServeRadios(sctx, &failingListener{Listener: ln, errs: []error{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED}}, d.Radio)
 	}()
 	defer func() {
 		stop()
@@ -238,7 +238,7 @@ func TestSilentClientsAreClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	srv = &serial.Server{Device: d.Device, HelloTimeout: 20 * time.Millisecond}
+	srv = &serial.Server{Device: d.Core, HelloTimeout: 20 * time.Millisecond}
 	dev, central := net.Pipe()
 	done := make(chan struct{})
 	go func() { srv.ServeRadio(context.Background(), dev, d.Radio); close(done) }()

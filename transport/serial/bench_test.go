@@ -147,7 +147,7 @@ func newDeviceServedOn(b *testing.B, c clock.Clock, srv *serial.Server) (*senseb
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv.Device = d.Device
+	srv.Device = d.Core
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { srv.Serve(ctx, ln); done <- struct{}{} }()

@@ -24,7 +24,7 @@ func TestRadioDefinitions(t *testing.T) {
 	p := profile.Default()
 	p.Modules.HRS = false // a disabled module's file is not among the device's
 	d, dev := onAir(t, p)
-	rt, err := app.Run(d.Device, stepcounter.New())
+	rt, err := app.Run(d.Core, stepcounter.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestRadioDefinitions(t *testing.T) {
 // With a pass key, the definitions wait for an encrypted link, as requests do.
 func TestRadioDefinitionsNeedPairing(t *testing.T) {
 	d, dev := onAir(t, nil)
-	if env, err := d.Device.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Pin", Params: []resource.Value{resource.String("123456")}}); err != nil || !env.Status.OK() {
+	if env, err := d.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Pin", Params: []resource.Value{resource.String("123456")}}); err != nil || !env.Status.OK() {
 		t.Fatalf("set pass key: %+v %v", env, err)
 	}
 	ctx := context.Background()

@@ -32,7 +32,7 @@ func newFleet(t testing.TB, serials ...string) *serial.Fleet {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { d.Close() })
-		servers = append(servers, &serial.Server{Device: d.Device})
+		servers = append(servers, &serial.Server{Device: d.Core})
 	}
 	f, err := serial.NewFleet(servers)
 	if err != nil {
@@ -166,7 +166,7 @@ func TestNewFleetRefusesTwins(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer dev.Close()
-		servers = append(servers, &serial.Server{Device: dev.Device})
+		servers = append(servers, &serial.Server{Device: dev.Core})
 	}
 	if _, err := serial.NewFleet(servers); err == nil || !strings.Contains(err.Error(), "serial 000123") {
 		t.Errorf("NewFleet of twins: %v", err)

@@ -81,7 +81,7 @@ func FuzzStreamFrames(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { d.Close() })
-	srv := &serial.Server{Device: d.Device}
+	srv := &serial.Server{Device: d.Core}
 	for _, s := range []struct {
 		radio bool
 		kind  wire.Kind

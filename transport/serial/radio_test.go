@@ -52,7 +52,7 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 	if _, err := central.Listen(d.Serial()); !errors.Is(err, air.ErrOnAir) {
 		t.Errorf("second listen: %v", err)
 	}
-	srv := &serial.Server{Device: d.Device}
+	srv := &serial.Server{Device: d.Core}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { srv.ServeRadios(ctx, ln, d.Radio); close(done) }()
@@ -131,7 +131,7 @@ func TestRadioLink(t *testing.T) {
 	}
 
 	// the device drops the connection: the stream says why and closes
-	if _, err := d.Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + strconv.Itoa(int(handle))}); err != nil {
+	if _, err := d.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + strconv.Itoa(int(handle))}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -157,7 +157,7 @@ func TestRadioPairing(t *testing.T) {
 	ctx := context.Background()
 	do := func(op resource.Op, path string, params ...resource.Value) {
 		t.Helper()
-		env, err := d.Device.Do(&resource.Request{Op: op, Path: path, Params: params})
+		env, err := d.Do(&resource.Request{Op: op, Path: path, Params: params})
 		if err != nil || !env.Status.OK() {
 			t.Fatalf("%s %s: %+v %v", op, path, env, err)
 		}
@@ -256,7 +256,7 @@ func TestRadioServices(t *testing.T) {
 		q := resource.NewQueue(16)
 		c := resource.NewClient("test", q)
 		t.Cleanup(c.Close)
-		if env, err := d.Device.Do(&resource.Request{Op: resource.Subscribe, Path: path, Client: c}); err != nil || !env.Status.OK() {
+		if env, err := d.Do(&resource.Request{Op: resource.Subscribe, Path: path, Client: c}); err != nil || !env.Status.OK() {
 			t.Fatalf("subscribe %s: %+v %v", path, env, err)
 		}
 		return q
@@ -282,7 +282,7 @@ func TestRadioServices(t *testing.T) {
 		t.Errorf("HRS notification %s", n)
 	}
 	rec, _ := resource.RecordJSON("HRSData", []byte(`{"average": 72, "rrData": [833]}`))
-	if env, err := d.Device.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/HRS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+	if env, err := d.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/HRS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
 		t.Fatalf("POST HRS: %+v %v", env, err)
 	}
 	// the central writes to the serial service, and the device answers
@@ -293,7 +293,7 @@ func TestRadioServices(t *testing.T) {
 		t.Errorf("NUS notification %s", n)
 	}
 	rec, _ = resource.RecordJSON("NUSData", []byte(`{"Data": [1, 2, 3]}`))
-	if env, err := d.Device.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+	if env, err := d.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
 		t.Fatalf("POST NUS: %+v %v", env, err)
 	}
 	want := map[string]bool{`hrs data {"average":72,"rrData":[833]}`: true, `nus data {"data":"AQID"}`: true}
@@ -346,7 +346,7 @@ func TestRadioGATT(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, _ := resource.RecordJSON("NUSData", []byte(`{"Data": [1, 2, 3]}`))
-	if env, err := d.Device.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+	if env, err := d.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
 		t.Fatalf("POST NUS: %+v %v", env, err)
 	}
 	select {
@@ -400,7 +400,7 @@ func TestRadioBatteryLevel(t *testing.T) {
 	}
 	for _, level := range []float64{0.42, 1} {
 		d.System.SetBattery(level)
-		env, err := d.Device.Do(&resource.Request{Op: resource.Get, Path: "/System/Energy/Level"})
+		env, err := d.Do(&resource.Request{Op: resource.Get, Path: "/System/Energy/Level"})
 		if err != nil || !env.Status.OK() {
 			t.Fatalf("GET /System/Energy/Level: %+v %v", env, err)
 		}
@@ -423,7 +423,7 @@ func TestRadioMalformedPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	srv := &serial.Server{Device: d.Device}
+	srv := &serial.Server{Device: d.Core}
 	dev, central := net.Pipe()
 	defer central.Close()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -46,7 +46,7 @@ func newServedDevice(t *testing.T, srv *serial.Server) (*senseboard.Device, stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Device = d.Device
+	srv.Device = d.Core
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { srv.Serve(ctx, ln); done <- struct{}{} }()
@@ -470,7 +470,7 @@ func serveOn(t *testing.T, srv *serial.Server, wrap func(net.Listener) net.Liste
 	if wrap != nil {
 		ln = wrap(ln)
 	}
-	srv.Device = d.Device
+	srv.Device = d.Core
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
@@ -539,7 +539,7 @@ func ExampleServer() {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { (&serial.Server{Device: d.Device}).Serve(ctx, ln); close(done) }()
+	go func() { (&serial.Server{Device: d.Core}).Serve(ctx, ln); close(done) }()
 
 	c, _ := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
 	env, _ := c.Do(ctx, resource.Get, "/Info")
@@ -660,7 +660,7 @@ func TestRefusalCodes(t *testing.T) {
 	dev, client := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	srv := &serial.Server{Device: d.Device}
+	srv := &serial.Server{Device: d.Core}
 	go func() { srv.ServeLine(ctx, pipeLine{dev}); close(done) }()
 	t.Cleanup(func() { cancel(); client.Close(); <-done })
 	line := &raw{t: t, conn: client, dec: wire.NewDecoder(0)}

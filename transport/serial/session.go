@@ -65,7 +65,7 @@ var (
 
 // Server serves one device.
 type Server struct {
-	Device *device.Device
+	Device *device.Core
 	// Log receives what happens to sessions; nil discards it.
 	Log *slog.Logger
 	// OnSessionEnd, when set, is told of the end of every session of a line

@@ -42,7 +42,7 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	srv := &serial.Server{Device: d.Device}
+	srv := &serial.Server{Device: d.Core}
 	b, err = bridge.New(bridge.Config{StateDir: filepath.Join(dir, "bridge"), Local: []bridge.Peripheral{{
 		Serial: "000123",
 		Dial: func(context.Context) (net.Conn, error) {

@@ -59,7 +59,7 @@ func run() error {
 		return fmt.Errorf("%w (another device there? give --listen 127.0.0.1:0 for a free port, --serial for another serial number)", err)
 	}
 	d := h.Devices[0]
-	rt, err := app.Run(d.Device.Device, stepcounter.New())
+	rt, err := app.Run(d.Device.Core, stepcounter.New())
 	if err != nil {
 		h.Close()
 		return err
