@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
 	"senseboard/client"
-	"senseboard/host"
 )
 
 // BenchmarkRadioStreams runs a fleet on the radio link over NATS: 100 and
@@ -36,7 +36,7 @@ func radioStreams(b *testing.B, n int) {
 	o := air.Options{Missed: 1000} // no stream ends on a busy machine
 	devLink := airtest.Local(b, addr, o)
 	cenLink := airtest.Local(b, addr, o)
-	h, err := host.New(host.Config{Devices: n, Serial: "100000", StateDir: b.TempDir(), PTY: "none",
+	h, err := senseboard.NewFleet(senseboard.FleetConfig{Devices: n, Serial: "100000", StateDir: b.TempDir(), PTY: "none",
 		Listen: "none", Air: devLink})
 	if err != nil {
 		b.Fatal(err)

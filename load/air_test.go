@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
-	"senseboard/host"
 	"senseboard/resource"
 )
 
@@ -19,11 +19,11 @@ func TestMain(m *testing.M) { airtest.Main(m) }
 // onAir runs n devices from serial 000123 on a NATS server of the test's
 // own, as a program does, and returns the link of another program (the
 // load's) to the same server.
-func onAir(t *testing.T, n int) (*host.Host, *air.Link) {
+func onAir(t *testing.T, n int) (*senseboard.Fleet, *air.Link) {
 	t.Helper()
 	addr := airtest.FreeLocal(t)
 	devices := airtest.Local(t, addr, air.Options{})
-	h, err := host.New(host.Config{Devices: n, StateDir: t.TempDir(), PTY: "none", Listen: "none", Seed: 7, Air: devices})
+	h, err := senseboard.NewFleet(senseboard.FleetConfig{Devices: n, StateDir: t.TempDir(), PTY: "none", Listen: "none", Seed: 7, Air: devices})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"senseboard/host"
+	"senseboard"
 )
 
 // motion returns an IMU6 notification of n samples at Timestamp ts.
@@ -177,11 +177,11 @@ func TestFleet(t *testing.T) {
 }
 
 func testFleet(t *testing.T, fleet bool) {
-	cfg := host.Config{Devices: 3, StateDir: t.TempDir(), PTY: "none", Listen: "127.0.0.1:0", Seed: 7}
+	cfg := senseboard.FleetConfig{Devices: 3, StateDir: t.TempDir(), PTY: "none", Listen: "127.0.0.1:0", Seed: 7}
 	if fleet {
 		cfg.Listen, cfg.ListenFleet = "none", "127.0.0.1:0"
 	}
-	h, err := host.New(cfg)
+	h, err := senseboard.NewFleet(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,16 +7,16 @@ import (
 	"os"
 	"time"
 
+	"senseboard"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
-	"senseboard/host"
 )
 
 // startBridge runs one device and a bridge for it in this program, as
 // senseboard run does, and returns the bridge's address.
 func startBridge(ctx context.Context) (string, func()) {
 	dir, _ := os.MkdirTemp("", "example")
-	h, err := host.New(host.Config{StateDir: dir, PTY: "none", Listen: "none"})
+	h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: dir, PTY: "none", Listen: "none"})
 	if err != nil {
 		panic(err)
 	}

@@ -18,9 +18,9 @@ import (
 	"sync"
 	"syscall"
 
+	"senseboard"
 	"senseboard/air"
 	"senseboard/bridge"
-	"senseboard/host"
 	"senseboard/nvm"
 	"senseboard/profile"
 	"senseboard/replay"
@@ -112,7 +112,7 @@ Flags:
 
 // config checks the options and loads the files they name into the
 // host's configuration.
-func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
+func (o *runOptions) config(stderr io.Writer) (senseboard.FleetConfig, error) {
 	if o.listenFleet == "none" {
 		o.listenFleet = ""
 	}
@@ -120,20 +120,20 @@ func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
 		o.listen = "none"
 	}
 	if err := checkListen("listen", o.listen, o.beyond, stderr); err != nil {
-		return host.Config{}, err
+		return senseboard.FleetConfig{}, err
 	}
 	if o.listenFleet != "" {
 		if err := checkListen("listen-fleet", o.listenFleet, o.beyond, stderr); err != nil {
-			return host.Config{}, err
+			return senseboard.FleetConfig{}, err
 		}
 	}
 	if o.devices < 1 {
-		return host.Config{}, fmt.Errorf("--devices %d: give 1 or more devices", o.devices)
+		return senseboard.FleetConfig{}, fmt.Errorf("--devices %d: give 1 or more devices", o.devices)
 	}
 	if o.maxConns <= 0 || o.perDevice <= 0 {
-		return host.Config{}, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
+		return senseboard.FleetConfig{}, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
 	}
-	cfg := host.Config{Serial: o.serial, Devices: o.devices, StateDir: o.state, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
+	cfg := senseboard.FleetConfig{Serial: o.serial, Devices: o.devices, StateDir: o.state, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
 		Listen: o.listen, ListenFleet: o.listenFleet, Seed: o.seed,
 		MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice}
 	if o.profile != "" {
@@ -170,7 +170,7 @@ func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
 
 // run starts the devices and the bridge, says where they are, and serves
 // until interrupted.
-func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
+func (o *runOptions) run(cfg senseboard.FleetConfig, stdout, stderr io.Writer) error {
 	ln, token, err := o.bridge.listen(stderr, true)
 	if err != nil {
 		return err
@@ -182,8 +182,8 @@ func (o *runOptions) run(cfg host.Config, stdout, stderr io.Writer) error {
 	link, err := o.bridge.joinAir(log)
 	if err == nil {
 		cfg.Air = link
-		var h *host.Host
-		if h, err = host.New(cfg); err == nil {
+		var h *senseboard.Fleet
+		if h, err = senseboard.NewFleet(cfg); err == nil {
 			err = o.serve(h, cfg, ln, token, link, log, stdout)
 		} else {
 			err = startAdvice(err)
@@ -213,7 +213,7 @@ func startAdvice(err error) error {
 }
 
 // serve runs the devices and the bridge until interrupted.
-func (o *runOptions) serve(h *host.Host, cfg host.Config, ln net.Listener, token string, link *air.Link, log *slog.Logger, stdout io.Writer) error {
+func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.FleetConfig, ln net.Listener, token string, link *air.Link, log *slog.Logger, stdout io.Writer) error {
 	var err error
 	var svc *bridgeService
 	if ln != nil {
@@ -274,7 +274,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 const listEach = 8
 
 // printRunning says where the devices and the bridge can be reached.
-func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService, link *air.Link, all bool) {
+func printRunning(stdout io.Writer, h *senseboard.Fleet, svc *bridgeService, link *air.Link, all bool) {
 	if len(h.Devices) > listEach && !all {
 		printSummary(stdout, h)
 	} else {
@@ -290,7 +290,7 @@ func printRunning(stdout io.Writer, h *host.Host, svc *bridgeService, link *air.
 }
 
 // printDevice says where one device can be reached.
-func printDevice(stdout io.Writer, h *host.Host, r *host.Running) {
+func printDevice(stdout io.Writer, h *senseboard.Fleet, r *senseboard.Member) {
 	d := r.Device
 	fmt.Fprintf(stdout, "senseboard: device %s (%s, sw %s) is running\n", d.Serial(), d.Profile().Product.Name, profile.Version)
 	if r.PTY != "" {
@@ -310,7 +310,7 @@ func printDevice(stdout io.Writer, h *host.Host, r *host.Running) {
 
 // printSummary says where the first and the last of many devices can be
 // reached, and how many have each kind of link.
-func printSummary(stdout io.Writer, h *host.Host) {
+func printSummary(stdout io.Writer, h *senseboard.Fleet) {
 	first, last := h.Devices[0], h.Devices[len(h.Devices)-1]
 	d := first.Device
 	fmt.Fprintf(stdout, "senseboard: %d devices, %s to %s (%s, sw %s), are running (-v lists each)\n",

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"senseboard/host"
+	"senseboard"
 )
 
 // TestPrintRunning: a few devices are listed one by one; more get a
@@ -30,7 +30,7 @@ func TestPrintRunning(t *testing.T) {
 		if tt.pty {
 			pty = ""
 		}
-		h, err := host.New(host.Config{StateDir: t.TempDir(), Serial: "000300", Devices: tt.devices, PTY: pty, Listen: "127.0.0.1:0", ListenFleet: "127.0.0.1:0"})
+		h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: t.TempDir(), Serial: "000300", Devices: tt.devices, PTY: pty, Listen: "127.0.0.1:0", ListenFleet: "127.0.0.1:0"})
 		if err != nil {
 			t.Fatal(err)
 		}

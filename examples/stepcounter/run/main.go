@@ -15,10 +15,10 @@ import (
 	"os"
 	"os/signal"
 
+	"senseboard"
 	"senseboard/air"
 	"senseboard/app"
 	"senseboard/examples/stepcounter"
-	"senseboard/host"
 	"senseboard/world"
 )
 
@@ -54,7 +54,7 @@ func run() error {
 		}
 		defer link.Close()
 	}
-	h, err := host.New(host.Config{Serial: *serial, StateDir: dir, PTY: "none", Listen: *listen, Scenario: sc, Air: link})
+	h, err := senseboard.NewFleet(senseboard.FleetConfig{Serial: *serial, StateDir: dir, PTY: "none", Listen: *listen, Scenario: sc, Air: link})
 	if err != nil {
 		return fmt.Errorf("%w (another device there? give --listen 127.0.0.1:0 for a free port, --serial for another serial number)", err)
 	}

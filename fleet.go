@@ -1,8 +1,4 @@
-// Package host runs devices as a program does: each device with its state
-// directory, its pseudo-terminal, an optional real serial port and a TCP
-// listener, on real time, or on a virtual clock run at a multiple of real
-// time or as fast as possible, until told to stop.
-package host
+package senseboard
 
 import (
 	"context"
@@ -16,7 +12,6 @@ import (
 	"strconv"
 	"sync"
 
-	"senseboard"
 	"senseboard/air"
 	"senseboard/clock"
 	"senseboard/profile"
@@ -26,8 +21,8 @@ import (
 	"senseboard/world"
 )
 
-// Config says what to run.
-type Config struct {
+// FleetConfig says what to run.
+type FleetConfig struct {
 	// Profile is the devices' build settings; nil means the defaults.
 	Profile *profile.Profile
 	// Serial is the first device's serial number ("" keeps the profile's);
@@ -75,23 +70,23 @@ type Config struct {
 	Log *slog.Logger
 }
 
-// Running is one running device and where it can be reached.
-type Running struct {
-	Device   *senseboard.Device
+// Member is one running device and where it can be reached.
+type Member struct {
+	Device   *Device
 	StateDir string
 	PTY      string // link to the pseudo-terminal, "" when none
 	TCP      string // address, "" when none
 	Port     string // real serial port, "" when none
 	Air      string // the device's dial subject on the radio link, "" when none
 
-	h   *Host
+	h   *Fleet
 	srv *serial.Server
 }
 
 // DialRadio opens a stream of the radio link to the device from within
 // the program, as a central in range of it; as with net.Dial, ctx bounds
 // the dialing only. The stream is served until it closes or the host stops.
-func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
+func (r *Member) DialRadio(ctx context.Context) (net.Conn, error) {
 	h := r.h
 	h.radioMu.Lock()
 	defer h.radioMu.Unlock()
@@ -106,16 +101,16 @@ func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
 	return central, nil
 }
 
-// Host is a set of running devices.
-type Host struct {
+// Fleet is a set of running devices.
+type Fleet struct {
 	// Devices are the running devices, in the order of their serials.
-	Devices []*Running
+	Devices []*Member
 	// Fleet is the address of the devices' shared port, "" when none.
 	Fleet   string
 	clk     clock.Clock
 	vclk    *clock.Virtual
 	speed   float64
-	cfg     Config
+	cfg     FleetConfig
 	closers []io.Closer
 	serve   []func(ctx context.Context) error
 	conns   *serial.ConnLimit // the connections of all the devices
@@ -131,7 +126,7 @@ type Host struct {
 }
 
 // New makes the devices and opens their transports; Run serves them.
-func New(cfg Config) (h *Host, err error) {
+func NewFleet(cfg FleetConfig) (h *Fleet, err error) {
 	if cfg.Devices <= 0 {
 		cfg.Devices = 1
 	}
@@ -160,7 +155,7 @@ func New(cfg Config) (h *Host, err error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = serial.DefaultProgramMaxConns
 	}
-	h = &Host{cfg: cfg, speed: cfg.Speed, conns: serial.NewConnLimit(cfg.MaxConns)}
+	h = &Fleet{cfg: cfg, speed: cfg.Speed, conns: serial.NewConnLimit(cfg.MaxConns)}
 	switch {
 	case cfg.Speed == 1:
 		h.clk = clock.NewReal()
@@ -172,7 +167,7 @@ func New(cfg Config) (h *Host, err error) {
 	}
 	h.stopCtx, h.stop = context.WithCancel(context.Background())
 	h.airCtx, h.airStop = context.WithCancel(context.Background())
-	defer func(h *Host) {
+	defer func(h *Fleet) {
 		if err != nil {
 			h.Close()
 		}
@@ -204,7 +199,7 @@ func New(cfg Config) (h *Host, err error) {
 }
 
 // listenFleet serves every device on one port.
-func (h *Host) listenFleet(addr string) error {
+func (h *Fleet) listenFleet(addr string) error {
 	servers := make([]*serial.Server, len(h.Devices))
 	for i, r := range h.Devices {
 		servers[i] = r.srv
@@ -233,17 +228,17 @@ func nextSerial(first string, i int) (string, error) {
 	return serial, nil
 }
 
-func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
+func (h *Fleet) start(i int, p *profile.Profile) (*Member, error) {
 	cfg := h.cfg
 	dir := filepath.Join(cfg.StateDir, p.Serial)
-	d, err := senseboard.New(senseboard.Config{Profile: p, Clock: h.clk, Seed: cfg.Seed + int64(i), StateDir: dir,
+	d, err := New(Config{Profile: p, Clock: h.clk, Seed: cfg.Seed + int64(i), StateDir: dir,
 		Scenario: cfg.Scenario, Replay: cfg.Replay})
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", p.Serial, err)
 	}
 	h.closers = append(h.closers, d)
 	srv := &serial.Server{Device: d.Core, Log: cfg.Log.With("device", p.Serial), MaxConns: cfg.MaxConnsPerDevice, Program: h.conns}
-	r := &Running{Device: d, StateDir: dir, h: h, srv: srv}
+	r := &Member{Device: d, StateDir: dir, h: h, srv: srv}
 
 	link := filepath.Join(dir, "tty")
 	if cfg.PTY == "none" || i == 0 && cfg.PTY != "" {
@@ -314,7 +309,7 @@ func portAfter(addr string, i int) (string, error) {
 }
 
 // Run serves every device until ctx ends, then closes them.
-func (h *Host) Run(ctx context.Context) error {
+func (h *Fleet) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -355,7 +350,7 @@ func (h *Host) Run(ctx context.Context) error {
 
 // leaveAir takes the devices off the radio link between programs before
 // their streams end, so that centrals learn why first.
-func (h *Host) leaveAir() {
+func (h *Fleet) leaveAir() {
 	for _, ln := range h.onAir {
 		ln.Leave("its program stopped")
 	}
@@ -363,7 +358,7 @@ func (h *Host) leaveAir() {
 }
 
 // close releases everything in reverse order of opening.
-func (h *Host) close() error {
+func (h *Fleet) close() error {
 	var errs []error
 	for i := len(h.closers) - 1; i >= 0; i-- {
 		if err := h.closers[i].Close(); err != nil && !errors.Is(err, net.ErrClosed) {
@@ -375,7 +370,7 @@ func (h *Host) close() error {
 }
 
 // Close releases the devices of a host that is not to run.
-func (h *Host) Close() error {
+func (h *Fleet) Close() error {
 	h.leaveAir()
 	h.stop()
 	return h.close()

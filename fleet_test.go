@@ -1,4 +1,4 @@
-package host_test
+package senseboard_test
 
 import (
 	"context"
@@ -10,17 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
 	"senseboard/client"
-	"senseboard/host"
 	"senseboard/resource"
 )
 
-func TestHost(t *testing.T) {
+func TestFleet(t *testing.T) {
 	dir := t.TempDir()
-	link := airLink(t, airtest.FreeLocal(t))
-	h, err := host.New(host.Config{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: link, Speed: 10})
+	// streams and adverts kept through a busy machine's pauses
+	link := airtest.Local(t, airtest.FreeLocal(t), air.Options{Interval: 50 * time.Millisecond, Missed: 200, ReconnectWait: 20 * time.Millisecond})
+	h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: link, Speed: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,24 +78,24 @@ func TestHost(t *testing.T) {
 func TestNewFails(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
-		cfg  host.Config
+		cfg  senseboard.FleetConfig
 		want string
 	}{
-		{host.Config{Serial: "ABC", Devices: 2}, "several devices need a numeric first serial"},
-		{host.Config{Speed: -1}, "speed -1: a positive factor, or max"},
-		{host.Config{Listen: "nowhere"}, `listen address "nowhere"`},
+		{senseboard.FleetConfig{Serial: "ABC", Devices: 2}, "several devices need a numeric first serial"},
+		{senseboard.FleetConfig{Speed: -1}, "speed -1: a positive factor, or max"},
+		{senseboard.FleetConfig{Listen: "nowhere"}, `listen address "nowhere"`},
 	}
 	for _, tt := range tests {
 		tt.cfg.StateDir, tt.cfg.PTY = dir, "none"
 		if tt.cfg.Listen == "" {
 			tt.cfg.Listen = "none"
 		}
-		if _, err := host.New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := senseboard.NewFleet(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: %v", tt.cfg, err)
 		}
 	}
 	// what a failed New opened is closed: the state directory is free again
-	h, err := host.New(host.Config{StateDir: dir, PTY: "none", Listen: "none"})
+	h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: dir, PTY: "none", Listen: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestFleetPort(t *testing.T) {
 		return len(e)
 	}
 	before := fds()
-	h, err := host.New(host.Config{StateDir: t.TempDir(), Devices: devices, PTY: "none", Listen: "none", ListenFleet: "127.0.0.1:0", Speed: 10})
+	h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: t.TempDir(), Devices: devices, PTY: "none", Listen: "none", ListenFleet: "127.0.0.1:0", Speed: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestFleetPort(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	for _, r := range []*host.Running{h.Devices[7], h.Devices[0], h.Devices[devices-1]} {
+	for _, r := range []*senseboard.Member{h.Devices[7], h.Devices[0], h.Devices[devices-1]} {
 		if r.TCP != "" {
 			t.Errorf("device %s has a port of its own: %s", r.Device.Serial(), r.TCP)
 		}

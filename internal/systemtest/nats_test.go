@@ -1,4 +1,4 @@
-package host_test
+package systemtest_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
-	"senseboard/host"
 )
 
 // steady keeps streams and adverts through a busy machine's pauses.
@@ -37,7 +37,7 @@ func withToken(o air.Options, file string) air.Options {
 // test ends or stop is called.
 func program(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
 	t.Helper()
-	h, err := host.New(host.Config{Serial: serial, Devices: n, StateDir: t.TempDir(), PTY: "none", Listen: "none", Air: link})
+	h, err := senseboard.NewFleet(senseboard.FleetConfig{Serial: serial, Devices: n, StateDir: t.TempDir(), PTY: "none", Listen: "none", Air: link})
 	if err != nil {
 		t.Fatal(err)
 	}
