@@ -15,29 +15,27 @@ import (
 	"senseboard/air"
 	"senseboard/clock"
 	"senseboard/profile"
-	"senseboard/replay"
 	"senseboard/transport/serial"
 	"senseboard/wire"
-	"senseboard/world"
 )
 
-// FleetConfig says what to run.
-type FleetConfig struct {
-	// Profile is the devices' build settings; nil means the defaults.
-	Profile *profile.Profile
-	// Serial is the first device's serial number ("" keeps the profile's);
-	// further devices count up from it.
-	Serial string
+// FleetOptions says how many devices a fleet has, how their time runs and
+// where NewFleet serves them. What each device is comes from the Config.
+type FleetOptions struct {
 	// Devices is how many devices to run; 1 when zero.
 	Devices int
-	// StateDir holds one directory per device, named by serial number;
-	// wire.DefaultStateDir() when empty.
-	StateDir string
+	// Speed is how the devices' time runs when Config.Clock is nil: 1 (or
+	// 0) for real time, another positive factor for a virtual clock that
+	// Run drives that many times faster than real time, +Inf for one that
+	// Run drives as fast as possible. With Config.Clock set the devices
+	// keep its time, and Speed must be 0.
+	Speed float64
 	// PTY is where the first device's pseudo-terminal link goes ("" for
 	// <state>/<serial>/tty, "none" for no pseudo-terminal on any device);
 	// further devices get <state>/<serial>/tty.
 	PTY string
-	// SerialPort is a real serial port for the first device, and Baud its rate.
+	// SerialPort is a real serial port for the first device, and Baud its
+	// rate (wire.DefaultBaud when zero).
 	SerialPort string
 	Baud       int
 	// Listen is the first device's TCP address (wire.DefaultAddress when
@@ -49,18 +47,9 @@ type FleetConfig struct {
 	// wbcmd). A fleet port and Listen "none" keep the program at one file
 	// descriptor per connection, whatever the number of devices.
 	ListenFleet string
-	// Seed makes the devices repeatable; device i uses Seed+i.
-	Seed int64
-	// Speed is 1 for real time, another positive factor for scaled time,
-	// and +Inf to run as fast as possible.
-	Speed float64
-	// Scenario is the wearer's timeline, nil for the default.
-	Scenario *world.Scenario
-	// Replay lists recordings to play instead of the model.
-	Replay []*replay.Recording
 	// Air is the radio link between programs, where each device
 	// advertises and takes the streams of centrals of any program on the
-	// NATS network; nil keeps the devices off it. The host does not close it.
+	// NATS network; nil keeps the devices off it. The fleet does not close it.
 	Air *air.Link
 	// MaxConns bounds the TCP connections and radio streams of all the
 	// devices together (serial.DefaultProgramMaxConns when zero);
@@ -70,47 +59,51 @@ type FleetConfig struct {
 	Log *slog.Logger
 }
 
-// Member is one running device and where it can be reached.
+// Member is one device of a fleet and where it can be reached.
 type Member struct {
-	Device   *Device
-	StateDir string
-	PTY      string // link to the pseudo-terminal, "" when none
-	TCP      string // address, "" when none
-	Port     string // real serial port, "" when none
-	Air      string // the device's dial subject on the radio link, "" when none
+	Device     *Device
+	StateDir   string
+	PTY        string // link to the pseudo-terminal, "" when none
+	TCP        string // address, "" when none
+	SerialPort string // real serial port, "" when none
+	Air        string // the device's dial subject on the radio link, "" when none
 
-	h   *Fleet
+	f   *Fleet
 	srv *serial.Server
 }
 
 // DialRadio opens a stream of the radio link to the device from within
 // the program, as a central in range of it; as with net.Dial, ctx bounds
-// the dialing only. The stream is served until it closes or the host stops.
-func (r *Member) DialRadio(ctx context.Context) (net.Conn, error) {
-	h := r.h
-	h.radioMu.Lock()
-	defer h.radioMu.Unlock()
-	if h.stopped {
-		return nil, fmt.Errorf("device %s: %w", r.Device.Serial(), net.ErrClosed)
+// the dialing only. The stream is served until it closes or the fleet stops.
+func (m *Member) DialRadio(ctx context.Context) (net.Conn, error) {
+	f := m.f
+	f.radioMu.Lock()
+	defer f.radioMu.Unlock()
+	if f.stopped {
+		return nil, fmt.Errorf("device %s: %w", m.Device.Serial(), net.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	device, central := net.Pipe()
-	h.radios.Go(func() { r.srv.ServeRadio(h.stopCtx, device, r.Device.Radio) })
+	f.radios.Go(func() { m.srv.ServeRadio(f.stopCtx, device, m.Device.Radio) })
 	return central, nil
 }
 
-// Fleet is a set of running devices.
+// Fleet is a set of devices served as a program serves them: each with its
+// state directory, its pseudo-terminal, an optional real serial port, a
+// TCP listener and the radio link between programs, until Run's context
+// ends.
 type Fleet struct {
-	// Devices are the running devices, in the order of their serials.
-	Devices []*Member
-	// Fleet is the address of the devices' shared port, "" when none.
-	Fleet   string
-	clk     clock.Clock
-	vclk    *clock.Virtual
-	speed   float64
-	cfg     FleetConfig
+	// Members are the devices, in the order of their serials.
+	Members []*Member
+	// Addr is the address of the fleet port, where every device is served
+	// by serial number; "" when none.
+	Addr string
+
+	opts    FleetOptions
+	vclk    *clock.Virtual // the clock Run drives, nil when none
+	speed   float64        // Run's speed of vclk; 0 as fast as possible
 	closers []io.Closer
 	serve   []func(ctx context.Context) error
 	conns   *serial.ConnLimit // the connections of all the devices
@@ -125,22 +118,28 @@ type Fleet struct {
 	radios  sync.WaitGroup // streams of DialRadio
 }
 
-// New makes the devices and opens their transports; Run serves them.
-func NewFleet(cfg FleetConfig) (h *Fleet, err error) {
-	if cfg.Devices <= 0 {
-		cfg.Devices = 1
+// NewFleet makes opts.Devices devices of cfg, as New makes one, and opens
+// their transports; Run serves them. For a fleet, cfg.Profile is the first
+// device's, and further devices count up from its serial number; device i
+// takes the seed cfg.Seed+i; cfg.StateDir holds one directory per device,
+// named by serial number (wire.DefaultStateDir() when empty); and the
+// devices share one clock (see FleetOptions.Speed). When it fails, it has
+// closed what it opened.
+func NewFleet(cfg Config, opts FleetOptions) (f *Fleet, err error) {
+	if opts.Devices <= 0 {
+		opts.Devices = 1
 	}
 	if cfg.StateDir == "" {
 		cfg.StateDir = wire.DefaultStateDir()
 	}
-	if cfg.Speed == 0 {
-		cfg.Speed = 1
+	if opts.Listen == "" {
+		opts.Listen = wire.DefaultAddress
 	}
-	if cfg.Listen == "" {
-		cfg.Listen = wire.DefaultAddress
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = serial.DefaultProgramMaxConns
 	}
 	base := cfg.Profile
 	if base == nil {
@@ -149,73 +148,76 @@ func NewFleet(cfg FleetConfig) (h *Fleet, err error) {
 	if err := base.Validate(); err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
-	if cfg.Serial != "" {
-		base = base.WithSerial(cfg.Serial)
-	}
-	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = serial.DefaultProgramMaxConns
-	}
-	h = &Fleet{cfg: cfg, speed: cfg.Speed, conns: serial.NewConnLimit(cfg.MaxConns)}
-	switch {
-	case cfg.Speed == 1:
-		h.clk = clock.NewReal()
-	case cfg.Speed > 0: // Run drives it, as fast as possible at +Inf
-		h.vclk = clock.NewVirtual()
-		h.clk = h.vclk
-	default:
-		return nil, fmt.Errorf("speed %v: a positive factor, or max", cfg.Speed)
-	}
-	h.stopCtx, h.stop = context.WithCancel(context.Background())
-	h.airCtx, h.airStop = context.WithCancel(context.Background())
-	defer func(h *Fleet) {
-		if err != nil {
-			h.Close()
+	f = &Fleet{opts: opts, conns: serial.NewConnLimit(opts.MaxConns)}
+	switch speed := opts.Speed; {
+	case cfg.Clock != nil && speed != 0:
+		return nil, fmt.Errorf("speed %v: the devices keep the time of the clock they are given; give a speed without a clock", speed)
+	case cfg.Clock != nil:
+	case speed == 0 || speed == 1:
+		cfg.Clock = clock.NewReal()
+	case speed > 0: // Run drives it, as fast as possible at +Inf
+		f.vclk = clock.NewVirtual()
+		if !math.IsInf(speed, 1) {
+			f.speed = speed
 		}
-	}(h)
-	for i := range cfg.Devices {
-		p := base
+		cfg.Clock = f.vclk
+	default:
+		return nil, fmt.Errorf("speed %v: a positive factor, or max", speed)
+	}
+	f.stopCtx, f.stop = context.WithCancel(context.Background())
+	f.airCtx, f.airStop = context.WithCancel(context.Background())
+	defer func(f *Fleet) {
+		if err != nil {
+			f.Close()
+		}
+	}(f)
+	for i := range opts.Devices {
+		dc := cfg
+		dc.Seed = cfg.Seed + int64(i)
+		dc.Profile = base
 		if i > 0 {
 			serialNo, err := nextSerial(base.Serial, i)
 			if err != nil {
 				return nil, err
 			}
-			p = base.WithSerial(serialNo)
-			if err := p.Validate(); err != nil {
+			dc.Profile = base.WithSerial(serialNo)
+			if err := dc.Profile.Validate(); err != nil {
 				return nil, err
 			}
 		}
-		r, err := h.start(i, p)
+		dc.StateDir = filepath.Join(cfg.StateDir, dc.Profile.Serial)
+		m, err := f.start(i, dc)
 		if err != nil {
 			return nil, err
 		}
-		h.Devices = append(h.Devices, r)
+		f.Members = append(f.Members, m)
 	}
-	if cfg.ListenFleet != "" {
-		if err := h.listenFleet(cfg.ListenFleet); err != nil {
+	if opts.ListenFleet != "" {
+		if err := f.listenFleet(opts.ListenFleet); err != nil {
 			return nil, err
 		}
 	}
-	return h, nil
+	return f, nil
 }
 
 // listenFleet serves every device on one port.
-func (h *Fleet) listenFleet(addr string) error {
-	servers := make([]*serial.Server, len(h.Devices))
-	for i, r := range h.Devices {
-		servers[i] = r.srv
+func (f *Fleet) listenFleet(addr string) error {
+	servers := make([]*serial.Server, len(f.Members))
+	for i, m := range f.Members {
+		servers[i] = m.srv
 	}
-	f, err := serial.NewFleet(servers)
+	sf, err := serial.NewFleet(servers)
 	if err != nil {
 		return err
 	}
-	f.Program, f.Log = h.conns, h.cfg.Log
+	sf.Program, sf.Log = f.conns, f.opts.Log
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("fleet: listen on %s: %w", addr, err)
 	}
-	h.closers = append(h.closers, ln)
-	h.Fleet = ln.Addr().String()
-	h.serve = append(h.serve, func(ctx context.Context) error { return f.Serve(ctx, ln) })
+	f.closers = append(f.closers, ln)
+	f.Addr = ln.Addr().String()
+	f.serve = append(f.serve, func(ctx context.Context) error { return sf.Serve(ctx, ln) })
 	return nil
 }
 
@@ -228,68 +230,67 @@ func nextSerial(first string, i int) (string, error) {
 	return serial, nil
 }
 
-func (h *Fleet) start(i int, p *profile.Profile) (*Member, error) {
-	cfg := h.cfg
-	dir := filepath.Join(cfg.StateDir, p.Serial)
-	d, err := New(Config{Profile: p, Clock: h.clk, Seed: cfg.Seed + int64(i), StateDir: dir,
-		Scenario: cfg.Scenario, Replay: cfg.Replay})
+// start makes device i of the fleet and opens its transports.
+func (f *Fleet) start(i int, cfg Config) (*Member, error) {
+	opts, serialNo := f.opts, cfg.Profile.Serial
+	d, err := New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("device %s: %w", p.Serial, err)
+		return nil, fmt.Errorf("device %s: %w", serialNo, err)
 	}
-	h.closers = append(h.closers, d)
-	srv := &serial.Server{Device: d.Core, Log: cfg.Log.With("device", p.Serial), MaxConns: cfg.MaxConnsPerDevice, Program: h.conns}
-	r := &Member{Device: d, StateDir: dir, h: h, srv: srv}
+	f.closers = append(f.closers, d)
+	srv := &serial.Server{Device: d.Core, Log: opts.Log.With("device", serialNo), MaxConns: opts.MaxConnsPerDevice, Program: f.conns}
+	m := &Member{Device: d, StateDir: cfg.StateDir, f: f, srv: srv}
 
-	link := filepath.Join(dir, "tty")
-	if cfg.PTY == "none" || i == 0 && cfg.PTY != "" {
-		link = cfg.PTY // "none" means no device has one
+	link := filepath.Join(cfg.StateDir, "tty")
+	if opts.PTY == "none" || i == 0 && opts.PTY != "" {
+		link = opts.PTY // "none" means no device has one
 	}
 	if link != "none" {
 		pt, err := serial.OpenPTY(link)
 		if err != nil {
 			return nil, err
 		}
-		h.closers = append(h.closers, pt)
-		r.PTY = link
-		h.serve = append(h.serve, func(ctx context.Context) error { return srv.ServeLine(ctx, pt) })
+		f.closers = append(f.closers, pt)
+		m.PTY = link
+		f.serve = append(f.serve, func(ctx context.Context) error { return srv.ServeLine(ctx, pt) })
 	}
-	if i == 0 && cfg.SerialPort != "" {
-		baud := cfg.Baud
+	if i == 0 && opts.SerialPort != "" {
+		baud := opts.Baud
 		if baud <= 0 {
 			baud = wire.DefaultBaud
 		}
-		port, err := serial.OpenPort(cfg.SerialPort, baud)
+		port, err := serial.OpenPort(opts.SerialPort, baud)
 		if err != nil {
 			return nil, err
 		}
-		h.closers = append(h.closers, port)
-		r.Port = cfg.SerialPort
-		h.serve = append(h.serve, func(ctx context.Context) error { return srv.ServeLine(ctx, port) })
+		f.closers = append(f.closers, port)
+		m.SerialPort = opts.SerialPort
+		f.serve = append(f.serve, func(ctx context.Context) error { return srv.ServeLine(ctx, port) })
 	}
-	if cfg.Listen != "none" {
-		addr, err := portAfter(cfg.Listen, i)
+	if opts.Listen != "none" {
+		addr, err := portAfter(opts.Listen, i)
 		if err != nil {
 			return nil, err
 		}
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("device %s: listen on %s: %w", p.Serial, addr, err)
+			return nil, fmt.Errorf("device %s: listen on %s: %w", serialNo, addr, err)
 		}
-		h.closers = append(h.closers, ln)
-		r.TCP = ln.Addr().String()
-		h.serve = append(h.serve, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
+		f.closers = append(f.closers, ln)
+		m.TCP = ln.Addr().String()
+		f.serve = append(f.serve, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	}
-	if cfg.Air != nil {
-		ln, err := cfg.Air.Listen(p.Serial)
+	if opts.Air != nil {
+		ln, err := opts.Air.Listen(serialNo)
 		if err != nil {
 			return nil, err
 		}
-		h.closers = append(h.closers, ln)
-		h.onAir = append(h.onAir, ln)
-		r.Air = ln.Addr().String()
-		h.serve = append(h.serve, func(context.Context) error { return srv.ServeRadios(h.airCtx, ln, d.Radio) })
+		f.closers = append(f.closers, ln)
+		f.onAir = append(f.onAir, ln)
+		m.Air = ln.Addr().String()
+		f.serve = append(f.serve, func(context.Context) error { return srv.ServeRadios(f.airCtx, ln, d.Radio) })
 	}
-	return r, nil
+	return m, nil
 }
 
 // portAfter returns addr with its port advanced by i (port 0 stays 0).
@@ -308,39 +309,39 @@ func portAfter(addr string, i int) (string, error) {
 	return net.JoinHostPort(host, strconv.Itoa(n+i)), nil
 }
 
-// Run serves every device until ctx ends, then closes them.
-func (h *Fleet) Run(ctx context.Context) error {
+// Run serves every device until ctx ends, then closes them. It drives the
+// fleet's virtual clock, when FleetOptions.Speed gave it one.
+func (f *Fleet) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, len(h.serve)+1)
-	if h.vclk != nil {
-		speed := h.speed
-		if math.IsInf(speed, 1) {
-			speed = 0
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); h.vclk.Run(ctx, speed) }()
+	errs := make(chan error, len(f.serve)+1)
+	if f.vclk != nil {
+		wg.Go(func() { f.vclk.Run(ctx, f.speed) })
 	}
-	for _, s := range h.serve {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for _, s := range f.serve {
+		wg.Go(func() {
 			if err := s(ctx); err != nil {
 				errs <- err
 				cancel()
 			}
-		}()
+		})
 	}
 	<-ctx.Done()
-	h.leaveAir()
+	f.leaveAir()
+	// The devices' apps stop before the clock is waited for: their
+	// contexts end and release the clock they hold, so that a virtual
+	// clock's goroutine, which waits for held work, ends too.
+	for _, m := range f.Members {
+		m.Device.stopApps()
+	}
 	wg.Wait()
-	h.radioMu.Lock()
-	h.stopped = true
-	h.radioMu.Unlock()
-	h.stop()
-	h.radios.Wait()
-	err := h.close()
+	f.radioMu.Lock()
+	f.stopped = true
+	f.radioMu.Unlock()
+	f.stop()
+	f.radios.Wait()
+	err := f.close()
 	close(errs)
 	for e := range errs {
 		err = errors.Join(err, e)
@@ -350,28 +351,28 @@ func (h *Fleet) Run(ctx context.Context) error {
 
 // leaveAir takes the devices off the radio link between programs before
 // their streams end, so that centrals learn why first.
-func (h *Fleet) leaveAir() {
-	for _, ln := range h.onAir {
+func (f *Fleet) leaveAir() {
+	for _, ln := range f.onAir {
 		ln.Leave("its program stopped")
 	}
-	h.airStop()
+	f.airStop()
 }
 
 // close releases everything in reverse order of opening.
-func (h *Fleet) close() error {
+func (f *Fleet) close() error {
 	var errs []error
-	for i := len(h.closers) - 1; i >= 0; i-- {
-		if err := h.closers[i].Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+	for i := len(f.closers) - 1; i >= 0; i-- {
+		if err := f.closers[i].Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}
 	}
-	h.closers = nil
+	f.closers = nil
 	return errors.Join(errs...)
 }
 
-// Close releases the devices of a host that is not to run.
-func (h *Fleet) Close() error {
-	h.leaveAir()
-	h.stop()
-	return h.close()
+// Close releases the devices of a fleet that is not to run.
+func (f *Fleet) Close() error {
+	f.leaveAir()
+	f.stop()
+	return f.close()
 }

@@ -3,10 +3,13 @@ package senseboard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +17,10 @@ import (
 	"senseboard/air"
 	"senseboard/air/airtest"
 	"senseboard/client"
+	"senseboard/clock"
+	"senseboard/gsp"
+	"senseboard/gsp/gspwire"
+	"senseboard/profile"
 	"senseboard/resource"
 )
 
@@ -21,16 +28,16 @@ func TestFleet(t *testing.T) {
 	dir := t.TempDir()
 	// streams and adverts kept through a busy machine's pauses
 	link := airtest.Local(t, airtest.FreeLocal(t), air.Options{Interval: 50 * time.Millisecond, Missed: 200, ReconnectWait: 20 * time.Millisecond})
-	h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: link, Speed: 10})
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir}, senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: link, Speed: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h.Devices) != 2 || h.Devices[1].Device.Serial() != "000124" || h.Devices[1].StateDir != filepath.Join(dir, "000124") ||
-		h.Devices[0].Air != air.DialSubject("000123") {
-		t.Fatalf("devices: %+v %+v", h.Devices[0], h.Devices[1])
+	if len(h.Members) != 2 || h.Members[1].Device.Serial() != "000124" || h.Members[1].StateDir != filepath.Join(dir, "000124") ||
+		h.Members[0].Air != air.DialSubject("000123") {
+		t.Fatalf("devices: %+v %+v", h.Members[0], h.Members[1])
 	}
 	// --pty none: no device has a pseudo-terminal
-	for _, r := range h.Devices {
+	for _, r := range h.Members {
 		if _, err := os.Lstat(filepath.Join(r.StateDir, "tty")); r.PTY != "" || !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("device %s with PTY none: pty %q, link: %v", r.Device.Serial(), r.PTY, err)
 		}
@@ -39,7 +46,7 @@ func TestFleet(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- h.Run(ctx) }()
 	// over TCP, and over the radio link from within the program
-	c, err := client.Dial(ctx, "TCP"+h.Devices[0].TCP, nil)
+	c, err := client.Dial(ctx, "TCP"+h.Members[0].TCP, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +54,7 @@ func TestFleet(t *testing.T) {
 		t.Errorf("GET over TCP: %+v %v", env, err)
 	}
 	c.Close()
-	nc, err := h.Devices[1].DialRadio(ctx)
+	nc, err := h.Members[1].DialRadio(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +77,7 @@ func TestFleet(t *testing.T) {
 	// the host stopped: the radio stream closed with it
 	<-radio.Done()
 	radio.Close()
-	if _, err := h.Devices[0].DialRadio(context.Background()); err == nil {
+	if _, err := h.Members[0].DialRadio(context.Background()); err == nil {
 		t.Error("DialRadio after the host stopped")
 	}
 }
@@ -78,24 +85,26 @@ func TestFleet(t *testing.T) {
 func TestNewFails(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
-		cfg  senseboard.FleetConfig
+		cfg  senseboard.Config
+		opts senseboard.FleetOptions
 		want string
 	}{
-		{senseboard.FleetConfig{Serial: "ABC", Devices: 2}, "several devices need a numeric first serial"},
-		{senseboard.FleetConfig{Speed: -1}, "speed -1: a positive factor, or max"},
-		{senseboard.FleetConfig{Listen: "nowhere"}, `listen address "nowhere"`},
+		{senseboard.Config{Profile: profile.Default().WithSerial("ABC")}, senseboard.FleetOptions{Devices: 2}, "several devices need a numeric first serial"},
+		{senseboard.Config{}, senseboard.FleetOptions{Speed: -1}, "speed -1: a positive factor, or max"},
+		{senseboard.Config{Clock: clock.NewVirtual()}, senseboard.FleetOptions{Speed: 10}, "speed 10: the devices keep the time of the clock they are given"},
+		{senseboard.Config{}, senseboard.FleetOptions{Listen: "nowhere"}, `listen address "nowhere"`},
 	}
 	for _, tt := range tests {
-		tt.cfg.StateDir, tt.cfg.PTY = dir, "none"
-		if tt.cfg.Listen == "" {
-			tt.cfg.Listen = "none"
+		tt.cfg.StateDir, tt.opts.PTY = dir, "none"
+		if tt.opts.Listen == "" {
+			tt.opts.Listen = "none"
 		}
-		if _, err := senseboard.NewFleet(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%+v: %v", tt.cfg, err)
+		if _, err := senseboard.NewFleet(tt.cfg, tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v %+v: %v", tt.cfg, tt.opts, err)
 		}
 	}
-	// what a failed New opened is closed: the state directory is free again
-	h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: dir, PTY: "none", Listen: "none"})
+	// what a failed NewFleet opened is closed: the state directory is free again
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir}, senseboard.FleetOptions{PTY: "none", Listen: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +124,7 @@ func TestFleetPort(t *testing.T) {
 		return len(e)
 	}
 	before := fds()
-	h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: t.TempDir(), Devices: devices, PTY: "none", Listen: "none", ListenFleet: "127.0.0.1:0", Speed: 10})
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: t.TempDir()}, senseboard.FleetOptions{Devices: devices, PTY: "none", Listen: "none", ListenFleet: "127.0.0.1:0", Speed: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +140,11 @@ func TestFleetPort(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	for _, r := range []*senseboard.Member{h.Devices[7], h.Devices[0], h.Devices[devices-1]} {
+	for _, r := range []*senseboard.Member{h.Members[7], h.Members[0], h.Members[devices-1]} {
 		if r.TCP != "" {
 			t.Errorf("device %s has a port of its own: %s", r.Device.Serial(), r.TCP)
 		}
-		c, err := client.Dial(ctx, "TCP"+h.Fleet+"/"+r.Device.Serial(), nil)
+		c, err := client.Dial(ctx, "TCP"+h.Addr+"/"+r.Device.Serial(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,5 +152,42 @@ func TestFleetPort(t *testing.T) {
 			t.Errorf("asked the fleet port for %s, welcomed by %s", r.Device.Serial(), got)
 		}
 		c.Close()
+	}
+}
+
+// Run stops at every speed while a module the device runs as an app holds
+// the fleet's virtual clock: here the GSP module, whose link to a central
+// that does not read blocks. The apps stop before Run waits for the
+// clock's goroutine, which waits for the work held.
+func TestRunStopsWhileAnAppHoldsTheClock(t *testing.T) {
+	for _, speed := range []float64{10, math.Inf(1)} {
+		t.Run(fmt.Sprint(speed), func(t *testing.T) {
+			f, err := senseboard.NewFleet(senseboard.Config{StateDir: t.TempDir()}, senseboard.FleetOptions{PTY: "none", Listen: "none", Speed: speed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocked, release := make(chan struct{}), make(chan struct{})
+			defer close(release) // after Run returned
+			var once sync.Once
+			conn := f.Members[0].Device.GSP.Connect(0, gsp.NotifyFunc(func([]byte) {
+				once.Do(func() { close(blocked) })
+				<-release // a central that does not read
+			}))
+			defer conn.Close()
+			conn.Write(gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Subscribe, Ref: 1, Path: "/Meas/Acc/52"}))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- f.Run(ctx) }()
+			<-blocked
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("Run did not return while an app held the clock")
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"senseboard/air"
 	"senseboard/air/airtest"
 	"senseboard/client"
+	"senseboard/profile"
 )
 
 // BenchmarkRadioStreams runs a fleet on the radio link over NATS: 100 and
@@ -36,8 +37,8 @@ func radioStreams(b *testing.B, n int) {
 	o := air.Options{Missed: 1000} // no stream ends on a busy machine
 	devLink := airtest.Local(b, addr, o)
 	cenLink := airtest.Local(b, addr, o)
-	h, err := senseboard.NewFleet(senseboard.FleetConfig{Devices: n, Serial: "100000", StateDir: b.TempDir(), PTY: "none",
-		Listen: "none", Air: devLink})
+	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial("100000"), StateDir: b.TempDir()},
+		senseboard.FleetOptions{Devices: n, PTY: "none", Listen: "none", Air: devLink})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func radioStreams(b *testing.B, n int) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 32)
-	for i, r := range h.Devices {
+	for i, r := range h.Members {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()

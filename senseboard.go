@@ -1,8 +1,11 @@
-// Package senseboard assembles complete simulated devices: the device core
-// with every provider of the interface, on a profile, a clock, a state
+// Package senseboard makes complete simulated devices: the device core
+// with every provider of the interface and the modules built on the
+// in-device application interface, on a profile, a clock, a state
 // directory for the non-volatile memory, a wearer (scenario) and optional
-// recordings to replay. It is the entry point for Go programs that run
-// devices in process; the calling paths (serial line, phone bridge,
+// recordings to replay. New makes one device; NewFleet makes a number of
+// them from the same Config and serves them as a program does, on
+// pseudo-terminals, serial ports, TCP and the radio link between
+// programs. The calling paths themselves (serial line, phone bridge,
 // in-device apps) are in their own packages.
 package senseboard
 
@@ -36,7 +39,8 @@ import (
 	"senseboard/world"
 )
 
-// Config configures a device.
+// Config configures a device (New), or each device of a fleet (NewFleet,
+// which says how its devices differ).
 type Config struct {
 	// Profile holds the build settings; nil means the embedded defaults.
 	Profile *profile.Profile
@@ -45,7 +49,7 @@ type Config struct {
 	Clock clock.Clock
 	// Seed makes everything random about the device and its wearer repeatable.
 	Seed int64
-	// StateDir holds the non-volatile memory. It is required: each device
+	// StateDir holds the non-volatile memory. New requires it: each device
 	// needs its own directory, which it locks.
 	StateDir string
 	// Scenario is the wearer's timeline; nil means the default (standing
@@ -232,12 +236,18 @@ func clockDrift(seed uint64, sc *world.Scenario) float64 {
 // streamClock is the noise stream of the device's oscillator.
 const streamClock = 0xC10C
 
-// Close ends every subscription, writes what the non-volatile memory still
-// holds in memory, and releases the state directory.
-func (d *Device) Close() error {
+// stopApps stops the modules that run as apps for good: their contexts
+// end, and with them the holds they had on a virtual clock.
+func (d *Device) stopApps() {
 	if d.gsp != nil {
 		d.gsp.Stop()
 	}
+}
+
+// Close ends every subscription, writes what the non-volatile memory still
+// holds in memory, and releases the state directory.
+func (d *Device) Close() error {
+	d.stopApps()
 	err := d.Core.Close() // closes the providers, the data logger among them
 	if cerr := d.Store.Close(); err == nil {
 		err = cerr

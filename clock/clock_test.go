@@ -178,3 +178,26 @@ func TestHoldKeepsAdvanceWaiting(t *testing.T) {
 		t.Errorf("calls ran at %v, clock reads %v; want [1s 2s] and 3s", ran, v.Now())
 	}
 }
+
+// Run ends with its context even while work holds the clock: a program
+// that stops does not wait for work that waits for it.
+func TestRunEndsWhileHeld(t *testing.T) {
+	v := NewVirtual()
+	held := make(chan struct{})
+	v.AfterFunc(time.Second, func() { v.Hold(1); close(held) })
+	v.AfterFunc(2*time.Second, func() { t.Error("a call ran while the clock was held") })
+	ctx, cancel := context.WithCancel(context.Background())
+	finished := make(chan struct{})
+	go func() { v.Run(ctx, 0); close(finished) }()
+	<-held
+	cancel()
+	select {
+	case <-finished:
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not end with its context while work was held")
+	}
+	v.Release(1)
+	if now := v.Now(); now != time.Second {
+		t.Errorf("the clock reads %v, want 1s", now)
+	}
+}

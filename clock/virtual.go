@@ -51,16 +51,21 @@ func (v *Virtual) Release(n int) {
 	}
 }
 
-// settle waits until no work is held.
-func (v *Virtual) settle() {
+// settle waits until no work is held, and reports false when ctx ended
+// first (Run wakes it then).
+func (v *Virtual) settle(ctx context.Context) bool {
 	if v.held.Load() <= 0 {
-		return
+		return true
 	}
 	v.heldMu.Lock()
+	defer v.heldMu.Unlock()
 	for v.held.Load() > 0 {
+		if ctx.Err() != nil {
+			return false
+		}
 		v.idle.Wait()
 	}
-	v.heldMu.Unlock()
+	return true
 }
 
 func (v *Virtual) schedule(c *timedCall, t time.Duration) { v.push(c, t-v.Now()) }
@@ -130,9 +135,14 @@ func (v *Virtual) Advance(d time.Duration) { v.AdvanceTo(v.Now() + d) }
 // to and including t, each with the clock reading its time. Calls scheduled by
 // those calls run too when they fall due by t. Before each call, and before
 // it moves the time to t, it waits for the work that is held (Hold).
-func (v *Virtual) AdvanceTo(t time.Duration) {
+func (v *Virtual) AdvanceTo(t time.Duration) { v.advanceTo(context.Background(), t) }
+
+// advanceTo is AdvanceTo, which gives up when ctx ends while work is held.
+func (v *Virtual) advanceTo(ctx context.Context, t time.Duration) {
 	for {
-		v.settle()
+		if !v.settle(ctx) {
+			return
+		}
 		v.mu.Lock()
 		if len(v.events) == 0 || v.events[0].at > t {
 			if t > v.now {
@@ -154,9 +164,16 @@ func (v *Virtual) AdvanceTo(t time.Duration) {
 // wall clock speed times faster, stepping at least every 10 ms of wall time so
 // that Now moves between scheduled calls; with speed 0 it jumps from one
 // scheduled call to the next as fast as they run, and waits when nothing is
-// scheduled.
+// scheduled. When ctx ends while work is held (Hold), Run returns without
+// waiting for it.
 func (v *Virtual) Run(ctx context.Context, speed float64) {
 	const step = 10 * time.Millisecond
+	stop := context.AfterFunc(ctx, func() {
+		v.heldMu.Lock()
+		v.idle.Broadcast() // settle looks at ctx again
+		v.heldMu.Unlock()
+	})
+	defer stop()
 	wallStart, virtStart := time.Now(), v.Now()
 	for ctx.Err() == nil {
 		if speed <= 0 {
@@ -168,11 +185,11 @@ func (v *Virtual) Run(ctx context.Context, speed float64) {
 				}
 				continue
 			}
-			v.AdvanceTo(next)
+			v.advanceTo(ctx, next)
 			continue
 		}
 		target := virtStart + time.Duration(float64(time.Since(wallStart))*speed)
-		v.AdvanceTo(target)
+		v.advanceTo(ctx, target)
 		wait := step
 		if next, ok := v.Next(); ok {
 			if d := time.Duration(float64(next-target) / speed); d < wait {

@@ -23,7 +23,7 @@ func onAir(t *testing.T, n int) (*senseboard.Fleet, *air.Link) {
 	t.Helper()
 	addr := airtest.FreeLocal(t)
 	devices := airtest.Local(t, addr, air.Options{})
-	h, err := senseboard.NewFleet(senseboard.FleetConfig{Devices: n, StateDir: t.TempDir(), PTY: "none", Listen: "none", Seed: 7, Air: devices})
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: t.TempDir(), Seed: 7}, senseboard.FleetOptions{Devices: n, PTY: "none", Listen: "none", Air: devices})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestAirNotReached(t *testing.T) {
 		t.Errorf("a device not on the air: %v; want %v and %v naming it", err, ErrDevices, air.ErrNotOnAir)
 	}
 
-	env, err := h.Devices[0].Device.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Pin", Params: []resource.Value{resource.String("123456")}})
+	env, err := h.Members[0].Device.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Pin", Params: []resource.Value{resource.String("123456")}})
 	if err != nil || !env.Status.OK() {
 		t.Fatalf("set pass key: %+v %v", env, err)
 	}

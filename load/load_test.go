@@ -177,11 +177,11 @@ func TestFleet(t *testing.T) {
 }
 
 func testFleet(t *testing.T, fleet bool) {
-	cfg := senseboard.FleetConfig{Devices: 3, StateDir: t.TempDir(), PTY: "none", Listen: "127.0.0.1:0", Seed: 7}
+	opts := senseboard.FleetOptions{Devices: 3, PTY: "none", Listen: "127.0.0.1:0"}
 	if fleet {
-		cfg.Listen, cfg.ListenFleet = "none", "127.0.0.1:0"
+		opts.Listen, opts.ListenFleet = "none", "127.0.0.1:0"
 	}
-	h, err := senseboard.NewFleet(cfg)
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: t.TempDir(), Seed: 7}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,11 +191,11 @@ func testFleet(t *testing.T, fleet bool) {
 	defer func() { cancel(); wg.Wait() }()
 
 	var addrs []string
-	for _, d := range h.Devices {
+	for _, d := range h.Members {
 		addrs = append(addrs, d.TCP)
 	}
 	if fleet {
-		if addrs, err = FleetAddrs(h.Fleet, "000123", 3); err != nil {
+		if addrs, err = FleetAddrs(h.Addr, "000123", 3); err != nil {
 			t.Fatal(err)
 		}
 	}

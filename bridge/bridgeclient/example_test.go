@@ -16,11 +16,11 @@ import (
 // senseboard run does, and returns the bridge's address.
 func startBridge(ctx context.Context) (string, func()) {
 	dir, _ := os.MkdirTemp("", "example")
-	h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: dir, PTY: "none", Listen: "none"})
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir}, senseboard.FleetOptions{PTY: "none", Listen: "none"})
 	if err != nil {
 		panic(err)
 	}
-	r := h.Devices[0]
+	r := h.Members[0]
 	b, err := bridge.New(bridge.Config{Local: []bridge.Peripheral{{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON}}})
 	if err != nil {
 		panic(err)

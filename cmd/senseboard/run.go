@@ -40,11 +40,11 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	cfg, err := o.config(stderr)
+	cfg, opts, err := o.config(stderr)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := o.run(cfg, stdout, stderr); err != nil {
+	if err := o.run(cfg, opts, stdout, stderr); err != nil {
 		return fail(stderr, err)
 	}
 	return 0
@@ -111,8 +111,10 @@ Flags:
 }
 
 // config checks the options and loads the files they name into the
-// host's configuration.
-func (o *runOptions) config(stderr io.Writer) (senseboard.FleetConfig, error) {
+// devices' configuration and the fleet's options.
+func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.FleetOptions, error) {
+	var cfg senseboard.Config
+	var opts senseboard.FleetOptions
 	if o.listenFleet == "none" {
 		o.listenFleet = ""
 	}
@@ -120,36 +122,40 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.FleetConfig, error) {
 		o.listen = "none"
 	}
 	if err := checkListen("listen", o.listen, o.beyond, stderr); err != nil {
-		return senseboard.FleetConfig{}, err
+		return cfg, opts, err
 	}
 	if o.listenFleet != "" {
 		if err := checkListen("listen-fleet", o.listenFleet, o.beyond, stderr); err != nil {
-			return senseboard.FleetConfig{}, err
+			return cfg, opts, err
 		}
 	}
 	if o.devices < 1 {
-		return senseboard.FleetConfig{}, fmt.Errorf("--devices %d: give 1 or more devices", o.devices)
+		return cfg, opts, fmt.Errorf("--devices %d: give 1 or more devices", o.devices)
 	}
 	if o.maxConns <= 0 || o.perDevice <= 0 {
-		return senseboard.FleetConfig{}, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
+		return cfg, opts, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
 	}
-	cfg := senseboard.FleetConfig{Serial: o.serial, Devices: o.devices, StateDir: o.state, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
-		Listen: o.listen, ListenFleet: o.listenFleet, Seed: o.seed,
-		MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice}
+	cfg = senseboard.Config{StateDir: o.state, Seed: o.seed}
+	opts = senseboard.FleetOptions{Devices: o.devices, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
+		Listen: o.listen, ListenFleet: o.listenFleet, MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice}
+	p := profile.Default()
 	if o.profile != "" {
-		p, err := profile.Load(o.profile)
-		if err != nil {
-			return cfg, err
+		var err error
+		if p, err = profile.Load(o.profile); err != nil {
+			return cfg, opts, err
 		}
-		cfg.Profile = p
 	}
+	if o.serial != "" {
+		p = p.WithSerial(o.serial)
+	}
+	cfg.Profile = p
 	var err error
-	if cfg.Speed, err = parseSpeed(o.speed); err != nil {
-		return cfg, err
+	if opts.Speed, err = parseSpeed(o.speed); err != nil {
+		return cfg, opts, err
 	}
 	if o.scenario != "" {
 		if cfg.Scenario, err = world.LoadScenario(o.scenario); err != nil {
-			return cfg, err
+			return cfg, opts, err
 		}
 		if s := cfg.Scenario.Seed; s != nil && !flagSet(o.fs, "seed") {
 			cfg.Seed = int64(*s)
@@ -158,33 +164,33 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.FleetConfig, error) {
 	for _, f := range o.replay {
 		r, err := replay.Load(f)
 		if err != nil {
-			return cfg, err
+			return cfg, opts, err
 		}
 		cfg.Replay = append(cfg.Replay, r)
 	}
 	if o.verbose {
-		cfg.Log = slog.New(slog.NewTextHandler(stderr, nil))
+		opts.Log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	return cfg, nil
+	return cfg, opts, nil
 }
 
 // run starts the devices and the bridge, says where they are, and serves
 // until interrupted.
-func (o *runOptions) run(cfg senseboard.FleetConfig, stdout, stderr io.Writer) error {
+func (o *runOptions) run(cfg senseboard.Config, opts senseboard.FleetOptions, stdout, stderr io.Writer) error {
 	ln, token, err := o.bridge.listen(stderr, true)
 	if err != nil {
 		return err
 	}
-	log := cfg.Log
+	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	link, err := o.bridge.joinAir(log)
 	if err == nil {
-		cfg.Air = link
-		var h *senseboard.Fleet
-		if h, err = senseboard.NewFleet(cfg); err == nil {
-			err = o.serve(h, cfg, ln, token, link, log, stdout)
+		opts.Air = link
+		var f *senseboard.Fleet
+		if f, err = senseboard.NewFleet(cfg, opts); err == nil {
+			err = o.serve(f, cfg, ln, token, link, log, stdout)
 		} else {
 			err = startAdvice(err)
 		}
@@ -213,12 +219,12 @@ func startAdvice(err error) error {
 }
 
 // serve runs the devices and the bridge until interrupted.
-func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.FleetConfig, ln net.Listener, token string, link *air.Link, log *slog.Logger, stdout io.Writer) error {
+func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Listener, token string, link *air.Link, log *slog.Logger, stdout io.Writer) error {
 	var err error
 	var svc *bridgeService
 	if ln != nil {
 		var local []bridge.Peripheral
-		for _, r := range h.Devices {
+		for _, r := range h.Members {
 			local = append(local, bridge.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON})
 		}
 		state := cfg.StateDir
@@ -275,10 +281,10 @@ const listEach = 8
 
 // printRunning says where the devices and the bridge can be reached.
 func printRunning(stdout io.Writer, h *senseboard.Fleet, svc *bridgeService, link *air.Link, all bool) {
-	if len(h.Devices) > listEach && !all {
+	if len(h.Members) > listEach && !all {
 		printSummary(stdout, h)
 	} else {
-		for _, r := range h.Devices {
+		for _, r := range h.Members {
 			printDevice(stdout, h, r)
 		}
 	}
@@ -296,14 +302,14 @@ func printDevice(stdout io.Writer, h *senseboard.Fleet, r *senseboard.Member) {
 	if r.PTY != "" {
 		fmt.Fprintf(stdout, "  serial line  %s\n               wbcmd --port %s --path /Info\n", r.PTY, r.PTY)
 	}
-	if r.Port != "" {
-		fmt.Fprintf(stdout, "  serial port  %s\n", r.Port)
+	if r.SerialPort != "" {
+		fmt.Fprintf(stdout, "  serial port  %s\n", r.SerialPort)
 	}
 	if r.TCP != "" {
 		fmt.Fprintf(stdout, "  TCP          %s\n               wbcmd --port TCP%s --path /Info\n", r.TCP, r.TCP)
 	}
-	if h.Fleet != "" {
-		fmt.Fprintf(stdout, "  fleet port   %s/%s\n               wbcmd --port TCP%s/%s --path /Info\n", h.Fleet, d.Serial(), h.Fleet, d.Serial())
+	if h.Addr != "" {
+		fmt.Fprintf(stdout, "  fleet port   %s/%s\n               wbcmd --port TCP%s/%s --path /Info\n", h.Addr, d.Serial(), h.Addr, d.Serial())
 	}
 	fmt.Fprintf(stdout, "  state        %s\n", r.StateDir)
 }
@@ -311,21 +317,21 @@ func printDevice(stdout io.Writer, h *senseboard.Fleet, r *senseboard.Member) {
 // printSummary says where the first and the last of many devices can be
 // reached, and how many have each kind of link.
 func printSummary(stdout io.Writer, h *senseboard.Fleet) {
-	first, last := h.Devices[0], h.Devices[len(h.Devices)-1]
+	first, last := h.Members[0], h.Members[len(h.Members)-1]
 	d := first.Device
 	fmt.Fprintf(stdout, "senseboard: %d devices, %s to %s (%s, sw %s), are running (-v lists each)\n",
-		len(h.Devices), d.Serial(), last.Device.Serial(), d.Profile().Product.Name, profile.Version)
+		len(h.Members), d.Serial(), last.Device.Serial(), d.Profile().Product.Name, profile.Version)
 	if first.PTY != "" { // every device has one, or none has
-		fmt.Fprintf(stdout, "  serial lines %d pseudo-terminals, %s to %s\n", len(h.Devices), first.PTY, last.PTY)
+		fmt.Fprintf(stdout, "  serial lines %d pseudo-terminals, %s to %s\n", len(h.Members), first.PTY, last.PTY)
 	}
-	if first.Port != "" {
-		fmt.Fprintf(stdout, "  serial port  %s (device %s)\n", first.Port, d.Serial())
+	if first.SerialPort != "" {
+		fmt.Fprintf(stdout, "  serial port  %s (device %s)\n", first.SerialPort, d.Serial())
 	}
 	if first.TCP != "" {
 		fmt.Fprintf(stdout, "  TCP          a port each: %s at %s … %s at %s\n", d.Serial(), first.TCP, last.Device.Serial(), last.TCP)
 	}
-	if h.Fleet != "" {
-		fmt.Fprintf(stdout, "  fleet port   %s/<serial>\n               wbcmd --port TCP%s/%s --path /Info\n", h.Fleet, h.Fleet, d.Serial())
+	if h.Addr != "" {
+		fmt.Fprintf(stdout, "  fleet port   %s/<serial>\n               wbcmd --port TCP%s/%s --path /Info\n", h.Addr, h.Addr, d.Serial())
 	}
 	fmt.Fprintf(stdout, "  state        %s to %s\n", first.StateDir, last.StateDir)
 }

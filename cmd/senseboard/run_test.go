@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"senseboard/profile"
 	"strings"
 	"testing"
 
@@ -30,7 +31,8 @@ func TestPrintRunning(t *testing.T) {
 		if tt.pty {
 			pty = ""
 		}
-		h, err := senseboard.NewFleet(senseboard.FleetConfig{StateDir: t.TempDir(), Serial: "000300", Devices: tt.devices, PTY: pty, Listen: "127.0.0.1:0", ListenFleet: "127.0.0.1:0"})
+		h, err := senseboard.NewFleet(senseboard.Config{StateDir: t.TempDir(), Profile: profile.Default().WithSerial("000300")},
+			senseboard.FleetOptions{Devices: tt.devices, PTY: pty, Listen: "127.0.0.1:0", ListenFleet: "127.0.0.1:0"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,9 +46,9 @@ func TestPrintRunning(t *testing.T) {
 		if tt.summary == "" {
 			continue
 		}
-		first, last := h.Devices[0], h.Devices[tt.devices-1]
+		first, last := h.Members[0], h.Members[tt.devices-1]
 		for _, want := range []string{tt.summary, "  TCP          a port each: 000300 at " + first.TCP + " … 000308 at " + last.TCP + "\n",
-			"  fleet port   " + h.Fleet + "/<serial>\n", "  state        " + first.StateDir + " to " + last.StateDir + "\n"} {
+			"  fleet port   " + h.Addr + "/<serial>\n", "  state        " + first.StateDir + " to " + last.StateDir + "\n"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("%d devices: no %q in the summary:\n%s", tt.devices, want, text)
 			}

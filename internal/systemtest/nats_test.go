@@ -16,6 +16,7 @@ import (
 	"senseboard/air/airtest"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
+	"senseboard/profile"
 )
 
 // steady keeps streams and adverts through a busy machine's pauses.
@@ -37,7 +38,8 @@ func withToken(o air.Options, file string) air.Options {
 // test ends or stop is called.
 func program(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
 	t.Helper()
-	h, err := senseboard.NewFleet(senseboard.FleetConfig{Serial: serial, Devices: n, StateDir: t.TempDir(), PTY: "none", Listen: "none", Air: link})
+	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial(serial), StateDir: t.TempDir()},
+		senseboard.FleetOptions{Devices: n, PTY: "none", Listen: "none", Air: link})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"senseboard/air"
 	"senseboard/app"
 	"senseboard/examples/stepcounter"
+	"senseboard/profile"
 	"senseboard/world"
 )
 
@@ -54,11 +55,12 @@ func run() error {
 		}
 		defer link.Close()
 	}
-	h, err := senseboard.NewFleet(senseboard.FleetConfig{Serial: *serial, StateDir: dir, PTY: "none", Listen: *listen, Scenario: sc, Air: link})
+	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial(*serial), StateDir: dir, Scenario: sc},
+		senseboard.FleetOptions{PTY: "none", Listen: *listen, Air: link})
 	if err != nil {
 		return fmt.Errorf("%w (another device there? give --listen 127.0.0.1:0 for a free port, --serial for another serial number)", err)
 	}
-	d := h.Devices[0]
+	d := h.Members[0]
 	rt, err := app.Run(d.Device.Core, stepcounter.New())
 	if err != nil {
 		h.Close()
