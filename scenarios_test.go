@@ -3,6 +3,7 @@ package senseboard_test
 import (
 	"os"
 	"path/filepath"
+	"senseboard"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ func TestShippedScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			text, _ := os.ReadFile(f)
-			d := senseboardtest.New(t, senseboardtest.Config{Scenario: string(text)})
+			d := senseboardtest.New(t, senseboard.Config{Scenario: senseboardtest.Scenario(t, string(text))})
 			d.Subscribe("/Meas/Acc/13")
 			hr := d.SubscribeAll("/Meas/HR")
 			dbl, fall := d.SubscribeAll("/System/States/3"), d.SubscribeAll("/System/States/5")

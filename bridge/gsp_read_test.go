@@ -52,7 +52,7 @@ func TestGSPReadOverWebSocket(t *testing.T) {
 	r := newGSPRig(t, "")
 	p := r.dial("", nil)
 	for _, level := range []float64{0.37, 0.9} {
-		r.d.System.SetBattery(level)
+		r.d.Device.System.SetBattery(level)
 		n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 1, Path: "/System/Energy/Level"})
 		if gspStatus(n) != 200 || len(n) != 5 {
 			t.Fatalf("GET /System/Energy/Level: % x", n)

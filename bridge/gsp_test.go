@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"senseboard"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ import (
 // over HTTP, connecting on demand as by default.
 type gspRig struct {
 	t      testing.TB
-	d      *senseboardtest.Device
+	d      *senseboardtest.Rig
 	b      *bridge.Bridge
 	srv    *httptest.Server
 	serial string
@@ -54,7 +55,7 @@ func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 	t.Helper()
 	p := profile.Default()
 	p.BLE.Airtime.Enabled = onAir
-	d := senseboardtest.New(t, senseboardtest.Config{Profile: p})
+	d := senseboardtest.New(t, senseboard.Config{Profile: p})
 	r := &gspRig{t: t, d: d, serial: "000123", onAir: onAir}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -65,7 +66,7 @@ func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 		ScanInterval: 20 * time.Millisecond,
 		Local: []bridge.Peripheral{{Serial: r.serial, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Radio) })
+			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Device.Radio) })
 			return central, nil
 		}}},
 	})

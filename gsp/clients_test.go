@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"senseboard"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ type central struct {
 	data [][]byte // notifications other than command responses, in order
 }
 
-func newCentral(t *testing.T, d *senseboardtest.Device) *central {
+func newCentral(t *testing.T, d *senseboardtest.Rig) *central {
 	return &central{peer: connect(t, d, gspwire.DefaultMTU)}
 }
 
@@ -57,7 +58,7 @@ func (c *central) answer(cmd []byte) []byte {
 }
 
 // settle lets the device run for dt and collects what the streams sent.
-func (c *central) settle(d *senseboardtest.Device, dt time.Duration) {
+func (c *central) settle(d *senseboardtest.Rig, dt time.Duration) {
 	for t := time.Duration(0); t < dt; t += 100 * time.Millisecond {
 		d.Advance(100 * time.Millisecond)
 	}
@@ -131,7 +132,7 @@ func pyFetch(t *testing.T, c *central, id uint32) (status uint16, file []byte) {
 // one connection: notifications on, PUT_UTCTIME (except fetch and erase),
 // the command, notifications off, disconnect.
 func TestMovesensePyClient(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	utc := uint64(1_763_900_000_000_000)
 	session := func(setTime bool) *central {
 		c := newCentral(t, d)
@@ -153,7 +154,7 @@ func TestMovesensePyClient(t *testing.T) {
 		t.Fatalf("HELLO: status %d, %d bytes; get_status wants at least 5", st, len(data))
 	}
 	f := strings.Split(string(data[1:]), "\x00")
-	if len(f) < 5 || f[0] != d.Profile().Serial || f[4] != gsp.FirmwareVersion {
+	if len(f) < 5 || f[0] != d.Device.Profile().Serial || f[4] != gsp.FirmwareVersion {
 		t.Errorf("HELLO strings %q: serial, product, DFU address, app name, app version", f)
 	}
 	st, data = pyStatus(t, c.first(cmdPath(gspwire.Get, 101, "/Mem/DataLogger/State", false)), 100)
@@ -329,7 +330,7 @@ func pyDecode(t *testing.T, path string, p []byte) {
 // every notification read as a uint32 at byte 2 and its length, then
 // UNSUBSCRIBE on 99.
 func TestDeviceLibSampleClient(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	c := newCentral(t, d)
 	if n := c.answer(append([]byte{1, 99}, "/Meas/Acc/13"...)); u16(n[2:]) != 200 {
 		t.Fatalf("SUBSCRIBE /Meas/Acc/13: % x", n)
@@ -484,7 +485,7 @@ func (c *commander) nextRef() uint8 { c.ref++; return c.ref }
 // decoders.ts, layouts.ts and docs/gsp-protocol.md): connect, record,
 // download and erase, and the API explorer's reads.
 func TestCommanderClient(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	c := &commander{central: newCentral(t, d), streams: map[uint8][][]byte{}}
 
 	// Connect: HELLO (no status; decodeHello from byte 2), PUT_UTCTIME of
@@ -492,7 +493,7 @@ func TestCommanderClient(t *testing.T) {
 	ref := c.nextRef()
 	h := c.answer([]byte{byte(gspwire.Hello), ref})
 	f := strings.Split(string(h[3:]), "\x00")
-	if h[2] != gspwire.ProtocolVersion || len(f) < 5 || f[0] != d.Profile().Serial || f[1] == "" || f[4] == "" {
+	if h[2] != gspwire.ProtocolVersion || len(f) < 5 || f[0] != d.Device.Profile().Serial || f[1] == "" || f[4] == "" {
 		t.Errorf("decodeHello: version %d, strings %q", h[2], f)
 	}
 	utc := uint64(1_763_900_000_000_000)
@@ -698,7 +699,7 @@ func equalFloats(a, b []float64) bool {
 // bytes): every part stands alone, on codes 2 and 3, and the parts put at
 // their offsets give the log.
 func TestLogDataSubscription(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	c := newCentral(t, d)
 	cfg := append([]byte{byte(gspwire.PutDataLoggerConfig), 1}, "/Meas/Acc/52\x00/Meas/ECG/200/mV\x00/Time/Detailed\x00"...)
 	for _, cmd := range [][]byte{cfg, {byte(gspwire.PutDataLoggerState), 2, 3}} {

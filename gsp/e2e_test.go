@@ -3,6 +3,7 @@ package gsp_test
 import (
 	"encoding/binary"
 	"fmt"
+	"senseboard"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func (s *stream) add(n []byte) {
 // at several rates, UTC time, offline recording, listing, fetching and
 // decoding the log, and clearing the logbook.
 func TestClientSession(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	p := connect(t, d, 158)
 
 	hello := p.command(gspwire.Command{Code: gspwire.Hello, Ref: 100})

@@ -3,6 +3,7 @@ package gsp_test
 import (
 	"bytes"
 	"encoding/binary"
+	"senseboard"
 	"testing"
 	"time"
 
@@ -18,8 +19,8 @@ import (
 // that connects, chooses its MTU and switches notifications on gets HELLO,
 // GET, a stream and a log over the characteristics.
 func TestOverGATT(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
-	rc, err := d.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:07", "central"), resource.NewQueue(1))
+	d := senseboardtest.New(t, senseboard.Config{})
+	rc, err := d.Device.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:07", "central"), resource.NewQueue(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +127,14 @@ func TestOverGATT(t *testing.T) {
 // GATT layer, on a device whose time passes while it waits.
 type gattPeer struct {
 	t    *testing.T
-	d    *senseboardtest.Device
+	d    *senseboardtest.Rig
 	rc   *radio.Conn
 	held [][]byte
 }
 
-func connectGATT(t *testing.T, d *senseboardtest.Device, mtu int) *gattPeer {
+func connectGATT(t *testing.T, d *senseboardtest.Rig, mtu int) *gattPeer {
 	t.Helper()
-	rc, err := d.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:08", "central"), resource.NewQueue(1))
+	rc, err := d.Device.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:08", "central"), resource.NewQueue(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func (p *gattPeer) command(c gspwire.Command) []byte {
 func TestFetchOverSlowLinkIsComplete(t *testing.T) {
 	prof := profile.Default()
 	prof.BLE.Airtime = profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2, MissedEvents: 0.2}
-	d := senseboardtest.New(t, senseboardtest.Config{Profile: prof})
+	d := senseboardtest.New(t, senseboard.Config{Profile: prof})
 	p := connectGATT(t, d, gspwire.MinMTU)
 
 	if n := p.command(gspwire.Command{Code: gspwire.PutDataLoggerConfig, Ref: 1, Paths: []string{"/Meas/Acc/52"}}); status(n) != 200 {

@@ -2,6 +2,7 @@ package gsp_test
 
 import (
 	"encoding/binary"
+	"senseboard"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ type gattRun struct {
 // step, one that does not only at the end.
 func streamOverGATT(t *testing.T, prof *profile.Profile, dur time.Duration, reads bool, paths ...string) gattRun {
 	t.Helper()
-	d := senseboardtest.New(t, senseboardtest.Config{Profile: prof})
+	d := senseboardtest.New(t, senseboard.Config{Profile: prof})
 	p := connectGATT(t, d, gspwire.DefaultMTU)
 	streams := make([]*gattStream, len(paths))
 	for i, path := range paths {

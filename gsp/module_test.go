@@ -2,6 +2,7 @@ package gsp_test
 
 import (
 	"encoding/binary"
+	"senseboard"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +21,13 @@ type peer struct {
 	mtu   int
 }
 
-func connect(t *testing.T, d *senseboardtest.Device, mtu int) *peer {
+func connect(t *testing.T, d *senseboardtest.Rig, mtu int) *peer {
 	t.Helper()
-	if d.GSP == nil {
+	if d.Device.GSP == nil {
 		t.Fatal("the default profile has no GSP module")
 	}
 	p := &peer{t: t, notes: make(chan []byte, 1<<16), mtu: mtu}
-	p.conn = d.GSP.Connect(mtu, gsp.NotifyFunc(func(b []byte) {
+	p.conn = d.Device.GSP.Connect(mtu, gsp.NotifyFunc(func(b []byte) {
 		if len(b) > gspwire.MaxNotification(mtu) {
 			t.Errorf("notification of %d bytes on MTU %d", len(b), mtu)
 		}
@@ -64,20 +65,20 @@ func (p *peer) command(c gspwire.Command) []byte {
 func status(n []byte) uint16 { return binary.LittleEndian.Uint16(n[2:]) }
 
 func TestHello(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	p := connect(t, d, gspwire.DefaultMTU)
 	n := p.command(gspwire.Command{Code: gspwire.Hello, Ref: 7})
 	if n[0] != gspwire.CommandResponse || n[1] != 7 || n[2] != gspwire.ProtocolVersion {
 		t.Fatalf("HELLO answer % x", n)
 	}
 	f := strings.Split(string(n[3:]), "\x00")
-	if len(f) != 6 || f[0] != d.Profile().Serial || f[3] != d.Profile().App.Name || f[4] != gsp.FirmwareVersion || f[2] == "" {
+	if len(f) != 6 || f[0] != d.Device.Profile().Serial || f[3] != d.Device.Profile().App.Name || f[4] != gsp.FirmwareVersion || f[2] == "" {
 		t.Errorf("HELLO strings %q: want serial, product, DFU address, app name, firmware version", f)
 	}
 }
 
 func TestGetAndErrors(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	p := connect(t, d, gspwire.MinMTU)
 	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 1, Path: "/System/Mode"}); status(n) != 200 || len(n) < 5 || n[4] != 5 {
 		t.Errorf("GET /System/Mode: % x, want status 200 and mode 5", n)
@@ -102,7 +103,7 @@ func TestGetAndErrors(t *testing.T) {
 // the stream's payload, never longer than the MTU allows.
 func TestSubscribeSplitsByMTU(t *testing.T) {
 	for _, mtu := range []int{gspwire.MinMTU, 64, gspwire.DefaultMTU} {
-		d := senseboardtest.New(t, senseboardtest.Config{})
+		d := senseboardtest.New(t, senseboard.Config{})
 		p := connect(t, d, mtu)
 		if n := p.command(gspwire.Command{Code: gspwire.Subscribe, Ref: 5, Path: "/Meas/IMU9/104"}); status(n) != 200 {
 			t.Fatalf("MTU %d: SUBSCRIBE: % x", mtu, n)

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"senseboard"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func config(t *testing.T, paths ...string) resource.Value {
 
 func recordLog(t *testing.T, seconds int, paths ...string) []byte {
 	t.Helper()
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	d.Expect(200, resource.Put, "/Time", resource.Int64(1_763_900_000_000_000))
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, paths...))
 	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
@@ -123,7 +124,7 @@ func TestEDFLabelsMatchRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	rec, err := record.New(filepath.Join(t.TempDir(), "rec.jsonl"), record.JSONL)
 	if err != nil {
 		t.Fatal(err)

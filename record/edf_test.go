@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"senseboard"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ import (
 // one lost on the way would be.
 func recordWithGap(t *testing.T, path string, format record.Format) []string {
 	t.Helper()
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	subs := []*sbt.Sub{d.SubscribeAll("/Meas/IMU9/104"), d.SubscribeAll("/Meas/ECG/256/mV"), d.SubscribeAll("/Meas/Temp"), d.SubscribeAll("/Meas/HR")}
 	rec, err := record.New(path, format)
 	if err != nil {

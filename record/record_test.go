@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"senseboard"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ type played struct {
 // play records ten seconds of a walking device's streams.
 func play(t *testing.T, path string, format record.Format) played {
 	t.Helper()
-	d := sbt.New(t, sbt.Config{Scenario: "segments:\n  - walk: 1h\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "segments:\n  - walk: 1h\n")})
 	imu, ecg, temp := d.SubscribeAll("/Meas/IMU9/104"), d.SubscribeAll("/Meas/ECG/256/mV"), d.SubscribeAll("/Meas/Temp")
 	rec, err := record.New(path, format)
 	if err != nil {
@@ -111,7 +112,7 @@ func TestReplayThroughADevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d2 := sbt.New(t, sbt.Config{Replay: []*replay.Recording{r}})
+	d2 := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}})
 	s := d2.SubscribeAll("/Meas/IMU9/104")
 	d2.Advance(2 * time.Second)
 	i := 0

@@ -1,6 +1,6 @@
-// Package senseboardtest helps tests drive a complete device: one on a
-// virtual clock in a temporary state directory, requests that fail the test
-// when the device does not answer, subscriptions that collect their
+// Package senseboardtest helps tests drive a complete device (a Rig): one
+// on a virtual clock in a temporary state directory, requests that fail the
+// test when the device does not answer, subscriptions that collect their
 // notifications, and restarts from the same state directory.
 package senseboardtest
 
@@ -13,31 +13,26 @@ import (
 	"senseboard"
 	"senseboard/clock"
 	"senseboard/device"
-	"senseboard/profile"
-	"senseboard/replay"
 	"senseboard/resource"
 	"senseboard/world"
 )
 
-// Config adjusts the device of New.
-type Config struct {
-	Profile  *profile.Profile
-	Scenario string // YAML; "" for the default wearer
-	Seed     int64
-	StateDir string // "" for a temporary directory
-	Replay   []*replay.Recording
-}
-
-// Device is a device on a virtual clock.
-type Device struct {
-	*senseboard.Device
+// Rig is a device on a test's virtual clock, with a temporary state
+// directory, closed when the test ends.
+type Rig struct {
+	// Device is the device, which Restart replaces.
+	Device *senseboard.Device
+	// Clock is the device's time, which only the test advances.
 	Clock *clock.Virtual
-	cfg   Config
+	cfg   senseboard.Config
 	tb    testing.TB
 }
 
-// New starts a device that is closed when the test ends.
-func New(tb testing.TB, cfg Config) *Device {
+// New starts a device of cfg on a virtual clock (cfg.Clock, or a new one
+// when it is nil), in a temporary state directory unless cfg.StateDir
+// names one, and with seed 1 unless cfg.Seed is set; the device is closed
+// when the test ends.
+func New(tb testing.TB, cfg senseboard.Config) *Rig {
 	tb.Helper()
 	if cfg.StateDir == "" {
 		cfg.StateDir = tb.TempDir()
@@ -45,72 +40,88 @@ func New(tb testing.TB, cfg Config) *Device {
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
 	}
-	d := &Device{Clock: clock.NewVirtual(), cfg: cfg, tb: tb}
-	d.open()
+	r := &Rig{cfg: cfg, tb: tb}
+	switch c := cfg.Clock.(type) {
+	case nil:
+		r.Clock = clock.NewVirtual()
+	case *clock.Virtual:
+		r.Clock = c
+	default:
+		tb.Fatalf("senseboardtest: a device on a %T; a rig's clock is a *clock.Virtual", c)
+	}
+	r.cfg.Clock = r.Clock
+	r.open()
 	tb.Cleanup(func() {
-		if d.Device != nil {
-			d.Device.Close()
+		if r.Device != nil {
+			r.Device.Close()
 		}
 	})
-	return d
+	return r
 }
 
-func (d *Device) open() {
-	d.tb.Helper()
-	var sc *world.Scenario
-	if d.cfg.Scenario != "" {
-		var err error
-		if sc, err = world.ParseScenario([]byte(d.cfg.Scenario)); err != nil {
-			d.tb.Fatal(err)
-		}
+// Scenario parses a scenario's YAML, failing the test on bad YAML; ""
+// gives nil, the default wearer.
+func Scenario(tb testing.TB, yaml string) *world.Scenario {
+	tb.Helper()
+	if yaml == "" {
+		return nil
 	}
-	var p *profile.Profile
-	if d.cfg.Profile != nil {
-		c := *d.cfg.Profile
-		p = &c
-	}
-	dev, err := senseboard.New(senseboard.Config{Profile: p, Clock: d.Clock, Seed: d.cfg.Seed, StateDir: d.cfg.StateDir, Scenario: sc, Replay: d.cfg.Replay})
+	sc, err := world.ParseScenario([]byte(yaml))
 	if err != nil {
-		d.tb.Fatal(err)
+		tb.Fatal(err)
 	}
-	d.Device = dev
+	return sc
+}
+
+func (r *Rig) open() {
+	r.tb.Helper()
+	cfg := r.cfg
+	if cfg.Profile != nil {
+		p := *cfg.Profile
+		cfg.Profile = &p
+	}
+	d, err := senseboard.New(cfg)
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	r.Device = d
 }
 
 // Restart closes the device and starts it again from its state directory,
 // as a new process would.
-func (d *Device) Restart() {
-	d.tb.Helper()
-	if err := d.Device.Close(); err != nil {
-		d.tb.Fatal(err)
+func (r *Rig) Restart() {
+	r.tb.Helper()
+	if err := r.Device.Close(); err != nil {
+		r.tb.Fatal(err)
 	}
-	d.Device = nil
-	d.open()
+	r.Device = nil
+	r.open()
 }
 
 // Do makes a request without a client and fails the test if the device
 // does not answer.
-func (d *Device) Do(op resource.Op, path string, params ...resource.Value) resource.Envelope {
-	d.tb.Helper()
-	env, err := d.Device.Call(op, path, params...)
+func (r *Rig) Do(op resource.Op, path string, params ...resource.Value) resource.Envelope {
+	r.tb.Helper()
+	env, err := r.Device.Call(op, path, params...)
 	if err != nil {
-		d.tb.Fatalf("%s %s: %v", op, path, err)
+		r.tb.Fatalf("%s %s: %v", op, path, err)
 	}
 	return env
 }
 
 // Expect makes a request and fails the test unless it answers status.
-func (d *Device) Expect(status resource.Status, op resource.Op, path string, params ...resource.Value) resource.Envelope {
-	d.tb.Helper()
-	env := d.Do(op, path, params...)
+func (r *Rig) Expect(status resource.Status, op resource.Op, path string, params ...resource.Value) resource.Envelope {
+	r.tb.Helper()
+	env := r.Do(op, path, params...)
 	if env.Status != status {
-		d.tb.Fatalf("%s %s: %d %s (%s), want %d", op, path, env.Status, env.Status, env.Error, status)
+		r.tb.Fatalf("%s %s: %d %s (%s), want %d", op, path, env.Status, env.Status, env.Error, status)
 	}
 	return env
 }
 
 // Off reports whether a request gets no answer because the device is off.
-func (d *Device) Off(path string) bool {
-	_, err := d.Device.Call(resource.Get, path)
+func (r *Rig) Off(path string) bool {
+	_, err := r.Device.Call(resource.Get, path)
 	return errors.Is(err, device.ErrOff)
 }
 
@@ -126,17 +137,17 @@ type Sub struct {
 
 // Subscribe subscribes a new client whose notifications wait in a
 // resource.Queue, as a transport's would; the subscription ends with the test.
-func (d *Device) Subscribe(path string, params ...resource.Value) *Sub {
-	d.tb.Helper()
-	return d.subscribe(resource.NewQueue(1<<16), path, params)
+func (r *Rig) Subscribe(path string, params ...resource.Value) *Sub {
+	r.tb.Helper()
+	return r.subscribe(resource.NewQueue(1<<16), path, params)
 }
 
 // SubscribeAll subscribes a client that takes every notification at once,
 // as a consumer that always keeps up: per-topic limits such as the ECG
 // front end's buffer never drop anything for it.
-func (d *Device) SubscribeAll(path string, params ...resource.Value) *Sub {
-	d.tb.Helper()
-	return d.subscribe(&collector{}, path, params)
+func (r *Rig) SubscribeAll(path string, params ...resource.Value) *Sub {
+	r.tb.Helper()
+	return r.subscribe(&collector{}, path, params)
 }
 
 // collector is a Sink that keeps everything.
@@ -166,17 +177,17 @@ func (c *collector) Drain(dst []resource.Event) []resource.Event {
 	return dst
 }
 
-func (d *Device) subscribe(sink interface {
+func (r *Rig) subscribe(sink interface {
 	resource.Sink
 	Drainer
 }, path string, params []resource.Value) *Sub {
-	d.tb.Helper()
+	r.tb.Helper()
 	s := &Sub{sink: sink}
-	s.Client = resource.NewClient(d.tb.Name(), sink)
-	d.tb.Cleanup(s.Client.Close)
-	env, err := d.Device.Do(&resource.Request{Op: resource.Subscribe, Path: path, Params: params, Client: s.Client})
+	s.Client = resource.NewClient(r.tb.Name(), sink)
+	r.tb.Cleanup(s.Client.Close)
+	env, err := r.Device.Do(&resource.Request{Op: resource.Subscribe, Path: path, Params: params, Client: s.Client})
 	if err != nil {
-		d.tb.Fatalf("SUBSCRIBE %s: %v", path, err)
+		r.tb.Fatalf("SUBSCRIBE %s: %v", path, err)
 	}
 	s.Env = env
 	return s
@@ -207,7 +218,7 @@ func Contents(q Drainer) []any {
 func (s *Sub) Events() []resource.Event { return s.sink.Drain(nil) }
 
 // Advance moves device time forward.
-func (d *Device) Advance(dt time.Duration) { d.Clock.Advance(dt) }
+func (r *Rig) Advance(dt time.Duration) { r.Clock.Advance(dt) }
 
 // Record returns a record value from JSON, failing the test on bad JSON.
 func Record(tb testing.TB, name, text string) resource.Value {

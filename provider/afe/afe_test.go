@@ -1,6 +1,7 @@
 package afe_test
 
 import (
+	"senseboard"
 	"testing"
 	"time"
 
@@ -9,13 +10,13 @@ import (
 	sbt "senseboard/senseboardtest"
 )
 
-func reg(t *testing.T, d *sbt.Device, addr uint8) uint32 {
+func reg(t *testing.T, d *sbt.Rig, addr uint8) uint32 {
 	t.Helper()
 	return d.Expect(200, resource.Get, "/Component/MAX3000x/Register", resource.Uint8(addr)).Content.(uint32)
 }
 
 func TestFrontEnd(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 10s\n    gear: off\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 10s\n    gear: off\n")})
 	v := d.Expect(200, resource.Get, "/Component/MAX3000x/Version").Content.(*afe.Version)
 	if len(v.VersionInfo) != 2 || v.VersionInfo[0] != (afe.VersionInfo{Name: "Part", Version: "MAX30003"}) || v.VersionInfo[1].Name != "Revision" {
 		t.Errorf("version %+v", v)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"senseboard"
 	"testing"
 	"time"
 
@@ -23,9 +24,9 @@ func central(n int) *radio.Central {
 	return radio.NewCentral(fmt.Sprintf("AA:BB:CC:00:00:%02X", n), fmt.Sprintf("Phone %d", n))
 }
 
-func connect(t *testing.T, d *sbt.Device, c *radio.Central) *radio.Conn {
+func connect(t *testing.T, d *sbt.Rig, c *radio.Central) *radio.Conn {
 	t.Helper()
-	conn, err := d.Radio.Connect(c, resource.NewQueue(64))
+	conn, err := d.Device.Radio.Connect(c, resource.NewQueue(64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func connect(t *testing.T, d *sbt.Device, c *radio.Central) *radio.Conn {
 
 // do makes a request over a connection, as whoever serves the link does:
 // only when the link admits it, with the connection's client.
-func do(d *sbt.Device, c *radio.Conn, req *resource.Request) (resource.Envelope, error) {
+func do(d *sbt.Rig, c *radio.Conn, req *resource.Request) (resource.Envelope, error) {
 	if err := c.Admit(); err != nil {
 		return resource.Envelope{}, err
 	}
@@ -44,7 +45,7 @@ func do(d *sbt.Device, c *radio.Conn, req *resource.Request) (resource.Envelope,
 }
 
 func TestAddressAndAdvertising(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	env := d.Expect(200, resource.Get, "/Comm/Ble/Addr")
 	if !regexp.MustCompile(`^[0-9A-F]{2}(:[0-9A-F]{2}){5}$`).MatchString(env.Content.(string)) {
 		t.Errorf("address %v", env.Content)
@@ -58,7 +59,7 @@ func TestAddressAndAdvertising(t *testing.T) {
 	if isAdv() {
 		t.Fatal("advertising after DELETE")
 	}
-	if _, err := d.Radio.Connect(central(1), resource.NewQueue(1)); !errors.Is(err, radio.ErrNotAdvertising) || err.Error() != "device 000123 is not advertising" {
+	if _, err := d.Device.Radio.Connect(central(1), resource.NewQueue(1)); !errors.Is(err, radio.ErrNotAdvertising) || err.Error() != "device 000123 is not advertising" {
 		t.Errorf("connect while not advertising: %v", err)
 	}
 	d.Expect(200, resource.Delete, "/Comm/Ble/Adv") // stopping twice is fine
@@ -77,7 +78,7 @@ func TestAddressAndAdvertising(t *testing.T) {
 		t.Fatal("still advertising after the timeout")
 	}
 	// a reset starts advertising again
-	d.Reset()
+	d.Device.Reset()
 	if !isAdv() {
 		t.Error("not advertising after a reset")
 	}
@@ -104,8 +105,8 @@ func TestDefaultPackets(t *testing.T) {
 	for _, hrs := range []bool{false, true} {
 		p := profile.Default()
 		p.Modules.HRS = hrs
-		d := sbt.New(t, sbt.Config{Profile: p})
-		pk, ok := d.Radio.Advertising()
+		d := sbt.New(t, senseboard.Config{Profile: p})
+		pk, ok := d.Device.Radio.Advertising()
 		if !ok {
 			t.Fatal("not advertising")
 		}
@@ -136,10 +137,10 @@ func TestDefaultPackets(t *testing.T) {
 }
 
 func TestAdvSettings(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	custom := `{"AdvPacket": [2, 1, 6, 5, 9, 84, 101, 115, 116], "ScanRespPacket": null, "Interval": 32, "Timeout": 0}`
 	d.Expect(200, resource.Put, "/Comm/Ble/Adv/Settings", sbt.Record(t, "AdvSettings", custom))
-	pk, _ := d.Radio.Advertising()
+	pk, _ := d.Device.Radio.Advertising()
 	if !bytes.Equal(pk.Adv, []byte{2, 1, 6, 5, 9, 84, 101, 115, 116}) {
 		t.Errorf("custom packet not used verbatim: % X", pk.Adv)
 	}
@@ -167,10 +168,10 @@ func TestAdvSettings(t *testing.T) {
 }
 
 func TestOneConnectionAndPeers(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	peers := d.Subscribe("/Comm/Ble/Peers")
 	a := connect(t, d, central(1))
-	if _, err := d.Radio.Connect(central(2), resource.NewQueue(1)); err == nil {
+	if _, err := d.Device.Radio.Connect(central(2), resource.NewQueue(1)); err == nil {
 		t.Fatal("a second central connected")
 	} else if !errors.Is(err, radio.ErrNotAdvertising) && !errors.Is(err, radio.ErrBusy) {
 		t.Fatalf("second central: %v", err)
@@ -185,8 +186,8 @@ func TestOneConnectionAndPeers(t *testing.T) {
 	}
 	// a subscription over the connection ends with it
 	sub, _ := do(d, a, &resource.Request{Op: resource.Subscribe, Path: "/Time"})
-	if sub.Status != 200 || d.Hub().Count() != 2 {
-		t.Fatalf("subscription over the link: %d, %d subscriptions", sub.Status, d.Hub().Count())
+	if sub.Status != 200 || d.Device.Hub().Count() != 2 {
+		t.Fatalf("subscription over the link: %d, %d subscriptions", sub.Status, d.Device.Hub().Count())
 	}
 	d.Expect(404, resource.Delete, fmt.Sprintf("/Comm/Ble/Peers/%d", a.Handle()+5))
 	d.Expect(200, resource.Delete, fmt.Sprintf("/Comm/Ble/Peers/%d", a.Handle()))
@@ -195,8 +196,8 @@ func TestOneConnectionAndPeers(t *testing.T) {
 	default:
 		t.Fatal("the connection did not end")
 	}
-	if d.Hub().Count() != 1 {
-		t.Errorf("%d subscriptions after the disconnection, want only the peers one", d.Hub().Count())
+	if d.Device.Hub().Count() != 1 {
+		t.Errorf("%d subscriptions after the disconnection, want only the peers one", d.Device.Hub().Count())
 	}
 	got := peers.Contents()
 	if len(got) != 2 || got[0].(*ble.PeerChange).State != ble.Connected || got[1].(*ble.PeerChange).State != ble.Disconnected || got[1].(*ble.PeerChange).Peer.Address != "AA:BB:CC:00:00:01" {
@@ -212,7 +213,7 @@ func TestOneConnectionAndPeers(t *testing.T) {
 }
 
 func TestConnParams(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	d.Expect(200, resource.Put, "/Comm/Ble/ConnParams", sbt.Record(t, "ConnParams", `{"min_conn_interval": 6, "max_conn_interval": 12, "slave_latency": 0, "sup_timeout": 100}`))
 	a := connect(t, d, central(1))
 	h := fmt.Sprintf("/Comm/Ble/Peers/%d/Params", a.Handle())
@@ -243,12 +244,12 @@ func TestConnParams(t *testing.T) {
 }
 
 func TestPassKey(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	for _, bad := range []string{"12345", "1234567", "12a456", ""} {
 		d.Expect(400, resource.Put, "/Comm/Ble/Security/Pin", resource.String(bad))
 	}
 	d.Expect(200, resource.Put, "/Comm/Ble/Security/Pin", resource.String("024680"))
-	pk, _ := d.Radio.Advertising()
+	pk, _ := d.Device.Radio.Advertising()
 	if adMap(t, pk.Adv)[radio.ADManufacturerData][3]&radio.FlagPassKey == 0 {
 		t.Error("the advertisement does not say a pass key is needed")
 	}
@@ -277,19 +278,19 @@ func TestPassKey(t *testing.T) {
 	}
 }
 
-func bonds(t *testing.T, d *sbt.Device) string {
+func bonds(t *testing.T, d *sbt.Rig) string {
 	t.Helper()
 	l := d.Expect(200, resource.Get, "/Comm/Ble/Security/Bonds").Content.(*ble.BondList)
 	return fmt.Sprint(l.BondedDevices)
 }
 
-func setPolicy(t *testing.T, d *sbt.Device, policy, recovery int) {
+func setPolicy(t *testing.T, d *sbt.Rig, policy, recovery int) {
 	t.Helper()
 	d.Expect(200, resource.Put, "/Comm/Ble/Security/Settings", sbt.Record(t, "BondingSettings", fmt.Sprintf(`{"Policy": %d, "RecoveryTime": %d}`, policy, recovery)))
 }
 
 // bond connects, pairs with bonding and disconnects.
-func bond(t *testing.T, d *sbt.Device, c *radio.Central) error {
+func bond(t *testing.T, d *sbt.Rig, c *radio.Central) error {
 	t.Helper()
 	conn := connect(t, d, c)
 	defer conn.Disconnect()
@@ -299,7 +300,7 @@ func bond(t *testing.T, d *sbt.Device, c *radio.Central) error {
 func TestBondingPolicies(t *testing.T) {
 	a, b := central(1), central(2)
 	t.Run("0 BondingEnabled replaces the bond", func(t *testing.T) {
-		d := sbt.New(t, sbt.Config{})
+		d := sbt.New(t, senseboard.Config{})
 		if err := bond(t, d, a); err != nil {
 			t.Fatal(err)
 		}
@@ -311,14 +312,14 @@ func TestBondingPolicies(t *testing.T) {
 		}
 	})
 	t.Run("1 BondingDisabled refuses new bonds outside recovery", func(t *testing.T) {
-		d := sbt.New(t, sbt.Config{})
+		d := sbt.New(t, senseboard.Config{})
 		setPolicy(t, d, 1, 30)
 		d.Advance(31 * time.Second) // past the recovery time
 		var pe *radio.PolicyError
 		if err := bond(t, d, a); !errors.As(err, &pe) || err.Error() != "pairing refused by bonding policy BondingDisabled" {
 			t.Fatalf("bond outside recovery: %v", err)
 		}
-		d.Reset() // recovery mode: 30 s after the reset
+		d.Device.Reset() // recovery mode: 30 s after the reset
 		if err := bond(t, d, a); err != nil {
 			t.Fatalf("bond in recovery: %v", err)
 		}
@@ -331,7 +332,7 @@ func TestBondingPolicies(t *testing.T) {
 		}
 	})
 	t.Run("2 BondingOnce blocks further devices until the bond is deleted", func(t *testing.T) {
-		d := sbt.New(t, sbt.Config{})
+		d := sbt.New(t, senseboard.Config{})
 		setPolicy(t, d, 2, 0)
 		if err := bond(t, d, a); err != nil {
 			t.Fatal(err)
@@ -353,7 +354,7 @@ func TestBondingPolicies(t *testing.T) {
 		}
 	})
 	t.Run("3 BondingSameMac pretends to bond other devices", func(t *testing.T) {
-		d := sbt.New(t, sbt.Config{})
+		d := sbt.New(t, senseboard.Config{})
 		setPolicy(t, d, 3, 0)
 		if err := bond(t, d, a); err != nil {
 			t.Fatal(err)
@@ -364,7 +365,7 @@ func TestBondingPolicies(t *testing.T) {
 		if got := bonds(t, d); got != "[{AA:BB:CC:00:00:01}]" {
 			t.Errorf("bonds %s: the device must keep the first bond", got)
 		}
-		if !b.Bonded(d.BLE.Address()) {
+		if !b.Bonded(d.Device.BLE.Address()) {
 			t.Error("the other central does not believe it bonded")
 		}
 		conn := connect(t, d, b)
@@ -377,7 +378,7 @@ func TestBondingPolicies(t *testing.T) {
 		}
 	})
 	t.Run("settings read as pairs and survive a restart", func(t *testing.T) {
-		d := sbt.New(t, sbt.Config{})
+		d := sbt.New(t, senseboard.Config{})
 		setPolicy(t, d, 3, 120)
 		bond(t, d, a)
 		d.Restart()
@@ -399,7 +400,7 @@ func TestBondingPolicies(t *testing.T) {
 func TestHRSAndNUS(t *testing.T) {
 	p := profile.Default()
 	p.Modules.HRS, p.Modules.NUS = true, true
-	d := sbt.New(t, sbt.Config{Profile: p})
+	d := sbt.New(t, senseboard.Config{Profile: p})
 	hrs := d.Subscribe("/Comm/Ble/HRS")
 	nus := d.Subscribe("/Comm/Ble/NUS")
 	conn := connect(t, d, central(1))
@@ -432,23 +433,23 @@ func TestHRSAndNUS(t *testing.T) {
 		t.Errorf("NUS notifications %+v", got)
 	}
 	d.Expect(503, resource.Post, "/Comm/Ble/NUS", sbt.Record(t, "NUSData", `{"Data": [1]}`))
-	plain := sbt.New(t, sbt.Config{})
+	plain := sbt.New(t, senseboard.Config{})
 	plain.Expect(404, resource.Post, "/Comm/Ble/HRS", sbt.Record(t, "HRSData", `{"average": 1}`))
 }
 
 func TestResetAndPowerOffDropTheConnection(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	a := connect(t, d, central(1))
-	d.Reset()
+	d.Device.Reset()
 	if err := a.Err(); err == nil || err.Error() != "disconnected: the device reset" {
 		t.Errorf("after a reset: %v", err)
 	}
 	b := connect(t, d, central(1))
-	d.PowerOff()
+	d.Device.PowerOff()
 	if err := b.Err(); err == nil || err.Error() != "disconnected: the device turned off" {
 		t.Errorf("after power off: %v", err)
 	}
-	if _, ok := d.Radio.Advertising(); ok {
+	if _, ok := d.Device.Radio.Advertising(); ok {
 		t.Error("advertising while off")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"senseboard"
 	"strings"
 	"testing"
 	"time"
@@ -71,11 +72,11 @@ func (r *received) see(s sampleStream, content any) error {
 // the subscriptions and the connection.
 func bleStreams(t *testing.T, interval uint16, streams []sampleStream, seconds int, also *resource.Client) ([]received, []*resource.Subscription, *radio.Conn) {
 	t.Helper()
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	central := radio.NewCentral("AA:BB:CC:00:00:09", "phone")
 	central.Interval = interval
 	q := resource.NewQueue(1 << 14)
-	c, err := d.Radio.Connect(central, q)
+	c, err := d.Device.Radio.Connect(central, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,9 +206,9 @@ func TestOverloadOverBLELosesWholeNotificationsAndCountsThem(t *testing.T) {
 // for the air.
 func TestCarriedToAFullReaderIsCounted(t *testing.T) {
 	t.Parallel()
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	q := resource.NewQueue(4) // a reader that has stopped reading
-	c, err := d.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:0B", "phone"), q)
+	c, err := d.Device.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:0B", "phone"), q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +234,9 @@ func TestCarriedToAFullReaderIsCounted(t *testing.T) {
 // subscriber sees no gap in what it asked for (docs/behaviour.md).
 func TestUnsubscribeDiscardsWhatWaitsUncounted(t *testing.T) {
 	t.Parallel()
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	q := resource.NewQueue(1 << 12)
-	c, err := d.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:0A", "phone"), q)
+	c, err := d.Device.Radio.Connect(radio.NewCentral("AA:BB:CC:00:00:0A", "phone"), q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"senseboard"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func enable(t *testing.T, d *sbt.Device, system, user bool) {
+func enable(t *testing.T, d *sbt.Rig, system, user bool) {
 	t.Helper()
 	d.Expect(200, resource.Put, "/System/Debug/Config",
 		sbt.Record(t, "DebugMessageConfig", fmt.Sprintf(`{"SystemMessages": %v, "DebugMessages": %v}`, system, user)))
@@ -34,7 +35,7 @@ func messages(s *sbt.Sub) []string {
 }
 
 func TestConfigDefaultsAndPersists(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	if c := d.Expect(200, resource.Get, "/System/Debug/Config").Content.(*debug.Config); c.SystemMessages || c.DebugMessages {
 		t.Errorf("defaults %+v", c)
 	}
@@ -46,17 +47,17 @@ func TestConfigDefaultsAndPersists(t *testing.T) {
 }
 
 func TestLevelStreams(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	warn := d.Subscribe("/System/Debug/WARNING")
 	verbose := d.Subscribe("/System/Debug/verbose")
 	d.Expect(400, resource.Subscribe, "/System/Debug/loud")
 	for l := device.LevelFatal; l <= device.LevelVerbose; l++ {
-		d.Logf(l, "before enabling %d", l)
+		d.Device.Logf(l, "before enabling %d", l)
 	}
 	enable(t, d, true, false)
 	for l := device.LevelFatal; l <= device.LevelVerbose; l++ {
-		d.Logf(l, "system %d", l)
-		d.Log(device.GroupUser, l, "user, not enabled")
+		d.Device.Logf(l, "system %d", l)
+		d.Device.Log(device.GroupUser, l, "user, not enabled")
 	}
 	d.Advance(debug.DrainInterval)
 	if got := strings.Join(messages(warn), " | "); got != "Fatal:system 0 | Error:system 1 | Warning:system 2" {
@@ -66,8 +67,8 @@ func TestLevelStreams(t *testing.T) {
 		t.Errorf("verbose subscriber got %d messages, want 5", got)
 	}
 	enable(t, d, false, true)
-	d.Log(device.GroupUser, device.LevelError, "from an app")
-	d.Logf(device.LevelError, "system, now off")
+	d.Device.Log(device.GroupUser, device.LevelError, "from an app")
+	d.Device.Logf(device.LevelError, "system, now off")
 	d.Advance(debug.DrainInterval)
 	if got := fmt.Sprint(messages(warn)); got != "[Error:from an app]" {
 		t.Errorf("user group only: %s", got)
@@ -75,14 +76,14 @@ func TestLevelStreams(t *testing.T) {
 }
 
 func TestMessageBuffer(t *testing.T) {
-	d := sbt.New(t, sbt.Config{}) // 6 lines, 120 characters
+	d := sbt.New(t, senseboard.Config{}) // 6 lines, 120 characters
 	enable(t, d, true, false)
 	s := d.Subscribe("/System/Debug/verbose")
 	sixty := strings.Repeat("a", 59) // 60 characters with its terminator
-	d.Logf(device.LevelInfo, "%s", sixty)
-	d.Logf(device.LevelInfo, "%s", sixty)
-	d.Logf(device.LevelInfo, "%s", "a third message finds no room")
-	d.Logf(device.LevelInfo, "%s", "nor does a fourth")
+	d.Device.Logf(device.LevelInfo, "%s", sixty)
+	d.Device.Logf(device.LevelInfo, "%s", sixty)
+	d.Device.Logf(device.LevelInfo, "%s", "a third message finds no room")
+	d.Device.Logf(device.LevelInfo, "%s", "nor does a fourth")
 	d.Advance(debug.DrainInterval)
 	got := messages(s)
 	if len(got) != 4 || got[0] != "Info:"+sixty || got[1] != "Info:"+sixty || got[2] != "Info:"+debug.Ellipsis ||
@@ -90,14 +91,14 @@ func TestMessageBuffer(t *testing.T) {
 		t.Errorf("two 60-character messages and more: %q", got)
 	}
 	for i := range 7 {
-		d.Logf(device.LevelInfo, "message %011d", i) // 19 characters, 20 with the terminator
+		d.Device.Logf(device.LevelInfo, "message %011d", i) // 19 characters, 20 with the terminator
 	}
 	d.Advance(debug.DrainInterval)
 	got = messages(s)
 	if len(got) != 7 || got[5] != "Info:message 00000000005" || !strings.Contains(got[6], "1 debug messages did not fit") {
 		t.Errorf("seven messages of 20: %q", got)
 	}
-	d.Logf(device.LevelInfo, "%s", strings.Repeat("b", 200)) // clipped to the room left, with an ellipsis
+	d.Device.Logf(device.LevelInfo, "%s", strings.Repeat("b", 200)) // clipped to the room left, with an ellipsis
 	d.Advance(debug.DrainInterval)
 	got = messages(s)
 	if len(got) != 1 || got[0] != "Info:"+strings.Repeat("b", 116)+debug.Ellipsis {
@@ -111,7 +112,7 @@ func logProfile(size int) *profile.Profile {
 	return p
 }
 
-func query(t *testing.T, d *sbt.Device, q string) (resource.Status, []debug.Message) {
+func query(t *testing.T, d *sbt.Rig, q string) (resource.Status, []debug.Message) {
 	t.Helper()
 	var params []resource.Value
 	if q != "" {
@@ -137,14 +138,14 @@ func ids(ms []debug.Message) string {
 }
 
 func TestLogDisabledAnswers204(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	enable(t, d, true, false)
-	d.Logf(device.LevelError, "not stored")
+	d.Device.Logf(device.LevelError, "not stored")
 	d.Expect(204, resource.Get, "/System/Debug/Log")
 }
 
 func TestLogQueriesAndPaging(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Profile: logProfile(4096)})
+	d := sbt.New(t, senseboard.Config{Profile: logProfile(4096)})
 	d.Expect(200, resource.Put, "/System/Debug/Log/Config", sbt.Record(t, "DebugLogConfig", `{"MinimalLevel": 2}`))
 	if c := d.Expect(200, resource.Get, "/System/Debug/Log/Config").Content.(*debug.LogConfig); c.MinimalLevel != (resource.Pair{Value: 2, Name: "Warning"}) {
 		t.Errorf("log config %+v", c)
@@ -152,8 +153,8 @@ func TestLogQueriesAndPaging(t *testing.T) {
 	enable(t, d, true, false)
 	for i := 1; i <= 30; i++ {
 		d.Advance(100_000_000) // 100 ms apart
-		d.Logf(device.LevelWarning, "warning %d", i)
-		d.Logf(device.LevelInfo, "info %d, below the minimal level", i)
+		d.Device.Logf(device.LevelWarning, "warning %d", i)
+		d.Device.Logf(device.LevelInfo, "info %d, below the minimal level", i)
 	}
 	st, ms := query(t, d, `{"Id": 1000, "Count": 5}`)
 	if st != 200 || ids(ms) != "30,29,28,27,26" || ms[0].Message != "warning 30" || ms[0].Level.Name != "Warning" {
@@ -186,9 +187,9 @@ func TestLogQueriesAndPaging(t *testing.T) {
 		t.Errorf("earlier form: %s %+v", ids(ms), ms)
 	}
 	// ids continue across a reset while timestamps restart
-	d.Reset()
+	d.Device.Reset()
 	enable(t, d, true, false)
-	d.Logf(device.LevelError, "after the reset")
+	d.Device.Logf(device.LevelError, "after the reset")
 	_, ms = query(t, d, `{"Id": 100, "Count": 1}`)
 	if ids(ms) != "31" || ms[0].Timestamp > 10 {
 		t.Errorf("after a reset: %s ts %d", ids(ms), ms[0].Timestamp)
@@ -196,7 +197,7 @@ func TestLogQueriesAndPaging(t *testing.T) {
 	// and across a restart of the process
 	d.Restart()
 	enable(t, d, true, false)
-	d.Logf(device.LevelError, "after the restart")
+	d.Device.Logf(device.LevelError, "after the restart")
 	_, ms = query(t, d, `{"Id": 100, "Count": 2}`)
 	if ids(ms) != "32,31" || ms[1].Message != "after the reset" {
 		t.Errorf("after a restart: %s %+v", ids(ms), ms)
@@ -204,10 +205,10 @@ func TestLogQueriesAndPaging(t *testing.T) {
 }
 
 func TestLogWrapsAndSurvivesOverwrites(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Profile: logProfile(256)})
+	d := sbt.New(t, senseboard.Config{Profile: logProfile(256)})
 	enable(t, d, true, false)
 	for i := 1; i <= 40; i++ {
-		d.Logf(device.LevelError, "entry %02d", i) // 24 bytes a record: the area holds 10
+		d.Device.Logf(device.LevelError, "entry %02d", i) // 24 bytes a record: the area holds 10
 	}
 	_, ms := query(t, d, `{"Id": 100, "Count": 100}`)
 	if len(ms) == 0 || len(ms) > 10 || *ms[0].ID != 40 || ms[0].Message != "entry 40" {
@@ -226,7 +227,7 @@ func TestLogWrapsAndSurvivesOverwrites(t *testing.T) {
 	if len(ms) == 0 {
 		t.Fatal("nothing survived a partial overwrite")
 	}
-	d.Logf(device.LevelError, "after the overwrite")
+	d.Device.Logf(device.LevelError, "after the overwrite")
 	d.Restart()
 	_, ms = query(t, d, `{"Id": 1000, "Count": 1}`)
 	if len(ms) != 1 || ms[0].Message != "after the overwrite" || *ms[0].ID != 41 {
@@ -237,9 +238,9 @@ func TestLogWrapsAndSurvivesOverwrites(t *testing.T) {
 func FuzzLogRegion(f *testing.F) {
 	f.Add([]byte{0xD5, 2, 3, 0, 1, 0, 0, 0, 9, 0, 0, 0, 'a', 'b', 'c', 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, junk []byte) {
-		d := sbt.New(t, sbt.Config{Profile: logProfile(256)})
+		d := sbt.New(t, senseboard.Config{Profile: logProfile(256)})
 		enable(t, d, true, false)
-		d.Logf(device.LevelError, "before")
+		d.Device.Logf(device.LevelError, "before")
 		if len(junk) > 256 {
 			junk = junk[:256]
 		}
@@ -251,7 +252,7 @@ func FuzzLogRegion(f *testing.F) {
 			d.Expect(200, resource.Put, "/Component/Eeprom/1", resource.Uint32(profile.ChipSize-256),
 				sbt.Record(t, "EepromData", `{"bytes": [`+strings.Join(ints, ",")+`]}`))
 		}
-		d.Logf(device.LevelError, "after")
+		d.Device.Logf(device.LevelError, "after")
 		st, ms := query(t, d, `{"Id": 4294967295, "Count": 100}`)
 		if st != 200 || ms[0].Message != "after" {
 			t.Fatalf("newest message lost: %d %+v", st, ms)
@@ -263,7 +264,7 @@ func FuzzLogRegion(f *testing.F) {
 // file does not take is a 500; neither changes the setting.
 func TestConfigRefusedOrNotStored(t *testing.T) {
 	dir := t.TempDir()
-	d := sbt.New(t, sbt.Config{StateDir: dir})
+	d := sbt.New(t, senseboard.Config{StateDir: dir})
 	level := func(v int) resource.Value {
 		return sbt.Record(t, "DebugLogConfig", fmt.Sprintf(`{"MinimalLevel": %d}`, v))
 	}

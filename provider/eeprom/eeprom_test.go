@@ -2,6 +2,7 @@ package eeprom_test
 
 import (
 	"fmt"
+	"senseboard"
 	"strings"
 	"testing"
 
@@ -19,14 +20,14 @@ func data(t *testing.T, b ...int) resource.Value {
 	return sbt.Record(t, "EepromData", `{"bytes": [`+strings.Join(s, ",")+`]}`)
 }
 
-func read(t *testing.T, d *sbt.Device, chip int, addr uint32, n uint8) string {
+func read(t *testing.T, d *sbt.Rig, chip int, addr uint32, n uint8) string {
 	t.Helper()
 	env := d.Expect(200, resource.Get, fmt.Sprintf("/Component/Eeprom/%d", chip), resource.Uint32(addr), resource.Uint8(n))
 	return fmt.Sprint([]byte(env.Content.(*eeprom.Data).Bytes))
 }
 
 func TestEEPROM(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	for _, chip := range []int{0, 1} {
 		info := d.Expect(200, resource.Get, fmt.Sprintf("/Component/Eeprom/%d/Info", chip)).Content.(*eeprom.Info)
 		if info.Model != "M24M01" || info.Size != 131072 {
@@ -62,7 +63,7 @@ func TestEEPROM(t *testing.T) {
 	d.Expect(400, resource.Put, "/Component/Eeprom/1", resource.Uint32(profile.ChipSize-1), data(t, 1, 2))
 	d.Expect(400, resource.Put, "/Component/Eeprom/0", resource.Uint32(0), data(t, 256))
 	// non-volatile across a reset and a restart
-	d.Reset()
+	d.Device.Reset()
 	d.Restart()
 	if got := read(t, d, 0, profile.ChipSize-2, 2) + read(t, d, 1, 0, 2); got != "[7 8][9 10]" {
 		t.Errorf("after a restart %s", got)

@@ -2,6 +2,7 @@ package info_test
 
 import (
 	"encoding/json"
+	"senseboard"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 func TestInfo(t *testing.T) {
 	p := profile.Default()
 	p.Modules.HRS = true
-	d := sbt.New(t, sbt.Config{Profile: p})
+	d := sbt.New(t, senseboard.Config{Profile: p})
 	in := d.Expect(200, resource.Get, "/Info").Content.(*info.DeviceInfo)
 	if in.Serial != "000123" || in.APILevel != "1" || in.HWConfig == "" || in.SW != profile.Version || in.BrandName != nil {
 		t.Errorf("info %+v", in)

@@ -3,6 +3,7 @@ package meas_test
 import (
 	"fmt"
 	"math"
+	"senseboard"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestExactSampleTiming(t *testing.T) {
 	}
 	for _, rate := range meas.SampleRates {
 		t.Run(fmt.Sprintf("gyro %d", rate), func(t *testing.T) {
-			d := sbt.New(t, sbt.Config{Scenario: "clockDrift: off\n"})
+			d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "clockDrift: off\n")})
 			d.Advance(1234 * time.Millisecond) // a start between ticks
 			s := d.Subscribe(fmt.Sprintf("/Meas/Gyro/%d", rate))
 			var stamps []uint32
@@ -76,7 +77,7 @@ func TestExactSampleTiming(t *testing.T) {
 	}
 	for _, rate := range meas.ECGRates {
 		t.Run(fmt.Sprintf("ecg %d", rate), func(t *testing.T) {
-			d := sbt.New(t, sbt.Config{Scenario: "clockDrift: off\n"})
+			d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "clockDrift: off\n")})
 			d.Advance(777 * time.Millisecond)
 			s := d.SubscribeAll(fmt.Sprintf("/Meas/ECG/%d", rate))
 			var stamps []uint32
@@ -102,7 +103,7 @@ func TestBatchSizes(t *testing.T) {
 }
 
 func TestInfoConfigAndRates(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	if c := d.Expect(200, resource.Get, "/Meas/IMU/Config").Content.(*meas.IMUConfig); *c != (meas.IMUConfig{AccRange: 8, GyroRange: 2000, MagnRange: 5000}) {
 		t.Errorf("IMU config %+v", c)
 	}
@@ -117,14 +118,14 @@ func TestInfoConfigAndRates(t *testing.T) {
 			t.Errorf("SUBSCRIBE %s: %d %s", p, s.Env.Status, s.Env.Error)
 		}
 	}
-	d.Reset()
+	d.Device.Reset()
 	if c := d.Expect(200, resource.Get, "/Meas/Gyro/Config").Content.(*meas.GyroConfig); c.DPSRange != 2000 {
 		t.Errorf("gyro range after reset %d", c.DPSRange)
 	}
 }
 
 func TestIMUStreamsAreSynchronized(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "segments:\n  - walk: 1h\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "segments:\n  - walk: 1h\n")})
 	d.Advance(30 * time.Second)
 	acc, gyro, imu9 := d.Subscribe("/Meas/Acc/208"), d.Subscribe("/Meas/Gyro/208"), d.Subscribe("/Meas/IMU9/208")
 	d.Advance(2 * time.Second)
@@ -159,7 +160,7 @@ func TestIMUStreamsAreSynchronized(t *testing.T) {
 }
 
 func TestRangeChangeMidSubscription(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 3s\n    tap: {}\n  - at: 6s\n    tap: {}\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 3s\n    tap: {}\n  - at: 6s\n    tap: {}\n")})
 	s := d.Subscribe("/Meas/Acc/1666")
 	peak := func() float64 {
 		p := 0.0
@@ -182,7 +183,7 @@ func TestRangeChangeMidSubscription(t *testing.T) {
 }
 
 func TestECG(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 20s\n    gear: off\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 20s\n    gear: off\n")})
 	info := func() *meas.ECGInfo { return d.Expect(200, resource.Get, "/Meas/ECG/Info").Content.(*meas.ECGInfo) }
 	cfg := func() string {
 		c := d.Expect(200, resource.Get, "/Meas/ECG/Config").Content.(*meas.ECGConfig)
@@ -259,7 +260,7 @@ func TestECG(t *testing.T) {
 			}
 		}
 	}
-	d.Reset()
+	d.Device.Reset()
 	if c := cfg(); c != "40/0.5" {
 		t.Errorf("config after reset %s", c)
 	}
@@ -268,7 +269,7 @@ func TestECG(t *testing.T) {
 // A subscriber that does not take its notifications loses samples as the
 // front end's 32-sample buffer overflows, and a warning says so.
 func TestECGFrontEndBufferLosesSamples(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	d.Expect(200, resource.Put, "/System/Debug/Config", sbt.Record(t, "DebugMessageConfig", `{"SystemMessages": true}`))
 	warnings := d.Subscribe("/System/Debug/warning")
 	slow := d.Subscribe("/Meas/ECG/512")
@@ -291,7 +292,7 @@ func TestECGFrontEndBufferLosesSamples(t *testing.T) {
 }
 
 func TestHeartRate(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "start:\n  heartRate: 75\nevents:\n  - at: 40s\n    gear: off\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "start:\n  heartRate: 75\nevents:\n  - at: 40s\n    gear: off\n")})
 	if i := d.Expect(200, resource.Get, "/Meas/HR/Info").Content.(*meas.HRInfo); *i != (meas.HRInfo{Min: 200, Max: 2000, Accuracy: 5}) {
 		t.Errorf("info %+v", i)
 	}
@@ -317,13 +318,13 @@ func TestHeartRate(t *testing.T) {
 	if got := hr.Contents(); len(got) > 1 {
 		t.Errorf("%d heart-rate updates with the gear off", len(got))
 	}
-	if rr := d.HR.LastRR(); rr < 600*time.Millisecond || rr > time.Second {
+	if rr := d.Device.HR.LastRR(); rr < 600*time.Millisecond || rr > time.Second {
 		t.Errorf("front end's RTOR %v", rr)
 	}
 }
 
 func TestTemperature(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 10s\n    gear: off\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 10s\n    gear: off\n")})
 	if i := d.Expect(200, resource.Get, "/Meas/Temp/Info").Content.(*meas.TempInfo); *i != (meas.TempInfo{Min: 233, Max: 398, Accuracy: 1}) {
 		t.Errorf("info %+v", i)
 	}
@@ -363,7 +364,7 @@ func stateEvents(s *sbt.Sub) []system.StateChange {
 }
 
 func TestDetectedStates(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: `segments:
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, `segments:
   - rest: 30s
   - walk: 30s
   - rest: 2m
@@ -374,7 +375,7 @@ events:
     doubleTap: {}
   - at: 100s
     freeFall: 400ms
-`})
+`)})
 	d.Subscribe("/Meas/Acc/13") // the detectors need the accelerometer, at any rate
 	move, dbl, tap, fall := d.Subscribe("/System/States/0"), d.Subscribe("/System/States/3"), d.Subscribe("/System/States/4"), d.Subscribe("/System/States/5")
 	d.Advance(3 * time.Minute)
@@ -420,7 +421,7 @@ func TestNoFalseTapsWhileWalking(t *testing.T) {
 		span = 2 * time.Minute
 	}
 	for _, sc := range []string{"segments:\n  - walk: 1h\n", "segments:\n  - run: 1h\n"} {
-		d := sbt.New(t, sbt.Config{Scenario: sc})
+		d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, sc)})
 		d.Subscribe("/Meas/Acc/52")
 		dbl, tap := d.Subscribe("/System/States/3"), d.Subscribe("/System/States/4")
 		d.Advance(span)
@@ -436,7 +437,7 @@ func TestNoFalseTapsWhileWalking(t *testing.T) {
 // The same seed and scenario give the same bytes.
 func TestDeterministicBySeed(t *testing.T) {
 	run := func(seed int64) string {
-		d := sbt.New(t, sbt.Config{Seed: seed, Scenario: "segments:\n  - walk: 1m\n"})
+		d := sbt.New(t, senseboard.Config{Seed: seed, Scenario: sbt.Scenario(t, "segments:\n  - walk: 1m\n")})
 		a, e, h := d.Subscribe("/Meas/IMU9/104"), d.Subscribe("/Meas/ECG/128/mV"), d.Subscribe("/Meas/HR")
 		d.Advance(20 * time.Second)
 		var b []byte
@@ -459,10 +460,10 @@ func TestDeterministicBySeed(t *testing.T) {
 // The hand-written encoders give encoding/json's bytes, also for the
 // repeating values that the encoders of sample arrays look up.
 func TestEncodersMatchEncodingJSON(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	subs := []*sbt.Sub{d.Subscribe("/Meas/IMU9/416"), d.Subscribe("/Meas/ECG/200"), d.Subscribe("/Meas/Magn/13")}
 	d.Advance(5 * time.Second)
-	d2 := sbt.New(t, sbt.Config{})
+	d2 := sbt.New(t, senseboard.Config{})
 	mv, hr := d2.Subscribe("/Meas/ECG/200/mV"), d2.Subscribe("/Meas/HR")
 	d2.Advance(10 * time.Second)
 	subs = append(subs, mv, hr)
@@ -502,7 +503,7 @@ events:
   - at: 200s
     doubleTap: {}
 `
-	watched, lazy := sbt.New(t, sbt.Config{Scenario: sc}), sbt.New(t, sbt.Config{Scenario: sc})
+	watched, lazy := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, sc)}), sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, sc)})
 	watched.Subscribe("/Meas/Acc/52")
 	lazy.Subscribe("/Meas/Acc/52")
 	watched.Subscribe("/System/States/0") // keeps its detectors running

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"senseboard"
 	"strings"
 	"testing"
 	"time"
@@ -44,13 +45,13 @@ func samples(t *testing.T, data []byte) map[string]int {
 	return n
 }
 
-func logBytes(t *testing.T, d *senseboardtest.Device, id uint32) []byte {
+func logBytes(t *testing.T, d *senseboardtest.Rig, id uint32) []byte {
 	t.Helper()
 	env := d.Expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id)))
 	return env.Content.(*mem.LogData).Data
 }
 
-func entries(t *testing.T, d *senseboardtest.Device) []mem.Entry {
+func entries(t *testing.T, d *senseboardtest.Rig) []mem.Entry {
 	t.Helper()
 	var all []mem.Entry
 	env := d.Expect(200, resource.Get, "/Mem/Logbook/Entries")
@@ -65,7 +66,7 @@ func entries(t *testing.T, d *senseboardtest.Device) []mem.Entry {
 }
 
 func TestLogRecordsConfiguredStreams(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/52", "/Meas/ECG/200/mV", "/Meas/HR", "/Time/Detailed"))
 	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
 	if env := d.Expect(200, resource.Get, "/Mem/DataLogger/State"); env.Content.(resource.Value).Uint() != mem.StateLogging {
@@ -122,7 +123,7 @@ func TestLogRecordsConfiguredStreams(t *testing.T) {
 // restart: clients of the GATT SensorData Protocol enumerate logs by
 // fetching ids from 1 until the first 404 (movesense-py's datalogger_tool.py).
 func TestIDsRestartAfterErase(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
 	log := func() uint32 {
 		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
@@ -143,7 +144,7 @@ func TestIDsRestartAfterErase(t *testing.T) {
 }
 
 func TestBadConfigurations(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	d.Expect(400, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging)) // nothing configured
 	d.Expect(400, resource.Put, "/Mem/DataLogger/Config", config(t, "/No/Such/Path"))
 	d.Expect(400, resource.Put, "/Mem/DataLogger/Config", config(t, "/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/i"))
@@ -166,7 +167,7 @@ func TestBadConfigurations(t *testing.T) {
 // clients of the family append to them, each path once.
 func TestConfigurationPaths(t *testing.T) {
 	eight := []string{"/Meas/Acc/13", "/Meas/Acc/26", "/Meas/Acc/52", "/Meas/Acc/104", "/Meas/Gyro/13", "/Meas/Gyro/26", "/Meas/Gyro/52", "/Meas/HR"}
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	for _, tc := range []struct {
 		name   string
 		paths  []string
@@ -190,7 +191,7 @@ func TestConfigurationPaths(t *testing.T) {
 func TestCapacity(t *testing.T) {
 	p := profile.Default()
 	p.Logbook.Capacity = 8192
-	d := senseboardtest.New(t, senseboardtest.Config{Profile: p})
+	d := senseboardtest.New(t, senseboard.Config{Profile: p})
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
 	for range 4 {
 		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
@@ -234,7 +235,7 @@ func TestCapacity(t *testing.T) {
 // whole chunk when the device starts again.
 func TestTornLogRecovered(t *testing.T) {
 	dir := t.TempDir()
-	d := senseboardtest.New(t, senseboardtest.Config{StateDir: dir})
+	d := senseboardtest.New(t, senseboard.Config{StateDir: dir})
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/52"))
 	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
 	for range 30 {
@@ -254,7 +255,7 @@ func TestTornLogRecovered(t *testing.T) {
 	f.Write([]byte{9, 100, 1, 2, 3}) // a chunk cut short
 	f.Close()
 
-	d2 := senseboardtest.New(t, senseboardtest.Config{StateDir: crash})
+	d2 := senseboardtest.New(t, senseboard.Config{StateDir: crash})
 	es := entries(t, d2)
 	if len(es) != 1 || es[0].Size != uint64(len(whole)) {
 		t.Fatalf("after the crash: %+v, want one log of %d bytes", es, len(whole))

@@ -2,6 +2,7 @@ package mem_test
 
 import (
 	"bytes"
+	"senseboard"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // makeLog logs IMU9 and ECG for a while and returns the log's id and bytes.
-func makeLog(t *testing.T, d *senseboardtest.Device, seconds int) (uint32, []byte) {
+func makeLog(t *testing.T, d *senseboardtest.Rig, seconds int) (uint32, []byte) {
 	t.Helper()
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/52", "/Meas/ECG/200/mV", "/Time/Detailed"))
 	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
@@ -57,7 +58,7 @@ func (a *assembly) add(t *testing.T, content any) {
 // A subscription to a log's data delivers the whole log in order, paced by
 // what the subscriber's queue takes, without a loss, then the end marks.
 func TestLogDataBySubscription(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	id, want := makeLog(t, d, 10)
 	if len(want) < 16*mem.DataChunk {
 		t.Fatalf("a log of %d bytes is too short to need pacing", len(want))
@@ -103,7 +104,7 @@ func TestLogDataBySubscription(t *testing.T) {
 // Unsubscribing stops a transfer; bad and missing ids are refused with
 // what is allowed.
 func TestLogDataSubscriptionErrors(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	id, _ := makeLog(t, d, 10)
 	for _, tt := range []struct {
 		id     int32
@@ -138,7 +139,7 @@ func TestLogDataSubscriptionErrors(t *testing.T) {
 
 // An in-device app reads a log by subscription through the app interface.
 func TestLogDataThroughAnApp(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	id, want := makeLog(t, d, 5)
 	got := make(chan []byte, 1)
 	status := make(chan resource.Status, 1)
@@ -195,7 +196,7 @@ func (f appFunc) Start(ctx *app.Context) error { return f(ctx) }
 // One log can be erased, as the family's DELETE /Mem/Logbook/byId/{LogId};
 // not the one being written.
 func TestRemoveOneLog(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	first, _ := makeLog(t, d, 2)
 	second, want := makeLog(t, d, 2)
 	d.Expect(400, resource.Delete, "/Mem/Logbook/byId/{LogId}", resource.Int32(0))

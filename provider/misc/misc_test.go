@@ -1,6 +1,7 @@
 package misc_test
 
 import (
+	"senseboard"
 	"testing"
 
 	"senseboard/resource"
@@ -8,7 +9,7 @@ import (
 )
 
 func TestManufacturingIsForbidden(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	for _, op := range []resource.Op{resource.Get, resource.Put, resource.Post, resource.Delete} {
 		for _, p := range []string{"/Misc/Manufacturing", "/misc/manufacturing/Calibration/Data"} {
 			d.Expect(403, op, p)

@@ -1,6 +1,7 @@
 package system_test
 
 import (
+	"senseboard"
 	"testing"
 
 	"senseboard/resource"
@@ -9,9 +10,9 @@ import (
 
 // /System/Energy/Level is the battery model's level in whole percent.
 func TestEnergyLevel(t *testing.T) {
-	d := senseboardtest.New(t, senseboardtest.Config{})
+	d := senseboardtest.New(t, senseboard.Config{})
 	for _, level := range []float64{1, 0.5, 0.125, 0.004, 0} {
-		d.System.SetBattery(level)
+		d.Device.System.SetBattery(level)
 		env := d.Expect(200, resource.Get, "/System/Energy/Level")
 		v, ok := env.Content.(resource.Value)
 		if !ok || v.Type() != resource.TypeUint8 {

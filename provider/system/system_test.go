@@ -1,6 +1,7 @@
 package system_test
 
 import (
+	"senseboard"
 	"testing"
 	"time"
 
@@ -14,13 +15,13 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func mode(t *testing.T, d *sbt.Device) *system.Mode {
+func mode(t *testing.T, d *sbt.Rig) *system.Mode {
 	t.Helper()
 	return d.Expect(200, resource.Get, "/System/Mode").Content.(*system.Mode)
 }
 
 func TestModeTransitions(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	if m := mode(t, d); m.Current != 5 || m.Next != nil {
 		t.Fatalf("start %+v", m)
 	}
@@ -38,8 +39,8 @@ func TestModeTransitions(t *testing.T) {
 		t.Errorf("pending switch not shown: %+v", m)
 	}
 	d.Advance(device.SwitchDelay)
-	if d.RelativeTime() != 0 || mode(t, d).Next != nil {
-		t.Errorf("no reset: relative time %d", d.RelativeTime())
+	if d.Device.RelativeTime() != 0 || mode(t, d).Next != nil {
+		t.Errorf("no reset: relative time %d", d.Device.RelativeTime())
 	}
 	if ev := sub.Events(); len(ev) != 1 || ev[0].Ended != resource.EndReset {
 		t.Errorf("subscription after the reset: %+v", ev)
@@ -61,7 +62,7 @@ func TestModeTransitions(t *testing.T) {
 }
 
 func TestFullPowerOffWakesOnContact(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 30s\n    gear: off\n  - at: 60s\n    gear: on\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 30s\n    gear: off\n  - at: 60s\n    gear: on\n")})
 	d.Expect(200, resource.Put, "/Component/MAX3000x/WakeUp", resource.Uint8(1))
 	sub := d.Subscribe("/Meas/Acc/13")
 	d.Expect(200, resource.Put, "/System/Mode", resource.Uint8(1))
@@ -81,13 +82,13 @@ func TestFullPowerOffWakesOnContact(t *testing.T) {
 		t.Fatal("did not wake on electrode contact")
 	}
 	// it woke within a poll of the contact, at 60 s, and booted like a reset
-	if rt := d.RelativeTime(); rt < 2000-uint32(2*system.PollInterval.Milliseconds()) || rt > 2000 {
+	if rt := d.Device.RelativeTime(); rt < 2000-uint32(2*system.PollInterval.Milliseconds()) || rt > 2000 {
 		t.Errorf("relative time %d ms at 62 s: the wake-up was not at 60 s", rt)
 	}
 }
 
 func TestFullPowerOffWakesOnMovement(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "segments:\n  - rest: 40s\n  - walk: 1m\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "segments:\n  - rest: 40s\n  - walk: 1m\n")})
 	d.Expect(200, resource.Put, "/Component/MAX3000x/WakeUp", resource.Uint8(0))
 	d.Expect(200, resource.Put, "/System/Mode", resource.Uint8(1))
 	d.Advance(30 * time.Second)
@@ -101,7 +102,7 @@ func TestFullPowerOffWakesOnMovement(t *testing.T) {
 }
 
 func TestHeap(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	h := d.Expect(200, resource.Get, "/System/Memory/Heap").Content.(*system.Heap)
 	if h.Size != 32768 || h.Used+h.Free != h.Size || h.LowestFree != h.Free || h.SufficiencyTestResult != (resource.Pair{Value: 0, Name: "NotTested"}) {
 		t.Fatalf("fresh heap %+v", h)
@@ -117,7 +118,7 @@ func TestHeap(t *testing.T) {
 	if h3.Free != h.Free || h3.LowestFree != h2.Free {
 		t.Errorf("after unsubscribing free %d (want %d), lowest %d (want %d)", h3.Free, h.Free, h3.LowestFree, h2.Free)
 	}
-	d.ArmHeapTest(h.Free - 500) // one subscription (416 bytes) stays within it, two do not
+	d.Device.ArmHeapTest(h.Free - 500) // one subscription (416 bytes) stays within it, two do not
 	d.Subscribe("/Time")
 	if r := d.Expect(200, resource.Get, "/System/Memory/Heap").Content.(*system.Heap).SufficiencyTestResult; r.Name != "Passed" {
 		t.Errorf("result %v, want Passed", r)
@@ -126,14 +127,14 @@ func TestHeap(t *testing.T) {
 	if r := d.Expect(200, resource.Get, "/System/Memory/Heap").Content.(*system.Heap).SufficiencyTestResult; r.Name != "Failed" {
 		t.Errorf("result %v, want Failed", r)
 	}
-	d.Reset()
+	d.Device.Reset()
 	if r := d.Expect(200, resource.Get, "/System/Memory/Heap").Content.(*system.Heap).SufficiencyTestResult; r.Name != "NotTested" {
 		t.Errorf("after reset %v", r)
 	}
 }
 
 func TestStatesFromTheWearer(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "start:\n  battery: 12%\nevents:\n  - at: 20s\n    battery: 8%\n  - at: 30s\n    gear: off\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "start:\n  battery: 12%\nevents:\n  - at: 20s\n    battery: 8%\n  - at: 30s\n    gear: off\n")})
 	d.Expect(404, resource.Get, "/System/States/6")
 	d.Expect(404, resource.Get, "/System/States/-1")
 	for _, id := range []string{"0", "3", "4", "5"} {
@@ -175,32 +176,32 @@ func TestStatesFromTheWearer(t *testing.T) {
 
 // A battery level set by the scenario applies once; the battery drains from it.
 func TestBatteryEventAppliesOnce(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 1s\n    battery: 50%\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 1s\n    battery: 50%\n")})
 	d.Advance(2 * time.Second)
-	if b := d.System.Battery(); b > 0.5 || b < 0.4999 {
+	if b := d.Device.System.Battery(); b > 0.5 || b < 0.4999 {
 		t.Fatalf("battery %.5f just after the event", b)
 	}
 	d.Advance(20 * time.Hour)
-	if b := d.System.Battery(); b > 0.47 {
+	if b := d.Device.System.Battery(); b > 0.47 {
 		t.Errorf("battery %.4f twenty hours after the event: it does not drain", b)
 	}
 }
 
 func TestBatteryDrains(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "start:\n  battery: 11%\n"})
-	start := d.System.Battery()
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "start:\n  battery: 11%\n")})
+	start := d.Device.System.Battery()
 	for range 4 { // the drain counts subscriptions; /Time costs little to simulate
 		d.Subscribe("/Time")
 	}
 	d.Advance(10 * time.Hour)
-	end := d.System.Battery()
+	end := d.Device.System.Battery()
 	if end >= start || start-end < 0.01 || start-end > 0.1 {
 		t.Errorf("battery %.4f after 10 h, from %.4f", end, start)
 	}
 	if v := d.Expect(200, resource.Get, "/System/States/1").Content; v != int32(1) {
 		t.Errorf("battery state %v below 10%%", v)
 	}
-	d.System.SetBattery(1)
+	d.Device.System.SetBattery(1)
 	if v := d.Expect(200, resource.Get, "/System/States/1").Content; v != int32(0) {
 		t.Errorf("after a charge: %v", v)
 	}
@@ -209,7 +210,7 @@ func TestBatteryDrains(t *testing.T) {
 // A brief loss of electrode contact shows in the Connectors state: 0 while
 // it lasts, 1 again after.
 func TestConnectorsFollowContactLoss(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "events:\n  - at: 10s\n    contactLoss: 3s\n"})
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 10s\n    contactLoss: 3s\n")})
 	connectors := d.Subscribe("/System/States/2")
 	d.Advance(20 * time.Second)
 	got := connectors.Contents()

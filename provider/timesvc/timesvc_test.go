@@ -2,6 +2,7 @@ package timesvc_test
 
 import (
 	"math"
+	"senseboard"
 	"testing"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 )
 
 func TestTime(t *testing.T) {
-	d := sbt.New(t, sbt.Config{Scenario: "clockDrift: off\n"}) // a perfect oscillator
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "clockDrift: off\n")}) // a perfect oscillator
 
 	d.Advance(2500 * time.Millisecond)
 	// never set: 1970-01-01 plus the time since reset, before 2015
@@ -44,7 +45,7 @@ func TestTime(t *testing.T) {
 		t.Errorf("ticks %v ... %v", got[0], got[9])
 	}
 	// lost on reset
-	d.Reset()
+	d.Device.Reset()
 	if v := d.Expect(200, resource.Get, "/Time").Content.(int64); v != 0 {
 		t.Errorf("time after reset %d", v)
 	}
@@ -56,7 +57,7 @@ func TestTime(t *testing.T) {
 // the same way, and the scenario sets or turns off the drift.
 func TestClockDrift(t *testing.T) {
 	const hour = 3_600_000 // ms
-	read := func(d *sbt.Device) (rel uint32, utc int64) {
+	read := func(d *sbt.Rig) (rel uint32, utc int64) {
 		det := d.Expect(200, resource.Get, "/Time/Detailed").Content.(*timesvc.DetailedTime)
 		return det.RelativeTime, det.UTCTime
 	}
@@ -75,11 +76,11 @@ func TestClockDrift(t *testing.T) {
 	}
 	drifts := map[float64]bool{}
 	for _, tt := range tests {
-		d := sbt.New(t, sbt.Config{Seed: tt.seed, Scenario: tt.scenario})
+		d := sbt.New(t, senseboard.Config{Seed: tt.seed, Scenario: sbt.Scenario(t, tt.scenario)})
 		d.Expect(200, resource.Put, "/Time", resource.Int64(set))
 		d.Advance(time.Hour)
 		rel, utc := read(d)
-		ppm := d.ClockDrift()
+		ppm := d.Device.ClockDrift()
 		switch {
 		case tt.scenario == "clockDrift: off\n" && ppm != 0,
 			tt.ppm != 0 && ppm != tt.ppm,
@@ -104,8 +105,8 @@ func TestClockDrift(t *testing.T) {
 		t.Errorf("three seeds drift by %v; want three different amounts", drifts)
 	}
 	// the same seed, the same drift
-	a, b := sbt.New(t, sbt.Config{Seed: 7}), sbt.New(t, sbt.Config{Seed: 7})
-	if a.ClockDrift() != b.ClockDrift() {
-		t.Errorf("seed 7 drifts %g and %g ppm", a.ClockDrift(), b.ClockDrift())
+	a, b := sbt.New(t, senseboard.Config{Seed: 7}), sbt.New(t, senseboard.Config{Seed: 7})
+	if a.Device.ClockDrift() != b.Device.ClockDrift() {
+		t.Errorf("seed 7 drifts %g and %g ppm", a.Device.ClockDrift(), b.Device.ClockDrift())
 	}
 }

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"senseboard"
 	"testing"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 	sbt "senseboard/senseboardtest"
 )
 
-func led(t *testing.T, d *sbt.Device) bool {
+func led(t *testing.T, d *sbt.Rig) bool {
 	t.Helper()
 	l := d.Expect(200, resource.Get, "/Component/Leds").Content.(*ui.LedList)
 	one := d.Expect(200, resource.Get, "/Component/Leds/0").Content.(*ui.LedState)
@@ -20,7 +21,7 @@ func led(t *testing.T, d *sbt.Device) bool {
 }
 
 func TestLEDs(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	if led(t, d) {
 		t.Error("LED on at start")
 	}
@@ -37,14 +38,14 @@ func TestLEDs(t *testing.T) {
 	if !led(t, d) {
 		t.Error("deprecated PUT did not switch the LED")
 	}
-	d.Reset()
+	d.Device.Reset()
 	if led(t, d) {
 		t.Error("LED on after a reset")
 	}
 }
 
 func TestVisualIndicationDrivesTheLED(t *testing.T) {
-	d := sbt.New(t, sbt.Config{})
+	d := sbt.New(t, senseboard.Config{})
 	ind := func() uint16 { return d.Expect(200, resource.Get, "/Ui/Ind/Visual").Content.(*ui.VisualInd).State }
 	d.Expect(400, resource.Put, "/Ui/Ind/Visual", resource.Uint16(3))
 	d.Expect(200, resource.Put, "/Ui/Ind/Visual", resource.Uint16(1))
