@@ -34,9 +34,9 @@ func withToken(o air.Options, file string) air.Options {
 	return o
 }
 
-// program runs devices as senseboard run does, joined to link, until the
+// deviceProgram runs devices as senseboard run does, joined to link, until the
 // test ends or stop is called.
-func program(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
+func deviceProgram(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
 	t.Helper()
 	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial(serial), StateDir: t.TempDir()},
 		senseboard.FleetOptions{Devices: n, PTY: "none", Listen: "none", Air: link})
@@ -109,7 +109,7 @@ func advertising(d bridgeclient.Device, err error) bool { return err == nil && d
 func TestBridgeOfAnotherProgram(t *testing.T) {
 	addr := airtest.FreeLocal(t)
 	devLink := airLink(t, addr)
-	stop := program(t, devLink, "000300", 2)
+	stop := deviceProgram(t, devLink, "000300", 2)
 	c := phone(t, airLink(t, addr))
 	ctx := context.Background()
 
@@ -255,7 +255,7 @@ func TestTwoComputers(t *testing.T) {
 	cl.routed()
 	o := air.Options{Interval: 50 * time.Millisecond, Missed: 10, ReconnectWait: 20 * time.Millisecond}
 	devLink, bridgeLink := join(t, cl.url(0), o), join(t, cl.url(1), o)
-	program(t, devLink, "000400", 3)
+	deviceProgram(t, devLink, "000400", 3)
 	c := phone(t, bridgeLink)
 	ctx := context.Background()
 	get := func(serial string) error {
@@ -304,7 +304,7 @@ func TestServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer server.Close()
-	program(t, airLink(t, addr), "000500", 1)
+	deviceProgram(t, airLink(t, addr), "000500", 1)
 	c := phone(t, airLink(t, addr))
 	ctx := context.Background()
 	until(t, c, "000500", "advertising", advertising)

@@ -1,4 +1,5 @@
-package senseboard_test
+// Package scenarios_test plays the example scenarios of this directory.
+package scenarios_test
 
 import (
 	"os"
@@ -13,10 +14,10 @@ import (
 	"senseboard/world"
 )
 
-// TestShippedScenarios plays each scenario of scenarios/ for a while: it
+// TestShippedScenarios plays each scenario of this directory for a while: it
 // loads, the device runs it, and the events it promises are detected.
 func TestShippedScenarios(t *testing.T) {
-	files, err := filepath.Glob("scenarios/*.yaml")
+	files, err := filepath.Glob("*.yaml")
 	if err != nil || len(files) < 3 {
 		t.Fatalf("scenarios: %v %v", files, err)
 	}

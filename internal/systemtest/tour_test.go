@@ -1,4 +1,4 @@
-package senseboard_test
+package systemtest_test
 
 import (
 	"bufio"
@@ -51,7 +51,11 @@ func TestReadmeTour(t *testing.T) {
 			t.Skipf("the tour needs %s", tool)
 		}
 	}
-	readme, err := os.ReadFile("README.md")
+	repo, err := filepath.Abs(filepath.Join("..", "..")) // the module's root
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +68,6 @@ func TestReadmeTour(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	repo, _ := os.Getwd()
 	if err := os.Symlink(filepath.Join(repo, "scenarios"), filepath.Join(work, "scenarios")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package senseboard_test
+package systemtest_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func TestECGOverBLELosesWhatTCPDoesNot(t *testing.T) {
 	period := time.Second * meas.ECGArraySize / rate
 	want := seconds * rate / meas.ECGArraySize
 
-	d, clk := newDevice(t, nil)
+	d, clk := newDevice(t)
 	s := subscribeOverRadio(t, d, fmt.Sprintf("/Meas/ECG/%d", rate))
 	g := gaps{span: float64(period) / float64(time.Millisecond)}
 	got := 0
@@ -159,7 +160,7 @@ const throughputSeconds = 30
 // profile for throughputSeconds of device time.
 func measureThroughput(t *testing.T, stream, path string, rate int) throughputRow {
 	t.Helper()
-	d, clk := newDevice(t, nil)
+	d, clk := newDevice(t)
 	s := subscribeOverRadio(t, d, path)
 	r := throughputRow{stream: stream, path: path, rate: rate}
 	const step = 10 * time.Millisecond
@@ -210,13 +211,13 @@ func throughputTable(t *testing.T) string {
 // The figures of docs/behaviour.md's BLE throughput table are the model's:
 // each stream at each rate runs over a connection of the default profile,
 // and the table must say what arrived. go test -run
-// TestBLEThroughputTable -update . rewrites the table.
+// TestBLEThroughputTable -update ./internal/systemtest rewrites the table.
 func TestBLEThroughputTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures every stream at every rate")
 	}
-	const path = "docs/behaviour.md"
-	const begin, end = "<!-- BLE throughput table: go test -run TestBLEThroughputTable -update . -->\n", "<!-- end of table -->"
+	path := filepath.Join("..", "..", "docs", "behaviour.md")
+	const begin, end = "<!-- BLE throughput table: go test -run TestBLEThroughputTable -update ./internal/systemtest -->\n", "<!-- end of table -->"
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +235,6 @@ func TestBLEThroughputTable(t *testing.T) {
 		return
 	}
 	if got := string(doc[i+len(begin) : j]); got != table {
-		t.Errorf("%s's BLE throughput table is not the model's; run go test -run TestBLEThroughputTable -update .\nthe model's:\n%s", path, table)
+		t.Errorf("%s's BLE throughput table is not the model's; run go test -run TestBLEThroughputTable -update ./internal/systemtest\nthe model's:\n%s", path, table)
 	}
 }
