@@ -39,7 +39,7 @@ func eventually(t testing.TB, what string, ok func() bool) {
 	}
 }
 
-func serials(devs []air.Device) string {
+func serials(devs []air.Peripheral) string {
 	var s []string
 	for _, d := range devs {
 		s = append(s, d.Serial)
@@ -105,10 +105,10 @@ func Example() {
 	}()
 
 	dir, _ := phone.Watch()
-	for len(dir.Devices()) == 0 {
+	for len(dir.Peripherals()) == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	fmt.Println(dir.Devices()[0].Serial, device.Embedded(), phone.Embedded())
+	fmt.Println(dir.Peripherals()[0].Serial, device.Embedded(), phone.Embedded())
 	c, _ := phone.Dial(context.Background(), "000123")
 	c.Write([]byte("hello"))
 	b := make([]byte, 5)
@@ -223,10 +223,10 @@ func TestDevicesComeAndGo(t *testing.T) {
 	a, _ := dev.Listen("000200")
 	b, _ := dev.Listen("000201")
 	echo(t, b)
-	eventually(t, "both devices seen", func() bool { return serials(dir.Devices()) == "000200,000201" })
+	eventually(t, "both devices seen", func() bool { return serials(dir.Peripherals()) == "000200,000201" })
 
 	a.Close()
-	eventually(t, "000200 left", func() bool { return serials(dir.Devices()) == "000201" })
+	eventually(t, "000200 left", func() bool { return serials(dir.Peripherals()) == "000201" })
 	if why := dir.Why("000200"); !strings.Contains(why, "went off the air: it left the air") {
 		t.Errorf("why 000200 left: %q", why)
 	}
@@ -238,7 +238,7 @@ func TestDevicesComeAndGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	air.Crash(dev) // the program dies without a word
-	eventually(t, "000201 left", func() bool { return serials(dir.Devices()) == "" })
+	eventually(t, "000201 left", func() bool { return serials(dir.Peripherals()) == "" })
 	if why := dir.Why("000201"); !strings.Contains(why, "its adverts stopped") || !strings.Contains(why, "went away") {
 		t.Errorf("why 000201 left: %q", why)
 	}
@@ -316,7 +316,7 @@ func TestLocalServerTakeover(t *testing.T) {
 	}
 	echo(t, ln)
 	dir, _ := phone.Watch()
-	eventually(t, "device seen", func() bool { return serials(dir.Devices()) == "000123" })
+	eventually(t, "device seen", func() bool { return serials(dir.Peripherals()) == "000123" })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	open, err := phone.Dial(ctx, "000123")
@@ -327,7 +327,7 @@ func TestLocalServerTakeover(t *testing.T) {
 	first.Close()
 	eventually(t, "another program runs the server", func() bool { return dev.Embedded() != phone.Embedded() })
 	eventually(t, "both connected again", func() bool { return dev.Connected() && phone.Connected() })
-	eventually(t, "device seen again", func() bool { return serials(dir.Devices()) == "000123" })
+	eventually(t, "device seen again", func() bool { return serials(dir.Peripherals()) == "000123" })
 	if _, err := open.Read(make([]byte, 1)); !errors.Is(err, air.ErrLost) || !strings.Contains(err.Error(), "the connection to the NATS server was lost") {
 		t.Errorf("a stream open during the takeover: %v", err)
 	}

@@ -27,8 +27,8 @@ type entry struct {
 	heard  time.Time
 }
 
-// Device is a device on the air.
-type Device struct {
+// Peripheral is a device on the air, as a central's directory lists it.
+type Peripheral struct {
 	Serial  string
 	Program string // the id of the program that serves it
 }
@@ -74,14 +74,14 @@ func (d *Directory) advert(msg *nats.Msg) {
 	delete(d.left, a.Serial)
 }
 
-// Devices returns the devices on the air now, by serial number. Those
+// Peripherals returns the devices on the air now, by serial number. Those
 // whose adverts stopped leave the directory here, and Why tells why.
-func (d *Directory) Devices() []Device {
+func (d *Directory) Peripherals() []Peripheral {
 	now := time.Now()
 	connected := d.l.Connected()
 	backlog, _, _ := d.sub.Pending() // adverts that wait to be taken: expire nothing yet
 	d.mu.Lock()
-	out := make([]Device, 0, len(d.present))
+	out := make([]Peripheral, 0, len(d.present))
 	for serial, e := range d.present {
 		limit := time.Duration(d.l.opts.Missed) * e.advert.interval()
 		if silent := now.Sub(e.heard); silent > limit && backlog == 0 {
@@ -93,7 +93,7 @@ func (d *Directory) Devices() []Device {
 			}
 			continue
 		}
-		out = append(out, Device{Serial: serial, Program: e.advert.Program})
+		out = append(out, Peripheral{Serial: serial, Program: e.advert.Program})
 	}
 	d.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Serial < out[j].Serial })

@@ -240,7 +240,7 @@ func (b *Bridge) peripherals() []Peripheral {
 	if b.dir == nil {
 		return ps
 	}
-	for _, a := range b.dir.Devices() {
+	for _, a := range b.dir.Peripherals() {
 		if slices.ContainsFunc(ps, func(p Peripheral) bool { return p.Serial == a.Serial }) {
 			continue
 		}
