@@ -413,8 +413,8 @@ func (c *Client) call(ctx context.Context, method, path string, body, out any) e
 	return nil
 }
 
-// Device is what the bridge knows of a device (see bridge.DeviceState).
-type Device struct {
+// DeviceState is what the bridge knows of a device (bridge.DeviceState).
+type DeviceState struct {
 	Serial      string   `json:"serial"`
 	Name        string   `json:"name"`
 	Address     string   `json:"address"`
@@ -433,38 +433,38 @@ type Device struct {
 }
 
 // Devices lists the devices the bridge sees.
-func (c *Client) Devices(ctx context.Context) ([]Device, error) {
-	var out []Device
+func (c *Client) Devices(ctx context.Context) ([]DeviceState, error) {
+	var out []DeviceState
 	err := c.call(ctx, http.MethodGet, "/api/devices", nil, &out)
 	return out, err
 }
 
 // Device returns what the bridge knows of one device.
-func (c *Client) Device(ctx context.Context, serial string) (Device, error) {
-	var out Device
+func (c *Client) Device(ctx context.Context, serial string) (DeviceState, error) {
+	var out DeviceState
 	err := c.call(ctx, http.MethodGet, "/api/devices/"+url.PathEscape(serial), nil, &out)
 	return out, err
 }
 
 // Connect asks the bridge to connect to a device.
-func (c *Client) Connect(ctx context.Context, serial string) (Device, error) {
-	var out Device
+func (c *Client) Connect(ctx context.Context, serial string) (DeviceState, error) {
+	var out DeviceState
 	err := c.call(ctx, http.MethodPost, "/api/devices/"+url.PathEscape(serial)+"/connect", nil, &out)
 	return out, err
 }
 
 // Pair asks the bridge to pair with a device, with its pass key ("" when it
 // has none), and to bond when bond is set.
-func (c *Client) Pair(ctx context.Context, serial, passKey string, bond bool) (Device, error) {
-	var out Device
+func (c *Client) Pair(ctx context.Context, serial, passKey string, bond bool) (DeviceState, error) {
+	var out DeviceState
 	body := map[string]any{"passKey": passKey, "bond": bond}
 	err := c.call(ctx, http.MethodPost, "/api/devices/"+url.PathEscape(serial)+"/pair", body, &out)
 	return out, err
 }
 
 // Disconnect asks the bridge to disconnect from a device.
-func (c *Client) Disconnect(ctx context.Context, serial string) (Device, error) {
-	var out Device
+func (c *Client) Disconnect(ctx context.Context, serial string) (DeviceState, error) {
+	var out DeviceState
 	err := c.call(ctx, http.MethodPost, "/api/devices/"+url.PathEscape(serial)+"/disconnect", nil, &out)
 	return out, err
 }

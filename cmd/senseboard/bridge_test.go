@@ -67,7 +67,7 @@ func startProgram(t *testing.T, bin string, args ...string) *syncBuffer {
 }
 
 // waitDevice waits until the bridge is connected to a device.
-func waitDevice(t *testing.T, c *bridgeclient.Client, serial string, ok func(bridgeclient.Device) bool) bridgeclient.Device {
+func waitDevice(t *testing.T, c *bridgeclient.Client, serial string, ok func(bridgeclient.DeviceState) bool) bridgeclient.DeviceState {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -82,7 +82,7 @@ func waitDevice(t *testing.T, c *bridgeclient.Client, serial string, ok func(bri
 	}
 }
 
-func connected(d bridgeclient.Device) bool { return d.Connected }
+func connected(d bridgeclient.DeviceState) bool { return d.Connected }
 
 // TestBridgeEndToEnd runs senseboard run and uses the device through its
 // phone bridge, as a client on another computer would.
@@ -111,7 +111,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 	}
 	defer c.Close()
 	// the bridge connects when a client first uses the device
-	if d := waitDevice(t, c, "000123", func(d bridgeclient.Device) bool { return d.Advertising }); d.Connected {
+	if d := waitDevice(t, c, "000123", func(d bridgeclient.DeviceState) bool { return d.Advertising }); d.Connected {
 		t.Errorf("connected before any client used the device: %+v", d)
 	}
 	// over the serial path, the untouched device advertises and has no
@@ -205,7 +205,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 	// a device of another program, which joins the first one's NATS server
 	out2 := startProgram(t, bin, "run", "--state", filepath.Join(dir, "state2"), "--serial", "000124", "--listen", "none", "--pty", "none",
 		"--nats", nats, "--http", "none")
-	waitDevice(t, c, "000124", func(d bridgeclient.Device) bool { return d.Advertising })
+	waitDevice(t, c, "000124", func(d bridgeclient.DeviceState) bool { return d.Advertising })
 	if strings.Contains(out2.String(), "its server runs in this program") {
 		t.Errorf("the second program started a NATS server of its own:\n%s", out2)
 	}
@@ -214,7 +214,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 		t.Fatalf("GET over the air: %+v %v", r, err)
 	}
 	c.Disconnect(ctx, "000124")
-	waitDevice(t, c, "000124", func(d bridgeclient.Device) bool { return !d.Connected })
+	waitDevice(t, c, "000124", func(d bridgeclient.DeviceState) bool { return !d.Connected })
 
 	// the pass key flow: once the device has one, it answers only after pairing
 	if r, err := c.Put(ctx, "/Comm/Ble/Security/Pin", "246810"); err != nil || r.Response != 200 {
@@ -249,7 +249,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 	if err := subs["/Meas/Acc/104"].Err(); err == nil || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
 		t.Errorf("subscription after DELETE Peers: %v", err)
 	}
-	d = waitDevice(t, c, "000123", func(d bridgeclient.Device) bool { return !d.Connected })
+	d = waitDevice(t, c, "000123", func(d bridgeclient.DeviceState) bool { return !d.Connected })
 	if d.AutoConnect || !strings.Contains(d.Note, "the device dropped the connection") {
 		t.Errorf("device after DELETE Peers: %+v", d)
 	}

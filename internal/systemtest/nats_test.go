@@ -85,7 +85,7 @@ func phone(t *testing.T, link *air.Link) *bridgeclient.Client {
 
 // until polls the bridge until a device's state satisfies ok; the deadline
 // only guards a hang.
-func until(t *testing.T, c *bridgeclient.Client, serial, what string, ok func(bridgeclient.Device, error) bool) bridgeclient.Device {
+func until(t *testing.T, c *bridgeclient.Client, serial, what string, ok func(bridgeclient.DeviceState, error) bool) bridgeclient.DeviceState {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -100,7 +100,7 @@ func until(t *testing.T, c *bridgeclient.Client, serial, what string, ok func(br
 	}
 }
 
-func advertising(d bridgeclient.Device, err error) bool { return err == nil && d.Advertising }
+func advertising(d bridgeclient.DeviceState, err error) bool { return err == nil && d.Advertising }
 
 // TestBridgeOfAnotherProgram: a device program and a bridge program on the
 // computer's NATS server, which the first runs: the bridge sees the
@@ -152,7 +152,7 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 		t.Errorf("the subscription ended with %v", err)
 	}
 	for _, s := range []string{"000300", "000301"} {
-		until(t, c, s, "gone", func(d bridgeclient.Device, err error) bool {
+		until(t, c, s, "gone", func(d bridgeclient.DeviceState, err error) bool {
 			return err != nil && strings.Contains(err.Error(), "it went away (it went off the air: its program stopped)")
 		})
 	}
@@ -266,12 +266,12 @@ func TestTwoComputers(t *testing.T) {
 		return err
 	}
 	for _, s := range []string{"000400", "000401", "000402"} {
-		until(t, c, s, "seen across the cluster", func(d bridgeclient.Device, err error) bool { return err == nil && get(s) == nil })
+		until(t, c, s, "seen across the cluster", func(d bridgeclient.DeviceState, err error) bool { return err == nil && get(s) == nil })
 	}
 
 	// the devices' server stops: the devices go away, with why
 	cl.stop(0)
-	d := until(t, c, "000402", "gone", func(d bridgeclient.Device, err error) bool { return err != nil })
+	d := until(t, c, "000402", "gone", func(d bridgeclient.DeviceState, err error) bool { return err != nil })
 	_, err := c.Device(ctx, "000400")
 	if err == nil || !strings.Contains(err.Error(), "its adverts stopped") || !strings.Contains(err.Error(), "lost its NATS server") {
 		t.Errorf("what users see of a device whose server stopped: %v", err)
@@ -283,7 +283,7 @@ func TestTwoComputers(t *testing.T) {
 
 	// it comes back: the program reconnects, and the bridge reaches the devices
 	cl.start(0)
-	until(t, c, "000400", "back", func(d bridgeclient.Device, err error) bool { return err == nil && get("000400") == nil })
+	until(t, c, "000400", "back", func(d bridgeclient.DeviceState, err error) bool { return err == nil && get("000400") == nil })
 	if !devLink.Connected() {
 		t.Error("the devices' program did not reconnect")
 	}
@@ -323,12 +323,12 @@ func TestServerRestart(t *testing.T) {
 	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), why) {
 		t.Errorf("the subscription ended with %v", err)
 	}
-	d := until(t, c, "000500", "disconnected", func(d bridgeclient.Device, err error) bool { return err == nil && !d.Connected })
+	d := until(t, c, "000500", "disconnected", func(d bridgeclient.DeviceState, err error) bool { return err == nil && !d.Connected })
 	if !strings.Contains(d.Note, why) {
 		t.Errorf("the device's note: %q", d.Note)
 	}
 	t.Logf("what users see: subscription: %v; note: %s", sub.Err(), d.Note)
-	until(t, c, "000500", "reached again", func(bridgeclient.Device, error) bool {
+	until(t, c, "000500", "reached again", func(bridgeclient.DeviceState, error) bool {
 		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000500/Info"})
 		return err == nil && r.Response == 200
 	})
