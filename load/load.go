@@ -117,11 +117,11 @@ type StreamReport struct {
 	LateMax       time.Duration
 }
 
-// device is one connected device. Its notifications are counted on the
-// goroutine that reads its connection, as they are read: no copy, queue
-// or goroutine per subscription, so that the load costs little beside the
-// fleet it measures.
-type device struct {
+// probe is one connected device under measure. Its notifications are
+// counted on the goroutine that reads its connection, as they are read: no
+// copy, queue or goroutine per subscription, so that the load costs little
+// beside the fleet it measures.
+type probe struct {
 	name  string // for errors: "device at <address>" or "device <serial>"
 	conn  *client.Conn
 	air   *air.Stream // nil over TCP
@@ -178,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	devs := make([]*device, n)
+	devs := make([]*probe, n)
 	hists := make([]*histogram, len(cfg.Subscribe))
 	for i := range hists {
 		hists[i] = new(histogram)
@@ -206,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		})
 	}
 	connectWG.Wait()
-	var live []*device
+	var live []*probe
 	for _, d := range devs {
 		if d != nil {
 			live = append(live, d)
@@ -273,8 +273,8 @@ const readBuffer = 4096
 
 // connect reaches device i of cfg and subscribes to every path, counting
 // the lateness of each path's notifications in its histogram.
-func connect(ctx context.Context, cfg Config, i int, rates []float64, hists []*histogram) (*device, error) {
-	var d *device
+func connect(ctx context.Context, cfg Config, i int, rates []float64, hists []*histogram) (*probe, error) {
+	var d *probe
 	var err error
 	if cfg.Air != nil {
 		d, err = connectAir(ctx, cfg, cfg.Serials[i])
@@ -308,12 +308,12 @@ func connect(ctx context.Context, cfg Config, i int, rates []float64, hists []*h
 }
 
 // connectTCP dials a device over TCP.
-func connectTCP(ctx context.Context, cfg Config, addr string) (*device, error) {
+func connectTCP(ctx context.Context, cfg Config, addr string) (*probe, error) {
 	c, err := client.Dial(ctx, "TCP"+addr, &client.Options{Name: Name, Timeout: cfg.Timeout, ReadBuffer: readBuffer})
 	if err != nil {
 		return nil, fmt.Errorf("device at %s: %w", addr, err)
 	}
-	return &device{name: "device at " + addr, conn: c}, nil
+	return &probe{name: "device at " + addr, conn: c}, nil
 }
 
 // Name names the load in its hello and as a BLE central.
@@ -326,7 +326,7 @@ const Address = "C0:4C:4F:41:44:00"
 // connects as a central with the connection interval cfg asks for; it
 // pairs with cfg's pass key when there is one, and refuses a device that
 // asks for its pass key when there is none (ErrPairing).
-func connectAir(ctx context.Context, cfg Config, serial string) (*device, error) {
+func connectAir(ctx context.Context, cfg Config, serial string) (*probe, error) {
 	name := "device " + serial
 	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -338,7 +338,7 @@ func connectAir(ctx context.Context, cfg Config, serial string) (*device, error)
 	if err != nil {
 		return nil, err // it names the device
 	}
-	d := &device{name: name, conn: c, air: s}
+	d := &probe{name: name, conn: c, air: s}
 	m, err := c.Scan(ctx)
 	if err != nil {
 		c.Close()
@@ -361,7 +361,7 @@ func connectAir(ctx context.Context, cfg Config, serial string) (*device, error)
 
 // collect sums the tallies of every device per path, with the paths'
 // lateness histograms.
-func collect(cfg Config, devs []*device, rates []float64, hists []*histogram, now time.Time) Report {
+func collect(cfg Config, devs []*probe, rates []float64, hists []*histogram, now time.Time) Report {
 	var r Report
 	var secs float64 // device-seconds on the radio link
 	r.Streams = make([]StreamReport, len(cfg.Subscribe))
