@@ -2,7 +2,6 @@ package senseboard_test
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -161,18 +160,4 @@ func BenchmarkGetInfo(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-func ExampleNew() {
-	dir, _ := os.MkdirTemp("", "senseboard")
-	defer os.RemoveAll(dir)
-	d, err := senseboard.New(senseboard.Config{StateDir: dir, Seed: 1})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer d.Close()
-	env, _ := d.Call(resource.Get, "/info")
-	fmt.Println(env.Status, env.URI)
-	// Output: HTTP_CODE_OK /net/000123/Info
 }
