@@ -14,8 +14,8 @@ import (
 // no device, provider or transport, transports know no provider, and
 // providers know no transport. The GSP frames (gsp/gspwire) need the
 // standard library alone, so that the bridge speaks GSP without the
-// device; the binary form of content (gsp/gspdata), which the data logger
-// writes too, knows no GSP module, and no provider does.
+// device; the content model (content), which the data logger writes too,
+// knows no GSP module and no provider.
 func TestDependencyRules(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -33,10 +33,10 @@ func TestDependencyRules(t *testing.T) {
 		{"senseboard/radio", false, false, []string{"senseboard/device/", "senseboard/provider/", "senseboard/transport/", "senseboard/host/", "senseboard/bridge/"}},
 		{"senseboard/transport/serial", false, false, []string{"senseboard/provider/", "senseboard/host/", "senseboard/bridge/"}},
 		{"senseboard/provider/...", false, false, []string{"senseboard/transport/", "senseboard/client/", "senseboard/host/", "senseboard/bridge/", "senseboard/gsp"}},
-		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/device/", "senseboard/transport/", "senseboard/gsp", "senseboard/gsp/gspdata/"}},
+		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/device/", "senseboard/transport/", "senseboard/gsp", "senseboard/content/"}},
 		{"senseboard/bridge", true, false, []string{"senseboard/world/"}},
 		{"senseboard/gsp/gspwire", false, true, nil},
-		{"senseboard/gsp/gspdata", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/provider/mem/"}},
+		{"senseboard/content", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/provider/mem/"}},
 	}
 	// one go list for all the rules: the packages, and what they import
 	// and depend on

@@ -16,9 +16,9 @@ import (
 
 	"senseboard/app"
 	"senseboard/clock"
+	"senseboard/content"
 	"senseboard/device"
 	"senseboard/gsp"
-	"senseboard/gsp/gspdata"
 	"senseboard/noise"
 	"senseboard/nvm"
 	"senseboard/profile"
@@ -166,7 +166,7 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	d.Radio, err = radio.New(radio.Config{
 		Address: p.BLE.Address, Serial: p.Serial, Product: p.Product.Name,
 		HRS: p.Modules.HRS, NUS: p.Modules.NUS, Seed: seed, Clock: c,
-		Airtime: p.BLE.Airtime, NotificationSize: gspdata.Size,
+		Airtime: p.BLE.Airtime, NotificationSize: content.Size,
 	}, settings)
 	if err != nil {
 		return err

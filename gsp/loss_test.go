@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"senseboard/gsp/gspdata"
+	"senseboard/content"
 	"senseboard/gsp/gspwire"
 	"senseboard/profile"
 	"senseboard/resource"
@@ -32,7 +32,7 @@ func (s *gattStream) accounted(t *testing.T) (produced, arrivedOrDropped int) {
 		t.Fatalf("%s: nothing arrived", s.path)
 	}
 	for _, c := range s.produced.Contents() {
-		b, err := gspdata.Append(nil, c)
+		b, err := content.Append(nil, c)
 		if err != nil {
 			t.Fatal(err)
 		}

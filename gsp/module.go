@@ -2,7 +2,7 @@
 // Protocol of the sensor family (as of firmware 2.3): the binary command
 // and notification format that clients which are not phones (Python bleak
 // scripts, Web Bluetooth apps, Linux gateways) use. The frames are package
-// gspwire's, the binary form of resource content package gspdata's.
+// gspwire's, the binary form of resource content package content's.
 //
 // The Module is an app (package app) built on the device's in-device
 // application interface, as the firmware builds it; a Conn is one
@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 
 	"senseboard/app"
+	"senseboard/content"
 	"senseboard/device"
-	"senseboard/gsp/gspdata"
 	"senseboard/gsp/gspwire"
 	"senseboard/provider/info"
 	"senseboard/provider/mem"
@@ -328,7 +328,7 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 			var data []byte
 			if _, ok := env.Content.(*info.AppInfo); !ok { // the firmware answers /Info/App with 200 alone
 				var err error
-				if data, err = gspdata.Append(nil, env.Content); err != nil {
+				if data, err = content.Append(nil, env.Content); err != nil {
 					data = nil // no binary form: the status alone
 				}
 			}
@@ -382,13 +382,13 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 	// the answer need.
 	var early []any
 	answered := false
-	s = ctx.Subscribe(cmd.Path, func(content any) {
+	s = ctx.Subscribe(cmd.Path, func(v any) {
 		switch {
 		case c.subs[ref] != s:
 		case !answered:
-			early = append(early, content)
+			early = append(early, v)
 		default:
-			c.deliver(ctx, s, ref, content)
+			c.deliver(ctx, s, ref, v)
 		}
 	}, func(env resource.Envelope) {
 		if !env.Status.OK() && c.subs[ref] == s {
@@ -403,9 +403,9 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 		}
 		c.respond(ctx, ref, st, nil)
 		answered = true
-		for _, content := range early {
+		for _, v := range early {
 			if c.subs[ref] == s {
-				c.deliver(ctx, s, ref, content)
+				c.deliver(ctx, s, ref, v)
 			}
 		}
 		early = nil
@@ -414,12 +414,12 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 }
 
 // deliver sends one notification of the subscription s on ref.
-func (c *Conn) deliver(ctx *app.Context, s *app.Subscription, ref uint8, content any) {
-	if lc, ok := content.(logChunk); ok {
+func (c *Conn) deliver(ctx *app.Context, s *app.Subscription, ref uint8, v any) {
+	if lc, ok := v.(logChunk); ok {
 		c.sendLogChunk(ctx, ref, lc.LogOffset(), lc.Bytes())
 		return
 	}
-	payload, err := gspdata.Append(c.buf[:0], content)
+	payload, err := content.Append(c.buf[:0], v)
 	if err != nil {
 		return
 	}

@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"senseboard"
+	"senseboard/content"
 	"strings"
 	"testing"
 	"time"
 
-	"senseboard/provider/meas"
 	"senseboard/record"
 	"senseboard/replay"
 	"senseboard/resource"
@@ -42,11 +42,11 @@ func play(t *testing.T, path string, format record.Format) played {
 					t.Fatal(err)
 				}
 				switch c := e.Content.(type) {
-				case *meas.MotionData:
+				case *content.MotionData:
 					for i := range c.ArrayAcc {
 						p.imu = append(p.imu, c.ArrayAcc[i], c.ArrayGyro[i], c.ArrayMagn[i])
 					}
-				case *meas.ECGDataMV:
+				case *content.ECGDataMV:
 					p.ecg = append(p.ecg, c.Samples...)
 				}
 			}
@@ -117,7 +117,7 @@ func TestReplayThroughADevice(t *testing.T) {
 	d2.Advance(2 * time.Second)
 	i := 0
 	for _, c := range s.Contents() {
-		for _, v := range c.(*meas.MotionData).ArrayAcc {
+		for _, v := range c.(*content.MotionData).ArrayAcc {
 			if v != p.imu[3*i] {
 				t.Fatalf("sample %d through the device %v, recorded %v", i, v, p.imu[3*i])
 			}

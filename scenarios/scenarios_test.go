@@ -5,10 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"senseboard"
+	"senseboard/content"
 	"testing"
 	"time"
 
-	"senseboard/provider/meas"
 	"senseboard/provider/system"
 	"senseboard/senseboardtest"
 	"senseboard/world"
@@ -36,7 +36,7 @@ func TestShippedScenarios(t *testing.T) {
 			d.Advance(span)
 			beats := 0
 			for _, c := range hr.Contents() {
-				beats += len(c.(*meas.HRData).RRData)
+				beats += len(c.(*content.HRData).RRData)
 			}
 			if sc.Start.Gear && beats < int(span.Minutes()*30) {
 				t.Errorf("%d beats in %v", beats, span)

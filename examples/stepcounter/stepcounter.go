@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"senseboard/app"
+	"senseboard/content"
 	"senseboard/device"
-	"senseboard/provider/meas"
 	"senseboard/resource"
 )
 
@@ -103,8 +103,8 @@ func (a *App) Start(ctx *app.Context) error {
 }
 
 // onAcc runs on the app's goroutine for every accelerometer notification.
-func (a *App) onAcc(content any) {
-	m, ok := content.(*meas.MotionData)
+func (a *App) onAcc(v any) {
+	m, ok := v.(*content.MotionData)
 	if !ok {
 		return
 	}

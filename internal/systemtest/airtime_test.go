@@ -16,7 +16,7 @@ import (
 
 	"senseboard"
 	"senseboard/client"
-	"senseboard/gsp/gspdata"
+	"senseboard/content"
 	"senseboard/profile"
 	"senseboard/provider/meas"
 	"senseboard/radio"
@@ -77,8 +77,8 @@ func (g *gaps) see(ts uint32) {
 func TestECGOverBLELosesWhatTCPDoesNot(t *testing.T) {
 	t.Parallel()
 	const rate, seconds = 512, 20
-	period := time.Second * meas.ECGArraySize / rate
-	want := seconds * rate / meas.ECGArraySize
+	period := time.Second * content.ECGArraySize / rate
+	want := seconds * rate / content.ECGArraySize
 
 	d, clk := newDevice(t)
 	s := subscribeOverRadio(t, d, fmt.Sprintf("/Meas/ECG/%d", rate))
@@ -88,7 +88,7 @@ func TestECGOverBLELosesWhatTCPDoesNot(t *testing.T) {
 		clk.Advance(period)
 		for _, c := range senseboardtest.Contents(s.q) {
 			got++
-			g.see(c.(*meas.ECGData).Timestamp)
+			g.see(c.(*content.ECGData).Timestamp)
 		}
 	}
 	lost, waiting := int(s.sub.Dropped()), s.conn.Waiting()
@@ -168,11 +168,11 @@ func measureThroughput(t *testing.T, stream, path string, rate int) throughputRo
 	for range throughputSeconds * time.Second / step {
 		clk.Advance(step)
 		for _, c := range senseboardtest.Contents(s.q) {
-			n, size := 0, gspdata.Size(c)
+			n, size := 0, content.Size(c)
 			switch c := c.(type) {
-			case *meas.MotionData:
+			case *content.MotionData:
 				n = len(c.ArrayAcc)
-			case *meas.ECGData:
+			case *content.ECGData:
 				n = len(c.Samples)
 			}
 			notes++

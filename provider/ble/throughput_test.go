@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"senseboard/gsp/gspdata"
+	"senseboard/content"
 	"senseboard/radio"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"
@@ -44,12 +44,12 @@ type received struct {
 }
 
 // see takes one notification of s.
-func (r *received) see(s sampleStream, content any) error {
+func (r *received) see(s sampleStream, v any) error {
 	r.n++
 	if s.per == 0 {
 		return nil
 	}
-	b, err := gspdata.Append(nil, content)
+	b, err := content.Append(nil, v)
 	if err != nil {
 		return err
 	}

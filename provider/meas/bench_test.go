@@ -1,14 +1,14 @@
 package meas_test
 
 import (
+	"senseboard/content"
 	"testing"
 
-	"senseboard/provider/meas"
 	"senseboard/sensor"
 )
 
 func BenchmarkMotionDataAppendJSON(b *testing.B) {
-	m := &meas.MotionData{Timestamp: 123456}
+	m := &content.MotionData{Timestamp: 123456}
 	m.ArrayAcc = make([]sensor.XYZ, 8)
 	m.ArrayGyro = make([]sensor.XYZ, 8)
 	m.ArrayMagn = make([]sensor.XYZ, 8)
@@ -25,7 +25,7 @@ func BenchmarkMotionDataAppendJSON(b *testing.B) {
 }
 
 func BenchmarkECGDataAppendJSON(b *testing.B) {
-	e := &meas.ECGData{Timestamp: 123456, Samples: []int32{1, -22, 333, 4444, -5555, 6, 77, 888, 9, 10, 11, 12, 13, 14, 15, 16}}
+	e := &content.ECGData{Timestamp: 123456, Samples: []int32{1, -22, 333, 4444, -5555, 6, 77, 888, 9, 10, 11, 12, 13, 14, 15, 16}}
 	buf := make([]byte, 0, 1024)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -3,6 +3,7 @@ package meas
 import (
 	"encoding/json"
 	"math"
+	"senseboard/content"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,9 +21,6 @@ var (
 	HighPassOptions = []float32{0.5}
 )
 
-// ECGArraySize is the samples per ECG notification.
-const ECGArraySize = 16
-
 // FrontEndFIFO is the front end's buffer, in samples: a subscriber that lets
 // more than this wait loses samples.
 const FrontEndFIFO = 32
@@ -35,21 +33,6 @@ const (
 
 // lossReport is how often a lost-samples warning may be produced.
 const lossReport = time.Second
-
-// ECGInfo is the content of GET /Meas/ECG/Info.
-type ECGInfo struct {
-	CurrentSampleRate    uint16    `json:"CurrentSampleRate"`
-	AvailableSampleRates []uint16  `json:"AvailableSampleRates"`
-	ArraySize            uint16    `json:"ArraySize"`
-	LowPass              []float32 `json:"LowPass"`
-	HighPass             []float32 `json:"HighPass"`
-}
-
-// ECGConfig is the ECG filter configuration; nil means bypass.
-type ECGConfig struct {
-	LowPass  *float32 `json:"LowPass"`
-	HighPass *float32 `json:"HighPass"`
-}
 
 // DefaultLowPass returns the low-pass filter in force when no
 // configuration was written: 40 Hz below 250 Hz or when not measuring,
@@ -98,20 +81,20 @@ type ecgStream struct {
 }
 
 // config returns the filters in force at a rate (0: not measuring); p.mu is held.
-func (p *ECG) config(rate int) ECGConfig {
+func (p *ECG) config(rate int) content.ECGConfig {
 	if p.written {
-		return ECGConfig{LowPass: p.lowPass, HighPass: p.highPass}
+		return content.ECGConfig{LowPass: p.lowPass, HighPass: p.highPass}
 	}
 	lp, hp := DefaultLowPass(rate), HighPassOptions[0]
-	return ECGConfig{LowPass: &lp, HighPass: &hp}
+	return content.ECGConfig{LowPass: &lp, HighPass: &hp}
 }
 
 // Register installs the ECG resources.
 func (p *ECG) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Meas/ECG/Info", resource.Get, func(*resource.Request) resource.Response {
-		return resource.OK(&ECGInfo{CurrentSampleRate: uint16(p.rate.Load()), AvailableSampleRates: ECGRates,
-			ArraySize: ECGArraySize, LowPass: LowPassOptions, HighPass: HighPassOptions})
+		return resource.OK(&content.ECGInfo{CurrentSampleRate: uint16(p.rate.Load()), AvailableSampleRates: ECGRates,
+			ArraySize: content.ECGArraySize, LowPass: LowPassOptions, HighPass: HighPassOptions})
 	})
 	d.HandleFunc("/Meas/ECG/Config", resource.Get, func(*resource.Request) resource.Response {
 		p.mu.Lock()
@@ -219,8 +202,8 @@ func (s ecgSource) Subscribe(t *resource.Topic, req *resource.Request) resource.
 		return resource.Errorf(resource.StatusConflict, "the ECG runs at %d Hz for another subscription; only one rate at a time (subscribe at %d Hz, or end that subscription first)", p.st.rate, p.st.rate)
 	}
 	if p.st == nil {
-		st := &ecgStream{buf: make([]float64, ECGArraySize)}
-		st.stream = stream{clk: p.d.Clock(), rate: int(rate), batch: ECGArraySize, mu: &p.mu}
+		st := &ecgStream{buf: make([]float64, content.ECGArraySize)}
+		st.stream = stream{clk: p.d.Clock(), rate: int(rate), batch: content.ECGArraySize, mu: &p.mu}
 		st.fire = func(k int64, at time.Duration, n int) { p.fire(st, at, n) }
 		p.design(st)
 		p.st = st
@@ -228,7 +211,7 @@ func (s ecgSource) Subscribe(t *resource.Topic, req *resource.Request) resource.
 		st.start()
 		p.d.Logf(device.LevelInfo, "ECG: measuring at %d Hz", rate)
 	}
-	t.Limit = FrontEndFIFO / ECGArraySize
+	t.Limit = FrontEndFIFO / content.ECGArraySize
 	if s.mv {
 		p.st.mv = t
 	} else {
@@ -263,15 +246,13 @@ func (s ecgSource) Unsubscribed(t *resource.Topic) {
 func (p *ECG) fire(st *ecgStream, at time.Duration, n int) {
 	p.src.FillECG(st.buf[:n], at, st.period())
 	ts := relTime(p.d, at)
-	var ints *ECGData
-	var mv *ECGDataMV
+	var ints *content.ECGData
+	var mv *content.ECGDataMV
 	if st.ints != nil {
-		ints = &ECGData{Timestamp: ts}
-		ints.Samples = ints.store[:n:n]
+		ints = content.NewECGData(ts, n)
 	}
 	if st.mv != nil {
-		mv = &ECGDataMV{Timestamp: ts}
-		mv.Samples = mv.store[:n:n]
+		mv = content.NewECGDataMV(ts, n)
 	}
 	for i, x := range st.buf[:n] {
 		st.lastSample = x

@@ -1,6 +1,7 @@
 package meas
 
 import (
+	"senseboard/content"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,13 +28,6 @@ const (
 	// beat's notification.
 	hrBatch = HRRate / 4
 )
-
-// HRInfo is the content of GET /Meas/HR/Info.
-type HRInfo struct {
-	Min      uint16 `json:"Min"`
-	Max      uint16 `json:"Max"`
-	Accuracy uint16 `json:"Accuracy"`
-}
 
 // HR serves /Meas/HR: a QRS detector on the device's own ECG.
 type HR struct {
@@ -73,7 +67,7 @@ func (p *HR) LastRR() time.Duration { return time.Duration(p.lastRR.Load()) }
 func (p *HR) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Meas/HR/Info", resource.Get, func(*resource.Request) resource.Response {
-		return resource.OK(&HRInfo{Min: HRMin, Max: HRMax, Accuracy: HRAccuracy})
+		return resource.OK(&content.HRInfo{Min: HRMin, Max: HRMax, Accuracy: HRAccuracy})
 	})
 	d.HandleSource("/Meas/HR", hrSource{p})
 	return nil
@@ -149,7 +143,7 @@ func (p *HR) fire(st *hrStream, at time.Duration, n int) {
 			}
 			p.lastRR.Store(int64(rr * float64(time.Millisecond)))
 			if p.topic != nil {
-				p.topic.Publish(newHRData(float32(60000/(sum/float64(len(st.rr)))), uint16(rr+0.5)))
+				p.topic.Publish(content.NewHRData(float32(60000/(sum/float64(len(st.rr)))), uint16(rr+0.5)))
 			}
 		}
 	}

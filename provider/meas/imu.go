@@ -1,6 +1,7 @@
 package meas
 
 import (
+	"senseboard/content"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,7 @@ const (
 // samples of 1/13 s up to 104 Hz (1 at 13 Hz, 4 at 52 Hz, 8 at 104 Hz, as
 // the IMU's FIFO is read at 13 Hz), and 8 above, so that an IMU9
 // notification stays within one BLE notification.
-func BatchSize(rate int) int { return min(max(rate/13, 1), MaxBatch) }
+func BatchSize(rate int) int { return min(max(rate/13, 1), content.MaxBatch) }
 
 type motionKind uint8
 
@@ -114,12 +115,6 @@ func (p *IMU) SetSource(src sensor.IMUSource) {
 // AccRunning reports whether the accelerometer runs for some subscription.
 func (p *IMU) AccRunning() bool { return p.accUsers.Load() > 0 }
 
-// AccInfo is the content of GET /Meas/Acc/Info.
-type AccInfo struct {
-	SampleRates []uint16 `json:"SampleRates"`
-	Ranges      []uint16 `json:"Ranges"`
-}
-
 // GyroInfo is the content of GET /Meas/Gyro/Info.
 type GyroInfo struct {
 	SampleRates []uint16 `json:"SampleRates"`
@@ -130,14 +125,6 @@ type GyroInfo struct {
 type MagnInfo struct {
 	SampleRates []uint16 `json:"SampleRates"`
 	Scale       []uint16 `json:"Scale"`
-}
-
-// IMUInfo is the content of GET /Meas/IMU/Info.
-type IMUInfo struct {
-	SampleRates []uint16 `json:"SampleRates"`
-	AccRanges   []uint16 `json:"AccRanges"`
-	GyroRanges  []uint16 `json:"GyroRanges"`
-	MagnRanges  []uint16 `json:"MagnRanges"`
 }
 
 // AccConfig is AccConfig.
@@ -168,11 +155,11 @@ func (p *IMU) Register(d *device.Core) error {
 	get := func(path string, f func() any) {
 		d.HandleFunc(path, resource.Get, func(*resource.Request) resource.Response { return resource.OK(f()) })
 	}
-	get("/Meas/Acc/Info", func() any { return &AccInfo{SampleRates: SampleRates, Ranges: AccRanges} })
+	get("/Meas/Acc/Info", func() any { return &content.AccInfo{SampleRates: SampleRates, Ranges: AccRanges} })
 	get("/Meas/Gyro/Info", func() any { return &GyroInfo{SampleRates: SampleRates, Ranges: GyroRanges} })
 	get("/Meas/Magn/Info", func() any { return &MagnInfo{SampleRates: SampleRates, Scale: []uint16{MagnScale}} })
 	get("/Meas/IMU/Info", func() any {
-		return &IMUInfo{SampleRates: SampleRates, AccRanges: AccRanges, GyroRanges: GyroRanges, MagnRanges: []uint16{MagnScale}}
+		return &content.IMUInfo{SampleRates: SampleRates, AccRanges: AccRanges, GyroRanges: GyroRanges, MagnRanges: []uint16{MagnScale}}
 	})
 	get("/Meas/Acc/Config", func() any { p.mu.Lock(); defer p.mu.Unlock(); return &AccConfig{GRange: uint8(p.accRange)} })
 	get("/Meas/Gyro/Config", func() any { p.mu.Lock(); defer p.mu.Unlock(); return &GyroConfig{DPSRange: uint16(p.gyroRange)} })
@@ -265,7 +252,7 @@ func (s motionSource) Unsubscribed(t *resource.Topic) {
 
 // fireMotion publishes a batch; p.mu is held.
 func (p *IMU) fireMotion(ms *motionStream, at time.Duration, n int) {
-	m := newMotionData(relTime(p.d, at), ms.kind, n)
+	m := content.NewMotionData(relTime(p.d, at), n, ms.kind.acc(), ms.kind.gyro(), ms.kind.magn())
 	p.src.FillIMU(m.ArrayAcc, m.ArrayGyro, m.ArrayMagn, at, ms.period(), sensor.Ranges{Acc: p.accRange, Gyro: p.gyroRange})
 	ms.topic.Publish(m)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"senseboard"
+	"senseboard/content"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +21,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func motion(s *sbt.Sub) []*meas.MotionData {
-	var out []*meas.MotionData
+func motion(s *sbt.Sub) []*content.MotionData {
+	var out []*content.MotionData
 	for _, c := range s.Contents() {
-		out = append(out, c.(*meas.MotionData))
+		out = append(out, c.(*content.MotionData))
 	}
 	return out
 }
@@ -85,11 +86,11 @@ func TestExactSampleTiming(t *testing.T) {
 			for elapsed := time.Duration(0); elapsed < span; elapsed += 10 * time.Second {
 				d.Advance(10 * time.Second)
 				for _, c := range s.Contents() {
-					e := c.(*meas.ECGData)
+					e := c.(*content.ECGData)
 					stamps, counts = append(stamps, e.Timestamp), append(counts, len(e.Samples))
 				}
 			}
-			check(t, int(rate), meas.ECGArraySize, stamps, counts, 777*time.Millisecond)
+			check(t, int(rate), content.ECGArraySize, stamps, counts, 777*time.Millisecond)
 		})
 	}
 }
@@ -184,9 +185,11 @@ func TestRangeChangeMidSubscription(t *testing.T) {
 
 func TestECG(t *testing.T) {
 	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 20s\n    gear: off\n")})
-	info := func() *meas.ECGInfo { return d.Expect(200, resource.Get, "/Meas/ECG/Info").Content.(*meas.ECGInfo) }
+	info := func() *content.ECGInfo {
+		return d.Expect(200, resource.Get, "/Meas/ECG/Info").Content.(*content.ECGInfo)
+	}
 	cfg := func() string {
-		c := d.Expect(200, resource.Get, "/Meas/ECG/Config").Content.(*meas.ECGConfig)
+		c := d.Expect(200, resource.Get, "/Meas/ECG/Config").Content.(*content.ECGConfig)
 		f := func(p *float32) string {
 			if p == nil {
 				return "null"
@@ -227,7 +230,7 @@ func TestECG(t *testing.T) {
 			t.Fatalf("%d integer and %d mV notifications", len(a), len(b))
 		}
 		for k := range a {
-			ia, mb := a[k].(*meas.ECGData), b[k].(*meas.ECGDataMV)
+			ia, mb := a[k].(*content.ECGData), b[k].(*content.ECGDataMV)
 			for j := range ia.Samples {
 				if want := float32(float64(ia.Samples[j]) * sensor.ECGUnit); mb.Samples[j] != want {
 					t.Fatalf("sample %d: %d units and %v mV", j, ia.Samples[j], mb.Samples[j])
@@ -254,7 +257,7 @@ func TestECG(t *testing.T) {
 	ints.Contents()
 	d.Advance(62500 * time.Microsecond)
 	for _, c := range ints.Contents() {
-		for _, v := range c.(*meas.ECGData).Samples {
+		for _, v := range c.(*content.ECGData).Samples {
 			if math.Abs(float64(v)*sensor.ECGUnit) > 0.05 {
 				t.Fatalf("%.3f mV with the gear off", float64(v)*sensor.ECGUnit)
 			}
@@ -275,8 +278,8 @@ func TestECGFrontEndBufferLosesSamples(t *testing.T) {
 	slow := d.Subscribe("/Meas/ECG/512")
 	d.Advance(time.Second)
 	ev := slow.Events()
-	if len(ev) != meas.FrontEndFIFO/meas.ECGArraySize {
-		t.Errorf("%d notifications kept for a client that did not read, want %d", len(ev), meas.FrontEndFIFO/meas.ECGArraySize)
+	if len(ev) != meas.FrontEndFIFO/content.ECGArraySize {
+		t.Errorf("%d notifications kept for a client that did not read, want %d", len(ev), meas.FrontEndFIFO/content.ECGArraySize)
 	}
 	if sub := ev[0].Sub; sub.Dropped() < 25 {
 		t.Errorf("%d notifications dropped in a second at 512 Hz", sub.Dropped())
@@ -293,7 +296,7 @@ func TestECGFrontEndBufferLosesSamples(t *testing.T) {
 
 func TestHeartRate(t *testing.T) {
 	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "start:\n  heartRate: 75\nevents:\n  - at: 40s\n    gear: off\n")})
-	if i := d.Expect(200, resource.Get, "/Meas/HR/Info").Content.(*meas.HRInfo); *i != (meas.HRInfo{Min: 200, Max: 2000, Accuracy: 5}) {
+	if i := d.Expect(200, resource.Get, "/Meas/HR/Info").Content.(*content.HRInfo); *i != (content.HRInfo{Min: 200, Max: 2000, Accuracy: 5}) {
 		t.Errorf("info %+v", i)
 	}
 	hr := d.Subscribe("/Meas/HR")
@@ -308,7 +311,7 @@ func TestHeartRate(t *testing.T) {
 	if len(got) < 25 || len(got) > 45 {
 		t.Fatalf("%d heart-rate updates in 30 s at 75 bpm", len(got))
 	}
-	last := got[len(got)-1].(*meas.HRData)
+	last := got[len(got)-1].(*content.HRData)
 	if last.Average < 65 || last.Average > 85 || len(last.RRData) != 1 || last.RRData[0] < 650 || last.RRData[0] > 950 {
 		t.Errorf("last update %+v", last)
 	}
@@ -325,10 +328,10 @@ func TestHeartRate(t *testing.T) {
 
 func TestTemperature(t *testing.T) {
 	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "events:\n  - at: 10s\n    gear: off\n")})
-	if i := d.Expect(200, resource.Get, "/Meas/Temp/Info").Content.(*meas.TempInfo); *i != (meas.TempInfo{Min: 233, Max: 398, Accuracy: 1}) {
+	if i := d.Expect(200, resource.Get, "/Meas/Temp/Info").Content.(*content.TempInfo); *i != (content.TempInfo{Min: 233, Max: 398, Accuracy: 1}) {
 		t.Errorf("info %+v", i)
 	}
-	v := d.Expect(200, resource.Get, "/Meas/Temp").Content.(*meas.TempData)
+	v := d.Expect(200, resource.Get, "/Meas/Temp").Content.(*content.TempData)
 	if v.Measurement < 305 || v.Measurement > 308 {
 		t.Errorf("skin temperature %.2f K", v.Measurement)
 	}
@@ -340,16 +343,16 @@ func TestTemperature(t *testing.T) {
 	}
 	prev := float32(0)
 	for i, c := range got {
-		m := c.(*meas.TempData)
+		m := c.(*content.TempData)
 		if m.Measurement == prev {
 			t.Fatalf("notification %d repeats %.4f: notifications come on change", i, prev)
 		}
-		if i > 0 && m.Timestamp-got[i-1].(*meas.TempData).Timestamp < 1000 {
-			t.Fatalf("notifications %d ms apart", m.Timestamp-got[i-1].(*meas.TempData).Timestamp)
+		if i > 0 && m.Timestamp-got[i-1].(*content.TempData).Timestamp < 1000 {
+			t.Fatalf("notifications %d ms apart", m.Timestamp-got[i-1].(*content.TempData).Timestamp)
 		}
 		prev = m.Measurement
 	}
-	if last := got[len(got)-1].(*meas.TempData).Measurement; last > v.Measurement-2 {
+	if last := got[len(got)-1].(*content.TempData).Measurement; last > v.Measurement-2 {
 		t.Errorf("with the gear off for 10 minutes the reading is %.2f K, from %.2f", last, v.Measurement)
 	}
 }
@@ -454,31 +457,6 @@ func TestDeterministicBySeed(t *testing.T) {
 	}
 	if one == other {
 		t.Error("another seed gave the same data")
-	}
-}
-
-// The hand-written encoders give encoding/json's bytes, also for the
-// repeating values that the encoders of sample arrays look up.
-func TestEncodersMatchEncodingJSON(t *testing.T) {
-	d := sbt.New(t, senseboard.Config{})
-	subs := []*sbt.Sub{d.Subscribe("/Meas/IMU9/416"), d.Subscribe("/Meas/ECG/200"), d.Subscribe("/Meas/Magn/13")}
-	d.Advance(5 * time.Second)
-	d2 := sbt.New(t, senseboard.Config{})
-	mv, hr := d2.Subscribe("/Meas/ECG/200/mV"), d2.Subscribe("/Meas/HR")
-	d2.Advance(10 * time.Second)
-	subs = append(subs, mv, hr)
-	for i, s := range subs {
-		contents := s.Contents()
-		if len(contents) == 0 {
-			t.Fatalf("subscription %d: no notification", i)
-		}
-		for _, c := range contents {
-			fast := c.(resource.JSONAppender).AppendJSON(nil)
-			slow, err := jsonMarshal(c)
-			if err != nil || string(fast) != string(slow) {
-				t.Fatalf("%T:\n%s\n%s", c, fast, slow)
-			}
-		}
 	}
 }
 

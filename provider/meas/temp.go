@@ -1,6 +1,7 @@
 package meas
 
 import (
+	"senseboard/content"
 	"sync"
 	"time"
 
@@ -18,13 +19,6 @@ const (
 	// TempInterval is how often a subscription looks for a change.
 	TempInterval = time.Second
 )
-
-// TempInfo is the content of GET /Meas/Temp/Info.
-type TempInfo struct {
-	Min      int32 `json:"Min"`
-	Max      int32 `json:"Max"`
-	Accuracy int32 `json:"Accuracy"`
-}
 
 // Temp serves /Meas/Temp.
 type Temp struct {
@@ -52,7 +46,7 @@ func (p *Temp) SetSource(src sensor.TempSource) {
 func (p *Temp) Register(d *device.Core) error {
 	p.d = d
 	d.HandleFunc("/Meas/Temp/Info", resource.Get, func(*resource.Request) resource.Response {
-		return resource.OK(&TempInfo{Min: TempMin, Max: TempMax, Accuracy: TempAccuracy})
+		return resource.OK(&content.TempInfo{Min: TempMin, Max: TempMax, Accuracy: TempAccuracy})
 	})
 	d.HandleFunc("/Meas/Temp", resource.Get, func(*resource.Request) resource.Response {
 		p.mu.Lock()
@@ -68,13 +62,13 @@ func (p *Temp) Register(d *device.Core) error {
 }
 
 // read takes a reading now; p.mu is held.
-func (p *Temp) read() (*TempData, bool) {
+func (p *Temp) read() (*content.TempData, bool) {
 	now := p.d.Clock().Now()
 	v, ok := p.src.Temperature(now)
 	if !ok {
 		return nil, false
 	}
-	return &TempData{Timestamp: p.d.RelativeTime(), Measurement: float32(v)}, true
+	return &content.TempData{Timestamp: p.d.RelativeTime(), Measurement: float32(v)}, true
 }
 
 type tempSource struct{ p *Temp }

@@ -13,10 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"senseboard/content"
 	"senseboard/device"
-	"senseboard/gsp/gspdata"
 	"senseboard/nvm"
-	"senseboard/provider/meas"
 	"senseboard/provider/timesvc"
 	"senseboard/resource"
 	"senseboard/sbem"
@@ -523,14 +522,14 @@ func (s sink) Notify(n resource.Notification) bool {
 func (s sink) Ended(*resource.Subscription, resource.EndReason) {}
 
 // record encodes one notification into pending chunks.
-func (p *Provider) record(uri string, content any) {
+func (p *Provider) record(uri string, v any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state != StateLogging || p.writer == nil {
 		return
 	}
 	var err error
-	for _, c := range chunksOf(uri, content) {
+	for _, c := range chunksOf(uri, v) {
 		if p.pending, err = p.writer.AppendRecord(p.pending, c.layout, c.n, c.data); err != nil {
 			p.d.Logf(device.LevelError, "datalogger: %v", err)
 			return
@@ -579,9 +578,9 @@ func streamName(uri string) (name string, rate float64) {
 
 // chunksOf turns a notification into data chunks, splitting those that
 // would reach the escape value into chunks of fewer samples.
-func chunksOf(uri string, content any) []chunk {
-	switch c := content.(type) {
-	case *meas.MotionData:
+func chunksOf(uri string, v any) []chunk {
+	switch c := v.(type) {
+	case *content.MotionData:
 		name, rate := streamName(uri)
 		arrays := [][]sensor.XYZ{}
 		var names []string
@@ -610,7 +609,7 @@ func chunksOf(uri string, content any) []chunk {
 			if rate > 0 {
 				ts += uint32(float64(off) * 1000 / rate)
 			}
-			part := &meas.MotionData{Timestamp: ts}
+			part := &content.MotionData{Timestamp: ts}
 			for i, a := range arrays {
 				s := a[off : off+n]
 				switch names[i] {
@@ -622,41 +621,41 @@ func chunksOf(uri string, content any) []chunk {
 					part.ArrayMagn = s
 				}
 			}
-			data, _ := gspdata.Append(nil, part)
+			data, _ := content.Append(nil, part)
 			out = append(out, chunk{l, n, data})
 		}
 		return out
-	case *meas.ECGData:
+	case *content.ECGData:
 		l := layout("ecg", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasECG", Fixed: []sbem.Field{fTS}, Arrays: []sbem.Array{{Name: "Samples", Fields: []sbem.Field{{Format: sbem.Int32}}}}}
 		})
-		data, _ := gspdata.Append(nil, c)
+		data, _ := content.Append(nil, c)
 		return []chunk{{l, len(c.Samples), data}}
-	case *meas.ECGDataMV:
+	case *content.ECGDataMV:
 		l := layout("ecgmv", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasECGmV", Fixed: []sbem.Field{fTS}, Arrays: []sbem.Array{{Name: "Samples",
 				Fields: []sbem.Field{{Format: sbem.Int16, Mod: "x*0.001,roundf(MIN(+32.767f,MAX(y,-32.767f))*1000.0f)"}}}}}
 		})
-		data, _ := gspdata.Append(nil, c)
+		data, _ := content.Append(nil, c)
 		return []chunk{{l, len(c.Samples), data}}
-	case *meas.HRData:
+	case *content.HRData:
 		l := layout("hr", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasHR", Fixed: []sbem.Field{{Name: "average", Format: sbem.Float32}},
 				Arrays: []sbem.Array{{Name: "rrData", Fields: []sbem.Field{{Format: sbem.Uint16}}}}}
 		})
-		data, _ := gspdata.Append(nil, c)
+		data, _ := content.Append(nil, c)
 		return []chunk{{l, len(c.RRData), data}}
-	case *meas.TempData:
+	case *content.TempData:
 		l := layout("temp", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasTemp", Fixed: []sbem.Field{{Name: "Measurement", Format: sbem.Float32}, fTS}}
 		})
-		data, _ := gspdata.Append(nil, c)
+		data, _ := content.Append(nil, c)
 		return []chunk{{l, 0, data}}
-	case *timesvc.DetailedTime:
+	case *content.DetailedTime:
 		l := layout("time", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "TimeDetailed", Fixed: []sbem.Field{{Name: "relativeTime", Format: sbem.Uint32}, {Name: "utcTime", Format: sbem.Uint64}}}
 		})
-		data, _ := gspdata.Append(nil, struct {
+		data, _ := content.Append(nil, struct {
 			Rel uint32
 			UTC int64
 		}{c.RelativeTime, c.UTCTime})

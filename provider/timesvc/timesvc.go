@@ -3,6 +3,7 @@
 package timesvc
 
 import (
+	"senseboard/content"
 	"sync"
 	"time"
 
@@ -16,14 +17,6 @@ const (
 	TickRate = 1024 // ticks per second
 	Accuracy = 20   // nominal accuracy, ppm
 )
-
-// DetailedTime is the content of GET /Time/Detailed.
-type DetailedTime struct {
-	UTCTime      int64  `json:"utcTime"`
-	RelativeTime uint32 `json:"relativeTime"`
-	TickRate     uint32 `json:"tickRate"`
-	Accuracy     uint32 `json:"accuracy"`
-}
 
 // TimeSync is a notification of /Time/Detailed.
 type TimeSync struct {
@@ -57,7 +50,7 @@ func (p *Provider) Register(d *device.Core) error {
 	d.HandleSource("/Time", tickSource{p})
 	d.HandleFunc("/Time/Detailed", resource.Get, func(*resource.Request) resource.Response {
 		utc, rel := p.now()
-		return resource.OK(&DetailedTime{UTCTime: utc, RelativeTime: rel, TickRate: TickRate, Accuracy: Accuracy})
+		return resource.OK(&content.DetailedTime{UTCTime: utc, RelativeTime: rel, TickRate: TickRate, Accuracy: Accuracy})
 	})
 	d.HandleSource("/Time/Detailed", detailSource{p})
 	return nil

@@ -3,6 +3,7 @@ package timesvc_test
 import (
 	"math"
 	"senseboard"
+	"senseboard/content"
 	"testing"
 	"time"
 
@@ -19,8 +20,8 @@ func TestTime(t *testing.T) {
 	if v := d.Expect(200, resource.Get, "/Time").Content.(int64); v != 2_500_000 {
 		t.Errorf("unset time %d", v)
 	}
-	det := d.Expect(200, resource.Get, "/Time/Detailed").Content.(*timesvc.DetailedTime)
-	if *det != (timesvc.DetailedTime{UTCTime: 2_500_000, RelativeTime: 2500, TickRate: 1024, Accuracy: 20}) {
+	det := d.Expect(200, resource.Get, "/Time/Detailed").Content.(*content.DetailedTime)
+	if *det != (content.DetailedTime{UTCTime: 2_500_000, RelativeTime: 2500, TickRate: 1024, Accuracy: 20}) {
 		t.Errorf("detailed %+v", det)
 	}
 	ticks := d.Subscribe("/Time")
@@ -58,7 +59,7 @@ func TestTime(t *testing.T) {
 func TestClockDrift(t *testing.T) {
 	const hour = 3_600_000 // ms
 	read := func(d *sbt.Rig) (rel uint32, utc int64) {
-		det := d.Expect(200, resource.Get, "/Time/Detailed").Content.(*timesvc.DetailedTime)
+		det := d.Expect(200, resource.Get, "/Time/Detailed").Content.(*content.DetailedTime)
 		return det.RelativeTime, det.UTCTime
 	}
 	const set = 1_700_000_000_000_000

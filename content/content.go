@@ -1,4 +1,12 @@
-package meas
+// Package content is the content model of the device's measurements: the
+// notifications of the measurement streams (MotionData, ECGData, ECGDataMV,
+// HRData, TempData), the capability and configuration records of /Meas,
+// and the time record the data logger writes (DetailedTime); their JSON,
+// their binary form as firmware 2.3 sends it over GSP and the data logger
+// writes it to its logs (Append), and the size of that form (Size). The
+// providers that make them, the GSP module, the data logger, the radio's
+// throughput model and the load all use this one package.
+package content
 
 import (
 	"strconv"
@@ -9,6 +17,9 @@ import (
 
 // MaxBatch is the most samples of one kind in a motion notification.
 const MaxBatch = 8
+
+// ECGArraySize is the samples per ECG notification.
+const ECGArraySize = 16
 
 // MotionData is a notification of an accelerometer, gyroscope,
 // magnetometer or IMU stream: the arrays the stream carries, synchronized
@@ -39,13 +50,19 @@ type (
 	}
 )
 
-// newMotionData returns a notification stamped ts whose arrays of the
-// kind's sensors hold n samples each (n at most MaxBatch), in one
-// allocation.
-func newMotionData(ts uint32, k motionKind, n int) *MotionData {
+// NewMotionData returns a notification stamped ts whose arrays of the
+// accelerometer, gyroscope and magnetometer, those that are on, hold n
+// samples each (n at most MaxBatch), in one allocation.
+func NewMotionData(ts uint32, n int, acc, gyro, magn bool) *MotionData {
 	var m *MotionData
 	var store []sensor.XYZ
-	switch size := n * k.sensors(); {
+	sensors := 0
+	for _, on := range []bool{acc, gyro, magn} {
+		if on {
+			sensors++
+		}
+	}
+	switch size := n * sensors; {
 	case size <= 8:
 		w := new(motionData8)
 		m, store = &w.m, w.store[:]
@@ -62,19 +79,21 @@ func newMotionData(ts uint32, k motionKind, n int) *MotionData {
 		store = store[n:]
 		return a
 	}
-	if k.acc() {
+	if acc {
 		m.ArrayAcc = take()
 	}
-	if k.gyro() {
+	if gyro {
 		m.ArrayGyro = take()
 	}
-	if k.magn() {
+	if magn {
 		m.ArrayMagn = take()
 	}
 	return m
 }
 
-func appendXYZs(b []byte, key string, v []sensor.XYZ) []byte {
+// appendJSONXYZs appends the JSON member key of the samples v, when there
+// are any.
+func appendJSONXYZs(b []byte, key string, v []sensor.XYZ) []byte {
 	if v == nil {
 		return b
 	}
@@ -88,9 +107,9 @@ func appendXYZs(b []byte, key string, v []sensor.XYZ) []byte {
 func (m *MotionData) AppendJSON(b []byte) []byte {
 	b = append(b, `{"Timestamp":`...)
 	b = strconv.AppendUint(b, uint64(m.Timestamp), 10)
-	b = appendXYZs(b, "ArrayAcc", m.ArrayAcc)
-	b = appendXYZs(b, "ArrayGyro", m.ArrayGyro)
-	b = appendXYZs(b, "ArrayMagn", m.ArrayMagn)
+	b = appendJSONXYZs(b, "ArrayAcc", m.ArrayAcc)
+	b = appendJSONXYZs(b, "ArrayGyro", m.ArrayGyro)
+	b = appendJSONXYZs(b, "ArrayMagn", m.ArrayMagn)
 	return append(b, '}')
 }
 
@@ -101,6 +120,14 @@ type ECGData struct {
 	Timestamp uint32  `json:"Timestamp"`
 
 	store [ECGArraySize]int32
+}
+
+// NewECGData returns a notification stamped ts with room for n samples (n
+// at most ECGArraySize), in one allocation.
+func NewECGData(ts uint32, n int) *ECGData {
+	e := &ECGData{Timestamp: ts}
+	e.Samples = e.store[:n:n]
+	return e
 }
 
 // AppendJSON appends the notification without allocating.
@@ -123,6 +150,14 @@ type ECGDataMV struct {
 	Timestamp uint32    `json:"Timestamp"`
 
 	store [ECGArraySize]float32
+}
+
+// NewECGDataMV returns a notification stamped ts with room for n samples
+// (n at most ECGArraySize), in one allocation.
+func NewECGDataMV(ts uint32, n int) *ECGDataMV {
+	e := &ECGDataMV{Timestamp: ts}
+	e.Samples = e.store[:n:n]
+	return e
 }
 
 // AppendJSON appends the notification without allocating.
@@ -148,9 +183,9 @@ type HRData struct {
 	RRData []uint16 `json:"rrData"`
 }
 
-// newHRData returns a beat's notification: the average and the beat's
+// NewHRData returns a beat's notification: the average and the beat's
 // interval rr, in one allocation.
-func newHRData(average float32, rr uint16) *HRData {
+func NewHRData(average float32, rr uint16) *HRData {
 	h := &HRData{Average: average}
 	h.rr[0] = rr
 	h.RRData = h.rr[:]
@@ -178,4 +213,56 @@ func (h *HRData) AppendJSON(b []byte) []byte {
 type TempData struct {
 	Timestamp   uint32  `json:"Timestamp"`
 	Measurement float32 `json:"Measurement"`
+}
+
+// AccInfo is the content of GET /Meas/Acc/Info.
+type AccInfo struct {
+	SampleRates []uint16 `json:"SampleRates"`
+	Ranges      []uint16 `json:"Ranges"`
+}
+
+// IMUInfo is the content of GET /Meas/IMU/Info.
+type IMUInfo struct {
+	SampleRates []uint16 `json:"SampleRates"`
+	AccRanges   []uint16 `json:"AccRanges"`
+	GyroRanges  []uint16 `json:"GyroRanges"`
+	MagnRanges  []uint16 `json:"MagnRanges"`
+}
+
+// ECGInfo is the content of GET /Meas/ECG/Info.
+type ECGInfo struct {
+	CurrentSampleRate    uint16    `json:"CurrentSampleRate"`
+	AvailableSampleRates []uint16  `json:"AvailableSampleRates"`
+	ArraySize            uint16    `json:"ArraySize"`
+	LowPass              []float32 `json:"LowPass"`
+	HighPass             []float32 `json:"HighPass"`
+}
+
+// ECGConfig is the ECG filter configuration; nil means bypass.
+type ECGConfig struct {
+	LowPass  *float32 `json:"LowPass"`
+	HighPass *float32 `json:"HighPass"`
+}
+
+// HRInfo is the content of GET /Meas/HR/Info.
+type HRInfo struct {
+	Min      uint16 `json:"Min"`
+	Max      uint16 `json:"Max"`
+	Accuracy uint16 `json:"Accuracy"`
+}
+
+// TempInfo is the content of GET /Meas/Temp/Info.
+type TempInfo struct {
+	Min      int32 `json:"Min"`
+	Max      int32 `json:"Max"`
+	Accuracy int32 `json:"Accuracy"`
+}
+
+// DetailedTime is the content of GET /Time/Detailed, which the data logger
+// records when it starts.
+type DetailedTime struct {
+	UTCTime      int64  `json:"utcTime"`
+	RelativeTime uint32 `json:"relativeTime"`
+	TickRate     uint32 `json:"tickRate"`
+	Accuracy     uint32 `json:"accuracy"`
 }

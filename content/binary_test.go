@@ -1,4 +1,4 @@
-package gspdata
+package content
 
 import (
 	"encoding/binary"
@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"senseboard/provider/meas"
 	"senseboard/resource"
 	"senseboard/sensor"
 )
@@ -21,7 +20,7 @@ import (
 // decoded values, in the team's shared data directory.
 func fixturePath(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "data", "movesense", "sensein_movesense-py", "validation_fixture.json")
+	p := filepath.Join(filepath.Dir(file), "..", "..", "shared", "data", "movesense", "sensein_movesense-py", "validation_fixture.json")
 	if env := os.Getenv("SENSEBOARD_DATA"); env != "" {
 		p = filepath.Join(env, "movesense", "sensein_movesense-py", "validation_fixture.json")
 	}
@@ -59,13 +58,13 @@ func xyzs(v []fixtureXYZ) []sensor.XYZ {
 // contentOf builds the device's notification content for a fixture entry.
 func contentOf(path string, e *fixtureEntry) any {
 	if strings.Contains(strings.ToLower(path), "/ecg/") {
-		mv := &meas.ECGDataMV{Timestamp: e.Timestamp}
+		mv := &ECGDataMV{Timestamp: e.Timestamp}
 		for _, s := range e.Samples {
 			mv.Samples = append(mv.Samples, float32(s))
 		}
 		return mv
 	}
-	return &meas.MotionData{Timestamp: e.Timestamp, ArrayAcc: xyzs(e.ArrayAcc), ArrayGyro: xyzs(e.ArrayGyro), ArrayMagn: xyzs(e.ArrayMagn)}
+	return &MotionData{Timestamp: e.Timestamp, ArrayAcc: xyzs(e.ArrayAcc), ArrayGyro: xyzs(e.ArrayGyro), ArrayMagn: xyzs(e.ArrayMagn)}
 }
 
 // TestFixtureBytes reproduces the real sensor's bytes from their decoded
@@ -110,22 +109,22 @@ func TestFixtureBytes(t *testing.T) {
 			if len(b) != 8 {
 				return nil, errors.New("length")
 			}
-			return &meas.TempData{Measurement: math.Float32frombits(binary.LittleEndian.Uint32(b)), Timestamp: binary.LittleEndian.Uint32(b[4:])}, nil
+			return &TempData{Measurement: math.Float32frombits(binary.LittleEndian.Uint32(b)), Timestamp: binary.LittleEndian.Uint32(b[4:])}, nil
 		}, func(c any) bool {
-			d := c.(*meas.TempData)
+			d := c.(*TempData)
 			return d.Measurement > 233 && d.Measurement < 398 && d.Timestamp > 172460 // taken after the IMU batch
 		}},
 		{"/Meas/HR", func(b []byte) (any, error) {
 			if len(b) < 4 || len(b)%2 != 0 {
 				return nil, errors.New("length")
 			}
-			d := &meas.HRData{Average: math.Float32frombits(binary.LittleEndian.Uint32(b))}
+			d := &HRData{Average: math.Float32frombits(binary.LittleEndian.Uint32(b))}
 			for i := 4; i < len(b); i += 2 {
 				d.RRData = append(d.RRData, binary.LittleEndian.Uint16(b[i:]))
 			}
 			return d, nil
 		}, func(c any) bool {
-			d := c.(*meas.HRData)
+			d := c.(*HRData)
 			ok := d.Average > 30 && d.Average < 220 && len(d.RRData) > 0
 			for _, rr := range d.RRData {
 				ok = ok && rr > 270 && rr < 2000
@@ -171,10 +170,10 @@ func TestAppendPayload(t *testing.T) {
 		want    string
 	}{
 		{"uint8 value", resource.Uint8(87), "57"},
-		{"ecg raw", &meas.ECGData{Timestamp: 1, Samples: []int32{-1, 2}}, "01000000" + "ffffffff" + "02000000"},
-		{"ecg mV clamps", &meas.ECGDataMV{Timestamp: 2, Samples: []float32{40, -40, 0.0015}}, "02000000" + "ff7f" + "0180" + "0200"},
-		{"hr", &meas.HRData{Average: 60, RRData: []uint16{1000}}, "00007042" + "e803"},
-		{"temp", &meas.TempData{Timestamp: 5, Measurement: 300}, "00009643" + "05000000"},
+		{"ecg raw", &ECGData{Timestamp: 1, Samples: []int32{-1, 2}}, "01000000" + "ffffffff" + "02000000"},
+		{"ecg mV clamps", &ECGDataMV{Timestamp: 2, Samples: []float32{40, -40, 0.0015}}, "02000000" + "ff7f" + "0180" + "0200"},
+		{"hr", &HRData{Average: 60, RRData: []uint16{1000}}, "00007042" + "e803"},
+		{"temp", &TempData{Timestamp: 5, Measurement: 300}, "00009643" + "05000000"},
 		{"count-prefixed arrays", &list{Elements: []entry{{1, 2, 3}}}, "01" + "01000000" + "02000000" + "0300000000000000"},
 		{"strings and bool, absent optional", info{Rates: []uint16{13, 26}, Name: "ab", Ok: true}, "02" + "0d00" + "1a00" + "616200" + "01"},
 	} {
@@ -210,11 +209,11 @@ func TestAppendArrayLimit(t *testing.T) {
 		{"a field over it", &struct{ Rates []uint16 }{many}, "Rates has 256 elements, at most 255", 0},
 		{"the content over it", many, "the content has 256 elements", 0},
 		{"an array in an element", &list{Elements: []entry{{Rates: many}}}, "Elements[].Rates has 256 elements", 0},
-		{"Acc/Info ranges", &meas.AccInfo{SampleRates: []uint16{13}, Ranges: many}, "Ranges has 256 elements", 0},
-		{"IMU/Info", &meas.IMUInfo{MagnRanges: many}, "MagnRanges has 256", 0},
-		{"IMU/Info, the first too long", &meas.IMUInfo{SampleRates: many, MagnRanges: many}, "SampleRates has 256", 0},
-		{"ECG/Info high pass", &meas.ECGInfo{HighPass: floats}, "HighPass has 256", 0},
-		{"ECG/Info at the limit", &meas.ECGInfo{LowPass: floats[:MaxArray]}, "", 1 + 2 + 1 + 2*MaxArray + 1},
+		{"Acc/Info ranges", &AccInfo{SampleRates: []uint16{13}, Ranges: many}, "Ranges has 256 elements", 0},
+		{"IMU/Info", &IMUInfo{MagnRanges: many}, "MagnRanges has 256", 0},
+		{"IMU/Info, the first too long", &IMUInfo{SampleRates: many, MagnRanges: many}, "SampleRates has 256", 0},
+		{"ECG/Info high pass", &ECGInfo{HighPass: floats}, "HighPass has 256", 0},
+		{"ECG/Info at the limit", &ECGInfo{LowPass: floats[:MaxArray]}, "", 1 + 2 + 1 + 2*MaxArray + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Append(nil, tc.content)

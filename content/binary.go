@@ -1,10 +1,4 @@
-// Package gspdata is the binary form of resource content in the GATT
-// SensorData Protocol (package gsp): the layouts of the measurement streams
-// and capability records as firmware 2.3 sends them, and the field-by-field
-// form of other GET results. The data logger (package provider/mem) writes
-// the same bytes to its logs, so it lives apart from the GSP module, which
-// serves the data logger.
-package gspdata
+package content
 
 import (
 	"encoding/binary"
@@ -13,7 +7,6 @@ import (
 	"math"
 	"reflect"
 
-	"senseboard/provider/meas"
 	"senseboard/resource"
 	"senseboard/sensor"
 )
@@ -21,16 +14,16 @@ import (
 // Errors of Append: content that has no binary form (maps, interfaces,
 // raw JSON), and an array longer than its uint8 count can say (MaxArray).
 var (
-	ErrUnencodable = errors.New("gsp: content has no binary encoding")
-	ErrTooLong     = errors.New("gsp: an array is longer than its uint8 count can say")
+	ErrUnencodable = errors.New("content has no binary encoding")
+	ErrTooLong     = errors.New("an array is longer than its uint8 count can say")
 )
 
 // MaxArray is the most elements an array with a uint8 count carries.
 const MaxArray = math.MaxUint8
 
 // Append appends the binary form of a notification's or response's
-// content, as firmware 2.3 sends it over GSP: little-endian, no padding,
-// fields in the order of the definition.
+// content, as firmware 2.3 sends it over GSP and its data logger writes
+// it: little-endian, no padding, fields in the order of the definition.
 //
 // The measurement streams have the firmware's fixed layouts, with no array
 // counts (the arrays fill the packet):
@@ -63,47 +56,47 @@ func Append(b []byte, content any) ([]byte, error) {
 	switch c := content.(type) {
 	case nil:
 		return b, nil
-	case *meas.MotionData:
+	case *MotionData:
 		b = binary.LittleEndian.AppendUint32(b, c.Timestamp)
 		b = appendXYZs(b, c.ArrayAcc)
 		b = appendXYZs(b, c.ArrayGyro)
 		return appendXYZs(b, c.ArrayMagn), nil
-	case *meas.ECGData:
+	case *ECGData:
 		b = binary.LittleEndian.AppendUint32(b, c.Timestamp)
 		for _, s := range c.Samples {
 			b = binary.LittleEndian.AppendUint32(b, uint32(s))
 		}
 		return b, nil
-	case *meas.ECGDataMV:
+	case *ECGDataMV:
 		b = binary.LittleEndian.AppendUint32(b, c.Timestamp)
 		for _, s := range c.Samples {
 			b = binary.LittleEndian.AppendUint16(b, uint16(MicrovoltsOf(s)))
 		}
 		return b, nil
-	case *meas.HRData:
+	case *HRData:
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c.Average))
 		for _, rr := range c.RRData {
 			b = binary.LittleEndian.AppendUint16(b, rr)
 		}
 		return b, nil
-	case *meas.TempData:
+	case *TempData:
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c.Measurement))
 		return binary.LittleEndian.AppendUint32(b, c.Timestamp), nil
-	case meas.TempData:
+	case TempData:
 		return Append(b, &c)
-	case *meas.AccInfo:
+	case *AccInfo:
 		w := counted{b: b}
 		w.uint16s("SampleRates", c.SampleRates)
 		w.uint8s("Ranges", c.Ranges)
 		return w.b, w.err
-	case *meas.IMUInfo:
+	case *IMUInfo:
 		w := counted{b: b}
 		w.uint16s("SampleRates", c.SampleRates)
 		w.uint8s("AccRanges", c.AccRanges)
 		w.uint16s("GyroRanges", c.GyroRanges)
 		w.uint16s("MagnRanges", c.MagnRanges)
 		return w.b, w.err
-	case *meas.ECGInfo:
+	case *ECGInfo:
 		if c.CurrentSampleRate != 0 {
 			b = binary.LittleEndian.AppendUint16(b, c.CurrentSampleRate)
 		}
@@ -115,7 +108,7 @@ func Append(b []byte, content any) ([]byte, error) {
 		w.float32s("LowPass", c.LowPass, func(b []byte, v float32) []byte { return binary.LittleEndian.AppendUint16(b, uint16(v)) })
 		w.float32s("HighPass", c.HighPass, func(b []byte, v float32) []byte { return binary.LittleEndian.AppendUint32(b, math.Float32bits(v)) })
 		return w.b, w.err
-	case *meas.ECGConfig:
+	case *ECGConfig:
 		if c.LowPass != nil {
 			b = binary.LittleEndian.AppendUint16(b, uint16(*c.LowPass))
 		}
@@ -123,11 +116,11 @@ func Append(b []byte, content any) ([]byte, error) {
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(*c.HighPass))
 		}
 		return b, nil
-	case *meas.HRInfo:
+	case *HRInfo:
 		b = binary.LittleEndian.AppendUint16(b, c.Min)
 		b = binary.LittleEndian.AppendUint16(b, c.Max)
 		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(c.Accuracy))), nil
-	case *meas.TempInfo:
+	case *TempInfo:
 		b = binary.LittleEndian.AppendUint32(b, uint32(c.Min))
 		b = binary.LittleEndian.AppendUint32(b, uint32(c.Max))
 		return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(c.Accuracy))), nil
@@ -141,15 +134,15 @@ func Append(b []byte, content any) ([]byte, error) {
 // stream's notification, without encoding it, or -1 for other content.
 func Size(content any) int {
 	switch c := content.(type) {
-	case *meas.MotionData:
+	case *MotionData:
 		return 4 + 12*(len(c.ArrayAcc)+len(c.ArrayGyro)+len(c.ArrayMagn))
-	case *meas.ECGData:
+	case *ECGData:
 		return 4 + 4*len(c.Samples)
-	case *meas.ECGDataMV:
+	case *ECGDataMV:
 		return 4 + 2*len(c.Samples)
-	case *meas.HRData:
+	case *HRData:
 		return 4 + 2*len(c.RRData)
-	case *meas.TempData, meas.TempData:
+	case *TempData, TempData:
 		return 8
 	}
 	return -1
@@ -227,6 +220,7 @@ func tooLong(name string, n int) error {
 	return nil
 }
 
+// appendXYZs appends the binary form of the samples v.
 func appendXYZs(b []byte, v []sensor.XYZ) []byte {
 	for _, s := range v {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(s.X))

@@ -1,4 +1,4 @@
-package meas
+package content
 
 import (
 	"math"
@@ -12,13 +12,15 @@ import (
 // A motion notification's arrays are the kind's, n samples each, apart
 // from one another, and one allocation holds them sized to what they carry.
 func TestNewMotionData(t *testing.T) {
-	for k := kindAcc; k <= kindIMU9; k++ {
+	for kind := 1; kind < 8; kind++ { // the sensors on: bit 0 acc, 1 gyro, 2 magn
+		acc, gyro, magn := kind&1 != 0, kind&2 != 0, kind&4 != 0
+		k := kind
 		for n := 1; n <= MaxBatch; n++ {
-			m := newMotionData(7, k, n)
+			m := NewMotionData(7, n, acc, gyro, magn)
 			arrays := []struct {
 				on bool
 				a  []sensor.XYZ
-			}{{k.acc(), m.ArrayAcc}, {k.gyro(), m.ArrayGyro}, {k.magn(), m.ArrayMagn}}
+			}{{acc, m.ArrayAcc}, {gyro, m.ArrayGyro}, {magn, m.ArrayMagn}}
 			for i, x := range arrays {
 				if !x.on {
 					if x.a != nil {
@@ -45,8 +47,8 @@ func TestNewMotionData(t *testing.T) {
 			}
 		}
 	}
-	if n := testing.AllocsPerRun(10, func() { newMotionData(0, kindIMU9, MaxBatch) }); n != 1 {
-		t.Errorf("newMotionData allocates %v times, want 1", n)
+	if n := testing.AllocsPerRun(10, func() { NewMotionData(0, MaxBatch, true, true, true) }); n != 1 {
+		t.Errorf("NewMotionData allocates %v times, want 1", n)
 	}
 	// IMU6 at 52 Hz: two arrays of four samples fit the smallest room. Other
 	// goroutines of the test binary can only add to what is counted, so the
@@ -58,7 +60,7 @@ func TestNewMotionData(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		before := ms.TotalAlloc
 		for i := range sink {
-			sink[i] = newMotionData(0, kindIMU6, BatchSize(52))
+			sink[i] = NewMotionData(0, 4, true, true, false) // IMU6 at 52 Hz: 4 samples a batch
 		}
 		runtime.ReadMemStats(&ms)
 		per = min(per, (ms.TotalAlloc-before)/uint64(len(sink)))
@@ -71,11 +73,11 @@ func TestNewMotionData(t *testing.T) {
 // A beat's heart-rate notification carries its interval and is one
 // allocation.
 func TestNewHRData(t *testing.T) {
-	h := newHRData(61.5, 975)
+	h := NewHRData(61.5, 975)
 	if h.Average != 61.5 || len(h.RRData) != 1 || h.RRData[0] != 975 {
 		t.Fatalf("got average %v, intervals %v; want 61.5, [975]", h.Average, h.RRData)
 	}
-	if n := testing.AllocsPerRun(10, func() { newHRData(60, 1000) }); n != 1 {
-		t.Errorf("newHRData allocates %v times, want 1", n)
+	if n := testing.AllocsPerRun(10, func() { NewHRData(60, 1000) }); n != 1 {
+		t.Errorf("NewHRData allocates %v times, want 1", n)
 	}
 }
