@@ -286,7 +286,7 @@ func connect(ctx context.Context, cfg Config, i int, rates []float64, hists []*h
 	}
 	d.tally = make([]tally, len(cfg.Subscribe))
 	for i, p := range cfg.Subscribe {
-		d.tally[i].rate, d.tally[i].late = rates[i], hists[i]
+		d.tally[i] = newTally(p, rates[i], hists[i])
 		_, env, err := d.conn.SubscribeFunc(ctx, p, func(payload []byte, at time.Time) {
 			d.mu.Lock()
 			d.tally[i].add(payload, at)

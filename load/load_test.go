@@ -31,21 +31,26 @@ func TestTallyCountsGaps(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	tests := []struct {
 		name                            string
-		rate                            float64
+		path                            string
 		payloads                        [][]byte
 		samples, lost, disorder, notifs int64
 	}{
-		{"IMU6 at 52 in order", 52, [][]byte{motion(100, 4), motion(176, 4), motion(253, 4), motion(330, 4)}, 16, 0, 0, 4},
-		{"IMU6 at 52, two notifications missing", 52, [][]byte{motion(100, 4), motion(176, 4), motion(407, 4)}, 12, 8, 0, 3},
-		{"ECG at 125, one missing", 125, [][]byte{ecg(0, 16), ecg(128, 16), ecg(384, 16)}, 48, 16, 0, 3},
-		{"IMU9 at 1666, ms timestamps", 1666, [][]byte{motion(0, 8), motion(4, 8), motion(9, 8), motion(14, 8), motion(19, 8)}, 40, 0, 0, 5},
-		{"IMU9 at 1666, one missing", 1666, [][]byte{motion(0, 8), motion(4, 8), motion(14, 8)}, 24, 8, 0, 3},
-		{"a timestamp that goes back", 52, [][]byte{motion(100, 4), motion(90, 4)}, 8, 0, 1, 2},
-		{"no timestamp", 52, [][]byte{[]byte(`{"ArrayAcc":[]}`)}, 0, 0, 1, 1},
+		{"IMU6 at 52 in order", "/Meas/IMU6/52", [][]byte{motion(100, 4), motion(176, 4), motion(253, 4), motion(330, 4)}, 16, 0, 0, 4},
+		{"IMU6 at 52, two notifications missing", "/Meas/IMU6/52", [][]byte{motion(100, 4), motion(176, 4), motion(407, 4)}, 12, 8, 0, 3},
+		{"ECG at 125, one missing", "/Meas/ECG/125", [][]byte{ecg(0, 16), ecg(128, 16), ecg(384, 16)}, 48, 16, 0, 3},
+		{"IMU9 at 1666, ms timestamps", "/Meas/IMU9/1666", [][]byte{motion(0, 8), motion(4, 8), motion(9, 8), motion(14, 8), motion(19, 8)}, 40, 0, 0, 5},
+		{"IMU9 at 1666, one missing", "/Meas/IMU9/1666", [][]byte{motion(0, 8), motion(4, 8), motion(14, 8)}, 24, 8, 0, 3},
+		{"a timestamp that goes back", "/Meas/IMU6/52", [][]byte{motion(100, 4), motion(90, 4)}, 8, 0, 1, 2},
+		{"no samples", "/Meas/IMU6/52", [][]byte{[]byte(`{"Timestamp":5,"ArrayAcc":[]}`)}, 0, 0, 1, 1},
+		{"not a notification of the stream", "/Meas/ECG/125", [][]byte{ecg(0, 16), []byte(`{"Samples":[1.5]}`), ecg(128, 16)}, 32, 0, 1, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tl := tally{rate: tt.rate}
+			rate, err := PathRate(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl := newTally(tt.path, rate, nil)
 			for i, p := range tt.payloads {
 				tl.add(p, t0.Add(time.Duration(i)*time.Second))
 			}
@@ -61,7 +66,7 @@ func TestTallyLateness(t *testing.T) {
 	// ECG at 125 Hz, 16 samples (128 ms) a notification; the first arrives
 	// 2 ms after its due time, the second on time, the third 5 ms late.
 	t0 := time.Unix(1000, 0)
-	tl := tally{rate: 125, late: new(histogram)}
+	tl := newTally("/Meas/ECG/125", 125, new(histogram))
 	tl.add(ecg(0, 16), t0.Add(2*time.Millisecond))
 	tl.add(ecg(128, 16), t0.Add(128*time.Millisecond))
 	tl.add(ecg(256, 16), t0.Add(261*time.Millisecond))
@@ -95,9 +100,16 @@ func TestHistogramQuantiles(t *testing.T) {
 	}
 }
 
-func TestRRSum(t *testing.T) {
-	if got := rrSum([]byte(`{"average":61.2,"rrData":[980, 1002]}`)); got != 1982 {
-		t.Errorf("rrSum = %v, want 1982", got)
+// The heart rate is counted by the intervals its notifications carry, from
+// the second notification on.
+func TestTallyCountsBeats(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	tl := newTally("/Meas/HR", 0, nil)
+	tl.add([]byte(`{"average":61.2,"rrData":[980, 1002]}`), t0)
+	tl.add([]byte(`{"average":61.2,"rrData":[990,1010]}`), t0.Add(2*time.Second))
+	tl.add([]byte(`{"average":null,"rrData":null}`), t0.Add(3*time.Second))
+	if tl.rrSum != 2000 || tl.lastRR != 0 || tl.samples != 3 || tl.disorder != 0 {
+		t.Errorf("RR sum %v, latest %v, notifications counted %d, disorder %d; want 2000, 0, 3, 0", tl.rrSum, tl.lastRR, tl.samples, tl.disorder)
 	}
 }
 

@@ -1,10 +1,9 @@
 package load
 
 import (
-	"bytes"
 	"math"
 	"math/bits"
-	"strconv"
+	"senseboard/content"
 	"sync/atomic"
 	"time"
 )
@@ -24,13 +23,17 @@ import (
 //
 // A stream without a rate (/Meas/HR) is counted by its RR intervals: their
 // sum is the time the beats delivered span.
+//
+// Each notification is decoded into the stream's notification type of
+// package content, one value reused for the stream's notifications.
 type tally struct {
-	rate float64 // samples per second; 0 for the heart rate
+	rate float64         // samples per second; 0 for the heart rate
+	note content.Decoder // the stream's notification, decoded into
 
 	notifications int64
 	samples       int64 // delivered
 	lost          int64 // in gaps between timestamps
-	disorder      int64 // timestamps that went back
+	disorder      int64 // notifications that do not decode, and timestamps that went back
 
 	started  bool
 	ts0      uint32  // Timestamp of the first notification
@@ -47,16 +50,33 @@ type tally struct {
 	lateMs float64    // latest lateness, ms
 }
 
+// newTally returns the tally of the stream at path, of the given rate
+// (PathRate), whose lateness goes to late.
+func newTally(path string, rate float64, late *histogram) tally {
+	return tally{rate: rate, note: content.ForPath(path), late: late}
+}
+
 // add counts one notification that arrived at at.
 func (t *tally) add(payload []byte, at time.Time) {
 	t.notifications++
-	if t.rate == 0 {
-		t.addBeats(payload, at)
+	if t.note == nil || t.note.DecodeJSON(payload) != nil {
+		t.disorder++
 		return
 	}
-	ts, ok := timestamp(payload)
-	n := firstArrayLen(payload)
-	if !ok || n == 0 {
+	var ts uint32
+	var n int
+	switch c := t.note.(type) {
+	case *content.HRData:
+		t.addBeats(c.RRData, at)
+		return
+	case *content.MotionData:
+		ts, n = c.Timestamp, max(len(c.ArrayAcc), len(c.ArrayGyro), len(c.ArrayMagn))
+	case *content.ECGData:
+		ts, n = c.Timestamp, len(c.Samples)
+	case *content.ECGDataMV:
+		ts, n = c.Timestamp, len(c.Samples)
+	}
+	if n == 0 {
 		t.disorder++
 		return
 	}
@@ -87,15 +107,18 @@ func (t *tally) add(payload []byte, at time.Time) {
 	}
 }
 
-// addBeats counts a heart-rate notification.
-func (t *tally) addBeats(payload []byte, at time.Time) {
-	rr := rrSum(payload)
-	t.lastRR = rr
+// addBeats counts a heart-rate notification with the intervals rr.
+func (t *tally) addBeats(rr []uint16, at time.Time) {
+	sum := 0.0
+	for _, v := range rr {
+		sum += float64(v)
+	}
+	t.lastRR = sum
 	t.samples++
 	if !t.started {
 		t.started, t.first = true, at
 	} else {
-		t.rrSum += rr
+		t.rrSum += sum
 	}
 	t.last = at
 }
@@ -126,81 +149,6 @@ func (t *tally) delivered() float64 {
 		return t.rrSum
 	}
 	return float64(t.samples)
-}
-
-// timestamp finds the "Timestamp" number of a notification.
-func timestamp(b []byte) (uint32, bool) {
-	const key = `"Timestamp":`
-	i := bytes.Index(b, []byte(key))
-	if i < 0 {
-		return 0, false
-	}
-	b = b[i+len(key):]
-	j := 0
-	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-		j++
-	}
-	v, err := strconv.ParseUint(string(b[:j]), 10, 32)
-	return uint32(v), err == nil
-}
-
-// firstArrayLen counts the elements of the first array of a notification
-// (the samples of ECG, of the accelerometer in a motion notification).
-func firstArrayLen(b []byte) int {
-	i := bytes.IndexByte(b, '[')
-	if i < 0 {
-		return 0
-	}
-	depth, commas, any, inString := 1, 0, false, false
-	for _, c := range b[i+1:] {
-		if inString {
-			inString = c != '"'
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-			if depth == 0 {
-				if !any {
-					return 0
-				}
-				return commas + 1
-			}
-		case ',':
-			if depth == 1 {
-				commas++
-			}
-		}
-		if c > ' ' && c != ']' {
-			any = true
-		}
-	}
-	return 0
-}
-
-// rrSum adds up the rrData of a heart-rate notification.
-func rrSum(b []byte) float64 {
-	const key = `"rrData":[`
-	i := bytes.Index(b, []byte(key))
-	if i < 0 {
-		return 0
-	}
-	b = b[i+len(key):]
-	end := bytes.IndexByte(b, ']')
-	if end < 0 {
-		return 0
-	}
-	sum := 0.0
-	for f := range bytes.SplitSeq(b[:end], []byte(",")) {
-		if v, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
 }
 
 // histogram counts durations in buckets of about 6% width from 1 µs up, in
