@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"senseboard"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"senseboard"
 	"senseboard/bridge"
 	"senseboard/gsp/gspwire"
 	"senseboard/profile"

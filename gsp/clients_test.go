@@ -10,11 +10,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"senseboard"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
 	"senseboard/sbem"

@@ -3,10 +3,10 @@ package gsp_test
 import (
 	"encoding/binary"
 	"fmt"
-	"senseboard"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/gsp/gspwire"
 	"senseboard/sbem"
 	"senseboard/senseboardtest"

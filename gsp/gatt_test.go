@@ -3,10 +3,10 @@ package gsp_test
 import (
 	"bytes"
 	"encoding/binary"
-	"senseboard"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
 	"senseboard/profile"

@@ -2,10 +2,10 @@ package gsp_test
 
 import (
 	"encoding/binary"
-	"senseboard"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/content"
 	"senseboard/gsp/gspwire"
 	"senseboard/profile"

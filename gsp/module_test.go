@@ -2,11 +2,11 @@ package gsp_test
 
 import (
 	"encoding/binary"
-	"senseboard"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
 	"senseboard/senseboardtest"

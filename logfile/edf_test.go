@@ -4,12 +4,12 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
-	"senseboard"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/edf"
 	"senseboard/internal/mnetest"
 	"senseboard/logfile"

@@ -4,12 +4,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"senseboard"
 	"senseboard/content"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/record"
 	"senseboard/replay"
 	"senseboard/resource"

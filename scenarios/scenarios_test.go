@@ -4,11 +4,11 @@ package scenarios_test
 import (
 	"os"
 	"path/filepath"
-	"senseboard"
 	"senseboard/content"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/provider/system"
 	"senseboard/senseboardtest"
 	"senseboard/world"

@@ -1,10 +1,10 @@
 package afe_test
 
 import (
-	"senseboard"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/provider/afe"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"senseboard"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"senseboard"
 	"senseboard/profile"
 	"senseboard/provider/ble"
 	"senseboard/radio"

@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"senseboard"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/content"
 	"senseboard/radio"
 	"senseboard/resource"

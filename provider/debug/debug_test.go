@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"senseboard"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"senseboard"
 	"senseboard/device"
 	"senseboard/profile"
 	"senseboard/provider/debug"

@@ -2,10 +2,10 @@ package eeprom_test
 
 import (
 	"fmt"
-	"senseboard"
 	"strings"
 	"testing"
 
+	"senseboard"
 	"senseboard/profile"
 	"senseboard/provider/eeprom"
 	"senseboard/resource"

@@ -2,10 +2,10 @@ package info_test
 
 import (
 	"encoding/json"
-	"senseboard"
 	"strings"
 	"testing"
 
+	"senseboard"
 	"senseboard/profile"
 	"senseboard/provider/info"
 	"senseboard/resource"

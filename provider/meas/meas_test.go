@@ -3,7 +3,6 @@ package meas_test
 import (
 	"fmt"
 	"math"
-	"senseboard"
 	"senseboard/content"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"senseboard"
 	"senseboard/provider/debug"
 	"senseboard/provider/meas"
 	"senseboard/provider/system"

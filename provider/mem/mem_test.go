@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"senseboard"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/profile"
 	"senseboard/provider/mem"
 	"senseboard/resource"

@@ -2,10 +2,10 @@ package mem_test
 
 import (
 	"bytes"
-	"senseboard"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/app"
 	"senseboard/provider/mem"
 	"senseboard/resource"

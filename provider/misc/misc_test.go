@@ -1,9 +1,9 @@
 package misc_test
 
 import (
-	"senseboard"
 	"testing"
 
+	"senseboard"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"
 )

@@ -1,9 +1,9 @@
 package system_test
 
 import (
-	"senseboard"
 	"testing"
 
+	"senseboard"
 	"senseboard/resource"
 	"senseboard/senseboardtest"
 )

@@ -1,12 +1,12 @@
 package system_test
 
 import (
-	"senseboard"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"senseboard"
 	"senseboard/device"
 	"senseboard/provider/system"
 	"senseboard/resource"

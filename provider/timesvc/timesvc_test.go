@@ -2,11 +2,11 @@ package timesvc_test
 
 import (
 	"math"
-	"senseboard"
 	"senseboard/content"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/provider/timesvc"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"

@@ -1,10 +1,10 @@
 package ui_test
 
 import (
-	"senseboard"
 	"testing"
 	"time"
 
+	"senseboard"
 	"senseboard/provider/ui"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"
