@@ -36,7 +36,7 @@ func TestDependencyRules(t *testing.T) {
 		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/device/", "senseboard/transport/", "senseboard/gsp", "senseboard/content/"}},
 		{"senseboard/bridge", true, false, []string{"senseboard/world/"}},
 		{"senseboard/gsp/gspwire", false, true, nil},
-		{"senseboard/content", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/provider/mem/"}},
+		{"senseboard/content", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/device/", "senseboard/provider/", "senseboard/logbook/"}},
 	}
 	// one go list for all the rules: the packages, and what they import
 	// and depend on

@@ -19,6 +19,7 @@ import (
 	"senseboard/content"
 	"senseboard/device"
 	"senseboard/gsp"
+	"senseboard/logbook"
 	"senseboard/noise"
 	"senseboard/nvm"
 	"senseboard/profile"
@@ -28,7 +29,6 @@ import (
 	"senseboard/provider/eeprom"
 	"senseboard/provider/info"
 	"senseboard/provider/meas"
-	"senseboard/provider/mem"
 	"senseboard/provider/misc"
 	"senseboard/provider/system"
 	"senseboard/provider/timesvc"
@@ -85,7 +85,7 @@ type Device struct {
 	Temp    *meas.Temp
 
 	// Mem is the data logger and Logbook, nil when the profile leaves them out.
-	Mem *mem.Provider
+	Mem *logbook.Provider
 
 	// GSP is the GATT SensorData Protocol module, nil when the profile
 	// leaves it out.
@@ -191,7 +191,7 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 		d.IMU, d.ECG, d.HR, d.Temp,
 	}
 	if p.Modules.Logbook {
-		if d.Mem, err = mem.New(d.Store, p.Logbook.Capacity, d.Time); err != nil {
+		if d.Mem, err = logbook.New(d.Store, p.Logbook.Capacity, d.Time); err != nil {
 			return err
 		}
 		providers = append(providers, d.Mem)

@@ -20,8 +20,8 @@ import (
 	"senseboard/content"
 	"senseboard/device"
 	"senseboard/gsp/gspwire"
+	"senseboard/logbook"
 	"senseboard/provider/info"
-	"senseboard/provider/mem"
 	"senseboard/resource"
 )
 
@@ -339,11 +339,11 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 	case gspwire.ClearLogbook:
 		ctx.Delete("/Mem/Logbook/Entries", done)
 	case gspwire.PutDataLoggerConfig:
-		entries := make([]mem.DataEntry, len(cmd.Paths))
+		entries := make([]logbook.DataEntry, len(cmd.Paths))
 		for i, p := range cmd.Paths {
 			entries[i].Path = p
 		}
-		v, err := resource.Record("DataLoggerConfig", mem.Config{DataEntries: mem.DataEntries{DataEntry: entries}})
+		v, err := resource.Record("DataLoggerConfig", logbook.Config{DataEntries: logbook.DataEntries{DataEntry: entries}})
 		if err != nil {
 			c.respond(ctx, cmd.Ref, resource.StatusBadRequest, nil)
 			return

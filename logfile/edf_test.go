@@ -12,8 +12,8 @@ import (
 	"senseboard"
 	"senseboard/edf"
 	"senseboard/internal/mnetest"
+	"senseboard/logbook"
 	"senseboard/logfile"
-	"senseboard/provider/mem"
 	"senseboard/record"
 	"senseboard/resource"
 	"senseboard/senseboardtest"
@@ -21,9 +21,9 @@ import (
 
 func config(t *testing.T, paths ...string) resource.Value {
 	t.Helper()
-	c := mem.Config{DataEntries: mem.DataEntries{DataEntry: []mem.DataEntry{}}}
+	c := logbook.Config{DataEntries: logbook.DataEntries{DataEntry: []logbook.DataEntry{}}}
 	for _, p := range paths {
-		c.DataEntries.DataEntry = append(c.DataEntries.DataEntry, mem.DataEntry{Path: p})
+		c.DataEntries.DataEntry = append(c.DataEntries.DataEntry, logbook.DataEntry{Path: p})
 	}
 	v, err := resource.Record("DataLoggerConfig", c)
 	if err != nil {
@@ -37,13 +37,13 @@ func recordLog(t *testing.T, seconds int, paths ...string) []byte {
 	d := senseboardtest.New(t, senseboard.Config{})
 	d.Expect(200, resource.Put, "/Time", resource.Int64(1_763_900_000_000_000))
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, paths...))
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 	for range seconds * 10 {
 		d.Advance(100 * time.Millisecond)
 	}
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 	env := d.Expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(1))
-	return env.Content.(*mem.LogData).Data
+	return env.Content.(*logbook.LogData).Data
 }
 
 func TestEDF(t *testing.T) {

@@ -1,4 +1,4 @@
-package mem_test
+package logbook_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 
 	"senseboard"
 	"senseboard/app"
-	"senseboard/provider/mem"
+	"senseboard/logbook"
 	"senseboard/resource"
 	"senseboard/senseboardtest"
 )
@@ -16,11 +16,11 @@ import (
 func makeLog(t *testing.T, d *senseboardtest.Rig, seconds int) (uint32, []byte) {
 	t.Helper()
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/52", "/Meas/ECG/200/mV", "/Time/Detailed"))
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 	for range seconds * 10 {
 		d.Advance(100 * time.Millisecond)
 	}
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 	es := entries(t, d)
 	id := es[len(es)-1].ID
 	return id, logBytes(t, d, id)
@@ -35,9 +35,9 @@ type assembly struct {
 
 func (a *assembly) add(t *testing.T, content any) {
 	t.Helper()
-	n, ok := content.(*mem.LogDataNotification)
+	n, ok := content.(*logbook.LogDataNotification)
 	if !ok {
-		t.Fatalf("notification %T, want *mem.LogDataNotification", content)
+		t.Fatalf("notification %T, want *logbook.LogDataNotification", content)
 	}
 	if int(n.Offset) != len(a.data) {
 		t.Fatalf("notification at offset %d after %d bytes", n.Offset, len(a.data))
@@ -49,8 +49,8 @@ func (a *assembly) add(t *testing.T, content any) {
 	if a.ends > 0 {
 		t.Fatalf("%d bytes after the end mark", len(n.Data))
 	}
-	if len(n.Data) > mem.DataChunk || len(n.Ints) != len(n.Data) {
-		t.Fatalf("notification of %d bytes (%d in its JSON form); at most %d", len(n.Data), len(n.Ints), mem.DataChunk)
+	if len(n.Data) > logbook.DataChunk || len(n.Ints) != len(n.Data) {
+		t.Fatalf("notification of %d bytes (%d in its JSON form); at most %d", len(n.Data), len(n.Ints), logbook.DataChunk)
 	}
 	a.data = append(a.data, n.Data...)
 }
@@ -60,7 +60,7 @@ func (a *assembly) add(t *testing.T, content any) {
 func TestLogDataBySubscription(t *testing.T) {
 	d := senseboardtest.New(t, senseboard.Config{})
 	id, want := makeLog(t, d, 10)
-	if len(want) < 16*mem.DataChunk {
+	if len(want) < 16*logbook.DataChunk {
 		t.Fatalf("a log of %d bytes is too short to need pacing", len(want))
 	}
 	for _, tt := range []struct {
@@ -80,12 +80,12 @@ func TestLogDataBySubscription(t *testing.T) {
 				for _, c := range s.Contents() {
 					a.add(t, c)
 				}
-				if a.ends == mem.DataEnds {
+				if a.ends == logbook.DataEnds {
 					break
 				}
 				d.Advance(time.Millisecond)
 			}
-			if a.ends != mem.DataEnds || !bytes.Equal(a.data, want) {
+			if a.ends != logbook.DataEnds || !bytes.Equal(a.data, want) {
 				t.Fatalf("%d of %d bytes, %d end marks; equal %v", len(a.data), len(want), a.ends, bytes.Equal(a.data, want))
 			}
 			for _, sub := range s.Client.Subscriptions() {
@@ -147,7 +147,7 @@ func TestLogDataThroughAnApp(t *testing.T) {
 		var data []byte
 		var sub *app.Subscription
 		sub = ctx.Subscribe("/Mem/Logbook/byId/{LogId}/Data", func(content any) {
-			n := content.(*mem.LogDataNotification)
+			n := content.(*logbook.LogDataNotification)
 			if int(n.Offset) != len(data) {
 				got <- nil
 				return
@@ -206,13 +206,13 @@ func TestRemoveOneLog(t *testing.T) {
 	if es := entries(t, d); len(es) != 1 || es[0].ID != second || !bytes.Equal(logBytes(t, d, second), want) {
 		t.Errorf("after erasing log %d: %+v", first, es)
 	}
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 	open := entries(t, d)
 	env := d.Expect(409, resource.Delete, "/Mem/Logbook/byId/{LogId}", resource.Int32(int32(open[len(open)-1].ID)))
 	if env.Error == "" {
 		t.Error("409 without a reason")
 	}
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 	// kept across a restart
 	d.Restart()
 	if es := entries(t, d); len(es) != 2 || es[0].ID != second {

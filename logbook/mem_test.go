@@ -1,4 +1,4 @@
-package mem_test
+package logbook_test
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"senseboard"
+	"senseboard/logbook"
 	"senseboard/profile"
-	"senseboard/provider/mem"
 	"senseboard/resource"
 	"senseboard/sbem"
 	"senseboard/senseboardtest"
@@ -18,9 +18,9 @@ import (
 
 func config(t *testing.T, paths ...string) resource.Value {
 	t.Helper()
-	c := mem.Config{DataEntries: mem.DataEntries{DataEntry: []mem.DataEntry{}}}
+	c := logbook.Config{DataEntries: logbook.DataEntries{DataEntry: []logbook.DataEntry{}}}
 	for _, p := range paths {
-		c.DataEntries.DataEntry = append(c.DataEntries.DataEntry, mem.DataEntry{Path: p})
+		c.DataEntries.DataEntry = append(c.DataEntries.DataEntry, logbook.DataEntry{Path: p})
 	}
 	v, err := resource.Record("DataLoggerConfig", c)
 	if err != nil {
@@ -48,15 +48,15 @@ func samples(t *testing.T, data []byte) map[string]int {
 func logBytes(t *testing.T, d *senseboardtest.Rig, id uint32) []byte {
 	t.Helper()
 	env := d.Expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id)))
-	return env.Content.(*mem.LogData).Data
+	return env.Content.(*logbook.LogData).Data
 }
 
-func entries(t *testing.T, d *senseboardtest.Rig) []mem.Entry {
+func entries(t *testing.T, d *senseboardtest.Rig) []logbook.Entry {
 	t.Helper()
-	var all []mem.Entry
+	var all []logbook.Entry
 	env := d.Expect(200, resource.Get, "/Mem/Logbook/Entries")
 	for {
-		page := env.Content.(*mem.Entries).Elements
+		page := env.Content.(*logbook.Entries).Elements
 		if len(page) == 0 {
 			return all
 		}
@@ -68,11 +68,11 @@ func entries(t *testing.T, d *senseboardtest.Rig) []mem.Entry {
 func TestLogRecordsConfiguredStreams(t *testing.T) {
 	d := senseboardtest.New(t, senseboard.Config{})
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/52", "/Meas/ECG/200/mV", "/Meas/HR", "/Time/Detailed"))
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
-	if env := d.Expect(200, resource.Get, "/Mem/DataLogger/State"); env.Content.(resource.Value).Uint() != mem.StateLogging {
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+	if env := d.Expect(200, resource.Get, "/Mem/DataLogger/State"); env.Content.(resource.Value).Uint() != logbook.StateLogging {
 		t.Fatalf("state %v", env.Content)
 	}
-	d.Expect(403, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d.Expect(403, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 	d.Expect(409, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
 	d.Expect(409, resource.Delete, "/Mem/Logbook/Entries")
 	if env := d.Expect(200, resource.Get, "/Mem/Logbook/IsOpen"); !env.Content.(resource.Value).Bool() {
@@ -81,7 +81,7 @@ func TestLogRecordsConfiguredStreams(t *testing.T) {
 	for range 100 {
 		d.Advance(100 * time.Millisecond)
 	}
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 	es := entries(t, d)
 	if len(es) != 1 || es[0].ID != 1 || es[0].Size < 1000 {
 		t.Fatalf("entries %+v", es)
@@ -101,7 +101,7 @@ func TestLogRecordsConfiguredStreams(t *testing.T) {
 	if n["TimeDetailed.utcTime"] != 1 || n["MeasHR.average"] < 5 {
 		t.Errorf("time records %d, HR records %d", n["TimeDetailed.utcTime"], n["MeasHR.average"])
 	}
-	desc := d.Expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Descriptors", resource.Int32(1)).Content.(*mem.LogData).Data
+	desc := d.Expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Descriptors", resource.Int32(1)).Content.(*logbook.LogData).Data
 	if chunks, _, err := sbem.Chunks(desc); err != nil || len(chunks) == 0 || chunks[0].ID != sbem.DescriptorID {
 		t.Errorf("descriptors: %d chunks, %v", len(chunks), err)
 	}
@@ -126,9 +126,9 @@ func TestIDsRestartAfterErase(t *testing.T) {
 	d := senseboardtest.New(t, senseboard.Config{})
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
 	log := func() uint32 {
-		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 		d.Advance(time.Second)
-		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 		es := entries(t, d)
 		return es[len(es)-1].ID
 	}
@@ -145,11 +145,11 @@ func TestIDsRestartAfterErase(t *testing.T) {
 
 func TestBadConfigurations(t *testing.T) {
 	d := senseboardtest.New(t, senseboard.Config{})
-	d.Expect(400, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging)) // nothing configured
+	d.Expect(400, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging)) // nothing configured
 	d.Expect(400, resource.Put, "/Mem/DataLogger/Config", config(t, "/No/Such/Path"))
 	d.Expect(400, resource.Put, "/Mem/DataLogger/Config", config(t, "/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/i"))
 	d.Expect(400, resource.Put, "/Mem/DataLogger/State", resource.Uint8(1))
-	d.Expect(403, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	d.Expect(403, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 	env := d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "Meas/Acc/13"))
 	b, _ := json.Marshal(env.Content)
 	if !strings.Contains(string(b), `"/Meas/Acc/13"`) {
@@ -194,11 +194,11 @@ func TestCapacity(t *testing.T) {
 	d := senseboardtest.New(t, senseboard.Config{Profile: p})
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
 	for range 4 {
-		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 		for range 10 {
 			d.Advance(100 * time.Millisecond)
 		}
-		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+		d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 	}
 	es := entries(t, d)
 	var total uint64
@@ -210,14 +210,14 @@ func TestCapacity(t *testing.T) {
 	}
 	// Fill it with one log.
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/208"))
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 	for range 50 {
 		d.Advance(100 * time.Millisecond)
 	}
 	if env := d.Expect(200, resource.Get, "/Mem/Logbook/IsFull"); !env.Content.(resource.Value).Bool() {
 		t.Error("IsFull false after overflowing the storage")
 	}
-	if env := d.Expect(200, resource.Get, "/Mem/DataLogger/State"); env.Content.(resource.Value).Uint() != mem.StateReady {
+	if env := d.Expect(200, resource.Get, "/Mem/DataLogger/State"); env.Content.(resource.Value).Uint() != logbook.StateReady {
 		t.Errorf("still logging when full: %v", env.Content)
 	}
 	// The full log keeps what fitted, up to the storage's size.
@@ -237,7 +237,7 @@ func TestTornLogRecovered(t *testing.T) {
 	dir := t.TempDir()
 	d := senseboardtest.New(t, senseboard.Config{StateDir: dir})
 	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/52"))
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 	for range 30 {
 		d.Advance(100 * time.Millisecond)
 	}
@@ -264,9 +264,9 @@ func TestTornLogRecovered(t *testing.T) {
 		t.Errorf("%d samples survived", n["MeasAcc.ArrayAcc.x"])
 	}
 	// New logs take new ids.
-	d2.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateLogging))
+	d2.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
 	d2.Advance(2 * time.Second)
-	d2.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(mem.StateReady))
+	d2.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 	if es := entries(t, d2); len(es) != 2 || es[1].ID != 2 {
 		t.Errorf("entries %+v", es)
 	}

@@ -3,7 +3,7 @@
 // writes their notifications as SBEM to a new log, and the Logbook
 // (/Mem/Logbook/...), which keeps the logs in the non-volatile memory and
 // serves them.
-package mem
+package logbook
 
 import (
 	"errors"
