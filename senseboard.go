@@ -84,11 +84,13 @@ type Device struct {
 	HR      *meas.HR
 	Temp    *meas.Temp
 
-	// Mem is the data logger and Logbook, nil when the profile leaves them out.
-	Mem *logbook.Provider
+	// Logbook is the data logger and the Logbook, a module that runs as an
+	// app; nil when the profile leaves it out.
+	Logbook *logbook.Module
+	logbook *app.Runtime
 
-	// GSP is the GATT SensorData Protocol module, nil when the profile
-	// leaves it out.
+	// GSP is the GATT SensorData Protocol module, a module that runs as an
+	// app; nil when the profile leaves it out.
 	GSP *gsp.Module
 	gsp *app.Runtime
 }
@@ -114,19 +116,18 @@ func New(cfg Config) (*Device, error) {
 	return d, nil
 }
 
-// abandon releases what a failed start took: the device's providers once
-// the device exists (Device.Close closes them), else the debug log's
-// writer and the logs; then the state directory.
+// abandon releases what a failed start took: the apps, the logs, the
+// device's providers once the device exists (Core.Close closes them), else
+// the debug log's writer; then the state directory.
 func (d *Device) abandon() {
+	d.stopApps()
+	if d.Logbook != nil {
+		d.Logbook.Close()
+	}
 	if d.Core != nil {
 		d.Core.Close()
-	} else {
-		if d.Debug != nil {
-			d.Debug.Close()
-		}
-		if d.Mem != nil {
-			d.Mem.Close()
-		}
+	} else if d.Debug != nil {
+		d.Debug.Close()
 	}
 	if d.Store != nil {
 		d.Store.Close()
@@ -190,23 +191,30 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 		d.Info, d.Time, d.BLE, d.Debug, d.System, d.Storage, d.UI, d.AFE, misc.Provider{},
 		d.IMU, d.ECG, d.HR, d.Temp,
 	}
+	var apps []string // the modules that run as apps and serve resources
 	if p.Modules.Logbook {
-		if d.Mem, err = logbook.New(d.Store, p.Logbook.Capacity, d.Time); err != nil {
+		if d.Logbook, err = logbook.New(d.Store, p.Logbook.Capacity, d.Time); err != nil {
 			return err
 		}
-		providers = append(providers, d.Mem)
+		apps = append(apps, logbook.ModuleName)
 	}
 	d.Core, err = device.New(device.Config{
 		Profile:    p,
 		Clock:      c,
 		ClockDrift: clockDrift(seed, d.Wearer.Scenario()),
 		Providers:  providers,
+		AppModules: apps,
 	})
 	if err != nil {
 		return err
 	}
 	if err = d.Radio.AddService(radio.NewBatteryService(d.System.EnergyLevel)); err != nil {
-		return fmt.Errorf("battery service: %w", err) // abandon closes the device
+		return fmt.Errorf("battery service: %w", err)
+	}
+	if d.Logbook != nil {
+		if d.logbook, err = app.Run(d.Core, d.Logbook); err != nil {
+			return fmt.Errorf("module %s: %w", logbook.ModuleName, err)
+		}
 	}
 	if p.Modules.GSP {
 		d.GSP = gsp.New()
@@ -214,8 +222,6 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 			return fmt.Errorf("module %s: %w", gsp.Name, err)
 		}
 		if err = d.Radio.AddService(d.GSP.Service()); err != nil {
-			d.gsp.Stop()
-			d.Core.Close()
 			return fmt.Errorf("module %s: %w", gsp.Name, err)
 		}
 	}
@@ -239,8 +245,10 @@ const streamClock = 0xC10C
 // stopApps stops the modules that run as apps for good: their contexts
 // end, and with them the holds they had on a virtual clock.
 func (d *Device) stopApps() {
-	if d.gsp != nil {
-		d.gsp.Stop()
+	for _, rt := range []*app.Runtime{d.gsp, d.logbook} {
+		if rt != nil {
+			rt.Stop()
+		}
 	}
 }
 
@@ -248,7 +256,13 @@ func (d *Device) stopApps() {
 // holds in memory, and releases the state directory.
 func (d *Device) Close() error {
 	d.stopApps()
-	err := d.Core.Close() // closes the providers, the data logger among them
+	var err error
+	if d.Logbook != nil {
+		err = d.Logbook.Close()
+	}
+	if cerr := d.Core.Close(); err == nil { // closes the providers
+		err = cerr
+	}
 	if cerr := d.Store.Close(); err == nil {
 		err = cerr
 	}

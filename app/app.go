@@ -11,8 +11,12 @@
 //
 // An app may provide its own resources, defined by its own Swagger 2.0 YAML in
 // the form of the device's definitions (api package) and validated the same
-// way; every calling path reaches them. Like firmware, an app restarts with
-// every device reset and stops while the device is off. On a virtual clock
+// way; every calling path reaches them. A module of the device that runs as
+// an app (the data logger, package logbook) serves resources of the
+// device's own definitions instead (Serve). Like firmware, an app restarts
+// with every device reset and stops while the device is off; a Stopper is
+// told when it stops. A handler that answers from other resources calls
+// them at once (CallNow, SubscribeNow). On a virtual clock
 // an app keeps in step with device time (clock.Virtual.Hold): the clock
 // waits for what the app was handed before it moves on, so a callback sees
 // the time of its event; a callback must therefore never wait for device
@@ -40,6 +44,15 @@ type App interface {
 	// Start runs on the app's goroutine when the app starts: when Run is
 	// called and after every reset. An error stops the app until the next reset.
 	Start(ctx *Context) error
+}
+
+// A Stopper is an App that is told when it stops: at every reset, when the
+// device turns off or goes into update mode, and when its runtime stops for
+// good. Stop runs on the app's goroutine, after the notifications that
+// were waiting for it and before its context ends, as the firmware tells
+// its modules; the runtime waits at most HandlerTimeout for it.
+type Stopper interface {
+	Stop(ctx *Context)
 }
 
 // Handlers serve an app's own resources, keyed by operation and pattern as
@@ -139,9 +152,25 @@ func (r *Runtime) stop() {
 	ctx := r.ctx
 	r.ctx = nil
 	r.mu.Unlock()
-	if ctx != nil {
-		ctx.close()
+	if ctx == nil {
+		return
 	}
+	if s, ok := r.app.(Stopper); ok {
+		done := make(chan struct{})
+		ctx.post(func() {
+			ctx.deliverNotes()
+			s.Stop(ctx)
+			close(done)
+		})
+		timer := time.NewTimer(HandlerTimeout)
+		select {
+		case <-done:
+		case <-timer.C:
+			r.d.Logf(device.LevelError, "app %s did not stop within %v", r.app.Name(), HandlerTimeout)
+		}
+		timer.Stop()
+	}
+	ctx.close()
 }
 
 // provide adds the app's definitions once per runtime and (re)binds handlers.
@@ -166,7 +195,7 @@ func (r *Runtime) provide(definition []byte, hs Handlers) error {
 		}
 	}
 	r.mu.Lock()
-	r.handlers = hs
+	r.bind(hs)
 	first := !r.provided[f.Name]
 	r.provided[f.Name] = true
 	r.mu.Unlock()
@@ -190,6 +219,85 @@ func (r *Runtime) provide(definition []byte, hs Handlers) error {
 				r.d.Handle(res.Path, o.Op, appHandler{r, key})
 			}
 		}
+	}
+	return r.d.Commit()
+}
+
+// bind makes hs the handlers of their keys; r.mu is held.
+func (r *Runtime) bind(hs Handlers) {
+	if r.handlers == nil {
+		r.handlers = map[string]func(*resource.Request) resource.Response{}
+	}
+	for k, h := range hs {
+		r.handlers[k] = h
+	}
+}
+
+// serveModule registers the resources of a module of the device's own
+// definitions once per runtime and (re)binds handlers.
+func (r *Runtime) serveModule(module string, hs Handlers, sources map[string]resource.Source) error {
+	var files []*api.File
+	for _, f := range r.d.Definitions() {
+		if strings.EqualFold(f.Module, module) {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("module %s: the device defines no resources of it (or the profile leaves it out)", module)
+	}
+	keys := map[string]bool{}
+	subscribable := map[string]bool{}
+	for _, f := range files {
+		for _, res := range f.Resources {
+			for _, o := range res.Operations() {
+				keys[strings.ToUpper(o.Op.String())+" "+res.Path] = true
+				if o.Op == resource.Subscribe {
+					subscribable[res.Path] = true
+				}
+			}
+		}
+	}
+	for k := range hs {
+		if !keys[k] {
+			return fmt.Errorf("module %s: handler %q has no operation in its definitions", module, k)
+		}
+	}
+	for p := range sources {
+		if !subscribable[p] {
+			return fmt.Errorf("module %s: source of %s, which is no subscribable resource of it", module, p)
+		}
+	}
+	r.mu.Lock()
+	r.bind(hs)
+	first := !r.provided["module "+module]
+	r.provided["module "+module] = true
+	r.mu.Unlock()
+	if !first {
+		return nil
+	}
+	for _, f := range files {
+		for _, res := range f.Resources {
+			for _, o := range res.Operations() {
+				switch o.Op {
+				case resource.Subscribe:
+					if src := sources[res.Path]; src != nil {
+						r.d.HandleSource(res.Path, src)
+					} else {
+						r.d.HandleSource(res.Path, appSource{r, "SUBSCRIBE " + res.Path})
+					}
+				case resource.Unsubscribe:
+				default:
+					key := strings.ToUpper(o.Op.String()) + " " + res.Path
+					if hs[key] == nil {
+						return fmt.Errorf("module %s: no handler for %s", module, key)
+					}
+					r.d.Handle(res.Path, o.Op, appHandler{r, key})
+				}
+			}
+		}
+	}
+	if err := r.d.ServeModule(module); err != nil {
+		return err
 	}
 	return r.d.Commit()
 }
@@ -277,7 +385,8 @@ type Context struct {
 	step *step // keeps the app in step with a virtual clock; nil with other clocks
 
 	// owned by the app goroutine
-	subs map[*resource.Client]*Subscription
+	subs    map[*resource.Client]*Subscription
+	noteBuf []resource.Event // reused by deliverNotes
 }
 
 func newContext(r *Runtime) *Context {
@@ -320,9 +429,29 @@ func (c *Context) post(f func()) {
 	}
 }
 
+// deliverNotes hands the notifications that wait to their subscriptions;
+// it runs on the app's goroutine.
+func (c *Context) deliverNotes() {
+	var held int
+	c.noteBuf, held = c.step.drain(c.notes, c.noteBuf[:0])
+	for _, e := range c.noteBuf {
+		s := c.subs[e.Sub.Client]
+		if s == nil {
+			continue
+		}
+		if e.Ended != 0 {
+			delete(c.subs, s.client)
+			continue
+		}
+		s.res = e.Sub
+		s.onNotify(e.Content)
+	}
+	clear(c.noteBuf)
+	c.step.release(held)
+}
+
 // loop is the app's goroutine. It exits when the context closes.
 func (c *Context) loop() {
-	var buf []resource.Event
 	for {
 		select {
 		case <-c.done:
@@ -350,21 +479,7 @@ func (c *Context) loop() {
 				}
 			}
 		case <-c.notes.Ready():
-			var held int
-			buf, held = c.step.drain(c.notes, buf[:0])
-			for _, e := range buf {
-				s := c.subs[e.Sub.Client]
-				if s == nil {
-					continue
-				}
-				if e.Ended != 0 {
-					delete(c.subs, s.client)
-					continue
-				}
-				s.res = e.Sub
-				s.onNotify(e.Content)
-			}
-			c.step.release(held)
+			c.deliverNotes()
 		}
 	}
 }
@@ -503,6 +618,54 @@ func (s *Subscription) Unsubscribe(done func(resource.Envelope)) {
 // definition before a handler sees them.
 func (c *Context) Provide(definition []byte, handlers Handlers) error {
 	return c.r.provide(definition, handlers)
+}
+
+// Serve makes the app serve the resources of a module of the device's own
+// definitions (the files whose x-module is module, which the device leaves
+// to an app: device.Config.AppModules), as the firmware's modules serve
+// theirs: from every calling path, bound and validated against their
+// definitions before a handler sees them. handlers serve the operations,
+// keyed as for Provide. sources, keyed by pattern, decide on the
+// subscribers of the subscribable resources that give each subscriber a
+// stream of its own (their methods run on the goroutine of the request or
+// of the device's clock, not the app's); the others take every subscriber,
+// and the app notifies them with Notify. Call it from Start: the first
+// time registers the resources, later starts bind the handlers anew.
+func (c *Context) Serve(module string, handlers Handlers, sources map[string]resource.Source) error {
+	return c.r.serveModule(module, handlers, sources)
+}
+
+// CallNow makes a request at once, on the calling goroutine, and returns
+// its envelope: for a handler of the app's resources that answers from the
+// result, where Get and its like would answer too late. Unlike them it
+// goes ahead of the calls still queued. The app's own resources that have
+// handlers cannot be called so: their handlers wait for this goroutine.
+func (c *Context) CallNow(op resource.Op, path string, params ...resource.Value) resource.Envelope {
+	env, err := c.d.Do(&resource.Request{Op: op, Path: path, Params: params})
+	if err != nil {
+		env = resource.Envelope{Op: op, Status: resource.StatusServiceUnavailable, Error: err.Error()}
+	}
+	return env
+}
+
+// SubscribeNow subscribes at once, as CallNow calls, and returns the
+// subscription and the device's answer; the subscription is nil when the
+// answer is not a success. Its notifications come to onNotify as those of
+// Subscribe do.
+func (c *Context) SubscribeNow(path string, onNotify func(content any), params ...resource.Value) (*Subscription, resource.Envelope) {
+	s := &Subscription{c: c, path: path, params: params, onNotify: onNotify}
+	s.client = resource.NewClient(c.r.app.Name(), c.sink())
+	c.subs[s.client] = s
+	env, err := c.d.Do(&resource.Request{Op: resource.Subscribe, Path: path, Params: params, Client: s.client})
+	if err != nil {
+		env = resource.Envelope{Op: resource.Subscribe, Status: resource.StatusServiceUnavailable, Error: err.Error()}
+	}
+	if !env.Status.OK() {
+		delete(c.subs, s.client)
+		s.client.Close()
+		return nil, env
+	}
+	return s, env
 }
 
 // Notify sends content to the subscribers of the app's resource at path and

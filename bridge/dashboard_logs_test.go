@@ -40,7 +40,7 @@ func TestDashboardLogs(t *testing.T) {
 	p.do("start again", chromedp.Click(`#logging-start`))
 	p.poll("the second start's refusal", `document.querySelector('#logs-info').textContent.includes('already logging')`)
 	for i := 0; ; i++ {
-		if es := r.local["000123"].Mem.Storage().Entries(); len(es) == 1 && es[0].Size > 4000 {
+		if es := r.local["000123"].Logbook.Storage().Entries(); len(es) == 1 && es[0].Size > 4000 {
 			break
 		}
 		if i == 600 {
@@ -83,7 +83,7 @@ func TestDashboardLogs(t *testing.T) {
 
 	// erasing asks first; Cancel keeps the logs
 	p.do("delete, cancelled", chromedp.Click(`#logs-delete`), chromedp.WaitVisible(`#logs-confirm`), chromedp.Click(`#logs-delete-no`))
-	if es := r.local["000123"].Mem.Storage().Entries(); len(es) != 1 {
+	if es := r.local["000123"].Logbook.Storage().Entries(); len(es) != 1 {
 		t.Fatalf("after a cancelled delete: %+v", es)
 	}
 	p.do("delete", chromedp.Click(`#logs-delete`), chromedp.WaitVisible(`#logs-confirm`))
@@ -92,7 +92,7 @@ func TestDashboardLogs(t *testing.T) {
 	}
 	p.do("delete, confirmed", chromedp.Click(`#logs-delete-yes`))
 	p.poll("erased", `!document.querySelector('#logs tr[data-log]') && document.querySelector('#logs-info').textContent.includes('erased')`)
-	if es := r.local["000123"].Mem.Storage().Entries(); len(es) != 0 {
+	if es := r.local["000123"].Logbook.Storage().Entries(); len(es) != 0 {
 		t.Errorf("after deleting from the page: %+v", es)
 	}
 

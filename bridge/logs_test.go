@@ -90,7 +90,7 @@ func TestLogsOverHTTP(t *testing.T) {
 	if entry.Modified.Unix() != int64(entry.ModificationTimestamp) || entry.Downloads["edf"] != "api/devices/000123/logs/1?format=edf" {
 		t.Errorf("entry %+v", entry)
 	}
-	stored, err := r.local["000123"].Mem.Storage().Read(1)
+	stored, err := r.local["000123"].Logbook.Storage().Read(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestLogsOverHTTP(t *testing.T) {
 	if status != 200 || !strings.Contains(body, `"logs":[]`) {
 		t.Errorf("DELETE logs: %d %s", status, body)
 	}
-	if es := r.local["000123"].Mem.Storage().Entries(); len(es) != 0 {
+	if es := r.local["000123"].Logbook.Storage().Entries(); len(es) != 0 {
 		t.Errorf("the device still holds %+v", es)
 	}
 }

@@ -81,6 +81,11 @@ type Config struct {
 	Definitions *api.Set
 	// Providers serve the resources.
 	Providers []Provider
+	// AppModules are modules (the x-module of definition files) whose
+	// resources an app serves once it runs, as the firmware's modules
+	// serve theirs (app.Context.Serve): their operations are routed, and
+	// must have handlers, from ServeModule on.
+	AppModules []string
 	// ClockDrift is the device oscillator's rate error, in parts per million
 	// (positive: the device's time runs fast). The device's relative time,
 	// timestamps and UTC time advance by 1 + ClockDrift/1e6 seconds per
@@ -106,6 +111,7 @@ type Core struct {
 	extra     []*api.File // definitions added after construction (apps)
 	regErr    []error
 	providers []Provider
+	unserved  map[string]bool // of AppModules, lower case: not routed until ServeModule
 
 	resetAt  atomic.Int64 // clock reading of the last reset, ns
 	driftPPM float64      // oscillator rate error, ppm, as configured
@@ -156,6 +162,12 @@ func New(cfg Config) (*Core, error) {
 		prefix:   "/net/" + p.Serial,
 		hub:      resource.NewHub(p.SubscriptionLimit),
 		driftPPM: cfg.ClockDrift,
+	}
+	for _, m := range cfg.AppModules {
+		if d.unserved == nil {
+			d.unserved = map[string]bool{}
+		}
+		d.unserved[strings.ToLower(m)] = true
 	}
 	d.started = c.Now()
 	d.resetAt.Store(int64(d.started))
@@ -306,7 +318,7 @@ func (d *Core) Commit() error {
 	defined := map[string]*api.Resource{}
 	var files []*api.File
 	for _, f := range d.defs.Files {
-		if d.enabled(f) {
+		if d.enabled(f) && !d.unserved[strings.ToLower(f.Module)] {
 			files = append(files, f)
 		}
 	}
@@ -360,6 +372,20 @@ func (d *Core) Commit() error {
 		return fmt.Errorf("device resources: %w", errors.Join(errs...))
 	}
 	d.router.Store(rt)
+	return nil
+}
+
+// ServeModule marks a module of Config.AppModules as served: the app that
+// serves it has registered its handlers, and the next Commit routes its
+// resources and requires a handler for each of their operations. It fails
+// for a module that is not one of Config.AppModules, or is served already.
+func (d *Core) ServeModule(module string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.unserved[strings.ToLower(module)] {
+		return fmt.Errorf("module %s is no module of the device that an app serves, or is served already", module)
+	}
+	delete(d.unserved, strings.ToLower(module))
 	return nil
 }
 

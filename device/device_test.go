@@ -433,3 +433,40 @@ func FuzzDo(f *testing.F) {
 		}
 	})
 }
+
+// A module left to an app is routed only once it is served, and is served
+// once.
+func TestServeModule(t *testing.T) {
+	set, err := api.LoadFiles("info.yaml", "system_memory.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profile.Default()
+	p.Modules.Heap = true
+	p.Validate()
+	inf, _ := info.New(p)
+	d, err := device.New(device.Config{Profile: p, Definitions: set, Providers: []device.Provider{inf}, AppModules: []string{"heap"}})
+	if err != nil {
+		t.Fatalf("a module left to an app needs no handler to start: %v", err)
+	}
+	defer d.Close()
+	if err := d.ServeModule("NUS"); err == nil {
+		t.Error("ServeModule of a module not left to an app")
+	}
+	d.HandleFunc("/System/Memory/Heap", resource.Get, func(*resource.Request) resource.Response { return resource.OK(nil) })
+	if err := d.Commit(); err == nil || !strings.Contains(err.Error(), "handler for GET /System/Memory/Heap has no interface definition") {
+		t.Errorf("a handler of a module not yet served: %v", err)
+	}
+	if err := d.ServeModule("Heap"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.ServeModule("Heap"); err == nil {
+		t.Error("a module served twice")
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if env, _ := d.Call(resource.Get, "/System/Memory/Heap"); env.Status != resource.StatusOK {
+		t.Errorf("served: %d", env.Status)
+	}
+}

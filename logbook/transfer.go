@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"senseboard/clock"
 	"senseboard/resource"
 )
 
@@ -41,7 +42,7 @@ func (n *LogDataNotification) End() bool { return len(n.Data) == 0 }
 
 // dataSource serves subscriptions to a log's data: each subscriber gets
 // its own transfer of the whole log, from its first byte.
-type dataSource struct{ p *Provider }
+type dataSource struct{ m *Module }
 
 // transfers are the transfers of one topic (one log), kept in Topic.Data.
 type transfers struct {
@@ -55,7 +56,7 @@ func (s dataSource) Subscribe(t *resource.Topic, req *resource.Request) resource
 		t.Limit = dataWindow
 		return resource.OK(nil)
 	}
-	data, resp := s.p.read(req)
+	data, resp := s.m.read(req)
 	if data == nil {
 		return resp
 	}
@@ -70,7 +71,7 @@ func (s dataSource) Announce(sub *resource.Subscription) {
 	if ts == nil {
 		return
 	}
-	x := &transfer{p: s.p, sub: sub, data: ts.data}
+	x := &transfer{clk: s.m.clock(), sub: sub, data: ts.data}
 	ts.mu.Lock()
 	ts.all[sub] = x
 	ts.mu.Unlock()
@@ -99,7 +100,7 @@ func (s dataSource) Unsubscribed(t *resource.Topic) {
 
 // transfer is one subscriber's read of a log.
 type transfer struct {
-	p    *Provider
+	clk  clock.Clock // the device's
 	sub  *resource.Subscription
 	data []byte
 
@@ -122,7 +123,7 @@ func (x *transfer) pump() {
 	for x.off < len(x.data) || x.ends < DataEnds {
 		n := min(DataChunk, len(x.data)-x.off)
 		if !x.sub.Offer(&LogDataNotification{Offset: uint32(x.off), LogData: *newLogData(x.data[x.off : x.off+n])}) {
-			x.timer = x.p.d.Clock().AfterFunc(dataRetry, x.pump)
+			x.timer = x.clk.AfterFunc(dataRetry, x.pump)
 			return
 		}
 		if n == 0 {

@@ -1,8 +1,11 @@
-// Package mem provides the sensor family's offline recording: the data
-// logger (/Mem/DataLogger/...), which subscribes to up to 8 resources and
-// writes their notifications as SBEM to a new log, and the Logbook
-// (/Mem/Logbook/...), which keeps the logs in the non-volatile memory and
-// serves them.
+// Package logbook is the sensor family's offline recording, an in-device
+// module built on the in-device application interface (package app) as the
+// firmware builds it: the data logger (/Mem/DataLogger/...), which
+// subscribes to up to 8 resources and writes their notifications as SBEM
+// to a new log, and the Logbook (/Mem/Logbook/...), which keeps the logs in
+// the non-volatile memory and serves them. The resources are the device's
+// own definitions of the module Logbook, which the module serves
+// (app.Context.Serve); the notifications it writes are package content's.
 package logbook
 
 import (
@@ -13,14 +16,21 @@ import (
 	"sync"
 	"time"
 
+	"senseboard/app"
+	"senseboard/clock"
 	"senseboard/content"
 	"senseboard/device"
 	"senseboard/nvm"
-	"senseboard/provider/timesvc"
 	"senseboard/resource"
 	"senseboard/sbem"
 	"senseboard/sensor"
 )
+
+// Name is the app's name, which its subscriptions carry.
+const Name = "DataLogger"
+
+// ModuleName is the profile module whose definitions the app serves.
+const ModuleName = "Logbook"
 
 // The data logger's states.
 const (
@@ -86,142 +96,164 @@ func newLogData(b []byte) *LogData {
 	return &LogData{Data: b, Ints: ints}
 }
 
-// Provider serves the data logger and the Logbook.
-type Provider struct {
+// UTC is the device's clock of UTC time (the time service): it gives the
+// logs their times.
+type UTC interface {
+	// UTC returns the time in microseconds since 1970-01-01 UTC.
+	UTC() int64
+}
+
+// Module is the data logger and the Logbook of one device: an app.App that
+// serves the module's resources, and the log storage that outlives its
+// runs. Run it with app.Run on a device whose core leaves the module to an
+// app (device.Config.AppModules), and Close it after the app stopped.
+type Module struct {
 	storage *Storage
 	store   *nvm.Store
-	time    *timesvc.Provider
-	d       *device.Core
+	utc     UTC
 
 	mu      sync.Mutex
+	ctx     *app.Context // the running app's, nil while it is stopped
+	clk     clock.Clock  // the device's, from the first start
 	paths   []string
 	state   uint8
 	full    bool
-	client  *resource.Client
+	subs    []*app.Subscription // the streams logged
 	writer  *sbem.Writer
 	pending []byte
 	err     error // the first error of a flush, stops logging
-	flushT  interface{ Stop() bool }
+	flushT  clock.Timer
 }
 
 const configFile = "datalogger.json"
 
-// New opens the log storage of a state directory. t gives the UTC time of
-// log entries.
-func New(store *nvm.Store, capacity int, t *timesvc.Provider) (*Provider, error) {
+// New opens the log storage of a state directory, with room for capacity
+// bytes of logs; utc gives the UTC time of log entries.
+func New(store *nvm.Store, capacity int, utc UTC) (*Module, error) {
 	s, err := OpenStorage(store, capacity)
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{storage: s, store: store, time: t, state: StateReady}
+	m := &Module{storage: s, store: store, utc: utc, state: StateReady}
 	var cfg Config
 	if _, err := store.ReadJSON(configFile, &cfg); err != nil {
 		return nil, fmt.Errorf("datalogger: %w", err)
 	}
 	for _, e := range cfg.DataEntries.DataEntry {
-		p.paths = append(p.paths, e.Path)
+		m.paths = append(m.paths, e.Path)
 	}
-	if err := checkPaths(p.paths); err != nil { // the rule of PUT /Mem/DataLogger/Config
+	if err := checkPaths(m.paths); err != nil { // the rule of PUT /Mem/DataLogger/Config
 		return nil, fmt.Errorf("datalogger: %w", &nvm.CorruptError{Path: store.Path(configFile), Reason: err.Error()})
 	}
-	return p, nil
+	return m, nil
 }
 
 // Storage returns the log storage.
-func (p *Provider) Storage() *Storage { return p.storage }
+func (m *Module) Storage() *Storage { return m.storage }
 
-// Register installs the resources.
-func (p *Provider) Register(d *device.Core) error {
-	p.d = d
-	d.HandleFunc("/Mem/DataLogger/Config", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return resource.OK(p.config())
-	})
-	d.HandleFunc("/Mem/DataLogger/Config", resource.Put, p.putConfig)
-	d.HandleFunc("/Mem/DataLogger/State", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return resource.OK(resource.Uint8(p.state))
-	})
-	d.HandleFunc("/Mem/DataLogger/State", resource.Put, p.putState)
-	d.HandleFunc("/Mem/DataLogger/State", resource.Post, func(*resource.Request) resource.Response {
-		if err := p.flush(); err != nil {
-			return resource.Errorf(resource.StatusInternalServerError, "%v", err)
-		}
-		return resource.OK(nil)
-	})
-	d.HandleFunc("/Mem/Logbook/Entries", resource.Get, p.getEntries)
-	d.HandleFunc("/Mem/Logbook/Entries", resource.Post, func(*resource.Request) resource.Response {
-		id, err := p.storage.NewID()
-		if err != nil {
-			return resource.Errorf(resource.StatusInternalServerError, "%v", err)
-		}
-		return resource.Response{Status: 201, Content: resource.Uint32(id)}
-	})
-	d.HandleFunc("/Mem/Logbook/Entries", resource.Delete, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		logging := p.state == StateLogging
-		p.mu.Unlock()
-		if logging {
-			return resource.Errorf(resource.StatusConflict, "the data logger is logging; PUT /Mem/DataLogger/State 2 first")
-		}
-		if err := p.storage.Clear(); err != nil {
-			return resource.Errorf(resource.StatusInternalServerError, "%v", err)
-		}
-		p.setFull(false)
-		return resource.OK(nil)
-	})
-	d.HandleFunc("/Mem/Logbook/IsOpen", resource.Get, func(*resource.Request) resource.Response {
-		return resource.OK(resource.Bool(p.storage.IsOpen()))
-	})
-	d.HandleSource("/Mem/Logbook/IsOpen", acceptAll{})
-	d.HandleFunc("/Mem/Logbook/IsFull", resource.Get, func(*resource.Request) resource.Response {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return resource.OK(resource.Bool(p.full))
-	})
-	d.HandleSource("/Mem/Logbook/IsFull", acceptAll{})
-	d.HandleFunc("/Mem/Logbook/byId/{LogId}/Data", resource.Get, func(req *resource.Request) resource.Response {
-		data, resp := p.read(req)
-		if data == nil {
-			return resp
-		}
-		return resource.OK(newLogData(data))
-	})
-	d.HandleSource("/Mem/Logbook/byId/{LogId}/Data", dataSource{p})
-	d.HandleFunc("/Mem/Logbook/byId/{LogId}", resource.Delete, p.remove)
-	d.HandleFunc("/Mem/Logbook/byId/{LogId}/Descriptors", resource.Get, func(req *resource.Request) resource.Response {
-		data, resp := p.read(req)
-		if data == nil {
-			return resp
-		}
-		chunks, _, _ := sbem.Chunks(data)
-		out := []byte(sbem.Header)
-		for _, c := range chunks {
-			if c.ID == sbem.DescriptorID {
-				out = sbem.AppendChunk(out, c.ID, c.Data)
+// Name implements app.App.
+func (m *Module) Name() string { return Name }
+
+// Start implements app.App: the module serves its resources. After a
+// reset it is ready, not logging, as the hardware's data logger is.
+func (m *Module) Start(ctx *app.Context) error {
+	m.mu.Lock()
+	m.ctx, m.clk = ctx, ctx.Device().Clock()
+	m.mu.Unlock()
+	return ctx.Serve(ModuleName, app.Handlers{
+		"GET /Mem/DataLogger/Config": func(*resource.Request) resource.Response {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return resource.OK(m.config())
+		},
+		"PUT /Mem/DataLogger/Config": m.putConfig,
+		"GET /Mem/DataLogger/State": func(*resource.Request) resource.Response {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return resource.OK(resource.Uint8(m.state))
+		},
+		"PUT /Mem/DataLogger/State": m.putState,
+		"POST /Mem/DataLogger/State": func(*resource.Request) resource.Response {
+			if err := m.flush(); err != nil {
+				return resource.Errorf(resource.StatusInternalServerError, "%v", err)
 			}
-		}
-		return resource.OK(newLogData(out))
-	})
-	return nil
+			return resource.OK(nil)
+		},
+		"GET /Mem/Logbook/Entries": m.getEntries,
+		"POST /Mem/Logbook/Entries": func(*resource.Request) resource.Response {
+			id, err := m.storage.NewID()
+			if err != nil {
+				return resource.Errorf(resource.StatusInternalServerError, "%v", err)
+			}
+			return resource.Response{Status: 201, Content: resource.Uint32(id)}
+		},
+		"DELETE /Mem/Logbook/Entries": func(*resource.Request) resource.Response {
+			m.mu.Lock()
+			logging := m.state == StateLogging
+			m.mu.Unlock()
+			if logging {
+				return resource.Errorf(resource.StatusConflict, "the data logger is logging; PUT /Mem/DataLogger/State 2 first")
+			}
+			if err := m.storage.Clear(); err != nil {
+				return resource.Errorf(resource.StatusInternalServerError, "%v", err)
+			}
+			m.setFull(false)
+			return resource.OK(nil)
+		},
+		"GET /Mem/Logbook/IsOpen": func(*resource.Request) resource.Response {
+			return resource.OK(resource.Bool(m.storage.IsOpen()))
+		},
+		"GET /Mem/Logbook/IsFull": func(*resource.Request) resource.Response {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return resource.OK(resource.Bool(m.full))
+		},
+		"GET /Mem/Logbook/byId/{LogId}/Data": func(req *resource.Request) resource.Response {
+			data, resp := m.read(req)
+			if data == nil {
+				return resp
+			}
+			return resource.OK(newLogData(data))
+		},
+		"DELETE /Mem/Logbook/byId/{LogId}": m.remove,
+		"GET /Mem/Logbook/byId/{LogId}/Descriptors": func(req *resource.Request) resource.Response {
+			data, resp := m.read(req)
+			if data == nil {
+				return resp
+			}
+			chunks, _, _ := sbem.Chunks(data)
+			out := []byte(sbem.Header)
+			for _, c := range chunks {
+				if c.ID == sbem.DescriptorID {
+					out = sbem.AppendChunk(out, c.ID, c.Data)
+				}
+			}
+			return resource.OK(newLogData(out))
+		},
+	}, map[string]resource.Source{"/Mem/Logbook/byId/{LogId}/Data": dataSource{m}})
 }
 
-type acceptAll struct{}
-
-func (acceptAll) Subscribe(*resource.Topic, *resource.Request) resource.Response {
-	return resource.OK(nil)
+// Stop implements app.Stopper: logging stops, as the hardware's data
+// logger stops at a reset and when the device turns off, and what is
+// pending is written.
+func (m *Module) Stop(*app.Context) {
+	m.stop()
+	m.mu.Lock()
+	m.ctx = nil
+	m.mu.Unlock()
 }
-func (acceptAll) Unsubscribed(*resource.Topic) {}
+
+// Close writes what is still pending and closes the open log, once the
+// app has stopped for good.
+func (m *Module) Close() error { return m.stop() }
 
 // remove erases one log, as the family's DELETE /Mem/Logbook/byId/{LogId}.
-func (p *Provider) remove(req *resource.Request) resource.Response {
+func (m *Module) remove(req *resource.Request) resource.Response {
 	id, bad := logID(req)
 	if bad != nil {
 		return bad.Response()
 	}
-	if err := p.storage.Remove(id); err != nil {
+	if err := m.storage.Remove(id); err != nil {
 		return logError(id, err)
 	}
 	return resource.OK(nil)
@@ -229,13 +261,13 @@ func (p *Provider) remove(req *resource.Request) resource.Response {
 
 // read returns the bytes of the log a request names, or, when it has
 // none, the answer.
-func (p *Provider) read(req *resource.Request) ([]byte, resource.Response) {
+func (m *Module) read(req *resource.Request) ([]byte, resource.Response) {
 	id, bad := logID(req)
 	if bad != nil {
 		return nil, bad.Response()
 	}
-	p.flush()
-	data, err := p.storage.Read(id)
+	m.flush()
+	data, err := m.storage.Read(id)
 	if err != nil {
 		return nil, logError(id, err)
 	}
@@ -263,10 +295,10 @@ func logError(id uint32, err error) resource.Response {
 	return resource.Errorf(resource.StatusInternalServerError, "%v", err)
 }
 
-// config returns the configuration; p.mu is held.
-func (p *Provider) config() *Config {
+// config returns the configuration; m.mu is held.
+func (m *Module) config() *Config {
 	c := &Config{DataEntries: DataEntries{DataEntry: []DataEntry{}}}
-	for _, path := range p.paths {
+	for _, path := range m.paths {
 		c.DataEntries.DataEntry = append(c.DataEntries.DataEntry, DataEntry{Path: path})
 	}
 	return c
@@ -294,7 +326,7 @@ func checkPaths(paths []string) error {
 	return nil
 }
 
-func (p *Provider) putConfig(req *resource.Request) resource.Response {
+func (m *Module) putConfig(req *resource.Request) resource.Response {
 	var c Config
 	if err := req.Arg(0).Decode(&c); err != nil {
 		return resource.Errorf(resource.StatusBadRequest, "config: %v", err)
@@ -306,7 +338,7 @@ func (p *Provider) putConfig(req *resource.Request) resource.Response {
 			path = "/" + path
 		}
 		if !strings.EqualFold(path, TimeDetailed) {
-			if _, err := p.d.ResourceURI(resource.Subscribe, path); err != nil {
+			if _, err := m.device().ResourceURI(resource.Subscribe, path); err != nil {
 				return resource.Errorf(resource.StatusBadRequest, "path %q cannot be logged: %v; allowed: resources that can be subscribed to, and %s", e.Path, err, TimeDetailed)
 			}
 		}
@@ -315,30 +347,30 @@ func (p *Provider) putConfig(req *resource.Request) resource.Response {
 	if err := checkPaths(paths); err != nil {
 		return resource.Errorf(resource.StatusBadRequest, "%v", err)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.state == StateLogging {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == StateLogging {
 		return resource.Errorf(resource.StatusConflict, "the data logger is logging; PUT /Mem/DataLogger/State 2 before changing its configuration")
 	}
-	p.paths = paths
-	if err := p.store.WriteJSON(configFile, p.config()); err != nil {
+	m.paths = paths
+	if err := m.store.WriteJSON(configFile, m.config()); err != nil {
 		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
 	}
-	return resource.OK(p.config())
+	return resource.OK(m.config())
 }
 
-func (p *Provider) putState(req *resource.Request) resource.Response {
+func (m *Module) putState(req *resource.Request) resource.Response {
 	switch s := req.Arg(0).Uint(); s {
 	case StateLogging:
-		return p.start()
+		return m.start()
 	case StateReady:
-		p.mu.Lock()
-		logging := p.state == StateLogging
-		p.mu.Unlock()
+		m.mu.Lock()
+		logging := m.state == StateLogging
+		m.mu.Unlock()
 		if !logging {
 			return resource.Errorf(resource.StatusForbidden, "the data logger is not logging")
 		}
-		if err := p.stop(); err != nil {
+		if err := m.stop(); err != nil {
 			return resource.Errorf(resource.StatusInternalServerError, "%v", err)
 		}
 		return resource.OK(nil)
@@ -348,153 +380,165 @@ func (p *Provider) putState(req *resource.Request) resource.Response {
 }
 
 // utcSeconds is the device's UTC time in seconds.
-func (p *Provider) utcSeconds() uint32 {
-	if p.time == nil {
+func (m *Module) utcSeconds() uint32 {
+	if m.utc == nil {
 		return 0
 	}
-	return uint32(p.time.UTC() / 1e6)
+	return uint32(m.utc.UTC() / 1e6)
 }
 
-func (p *Provider) start() resource.Response {
-	p.mu.Lock()
+// clock returns the device's clock, from the app's first start.
+func (m *Module) clock() clock.Clock {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.clk
+}
+
+// device returns the device the app runs on; the app runs.
+func (m *Module) device() *device.Core {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ctx.Device()
+}
+
+// start starts logging; it runs on the app's goroutine (a handler).
+func (m *Module) start() resource.Response {
+	m.mu.Lock()
+	ctx := m.ctx
 	switch {
-	case p.state == StateLogging:
-		p.mu.Unlock()
+	case m.state == StateLogging:
+		m.mu.Unlock()
 		return resource.Errorf(resource.StatusForbidden, "the data logger is already logging")
-	case len(p.paths) == 0:
-		p.mu.Unlock()
+	case len(m.paths) == 0:
+		m.mu.Unlock()
 		return resource.Errorf(resource.StatusBadRequest, "no paths to log; PUT /Mem/DataLogger/Config first")
 	}
-	paths := append([]string(nil), p.paths...)
-	p.mu.Unlock()
+	paths := append([]string(nil), m.paths...)
+	m.mu.Unlock()
 
-	if _, err := p.storage.Create(p.utcSeconds()); err != nil {
+	if _, err := m.storage.Create(m.utcSeconds()); err != nil {
 		if errors.Is(err, ErrFull) {
-			p.setFull(true)
+			m.setFull(true)
 			return resource.Errorf(resource.StatusInsufficientStorage, "%v", err)
 		}
 		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
 	}
-	p.publish("/Mem/Logbook/IsOpen", true)
-	p.mu.Lock()
-	p.writer = sbem.NewWriter()
-	p.pending = p.pending[:0]
-	p.err = nil
-	p.state = StateLogging
-	client := resource.NewClient("DataLogger", sink{p})
-	p.client = client
-	p.mu.Unlock()
+	m.publish("/Mem/Logbook/IsOpen", true)
+	m.mu.Lock()
+	m.writer = sbem.NewWriter()
+	m.pending = m.pending[:0]
+	m.err = nil
+	m.state = StateLogging
+	m.mu.Unlock()
 
 	for _, path := range paths {
 		if strings.EqualFold(path, TimeDetailed) {
-			env, err := p.d.Call(resource.Get, TimeDetailed)
-			if err == nil && env.Status.OK() {
-				p.record(TimeDetailed, env.Content)
+			if env := ctx.CallNow(resource.Get, TimeDetailed); env.Status.OK() {
+				m.record(TimeDetailed, env.Content)
 			}
 			continue
 		}
-		env, err := p.d.Do(&resource.Request{Op: resource.Subscribe, Path: path, Client: client})
-		if err == nil && !env.Status.OK() {
-			err = fmt.Errorf("%d %s", env.Status, env.Error)
+		var s *app.Subscription
+		s, env := ctx.SubscribeNow(path, func(c any) { m.record(s.Resource().Topic.URI(), c) })
+		if s == nil {
+			m.stop()
+			return resource.Errorf(resource.StatusBadRequest, "subscribe %s: %d %s", path, env.Status, env.Error)
 		}
-		if err != nil {
-			p.stop()
-			return resource.Errorf(resource.StatusBadRequest, "subscribe %s: %v", path, err)
-		}
+		m.mu.Lock()
+		m.subs = append(m.subs, s)
+		m.mu.Unlock()
 	}
-	p.scheduleFlush()
+	m.scheduleFlush(ctx)
 	return resource.OK(nil)
 }
 
-func (p *Provider) scheduleFlush() {
-	t := p.d.Clock().AfterFunc(FlushInterval, func() {
-		p.mu.Lock()
-		logging := p.state == StateLogging
-		p.mu.Unlock()
+// scheduleFlush writes what is pending every FlushInterval while logging,
+// on the app's goroutine.
+func (m *Module) scheduleFlush(ctx *app.Context) {
+	t := ctx.After(FlushInterval, func() {
+		m.mu.Lock()
+		logging := m.state == StateLogging
+		m.mu.Unlock()
 		if !logging {
 			return
 		}
-		if err := p.flush(); err != nil {
-			p.d.Logf(device.LevelError, "datalogger: %v", err)
-			p.stop()
+		if err := m.flush(); err != nil {
+			ctx.Device().Logf(device.LevelError, "datalogger: %v", err)
+			m.stop()
 			return
 		}
-		p.scheduleFlush()
+		m.scheduleFlush(ctx)
 	})
-	p.mu.Lock()
-	p.flushT = t
-	p.mu.Unlock()
+	m.mu.Lock()
+	m.flushT = t
+	m.mu.Unlock()
 }
 
 // stop ends logging: the subscriptions end, what is pending is written and
-// the log is closed.
-func (p *Provider) stop() error {
-	p.mu.Lock()
-	client := p.client
-	p.client = nil
-	if p.flushT != nil {
-		p.flushT.Stop()
-		p.flushT = nil
+// the log is closed. It runs on the app's goroutine, or once the app has
+// stopped for good.
+func (m *Module) stop() error {
+	m.mu.Lock()
+	subs := m.subs
+	m.subs = nil
+	if m.flushT != nil {
+		m.flushT.Stop()
+		m.flushT = nil
 	}
-	wasLogging := p.state == StateLogging
-	p.state = StateReady
-	p.mu.Unlock()
-	if client != nil {
-		client.Close()
+	wasLogging := m.state == StateLogging
+	m.state = StateReady
+	m.mu.Unlock()
+	for _, s := range subs {
+		s.Unsubscribe(nil)
 	}
-	err := p.flush()
-	if cerr := p.storage.CloseLog(); err == nil {
+	err := m.flush()
+	if cerr := m.storage.CloseLog(); err == nil {
 		err = cerr
 	}
 	if wasLogging {
-		p.publish("/Mem/Logbook/IsOpen", false)
+		m.publish("/Mem/Logbook/IsOpen", false)
 	}
 	return err
 }
 
 // flush writes what is pending to the open log.
-func (p *Provider) flush() error {
-	p.mu.Lock()
-	data := p.pending
-	p.pending = nil
-	p.mu.Unlock()
-	if len(data) == 0 || !p.storage.IsOpen() {
+func (m *Module) flush() error {
+	m.mu.Lock()
+	data := m.pending
+	m.pending = nil
+	m.mu.Unlock()
+	if len(data) == 0 || !m.storage.IsOpen() {
 		return nil
 	}
-	err := p.storage.Append(data, p.utcSeconds())
+	err := m.storage.Append(data, m.utcSeconds())
 	if errors.Is(err, ErrFull) {
-		p.setFull(true)
+		m.setFull(true)
 	}
 	return err
 }
 
-func (p *Provider) setFull(v bool) {
-	p.mu.Lock()
-	changed := p.full != v
-	p.full = v
-	p.mu.Unlock()
+func (m *Module) setFull(v bool) {
+	m.mu.Lock()
+	changed := m.full != v
+	m.full = v
+	m.mu.Unlock()
 	if changed {
-		p.publish("/Mem/Logbook/IsFull", v)
+		m.publish("/Mem/Logbook/IsFull", v)
 	}
 }
 
-func (p *Provider) publish(path string, v bool) {
-	if t, err := p.d.TopicOf(path); err == nil && t != nil {
-		t.Publish(resource.Bool(v))
+// publish notifies the subscribers of a Logbook state, while the app runs.
+func (m *Module) publish(path string, v bool) {
+	m.mu.Lock()
+	ctx := m.ctx
+	m.mu.Unlock()
+	if ctx != nil {
+		ctx.Notify(path, resource.Bool(v))
 	}
 }
 
-// Reset stops logging: the hardware's data logger does not survive a reset.
-func (p *Provider) Reset() { p.stop() }
-
-// PowerOff stops logging.
-func (p *Provider) PowerOff() { p.stop() }
-
-// Close stops logging and writes what is pending.
-func (p *Provider) Close() error { return p.stop() }
-
-func (p *Provider) getEntries(req *resource.Request) resource.Response {
-	all := p.storage.Entries()
+func (m *Module) getEntries(req *resource.Request) resource.Response {
+	all := m.storage.Entries()
 	start := 0
 	if v := req.Arg(0); v.Type() != resource.TypeInvalid && v.Type() != resource.TypeNull {
 		after := uint32(v.Uint())
@@ -512,28 +556,27 @@ func (p *Provider) getEntries(req *resource.Request) resource.Response {
 	return resource.OK(&Entries{Elements: append([]Entry{}, page...)})
 }
 
-type sink struct{ p *Provider }
-
-func (s sink) Notify(n resource.Notification) bool {
-	s.p.record(n.Sub.Topic.URI(), n.Content)
-	return true
-}
-
-func (s sink) Ended(*resource.Subscription, resource.EndReason) {}
-
 // record encodes one notification into pending chunks.
-func (p *Provider) record(uri string, v any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.state != StateLogging || p.writer == nil {
+func (m *Module) record(uri string, v any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != StateLogging || m.writer == nil {
 		return
 	}
 	var err error
 	for _, c := range chunksOf(uri, v) {
-		if p.pending, err = p.writer.AppendRecord(p.pending, c.layout, c.n, c.data); err != nil {
-			p.d.Logf(device.LevelError, "datalogger: %v", err)
+		if m.pending, err = m.writer.AppendRecord(m.pending, c.layout, c.n, c.data); err != nil {
+			m.logError(err)
 			return
 		}
+	}
+}
+
+// logError logs an error of the data logger, while the app runs; m.mu is
+// held.
+func (m *Module) logError(err error) {
+	if m.ctx != nil {
+		m.ctx.Device().Logf(device.LevelError, "datalogger: %v", err)
 	}
 }
 
