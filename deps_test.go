@@ -12,10 +12,16 @@ import (
 // TestDependencyRules keeps the packages' dependencies pointing one way:
 // the client and the serial tool link only the protocol, the radio knows
 // no device, provider or transport, transports know no provider, and
-// providers know no transport. The GSP frames (gsp/gspwire) need the
-// standard library alone, so that the bridge speaks GSP without the
-// device; the content model (content), which the data logger writes too,
-// knows no GSP module and no provider.
+// providers know no transport. A provider imports no other provider's
+// package, for its types either: what providers share is package content
+// (the notifications) or a small interface where it is used. The GSP
+// frames (gsp/gspwire) need the standard library alone, so that the bridge
+// speaks GSP without the device; the content model (content), which GSP,
+// the data logger and the load use too, knows no GSP module, device or
+// provider; the data logger (logbook), built on the in-device application
+// interface, knows no provider either, and the load no device. The clock
+// needs no other package of the module. The assembly (package senseboard) is
+// above them all and below the programs.
 func TestDependencyRules(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -27,16 +33,21 @@ func TestDependencyRules(t *testing.T) {
 		stdlib    bool     // the standard library alone
 		forbidden []string // import paths; with a trailing slash, the path and all below it
 	}{
-		{"senseboard/client", false, false, []string{"senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "senseboard/host/", "github.com/creack/pty/", "github.com/go-openapi/"}},
-		{"senseboard/cmd/wbcmd", false, false, []string{"senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "senseboard/host/", "github.com/creack/pty/", "github.com/go-openapi/"}},
+		{"senseboard/client", false, false, []string{"senseboard", "senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "github.com/creack/pty/", "github.com/go-openapi/"}},
+		{"senseboard/cmd/wbcmd", false, false, []string{"senseboard", "senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "github.com/creack/pty/", "github.com/go-openapi/"}},
 		{"senseboard/wire", false, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/provider/", "senseboard/radio/"}},
-		{"senseboard/radio", false, false, []string{"senseboard/device/", "senseboard/provider/", "senseboard/transport/", "senseboard/host/", "senseboard/bridge/"}},
-		{"senseboard/transport/serial", false, false, []string{"senseboard/provider/", "senseboard/host/", "senseboard/bridge/"}},
-		{"senseboard/provider/...", false, false, []string{"senseboard/transport/", "senseboard/client/", "senseboard/host/", "senseboard/bridge/", "senseboard/gsp"}},
+		{"senseboard/radio", false, false, []string{"senseboard", "senseboard/device/", "senseboard/provider/", "senseboard/transport/", "senseboard/bridge/", "senseboard/content/"}},
+		{"senseboard/transport/serial", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/bridge/"}},
+		{"senseboard/provider/...", false, false, []string{"senseboard", "senseboard/transport/", "senseboard/client/", "senseboard/bridge/", "senseboard/gsp", "senseboard/logbook/", "senseboard/app/"}},
+		{"senseboard/provider/...", true, false, []string{"senseboard/provider/"}},
 		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/device/", "senseboard/transport/", "senseboard/gsp", "senseboard/content/"}},
 		{"senseboard/bridge", true, false, []string{"senseboard/world/"}},
 		{"senseboard/gsp/gspwire", false, true, nil},
 		{"senseboard/content", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/device/", "senseboard/provider/", "senseboard/logbook/"}},
+		{"senseboard/logbook", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/gsp", "senseboard/transport/", "senseboard/bridge/"}},
+		{"senseboard/load", false, false, []string{"senseboard", "senseboard/device/", "senseboard/provider/", "senseboard/logbook/", "senseboard/gsp", "senseboard/transport/"}},
+		{"senseboard/clock", false, false, []string{"senseboard/"}}, // and golang.org/x/sys for its precise sleep
+		{"senseboard", true, false, []string{"senseboard/bridge/", "senseboard/load/", "senseboard/client/", "senseboard/cmd/"}},
 	}
 	// one go list for all the rules: the packages, and what they import
 	// and depend on
