@@ -74,11 +74,11 @@ func TestFleet(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Run did not return")
 	}
-	// the host stopped: the radio stream closed with it
+	// the fleet stopped: the radio stream closed with it
 	<-radio.Done()
 	radio.Close()
 	if _, err := h.Members[0].DialRadio(context.Background()); err == nil {
-		t.Error("DialRadio after the host stopped")
+		t.Error("DialRadio after the fleet stopped")
 	}
 }
 

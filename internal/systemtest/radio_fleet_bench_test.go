@@ -19,7 +19,7 @@ import (
 )
 
 // BenchmarkRadioStreams runs a fleet on the radio link over NATS: 100 and
-// 1,000 devices in a host whose link runs the computer's NATS server, each
+// 1,000 devices in a fleet whose link runs the computer's NATS server, each
 // streaming IMU6 at 52 Hz, ECG at 125 Hz and heart rate to a central of
 // its own on a second link of the same process, for b.N seconds of real
 // time. It reports the CPU time of the process (getrusage; devices,
