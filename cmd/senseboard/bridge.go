@@ -191,7 +191,6 @@ func (s *bridgeService) run(ctx context.Context) error {
 
 func runBridge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("senseboard bridge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	bf := addBridgeFlags(fs, "address of the bridge's HTTP server: dashboard at /, API under /api/")
 	state := fs.String("state", "", "directory of the bridge's bonds and recordings (default "+filepath.Join(wire.DefaultStateDir(), "bridge")+")")
 	verbose := fs.Bool("v", false, "log connections and clients to stderr")
@@ -207,7 +206,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return fail(stderr, err)
 	}
 	if *bf.http == "none" {

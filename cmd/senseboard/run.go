@@ -36,7 +36,7 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 func runDevice(args []string, stdout, stderr io.Writer) int {
-	o, err := parseRunFlags(args, stderr)
+	o, err := parseRunFlags(args, stdout)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -69,9 +69,8 @@ type runOptions struct {
 }
 
 // parseRunFlags reads the flags of senseboard run.
-func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
+func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs := flag.NewFlagSet("senseboard run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := &runOptions{fs: fs}
 	fs.StringVar(&o.serial, "serial", "", "device serial number (default from the profile: 000123)")
 	fs.StringVar(&o.state, "state", "", "directory of the non-volatile memory (default "+wire.DefaultStateDir()+")")
@@ -104,7 +103,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return nil, err
 	}
 	return o, nil
