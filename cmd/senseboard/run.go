@@ -74,7 +74,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	o := &runOptions{fs: fs}
 	fs.StringVar(&o.serial, "serial", "", "device serial number (default from the profile: 000123)")
 	fs.StringVar(&o.state, "state", "", "directory of the non-volatile memory (default "+wire.DefaultStateDir()+")")
-	fs.StringVar(&o.profile, "profile", "", "device profile file (YAML build settings; optional)")
+	fs.StringVar(&o.profile, "profile", "", "device profile: a built-in one by name ("+strings.Join(profile.Names(), ", ")+") or a file (YAML build settings and product data); optional")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of everything random: the same seed and scenario give the same data")
 	fs.StringVar(&o.pty, "pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty; none for no pty)")
 	fs.StringVar(&o.port, "serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
@@ -136,7 +136,7 @@ func (o *runOptions) config(stderr io.Writer) (host.Config, error) {
 		Listen: o.listen, ListenFleet: o.listenFleet, Seed: o.seed,
 		MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice}
 	if o.profile != "" {
-		p, err := profile.Load(o.profile)
+		p, err := profile.Lookup(o.profile)
 		if err != nil {
 			return cfg, err
 		}

@@ -112,7 +112,7 @@ func (p *Provider) Register(d *device.Device) error {
 	prof := d.Profile()
 	r, err := radio.New(radio.Config{
 		Address: prof.BLE.Address, Serial: d.Serial(), Product: prof.Product.Name,
-		HRS: prof.Modules.HRS, NUS: prof.Modules.NUS, Seed: p.seed, Clock: d.Clock(),
+		HRS: prof.Modules.HRS, NUS: prof.Modules.NUS, Advertisement: prof.BLE.Advertisement, Seed: p.seed, Clock: d.Clock(),
 		Airtime:            prof.BLE.Airtime,
 		NotificationSize:   gspdata.Size,
 		OnAir:              func() bool { return d.Mode() == device.ModeApplication },
