@@ -19,6 +19,7 @@ import (
 
 	"senseboard/internal/gobuild"
 	"senseboard/internal/loopback"
+	"senseboard/internal/needs"
 )
 
 // TestReadmeTour runs the README's tour as a new user would, on built
@@ -47,9 +48,7 @@ func TestReadmeTour(t *testing.T) {
 		t.Skip("no go on PATH to build the programs")
 	}
 	for _, tool := range []string{"bash", "curl", "grep"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the tour needs %s", tool)
-		}
+		needs.Program(t, tool+", which the tour uses,", "Debian: apt-get install "+tool, tool)
 	}
 	readme, err := os.ReadFile("README.md")
 	if err != nil {

@@ -3,34 +3,22 @@ package replay
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard/internal/needs"
 	"senseboard/sensor"
 	"senseboard/world"
 )
 
-// dataDir is the shared test data, beside the repository, or where
-// SENSEBOARD_DATA says (from a worktree elsewhere); tests that need it skip
-// without it.
-const dataDir = "../../shared/data"
-
+// needData returns the path of a file of the shared test data, beside the
+// repository or where SENSEBOARD_DATA says; tests that need it skip without
+// it (fail under CI).
 func needData(t testing.TB, rel string) string {
 	t.Helper()
-	dir := dataDir
-	if d := os.Getenv("SENSEBOARD_DATA"); d != "" {
-		dir = d
-	}
-	p := filepath.Join(dir, rel)
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("%s is absent: skipping the test on real recordings", p)
-	}
-	return p
+	return needs.Data(t, rel)
 }
 
 func TestRealRecordings(t *testing.T) {

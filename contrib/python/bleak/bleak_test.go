@@ -21,7 +21,7 @@ import (
 
 	"senseboard"
 	"senseboard/bridge"
-	"senseboard/internal/syspython"
+	"senseboard/internal/needs"
 	"senseboard/profile"
 	"senseboard/transport/serial"
 )
@@ -105,10 +105,7 @@ func run(t *testing.T, py, url string, env []string, args ...string) string {
 // bridge. The scripts run side by side, each on a device and bridge of its
 // own.
 func TestBleakScripts(t *testing.T) {
-	py := syspython.With("websockets")
-	if py == "" {
-		t.Skip("no python3 with the websockets library (Debian: apt-get install python3-websockets)")
-	}
+	py := needs.Python(t, "websockets", "Debian: apt-get install python3-websockets")
 	t.Run("gsp_logger", func(t *testing.T) {
 		t.Parallel()
 		url, _ := serve(t)
