@@ -81,6 +81,14 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 // returns its output's last line.
 func run(t *testing.T, py, url string, env []string, args ...string) string {
 	t.Helper()
+	lines := strings.Split(strings.TrimSpace(runOutput(t, py, url, env, args...)), "\n")
+	return lines[len(lines)-1]
+}
+
+// runOutput runs a script of testdata with the stand-in on PYTHONPATH and
+// returns its output.
+func runOutput(t *testing.T, py, url string, env []string, args ...string) string {
+	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +100,7 @@ func run(t *testing.T, py, url string, env []string, args ...string) string {
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", args[0], err, out)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1]
+	return string(out)
 }
 
 // TestBleakScripts runs a GSP logging client of the kind written for real
