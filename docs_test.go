@@ -38,13 +38,12 @@ func docFiles(t *testing.T) []string {
 // of the documents has one, which says whether TestDocs runs it. The
 // README's first console block, the device the tour starts, has none.
 var blockMarks = map[string]string{
-	"tour":      "run, in order, next to the tour's device",
-	"websocat":  "a WebSocket session (console: $ websocat URL, then the messages typed): each message is sent and must not be refused",
-	"synopsis":  "the form of a command, with placeholders",
-	"setup":     "installs software or changes the shell (apt, go install, PATH)",
-	"network":   "fetches from the internet",
-	"slow":      "runs long or loads the machine: the test suite itself, benchmarks, fuzzing, fleets of thousands of devices",
-	"reference": "commands named for reference, run as part of other tests",
+	"tour":     "run, in order, next to the tour's device",
+	"websocat": "a WebSocket session (console: $ websocat URL, then the messages typed): each message is sent and must not be refused",
+	"synopsis": "the form of a command, with placeholders",
+	"setup":    "installs software or changes the shell (apt, go install, PATH)",
+	"network":  "fetches from the internet",
+	"slow":     "runs long or loads the machine: the test suite itself, benchmarks, fuzzing, fleets of thousands of devices",
 }
 
 // docBlock is a fenced shell block of a document.
