@@ -201,7 +201,8 @@ func TestDocs(t *testing.T) {
 		}
 	}
 	env := append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
-		"XDG_RUNTIME_DIR="+run, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SENSEBOARD_TOKEN=")
+		"XDG_RUNTIME_DIR="+run, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SENSEBOARD_TOKEN=",
+		"PYTHONDONTWRITEBYTECODE=1") // no __pycache__ in the repository's contrib/
 	httpPort, devicePort, secondPort := loopback.FreePort(t), loopback.FreePort(t), loopback.FreePort(t)
 	env = append(env, "SENSEBOARD_HTTP=127.0.0.1:"+httpPort, "SENSEBOARD_BRIDGE=http://127.0.0.1:"+httpPort,
 		"SENSEBOARD_NATS=local:"+loopback.FreePort(t))
