@@ -64,6 +64,14 @@ func TestMissing(t *testing.T) {
 	if !strings.Contains(r.skipped, "the test data mitdb/999.hea is absent") || !strings.Contains(r.skipped, ".ci/data DIR fetches it, then set SENSEBOARD_DATA=DIR") {
 		t.Errorf("absent data: skipped %q", r.skipped)
 	}
+	t.Setenv("CI", "true")
+	t.Setenv("SENSEBOARD_DATA", DataAbsent)
+	r = &recorder{TB: t, name: "TestData"}
+	Data(r, "mitdb/100.hea")
+	if !strings.Contains(r.skipped, "declares the shared test data unavailable") || r.failed != "" {
+		t.Errorf("data declared absent under CI: skipped %q, failed %q", r.skipped, r.failed)
+	}
+	t.Setenv("CI", "")
 	r = &recorder{TB: t, name: "TestPython"}
 	Python(r, "no_such_module_of_senseboard", "apt-get install python3-x")
 	if r.skipped != "no python3 with the module no_such_module_of_senseboard (apt-get install python3-x)" {
