@@ -31,9 +31,9 @@ import (
 
 	"senseboard/air"
 	"senseboard/client"
+	"senseboard/link"
 	"senseboard/nvm"
 	"senseboard/radio"
-	"senseboard/wire"
 )
 
 // Peripheral is a device of this program that the bridge can reach.
@@ -130,6 +130,7 @@ type Bridge struct {
 	logReads keyedMutex        // one read of a log at a time (logs.go)
 	left     map[string]string // why a device went away, by serial number
 	dir      *air.Directory    // nil without Air
+	central  *link.Central     // the bridge as a central
 	closed   bool
 	wg       sync.WaitGroup // goroutines of devices and streams
 }
@@ -170,6 +171,7 @@ func New(cfg Config) (*Bridge, error) {
 	if err == nil && cfg.Air != nil {
 		b.dir, err = cfg.Air.Watch()
 	}
+	b.central = &link.Central{Address: b.cfg.Address, Name: cfg.Name, Interval: cfg.ConnInterval, Timeout: cfg.Timeout}
 	if err != nil {
 		if b.store != nil {
 			b.store.Close()
@@ -527,7 +529,7 @@ type DeviceState struct {
 }
 
 // newLink opens a stream of the radio link to the device.
-func (d *device) newLink(ctx context.Context) (*client.Conn, error) {
+func (d *device) newLink(ctx context.Context) (*link.Conn, error) {
 	b := d.b
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
@@ -535,33 +537,28 @@ func (d *device) newLink(ctx context.Context) (*client.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.Open(ctx, "device "+d.serial, nc, &client.Options{Timeout: b.cfg.Timeout, Name: b.cfg.Name, OnRadioData: d.radioData})
+	return b.central.Open(ctx, "device "+d.serial, nc, link.Handlers{
+		HeartRate:    func(payload []byte) { d.serviceData("hrs", payload) },
+		Serial:       d.serialData,
+		Notification: d.gspNotification,
+	})
 }
 
-// radioData hands the data of a BLE service to the watchers: heart rate as
-// the device sent it ({"average", "rrData"}), serial service data as
-// {"data": [bytes]}; GATT notifications go to the device's GSP client.
-func (d *device) radioData(kind wire.Kind, payload []byte) {
-	if kind == wire.GATTNotification {
-		d.gspNotification(payload)
-		return
+// serialData hands the data of the serial service to the watchers as
+// {"data": [bytes]}.
+func (d *device) serialData(data []byte) {
+	ints := make([]int, len(data))
+	for i, x := range data {
+		ints[i] = int(x)
 	}
-	if kind != wire.HRSData && kind != wire.NUSData {
-		return
-	}
-	service := "hrs"
-	if kind == wire.NUSData {
-		service = "nus"
-		var m wire.NUSMsg
-		if json.Unmarshal(payload, &m) != nil {
-			return
-		}
-		ints := make([]int, len(m.Data))
-		for i, x := range m.Data {
-			ints[i] = int(x)
-		}
-		payload, _ = json.Marshal(map[string][]int{"data": ints})
-	}
+	payload, _ := json.Marshal(map[string][]int{"data": ints})
+	d.serviceData("nus", payload)
+}
+
+// serviceData hands the data of a BLE service to the watchers: heart rate
+// as the device sent it ({"average", "rrData"}), serial service data as
+// {"data": [bytes]}.
+func (d *device) serviceData(service string, payload []byte) {
 	b := d.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -575,16 +572,16 @@ func (d *device) radioData(kind wire.Kind, payload []byte) {
 // SetHRSNotifications switches the bridge's heart rate notifications of a
 // connected device; the data come to WebSocket clients as "hrs" messages.
 func (b *Bridge) SetHRSNotifications(ctx context.Context, serial string, on bool) error {
-	return b.withConn(ctx, serial, func(ctx context.Context, c *client.Conn) error { return c.SetHRSNotifications(ctx, on) })
+	return b.withConn(ctx, serial, func(ctx context.Context, c *link.Conn) error { return c.SetHRSNotifications(ctx, on) })
 }
 
 // WriteNUS writes data to the serial service of a connected device.
 func (b *Bridge) WriteNUS(ctx context.Context, serial string, data []byte) error {
-	return b.withConn(ctx, serial, func(ctx context.Context, c *client.Conn) error { return c.WriteNUS(ctx, data) })
+	return b.withConn(ctx, serial, func(ctx context.Context, c *link.Conn) error { return c.WriteNUS(ctx, data) })
 }
 
 // withConn runs f on the connection to a device.
-func (b *Bridge) withConn(ctx context.Context, serial string, f func(context.Context, *client.Conn) error) error {
+func (b *Bridge) withConn(ctx context.Context, serial string, f func(context.Context, *link.Conn) error) error {
 	d, err := b.device(serial)
 	if err != nil {
 		return err

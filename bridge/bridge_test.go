@@ -30,6 +30,7 @@ import (
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
 	"senseboard/internal/loopback"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/replay"
 	"senseboard/resource"
@@ -138,11 +139,11 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	}
 	for _, s := range rc.local {
 		d := open(s)
-		srv := &serial.Server{Device: d.Device}
+		srv := &link.Peripheral{Server: &serial.Server{Device: d.Device}, Radio: d.BLE.Radio()}
 		r.local[s] = d
 		cfg.Local = append(cfg.Local, bridge.Peripheral{Serial: s, Inject: d.InjectJSON, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil
 		}})
 	}
@@ -154,7 +155,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	}
 	for _, s := range rc.remote {
 		d := open(s)
-		srv := &serial.Server{Device: d.Device}
+		srv := &link.Peripheral{Server: &serial.Server{Device: d.Device}, Radio: d.BLE.Radio()}
 		ln, err := devices.Listen(s)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +163,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		r.remote[s] = d
 		rctx, stop := context.WithCancel(ctx)
 		r.stop[s] = stop
-		wg.Go(func() { srv.ServeRadios(rctx, ln, d.BLE.Radio()) })
+		wg.Go(func() { srv.Serve(rctx, ln) })
 	}
 	r.peripherals = cfg.Local
 	if cfg.ScanInterval == 0 {

@@ -11,9 +11,8 @@ import (
 	"github.com/go-openapi/spec"
 
 	"senseboard/api"
-	"senseboard/client"
+	"senseboard/link"
 	"senseboard/resource"
-	"senseboard/wire"
 )
 
 // The interface definitions in a form for the dashboard's forms: every
@@ -141,7 +140,7 @@ func (b *Bridge) Definitions(ctx context.Context, serial string) ([]byte, error)
 // them, from the bridge's own files where the device has the same, and
 // from files it asks the device for otherwise. No lock is held across the
 // round trips.
-func (d *device) definitions(ctx context.Context, c *client.Conn) (*deviceDefs, error) {
+func (d *device) definitions(ctx context.Context, c *link.Conn) (*deviceDefs, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
 	defer cancel()
 	idx, err := c.Definitions(ctx)
@@ -204,7 +203,7 @@ func (d *device) definitions(ctx context.Context, c *client.Conn) (*deviceDefs, 
 }
 
 // indexKey identifies an index: equal keys, equal definitions.
-func indexKey(idx wire.DefinitionsMsg) string {
+func indexKey(idx link.DefinitionsMsg) string {
 	var sb strings.Builder
 	sb.WriteString(idx.Builtin.Set)
 	for _, n := range idx.Builtin.Files {
@@ -245,9 +244,9 @@ var fetched struct {
 // maxFetched bounds the files kept; the cache starts afresh beyond it.
 const maxFetched = 256
 
-// definitionFiler gives a device's definition files: a *client.Conn.
+// definitionFiler gives a device's definition files: a *link.Conn.
 type definitionFiler interface {
-	DefinitionFile(ctx context.Context, name string) (wire.DefinitionFile, error)
+	DefinitionFile(ctx context.Context, name string) (link.DefinitionFile, error)
 }
 
 // fetchFile returns the definition file id from those fetched before, or
@@ -286,7 +285,7 @@ func fetchFile(ctx context.Context, c definitionFiler, id fileID) (*api.File, er
 // operation finds the definition of op on a path of the device among its
 // own definitions, learning them again when they do not have it (an app
 // may have added it since); nil when the device has none, or cannot say.
-func (d *device) operation(ctx context.Context, c *client.Conn, op resource.Op, path string) *api.Operation {
+func (d *device) operation(ctx context.Context, c *link.Conn, op resource.Op, path string) *api.Operation {
 	d.mu.Lock()
 	defs := d.defs
 	d.mu.Unlock()

@@ -8,16 +8,16 @@ import (
 	"testing"
 
 	"senseboard/api"
-	"senseboard/wire"
+	"senseboard/link"
 )
 
 // countingFiler serves one definition file and counts the asks.
 type countingFiler struct {
-	file  wire.DefinitionFile
+	file  link.DefinitionFile
 	calls int
 }
 
-func (c *countingFiler) DefinitionFile(_ context.Context, name string) (wire.DefinitionFile, error) {
+func (c *countingFiler) DefinitionFile(_ context.Context, name string) (link.DefinitionFile, error) {
 	c.calls++
 	f := c.file
 	f.Name = name
@@ -40,8 +40,8 @@ func TestFetchFileCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash := wire.DefinitionHash(text)
-	c := &countingFiler{file: wire.DefinitionFile{SHA256: hash, YAML: string(text)}}
+	hash := api.FileHash(text)
+	c := &countingFiler{file: link.DefinitionFile{SHA256: hash, YAML: string(text)}}
 	for _, tc := range []struct {
 		name  string
 		id    fileID

@@ -10,8 +10,8 @@ import (
 
 	"senseboard/air"
 	"senseboard/client"
+	"senseboard/link"
 	"senseboard/radio"
-	"senseboard/wire"
 )
 
 // device is a device the bridge sees.
@@ -22,9 +22,9 @@ type device struct {
 
 	opMu sync.Mutex // serializes what changes the link: scan, connect, pair, disconnect
 
-	mu        sync.Mutex   // guards what follows; never held across a round trip
-	link      *client.Conn // the open stream of the radio link, nil when none
-	adv       wire.AdvertMsg
+	mu        sync.Mutex // guards what follows; never held across a round trip
+	link      *link.Conn // the open stream of the radio link, nil when none
+	adv       link.AdvertMsg
 	connected bool
 	handle    uint16
 	encrypted bool
@@ -47,7 +47,7 @@ func (d *device) isConnected() bool {
 }
 
 // current returns the open stream, or nil.
-func (d *device) current() *client.Conn {
+func (d *device) current() *link.Conn {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.link
@@ -110,7 +110,7 @@ func (d *device) setNote(format string, a ...any) {
 }
 
 // open returns the open stream, opening one when there is none; d.opMu is held.
-func (d *device) open(ctx context.Context) (*client.Conn, error) {
+func (d *device) open(ctx context.Context) (*link.Conn, error) {
 	if l := d.current(); l != nil {
 		select {
 		case <-l.Done():
@@ -199,7 +199,7 @@ func (d *device) connectLocked(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
 	defer cancel()
-	got, err := l.ConnectAt(ctx, wire.ConnectMsg{Address: d.b.cfg.Address, Name: d.b.cfg.Name, Interval: uint16(d.b.cfg.ConnInterval / radio.Duration(1))})
+	got, err := l.Connect(ctx)
 	handle := got.Handle
 	if err != nil {
 		d.setNote("connect: %v", err)
@@ -229,7 +229,7 @@ func (d *device) connectLocked(ctx context.Context) error {
 
 // watchLink waits for the end of a connection and records why it ended.
 // It exits when the stream closes.
-func (d *device) watchLink(l *client.Conn) {
+func (d *device) watchLink(l *link.Conn) {
 	<-l.Done()
 	d.mu.Lock()
 	if d.link == l {
@@ -313,7 +313,7 @@ func (d *device) disconnect(ctx context.Context) error {
 // to it when it is not connected (unless the bridge is Manual or
 // ConnectAll), and returns its connection.
 // A use that cannot connect says why.
-func (d *device) use(ctx context.Context) (c *client.Conn, done func(), err error) {
+func (d *device) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	d.mu.Lock()
 	d.inUse++
 	d.lastUse = time.Now()
@@ -380,7 +380,7 @@ func (d *device) idleLocked() bool {
 // linkError words the end of a link without the name of the device, which
 // the caller shows beside it: the device's reason for a disconnection.
 func linkError(err error) string {
-	var de *client.DisconnectedError
+	var de *link.DisconnectedError
 	if errors.As(err, &de) {
 		return "disconnected: " + de.Reason
 	}
@@ -389,7 +389,7 @@ func linkError(err error) string {
 
 // conn returns the connection for requests, or an error that says why
 // there is none.
-func (d *device) conn() (*client.Conn, error) {
+func (d *device) conn() (*link.Conn, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {

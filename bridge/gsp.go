@@ -17,8 +17,8 @@ import (
 
 	"senseboard/client"
 	"senseboard/gsp/gspwire"
+	"senseboard/link"
 	"senseboard/radio"
-	"senseboard/wire"
 )
 
 // DefaultGSPMTU is the ATT MTU of a GSP WebSocket without ?mtu=.
@@ -195,18 +195,20 @@ func (d *device) releaseGSP(g *gspSession) {
 	close(g.done)
 }
 
+// gspData is the GSP service's data characteristic.
+var gspData = radio.MustParseUUID(gspwire.DataUUID)
+
 // gspNotification routes a GATT notification of the device to its GSP
 // client; it runs on the link's reading goroutine.
-func (d *device) gspNotification(payload []byte) {
-	var m wire.GATTNotificationMsg
-	if json.Unmarshal(payload, &m) != nil || m.Char != gspwire.DataUUID {
+func (d *device) gspNotification(char radio.UUID, data []byte) {
+	if char != gspData {
 		return
 	}
 	d.mu.Lock()
 	g := d.gsp
 	d.mu.Unlock()
 	if g != nil {
-		g.deliver(m.Data)
+		g.deliver(data)
 	}
 }
 
@@ -251,7 +253,7 @@ func (g *gspSession) run(ctx context.Context) {
 
 // open connects to the device when needed and prepares its GSP service
 // for this client; done ends the use of the device.
-func (g *gspSession) open(ctx context.Context) (*client.Conn, func(), error) {
+func (g *gspSession) open(ctx context.Context) (*link.Conn, func(), error) {
 	d := g.d
 	l, done, err := d.use(ctx)
 	if err != nil {
@@ -273,7 +275,7 @@ func (g *gspSession) open(ctx context.Context) (*client.Conn, func(), error) {
 
 // carry reads one message of the client and writes it to the command
 // characteristic, or answers a read; it reports whether to go on.
-func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
+func (g *gspSession) carry(ctx context.Context, l *link.Conn) bool {
 	typ, data, err := g.conn.Read(ctx)
 	if err != nil {
 		return false
@@ -299,7 +301,7 @@ func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
 // failed ends the session after a write or read that did not reach the
 // device: with the device's reason when its connection ended (the
 // watcher closes with it), else with the error.
-func (g *gspSession) failed(l *client.Conn, what string, err error) {
+func (g *gspSession) failed(l *link.Conn, what string, err error) {
 	select {
 	case <-l.Done():
 	default:
@@ -352,7 +354,7 @@ func parseGSPRead(b []byte) (gspRead, error) {
 // read answers a text message of the client, a read of a characteristic,
 // with a gspReadAnswer; it reports whether to go on. A text message that is
 // not a read ends the session.
-func (g *gspSession) read(ctx context.Context, l *client.Conn, text []byte) bool {
+func (g *gspSession) read(ctx context.Context, l *link.Conn, text []byte) bool {
 	m, err := parseGSPRead(text)
 	if err != nil {
 		g.close(websocket.StatusUnsupportedData, gspTextForm+": "+err.Error())
@@ -418,7 +420,7 @@ func (g *gspSession) write(ctx context.Context) {
 // everything the client wrote have come (a HELLO written last answers
 // after them), so that none reaches the next GSP client. The data logger
 // keeps logging, as it does on the device.
-func (g *gspSession) cleanUp(l *client.Conn) {
+func (g *gspSession) cleanUp(l *link.Conn) {
 	select {
 	case <-l.Done():
 		return

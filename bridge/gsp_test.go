@@ -18,6 +18,7 @@ import (
 
 	"senseboard/bridge"
 	"senseboard/gsp/gspwire"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/resource"
 	"senseboard/sbem"
@@ -58,14 +59,14 @@ func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 	r := &gspRig{t: t, d: d, serial: "000123", onAir: onAir}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	srv := &serial.Server{Device: d.Device.Device}
+	srv := &link.Peripheral{Server: &serial.Server{Device: d.Device.Device}, Radio: d.BLE.Radio()}
 	b, err := bridge.New(bridge.Config{
 		ConnInterval: gspInterval,
 		StateDir:     t.TempDir(),
 		ScanInterval: 20 * time.Millisecond,
 		Local: []bridge.Peripheral{{Serial: r.serial, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil
 		}}},
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"senseboard/bridge"
+	"senseboard/link"
 	"senseboard/radio"
 	"senseboard/wire"
 )
@@ -45,10 +46,10 @@ func (s *stallingDevice) serve(conn net.Conn) {
 				var h wire.HelloMsg
 				json.Unmarshal(f.Payload, &h)
 				send(wire.Welcome, 0, &wire.WelcomeMsg{Protocol: wire.Version, Session: h.Session, Serial: "000999", URIPrefix: "/net/000999", MaxPayload: wire.MaxPayload})
-			case wire.Scan:
-				send(wire.Advert, f.ID, &wire.AdvertMsg{Serial: "000999", Address: "0C:8C:DC:00:09:99", Advertising: true, Adv: p.Adv, ScanResp: p.ScanResp})
-			case wire.Connect:
-				send(wire.Connected, f.ID, &wire.ConnectedMsg{Handle: 1})
+			case link.Scan:
+				send(link.Advert, f.ID, &link.AdvertMsg{Serial: "000999", Address: "0C:8C:DC:00:09:99", Advertising: true, Adv: p.Adv, ScanResp: p.ScanResp})
+			case link.Connect:
+				send(link.Connected, f.ID, &link.ConnectedMsg{Handle: 1})
 			case wire.Ping:
 				conn.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
 			case wire.Request:

@@ -13,6 +13,7 @@ import (
 
 	"senseboard/api"
 	"senseboard/client"
+	"senseboard/link"
 	"senseboard/resource"
 )
 
@@ -144,7 +145,7 @@ func (m *Message) params(o *api.Operation) ([]resource.Value, error) {
 // resource an app added), by the device's, which it asks the device for
 // once the device is connected (c). With c nil it returns ok false for
 // such a path, to be asked again once the device is connected.
-func (m *Message) paramsOf(ctx context.Context, d *device, c *client.Conn, op resource.Op, path string) (params []resource.Value, ok bool, err error) {
+func (m *Message) paramsOf(ctx context.Context, d *device, c *link.Conn, op resource.Op, path string) (params []resource.Value, ok bool, err error) {
 	o := operationOf(op, path)
 	if o == nil && len(bytes.TrimSpace(m.Value)) > 0 {
 		if c == nil {
@@ -161,7 +162,7 @@ func (m *Message) paramsOf(ctx context.Context, d *device, c *client.Conn, op re
 // own definitions judge are judged before the device is used, so a bad
 // message connects to nothing; those of a path only the device defines
 // are judged once it is connected.
-func (m *Message) useFor(ctx context.Context, d *device, op resource.Op, path string) (c *client.Conn, params []resource.Value, done func(), err error) {
+func (m *Message) useFor(ctx context.Context, d *device, op resource.Op, path string) (c *link.Conn, params []resource.Value, done func(), err error) {
 	params, ok, err := m.paramsOf(ctx, d, nil, op, path)
 	if err != nil {
 		return nil, nil, nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/link"
 	"senseboard/resource"
 )
 
@@ -99,7 +100,7 @@ func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *An
 
 // subscribe joins the stream of a resource or starts it; created says it
 // started one. No lock is held across the round trip to the device.
-func (d *device) subscribe(ctx context.Context, c *client.Conn, path string, params []resource.Value, m Message, sink Sink) (*Sub, *Answer, bool, error) {
+func (d *device) subscribe(ctx context.Context, c *link.Conn, path string, params []resource.Value, m Message, sink Sink) (*Sub, *Answer, bool, error) {
 	key := streamKey(path, m.Value)
 	for {
 		d.mu.Lock()
@@ -131,7 +132,7 @@ func (d *device) subscribe(ctx context.Context, c *client.Conn, path string, par
 
 // start makes the subscription of a stream that subscribe put in
 // d.streams, and takes it out again when the device refuses.
-func (d *device) start(ctx context.Context, c *client.Conn, st *stream, path string, params []resource.Value, m Message, sink Sink) (*Sub, *Answer, bool, error) {
+func (d *device) start(ctx context.Context, c *link.Conn, st *stream, path string, params []resource.Value, m Message, sink Sink) (*Sub, *Answer, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
 	defer cancel()
 	sub, env, err := c.Subscribe(ctx, path, params...)

@@ -23,9 +23,9 @@ import (
 
 	"senseboard/air"
 	"senseboard/client"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/radio"
-	"senseboard/wire"
 )
 
 // Config says what load to put on which devices.
@@ -334,11 +334,12 @@ func connectAir(ctx context.Context, cfg Config, serial string) (*device, error)
 	if err != nil {
 		return nil, err // it names the device
 	}
-	c, err := client.Open(ctx, name, s, &client.Options{Name: Name, Timeout: cfg.Timeout, ReadBuffer: readBuffer, Push: true})
+	central := &link.Central{Address: Address, Name: Name, Interval: cfg.ConnInterval, Timeout: cfg.Timeout, ReadBuffer: readBuffer, Push: true}
+	c, err := central.Open(ctx, name, s, link.Handlers{})
 	if err != nil {
 		return nil, err // it names the device
 	}
-	d := &device{name: name, conn: c, air: s}
+	d := &device{name: name, conn: c.Conn, air: s}
 	m, err := c.Scan(ctx)
 	if err != nil {
 		c.Close()
@@ -348,7 +349,7 @@ func connectAir(ctx context.Context, cfg Config, serial string) (*device, error)
 		c.Close()
 		return nil, fmt.Errorf("%s: %w", name, ErrPairing)
 	}
-	_, err = c.ConnectAt(ctx, wire.ConnectMsg{Address: Address, Name: Name, Interval: uint16(cfg.ConnInterval / radio.Duration(1))})
+	_, err = c.Connect(ctx)
 	if err == nil && cfg.PassKey != "" {
 		_, err = c.Pair(ctx, cfg.PassKey, false)
 	}

@@ -22,6 +22,7 @@ import (
 	"senseboard"
 	"senseboard/bridge"
 	"senseboard/internal/syspython"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/transport/serial"
 )
@@ -42,12 +43,12 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	srv := &serial.Server{Device: d.Device}
+	srv := &link.Peripheral{Server: &serial.Server{Device: d.Device}, Radio: d.BLE.Radio()}
 	b, err = bridge.New(bridge.Config{StateDir: filepath.Join(dir, "bridge"), Local: []bridge.Peripheral{{
 		Serial: "000123",
 		Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil
 		},
 	}}})

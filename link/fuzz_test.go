@@ -1,0 +1,154 @@
+package link_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"senseboard"
+	"senseboard/client"
+	"senseboard/internal/frametest"
+	"senseboard/link"
+	"senseboard/transport/serial"
+	"senseboard/wire"
+)
+
+// FuzzStreamFrames sends a frame of any kind and payload to a stream of
+// the radio link, connected first so that pairing, encryption, HRS, NUS
+// and GATT payloads reach their handlers: the device answers it, or
+// refuses it, and keeps serving.
+func FuzzStreamFrames(f *testing.F) {
+	d, err := senseboard.New(senseboard.Config{StateDir: f.TempDir(), Seed: 1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { d.Close() })
+	p := &link.Peripheral{Server: &serial.Server{Device: d.Device}, Radio: d.BLE.Radio()}
+	for _, s := range []struct {
+		kind wire.Kind
+		p    string
+	}{
+		{link.Pair, `{"passKey":"123456","bond":true}`},
+		{link.Encrypt, `{"key":"00112233445566778899aabbccddeeff"}`},
+		{link.HRSNotify, `{"notifications":true}`},
+		{link.NUSWrite, `{"data":"AQID"}`},
+		{link.GATTRead, `{"char":"2a19"}`},
+		{link.GATTWrite, `{"char":"34800001-7185-4d5d-b431-630e7050e8f0","data":"AAE="}`},
+		{link.Connect, `{"address":"C0:53:42:00:00:01","name":"x"}`},
+		{link.Scan, ``},
+		{link.Advert, `{}`},
+		{wire.Request, `{"op":"get","path":"/Comm/Ble/Adv"}`},
+		{link.NUSWrite, `{"data":7}`},
+		{link.Definitions, ``},
+		{link.Definitions, `{"file":"info.yaml"}`},
+		{link.Definitions, `{"file":"../x"}`},
+	} {
+		f.Add(byte(s.kind), []byte(s.p))
+	}
+	f.Fuzz(func(t *testing.T, kind byte, payload []byte) {
+		k := wire.Kind(kind)
+		if len(payload) > wire.MaxPayload || k == wire.Bye || k == link.Disconnect || k == wire.Ping {
+			return // these end the stream or are the end marker
+		}
+		dev, central := net.Pipe()
+		defer central.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		defer func() { cancel(); wg.Wait() }()
+		wg.Go(func() { p.ServeConn(ctx, dev) })
+		hello, _ := wire.AppendJSONFrame(nil, wire.Hello, 1, &wire.HelloMsg{Protocol: wire.Version, Client: "fuzz", Session: "fuzz"})
+		conn, _ := wire.AppendJSONFrame(nil, link.Connect, 2, &link.ConnectMsg{Address: "C0:53:42:00:00:01", Name: "fuzz"})
+		if got := frametest.Exchange(t, central, hello, conn); len(got) == 0 || got[0].Kind != wire.Welcome {
+			t.Fatalf("no welcome: %v", got)
+		}
+		got := frametest.Exchange(t, central, wire.AppendFrame(nil, k, 7, payload))
+		asked := k >= link.Scan && k <= link.NUSWrite || k >= link.GATTDiscover && k <= link.GATTNotify || k == link.GATTRead || k == link.Definitions
+		if (k == wire.Request || asked) && !frametest.Answered(got, 7) {
+			var m json.RawMessage = payload
+			t.Errorf("%s %s: no answer; frames %v", link.KindName(k), m, got)
+		}
+	})
+}
+
+// fakeDevice answers a client on a stream with what a fuzz input says: its
+// hello with a frame of helloKind and helloPayload, a scan with a frame of
+// scanKind and scanPayload. "SESSION" in a payload becomes the client's
+// session token, so that answers reach the client's handshake.
+func fakeDevice(conn net.Conn, helloKind wire.Kind, helloPayload []byte, scanKind wire.Kind, scanPayload []byte) {
+	defer conn.Close()
+	dec := wire.NewDecoder(0)
+	buf := make([]byte, 4096)
+	token := []byte("SESSION")
+	for {
+		n, err := conn.Read(buf)
+		dec.Feed(buf[:n], func(f wire.Frame) {
+			switch f.Kind {
+			case wire.Hello:
+				var h wire.HelloMsg
+				json.Unmarshal(f.Payload, &h)
+				token = []byte(h.Session)
+				conn.Write(wire.AppendFrame(nil, helloKind, f.ID, bytes.ReplaceAll(helloPayload, []byte("SESSION"), token)))
+			case link.Scan:
+				conn.Write(wire.AppendFrame(nil, scanKind, f.ID, bytes.ReplaceAll(scanPayload, []byte("SESSION"), token)))
+			case wire.Ping:
+				conn.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
+			}
+		})
+		if err != nil {
+			return
+		}
+	}
+}
+
+// FuzzHandshakeAndScan gives a central any welcome or refusal, and any
+// advertisement (or error, or disconnection) in answer to a scan: it
+// returns a stream or an error, never crashes or hangs, takes a stream
+// only from a Welcome of its protocol and an advertisement only from an
+// Advert.
+func FuzzHandshakeAndScan(f *testing.F) {
+	welcome := `{"protocol":1,"session":"SESSION","serial":"000123","product":"Senseboard","sw":"1.0","uriPrefix":"/net/000123","maxPayload":65536}`
+	advert := `{"serial":"000123","address":"F8:21:B0:5A:10:98","advertising":true,"adv":"020106","scanResp":"0909"}`
+	f.Add(byte(wire.Welcome), []byte(welcome), byte(link.Advert), []byte(advert))
+	f.Add(byte(wire.Refuse), []byte(`{"session":"SESSION","error":"line busy","code":"busy"}`), byte(link.Advert), []byte(advert))
+	f.Add(byte(wire.Refuse), []byte(`{"session":"SESSION","error":"full","code":"limit"}`), byte(wire.Error), []byte(`{"error":"x"}`))
+	f.Add(byte(wire.Welcome), []byte(`{"protocol":2,"session":"SESSION"}`), byte(link.Advert), []byte(`[`))
+	f.Add(byte(wire.Welcome), []byte(welcome), byte(link.Disconnected), []byte(`{"reason":"gone"}`))
+	f.Add(byte(wire.Welcome), []byte(welcome), byte(link.Advert), []byte(`{"advertising":"yes","adv":7}`))
+	f.Add(byte(wire.Welcome), []byte(`{"session":"SESSION","protocol":1e400}`), byte(link.Advert), []byte(`null`))
+	f.Fuzz(func(t *testing.T, helloKind byte, helloPayload []byte, scanKind byte, scanPayload []byte) {
+		if len(helloPayload) > wire.MaxPayload || len(scanPayload) > wire.MaxPayload {
+			return
+		}
+		dev, central := net.Pipe()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() { fakeDevice(dev, wire.Kind(helloKind), helloPayload, wire.Kind(scanKind), scanPayload) })
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang protection
+		defer cancel()
+		c, err := (&link.Central{Timeout: 20 * time.Millisecond}).Open(ctx, "fuzz", central, link.Handlers{})
+		if err != nil {
+			if wire.Kind(helloKind) == wire.Refuse && bytes.Contains(helloPayload, []byte(`"SESSION"`)) && json.Valid(helloPayload) &&
+				!errors.Is(err, client.ErrRefused) && !errors.Is(err, client.ErrNoAnswer) {
+				t.Errorf("a refusal gave %v", err)
+			}
+			central.Close()
+			return
+		}
+		defer c.Close()
+		if wire.Kind(helloKind) != wire.Welcome {
+			t.Fatalf("a session from a %s frame", wire.Kind(helloKind))
+		}
+		if w := c.Welcome(); w.Protocol != wire.Version {
+			t.Fatalf("a session with protocol %d", w.Protocol)
+		}
+		m, err := c.Scan(ctx)
+		if err == nil && wire.Kind(scanKind) != link.Advert {
+			t.Fatalf("an advertisement %+v from a %s frame", m, link.KindName(wire.Kind(scanKind)))
+		}
+	})
+}
