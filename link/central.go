@@ -108,12 +108,8 @@ func (l *Conn) received(f wire.Frame, h Handlers) error {
 			h.Serial(m.Data)
 		}
 	case GATTNotification:
-		var m GATTNotificationMsg
-		if h.Notification == nil || json.Unmarshal(f.Payload, &m) != nil {
-			return nil
-		}
-		if char, err := radio.ParseUUID(m.Char); err == nil {
-			h.Notification(char, m.Data)
+		if char, value, err := ParseNotification(f.Payload); err == nil && h.Notification != nil {
+			h.Notification(char, value)
 		}
 	case Disconnected:
 		var m DisconnectedMsg

@@ -12,8 +12,10 @@ import (
 
 	"senseboard"
 	"senseboard/client"
+	"senseboard/gsp/gspwire"
 	"senseboard/internal/frametest"
 	"senseboard/link"
+	"senseboard/radio"
 	"senseboard/transport/serial"
 	"senseboard/wire"
 )
@@ -149,6 +151,30 @@ func FuzzHandshakeAndScan(f *testing.F) {
 		m, err := c.Scan(ctx)
 		if err == nil && wire.Kind(scanKind) != link.Advert {
 			t.Fatalf("an advertisement %+v from a %s frame", m, link.KindName(wire.Kind(scanKind)))
+		}
+	})
+}
+
+// FuzzParseNotification: a GATTNotification payload that parses is the
+// characteristic and the value AppendNotification framed; one too short
+// for the UUID is refused with ErrNotification.
+func FuzzParseNotification(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(make([]byte, 15))
+	data := radio.MustParseUUID(gspwire.DataUUID)
+	f.Add(append(data[:], 2, 1, 0))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		char, value, err := link.ParseNotification(payload)
+		if err != nil {
+			if !errors.Is(err, link.ErrNotification) || len(payload) >= 16 {
+				t.Fatalf("%x: %v", payload, err)
+			}
+			return
+		}
+		var got []wire.Frame
+		wire.NewDecoder(0).Feed(link.AppendNotification(nil, char, value), func(f wire.Frame) { got = append(got, f) })
+		if len(got) != 1 || got[0].Kind != link.GATTNotification || string(got[0].Payload) != string(payload) {
+			t.Fatalf("%x framed again: %v", payload, got)
 		}
 	})
 }

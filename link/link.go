@@ -17,7 +17,13 @@
 // describes the frames for third-party centrals.
 package link
 
-import "senseboard/wire"
+import (
+	"errors"
+	"fmt"
+
+	"senseboard/radio"
+	"senseboard/wire"
+)
 
 // The frame kinds of the radio link, beside those of the line protocol on
 // the same stream. The central sends Scan, Connect, Pair, Encrypt and
@@ -49,7 +55,7 @@ const (
 // and switch its notifications (GATTNotify), each answered with Ack or an
 // Error, and read a characteristic (GATTRead, answered with GATTValue or
 // an Error); the device sends GATTNotification for each notification of a
-// characteristic the central switched on.
+// characteristic the central switched on, in binary (AppendNotification).
 const (
 	GATTDiscover     wire.Kind = 0x40
 	GATTServices     wire.Kind = 0x41
@@ -182,10 +188,33 @@ type GATTNotifyMsg struct {
 	On   bool   `json:"on"`
 }
 
-// GATTNotificationMsg is a notification of a characteristic.
-type GATTNotificationMsg struct {
-	Char string `json:"char"`
-	Data []byte `json:"data"`
+// A GATTNotification frame carries a notification of a characteristic
+// in binary, not JSON: the characteristic's UUID in its 128-bit form,
+// most significant byte first (16 bytes), then the value.
+const uuidSize = len(radio.UUID{})
+
+// ErrNotification is a GATTNotification payload too short to hold its
+// characteristic's UUID.
+var ErrNotification = errors.New("gatt notification")
+
+// AppendNotification appends a GATTNotification frame, the device's own
+// (id 0), of a value of characteristic char.
+func AppendNotification(dst []byte, char radio.UUID, value []byte) []byte {
+	start := len(dst)
+	dst = wire.BeginFrame(dst, GATTNotification, 0)
+	dst = append(dst, char[:]...)
+	dst = append(dst, value...)
+	return wire.EndFrame(dst, start)
+}
+
+// ParseNotification reads the payload of a GATTNotification frame: the
+// characteristic and the value, which aliases payload.
+func ParseNotification(payload []byte) (char radio.UUID, value []byte, err error) {
+	if len(payload) < uuidSize {
+		return char, nil, fmt.Errorf("%w: %d bytes; a notification is the characteristic's %d-byte UUID and the value", ErrNotification, len(payload), uuidSize)
+	}
+	copy(char[:], payload)
+	return char, payload[uuidSize:], nil
 }
 
 // GATTReadMsg reads a characteristic.

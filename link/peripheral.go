@@ -299,7 +299,7 @@ func (o *radioOut) note(n radio.Notification, ok bool) {
 	on := o.rs.gattOn[n.Char]
 	o.rs.gattMu.Unlock()
 	if on { // not those a central gets in frames of their own (HRSNotify)
-		o.buf = appendJSON(o.buf, GATTNotification, &GATTNotificationMsg{Char: n.Char.String(), Data: n.Data})
+		o.buf = AppendNotification(o.buf, n.Char, n.Data)
 	}
 }
 

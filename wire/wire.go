@@ -13,7 +13,8 @@
 //	4      4    id, little endian (a request id, which also names the
 //	            subscription a request made)
 //	8      4    payload length n, little endian, at most MaxPayload
-//	12     n    payload: UTF-8 JSON
+//	12     n    payload: UTF-8 JSON (binary for the radio link's GATT
+//	            notifications, package link)
 //	12+n   4    CRC-32C (Castagnoli) of bytes 2 .. 12+n, little endian
 package wire
 
