@@ -13,7 +13,9 @@ import (
 // the client and the serial tool link only the line protocol, nothing of
 // the radio link; the radio knows no device, provider or transport; the
 // serial transport knows no radio, and the radio link (package link) no
-// carrier; transports know no provider, and providers know no transport. The GSP frames (gsp/gspwire) need the
+// carrier; transports know no provider, and providers know no transport;
+// the phone imports no net/http, and the bridge, its web face, reaches
+// devices through the phone alone. The GSP frames (gsp/gspwire) need the
 // standard library alone, so that the bridge speaks GSP without the
 // device; the binary form of content (gsp/gspdata), which the data logger
 // writes too, knows no GSP module, and no provider does.
@@ -35,11 +37,14 @@ func TestDependencyRules(t *testing.T) {
 		{"senseboard/transport/serial", false, false, []string{"senseboard/provider/", "senseboard/host/", "senseboard/bridge/", "senseboard/radio/", "senseboard/link/", "senseboard/air/"}},
 		{"senseboard/link", false, false, []string{"senseboard/provider/", "senseboard/host/", "senseboard/bridge/", "senseboard/load/", "senseboard/air/", "senseboard/gsp"}},
 		{"senseboard/provider/...", false, false, []string{"senseboard/transport/", "senseboard/client/", "senseboard/host/", "senseboard/bridge/", "senseboard/gsp"}},
-		// The bridge reaches devices over the radio link alone; the link's
+		// The phone reaches devices over the radio link alone; the link's
 		// package, which serves the peripheral's end too, brings the
-		// device core along, but not the providers.
+		// device core along, but not the providers. The phone knows no
+		// web, and the bridge, its web face, reaches devices through it.
+		{"senseboard/phone", false, false, []string{"senseboard/provider/", "senseboard/gsp", "senseboard/gsp/gspdata/", "senseboard/bridge/", "senseboard/host/"}},
+		{"senseboard/phone", true, false, []string{"net/http", "github.com/coder/websocket", "senseboard/device/", "senseboard/transport/", "senseboard/world/"}},
 		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/gsp", "senseboard/gsp/gspdata/"}},
-		{"senseboard/bridge", true, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/world/"}},
+		{"senseboard/bridge", true, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/world/", "senseboard/link", "senseboard/air", "senseboard/nvm"}},
 		{"senseboard/gsp/gspwire", false, true, nil},
 		{"senseboard/gsp/gspdata", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/provider/mem/"}},
 	}

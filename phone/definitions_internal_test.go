@@ -1,4 +1,4 @@
-package bridge
+package phone
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func TestFetchFileCache(t *testing.T) {
 		{"a built-in file of another firmware", fileID{name: run + "fetchtest-a.yaml", set: run + "other-firmware-1"}, 1},
 		{"the same again", fileID{name: run + "fetchtest-a.yaml", set: run + "other-firmware-1"}, 1},
 		{"the same name in a third firmware", fileID{name: run + "fetchtest-a.yaml", set: run + "other-firmware-2"}, 2},
-		{"another file of the second firmware", fileID{name: run + "fetchtest-b.yaml", set: run + "other-firmware-1"}, 3},
+		{"another file of the second firmware", fileID{name: run + "fetchtest-ph.yaml", set: run + "other-firmware-1"}, 3},
 		{"an app's file", fileID{name: run + "fetchtest-app.yaml", sha256: hash}, 4},
 		{"the app's file again", fileID{name: run + "fetchtest-app.yaml", sha256: hash}, 4},
 		{"a file nothing identifies", fileID{name: run + "fetchtest-c.yaml"}, 5},
