@@ -15,7 +15,8 @@ import (
 // serial transport knows no radio, and the radio link (package link) no
 // carrier; transports know no provider, and providers know no transport;
 // the phone imports no net/http, and the bridge, its web face, reaches
-// devices through the phone alone. The GSP frames (gsp/gspwire) need the
+// devices through the phone alone. The file formats EDF+ and WFDB need the
+// standard library alone. The GSP frames (gsp/gspwire) need the
 // standard library alone, so that the bridge speaks GSP without the
 // device; the binary form of content (gsp/gspdata), which the data logger
 // writes too, knows no GSP module, and no provider does.
@@ -46,6 +47,8 @@ func TestDependencyRules(t *testing.T) {
 		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/gsp", "senseboard/gsp/gspdata/"}},
 		{"senseboard/bridge", true, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/world/", "senseboard/link", "senseboard/air", "senseboard/nvm"}},
 		{"senseboard/gsp/gspwire", false, true, nil},
+		{"senseboard/edf", false, true, nil},
+		{"senseboard/wfdb", false, true, nil},
 		{"senseboard/gsp/gspdata", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/provider/mem/"}},
 	}
 	// one go list for all the rules: the packages, and what they import

@@ -8,11 +8,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
-	"senseboard/edf"
 	"senseboard/logfile"
 	"senseboard/phone"
 )
@@ -44,9 +42,6 @@ type Logs struct {
 	Logs   []LogEntry `json:"logs"`
 	phone.Logger
 }
-
-// LogFormats are the formats a log downloads in.
-var LogFormats = []string{"sbem", "csv", "json", "edf"}
 
 // ErrBadLogID is a log id that is not a whole number from 1.
 var ErrBadLogID = fmt.Errorf("%w: bad log id", ErrBadMessage)
@@ -103,7 +98,7 @@ func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) {
 	out := Logs{Device: logs.Device, Logs: make([]LogEntry, len(logs.Logs)), Logger: logs.Logger}
 	for i, e := range logs.Logs {
 		out.Logs[i] = LogEntry{LogEntry: e, Downloads: map[string]string{}}
-		for _, f := range LogFormats {
+		for _, f := range logfile.Formats {
 			out.Logs[i].Downloads[f] = "api/devices/" + url.PathEscape(logs.Device) + "/logs/" + strconv.FormatUint(uint64(e.ID), 10) + "?format=" + f
 		}
 	}
@@ -187,8 +182,9 @@ func (s *Server) downloadLog(w http.ResponseWriter, r *http.Request) {
 	if format == "" {
 		format = "sbem"
 	}
-	if !slices.Contains(LogFormats, format) {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: format %q: %s", ErrBadMessage, r.URL.Query().Get("format"), strings.Join(LogFormats, ", ")))
+	ctype, ok := logfile.MediaType(format)
+	if !ok {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%w: format %q: %s", ErrBadMessage, r.URL.Query().Get("format"), strings.Join(logfile.Formats, ", ")))
 		return
 	}
 	serial, id, log, ok := s.readLog(w, r)
@@ -196,27 +192,7 @@ func (s *Server) downloadLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body bytes.Buffer
-	var err error
-	ctype := map[string]string{"sbem": "application/octet-stream", "csv": "text/csv; charset=utf-8",
-		"json": "application/json", "edf": "application/octet-stream"}[format]
-	switch format {
-	case "sbem":
-		body.Write(log)
-	case "csv":
-		err = logfile.WriteCSV(&body, log)
-	case "json":
-		err = logfile.WriteJSON(&body, log)
-	case "edf":
-		var f *edf.File
-		if f, err = logfile.EDF(log); err == nil {
-			f.Recording = "X X senseboard_" + serial + "_log_" + strconv.FormatUint(uint64(id), 10)
-			var b []byte
-			if b, err = edf.Marshal(f); err == nil {
-				body.Write(b)
-			}
-		}
-	}
-	if err != nil {
+	if err := logfile.Export(&body, log, format, "X X senseboard_"+serial+"_log_"+strconv.FormatUint(uint64(id), 10)); err != nil {
 		writeError(w, http.StatusUnprocessableEntity, fmt.Errorf("device %s: log %d as %s: %w", serial, id, format, err))
 		return
 	}
