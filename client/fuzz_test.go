@@ -12,36 +12,9 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/frametest"
 	"senseboard/wire"
 )
-
-// fakeDevice answers a client on a stream with what a fuzz input says: its
-// hello with a frame of helloKind and helloPayload, a ping with a frame of
-// pingKind and pingPayload. "SESSION" in a payload becomes the client's
-// session token, so that answers reach the client's handshake.
-func fakeDevice(conn net.Conn, helloKind wire.Kind, helloPayload []byte, pingKind wire.Kind, pingPayload []byte) {
-	defer conn.Close()
-	dec := wire.NewDecoder(0)
-	buf := make([]byte, 4096)
-	token := []byte("SESSION")
-	for {
-		n, err := conn.Read(buf)
-		dec.Feed(buf[:n], func(f wire.Frame) {
-			switch f.Kind {
-			case wire.Hello:
-				var h wire.HelloMsg
-				json.Unmarshal(f.Payload, &h)
-				token = []byte(h.Session)
-				conn.Write(wire.AppendFrame(nil, helloKind, f.ID, bytes.ReplaceAll(helloPayload, []byte("SESSION"), token)))
-			case wire.Ping:
-				conn.Write(wire.AppendFrame(nil, pingKind, f.ID, bytes.ReplaceAll(pingPayload, []byte("SESSION"), token)))
-			}
-		})
-		if err != nil {
-			return
-		}
-	}
-}
 
 // FuzzHandshake gives the client any welcome or refusal, and any frame in
 // answer to a ping: it returns a session or an error, never crashes or
@@ -63,7 +36,12 @@ func FuzzHandshake(f *testing.F) {
 		dev, central := net.Pipe()
 		var wg sync.WaitGroup
 		defer wg.Wait()
-		wg.Go(func() { fakeDevice(dev, wire.Kind(helloKind), helloPayload, wire.Kind(pingKind), pingPayload) })
+		wg.Go(func() {
+			frametest.Script(dev, map[wire.Kind]frametest.Answer{
+				wire.Hello: {Kind: wire.Kind(helloKind), Payload: helloPayload},
+				wire.Ping:  {Kind: wire.Kind(pingKind), Payload: pingPayload},
+			})
+		})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang protection
 		defer cancel()
 		c, err := client.Open(ctx, "fuzz", central, &client.Options{Timeout: 20 * time.Millisecond})

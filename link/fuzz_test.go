@@ -77,36 +77,6 @@ func FuzzStreamFrames(f *testing.F) {
 	})
 }
 
-// fakeDevice answers a client on a stream with what a fuzz input says: its
-// hello with a frame of helloKind and helloPayload, a scan with a frame of
-// scanKind and scanPayload. "SESSION" in a payload becomes the client's
-// session token, so that answers reach the client's handshake.
-func fakeDevice(conn net.Conn, helloKind wire.Kind, helloPayload []byte, scanKind wire.Kind, scanPayload []byte) {
-	defer conn.Close()
-	dec := wire.NewDecoder(0)
-	buf := make([]byte, 4096)
-	token := []byte("SESSION")
-	for {
-		n, err := conn.Read(buf)
-		dec.Feed(buf[:n], func(f wire.Frame) {
-			switch f.Kind {
-			case wire.Hello:
-				var h wire.HelloMsg
-				json.Unmarshal(f.Payload, &h)
-				token = []byte(h.Session)
-				conn.Write(wire.AppendFrame(nil, helloKind, f.ID, bytes.ReplaceAll(helloPayload, []byte("SESSION"), token)))
-			case link.Scan:
-				conn.Write(wire.AppendFrame(nil, scanKind, f.ID, bytes.ReplaceAll(scanPayload, []byte("SESSION"), token)))
-			case wire.Ping:
-				conn.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
-			}
-		})
-		if err != nil {
-			return
-		}
-	}
-}
-
 // FuzzHandshakeAndScan gives a central any welcome or refusal, and any
 // advertisement (or error, or disconnection) in answer to a scan: it
 // returns a stream or an error, never crashes or hangs, takes a stream
@@ -129,7 +99,13 @@ func FuzzHandshakeAndScan(f *testing.F) {
 		dev, central := net.Pipe()
 		var wg sync.WaitGroup
 		defer wg.Wait()
-		wg.Go(func() { fakeDevice(dev, wire.Kind(helloKind), helloPayload, wire.Kind(scanKind), scanPayload) })
+		wg.Go(func() {
+			frametest.Script(dev, map[wire.Kind]frametest.Answer{
+				wire.Hello: {Kind: wire.Kind(helloKind), Payload: helloPayload},
+				link.Scan:  {Kind: wire.Kind(scanKind), Payload: scanPayload},
+				wire.Ping:  {Kind: wire.Pong},
+			})
+		})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang protection
 		defer cancel()
 		c, err := (&link.Central{Timeout: 20 * time.Millisecond}).Open(ctx, "fuzz", central, link.Handlers{})

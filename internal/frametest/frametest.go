@@ -4,6 +4,8 @@
 package frametest
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -67,4 +69,37 @@ func Answered(frames []wire.Frame, id uint32) bool {
 		}
 	}
 	return false
+}
+
+// Answer is what Script answers a frame of a kind with.
+type Answer struct {
+	Kind    wire.Kind
+	Payload []byte
+}
+
+// Script plays a device that answers what a test, or a fuzz input, wants:
+// each frame of a kind in answers gets an answer of its Kind and Payload,
+// with the frame's id, where "SESSION" becomes the session token of the
+// client's last hello. It returns when conn fails, and closes it.
+func Script(conn net.Conn, answers map[wire.Kind]Answer) {
+	defer conn.Close()
+	dec := wire.NewDecoder(0)
+	buf := make([]byte, 4096)
+	token := []byte("SESSION")
+	for {
+		n, err := conn.Read(buf)
+		dec.Feed(buf[:n], func(f wire.Frame) {
+			if f.Kind == wire.Hello {
+				var h wire.HelloMsg
+				json.Unmarshal(f.Payload, &h)
+				token = []byte(h.Session)
+			}
+			if a, ok := answers[f.Kind]; ok {
+				conn.Write(wire.AppendFrame(nil, a.Kind, f.ID, bytes.ReplaceAll(a.Payload, []byte("SESSION"), token)))
+			}
+		})
+		if err != nil {
+			return
+		}
+	}
 }
