@@ -544,8 +544,11 @@ func (c *Conn) CloseFor(why error) error {
 // returns the frame of kind answer with its id that answers it. The
 // device's Error frame is a *RemoteError.
 func (c *Conn) Call(ctx context.Context, kind wire.Kind, payload []byte, answer wire.Kind) (wire.Frame, error) {
-	return c.call(ctx, kind, payload, answer, nil)
+	return c.call(ctx, kind, encoded(payload), answer, nil)
 }
+
+// encoded is a frame's payload encoded already.
+type encoded []byte
 
 // Send sends a frame that no answer is awaited for, with an id of 0.
 func (c *Conn) Send(kind wire.Kind, payload []byte) error {
@@ -555,19 +558,13 @@ func (c *Conn) Send(kind wire.Kind, payload []byte) error {
 // roundTrip sends a frame with a JSON payload (none when nil) and waits
 // for the answer with the same id.
 func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, before func(id uint32)) (wire.Frame, error) {
-	var b []byte
-	if payload != nil {
-		var err error
-		if b, err = resource.AppendJSON(nil, payload); err != nil {
-			return wire.Frame{}, err
-		}
-	}
-	return c.call(ctx, kind, b, 0, before)
+	return c.call(ctx, kind, payload, 0, before)
 }
 
 // call sends a frame and waits for the answer with the same id: a frame
-// of kind answer, or of the line protocol's when it is 0.
-func (c *Conn) call(ctx context.Context, kind wire.Kind, payload []byte, answer wire.Kind, before func(id uint32)) (wire.Frame, error) {
+// of kind answer, or of the line protocol's when it is 0. The payload is
+// encoded, or a value to encode as JSON, or none when nil.
+func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wire.Kind, before func(id uint32)) (wire.Frame, error) {
 	if err := ctx.Err(); err != nil { // as net/http: a request whose context has ended is not sent
 		return wire.Frame{}, err
 	}
@@ -584,7 +581,20 @@ func (c *Conn) call(ctx context.Context, kind wire.Kind, payload []byte, answer 
 		before(id)
 	}
 	c.mu.Unlock()
-	if err := c.write(wire.AppendFrame(nil, kind, id, payload)); err != nil {
+	var b []byte
+	var err error
+	switch p := payload.(type) {
+	case nil:
+		b = wire.AppendFrame(nil, kind, id, nil)
+	case encoded:
+		b = wire.AppendFrame(nil, kind, id, p)
+	default:
+		if b, err = wire.AppendJSONFrame(nil, kind, id, payload); err != nil {
+			c.forget(id)
+			return wire.Frame{}, err
+		}
+	}
+	if err := c.write(b); err != nil {
 		c.forget(id)
 		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
 	}
