@@ -10,9 +10,13 @@ import (
 )
 
 // TestDependencyRules keeps the packages' dependencies pointing one way:
-// the client and the serial tool link only the protocol, the radio knows
-// no device, provider or transport, transports know no provider, and
-// providers know no transport. The GSP frames (gsp/gspwire) need the
+// the client and the serial tool link only the line protocol, nothing of
+// the radio link; the radio knows no device, provider or transport; the
+// serial transport knows no radio, and the radio link (package link) no
+// carrier; transports know no provider, and providers know no transport;
+// the phone imports no net/http, and the bridge, its web face, reaches
+// devices through the phone alone. The file formats EDF+ and WFDB need the
+// standard library alone. The GSP frames (gsp/gspwire) need the
 // standard library alone, so that the bridge speaks GSP without the
 // device; the binary form of content (gsp/gspdata), which the data logger
 // writes too, knows no GSP module, and no provider does.
@@ -27,15 +31,24 @@ func TestDependencyRules(t *testing.T) {
 		stdlib    bool     // the standard library alone
 		forbidden []string // import paths; with a trailing slash, the path and all below it
 	}{
-		{"senseboard/client", false, false, []string{"senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "senseboard/host/", "github.com/creack/pty/", "github.com/go-openapi/"}},
-		{"senseboard/cmd/wbcmd", false, false, []string{"senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "senseboard/host/", "github.com/creack/pty/", "github.com/go-openapi/"}},
-		{"senseboard/wire", false, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/provider/", "senseboard/radio/"}},
-		{"senseboard/radio", false, false, []string{"senseboard/device/", "senseboard/provider/", "senseboard/transport/", "senseboard/host/", "senseboard/bridge/"}},
-		{"senseboard/transport/serial", false, false, []string{"senseboard/provider/", "senseboard/host/", "senseboard/bridge/"}},
+		{"senseboard/client", false, false, []string{"senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "senseboard/host/", "senseboard/link/", "senseboard/radio/", "senseboard/air/", "github.com/creack/pty/", "github.com/go-openapi/"}},
+		{"senseboard/cmd/wbcmd", false, false, []string{"senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "senseboard/host/", "senseboard/link/", "senseboard/radio/", "senseboard/air/", "github.com/creack/pty/", "github.com/go-openapi/"}},
+		{"senseboard/wire", false, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/provider/", "senseboard/radio/", "senseboard/link/"}},
+		{"senseboard/radio", false, false, []string{"senseboard/device/", "senseboard/provider/", "senseboard/transport/", "senseboard/host/", "senseboard/bridge/", "senseboard/link/"}},
+		{"senseboard/transport/serial", false, false, []string{"senseboard/provider/", "senseboard/host/", "senseboard/bridge/", "senseboard/radio/", "senseboard/link/", "senseboard/air/"}},
+		{"senseboard/link", false, false, []string{"senseboard/provider/", "senseboard/host/", "senseboard/bridge/", "senseboard/load/", "senseboard/air/", "senseboard/gsp"}},
 		{"senseboard/provider/...", false, false, []string{"senseboard/transport/", "senseboard/client/", "senseboard/host/", "senseboard/bridge/", "senseboard/gsp"}},
-		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/device/", "senseboard/transport/", "senseboard/gsp", "senseboard/gsp/gspdata/"}},
-		{"senseboard/bridge", true, false, []string{"senseboard/world/"}},
+		// The phone reaches devices over the radio link alone; the link's
+		// package, which serves the peripheral's end too, brings the
+		// device core along, but not the providers. The phone knows no
+		// web, and the bridge, its web face, reaches devices through it.
+		{"senseboard/phone", false, false, []string{"senseboard/provider/", "senseboard/gsp", "senseboard/gsp/gspdata/", "senseboard/bridge/", "senseboard/host/"}},
+		{"senseboard/phone", true, false, []string{"net/http", "github.com/coder/websocket", "senseboard/device/", "senseboard/transport/", "senseboard/world/"}},
+		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/gsp", "senseboard/gsp/gspdata/"}},
+		{"senseboard/bridge", true, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/world/", "senseboard/link", "senseboard/air", "senseboard/nvm"}},
 		{"senseboard/gsp/gspwire", false, true, nil},
+		{"senseboard/edf", false, true, nil},
+		{"senseboard/wfdb", false, true, nil},
 		{"senseboard/gsp/gspdata", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/provider/mem/"}},
 	}
 	// one go list for all the rules: the packages, and what they import

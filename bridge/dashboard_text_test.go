@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"senseboard/bridge"
+	"senseboard/phone"
 )
 
 // TestDashboardShowsNoStrayText drives the dashboard in headless Chromium:
@@ -18,8 +18,8 @@ import (
 func TestDashboardShowsNoStrayText(t *testing.T) {
 	t.Parallel() // waits on real time; runs beside the other slow tests
 	browser := chromium(t)
-	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true, bridge: bridge.Config{Idle: 200 * time.Millisecond}})
-	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true, bridge: phone.Config{Idle: 200 * time.Millisecond}})
+	r.waitFor("000123", "advertising", func(s phone.DeviceState) bool { return s.Advertising })
 	p := browse(t, r, browser)
 	p.do("load and choose the device",
 		chromedp.Navigate(r.srv.URL+"/"),
@@ -49,7 +49,7 @@ func TestDashboardShowsNoStrayText(t *testing.T) {
 		}
 	}
 
-	released := func(s bridge.DeviceState) bool { return !s.Connected && strings.HasPrefix(s.Note, "released: ") }
+	released := func(s phone.DeviceState) bool { return !s.Connected && strings.HasPrefix(s.Note, "released: ") }
 	r.waitFor("000123", "released", released)
 	note := `document.querySelector('#devices li[data-serial="000123"] .note')`
 	p.poll("the release shown", note+`?.textContent.startsWith('released: ')`)

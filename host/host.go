@@ -18,6 +18,7 @@ import (
 	"senseboard"
 	"senseboard/air"
 	"senseboard/clock"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/replay"
 	"senseboard/transport/serial"
@@ -83,8 +84,9 @@ type Running struct {
 	Port     string // real serial port, "" when none
 	Air      string // the device's dial subject on the radio link, "" when none
 
-	h   *Host
-	srv *serial.Server
+	h     *Host
+	srv   *serial.Server
+	radio *link.Peripheral
 }
 
 // DialRadio opens a stream of the radio link to the device from within
@@ -101,7 +103,7 @@ func (r *Running) DialRadio(ctx context.Context) (net.Conn, error) {
 		return nil, err
 	}
 	device, central := net.Pipe()
-	h.radios.Go(func() { r.srv.ServeRadio(h.stopCtx, device, r.Device.BLE.Radio()) })
+	h.radios.Go(func() { r.radio.ServeConn(h.stopCtx, device) })
 	return central, nil
 }
 
@@ -245,7 +247,7 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 	}
 	h.closers = append(h.closers, d)
 	srv := &serial.Server{Device: d.Device, Log: cfg.Log.With("device", p.Serial), MaxConns: cfg.MaxConnsPerDevice, Program: h.conns}
-	r := &Running{Device: d, StateDir: dir, h: h, srv: srv}
+	r := &Running{Device: d, StateDir: dir, h: h, srv: srv, radio: &link.Peripheral{Server: srv, Radio: d.BLE.Radio()}}
 
 	link := filepath.Join(dir, "tty")
 	if cfg.PTY == "none" || i == 0 && cfg.PTY != "" {
@@ -294,7 +296,7 @@ func (h *Host) start(i int, p *profile.Profile) (*Running, error) {
 		h.closers = append(h.closers, ln)
 		h.onAir = append(h.onAir, ln)
 		r.Air = ln.Addr().String()
-		h.serve = append(h.serve, func(context.Context) error { return srv.ServeRadios(h.airCtx, ln, d.BLE.Radio()) })
+		h.serve = append(h.serve, func(context.Context) error { return r.radio.Serve(h.airCtx, ln) })
 	}
 	return r, nil
 }

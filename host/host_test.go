@@ -14,13 +14,14 @@ import (
 	"senseboard/air/airtest"
 	"senseboard/client"
 	"senseboard/host"
+	"senseboard/link"
 	"senseboard/resource"
 )
 
 func TestHost(t *testing.T) {
 	dir := t.TempDir()
-	link := airLink(t, airtest.FreeLocal(t))
-	h, err := host.New(host.Config{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: link, Speed: 10})
+	carrier := airLink(t, airtest.FreeLocal(t))
+	h, err := host.New(host.Config{StateDir: dir, Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: carrier, Speed: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	radio, err := client.Open(ctx, "radio", nc, nil)
+	radio, err := (&link.Central{}).Open(ctx, "radio", nc, link.Handlers{})
 	if err != nil {
 		t.Fatal(err)
 	}

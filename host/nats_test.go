@@ -16,6 +16,7 @@ import (
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
 	"senseboard/host"
+	"senseboard/phone"
 )
 
 // steady keeps streams and adverts through a busy machine's pauses.
@@ -57,17 +58,17 @@ func program(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
 	return stop
 }
 
-// phone runs a bridge alone, joined to link, and a client of its HTTP API.
-func phone(t *testing.T, link *air.Link) *bridgeclient.Client {
+// runBridge runs a bridge alone, joined to link, and a client of its HTTP API.
+func runBridge(t *testing.T, link *air.Link) *bridgeclient.Client {
 	t.Helper()
-	b, err := bridge.New(bridge.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond})
+	b, err := phone.New(phone.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { b.Run(ctx); close(done) }()
-	srv := httptest.NewServer((&bridge.Server{Bridge: b}).Handler())
+	srv := httptest.NewServer((&bridge.Server{Phone: b}).Handler())
 	c, err := bridgeclient.Dial(ctx, srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 	addr := airtest.FreeLocal(t)
 	devLink := airLink(t, addr)
 	stop := program(t, devLink, "000300", 2)
-	c := phone(t, airLink(t, addr))
+	c := runBridge(t, airLink(t, addr))
 	ctx := context.Background()
 
 	if d := until(t, c, "000301", "advertising", advertising); d.Local || d.Name != "Senseboard 000301" {
@@ -254,7 +255,7 @@ func TestTwoComputers(t *testing.T) {
 	o := air.Options{Interval: 50 * time.Millisecond, Missed: 10, ReconnectWait: 20 * time.Millisecond}
 	devLink, bridgeLink := join(t, cl.url(0), o), join(t, cl.url(1), o)
 	program(t, devLink, "000400", 3)
-	c := phone(t, bridgeLink)
+	c := runBridge(t, bridgeLink)
 	ctx := context.Background()
 	get := func(serial string) error {
 		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/" + serial + "/Info"})
@@ -303,7 +304,7 @@ func TestServerRestart(t *testing.T) {
 	}
 	defer server.Close()
 	program(t, airLink(t, addr), "000500", 1)
-	c := phone(t, airLink(t, addr))
+	c := runBridge(t, airLink(t, addr))
 	ctx := context.Background()
 	until(t, c, "000500", "advertising", advertising)
 	sub, r, err := c.SubscribeMessage(ctx, bridgeclient.Message{Type: "subscribe", Path: "/net/000500/Meas/Acc/13"})

@@ -19,9 +19,9 @@ import (
 	"syscall"
 
 	"senseboard/air"
-	"senseboard/bridge"
 	"senseboard/host"
 	"senseboard/nvm"
+	"senseboard/phone"
 	"senseboard/profile"
 	"senseboard/replay"
 	"senseboard/transport/serial"
@@ -216,9 +216,9 @@ func (o *runOptions) serve(h *host.Host, cfg host.Config, ln net.Listener, token
 	var err error
 	var svc *bridgeService
 	if ln != nil {
-		var local []bridge.Peripheral
+		var local []phone.Peripheral
 		for _, r := range h.Devices {
-			local = append(local, bridge.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON})
+			local = append(local, phone.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON})
 		}
 		state := cfg.StateDir
 		if state == "" {

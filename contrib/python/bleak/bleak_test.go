@@ -22,6 +22,8 @@ import (
 	"senseboard"
 	"senseboard/bridge"
 	"senseboard/internal/needs"
+	"senseboard/link"
+	"senseboard/phone"
 	"senseboard/profile"
 	"senseboard/transport/serial"
 )
@@ -33,7 +35,7 @@ const token = "0123456789abcdef0123"
 // serve runs a device on real time and a bridge that reaches it, behind a
 // token, until the test ends; it returns the bridge's address once the
 // bridge has found the device.
-func serve(t *testing.T) (url string, b *bridge.Bridge) {
+func serve(t *testing.T) (url string, b *phone.Phone) {
 	t.Helper()
 	dir := t.TempDir()
 	d, err := senseboard.New(senseboard.Config{Profile: profile.Default(), Seed: 1, StateDir: filepath.Join(dir, "000123")})
@@ -42,12 +44,12 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	srv := &serial.Server{Device: d.Device}
-	b, err = bridge.New(bridge.Config{StateDir: filepath.Join(dir, "bridge"), Local: []bridge.Peripheral{{
+	srv := &link.Peripheral{Server: &serial.Server{Device: d.Device}, Radio: d.BLE.Radio()}
+	b, err = phone.New(phone.Config{StateDir: filepath.Join(dir, "bridge"), Local: []phone.Peripheral{{
 		Serial: "000123",
 		Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil
 		},
 	}}})
@@ -55,7 +57,7 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 		t.Fatal(err)
 	}
 	wg.Go(func() { b.Run(ctx) })
-	hs := httptest.NewServer((&bridge.Server{Bridge: b, Token: token}).Handler())
+	hs := httptest.NewServer((&bridge.Server{Phone: b, Token: token}).Handler())
 	t.Cleanup(func() {
 		hs.Close()
 		cancel()

@@ -1,4 +1,4 @@
-package bridge_test
+package phone_test
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"senseboard/bridge"
+	"senseboard/link"
+	"senseboard/phone"
 	"senseboard/radio"
 	"senseboard/wire"
 )
@@ -45,10 +46,10 @@ func (s *stallingDevice) serve(conn net.Conn) {
 				var h wire.HelloMsg
 				json.Unmarshal(f.Payload, &h)
 				send(wire.Welcome, 0, &wire.WelcomeMsg{Protocol: wire.Version, Session: h.Session, Serial: "000999", URIPrefix: "/net/000999", MaxPayload: wire.MaxPayload})
-			case wire.Scan:
-				send(wire.Advert, f.ID, &wire.AdvertMsg{Serial: "000999", Address: "0C:8C:DC:00:09:99", Advertising: true, Adv: p.Adv, ScanResp: p.ScanResp})
-			case wire.Connect:
-				send(wire.Connected, f.ID, &wire.ConnectedMsg{Handle: 1})
+			case link.Scan:
+				send(link.Advert, f.ID, &link.AdvertMsg{Serial: "000999", Address: "0C:8C:DC:00:09:99", Advertising: true, Adv: p.Adv, ScanResp: p.ScanResp})
+			case link.Connect:
+				send(link.Connected, f.ID, &link.ConnectedMsg{Handle: 1})
 			case wire.Ping:
 				conn.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
 			case wire.Request:
@@ -63,29 +64,33 @@ func (s *stallingDevice) serve(conn net.Conn) {
 }
 
 // TestStateDoesNotWaitForASlowSubscribe: while a subscription waits for
-// the device's answer, the bridge lists its devices and their states.
+// the device's answer, the phone lists its devices and their states.
 func TestStateDoesNotWaitForASlowSubscribe(t *testing.T) {
 	dev := &stallingDevice{requests: make(chan wire.Frame, 4)}
-	b, err := bridge.New(bridge.Config{Local: []bridge.Peripheral{{Serial: "000999", Dial: dev.dial}}, Timeout: time.Minute, ConnectAll: true})
+	ph, err := phone.New(phone.Config{Local: []phone.Peripheral{{Serial: "000999", Dial: dev.dial}}, Timeout: time.Minute, ConnectAll: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dev.wg.Wait()
-	defer b.Close()
+	defer ph.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b.Scan(ctx)
-	if s, err := b.Device("000999"); err != nil || !s.Connected || s.Name != "Slow 000999" {
+	ph.Scan(ctx)
+	if s, err := ph.Device("000999"); err != nil || !s.Connected || s.Name != "Slow 000999" {
 		t.Fatalf("after the scan: %+v, %v", s, err)
 	}
 	subscribed := make(chan error, 1)
 	go func() {
-		_, _, err := b.Subscribe(ctx, bridge.Message{Type: "subscribe", Path: "/net/000999/Meas/HR", ID: "1"}, func(bridge.Event) {})
+		u, err := ph.Use(ctx, "000999")
+		if err == nil {
+			defer u.Done()
+			_, _, err = u.Subscribe(ctx, "/Meas/HR", nil, func(phone.Event) {})
+		}
 		subscribed <- err
 	}()
 	<-dev.requests // the subscription is on its way and will not be answered
-	listed := make(chan []bridge.DeviceState, 1)
-	go func() { listed <- b.Devices() }()
+	listed := make(chan []phone.DeviceState, 1)
+	go func() { listed <- ph.Devices() }()
 	select {
 	case l := <-listed:
 		if len(l) != 1 || !l[0].Connected || len(l[0].Streams) != 0 {
@@ -94,7 +99,7 @@ func TestStateDoesNotWaitForASlowSubscribe(t *testing.T) {
 	case err := <-subscribed:
 		t.Fatalf("the device list waited for the subscribe, which ended with %v", err)
 	}
-	if _, err := b.Device("000999"); err != nil {
+	if _, err := ph.Device("000999"); err != nil {
 		t.Error(err)
 	}
 	cancel()

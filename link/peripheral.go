@@ -1,4 +1,4 @@
-package serial
+package link
 
 import (
 	"context"
@@ -9,35 +9,41 @@ import (
 
 	"senseboard/radio"
 	"senseboard/resource"
+	"senseboard/transport/serial"
 	"senseboard/wire"
 )
 
-// ServeRadio serves one stream of the radio link: a central in range of
+// Peripheral is a device's side of the radio link: its radio, which the
+// centrals in range scan, connect to and pair with, and the server of its
+// sessions, which carries the requests of each connection.
+type Peripheral struct {
+	// Server serves the device's sessions: the device, the limits of its
+	// connections (each stream counts as one) and its timeouts.
+	Server *serial.Server
+	// Radio is the device's BLE radio.
+	Radio *radio.Peripheral
+}
+
+// ServeConn serves one stream of the radio link: a central in range of
 // the device that scans, connects, pairs and then makes requests over its
 // connection, which obeys the device's radio (advertising, one connection
 // at a time, pass key, bonding policy). When the connection ends, for
 // whatever reason, the device sends Disconnected and closes the stream.
-// ServeRadio returns when the stream closes or ctx ends.
-func (s *Server) ServeRadio(ctx context.Context, conn net.Conn, r *radio.Peripheral) error {
+// ServeConn returns when the stream closes or ctx ends.
+func (p *Peripheral) ServeConn(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	rs := &radioSession{srv: s, radio: r, conn: conn, w: &lockedWriter{w: conn}, dec: wire.NewDecoder(0), stop: make(chan struct{})}
+	rs := &radioSession{p: p, st: p.Server.NewStream(conn), dec: wire.NewDecoder(0), stop: make(chan struct{})}
 	defer rs.close()
-	sr := silence(conn, func() bool {
-		rs.mu.Lock()
-		defer rs.mu.Unlock()
-		return rs.hello
-	}, s.HelloTimeout, s.IdleTimeout)
-	readFrames(sr, rs.feed)
-	sr.closeSilent(rs.w)
-	return nil
+	rs.st.Read(rs.feed)
 }
 
-// ServeRadios accepts streams of the radio link on ln and serves each until
-// ctx ends; it returns after every stream has closed.
-func (s *Server) ServeRadios(ctx context.Context, ln net.Listener, r *radio.Peripheral) error {
-	return s.accept(ctx, ln, func(conn net.Conn) { s.ServeRadio(ctx, conn, r) })
+// Serve accepts streams of the radio link on ln and serves each until ctx
+// ends, each counted against the device's and the program's connection
+// limits; it returns after every stream has closed.
+func (p *Peripheral) Serve(ctx context.Context, ln net.Listener) error {
+	return p.Server.Accept(ctx, ln, func(conn net.Conn) { p.ServeConn(ctx, conn) })
 }
 
 // radioSession is one stream of the radio link: the central's hello, its
@@ -45,19 +51,16 @@ func (s *Server) ServeRadios(ctx context.Context, ln net.Listener, r *radio.Peri
 // a method of its own; frames of an established connection that are not
 // the radio's go to the session, as on a serial line.
 type radioSession struct {
-	srv   *Server
-	radio *radio.Peripheral
-	conn  net.Conn
-	w     *lockedWriter
-	dec   *wire.Decoder
+	p   *Peripheral
+	st  *serial.Stream
+	dec *wire.Decoder
 
 	// mu is held while a frame is handled, so that the answer to a request
 	// that ends the connection goes out before Disconnected.
 	mu      sync.Mutex
-	hello   bool
 	central *radio.Central
-	link    *radio.Conn // nil until connect
-	cur     *session    // the session of the connection's requests
+	link    *radio.Conn     // nil until connect
+	cur     *serial.Session // the session of the connection's requests
 
 	stop chan struct{}  // closed to stop forward
 	wg   sync.WaitGroup // forward
@@ -71,7 +74,10 @@ func (rs *radioSession) feed(b []byte) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.dec.Feed(b, rs.handle)
-	reportOversized(rs.dec, rs.w)
+	if o := rs.dec.Oversized; o.OK {
+		rs.dec.Oversized.OK = false
+		rs.fail(o.ID, fmt.Errorf("%s frame of %d bytes exceeds the maximum payload of %d bytes", KindName(o.Kind), o.Length, wire.MaxPayload))
+	}
 }
 
 // close ends the connection, stops forward and waits for it, and ends the
@@ -86,7 +92,7 @@ func (rs *radioSession) close() {
 	close(rs.stop)
 	rs.wg.Wait()
 	if cur != nil {
-		cur.end()
+		cur.End()
 	}
 }
 
@@ -94,60 +100,64 @@ func (rs *radioSession) close() {
 func (rs *radioSession) handle(f wire.Frame) {
 	switch {
 	case f.Kind == wire.Hello:
-		rs.sayHello(f)
-	case !rs.hello:
-		noSession(rs.w, f)
+		rs.st.Hello(f)
+	case !rs.st.Open():
+		rs.st.NoSession(f)
 	case f.Kind == wire.Bye:
-		rs.conn.Close()
-	case f.Kind == wire.Scan:
+		rs.st.Close()
+	case f.Kind == Scan:
 		rs.scan(f)
-	case f.Kind == wire.Connect:
+	case f.Kind == Connect:
 		rs.connect(f)
 	case rs.link == nil:
-		rs.fail(f.ID, fmt.Errorf("%s: not connected; scan and connect first", f.Kind))
-	case f.Kind == wire.Pair:
+		rs.fail(f.ID, fmt.Errorf("%s: not connected; scan and connect first", KindName(f.Kind)))
+	case f.Kind == Pair:
 		rs.pair(f)
-	case f.Kind == wire.Encrypt:
+	case f.Kind == Encrypt:
 		rs.encrypt(f)
-	case f.Kind == wire.HRSNotify:
+	case f.Kind == HRSNotify:
 		rs.hrsNotify(f)
-	case f.Kind == wire.NUSWrite:
+	case f.Kind == NUSWrite:
 		rs.nusWrite(f)
-	case f.Kind == wire.Disconnect:
+	case f.Kind == Disconnect:
 		rs.link.Disconnect()
-	case f.Kind == wire.GATTDiscover:
+	case f.Kind == GATTDiscover:
 		rs.gattDiscover(f)
-	case f.Kind == wire.GATTMTU:
+	case f.Kind == GATTMTU:
 		rs.gattMTU(f)
-	case f.Kind == wire.GATTWrite:
+	case f.Kind == GATTWrite:
 		rs.gattWrite(f)
-	case f.Kind == wire.GATTNotify:
+	case f.Kind == GATTNotify:
 		rs.gattNotify(f)
-	case f.Kind == wire.GATTRead:
+	case f.Kind == GATTRead:
 		rs.gattRead(f)
-	case f.Kind == wire.Definitions:
+	case f.Kind == Definitions:
 		rs.definitions(f)
+	case kindNames[f.Kind] != "":
+		rs.fail(f.ID, fmt.Errorf("%s frames are not sent to a device", KindName(f.Kind)))
 	default:
-		rs.cur.handle(f)
+		rs.cur.Handle(f)
 	}
 }
 
-func (rs *radioSession) reply(kind wire.Kind, id uint32, v any) { rs.w.Write(jsonFrame(kind, id, v)) }
+func (rs *radioSession) reply(kind wire.Kind, id uint32, v any) {
+	rs.st.Write(wire.JSONFrame(kind, id, v))
+}
 
-func (rs *radioSession) fail(id uint32, err error) { rs.w.Write(errorFrame(id, err.Error())) }
+func (rs *radioSession) fail(id uint32, err error) { rs.st.Write(wire.ErrorFrame(id, err.Error())) }
 
 // payloadForms is the JSON payload each frame kind of the radio that
 // carries one wants, as a malformed payload's error shows it.
 var payloadForms = map[wire.Kind]string{
-	wire.Connect:    `{"address": "XX:XX:XX:XX:XX:XX", "name": ...}`,
-	wire.Pair:       `{"passKey": "123456", "bond": true}`,
-	wire.Encrypt:    `{"key": ...}`,
-	wire.HRSNotify:  `{"on": true}`,
-	wire.NUSWrite:   `{"data": "<base64>"}`,
-	wire.GATTMTU:    `{"mtu": 247}`,
-	wire.GATTWrite:  `{"char": "<uuid>", "data": "<base64>"}`,
-	wire.GATTNotify: `{"char": "<uuid>", "on": true}`,
-	wire.GATTRead:   `{"char": "<uuid>"}`,
+	Connect:    `{"address": "XX:XX:XX:XX:XX:XX", "name": ...}`,
+	Pair:       `{"passKey": "123456", "bond": true}`,
+	Encrypt:    `{"key": ...}`,
+	HRSNotify:  `{"on": true}`,
+	NUSWrite:   `{"data": "<base64>"}`,
+	GATTMTU:    `{"mtu": 247}`,
+	GATTWrite:  `{"char": "<uuid>", "data": "<base64>"}`,
+	GATTNotify: `{"char": "<uuid>", "on": true}`,
+	GATTRead:   `{"char": "<uuid>"}`,
 }
 
 // decode reads the JSON payload of f into m, and the payload's
@@ -163,13 +173,13 @@ func (rs *radioSession) decode(f wire.Frame, m any, need func() (bool, string)) 
 		}
 	}
 	if err != nil {
-		rs.fail(f.ID, fmt.Errorf("%s: want %s: %v", f.Kind, payloadForms[f.Kind], err))
+		rs.fail(f.ID, fmt.Errorf("%s: want %s: %v", KindName(f.Kind), payloadForms[f.Kind], err))
 		return false
 	}
 	return true
 }
 
-func (rs *radioSession) ack(id uint32) { rs.w.Write(wire.AppendFrame(nil, wire.Ack, id, nil)) }
+func (rs *radioSession) ack(id uint32) { rs.st.Write(wire.AppendFrame(nil, Ack, id, nil)) }
 
 // done answers a request that carries no result: an Ack, or the error.
 func (rs *radioSession) done(id uint32, err error) {
@@ -180,21 +190,12 @@ func (rs *radioSession) done(id uint32, err error) {
 	rs.ack(id)
 }
 
-func (rs *radioSession) sayHello(f wire.Frame) {
-	h, ok := greet(rs.w, f)
-	if !ok {
-		return
-	}
-	rs.hello = true
-	rs.w.Write(rs.srv.welcome(h.Session))
-}
-
 func (rs *radioSession) scan(f wire.Frame) {
-	m := wire.AdvertMsg{Serial: rs.radio.Serial(), Address: rs.radio.Address()}
-	if p, ok := rs.radio.Advertising(); ok {
+	m := AdvertMsg{Serial: rs.p.Radio.Serial(), Address: rs.p.Radio.Address()}
+	if p, ok := rs.p.Radio.Advertising(); ok {
 		m.Advertising, m.Adv, m.ScanResp = true, p.Adv, p.ScanResp
 	}
-	rs.reply(wire.Advert, f.ID, &m)
+	rs.reply(Advert, f.ID, &m)
 }
 
 func (rs *radioSession) connect(f wire.Frame) {
@@ -202,31 +203,30 @@ func (rs *radioSession) connect(f wire.Frame) {
 		rs.fail(f.ID, fmt.Errorf("connect: this stream is connected already"))
 		return
 	}
-	var m wire.ConnectMsg
+	var m ConnectMsg
 	if !rs.decode(f, &m, func() (bool, string) { return m.Address != "", "address" }) {
 		return
 	}
 	central := radio.NewCentral(m.Address, m.Name)
 	central.Interval = m.Interval
-	q := resource.NewQueue(QueueSize)
-	link, err := rs.radio.Connect(central, q)
+	q := resource.NewQueue(serial.QueueSize)
+	link, err := rs.p.Radio.Connect(central, q)
 	if err != nil {
 		q.Close()
 		rs.fail(f.ID, err)
 		return
 	}
 	rs.central, rs.link = central, link
-	dev := rs.srv.Device
-	rs.cur = startSession(rs.srv.log(), dev, rs.w, "", q, link.Client(), func(req *resource.Request) (resource.Envelope, error) {
+	dev := rs.p.Server.Device
+	rs.cur = rs.st.StartSession(q, link.Client(), func(req *resource.Request) (resource.Envelope, error) {
 		if err := link.Admit(); err != nil {
 			return resource.Envelope{}, err
 		}
 		return dev.Do(req)
 	})
-	rs.cur.onBroken = func() { rs.conn.Close() }
 	rs.wg.Add(1)
 	go rs.forward(link)
-	rs.reply(wire.Connected, f.ID, &wire.ConnectedMsg{Handle: link.Handle(), Interval: radio.Grant(link.Params(), m.Interval)})
+	rs.reply(Connected, f.ID, &ConnectedMsg{Handle: link.Handle(), Interval: radio.Grant(link.Params(), m.Interval)})
 }
 
 // forward sends what the device sends over its BLE services to the
@@ -251,15 +251,15 @@ func (rs *radioSession) forward(link *radio.Conn) {
 		case <-link.Done():
 			rs.mu.Lock()
 			defer rs.mu.Unlock()
-			rs.reply(wire.Disconnected, 0, &wire.DisconnectedMsg{Reason: link.Err().Error()})
-			rs.conn.Close()
+			rs.reply(Disconnected, 0, &DisconnectedMsg{Reason: link.Err().Error()})
+			rs.st.Close()
 			return
 		case <-rs.stop:
 			return
 		}
 		link.Collect(out.drain)
 		if len(out.buf) > 0 {
-			rs.w.Write(out.buf)
+			rs.st.Write(out.buf)
 		}
 	}
 }
@@ -299,7 +299,7 @@ func (o *radioOut) note(n radio.Notification, ok bool) {
 	on := o.rs.gattOn[n.Char]
 	o.rs.gattMu.Unlock()
 	if on { // not those a central gets in frames of their own (HRSNotify)
-		o.buf = appendJSON(o.buf, wire.GATTNotification, &wire.GATTNotificationMsg{Char: n.Char.String(), Data: n.Data})
+		o.buf = AppendNotification(o.buf, n.Char, n.Data)
 	}
 }
 
@@ -308,7 +308,7 @@ func (o *radioOut) heartRate(d radio.HRSData, ok bool) {
 		o.hrs = nil
 		return
 	}
-	o.buf = appendJSON(o.buf, wire.HRSData, &d)
+	o.buf = appendJSON(o.buf, HRSData, &d)
 }
 
 func (o *radioOut) serial(b []byte, ok bool) {
@@ -316,20 +316,21 @@ func (o *radioOut) serial(b []byte, ok bool) {
 		o.nus = nil
 		return
 	}
-	o.buf = appendJSON(o.buf, wire.NUSData, &wire.NUSMsg{Data: b})
+	o.buf = appendJSON(o.buf, NUSData, &NUSMsg{Data: b})
 }
 
 // appendJSON appends a frame of the device's own (id 0) with a JSON
-// payload, in place; one that cannot be encoded appends jsonFrame's Error.
+// payload, in place; one that cannot be encoded appends wire.JSONFrame's
+// Error.
 func appendJSON(b []byte, kind wire.Kind, v any) []byte {
 	if out, err := wire.AppendJSONFrame(b, kind, 0, v); err == nil {
 		return out
 	}
-	return append(b, jsonFrame(kind, 0, v)...)
+	return append(b, wire.JSONFrame(kind, 0, v)...)
 }
 
 func (rs *radioSession) pair(f wire.Frame) {
-	var m wire.PairMsg
+	var m PairMsg
 	if !rs.decode(f, &m, nil) {
 		return
 	}
@@ -339,26 +340,26 @@ func (rs *radioSession) pair(f wire.Frame) {
 	}
 	var key string
 	if m.Bond {
-		key, _ = rs.central.Key(rs.radio.Address())
+		key, _ = rs.central.Key(rs.p.Radio.Address())
 	}
-	rs.reply(wire.Paired, f.ID, &wire.PairedMsg{Key: key})
+	rs.reply(Paired, f.ID, &PairedMsg{Key: key})
 }
 
 func (rs *radioSession) encrypt(f wire.Frame) {
-	var m wire.EncryptMsg
+	var m EncryptMsg
 	if !rs.decode(f, &m, func() (bool, string) { return m.Key != "", "key" }) {
 		return
 	}
-	rs.central.Remember(rs.radio.Address(), m.Key)
+	rs.central.Remember(rs.p.Radio.Address(), m.Key)
 	if err := rs.link.Encrypt(); err != nil {
 		rs.fail(f.ID, err)
 		return
 	}
-	rs.reply(wire.Paired, f.ID, &wire.PairedMsg{})
+	rs.reply(Paired, f.ID, &PairedMsg{})
 }
 
 func (rs *radioSession) hrsNotify(f wire.Frame) {
-	var m wire.HRSNotifyMsg
+	var m HRSNotifyMsg
 	if !rs.decode(f, &m, nil) {
 		return
 	}
@@ -366,7 +367,7 @@ func (rs *radioSession) hrsNotify(f wire.Frame) {
 }
 
 func (rs *radioSession) nusWrite(f wire.Frame) {
-	var m wire.NUSMsg
+	var m NUSMsg
 	if !rs.decode(f, &m, nil) {
 		return
 	}
@@ -379,11 +380,11 @@ var propNames = []struct {
 }{{radio.PropRead, "read"}, {radio.PropWrite, "write"}, {radio.PropWriteNoResponse, "write-without-response"}, {radio.PropNotify, "notify"}}
 
 func (rs *radioSession) gattDiscover(f wire.Frame) {
-	m := wire.GATTServicesMsg{Services: []wire.GATTService{}}
-	for _, s := range rs.radio.Services() {
-		ws := wire.GATTService{UUID: s.UUID.String(), Characteristics: []wire.GATTCharacteristic{}}
+	m := GATTServicesMsg{Services: []GATTService{}}
+	for _, s := range rs.p.Radio.Services() {
+		ws := GATTService{UUID: s.UUID.String(), Characteristics: []GATTCharacteristic{}}
 		for _, c := range s.Characteristics {
-			wc := wire.GATTCharacteristic{UUID: c.UUID.String(), Properties: []string{}}
+			wc := GATTCharacteristic{UUID: c.UUID.String(), Properties: []string{}}
 			for _, p := range propNames {
 				if c.Props&p.p != 0 {
 					wc.Properties = append(wc.Properties, p.name)
@@ -393,11 +394,11 @@ func (rs *radioSession) gattDiscover(f wire.Frame) {
 		}
 		m.Services = append(m.Services, ws)
 	}
-	rs.reply(wire.GATTServices, f.ID, &m)
+	rs.reply(GATTServices, f.ID, &m)
 }
 
 func (rs *radioSession) gattMTU(f wire.Frame) {
-	var m wire.GATTMTUMsg
+	var m GATTMTUMsg
 	if !rs.decode(f, &m, nil) {
 		return
 	}
@@ -405,7 +406,7 @@ func (rs *radioSession) gattMTU(f wire.Frame) {
 }
 
 func (rs *radioSession) gattWrite(f wire.Frame) {
-	var m wire.GATTWriteMsg
+	var m GATTWriteMsg
 	if !rs.decode(f, &m, nil) {
 		return
 	}
@@ -417,7 +418,7 @@ func (rs *radioSession) gattWrite(f wire.Frame) {
 }
 
 func (rs *radioSession) gattNotify(f wire.Frame) {
-	var m wire.GATTNotifyMsg
+	var m GATTNotifyMsg
 	if !rs.decode(f, &m, nil) {
 		return
 	}
@@ -439,7 +440,7 @@ func (rs *radioSession) gattNotify(f wire.Frame) {
 }
 
 func (rs *radioSession) gattRead(f wire.Frame) {
-	var m wire.GATTReadMsg
+	var m GATTReadMsg
 	if !rs.decode(f, &m, nil) {
 		return
 	}
@@ -452,5 +453,5 @@ func (rs *radioSession) gattRead(f wire.Frame) {
 		rs.fail(f.ID, err)
 		return
 	}
-	rs.reply(wire.GATTValue, f.ID, &wire.GATTValueMsg{Char: char.String(), Data: data})
+	rs.reply(GATTValue, f.ID, &GATTValueMsg{Char: char.String(), Data: data})
 }

@@ -1,16 +1,15 @@
-package wire
+package link
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"unicode/utf8"
+
+	"senseboard/api"
 )
 
 // The definitions frames of the radio link let a central learn a device's
@@ -37,7 +36,7 @@ type DefinitionsMsg struct {
 }
 
 // BuiltinDefinitions are the device's built-in definition files: the hash
-// of its firmware's whole set (see DefinitionSetHash) and the names of the
+// of its firmware's whole set (see api.SetHash) and the names of the
 // files it serves (those of modules its profile disables are left out).
 type BuiltinDefinitions struct {
 	Set   string   `json:"set"`
@@ -57,50 +56,13 @@ type DefinitionFile struct {
 	YAML   string `json:"yaml"`
 }
 
-// Bounds of the definitions frames.
-const (
-	// MaxDefinitionFiles bounds the files of an index, built-in and app
-	// files each.
-	MaxDefinitionFiles = 128
-	// MaxDefinitionName bounds a file's name.
-	MaxDefinitionName = 64
-)
+// MaxDefinitionFiles bounds the files of an index, built-in and app
+// files each.
+const MaxDefinitionFiles = 128
 
 // ErrDefinitions is wrapped by the errors of ParseDefinitions and
 // ParseDefinitionsRequest.
 var ErrDefinitions = errors.New("definitions message")
-
-var definitionName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*\.yaml$`)
-
-// ValidDefinitionName reports whether name may name a definition file: at
-// most MaxDefinitionName lower-case letters, digits, '_', '.' and '-',
-// ending in .yaml.
-func ValidDefinitionName(name string) bool {
-	return len(name) <= MaxDefinitionName && definitionName.MatchString(name)
-}
-
-// DefinitionHash is the hex SHA-256 of a file's text.
-func DefinitionHash(text []byte) string {
-	sum := sha256.Sum256(text)
-	return hex.EncodeToString(sum[:])
-}
-
-// DefinitionSetHash identifies a set of definition files by their names
-// and texts, whatever their order: the hex SHA-256 of, for each file in
-// name order, its name, a zero byte, its text's DefinitionHash and a
-// newline.
-func DefinitionSetHash(files map[string][]byte) string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	h := sha256.New()
-	for _, n := range names {
-		fmt.Fprintf(h, "%s\x00%s\n", n, DefinitionHash(files[n]))
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
@@ -114,9 +76,9 @@ func ParseDefinitionsRequest(payload []byte) (DefinitionsRequestMsg, error) {
 	if err := strictJSON(payload, &m); err != nil {
 		return m, fmt.Errorf("%w: %v; want {} for the index or {\"file\": \"<name>.yaml\"}", ErrDefinitions, err)
 	}
-	if m.File != "" && !ValidDefinitionName(m.File) {
+	if m.File != "" && !api.ValidFileName(m.File) {
 		return m, fmt.Errorf("%w: file %q is not a definition file's name (lower-case letters, digits, _ . -, ending in .yaml, at most %d bytes)",
-			ErrDefinitions, clip([]byte(m.File)), MaxDefinitionName)
+			ErrDefinitions, clip([]byte(m.File)), api.MaxFileName)
 	}
 	return m, nil
 }
@@ -153,7 +115,7 @@ func (m *DefinitionsMsg) check() error {
 		return errors.New("neither an index (builtin, apps) nor a file")
 	case m.File != nil:
 		f := m.File
-		if !ValidDefinitionName(f.Name) {
+		if !api.ValidFileName(f.Name) {
 			return fmt.Errorf("file name %q is not a definition file's name", clip([]byte(f.Name)))
 		}
 		if !hexHash.MatchString(f.SHA256) {
@@ -162,7 +124,7 @@ func (m *DefinitionsMsg) check() error {
 		if !utf8.ValidString(f.YAML) {
 			return fmt.Errorf("file %s: the text is not UTF-8", f.Name)
 		}
-		if DefinitionHash([]byte(f.YAML)) != f.SHA256 {
+		if api.FileHash([]byte(f.YAML)) != f.SHA256 {
 			return fmt.Errorf("file %s: the text does not match its sha256", f.Name)
 		}
 		return nil
@@ -178,7 +140,7 @@ func (m *DefinitionsMsg) check() error {
 	}
 	seen := map[string]bool{}
 	name := func(n string) error {
-		if !ValidDefinitionName(n) {
+		if !api.ValidFileName(n) {
 			return fmt.Errorf("file name %q is not a definition file's name", clip([]byte(n)))
 		}
 		if seen[n] {
@@ -218,4 +180,11 @@ func strictJSON(payload []byte, v any) error {
 		return errors.New("more after the JSON object")
 	}
 	return nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
 }

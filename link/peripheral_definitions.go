@@ -1,4 +1,4 @@
-package serial
+package link
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // text. Like a request, it needs the link's admission (an encrypted link
 // when the device has a pass key).
 func (rs *radioSession) definitions(f wire.Frame) {
-	req, err := wire.ParseDefinitionsRequest(f.Payload)
+	req, err := ParseDefinitionsRequest(f.Payload)
 	if err == nil {
 		err = rs.link.Admit()
 	}
@@ -22,17 +22,17 @@ func (rs *radioSession) definitions(f wire.Frame) {
 		rs.fail(f.ID, err)
 		return
 	}
-	files := rs.srv.Device.Definitions()
+	files := rs.p.Server.Device.Definitions()
 	if req.File == "" {
-		m := wire.DefinitionsMsg{Builtin: &wire.BuiltinDefinitions{Set: api.EmbeddedHash(), Files: []string{}}, Apps: []wire.DefinitionRef{}}
+		m := DefinitionsMsg{Builtin: &BuiltinDefinitions{Set: api.EmbeddedHash(), Files: []string{}}, Apps: []DefinitionRef{}}
 		for _, df := range files {
 			if api.IsEmbedded(df) {
 				m.Builtin.Files = append(m.Builtin.Files, df.Name)
 			} else {
-				m.Apps = append(m.Apps, wire.DefinitionRef{Name: df.Name, SHA256: wire.DefinitionHash(df.Raw)})
+				m.Apps = append(m.Apps, DefinitionRef{Name: df.Name, SHA256: api.FileHash(df.Raw)})
 			}
 		}
-		rs.reply(wire.DefinitionsData, f.ID, &m)
+		rs.reply(DefinitionsData, f.ID, &m)
 		return
 	}
 	var names []string
@@ -41,8 +41,8 @@ func (rs *radioSession) definitions(f wire.Frame) {
 			names = append(names, df.Name)
 			continue
 		}
-		b, err := wire.AppendJSONFrame(nil, wire.DefinitionsData, f.ID, &wire.DefinitionsMsg{File: &wire.DefinitionFile{
-			Name: df.Name, SHA256: wire.DefinitionHash(df.Raw), YAML: string(df.Raw)}})
+		b, err := wire.AppendJSONFrame(nil, DefinitionsData, f.ID, &DefinitionsMsg{File: &DefinitionFile{
+			Name: df.Name, SHA256: api.FileHash(df.Raw), YAML: string(df.Raw)}})
 		if err == nil && len(b)-wire.HeaderSize-wire.TrailSize > wire.MaxPayload {
 			err = fmt.Errorf("definitions: file %s takes %d bytes in a frame; a frame carries at most %d",
 				df.Name, len(b)-wire.HeaderSize-wire.TrailSize, wire.MaxPayload)
@@ -51,7 +51,7 @@ func (rs *radioSession) definitions(f wire.Frame) {
 			rs.fail(f.ID, err)
 			return
 		}
-		rs.w.Write(b)
+		rs.st.Write(b)
 		return
 	}
 	rs.fail(f.ID, fmt.Errorf("definitions: the device has no file %s; it has %s", req.File, strings.Join(names, ", ")))

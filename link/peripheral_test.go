@@ -1,9 +1,10 @@
-package serial_test
+package link_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,8 @@ import (
 	"senseboard/air/airtest"
 	"senseboard/client"
 	"senseboard/gsp/gspwire"
+	"senseboard/internal/frametest"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/resource"
@@ -52,10 +55,10 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 	if _, err := central.Listen(d.Serial()); !errors.Is(err, air.ErrOnAir) {
 		t.Errorf("second listen: %v", err)
 	}
-	srv := &serial.Server{Device: d.Device}
+	per := &link.Peripheral{Server: &serial.Server{Device: d.Device}, Radio: d.BLE.Radio()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { srv.ServeRadios(ctx, ln, d.BLE.Radio()); close(done) }()
+	go func() { per.Serve(ctx, ln); close(done) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -72,23 +75,31 @@ type airDevice struct {
 	serial  string
 }
 
-func openRadio(t *testing.T, dev airDevice, opts ...client.Options) *client.Conn {
+// The centrals of the tests.
+var (
+	phoneCentral  = &link.Central{Address: "C0:00:00:00:00:01", Name: "phone", Timeout: 5 * time.Second}
+	tabletCentral = &link.Central{Address: "C0:00:00:00:00:02", Name: "tablet", Timeout: 5 * time.Second}
+)
+
+// openRadio opens a stream to the device as the phone.
+func openRadio(t *testing.T, dev airDevice) *link.Conn {
+	return openAs(t, dev, phoneCentral, link.Handlers{})
+}
+
+// openAs opens a stream to the device as central c, whose data go to h.
+func openAs(t *testing.T, dev airDevice, c *link.Central, h link.Handlers) *link.Conn {
 	t.Helper()
 	ctx := context.Background()
 	nc, err := dev.central.Dial(ctx, dev.serial)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := client.Options{Timeout: 5 * time.Second}
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	c, err := client.Open(ctx, "radio", nc, &o)
+	l, err := c.Open(ctx, "radio", nc, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	t.Cleanup(func() { l.Close() })
+	return l
 }
 
 func TestRadioLink(t *testing.T) {
@@ -108,7 +119,7 @@ func TestRadioLink(t *testing.T) {
 	if want := a.AppendScanResp(nil); string(adv.ScanResp) != string(want) {
 		t.Errorf("scan response % x, want % x", adv.ScanResp, want)
 	}
-	handle, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone")
+	connected, err := phone.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,16 +133,16 @@ func TestRadioLink(t *testing.T) {
 	}
 
 	// one connection at a time; the device does not advertise meanwhile
-	other := openRadio(t, dev)
+	other := openAs(t, dev, tabletCentral, link.Handlers{})
 	if adv, err := other.Scan(ctx); err != nil || adv.Advertising {
 		t.Errorf("scan while connected: %+v, %v", adv, err)
 	}
-	if _, err := other.Connect(ctx, "C0:00:00:00:00:02", "tablet"); err == nil || err.Error() != "device 000123 is not advertising" {
+	if _, err := other.Connect(ctx); err == nil || err.Error() != "device 000123 is not advertising" {
 		t.Errorf("second connection: %v", err)
 	}
 
 	// the device drops the connection: the stream says why and closes
-	if _, err := d.Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + strconv.Itoa(int(handle))}); err != nil {
+	if _, err := d.Device.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + strconv.Itoa(int(connected.Handle))}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -139,7 +150,7 @@ func TestRadioLink(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream stayed open after DELETE /Comm/Ble/Peers")
 	}
-	if err := phone.Err(); !errors.Is(err, client.ErrDisconnected) || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
+	if err := phone.Err(); !errors.Is(err, link.ErrDisconnected) || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
 		t.Errorf("stream error %v", err)
 	}
 	for range sub.C() {
@@ -167,7 +178,7 @@ func TestRadioPairing(t *testing.T) {
 	do(resource.Put, "/Comm/Ble/Security/Settings", policy)
 
 	phone := openRadio(t, dev)
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := phone.Do(ctx, resource.Get, "/Info"); err == nil || !strings.Contains(err.Error(), "pair with its pass key first") {
@@ -194,7 +205,7 @@ func TestRadioPairing(t *testing.T) {
 
 	// the bonded phone comes back and encrypts with its key
 	phone = openRadio(t, dev)
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := phone.Encrypt(ctx, "not-the-key"); err == nil || !strings.Contains(err.Error(), "encryption failed") {
@@ -209,8 +220,8 @@ func TestRadioPairing(t *testing.T) {
 	phone.Disconnect(ctx)
 
 	// another phone may not bond: the policy allows one bond
-	tablet := openRadio(t, dev)
-	if _, err := tablet.Connect(ctx, "C0:00:00:00:00:02", "tablet"); err != nil {
+	tablet := openAs(t, dev, tabletCentral, link.Handlers{})
+	if _, err := tablet.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tablet.Pair(ctx, "123456", true); err == nil || err.Error() != "pairing refused by bonding policy BondingOnce" {
@@ -228,13 +239,14 @@ func TestRadioBadFrames(t *testing.T) {
 	if _, err := phone.Pair(ctx, "123456", true); err == nil || !strings.Contains(err.Error(), "pair: not connected") {
 		t.Errorf("pair before connecting: %v", err)
 	}
-	if _, err := phone.Connect(ctx, "", "phone"); err == nil || !strings.Contains(err.Error(), "connect: want") {
+	nameless := openAs(t, dev, &link.Central{Name: "phone"}, link.Handlers{})
+	if _, err := nameless.Connect(ctx); err == nil || !strings.Contains(err.Error(), "connect: want") {
 		t.Errorf("connect without an address: %v", err)
 	}
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err == nil || !strings.Contains(err.Error(), "connected already") {
+	if _, err := phone.Connect(ctx); err == nil || !strings.Contains(err.Error(), "connected already") {
 		t.Errorf("connect twice: %v", err)
 	}
 }
@@ -245,11 +257,14 @@ func TestRadioServices(t *testing.T) {
 	d, dev := onAir(t, p)
 	ctx := context.Background()
 	got := make(chan string, 16)
-	phone := openRadio(t, dev, client.Options{OnRadioData: func(k wire.Kind, b []byte) { got <- k.String() + " " + string(b) }})
+	phone := openAs(t, dev, phoneCentral, link.Handlers{
+		HeartRate: func(b []byte) { got <- "hrs data " + string(b) },
+		Serial:    func(b []byte) { got <- fmt.Sprintf("nus data % x", b) },
+	})
 	if err := phone.SetHRSNotifications(ctx, true); err == nil || !strings.Contains(err.Error(), "not connected") {
 		t.Errorf("HRS before connecting: %v", err)
 	}
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sub := func(path string) *resource.Queue {
@@ -296,7 +311,7 @@ func TestRadioServices(t *testing.T) {
 	if env, err := d.Device.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
 		t.Fatalf("POST NUS: %+v %v", env, err)
 	}
-	want := map[string]bool{`hrs data {"average":72,"rrData":[833]}`: true, `nus data {"data":"AQID"}`: true}
+	want := map[string]bool{`hrs data {"average":72,"rrData":[833]}`: true, `nus data 01 02 03`: true}
 	for range 2 {
 		select {
 		case g := <-got:
@@ -319,12 +334,10 @@ func TestRadioGATT(t *testing.T) {
 	d, dev := onAir(t, p)
 	ctx := context.Background()
 	got := make(chan string, 16)
-	phone := openRadio(t, dev, client.Options{OnRadioData: func(k wire.Kind, b []byte) {
-		if k == wire.GATTNotification {
-			got <- string(b)
-		}
+	phone := openAs(t, dev, phoneCentral, link.Handlers{Notification: func(char radio.UUID, b []byte) {
+		got <- fmt.Sprintf("%s % x", char, b)
 	}})
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	services, err := phone.GATTServices(ctx)
@@ -351,7 +364,7 @@ func TestRadioGATT(t *testing.T) {
 	}
 	select {
 	case g := <-got:
-		if g != `{"char":"`+tx+`","data":"AQID"}` {
+		if g != tx+" 01 02 03" {
 			t.Errorf("notification %s", g)
 		}
 	case <-time.After(5 * time.Second):
@@ -395,7 +408,7 @@ func TestRadioBatteryLevel(t *testing.T) {
 	d, dev := onAir(t, nil)
 	ctx := context.Background()
 	phone := openRadio(t, dev)
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, level := range []float64{0.42, 1} {
@@ -423,13 +436,13 @@ func TestRadioMalformedPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	srv := &serial.Server{Device: d.Device}
+	p := &link.Peripheral{Server: &serial.Server{Device: d.Device}, Radio: d.BLE.Radio()}
 	dev, central := net.Pipe()
 	defer central.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	wg.Go(func() { srv.ServeRadio(ctx, dev, d.BLE.Radio()) })
+	wg.Go(func() { p.ServeConn(ctx, dev) })
 
 	type bad struct {
 		kind          wire.Kind
@@ -443,40 +456,40 @@ func TestRadioMalformedPayloads(t *testing.T) {
 			}
 			var m wire.ErrorMsg
 			if f.Kind != wire.Error || json.Unmarshal(f.Payload, &m) != nil ||
-				!strings.HasPrefix(m.Error, b.kind.String()+`: want {"`) || !strings.Contains(m.Error, b.want) {
-				t.Errorf("%s %s: answered %s %s, want an Error naming the form and %q", b.kind, b.payload, f.Kind, f.Payload, b.want)
+				!strings.HasPrefix(m.Error, link.KindName(b.kind)+`: want {"`) || !strings.Contains(m.Error, b.want) {
+				t.Errorf("%s %s: answered %s %s, want an Error naming the form and %q", link.KindName(b.kind), b.payload, link.KindName(f.Kind), f.Payload, b.want)
 			}
 			return
 		}
-		t.Errorf("%s %s: no answer", b.kind, b.payload)
+		t.Errorf("%s %s: no answer", link.KindName(b.kind), b.payload)
 	}
 	// The stream answers pings once connected: the connects that fail go
 	// with the hello and the one that succeeds.
 	hello, _ := wire.AppendJSONFrame(nil, wire.Hello, 1, &wire.HelloMsg{Protocol: wire.Version, Client: "test", Session: "test"})
-	conn, _ := wire.AppendJSONFrame(nil, wire.Connect, 2, &wire.ConnectMsg{Address: "C0:53:42:00:00:01", Name: "test"})
-	connects := []bad{{wire.Connect, `{"name": "phone"}`, "address is missing"}, {wire.Connect, `{"address": 5}`, "cannot unmarshal"}}
+	conn, _ := wire.AppendJSONFrame(nil, link.Connect, 2, &link.ConnectMsg{Address: "C0:53:42:00:00:01", Name: "test"})
+	connects := []bad{{link.Connect, `{"name": "phone"}`, "address is missing"}, {link.Connect, `{"address": 5}`, "cannot unmarshal"}}
 	frames := [][]byte{hello}
 	for i, b := range connects {
 		frames = append(frames, wire.AppendFrame(nil, b.kind, uint32(10+i), []byte(b.payload)))
 	}
-	got := exchange(t, central, append(frames, conn)...)
-	if !slices.ContainsFunc(got, func(f wire.Frame) bool { return f.ID == 2 && f.Kind == wire.Connected }) {
+	got := frametest.Exchange(t, central, append(frames, conn)...)
+	if !slices.ContainsFunc(got, func(f wire.Frame) bool { return f.ID == 2 && f.Kind == link.Connected }) {
 		t.Fatalf("connect: %v", got)
 	}
 	for i, b := range connects {
 		check(got, uint32(10+i), b)
 	}
 	for _, b := range []bad{
-		{wire.Encrypt, `{}`, "key is missing"},
-		{wire.Pair, `{`, "unexpected end of JSON input"},
-		{wire.Encrypt, `{`, "unexpected end of JSON input"},
-		{wire.HRSNotify, `{"on": 1}`, "cannot unmarshal"},
-		{wire.NUSWrite, `{`, "unexpected end of JSON input"},
-		{wire.GATTMTU, `[]`, "cannot unmarshal"},
-		{wire.GATTWrite, `{`, "unexpected end of JSON input"},
-		{wire.GATTNotify, `{`, "unexpected end of JSON input"},
+		{link.Encrypt, `{}`, "key is missing"},
+		{link.Pair, `{`, "unexpected end of JSON input"},
+		{link.Encrypt, `{`, "unexpected end of JSON input"},
+		{link.HRSNotify, `{"on": 1}`, "cannot unmarshal"},
+		{link.NUSWrite, `{`, "unexpected end of JSON input"},
+		{link.GATTMTU, `[]`, "cannot unmarshal"},
+		{link.GATTWrite, `{`, "unexpected end of JSON input"},
+		{link.GATTNotify, `{`, "unexpected end of JSON input"},
 	} {
-		check(exchange(t, central, wire.AppendFrame(nil, b.kind, 7, []byte(b.payload))), 7, b)
+		check(frametest.Exchange(t, central, wire.AppendFrame(nil, b.kind, 7, []byte(b.payload))), 7, b)
 	}
 }
 
@@ -488,8 +501,8 @@ func TestRadioConnectInterval(t *testing.T) {
 	_, dev := onAir(t, nil)
 	ctx := context.Background()
 	for _, tt := range []struct{ ask, want uint16 }{{6, 24}, {32, 32}, {0, 40}, {800, 40}} {
-		phone := openRadio(t, dev)
-		got, err := phone.ConnectAt(ctx, wire.ConnectMsg{Address: "C0:00:00:00:00:01", Interval: tt.ask})
+		phone := openAs(t, dev, &link.Central{Address: "C0:00:00:00:00:01", Interval: radio.Duration(tt.ask)}, link.Handlers{})
+		got, err := phone.Connect(ctx)
 		if err != nil || got.Interval != tt.want {
 			t.Errorf("asked for %d: granted %d, %v; want %d", tt.ask, got.Interval, err, tt.want)
 		}
@@ -503,8 +516,9 @@ func TestRadioConnectInterval(t *testing.T) {
 		}
 		scan.Close()
 	}
+	// the device refuses what a central of this package would not ask
 	phone := openRadio(t, dev)
-	if _, err := phone.ConnectAt(ctx, wire.ConnectMsg{Address: "C0:00:00:00:00:01", Interval: 5}); err == nil || !strings.Contains(err.Error(), "connection interval") {
+	if _, err := phone.Call(ctx, link.Connect, []byte(`{"address":"C0:00:00:00:00:01","interval":5}`), link.Connected); err == nil || !strings.Contains(err.Error(), "connection interval") {
 		t.Errorf("an interval of 5 units: %v", err)
 	}
 }
@@ -522,17 +536,13 @@ func TestRadioSendsByConnectionEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notes atomic.Int64
-	phone, err := client.Open(ctx, "radio", stream, &client.Options{Timeout: 5 * time.Second, OnRadioData: func(k wire.Kind, b []byte) {
-		if k == wire.GATTNotification {
-			notes.Add(1)
-		}
-	}})
+	phone, err := phoneCentral.Open(ctx, "radio", stream, link.Handlers{Notification: func(radio.UUID, []byte) { notes.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer phone.Close()
 	messages := func() int64 { _, got := stream.Messages(); return int64(got) }
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := phone.SetNotify(ctx, gspwire.DataUUID, true); err != nil {

@@ -1,4 +1,4 @@
-package replay
+package wfdb
 
 import (
 	"encoding/binary"
@@ -92,8 +92,8 @@ func pack212(samples []int) []byte {
 	return out
 }
 
-// WFDBRecord is a one-signal WFDB record to write.
-type WFDBRecord struct {
+// Record is a one-signal WFDB record to write.
+type Record struct {
 	Name        string    // record name: letters, digits and underscores
 	Rate        float64   // samples per second
 	Description string    // the signal's description, such as "ECG"
@@ -103,9 +103,9 @@ type WFDBRecord struct {
 	Comments    []string // header comment lines, without '#'
 }
 
-// WriteWFDB writes rec as dir/NAME.hea, NAME.dat (format 212) and, when it
-// has annotations, NAME.atr, each synced to the disk.
-func WriteWFDB(dir string, rec *WFDBRecord) error {
+// Write writes rec as dir/NAME.hea, NAME.dat (format 212) and, when it has
+// annotations, NAME.atr, each synced to the disk.
+func Write(dir string, rec *Record) error {
 	if rec.Name == "" || strings.Trim(rec.Name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
 		return fmt.Errorf("wfdb: record name %q: letters, digits and underscores", rec.Name)
 	}

@@ -1,4 +1,4 @@
-package wire_test
+package link_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"senseboard/wire"
+	"senseboard/api"
+	"senseboard/link"
 )
 
 const (
@@ -15,7 +16,7 @@ const (
 	yamlA = "swagger: '2.0'\n"
 )
 
-var hashOfA = wire.DefinitionHash([]byte(yamlA))
+var hashOfA = api.FileHash([]byte(yamlA))
 
 func TestParseDefinitions(t *testing.T) {
 	for _, tt := range []struct {
@@ -37,14 +38,14 @@ func TestParseDefinitions(t *testing.T) {
 		{"long name", `{"builtin":{"set":"` + hashA + `","files":["` + strings.Repeat("a", 60) + `.yaml"]}}`, "is not a definition file's name"},
 		{"app hash", `{"builtin":{"set":"` + hashA + `","files":[]},"apps":[{"name":"a.yaml","sha256":""}]}`, `file a.yaml: sha256 "" is not 64`},
 		{"text not matching", `{"file":{"name":"a.yaml","sha256":"` + hashA + `","yaml":"swagger: '2.0'\n"}}`, "file a.yaml: the text does not match its sha256"},
-		{"too many files", `{"builtin":{"set":"` + hashA + `","files":[` + strings.TrimSuffix(strings.Repeat(`"a.yaml",`, wire.MaxDefinitionFiles+1), ",") + `]}}`, "129 built-in and 0 app files; at most 128 of each"},
+		{"too many files", `{"builtin":{"set":"` + hashA + `","files":[` + strings.TrimSuffix(strings.Repeat(`"a.yaml",`, link.MaxDefinitionFiles+1), ",") + `]}}`, "129 built-in and 0 app files; at most 128 of each"},
 		{"not UTF-8", "{\"file\":{\"name\":\"a.yaml\",\"sha256\":\"" + hashA + "\",\"yaml\":\"\xff\"}}", "not UTF-8"},
 	} {
-		m, err := wire.ParseDefinitions([]byte(tt.payload))
+		m, err := link.ParseDefinitions([]byte(tt.payload))
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%s: %v", tt.name, err)
-		case tt.err != "" && (err == nil || !errors.Is(err, wire.ErrDefinitions) || !strings.Contains(err.Error(), tt.err)):
+		case tt.err != "" && (err == nil || !errors.Is(err, link.ErrDefinitions) || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("%s: %v (%+v), want an error containing %q", tt.name, err, m, tt.err)
 		}
 	}
@@ -61,31 +62,13 @@ func TestParseDefinitionsRequest(t *testing.T) {
 		{`{"name":"a.yaml"}`, "", `unknown field "name"`},
 		{`{"file":1}`, "", "cannot unmarshal number"},
 	} {
-		m, err := wire.ParseDefinitionsRequest([]byte(tt.payload))
+		m, err := link.ParseDefinitionsRequest([]byte(tt.payload))
 		if tt.err == "" && (err != nil || m.File != tt.file) {
 			t.Errorf("%q: %+v, %v; want file %q", tt.payload, m, err, tt.file)
 		}
-		if tt.err != "" && (!errors.Is(err, wire.ErrDefinitions) || !strings.Contains(err.Error(), tt.err)) {
+		if tt.err != "" && (!errors.Is(err, link.ErrDefinitions) || !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("%q: %v, want an error containing %q", tt.payload, err, tt.err)
 		}
-	}
-}
-
-// The set hash does not depend on the order of the files, and changes
-// with a name or a text.
-func TestDefinitionSetHash(t *testing.T) {
-	a := wire.DefinitionSetHash(map[string][]byte{"a.yaml": []byte("x"), "b.yaml": []byte("y")})
-	for _, other := range []map[string][]byte{
-		{"a.yaml": []byte("x"), "b.yaml": []byte("z")},
-		{"a.yaml": []byte("x"), "c.yaml": []byte("y")},
-		{"a.yaml": []byte("x")},
-	} {
-		if wire.DefinitionSetHash(other) == a {
-			t.Errorf("%q has the hash of another set", other)
-		}
-	}
-	if b := wire.DefinitionSetHash(map[string][]byte{"b.yaml": []byte("y"), "a.yaml": []byte("x")}); b != a {
-		t.Errorf("the same set hashes to %s and %s", a, b)
 	}
 }
 
@@ -98,12 +81,12 @@ func FuzzParseDefinitions(f *testing.F) {
 	f.Add([]byte(`{"file":"app-x.yaml"}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		if _, err := wire.ParseDefinitionsRequest(payload); err != nil && !errors.Is(err, wire.ErrDefinitions) {
+		if _, err := link.ParseDefinitionsRequest(payload); err != nil && !errors.Is(err, link.ErrDefinitions) {
 			t.Fatalf("request: %v is not an ErrDefinitions", err)
 		}
-		m, err := wire.ParseDefinitions(payload)
+		m, err := link.ParseDefinitions(payload)
 		if err != nil {
-			if !errors.Is(err, wire.ErrDefinitions) {
+			if !errors.Is(err, link.ErrDefinitions) {
 				t.Fatalf("%v is not an ErrDefinitions", err)
 			}
 			return
@@ -112,7 +95,7 @@ func FuzzParseDefinitions(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := wire.ParseDefinitions(b)
+		again, err := link.ParseDefinitions(b)
 		if err != nil {
 			t.Fatalf("%s, encoded from an accepted message, is refused: %v", b, err)
 		}

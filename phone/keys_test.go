@@ -1,4 +1,4 @@
-package bridge
+package phone
 
 import (
 	"errors"
@@ -19,14 +19,14 @@ const testKey = "00112233445566778899aabbccddeeff"
 func keysState(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	b, err := New(Config{StateDir: dir})
+	ph, err := New(Config{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.setKey("C0:53:42:00:00:07", testKey); err != nil {
+	if err := ph.setKey("C0:53:42:00:00:07", testKey); err != nil {
 		t.Fatal(err)
 	}
-	b.Close()
+	ph.Close()
 	return dir
 }
 
@@ -74,9 +74,9 @@ func TestStateFilesDamaged(t *testing.T) {
 				before, _ := damage.Snapshot(dir)
 				var err error
 				start := func() {
-					var b *Bridge
-					if b, err = New(Config{StateDir: dir}); err == nil {
-						b.Close()
+					var ph *Phone
+					if ph, err = New(Config{StateDir: dir}); err == nil {
+						ph.Close()
 					}
 				}
 				if k.Unreadable {
@@ -106,28 +106,28 @@ func TestKeysFileIsPrivate(t *testing.T) {
 	dir := keysState(t)
 	path := filepath.Join(dir, keysFile)
 	os.Chmod(path, 0o644)
-	b, err := New(Config{StateDir: dir})
+	ph, err := New(Config{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	defer ph.Close()
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("after start keys.json has mode %v", fi.Mode())
 	}
-	if k, ok := b.key("C0:53:42:00:00:07"); !ok || k != testKey {
+	if k, ok := ph.key("C0:53:42:00:00:07"); !ok || k != testKey {
 		t.Errorf("the key read back as %q %v", k, ok)
 	}
 	os.Chmod(path, 0o664)
-	if err := b.setKey("C0:53:42:00:00:08", testKey); err != nil {
+	if err := ph.setKey("C0:53:42:00:00:08", testKey); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("after a write keys.json has mode %v", fi.Mode())
 	}
-	if err := b.setKey("C0:53:42:00:00:09", "not a key"); err == nil {
+	if err := ph.setKey("C0:53:42:00:00:09", "not a key"); err == nil {
 		t.Error("a malformed key was kept")
 	}
-	if _, ok := b.key("C0:53:42:00:00:09"); ok {
+	if _, ok := ph.key("C0:53:42:00:00:09"); ok {
 		t.Error("a refused key is in memory")
 	}
 }

@@ -1,4 +1,4 @@
-package bridge
+package phone
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"senseboard/nvm"
 )
 
-// keysFile is the state file of the keys of the bridge's bonds.
+// keysFile is the state file of the keys of the phone's bonds.
 const keysFile = "keys.json"
 
-// bondKeys maps the address of each device the bridge bonded with to the
+// bondKeys maps the address of each device the phone bonded with to the
 // long-term key of the bond.
 type bondKeys map[string]string
 
@@ -40,15 +40,15 @@ func openKeys(store *nvm.Store) (*nvm.Var[bondKeys], error) {
 	return nvm.OpenVar(store, keysFile, bondKeys{}, (*bondKeys).check)
 }
 
-// key returns the long-term key the bridge keeps for a device address.
-func (b *Bridge) key(address string) (string, bool) {
-	k, ok := b.keys.Get()[address]
+// key returns the long-term key the phone keeps for a device address.
+func (ph *Phone) key(address string) (string, bool) {
+	k, ok := ph.keys.Get()[address]
 	return k, ok
 }
 
 // setKey keeps (or, with "", drops) the key of a bond with a device.
-func (b *Bridge) setKey(address, key string) error {
-	err := b.keys.Update(func(k *bondKeys) error {
+func (ph *Phone) setKey(address, key string) error {
+	err := ph.keys.Update(func(k *bondKeys) error {
 		if key == "" {
 			delete(*k, address)
 		} else {

@@ -1,4 +1,4 @@
-package bridge
+package phone
 
 import (
 	"context"
@@ -10,34 +10,34 @@ import (
 
 	"senseboard/air"
 	"senseboard/client"
+	"senseboard/link"
 	"senseboard/radio"
-	"senseboard/wire"
 )
 
-// device is a device the bridge sees.
+// device is a device the phone sees.
 type device struct {
-	b      *Bridge
+	ph     *Phone
 	serial string
 	p      Peripheral
 
 	opMu sync.Mutex // serializes what changes the link: scan, connect, pair, disconnect
 
-	mu        sync.Mutex   // guards what follows; never held across a round trip
-	link      *client.Conn // the open stream of the radio link, nil when none
-	adv       wire.AdvertMsg
+	mu        sync.Mutex // guards what follows; never held across a round trip
+	link      *link.Conn // the open stream of the radio link, nil when none
+	adv       link.AdvertMsg
 	connected bool
 	handle    uint16
 	encrypted bool
 	want      bool // connect when the device advertises
-	leaving   bool // the bridge is disconnecting on a user's word
-	releasing bool // the bridge is disconnecting a device nobody used for Idle
+	leaving   bool // the phone is disconnecting on a user's word
+	releasing bool // the phone is disconnecting a device nobody used for Idle
 	lastUse   time.Time
 	inUse     int // requests and connects under way
 	note      string
 	gone      bool
 	streams   map[string]*stream // by key (see stream)
-	defs      *deviceDefs        // the device's definitions as last learnt; nil until asked
-	gsp       *gspSession        // the GSP WebSocket client, nil when none
+	defs      *Definitions       // the device's definitions as last learnt; nil until asked
+	gsp       *GSP               // the GSP client, nil when none
 }
 
 func (d *device) isConnected() bool {
@@ -47,7 +47,7 @@ func (d *device) isConnected() bool {
 }
 
 // current returns the open stream, or nil.
-func (d *device) current() *client.Conn {
+func (d *device) current() *link.Conn {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.link
@@ -84,19 +84,19 @@ func (d *device) state() DeviceState {
 	default:
 		s.State = "not advertising"
 	}
-	_, s.Bonded = d.b.key(s.Address)
+	_, s.Bonded = d.ph.key(s.Address)
 	return s
 }
 
 // publish tells the watchers the device's state.
 func (d *device) publish() {
 	s := d.state()
-	b := d.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for w := range b.watchers {
-		if w.state != nil {
-			w.state(s)
+	ph := d.ph
+	ph.mu.Lock()
+	defer ph.mu.Unlock()
+	for w := range ph.watchers {
+		if w.State != nil {
+			w.State(s)
 		}
 	}
 }
@@ -110,7 +110,7 @@ func (d *device) setNote(format string, a ...any) {
 }
 
 // open returns the open stream, opening one when there is none; d.opMu is held.
-func (d *device) open(ctx context.Context) (*client.Conn, error) {
+func (d *device) open(ctx context.Context) (*link.Conn, error) {
 	if l := d.current(); l != nil {
 		select {
 		case <-l.Done():
@@ -122,16 +122,16 @@ func (d *device) open(ctx context.Context) (*client.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Close sets closed under b.mu and then closes the current links: a
+	// Close sets closed under ph.mu and then closes the current links: a
 	// link is either seen by Close or refused here.
-	d.b.mu.Lock()
-	closed := d.b.closed
+	d.ph.mu.Lock()
+	closed := d.ph.closed
 	if !closed {
 		d.mu.Lock()
 		d.link = l
 		d.mu.Unlock()
 	}
-	d.b.mu.Unlock()
+	d.ph.mu.Unlock()
 	if closed {
 		l.Close()
 		return nil, ErrClosed
@@ -139,7 +139,7 @@ func (d *device) open(ctx context.Context) (*client.Conn, error) {
 	return l, nil
 }
 
-// refresh reads the advertisement of a device the bridge is not connected
+// refresh reads the advertisement of a device the phone is not connected
 // to, and connects when it should. An error means the device cannot be
 // reached at all.
 func (d *device) refresh(ctx context.Context) error {
@@ -152,7 +152,7 @@ func (d *device) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	sctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	adv, err := l.Scan(sctx)
 	cancel()
 	if err != nil {
@@ -169,7 +169,7 @@ func (d *device) refresh(ctx context.Context) error {
 	}
 	if adv.Advertising && want {
 		if err := d.connectLocked(ctx); err != nil {
-			d.b.cfg.Log.Info("connect", "device", d.serial, "err", err)
+			d.ph.cfg.Log.Info("connect", "device", d.serial, "err", err)
 		}
 	}
 	return nil
@@ -197,9 +197,9 @@ func (d *device) connectLocked(ctx context.Context) error {
 		d.setNote("connect: %v", err)
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
-	got, err := l.ConnectAt(ctx, wire.ConnectMsg{Address: d.b.cfg.Address, Name: d.b.cfg.Name, Interval: uint16(d.b.cfg.ConnInterval / radio.Duration(1))})
+	got, err := l.Connect(ctx)
 	handle := got.Handle
 	if err != nil {
 		d.setNote("connect: %v", err)
@@ -209,12 +209,12 @@ func (d *device) connectLocked(ctx context.Context) error {
 	d.connected, d.handle, d.encrypted, d.note = true, handle, false, ""
 	address := d.adv.Address
 	d.mu.Unlock()
-	d.b.cfg.Log.Info("connected", "device", d.serial, "handle", handle)
-	if !d.b.goTracked(func() { d.watchLink(l) }) {
+	d.ph.cfg.Log.Info("connected", "device", d.serial, "handle", handle)
+	if !d.ph.goTracked(func() { d.watchLink(l) }) {
 		l.Close()
 		return ErrClosed
 	}
-	if key, ok := d.b.key(address); ok {
+	if key, ok := d.ph.key(address); ok {
 		if err := l.Encrypt(ctx, key); err != nil {
 			d.setNote("the device refused the keys of the bond (%v); pair again", err)
 		} else {
@@ -229,17 +229,17 @@ func (d *device) connectLocked(ctx context.Context) error {
 
 // watchLink waits for the end of a connection and records why it ended.
 // It exits when the stream closes.
-func (d *device) watchLink(l *client.Conn) {
+func (d *device) watchLink(l *link.Conn) {
 	<-l.Done()
 	d.mu.Lock()
 	if d.link == l {
 		d.link = nil
 		d.connected, d.encrypted = false, false
 		released := d.releasing
-		d.want = d.b.cfg.Reconnect && !d.leaving && !released
+		d.want = d.ph.cfg.Reconnect && !d.leaving && !released
 		d.leaving, d.releasing = false, false
 		if released {
-			d.note = fmt.Sprintf("released: no client used the device for %v", d.b.cfg.Idle)
+			d.note = fmt.Sprintf("released: no client used the device for %v", d.ph.cfg.Idle)
 		} else if why, se := l.Err(), (*air.StreamError)(nil); errors.As(why, &se) {
 			d.note = "the connection was lost: " + se.Error()
 		} else if errors.Is(why, client.ErrClosed) {
@@ -249,7 +249,7 @@ func (d *device) watchLink(l *client.Conn) {
 		}
 	}
 	d.mu.Unlock()
-	d.b.cfg.Log.Info("disconnected", "device", d.serial, "why", l.Err())
+	d.ph.cfg.Log.Info("disconnected", "device", d.serial, "why", l.Err())
 	d.publish()
 }
 
@@ -268,7 +268,7 @@ func (d *device) pair(ctx context.Context, passKey string, bond bool) error {
 	if l == nil {
 		return fmt.Errorf("device %s: the connection ended", d.serial)
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
 	key, err := l.Pair(ctx, passKey, bond)
 	if err != nil {
@@ -280,7 +280,7 @@ func (d *device) pair(ctx context.Context, passKey string, bond bool) error {
 	address := d.adv.Address
 	d.mu.Unlock()
 	if bond {
-		if err := d.b.setKey(address, key); err != nil {
+		if err := d.ph.setKey(address, key); err != nil {
 			return err
 		}
 	}
@@ -301,7 +301,7 @@ func (d *device) disconnect(ctx context.Context) error {
 		d.publish()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
 	if err := l.Disconnect(ctx); err != nil {
 		l.Close()
@@ -310,10 +310,10 @@ func (d *device) disconnect(ctx context.Context) error {
 }
 
 // use marks the device in use by a client until done is called, connects
-// to it when it is not connected (unless the bridge is Manual or
+// to it when it is not connected (unless the phone is Manual or
 // ConnectAll), and returns its connection.
 // A use that cannot connect says why.
-func (d *device) use(ctx context.Context) (c *client.Conn, done func(), err error) {
+func (d *device) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	d.mu.Lock()
 	d.inUse++
 	d.lastUse = time.Now()
@@ -325,7 +325,7 @@ func (d *device) use(ctx context.Context) (c *client.Conn, done func(), err erro
 		d.lastUse = time.Now()
 		d.mu.Unlock()
 	}
-	if !connected && !d.b.cfg.Manual && !d.b.cfg.ConnectAll { // those connect only when asked, or when they find a device
+	if !connected && !d.ph.cfg.Manual && !d.ph.cfg.ConnectAll { // those connect only when asked, or when they find a device
 		if err := d.connect(ctx, false); err != nil {
 			done()
 			return nil, nil, fmt.Errorf("device %s: connect: %w", d.serial, err)
@@ -341,8 +341,8 @@ func (d *device) use(ctx context.Context) (c *client.Conn, done func(), err erro
 // releaseIfIdle ends a connection that no client has used for Idle and
 // that no subscription holds; ConnectAll keeps every connection.
 func (d *device) releaseIfIdle(ctx context.Context) {
-	b := d.b
-	if b.cfg.ConnectAll || b.cfg.Idle < 0 {
+	ph := d.ph
+	if ph.cfg.ConnectAll || ph.cfg.Idle < 0 {
 		return
 	}
 	d.mu.Lock()
@@ -362,8 +362,8 @@ func (d *device) releaseIfIdle(ctx context.Context) {
 	if !idle {
 		return
 	}
-	b.cfg.Log.Info("release", "device", d.serial, "idle", b.cfg.Idle)
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	ph.cfg.Log.Info("release", "device", d.serial, "idle", ph.cfg.Idle)
+	ctx, cancel := context.WithTimeout(ctx, ph.cfg.Timeout)
 	defer cancel()
 	if err := l.Disconnect(ctx); err != nil {
 		l.Close()
@@ -374,13 +374,13 @@ func (d *device) releaseIfIdle(ctx context.Context) {
 // used it for Idle: no request, connect or subscription under way, and no
 // disconnection asked for. d.mu must be held.
 func (d *device) idleLocked() bool {
-	return d.connected && d.inUse == 0 && len(d.streams) == 0 && time.Since(d.lastUse) >= d.b.cfg.Idle && !d.leaving
+	return d.connected && d.inUse == 0 && len(d.streams) == 0 && time.Since(d.lastUse) >= d.ph.cfg.Idle && !d.leaving
 }
 
 // linkError words the end of a link without the name of the device, which
 // the caller shows beside it: the device's reason for a disconnection.
 func linkError(err error) string {
-	var de *client.DisconnectedError
+	var de *link.DisconnectedError
 	if errors.As(err, &de) {
 		return "disconnected: " + de.Reason
 	}
@@ -389,7 +389,7 @@ func linkError(err error) string {
 
 // conn returns the connection for requests, or an error that says why
 // there is none.
-func (d *device) conn() (*client.Conn, error) {
+func (d *device) conn() (*link.Conn, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {

@@ -1,19 +1,18 @@
-package bridge
+package phone
 
 import (
 	"crypto/sha256"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 
 	"senseboard/nvm"
 )
 
-// centralFile is the state file of the bridge's own address as a central.
+// centralFile is the state file of the phone's own address as a central.
 const centralFile = "central.json"
 
-// central is the bridge's identity as a BLE central, as its state keeps it.
+// central is the phone's identity as a BLE central, as its state keeps it.
 type central struct {
 	Address string `json:"address"`
 }
@@ -25,11 +24,11 @@ func (c *central) check() error {
 	return nil
 }
 
-// centralAddress returns the bridge's address as a central: the one given
+// centralAddress returns the phone's address as a central: the one given
 // (which the state then keeps), or the one the state keeps, or else one
-// derived from the state directory and kept from then on. Each bridge with
-// a state directory of its own is thus its own phone. A bridge without a
-// state directory is DefaultAddress unless given one.
+// derived from the state directory and kept from then on. Each phone with
+// a state directory of its own is thus a phone of its own. A phone without
+// a state directory is DefaultAddress unless given one.
 func centralAddress(store *nvm.Store, given string) (string, error) {
 	given = strings.ToUpper(given)
 	if given != "" && !addressRE.MatchString(given) {
@@ -69,16 +68,9 @@ func deriveCentral(dir string) string {
 	return fmt.Sprintf("%02X:%02X:%02X:%02X:%02X:%02X", h[0], h[1], h[2], h[3], h[4], h[5])
 }
 
-// Address returns the bridge's address as a BLE central, which devices
+// Address returns the phone's address as a BLE central, which devices
 // see in /Comm/Ble/Peers and their bonding policies judge.
-func (b *Bridge) Address() string { return b.cfg.Address }
+func (ph *Phone) Address() string { return ph.cfg.Address }
 
-// Info is what GET /api/bridge says of the bridge.
-type Info struct {
-	Address string `json:"address"` // as a BLE central
-	Name    string `json:"name"`
-}
-
-func (s *Server) info(w http.ResponseWriter, r *http.Request) {
-	writeValue(w, Info{Address: s.Bridge.cfg.Address, Name: s.Bridge.cfg.Name})
-}
+// Name returns the phone's name as a BLE central.
+func (ph *Phone) Name() string { return ph.cfg.Name }

@@ -1,4 +1,4 @@
-package serial_test
+package link_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"senseboard/app"
 	"senseboard/client"
 	"senseboard/examples/stepcounter"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/resource"
-	"senseboard/wire"
 )
 
 // A central learns the device's own definitions over the radio link: the
@@ -35,7 +35,7 @@ func TestRadioDefinitions(t *testing.T) {
 	if _, err := phone.Definitions(ctx); err == nil || !strings.Contains(err.Error(), "not connected; scan and connect first") {
 		t.Errorf("definitions before connecting: %v", err)
 	}
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	idx, err := phone.Definitions(ctx)
@@ -53,7 +53,7 @@ func TestRadioDefinitions(t *testing.T) {
 	if slices.Contains(idx.Builtin.Files, "comm_ble_hrs.yaml") {
 		t.Errorf("built-in files %v list the disabled HRS module's file", idx.Builtin.Files)
 	}
-	want := wire.DefinitionRef{Name: "app-stepcounter.yaml", SHA256: wire.DefinitionHash(stepcounter.Definition())}
+	want := link.DefinitionRef{Name: "app-stepcounter.yaml", SHA256: api.FileHash(stepcounter.Definition())}
 	if len(idx.Apps) != 1 || idx.Apps[0] != want {
 		t.Fatalf("app files %+v, want %+v", idx.Apps, want)
 	}
@@ -96,7 +96,7 @@ func TestRadioDefinitionsNeedPairing(t *testing.T) {
 	}
 	ctx := context.Background()
 	phone := openRadio(t, dev)
-	if _, err := phone.Connect(ctx, "C0:00:00:00:00:01", "phone"); err != nil {
+	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := phone.Definitions(ctx); err == nil || !strings.Contains(err.Error(), "pair with its pass key first") {

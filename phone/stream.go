@@ -1,14 +1,15 @@
-package bridge
+package phone
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strings"
 	"sync"
 	"time"
 
 	"senseboard/client"
+	"senseboard/link"
 	"senseboard/resource"
 )
 
@@ -18,7 +19,6 @@ type Event struct {
 	// Reason says why.
 	Ended    bool
 	Reason   string
-	ID       ID     // the subscriber's id
 	Device   string // serial number
 	URI      string // the resource, /net/<serial>/<path>
 	Content  json.RawMessage
@@ -29,7 +29,7 @@ type Event struct {
 // the device's stream and must not block.
 type Sink func(Event)
 
-// stream is the bridge's one subscription to a resource of a device,
+// stream is the phone's one subscription to a resource of a device,
 // shared by every client that subscribes to it.
 //
 // A stream is in d.streams from the moment a client starts it until it
@@ -56,7 +56,6 @@ type stream struct {
 // Sub is one client's subscription.
 type Sub struct {
 	st   *stream
-	id   ID
 	sink Sink
 }
 
@@ -66,41 +65,32 @@ func (s *Sub) URI() string { return s.st.uri }
 // Device returns the serial number of the subscribed device.
 func (s *Sub) Device() string { return s.st.d.serial }
 
-// streamKey names a resource of a device whatever the path's case and
-// slashes, as the device does.
-func streamKey(path string, value json.RawMessage) string {
-	return strings.ToLower(strings.Trim(path, "/")) + "\x00" + string(value)
+// streamKey names a resource of a device, with the values of its
+// subscription, whatever the path's case and slashes, as the device does.
+func streamKey(path string, params []resource.Value) string {
+	b := []byte(strings.ToLower(strings.Trim(path, "/")))
+	for _, v := range params {
+		b = append(b, 0)
+		b = v.AppendJSON(b)
+	}
+	return string(b)
 }
 
-// Subscribe carries out a subscribe message: events go to sink, tagged
-// with the message's id. When the device refuses, the answer says why and
-// the Sub is nil.
-func (b *Bridge) Subscribe(ctx context.Context, m Message, sink Sink) (*Sub, *Answer, error) {
-	if op, err := m.op(); err != nil {
-		return nil, nil, err
-	} else if op != resource.Subscribe {
-		return nil, nil, fmt.Errorf("%w: Subscribe with a %s message", ErrBadMessage, m.Type)
-	}
-	d, path, err := b.route(&m)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, params, done, err := m.useFor(ctx, d, resource.Subscribe, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer done()
-	s, a, created, err := d.subscribe(ctx, c, path, params, m, sink)
+// Subscribe subscribes to the resource at path with the values params,
+// or joins the phone's subscription to it: events go to sink. When the
+// device refuses, the envelope says why and the Sub is nil.
+func (u *Use) Subscribe(ctx context.Context, path string, params []resource.Value, sink Sink) (*Sub, *client.Envelope, error) {
+	s, env, created, err := u.d.subscribe(ctx, u.c, path, params, sink)
 	if created {
-		d.publish()
+		u.d.publish()
 	}
-	return s, a, err
+	return s, env, err
 }
 
 // subscribe joins the stream of a resource or starts it; created says it
 // started one. No lock is held across the round trip to the device.
-func (d *device) subscribe(ctx context.Context, c *client.Conn, path string, params []resource.Value, m Message, sink Sink) (*Sub, *Answer, bool, error) {
-	key := streamKey(path, m.Value)
+func (d *device) subscribe(ctx context.Context, c *link.Conn, path string, params []resource.Value, sink Sink) (*Sub, *client.Envelope, bool, error) {
+	key := streamKey(path, params)
 	for {
 		d.mu.Lock()
 		st := d.streams[key]
@@ -108,13 +98,13 @@ func (d *device) subscribe(ctx context.Context, c *client.Conn, path string, par
 			st = &stream{d: d, key: key, ready: make(chan struct{}), gone: make(chan struct{}), subs: map[*Sub]struct{}{}}
 			d.streams[key] = st
 			d.mu.Unlock()
-			return d.start(ctx, c, st, path, params, m, sink)
+			return d.start(ctx, c, st, path, params, sink)
 		}
 		if st.live {
-			s := st.add(m.ID, sink)
+			s := st.add(sink)
 			uri := st.uri
 			d.mu.Unlock()
-			return s, &Answer{Device: d.serial, Envelope: localEnvelope(resource.Subscribe, uri)}, false, nil
+			return s, localEnvelope(resource.Subscribe, uri), false, nil
 		}
 		wait := st.ready
 		if st.ending {
@@ -131,28 +121,28 @@ func (d *device) subscribe(ctx context.Context, c *client.Conn, path string, par
 
 // start makes the subscription of a stream that subscribe put in
 // d.streams, and takes it out again when the device refuses.
-func (d *device) start(ctx context.Context, c *client.Conn, st *stream, path string, params []resource.Value, m Message, sink Sink) (*Sub, *Answer, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+func (d *device) start(ctx context.Context, c *link.Conn, st *stream, path string, params []resource.Value, sink Sink) (*Sub, *client.Envelope, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
 	sub, env, err := c.Subscribe(ctx, path, params...)
 	defer close(st.ready)
 	if err != nil || sub == nil {
 		d.forgetStream(st)
 		if err != nil {
-			return nil, nil, false, deviceError(d, err)
+			return nil, nil, false, d.error(err)
 		}
-		return nil, &Answer{Device: d.serial, Envelope: env}, false, nil
+		return nil, env, false, nil
 	}
 	d.mu.Lock()
 	st.uri, st.sub, st.live = env.URI, sub, true
-	s := st.add(m.ID, sink)
+	s := st.add(sink)
 	d.mu.Unlock()
-	if !d.b.goTracked(st.pump) {
+	if !d.ph.goTracked(st.pump) {
 		// Close ends the link, and with it this subscription.
 		d.forgetStream(st)
 		return nil, nil, false, ErrClosed
 	}
-	return s, &Answer{Device: d.serial, Envelope: env}, true, nil
+	return s, env, true, nil
 }
 
 // forgetStream takes a stream out of d.streams.
@@ -165,8 +155,8 @@ func (d *device) forgetStream(st *stream) {
 	}
 }
 
-func (st *stream) add(id ID, sink Sink) *Sub {
-	s := &Sub{st: st, id: id, sink: sink}
+func (st *stream) add(sink Sink) *Sub {
+	s := &Sub{st: st, sink: sink}
 	st.mu.Lock()
 	st.subs[s] = struct{}{}
 	st.mu.Unlock()
@@ -197,14 +187,16 @@ func (st *stream) deliver(e Event) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for s := range st.subs {
-		e.ID = s.id
 		s.sink(e)
 	}
 }
 
-// Unsubscribe ends the client's subscription; the bridge's subscription on
+// ErrEnded is the end of a subscription that had ended already.
+var ErrEnded = errors.New("the subscription ended already")
+
+// Unsubscribe ends the client's subscription; the phone's subscription on
 // the device ends with its last subscriber.
-func (s *Sub) Unsubscribe(ctx context.Context) (*Answer, error) {
+func (s *Sub) Unsubscribe(ctx context.Context) (*client.Envelope, error) {
 	a, ended, err := s.unsubscribe(ctx)
 	if ended {
 		s.st.d.publish()
@@ -214,7 +206,7 @@ func (s *Sub) Unsubscribe(ctx context.Context) (*Answer, error) {
 
 // unsubscribe leaves the stream; ended says the stream ended with it. No
 // lock is held across the round trip to the device.
-func (s *Sub) unsubscribe(ctx context.Context) (*Answer, bool, error) {
+func (s *Sub) unsubscribe(ctx context.Context) (*client.Envelope, bool, error) {
 	st := s.st
 	d := st.d
 	d.mu.Lock()
@@ -225,11 +217,11 @@ func (s *Sub) unsubscribe(ctx context.Context) (*Answer, bool, error) {
 	st.mu.Unlock()
 	if !was {
 		d.mu.Unlock()
-		return nil, false, fmt.Errorf("%w: subscription %q ended already", ErrBadMessage, s.id)
+		return nil, false, ErrEnded
 	}
 	if left > 0 || !st.live {
 		d.mu.Unlock()
-		return &Answer{Device: d.serial, Envelope: localEnvelope(resource.Unsubscribe, st.uri)}, false, nil
+		return localEnvelope(resource.Unsubscribe, st.uri), false, nil
 	}
 	st.live, st.ending = false, true
 	d.mu.Unlock()
@@ -237,11 +229,22 @@ func (s *Sub) unsubscribe(ctx context.Context) (*Answer, bool, error) {
 		d.forgetStream(st)
 		close(st.gone)
 	}()
-	ctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
 	env, err := st.sub.Unsubscribe(ctx)
 	if err != nil {
-		return nil, true, deviceError(d, err)
+		return nil, true, d.error(err)
 	}
-	return &Answer{Device: d.serial, Envelope: env}, true, nil
+	return env, true, nil
+}
+
+// localEnvelope is an answer of the phone in the envelope's form, for a
+// subscription it shares with other clients.
+func localEnvelope(op resource.Op, uri string) *client.Envelope {
+	e := resource.Envelope{Status: resource.StatusOK, Op: op, URI: uri}
+	raw, _ := e.AppendJSON(nil)
+	env := &client.Envelope{}
+	json.Unmarshal(raw, env)
+	env.Raw = raw
+	return env
 }

@@ -1,4 +1,4 @@
-package bridge
+package phone
 
 import (
 	"context"
@@ -8,16 +8,16 @@ import (
 	"testing"
 
 	"senseboard/api"
-	"senseboard/wire"
+	"senseboard/link"
 )
 
 // countingFiler serves one definition file and counts the asks.
 type countingFiler struct {
-	file  wire.DefinitionFile
+	file  link.DefinitionFile
 	calls int
 }
 
-func (c *countingFiler) DefinitionFile(_ context.Context, name string) (wire.DefinitionFile, error) {
+func (c *countingFiler) DefinitionFile(_ context.Context, name string) (link.DefinitionFile, error) {
 	c.calls++
 	f := c.file
 	f.Name = name
@@ -40,8 +40,8 @@ func TestFetchFileCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash := wire.DefinitionHash(text)
-	c := &countingFiler{file: wire.DefinitionFile{SHA256: hash, YAML: string(text)}}
+	hash := api.FileHash(text)
+	c := &countingFiler{file: link.DefinitionFile{SHA256: hash, YAML: string(text)}}
 	for _, tc := range []struct {
 		name  string
 		id    fileID
@@ -50,7 +50,7 @@ func TestFetchFileCache(t *testing.T) {
 		{"a built-in file of another firmware", fileID{name: run + "fetchtest-a.yaml", set: run + "other-firmware-1"}, 1},
 		{"the same again", fileID{name: run + "fetchtest-a.yaml", set: run + "other-firmware-1"}, 1},
 		{"the same name in a third firmware", fileID{name: run + "fetchtest-a.yaml", set: run + "other-firmware-2"}, 2},
-		{"another file of the second firmware", fileID{name: run + "fetchtest-b.yaml", set: run + "other-firmware-1"}, 3},
+		{"another file of the second firmware", fileID{name: run + "fetchtest-ph.yaml", set: run + "other-firmware-1"}, 3},
 		{"an app's file", fileID{name: run + "fetchtest-app.yaml", sha256: hash}, 4},
 		{"the app's file again", fileID{name: run + "fetchtest-app.yaml", sha256: hash}, 4},
 		{"a file nothing identifies", fileID{name: run + "fetchtest-c.yaml"}, 5},
