@@ -10,18 +10,22 @@ import (
 )
 
 // TestDependencyRules keeps the packages' dependencies pointing one way:
-// the client and the serial tool link only the protocol, the radio knows
-// no device, provider or transport, transports know no provider, and
-// providers know no transport. A provider imports no other provider's
+// the client and the serial tool link only the line protocol, nothing of
+// the radio link; the radio knows no device, provider or transport; the
+// serial transport knows no radio, and the radio link (package link) no
+// carrier; transports know no provider, and providers know no transport;
+// the phone imports no net/http, and the bridge, its web face, reaches
+// devices through the phone alone. A provider imports no other provider's
 // package, for its types either: what providers share is package content
-// (the notifications) or a small interface where it is used. The GSP
-// frames (gsp/gspwire) need the standard library alone, so that the bridge
+// (the notifications) or a small interface where it is used. The file
+// formats EDF+ and WFDB need the standard library alone. The GSP frames
+// (gsp/gspwire) need the standard library alone, so that the bridge
 // speaks GSP without the device; the content model (content), which GSP,
 // the data logger and the load use too, knows no GSP module, device or
 // provider; the data logger (logbook), built on the in-device application
-// interface, knows no provider either, and the load no device. The clock
-// needs no other package of the module. The assembly (package senseboard) is
-// above them all and below the programs.
+// interface, knows no provider either, and the load no provider. The clock
+// needs no other package of the module. The assembly (package senseboard)
+// is above them all and below the programs.
 func TestDependencyRules(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -33,21 +37,30 @@ func TestDependencyRules(t *testing.T) {
 		stdlib    bool     // the standard library alone
 		forbidden []string // import paths; with a trailing slash, the path and all below it
 	}{
-		{"senseboard/client", false, false, []string{"senseboard", "senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "github.com/creack/pty/", "github.com/go-openapi/"}},
-		{"senseboard/cmd/wbcmd", false, false, []string{"senseboard", "senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "github.com/creack/pty/", "github.com/go-openapi/"}},
-		{"senseboard/wire", false, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/provider/", "senseboard/radio/"}},
-		{"senseboard/radio", false, false, []string{"senseboard", "senseboard/device/", "senseboard/provider/", "senseboard/transport/", "senseboard/bridge/", "senseboard/content/"}},
-		{"senseboard/transport/serial", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/bridge/"}},
-		{"senseboard/provider/...", false, false, []string{"senseboard", "senseboard/transport/", "senseboard/client/", "senseboard/bridge/", "senseboard/gsp", "senseboard/logbook/", "senseboard/app/"}},
+		{"senseboard/client", false, false, []string{"senseboard", "senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "senseboard/link/", "senseboard/radio/", "senseboard/air/", "github.com/creack/pty/", "github.com/go-openapi/"}},
+		{"senseboard/cmd/wbcmd", false, false, []string{"senseboard", "senseboard/device/", "senseboard/api/", "senseboard/provider/", "senseboard/nvm/", "senseboard/link/", "senseboard/radio/", "senseboard/air/", "github.com/creack/pty/", "github.com/go-openapi/"}},
+		{"senseboard/wire", false, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/provider/", "senseboard/radio/", "senseboard/link/"}},
+		{"senseboard/radio", false, false, []string{"senseboard", "senseboard/device/", "senseboard/provider/", "senseboard/transport/", "senseboard/bridge/", "senseboard/link/", "senseboard/content/"}},
+		{"senseboard/transport/serial", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/bridge/", "senseboard/radio/", "senseboard/link/", "senseboard/air/"}},
+		{"senseboard/link", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/bridge/", "senseboard/load/", "senseboard/air/", "senseboard/gsp"}},
+		{"senseboard/provider/...", false, false, []string{"senseboard", "senseboard/transport/", "senseboard/client/", "senseboard/link/", "senseboard/bridge/", "senseboard/gsp", "senseboard/logbook/", "senseboard/app/"}},
 		{"senseboard/provider/...", true, false, []string{"senseboard/provider/"}},
-		{"senseboard/bridge", false, false, []string{"senseboard/provider/", "senseboard/device/", "senseboard/transport/", "senseboard/gsp", "senseboard/content/"}},
-		{"senseboard/bridge", true, false, []string{"senseboard/world/"}},
+		// The phone reaches devices over the radio link alone; the link's
+		// package, which serves the peripheral's end too, brings the
+		// device core along, but not the providers. The phone knows no
+		// web, and the bridge, its web face, reaches devices through it.
+		{"senseboard/phone", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/gsp", "senseboard/content/", "senseboard/bridge/"}},
+		{"senseboard/phone", true, false, []string{"net/http", "github.com/coder/websocket", "senseboard/device/", "senseboard/transport/", "senseboard/world/"}},
+		{"senseboard/bridge", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/gsp", "senseboard/content/"}},
+		{"senseboard/bridge", true, false, []string{"senseboard/device/", "senseboard/transport/", "senseboard/world/", "senseboard/link", "senseboard/air", "senseboard/nvm"}},
 		{"senseboard/gsp/gspwire", false, true, nil},
+		{"senseboard/edf", false, true, nil},
+		{"senseboard/wfdb", false, true, nil},
 		{"senseboard/content", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/device/", "senseboard/provider/", "senseboard/logbook/"}},
-		{"senseboard/logbook", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/gsp", "senseboard/transport/", "senseboard/bridge/"}},
-		{"senseboard/load", false, false, []string{"senseboard", "senseboard/device/", "senseboard/provider/", "senseboard/logbook/", "senseboard/gsp", "senseboard/transport/"}},
+		{"senseboard/logbook", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/gsp", "senseboard/transport/", "senseboard/link/", "senseboard/bridge/"}},
+		{"senseboard/load", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/logbook/", "senseboard/gsp", "senseboard/bridge/", "senseboard/phone/"}},
 		{"senseboard/clock", false, false, []string{"senseboard/"}}, // and golang.org/x/sys for its precise sleep
-		{"senseboard", true, false, []string{"senseboard/bridge/", "senseboard/load/", "senseboard/client/", "senseboard/cmd/"}},
+		{"senseboard", true, false, []string{"senseboard/bridge/", "senseboard/phone/", "senseboard/load/", "senseboard/client/", "senseboard/cmd/"}},
 	}
 	// one go list for all the rules: the packages, and what they import
 	// and depend on

@@ -14,6 +14,7 @@ import (
 
 	"senseboard/air"
 	"senseboard/clock"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/transport/serial"
 	"senseboard/wire"
@@ -68,8 +69,9 @@ type Member struct {
 	SerialPort string // real serial port, "" when none
 	Air        string // the device's dial subject on the radio link, "" when none
 
-	f   *Fleet
-	srv *serial.Server
+	f     *Fleet
+	srv   *serial.Server
+	radio *link.Peripheral
 }
 
 // DialRadio opens a stream of the radio link to the device from within
@@ -86,7 +88,7 @@ func (m *Member) DialRadio(ctx context.Context) (net.Conn, error) {
 		return nil, err
 	}
 	device, central := net.Pipe()
-	f.radios.Go(func() { m.srv.ServeRadio(f.stopCtx, device, m.Device.Radio) })
+	f.radios.Go(func() { m.radio.ServeConn(f.stopCtx, device) })
 	return central, nil
 }
 
@@ -239,19 +241,19 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 	}
 	f.closers = append(f.closers, d)
 	srv := &serial.Server{Device: d.Core, Log: opts.Log.With("device", serialNo), MaxConns: opts.MaxConnsPerDevice, Program: f.conns}
-	m := &Member{Device: d, StateDir: cfg.StateDir, f: f, srv: srv}
+	m := &Member{Device: d, StateDir: cfg.StateDir, f: f, srv: srv, radio: &link.Peripheral{Server: srv, Radio: d.Radio}}
 
-	link := filepath.Join(cfg.StateDir, "tty")
+	tty := filepath.Join(cfg.StateDir, "tty")
 	if opts.PTY == "none" || i == 0 && opts.PTY != "" {
-		link = opts.PTY // "none" means no device has one
+		tty = opts.PTY // "none" means no device has one
 	}
-	if link != "none" {
-		pt, err := serial.OpenPTY(link)
+	if tty != "none" {
+		pt, err := serial.OpenPTY(tty)
 		if err != nil {
 			return nil, err
 		}
 		f.closers = append(f.closers, pt)
-		m.PTY = link
+		m.PTY = tty
 		f.serve = append(f.serve, func(ctx context.Context) error { return srv.ServeLine(ctx, pt) })
 	}
 	if i == 0 && opts.SerialPort != "" {
@@ -288,7 +290,7 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 		f.closers = append(f.closers, ln)
 		f.onAir = append(f.onAir, ln)
 		m.Air = ln.Addr().String()
-		f.serve = append(f.serve, func(context.Context) error { return srv.ServeRadios(f.airCtx, ln, d.Radio) })
+		f.serve = append(f.serve, func(context.Context) error { return m.radio.Serve(f.airCtx, ln) })
 	}
 	return m, nil
 }

@@ -20,6 +20,7 @@ import (
 	"senseboard/clock"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/resource"
 )
@@ -27,8 +28,8 @@ import (
 func TestFleet(t *testing.T) {
 	dir := t.TempDir()
 	// streams and adverts kept through a busy machine's pauses
-	link := airtest.Local(t, airtest.FreeLocal(t), air.Options{Interval: 50 * time.Millisecond, Missed: 200, ReconnectWait: 20 * time.Millisecond})
-	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir}, senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: link, Speed: 10})
+	carrier := airtest.Local(t, airtest.FreeLocal(t), air.Options{Interval: 50 * time.Millisecond, Missed: 200, ReconnectWait: 20 * time.Millisecond})
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir}, senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "127.0.0.1:0", Air: carrier, Speed: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	radio, err := client.Open(ctx, "radio", nc, nil)
+	radio, err := (&link.Central{}).Open(ctx, "radio", nc, link.Handlers{})
 	if err != nil {
 		t.Fatal(err)
 	}

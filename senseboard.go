@@ -166,7 +166,7 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	}
 	d.Radio, err = radio.New(radio.Config{
 		Address: p.BLE.Address, Serial: p.Serial, Product: p.Product.Name,
-		HRS: p.Modules.HRS, NUS: p.Modules.NUS, Seed: seed, Clock: c,
+		HRS: p.Modules.HRS, NUS: p.Modules.NUS, Advertisement: p.BLE.Advertisement, Seed: seed, Clock: c,
 		Airtime: p.BLE.Airtime, NotificationSize: content.Size,
 	}, settings)
 	if err != nil {

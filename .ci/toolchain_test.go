@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"senseboard/internal/needs"
 )
 
 // fakeGo is a go command as old ones behave, for .ci/toolchain: it says
@@ -72,10 +74,7 @@ esac
 // that fails, is an error that says so.
 func TestToolchainScript(t *testing.T) {
 	t.Parallel()
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
+	bash := needs.Program(t, "bash", "Debian: apt-get install bash", "bash")
 	repo, err := filepath.Abs("..") // the module's root
 	if err != nil {
 		t.Fatal(err)
@@ -97,10 +96,7 @@ func TestToolchainScript(t *testing.T) {
 	// the tools the script uses, and no go
 	tools := t.TempDir()
 	for _, tool := range []string{"bash", "sed", "sort", "head", "awk", "dirname", "chmod", "find", "cp", "grep", "mkdir", "cat"} {
-		p, err := exec.LookPath(tool)
-		if err != nil {
-			t.Skipf("no %s", tool)
-		}
+		p := needs.Program(t, tool+", which .ci/toolchain uses,", "Debian's base system has it", tool)
 		if err := os.Symlink(p, filepath.Join(tools, tool)); err != nil {
 			t.Fatal(err)
 		}

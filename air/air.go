@@ -2,8 +2,8 @@
 // NATS, on one computer or many. A device is on the air while its program
 // advertises it and takes streams on its subjects (see subject.go and
 // docs/protocol.md); each stream is one central in range of the device, a
-// net.Conn that carries the framed radio link protocol (served by
-// serial.Server.ServeRadio), where the central scans, connects and pairs
+// net.Conn that carries the framed radio link protocol (package link,
+// which serves and speaks it), where the central scans, connects and pairs
 // as over BLE. A central, such as the phone bridge of any program on the
 // same NATS network, finds the devices by their adverts (Directory) and
 // opens streams to them (Link.Dial).

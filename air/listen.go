@@ -19,7 +19,7 @@ var ErrOnAir = errors.New("is on the air already")
 
 // Listener is a device on the air: it advertises the device and takes
 // the streams centrals open to it. It is a net.Listener, for
-// serial.Server.ServeRadios.
+// link.Peripheral.Serve.
 type Listener struct {
 	l      *Link
 	serial string

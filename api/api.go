@@ -19,8 +19,6 @@ import (
 	"io/fs"
 	"sort"
 	"sync"
-
-	"senseboard/wire"
 )
 
 //go:embed *.yaml
@@ -74,7 +72,7 @@ func LoadFiles(names ...string) (*Set, error) {
 }
 
 // EmbeddedHash identifies the embedded definition files as a set, as the
-// radio link's definitions index does (wire.DefinitionSetHash): two
+// radio link's definitions index does (SetHash): two
 // programs with the same hash have the same built-in files.
 var EmbeddedHash = sync.OnceValue(func() string {
 	names, _ := fs.Glob(files, "*.yaml")
@@ -82,7 +80,7 @@ var EmbeddedHash = sync.OnceValue(func() string {
 	for _, n := range names {
 		texts[n], _ = files.ReadFile(n)
 	}
-	return wire.DefinitionSetHash(texts)
+	return SetHash(texts)
 })
 
 // IsEmbedded reports whether f is an embedded definition file as it is

@@ -34,7 +34,6 @@ import (
 	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/resource"
-	"senseboard/wire"
 )
 
 // An App is a program that runs inside a device.
@@ -305,7 +304,7 @@ func (r *Runtime) serveModule(module string, hs Handlers, sources map[string]res
 // appFileName names an app's definition file after the app: "app-", the
 // app's name in lower case with every character other than a letter, a
 // digit, '_', '.' and '-' made '-', and ".yaml" (at most
-// wire.MaxDefinitionName bytes, so that the radio link can name it).
+// api.MaxFileName bytes, so that the radio link can name it).
 func appFileName(name string) string {
 	const prefix, suffix = "app-", ".yaml"
 	b := []byte(strings.ToLower(name))
@@ -314,7 +313,7 @@ func appFileName(name string) string {
 			b[i] = '-'
 		}
 	}
-	if room := wire.MaxDefinitionName - len(prefix) - len(suffix); len(b) > room {
+	if room := api.MaxFileName - len(prefix) - len(suffix); len(b) > room {
 		b = b[:room]
 	}
 	return prefix + string(b) + suffix

@@ -30,7 +30,10 @@ import (
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
 	"senseboard/internal/loopback"
+	"senseboard/link"
+	"senseboard/phone"
 	"senseboard/profile"
+	"senseboard/record"
 	"senseboard/replay"
 	"senseboard/resource"
 	"senseboard/transport/serial"
@@ -63,19 +66,20 @@ func (c chromeStops) Run() int {
 // the air), served over HTTP.
 type rig struct {
 	t      testing.TB
-	b      *bridge.Bridge
+	b      *phone.Phone
 	srv    *httptest.Server
 	local  map[string]*senseboard.Device
 	remote map[string]*senseboard.Device
 	ctx    context.Context
+	token  string // the bridge's access token, "" for none
 	// peripherals are the local devices; stop ends the program of a remote one
-	peripherals []bridge.Peripheral
+	peripherals []phone.Peripheral
 	stop        map[string]context.CancelFunc
 }
 
 type rigConfig struct {
 	local, remote []string // serial numbers
-	bridge        bridge.Config
+	bridge        phone.Config
 	token         string
 	allowHosts    []string
 	before        func(serial string, d *senseboard.Device) // runs before the bridge starts
@@ -104,7 +108,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &rig{t: t, local: map[string]*senseboard.Device{}, remote: map[string]*senseboard.Device{}, ctx: ctx,
+	r := &rig{t: t, local: map[string]*senseboard.Device{}, remote: map[string]*senseboard.Device{}, ctx: ctx, token: rc.token,
 		stop: map[string]context.CancelFunc{}}
 	var wg sync.WaitGroup
 	var closers []func()
@@ -138,11 +142,11 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	}
 	for _, s := range rc.local {
 		d := open(s)
-		srv := &serial.Server{Device: d.Core}
+		srv := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
 		r.local[s] = d
-		cfg.Local = append(cfg.Local, bridge.Peripheral{Serial: s, Inject: d.InjectJSON, Dial: func(context.Context) (net.Conn, error) {
+		cfg.Local = append(cfg.Local, phone.Peripheral{Serial: s, Inject: d.InjectJSON, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Radio) })
+			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil
 		}})
 	}
@@ -154,7 +158,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	}
 	for _, s := range rc.remote {
 		d := open(s)
-		srv := &serial.Server{Device: d.Core}
+		srv := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
 		ln, err := devices.Listen(s)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +166,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		r.remote[s] = d
 		rctx, stop := context.WithCancel(ctx)
 		r.stop[s] = stop
-		wg.Go(func() { srv.ServeRadios(rctx, ln, d.Radio) })
+		wg.Go(func() { srv.Serve(rctx, ln) })
 	}
 	r.peripherals = cfg.Local
 	if cfg.ScanInterval == 0 {
@@ -176,13 +180,15 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	if cfg.StateDir == "" {
 		cfg.StateDir = filepath.Join(dir, "bridge")
 	}
-	b, err := bridge.New(cfg)
+	b, err := phone.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.b = b
 	wg.Go(func() { b.Run(ctx) })
-	r.srv = httptest.NewUnstartedServer((&bridge.Server{Bridge: b, Token: rc.token, AllowHosts: rc.allowHosts}).Handler())
+	lib := record.NewLibrary(filepath.Join(cfg.StateDir, "recordings"))
+	closers = append(closers, lib.Close)
+	r.srv = httptest.NewUnstartedServer((&bridge.Server{Phone: b, Recordings: lib, Token: rc.token, AllowHosts: rc.allowHosts}).Handler())
 	if rc.smallSendBuffers {
 		r.srv.Listener = smallBuffers{r.srv.Listener}
 	}
@@ -191,8 +197,23 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	return r
 }
 
+// recordings lists the bridge's recordings.
+func (r *rig) recordings() []bridge.RecordingState {
+	r.t.Helper()
+	var hdr []string
+	if r.token != "" {
+		hdr = []string{"Authorization", "Bearer " + r.token}
+	}
+	status, body := r.get("/api/recordings", hdr...)
+	var recs []bridge.RecordingState
+	if err := json.Unmarshal([]byte(body), &recs); status != 200 || err != nil {
+		r.t.Fatalf("GET /api/recordings: %d %s", status, body)
+	}
+	return recs
+}
+
 // waitFor polls the bridge until a device's state satisfies ok.
-func (r *rig) waitFor(serial string, what string, ok func(bridge.DeviceState) bool) bridge.DeviceState {
+func (r *rig) waitFor(serial string, what string, ok func(phone.DeviceState) bool) phone.DeviceState {
 	r.t.Helper()
 	deadline := time.Now().Add(time.Minute) // a guard against hanging, not a bound
 	for {
@@ -207,9 +228,9 @@ func (r *rig) waitFor(serial string, what string, ok func(bridge.DeviceState) bo
 	}
 }
 
-func (r *rig) connected(serial string) bridge.DeviceState {
+func (r *rig) connected(serial string) phone.DeviceState {
 	r.t.Helper()
-	return r.waitFor(serial, "connected", func(s bridge.DeviceState) bool { return s.Connected })
+	return r.waitFor(serial, "connected", func(s phone.DeviceState) bool { return s.Connected })
 }
 
 // call sends an HTTP request to the bridge and returns the status and body;
@@ -385,7 +406,7 @@ func TestParallelSubscriptionsOnOneWebSocket(t *testing.T) {
 	if resp, err := ecg.Unsubscribe(ctx); err != nil || resp.Response != 200 {
 		t.Fatalf("unsubscribe ECG: %+v %v", resp, err)
 	}
-	st := r.waitFor("000123", "without the ECG stream", func(s bridge.DeviceState) bool { return len(s.Streams) == 2 })
+	st := r.waitFor("000123", "without the ECG stream", func(s phone.DeviceState) bool { return len(s.Streams) == 2 })
 	if st.Streams[0] != "/net/000123/Meas/Acc/104" || st.Streams[1] != "/net/000123/Meas/HR" {
 		t.Errorf("streams %v", st.Streams)
 	}
@@ -411,7 +432,7 @@ func TestParallelSubscriptionsOnOneWebSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	hr.Unsubscribe(ctx)
-	r.waitFor("000123", "without streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 0 })
+	r.waitFor("000123", "without streams", func(s phone.DeviceState) bool { return len(s.Streams) == 0 })
 }
 
 func drain(s *bridgeclient.Subscription) {
@@ -485,7 +506,7 @@ func TestAuthAndOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if err := (&bridge.Server{Bridge: r.b}).Serve(r.ctx, ln); err == nil || !strings.Contains(err.Error(), "access token") {
+	if err := (&bridge.Server{Phone: r.b}).Serve(r.ctx, ln); err == nil || !strings.Contains(err.Error(), "access token") {
 		t.Errorf("Serve beyond loopback without a token: %v", err)
 	}
 }
@@ -514,9 +535,9 @@ func TestClientThatNeverReadsIsDropped(t *testing.T) {
 	for _, m := range []string{`{"type":"subscribe","path":"/Meas/IMU9/1666","id":1}`, `{"type":"subscribe","path":"/Meas/ECG/512","id":2}`} {
 		conn.Write(maskedFrame([]byte(m)))
 	}
-	r.waitFor("000123", "streaming IMU9", func(s bridge.DeviceState) bool { return len(s.Streams) == 3 })
+	r.waitFor("000123", "streaming IMU9", func(s phone.DeviceState) bool { return len(s.Streams) == 3 })
 	// the bridge drops it and ends its subscriptions; the good client goes on
-	r.waitFor("000123", "rid of the slow client's streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 1 })
+	r.waitFor("000123", "rid of the slow client's streams", func(s phone.DeviceState) bool { return len(s.Streams) == 1 })
 	drain(acc)
 	select {
 	case <-acc.C():
@@ -579,7 +600,7 @@ func TestOutputStream(t *testing.T) {
 		}
 	}
 	cancel()
-	r.waitFor("000123", "without streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 0 })
+	r.waitFor("000123", "without streams", func(s phone.DeviceState) bool { return len(s.Streams) == 0 })
 
 	if status, body := r.get("/api/output"); status != 400 || !strings.Contains(body, "give one or more path=") {
 		t.Errorf("output without paths: %d %s", status, body)
@@ -618,12 +639,12 @@ func TestDisconnectByDeletePeers(t *testing.T) {
 	if err := acc.Err(); !errors.Is(err, bridgeclient.ErrEnded) || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
 		t.Errorf("subscription ended with %v, want ErrEnded with the reason", err)
 	}
-	st = r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
+	st = r.waitFor("000123", "disconnected", func(s phone.DeviceState) bool { return !s.Connected })
 	if st.AutoConnect || !strings.Contains(st.Note, "the device dropped the connection (DELETE /Comm/Ble/Peers/") {
 		t.Errorf("after DELETE: %+v", st)
 	}
 	// it stays disconnected, though the device advertises again
-	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+	r.waitFor("000123", "advertising", func(s phone.DeviceState) bool { return s.Advertising })
 	time.Sleep(100 * time.Millisecond)
 	if st, _ := r.b.Device("000123"); st.Connected {
 		t.Fatal("the bridge connected again without being asked")
@@ -646,13 +667,13 @@ func TestDisconnectByDeletePeers(t *testing.T) {
 	if dev, err := c.Disconnect(r.ctx, "000123"); err != nil {
 		t.Fatalf("disconnect: %+v %v", dev, err)
 	}
-	st = r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
+	st = r.waitFor("000123", "disconnected", func(s phone.DeviceState) bool { return !s.Connected })
 	if st.AutoConnect {
 		t.Errorf("auto-connect after a disconnect: %+v", st)
 	}
 	// a device that does not advertise cannot be connected
 	r.local["000123"].Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Adv"})
-	r.waitFor("000123", "silent", func(s bridge.DeviceState) bool { return s.State == "not advertising" })
+	r.waitFor("000123", "silent", func(s phone.DeviceState) bool { return s.State == "not advertising" })
 	if _, err := c.Connect(r.ctx, "000123"); err == nil || !strings.Contains(err.Error(), "device 000123 is not advertising") {
 		t.Errorf("connect while not advertising: %v", err)
 	} else if e, ok := err.(*bridgeclient.Error); !ok || e.Status != 409 {
@@ -663,10 +684,10 @@ func TestDisconnectByDeletePeers(t *testing.T) {
 func itoa(n uint16) string { return strconv.Itoa(int(n)) }
 
 func TestReconnect(t *testing.T) {
-	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: bridge.Config{Reconnect: true}})
+	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: phone.Config{Reconnect: true}})
 	st := r.connected("000123")
 	r.local["000123"].Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + itoa(*st.Handle)})
-	r.waitFor("000123", "connected again", func(s bridge.DeviceState) bool { return s.Connected && *s.Handle != *st.Handle })
+	r.waitFor("000123", "connected again", func(s phone.DeviceState) bool { return s.Connected && *s.Handle != *st.Handle })
 }
 
 func TestPassKeyAndBondingPolicy(t *testing.T) {
@@ -704,15 +725,15 @@ func TestPassKeyAndBondingPolicy(t *testing.T) {
 	}
 	// the bond outlives the connection: the bridge encrypts on its own
 	c.Disconnect(r.ctx, "000123")
-	r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
+	r.waitFor("000123", "disconnected", func(s phone.DeviceState) bool { return !s.Connected })
 	if st, err := c.Connect(r.ctx, "000123"); err != nil || !st.Encrypted {
 		t.Fatalf("connect with the bond's keys: %+v %v", st, err)
 	}
 	c.Disconnect(r.ctx, "000123")
-	r.waitFor("000123", "disconnected", func(s bridge.DeviceState) bool { return !s.Connected })
+	r.waitFor("000123", "disconnected", func(s phone.DeviceState) bool { return !s.Connected })
 
 	// another phone may not bond: the policy allows one bond
-	other, err := bridge.New(bridge.Config{Local: r.peripherals, Address: "C0:53:42:00:00:02", Manual: true})
+	other, err := phone.New(phone.Config{Local: r.peripherals, Address: "C0:53:42:00:00:02", Manual: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +764,7 @@ func TestDevicesOfAnotherProgram(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		if _, err := r.b.Device("000124"); err != nil {
-			if !errors.Is(err, bridge.ErrUnknownDevice) || !strings.Contains(err.Error(), "it went away (it went off the air: it left the air)") {
+			if !errors.Is(err, phone.ErrUnknownDevice) || !strings.Contains(err.Error(), "it went away (it went off the air: it left the air)") {
 				t.Errorf("a device that went away: %v", err)
 			}
 			break
@@ -896,7 +917,7 @@ func TestRecordingThroughTheBridge(t *testing.T) {
 		}
 		deadline := time.Now().Add(time.Minute)
 		for {
-			got := r.b.Recordings()
+			got := r.recordings()
 			if got[len(got)-1].Notifications >= 40 {
 				break
 			}
@@ -959,7 +980,7 @@ func TestRecordingThroughTheBridge(t *testing.T) {
 			t.Errorf("%s: %d Acc and %d ECG samples replayed from %d notifications", format, acc, ecg, rec.Notifications)
 		}
 	}
-	r.waitFor("000123", "without streams", func(s bridge.DeviceState) bool { return len(s.Streams) == 0 })
+	r.waitFor("000123", "without streams", func(s phone.DeviceState) bool { return len(s.Streams) == 0 })
 }
 
 func TestBLEServices(t *testing.T) {
@@ -1033,8 +1054,8 @@ func TestBLEServices(t *testing.T) {
 func hexOf(s string) string { return fmt.Sprintf("%X", s) }
 
 func TestOperationsAfterClose(t *testing.T) {
-	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: bridge.Config{Manual: true}})
-	b, err := bridge.New(bridge.Config{Local: r.peripherals, Address: "C0:53:42:00:00:03", Manual: true})
+	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: phone.Config{Manual: true}})
+	b, err := phone.New(phone.Config{Local: r.peripherals, Address: "C0:53:42:00:00:03", Manual: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1043,11 +1064,11 @@ func TestOperationsAfterClose(t *testing.T) {
 		t.Fatalf("the scan did not find the device: %v", err)
 	}
 	b.Close()
-	if err := b.Connect(r.ctx, "000123"); !errors.Is(err, bridge.ErrClosed) {
-		t.Errorf("connect after close: %v, want %v", err, bridge.ErrClosed)
+	if err := b.Connect(r.ctx, "000123"); !errors.Is(err, phone.ErrClosed) {
+		t.Errorf("connect after close: %v, want %v", err, phone.ErrClosed)
 	}
-	if err := b.Pair(r.ctx, "000123", "", false); !errors.Is(err, bridge.ErrClosed) {
-		t.Errorf("pair after close: %v, want %v", err, bridge.ErrClosed)
+	if err := b.Pair(r.ctx, "000123", "", false); !errors.Is(err, phone.ErrClosed) {
+		t.Errorf("pair after close: %v, want %v", err, phone.ErrClosed)
 	}
 }
 
@@ -1129,8 +1150,8 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}})
 	r.connected("000123")
 	dirB := t.TempDir()
-	phoneB := func() *bridge.Bridge {
-		b, err := bridge.New(bridge.Config{Local: r.peripherals, StateDir: dirB, Manual: true})
+	phoneB := func() *phone.Phone {
+		b, err := phone.New(phone.Config{Local: r.peripherals, StateDir: dirB, Manual: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1139,7 +1160,7 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 	b := phoneB()
 	defer func() { b.Close() }()
 	a := r.b
-	if a.Address() == b.Address() || a.Address() == bridge.DefaultAddress || !regexp.MustCompile(`^[C-F][0-9A-F](:[0-9A-F]{2}){5}$`).MatchString(b.Address()) {
+	if a.Address() == b.Address() || a.Address() == phone.DefaultAddress || !regexp.MustCompile(`^[C-F][0-9A-F](:[0-9A-F]{2}){5}$`).MatchString(b.Address()) {
 		t.Fatalf("central addresses %s and %s: want two static random addresses", a.Address(), b.Address())
 	}
 	if _, body := r.get("/api/bridge"); decode(t, body)["address"] != a.Address() {
@@ -1160,7 +1181,7 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 		}
 	}
 	// use moves the device's one connection to phone p
-	use := func(p, other *bridge.Bridge) {
+	use := func(p, other *phone.Phone) {
 		t.Helper()
 		other.Disconnect(ctx, "000123")
 		for st, err := other.Device("000123"); err == nil && st.Connected; st, err = other.Device("000123") {
@@ -1177,7 +1198,7 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 		b, _ := json.Marshal(m["content"])
 		return string(b)
 	}
-	refused := func(p *bridge.Bridge, name string) {
+	refused := func(p *phone.Phone, name string) {
 		t.Helper()
 		if err := p.Pair(ctx, "000123", "", true); err == nil || !strings.Contains(err.Error(), "pairing refused by bonding policy "+name) {
 			t.Errorf("bond of %s under %s: %v", p.Address(), name, err)
@@ -1225,9 +1246,9 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 func TestConnectOnDemand(t *testing.T) {
 	t.Parallel() // waits on real time; runs beside the other slow tests
 	const idle = 150 * time.Millisecond
-	r := newRig(t, rigConfig{local: []string{"000123"}, remote: []string{"000124"}, onDemand: true, bridge: bridge.Config{Idle: idle}})
+	r := newRig(t, rigConfig{local: []string{"000123"}, remote: []string{"000124"}, onDemand: true, bridge: phone.Config{Idle: idle}})
 	for _, s := range []string{"000123", "000124"} {
-		r.waitFor(s, "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+		r.waitFor(s, "advertising", func(s phone.DeviceState) bool { return s.Advertising })
 	}
 	// untouched, the device advertises and has no peers, as a real one
 	dev := r.local["000123"]
@@ -1251,7 +1272,7 @@ func TestConnectOnDemand(t *testing.T) {
 		t.Errorf("a device nobody used is connected: %+v", st)
 	}
 	// unused, the connection goes after the idle period
-	st := r.waitFor("000124", "released", func(s bridge.DeviceState) bool { return !s.Connected })
+	st := r.waitFor("000124", "released", func(s phone.DeviceState) bool { return !s.Connected })
 	if !strings.Contains(st.Note, "released: no client used the device for 150ms") || st.AutoConnect {
 		t.Errorf("after the idle period: %+v", st)
 	}
@@ -1271,7 +1292,7 @@ func TestConnectOnDemand(t *testing.T) {
 	if _, err := sub.Unsubscribe(r.ctx); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFor("000123", "released after the subscription", func(s bridge.DeviceState) bool {
+	r.waitFor("000123", "released after the subscription", func(s phone.DeviceState) bool {
 		return !s.Connected && strings.Contains(s.Note, "released")
 	})
 	// one device left in sight: a message without a device uses it

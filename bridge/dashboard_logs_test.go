@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
+	"senseboard/phone"
 
-	"senseboard/bridge"
+	"github.com/chromedp/chromedp"
 )
 
 // TestDashboardLogs drives the Logs tab in headless Chromium: start logging
@@ -100,7 +100,7 @@ func TestDashboardLogs(t *testing.T) {
 	if status, body := r.post("/api/recordings", `{"paths": ["/Meas/Acc/104"], "name": "edfpage"}`); status != 200 {
 		t.Fatalf("recording: %d %s", status, body)
 	}
-	for recs := r.b.Recordings(); recs[len(recs)-1].Notifications < 5; recs = r.b.Recordings() {
+	for recs := r.recordings(); recs[len(recs)-1].Notifications < 5; recs = r.recordings() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	r.post("/api/recordings/edfpage/stop", "")
@@ -121,11 +121,11 @@ func TestDashboardLogs(t *testing.T) {
 func TestDashboardLogsLetsTheDeviceGo(t *testing.T) {
 	t.Parallel() // waits on real time; runs beside the other slow tests
 	browser := chromium(t)
-	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true, bridge: bridge.Config{Idle: 200 * time.Millisecond}})
-	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true, bridge: phone.Config{Idle: 200 * time.Millisecond}})
+	r.waitFor("000123", "advertising", func(s phone.DeviceState) bool { return s.Advertising })
 	p := browse(t, r, browser)
 	openLogs(p, r)
-	released := func(s bridge.DeviceState) bool { return !s.Connected && strings.Contains(s.Note, "released") }
+	released := func(s phone.DeviceState) bool { return !s.Connected && strings.Contains(s.Note, "released") }
 	r.waitFor("000123", "released with the Logs tab open", released)
 	ticks := evaluate[int](p, "the tab's timer", `window.senseboard.logs.ticks`)
 	p.poll("two rounds of the tab's timer", fmt.Sprintf(`window.senseboard.logs.ticks >= %d`, ticks+2))

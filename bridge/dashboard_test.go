@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
+	"senseboard/phone"
 
-	"senseboard/bridge"
+	"github.com/chromedp/chromedp"
 )
 
 // TestDashboard drives the dashboard in headless Chromium: the page loads,
@@ -21,7 +21,7 @@ func TestDashboard(t *testing.T) {
 	t.Parallel() // waits on real time; runs beside the other slow tests
 	browser := chromium(t)
 	r := newRig(t, rigConfig{local: []string{"000123"}, onDemand: true})
-	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising && !s.Connected })
+	r.waitFor("000123", "advertising", func(s phone.DeviceState) bool { return s.Advertising && !s.Connected })
 	p := browse(t, r, browser)
 
 	points := func(kind string, atLeast int) {
@@ -124,7 +124,7 @@ func TestDashboard(t *testing.T) {
 	if status, body := r.post("/api/recordings", `{"paths": ["/Meas/Acc/104"], "name": "fromthepage"}`); status != 200 {
 		t.Fatalf("recording: %d %s", status, body)
 	}
-	for recs := r.b.Recordings(); recs[len(recs)-1].Notifications == 0; recs = r.b.Recordings() {
+	for recs := r.recordings(); recs[len(recs)-1].Notifications == 0; recs = r.recordings() {
 		time.Sleep(20 * time.Millisecond) // the file comes with the first notification
 	}
 	r.post("/api/recordings/fromthepage/stop", "")

@@ -11,8 +11,8 @@ import (
 
 	"senseboard"
 	"senseboard/app"
-	"senseboard/bridge"
 	"senseboard/examples/stepcounter"
+	"senseboard/phone"
 	"senseboard/resource"
 )
 
@@ -112,8 +112,8 @@ func TestAppDefinitions(t *testing.T) {
 			}
 			runtimes = append(runtimes, rt)
 		}})
-	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
-	r.waitFor("000200", "advertising", func(s bridge.DeviceState) bool { return s.Advertising }) // on the radio link
+	r.waitFor("000123", "advertising", func(s phone.DeviceState) bool { return s.Advertising })
+	r.waitFor("000200", "advertising", func(s phone.DeviceState) bool { return s.Advertising }) // on the radio link
 
 	// asking for the definitions is a use of the device: the bridge connects
 	defs := r.definitions("/api/devices/000123/definitions")
@@ -234,7 +234,7 @@ func TestDashboardAppResources(t *testing.T) {
 				runtimes = append(runtimes, rt)
 			}
 		}})
-	r.waitFor("000123", "advertising", func(s bridge.DeviceState) bool { return s.Advertising })
+	r.waitFor("000123", "advertising", func(s phone.DeviceState) bool { return s.Advertising })
 	p := browse(t, r, browser)
 	formOf := func(head string) string {
 		return `[...document.querySelectorAll('#resource form')].find((f) => f.querySelector('h4').textContent.startsWith('` + head + `'))`

@@ -27,7 +27,7 @@ func TestRecordingDownloadWithToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for got := r.b.Recordings(); got[len(got)-1].Notifications < 10; got = r.b.Recordings() {
+	for got := r.recordings(); got[len(got)-1].Notifications < 10; got = r.recordings() {
 		time.Sleep(20 * time.Millisecond) // the file comes with the first notification
 	}
 	get := func(path string, hdr ...string) (int, http.Header, []byte) {
@@ -110,8 +110,8 @@ func TestRecordingDownloadWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.StopRecording(r.ctx, rec.Name)
-	got := r.b.Recordings()
-	for ; got[len(got)-1].Notifications < 3; got = r.b.Recordings() {
+	got := r.recordings()
+	for ; got[len(got)-1].Notifications < 3; got = r.recordings() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	st := got[len(got)-1]

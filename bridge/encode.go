@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/json"
 
+	"senseboard/phone"
 	"senseboard/resource"
 )
 
@@ -52,13 +53,13 @@ func errorJSON(id ID, err error) []byte {
 	return append(b, '}')
 }
 
-// eventJSON is a notification or ended message.
-func eventJSON(e *Event) []byte {
+// eventJSON is a notification or ended message of subscription id.
+func eventJSON(id ID, e *phone.Event) []byte {
 	typ := "notification"
 	if e.Ended {
 		typ = "ended"
 	}
-	b := appendHead(nil, typ, e.ID, e.Device)
+	b := appendHead(nil, typ, id, e.Device)
 	b = append(b, `,"uri":`...)
 	b = resource.AppendString(b, e.URI)
 	if e.Ended {
@@ -72,7 +73,7 @@ func eventJSON(e *Event) []byte {
 }
 
 // deviceJSON is a device message.
-func deviceJSON(s DeviceState) []byte {
+func deviceJSON(s phone.DeviceState) []byte {
 	b := appendHead(nil, "device", "", "")
 	d, _ := json.Marshal(s)
 	b = append(b, `,"device":`...)

@@ -11,16 +11,17 @@ import (
 	"testing"
 
 	"senseboard/bridge"
+	"senseboard/phone"
 )
 
 // fuzzServer is a bridge without devices, served by its handler alone.
 func fuzzServer(f *testing.F) http.Handler {
-	b, err := bridge.New(bridge.Config{})
+	b, err := phone.New(phone.Config{})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { b.Close() })
-	return (&bridge.Server{Bridge: b}).Handler()
+	return (&bridge.Server{Phone: b}).Handler()
 }
 
 // checkAnswer fails unless an answer is a refusal of the client's input

@@ -16,9 +16,8 @@ import (
 	"github.com/coder/websocket"
 
 	"senseboard/client"
-	"senseboard/gsp/gspwire"
+	"senseboard/phone"
 	"senseboard/radio"
-	"senseboard/wire"
 )
 
 // DefaultGSPMTU is the ATT MTU of a GSP WebSocket without ?mtu=.
@@ -72,8 +71,8 @@ func (s *Server) gspSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	d, err := s.Bridge.device(r.PathValue("serial"))
-	if err != nil {
+	serial := r.PathValue("serial")
+	if _, err := s.Phone.Device(serial); err != nil {
 		writeError(w, statusOf(err), err)
 		return
 	}
@@ -82,26 +81,24 @@ func (s *Server) gspSocket(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered
 	}
 	conn.SetReadLimit(MaxMessage)
-	g := &gspSession{d: d, conn: conn, mtu: mtu, out: make(chan []byte, GSPOutbox),
-		dropped: make(chan struct{}), ended: make(chan struct{}), done: make(chan struct{}), sweep: make(chan []byte, 64)}
+	g := &gspSession{s: s, serial: serial, conn: conn, mtu: mtu, out: make(chan []byte, GSPOutbox),
+		dropped: make(chan struct{}), ended: make(chan struct{})}
 	g.run(r.Context())
 }
 
 // gspSession is one GSP WebSocket client of a device.
 type gspSession struct {
-	d    *device
-	conn *websocket.Conn
-	mtu  int
+	s      *Server
+	serial string
+	conn   *websocket.Conn
+	mtu    int
+	gsp    *phone.GSP
 
 	out       chan []byte   // notifications for the client
 	dropped   chan struct{} // closed when the client fell behind
 	dropOnce  sync.Once
 	ended     chan struct{} // closed when the session ends: notifications are dropped
-	done      chan struct{} // closed when the device is free for another GSP client
-	sweep     chan []byte   // notifications after the end, which cleanUp reads
 	closeOnce sync.Once
-
-	subs map[uint8]bool // references of the client's streams; the reading goroutine's
 }
 
 // close ends the WebSocket once, with a code and a reason (cut to the 123
@@ -129,16 +126,9 @@ func closeReason(s string) string {
 // notifications), then drops the client.
 func (g *gspSession) deliver(b []byte) {
 	select {
-	case <-g.ended:
-		select {
-		case g.sweep <- b: // for cleanUp
-		default:
-		}
-		return
-	default:
-	}
-	select {
 	case g.out <- b:
+		return
+	case <-g.ended:
 		return
 	case <-g.dropped:
 		return // the client is being dropped: hold nothing for it
@@ -154,156 +144,69 @@ func (g *gspSession) deliver(b []byte) {
 	}
 }
 
-// GSPHandover is how long a new GSP client waits for the device's previous
-// one to end before it is refused: a client that disconnects and connects
-// again at once finds the device free once the bridge has ended the
-// previous client's streams.
-const GSPHandover = 2 * time.Second
-
-// claimGSP makes g the device's GSP client, waiting up to GSPHandover for
-// the one it has to end; it reports whether g got the device.
-func (d *device) claimGSP(ctx context.Context, g *gspSession) bool {
-	t := time.NewTimer(GSPHandover)
-	defer t.Stop()
-	for {
-		d.mu.Lock()
-		other := d.gsp
-		if other == nil {
-			d.gsp = g
-		}
-		d.mu.Unlock()
-		if other == nil {
-			return true
-		}
-		select {
-		case <-other.done:
-		case <-t.C:
-			return false
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
-// releaseGSP lets the device go once g has ended.
-func (d *device) releaseGSP(g *gspSession) {
-	d.mu.Lock()
-	if d.gsp == g {
-		d.gsp = nil
-	}
-	d.mu.Unlock()
-	close(g.done)
-}
-
-// gspNotification routes a GATT notification of the device to its GSP
-// client; it runs on the link's reading goroutine.
-func (d *device) gspNotification(payload []byte) {
-	var m wire.GATTNotificationMsg
-	if json.Unmarshal(payload, &m) != nil || m.Char != gspwire.DataUUID {
-		return
-	}
-	d.mu.Lock()
-	g := d.gsp
-	d.mu.Unlock()
-	if g != nil {
-		g.deliver(m.Data)
-	}
-}
-
-// run connects to the device (on demand, as any use), chooses the MTU,
-// switches the data characteristic's notifications on and carries writes
-// until the client or the connection goes away.
+// run makes the device's GSP client and carries the client's writes and
+// reads until the client or the connection goes away.
 func (g *gspSession) run(ctx context.Context) {
-	d := g.d
-	if !d.claimGSP(ctx, g) {
-		g.close(websocket.StatusTryAgainLater, fmt.Sprintf("device %s has a GSP client already; the bridge serves one at a time", d.serial))
+	var err error
+	g.gsp, err = g.s.Phone.OpenGSP(ctx, g.serial, g.mtu, g.deliver)
+	switch {
+	case errors.Is(err, phone.ErrGSPBusy):
+		g.close(websocket.StatusTryAgainLater, err.Error())
 		g.conn.CloseNow()
 		return
-	}
-	defer d.releaseGSP(g)
-	l, done, err := g.open(ctx)
-	if err != nil {
+	case err != nil:
 		g.close(websocket.StatusBadGateway, err.Error())
 		g.conn.CloseNow()
 		return
 	}
-	defer done()
-
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { g.write(ctx) })
 	wg.Go(func() {
 		select {
-		case <-l.Done():
-			g.close(StatusGSPDisconnected, fmt.Sprintf("device %s: %s", d.serial, linkError(l.Err())))
+		case <-g.gsp.Done():
+			g.close(StatusGSPDisconnected, fmt.Sprintf("device %s: %s", g.serial, g.gsp.Err()))
 		case <-ctx.Done():
 		}
 	})
-	g.subs = map[uint8]bool{}
-	for g.carry(ctx, l) {
+	for g.carry(ctx) {
 	}
 	close(g.ended)
 	cancel()
 	wg.Wait()
 	g.conn.CloseNow()
-	g.cleanUp(l)
-}
-
-// open connects to the device when needed and prepares its GSP service
-// for this client; done ends the use of the device.
-func (g *gspSession) open(ctx context.Context) (*client.Conn, func(), error) {
-	d := g.d
-	l, done, err := d.use(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, d.b.cfg.Timeout)
-	defer cancel()
-	if err = l.SetMTU(cctx, g.mtu); err != nil {
-		err = fmt.Errorf("device %s: MTU %d: %w", d.serial, g.mtu, deviceError(d, err))
-	} else if err = l.SetNotify(cctx, gspwire.DataUUID, true); err != nil {
-		err = fmt.Errorf("device %s: GSP: %w", d.serial, deviceError(d, err))
-	}
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
-	return l, done, nil
+	g.gsp.Close()
 }
 
 // carry reads one message of the client and writes it to the command
 // characteristic, or answers a read; it reports whether to go on.
-func (g *gspSession) carry(ctx context.Context, l *client.Conn) bool {
+func (g *gspSession) carry(ctx context.Context) bool {
 	typ, data, err := g.conn.Read(ctx)
 	if err != nil {
 		return false
 	}
 	if typ == websocket.MessageText {
-		return g.read(ctx, l, data)
+		return g.read(ctx, data)
 	}
 	if max := g.mtu - 3; len(data) > max {
 		g.close(websocket.StatusMessageTooBig, fmt.Sprintf("a write of %d bytes: at MTU %d a write carries at most %d bytes", len(data), g.mtu, max))
 		return false
 	}
-	wctx, cancel := context.WithTimeout(ctx, g.d.b.cfg.Timeout)
-	err = l.WriteChar(wctx, gspwire.CommandUUID, data)
-	cancel()
-	if err != nil {
-		g.failed(l, "write", err)
+	if err := g.gsp.Write(ctx, data); err != nil {
+		g.failed("write", err)
 		return false
 	}
-	g.track(data)
 	return true
 }
 
 // failed ends the session after a write or read that did not reach the
 // device: with the device's reason when its connection ended (the
 // watcher closes with it), else with the error.
-func (g *gspSession) failed(l *client.Conn, what string, err error) {
+func (g *gspSession) failed(what string, err error) {
 	select {
-	case <-l.Done():
+	case <-g.gsp.Done():
 	default:
-		g.close(websocket.StatusBadGateway, fmt.Sprintf("device %s: %s: %v", g.d.serial, what, deviceError(g.d, err)))
+		g.close(websocket.StatusBadGateway, fmt.Sprintf("device %s: %s: %v", g.serial, what, err))
 	}
 }
 
@@ -352,42 +255,26 @@ func parseGSPRead(b []byte) (gspRead, error) {
 // read answers a text message of the client, a read of a characteristic,
 // with a gspReadAnswer; it reports whether to go on. A text message that is
 // not a read ends the session.
-func (g *gspSession) read(ctx context.Context, l *client.Conn, text []byte) bool {
+func (g *gspSession) read(ctx context.Context, text []byte) bool {
 	m, err := parseGSPRead(text)
 	if err != nil {
 		g.close(websocket.StatusUnsupportedData, gspTextForm+": "+err.Error())
 		return false
 	}
-	rctx, cancel := context.WithTimeout(ctx, g.d.b.cfg.Timeout)
-	data, err := l.ReadChar(rctx, m.Char)
-	cancel()
+	data, err := g.gsp.Read(ctx, m.Char)
 	a := gspReadAnswer{Op: m.Op, Char: m.Char, Data: data}
 	var re *client.RemoteError
 	switch {
 	case errors.As(err, &re): // the device refused: the client hears why
 		a.Data, a.Error = nil, re.Msg
 	case err != nil:
-		g.failed(l, "read", err)
+		g.failed("read", err)
 		return false
 	}
 	b, _ := json.Marshal(&a)
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	return g.conn.Write(wctx, websocket.MessageText, b) == nil
-}
-
-// track keeps the references of the client's streams.
-func (g *gspSession) track(b []byte) {
-	cmd, err := gspwire.ParseCommand(b)
-	if err != nil {
-		return // the device answers it with an error and subscribes nothing
-	}
-	switch cmd.Code {
-	case gspwire.Subscribe:
-		g.subs[cmd.Ref] = true
-	case gspwire.Unsubscribe:
-		delete(g.subs, cmd.Ref)
-	}
 }
 
 // write sends the notifications to the client; it drops a client that
@@ -398,7 +285,7 @@ func (g *gspSession) write(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-g.dropped:
-			g.d.b.cfg.Log.Warn("dropped a GSP client that does not read", "device", g.d.serial, "waiting", GSPOutbox)
+			g.s.Log.Warn("dropped a GSP client that does not read", "device", g.serial, "waiting", GSPOutbox)
 			g.close(websocket.StatusPolicyViolation, fmt.Sprintf("the client fell %d notifications behind", GSPOutbox))
 			return
 		case b := <-g.out:
@@ -410,44 +297,4 @@ func (g *gspSession) write(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// cleanUp ends what the client left running on a connection that goes on:
-// its streams are unsubscribed, as the device does when a central
-// disconnects, and the notifications switched off once the answers to
-// everything the client wrote have come (a HELLO written last answers
-// after them), so that none reaches the next GSP client. The data logger
-// keeps logging, as it does on the device.
-func (g *gspSession) cleanUp(l *client.Conn) {
-	select {
-	case <-l.Done():
-		return
-	default:
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), g.d.b.cfg.Timeout)
-	defer cancel()
-	for ref := range g.subs {
-		if err := l.WriteChar(ctx, gspwire.CommandUUID, gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Unsubscribe, Ref: ref})); err != nil {
-			g.d.b.cfg.Log.Info("GSP: unsubscribe", "device", g.d.serial, "ref", ref, "err", err)
-		}
-	}
-	const ref = 0xFF
-	if l.WriteChar(ctx, gspwire.CommandUUID, gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Hello, Ref: ref})) == nil {
-	wait:
-		for {
-			select {
-			case n := <-g.sweep:
-				// HELLO's answer has the protocol version where others have
-				// a status, whose low byte is never the version.
-				if len(n) > 4 && n[0] == gspwire.CommandResponse && n[1] == ref && n[2] == gspwire.ProtocolVersion {
-					break wait
-				}
-			case <-ctx.Done():
-				break wait
-			case <-l.Done():
-				return
-			}
-		}
-	}
-	l.SetNotify(ctx, gspwire.DataUUID, false)
 }

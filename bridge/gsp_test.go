@@ -19,6 +19,8 @@ import (
 	"senseboard"
 	"senseboard/bridge"
 	"senseboard/gsp/gspwire"
+	"senseboard/link"
+	"senseboard/phone"
 	"senseboard/profile"
 	"senseboard/resource"
 	"senseboard/sbem"
@@ -31,7 +33,7 @@ import (
 type gspRig struct {
 	t      testing.TB
 	d      *senseboardtest.Rig
-	b      *bridge.Bridge
+	b      *phone.Phone
 	srv    *httptest.Server
 	serial string
 	onAir  bool // the radio's throughput model is on
@@ -59,14 +61,14 @@ func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 	r := &gspRig{t: t, d: d, serial: "000123", onAir: onAir}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	srv := &serial.Server{Device: d.Device.Core}
-	b, err := bridge.New(bridge.Config{
+	srv := &link.Peripheral{Server: &serial.Server{Device: d.Device.Core}, Radio: d.Device.Radio}
+	b, err := phone.New(phone.Config{
 		ConnInterval: gspInterval,
 		StateDir:     t.TempDir(),
 		ScanInterval: 20 * time.Millisecond,
-		Local: []bridge.Peripheral{{Serial: r.serial, Dial: func(context.Context) (net.Conn, error) {
+		Local: []phone.Peripheral{{Serial: r.serial, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Device.Radio) })
+			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil
 		}}},
 	})
@@ -75,7 +77,7 @@ func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 	}
 	r.b = b
 	wg.Go(func() { b.Run(ctx) })
-	r.srv = httptest.NewServer((&bridge.Server{Bridge: b, Token: token}).Handler())
+	r.srv = httptest.NewServer((&bridge.Server{Phone: b, Token: token}).Handler())
 	t.Cleanup(func() {
 		r.srv.Close()
 		cancel()
@@ -606,11 +608,11 @@ func FuzzGSPWrites(f *testing.F) {
 // 4 s in steps of 1.25 ms.
 func TestBridgeConnInterval(t *testing.T) {
 	for _, bad := range []time.Duration{5 * time.Millisecond, 7600 * time.Microsecond, 5 * time.Second} {
-		if _, err := bridge.New(bridge.Config{ConnInterval: bad}); !errors.Is(err, bridge.ErrConfig) {
+		if _, err := phone.New(phone.Config{ConnInterval: bad}); !errors.Is(err, phone.ErrConfig) {
 			t.Errorf("interval %v: %v, want ErrConfig", bad, err)
 		}
 	}
-	b, err := bridge.New(bridge.Config{ConnInterval: 15 * time.Millisecond})
+	b, err := phone.New(phone.Config{ConnInterval: 15 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

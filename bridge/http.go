@@ -1,3 +1,14 @@
+// Package bridge is the phone bridge's web face, the device's third
+// calling path: it serves a phone (package phone), which reaches the
+// devices over the radio link, to clients over HTTP (Server): messages
+// with type, path and value over a WebSocket, where subscriptions run in
+// parallel, or as one-shot POSTs; a plain-text stream of OUTPUT lines;
+// recordings; a device's logs; each device's GATT SensorData Protocol as a
+// WebSocket; and a dashboard, under the security rules of docs/security.md.
+// docs/bridge.md describes them.
+//
+// Clients that subscribe to the same resource of a device share the
+// phone's one subscription, each with its own id.
 package bridge
 
 import (
@@ -10,16 +21,21 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"senseboard/client"
+	"senseboard/phone"
+	"senseboard/record"
 )
 
 // DefaultHTTP is the bridge's address on embedded defaults.
 const DefaultHTTP = "127.0.0.1:8080"
 
-// Server serves a bridge over HTTP: the API under /api/ and the dashboard
+// Server serves a phone over HTTP: the API under /api/ and the dashboard
 // at /. With an access token (required outside loopback) every request to
 // the API must carry it, as "Authorization: Bearer <token>" or, where a
 // browser cannot set the header (/api/ws and /api/output), as
@@ -27,7 +43,13 @@ const DefaultHTTP = "127.0.0.1:8080"
 // change things unless their body is declared JSON, and, on loopback,
 // Host names that are not loopback names nor in AllowHosts (docs/security.md).
 type Server struct {
-	Bridge *Bridge
+	// Phone reaches the devices.
+	Phone *phone.Phone
+	// Recordings keeps the recordings clients start; nil keeps them in
+	// the temporary directory.
+	Recordings *record.Library
+	// Log receives what happens; nil discards it.
+	Log *slog.Logger
 	// Token is the access token; "" serves without one, which Serve allows
 	// on loopback only.
 	Token string
@@ -36,6 +58,20 @@ type Server struct {
 	AllowHosts []string
 	// Limits bound connections, timeouts and header sizes of Serve.
 	Limits Limits
+
+	once sync.Once // sets the defaults of Recordings and Log
+}
+
+// init sets the defaults of Recordings and Log.
+func (s *Server) init() {
+	s.once.Do(func() {
+		if s.Recordings == nil {
+			s.Recordings = record.NewLibrary(filepath.Join(os.TempDir(), "senseboard-recordings"))
+		}
+		if s.Log == nil {
+			s.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		}
+	})
 }
 
 // ErrNeedToken is a non-loopback address without an access token.
@@ -71,6 +107,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 	}
+	s.init()
 	lim := s.Limits.withDefaults()
 	// WriteTimeout bounds the answers of plain requests; the streams
 	// (GET /api/output) lift it and bound each write themselves, and a
@@ -82,7 +119,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		WriteTimeout:      lim.WriteTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		MaxHeaderBytes:    lim.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.Bridge.cfg.Log.Handler(), slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(s.Log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, c)
@@ -104,6 +141,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // Handler returns the bridge's HTTP handler.
 func (s *Server) Handler() http.Handler {
+	s.init()
 	mux := http.NewServeMux()
 	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.guard(h)) }
 	api("GET /api/bridge", s.info)
@@ -123,7 +161,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /api/devices/{serial}/definitions", s.deviceDefinitions)
 	s.logRoutes(api)
 	api("GET /api/recordings", s.recordings)
-	api("POST /api/recordings", s.startRecording)
+	api("POST /api/recordings", s.startRecordingCall)
 	api("POST /api/recordings/{name}/stop", s.stopRecording)
 	api("GET /api/recordings/{name}/files/{file}", perWrite(s.recordingFile))
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
@@ -147,9 +185,9 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ErrBadMessage):
 		return http.StatusBadRequest
-	case errors.Is(err, ErrUnknownDevice), errors.Is(err, ErrUnknownRecording):
+	case errors.Is(err, phone.ErrUnknownDevice), errors.Is(err, record.ErrUnknown):
 		return http.StatusNotFound
-	case errors.Is(err, ErrNotConnected), errors.As(err, &re):
+	case errors.Is(err, phone.ErrNotConnected), errors.As(err, &re):
 		return http.StatusConflict
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, client.ErrNoAnswer):
 		return http.StatusGatewayTimeout
@@ -217,12 +255,22 @@ func noBody(w http.ResponseWriter, r *http.Request) bool {
 	return decodeBody(w, r, &none, "empty or {}")
 }
 
+// Info is what GET /api/bridge says of the bridge.
+type Info struct {
+	Address string `json:"address"` // as a BLE central
+	Name    string `json:"name"`
+}
+
+func (s *Server) info(w http.ResponseWriter, r *http.Request) {
+	writeValue(w, Info{Address: s.Phone.Address(), Name: s.Phone.Name()})
+}
+
 func (s *Server) devices(w http.ResponseWriter, r *http.Request) {
-	writeValue(w, s.Bridge.Devices())
+	writeValue(w, s.Phone.Devices())
 }
 
 func (s *Server) device(w http.ResponseWriter, r *http.Request) {
-	st, err := s.Bridge.Device(r.PathValue("serial"))
+	st, err := s.Phone.Device(r.PathValue("serial"))
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -235,7 +283,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	serial := r.PathValue("serial")
-	s.answer(w, serial, s.Bridge.Connect(r.Context(), serial))
+	s.answer(w, serial, s.Phone.Connect(r.Context(), serial))
 }
 
 func (s *Server) disconnect(w http.ResponseWriter, r *http.Request) {
@@ -243,7 +291,7 @@ func (s *Server) disconnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	serial := r.PathValue("serial")
-	s.answer(w, serial, s.Bridge.Disconnect(r.Context(), serial))
+	s.answer(w, serial, s.Phone.Disconnect(r.Context(), serial))
 }
 
 func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
@@ -256,14 +304,14 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) {
 	}
 	bond := in.Bond == nil || *in.Bond
 	serial := r.PathValue("serial")
-	s.answer(w, serial, s.Bridge.Pair(r.Context(), serial, in.PassKey, bond))
+	s.answer(w, serial, s.Phone.Pair(r.Context(), serial, in.PassKey, bond))
 }
 
 // answer answers with the device's state, or the error.
 func (s *Server) answer(w http.ResponseWriter, serial string, err error) {
 	if err == nil {
-		var st DeviceState
-		if st, err = s.Bridge.Device(serial); err == nil {
+		var st phone.DeviceState
+		if st, err = s.Phone.Device(serial); err == nil {
 			writeValue(w, st)
 			return
 		}
@@ -283,7 +331,7 @@ func (s *Server) hrs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	serial := r.PathValue("serial")
-	s.answer(w, serial, s.Bridge.SetHRSNotifications(r.Context(), serial, *in.Notifications))
+	s.answer(w, serial, s.Phone.SetHRSNotifications(r.Context(), serial, *in.Notifications))
 }
 
 func (s *Server) nus(w http.ResponseWriter, r *http.Request) {
@@ -303,7 +351,7 @@ func (s *Server) nus(w http.ResponseWriter, r *http.Request) {
 		data = append(data, byte(v))
 	}
 	serial := r.PathValue("serial")
-	s.answer(w, serial, s.Bridge.WriteNUS(r.Context(), serial, data))
+	s.answer(w, serial, s.Phone.WriteNUS(r.Context(), serial, data))
 }
 
 func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
@@ -311,14 +359,14 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	kind, err := s.Bridge.Inject(r.PathValue("serial"), b)
+	kind, err := s.Phone.Inject(r.PathValue("serial"), b)
 	if err != nil {
-		var ee *EventError
+		var ee *phone.EventError
 		status := statusOf(err)
 		switch {
 		case errors.As(err, &ee):
 			status = http.StatusBadRequest
-		case !errors.Is(err, ErrUnknownDevice):
+		case !errors.Is(err, phone.ErrUnknownDevice):
 			status = http.StatusConflict
 		}
 		writeError(w, status, err)
@@ -340,7 +388,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, statusOf(err), errorJSON(lenientID(b), err))
 		return
 	}
-	a, err := s.Bridge.Do(r.Context(), m)
+	a, err := s.do(r.Context(), m)
 	if err != nil {
 		writeJSON(w, statusOf(err), errorJSON(m.ID, err))
 		return
@@ -355,36 +403,4 @@ func lenientID(b []byte) ID {
 	}
 	json.Unmarshal(b, &m)
 	return m.ID
-}
-
-func (s *Server) recordings(w http.ResponseWriter, r *http.Request) {
-	writeValue(w, s.Bridge.Recordings())
-}
-
-func (s *Server) startRecording(w http.ResponseWriter, r *http.Request) {
-	var req RecordingRequest
-	if !decodeBody(w, r, &req, `{"paths": ["/Meas/Acc/104"], "format": "csv", "device": "000123", "name": "walk1"}`) {
-		return
-	}
-	st, err := s.Bridge.StartRecording(r.Context(), req)
-	if err != nil {
-		writeError(w, statusOf(err), err)
-		return
-	}
-	writeValue(w, st)
-}
-
-func (s *Server) stopRecording(w http.ResponseWriter, r *http.Request) {
-	if !noBody(w, r) {
-		return
-	}
-	st, err := s.Bridge.StopRecording(r.Context(), r.PathValue("name"))
-	if err != nil && st.Name == "" {
-		writeError(w, statusOf(err), err)
-		return
-	}
-	if err != nil {
-		st.Error = err.Error()
-	}
-	writeValue(w, st)
 }

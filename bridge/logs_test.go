@@ -150,16 +150,16 @@ func TestLogsOverHTTP(t *testing.T) {
 
 	// the preview sums up every stream
 	status, body := r.get("/api/devices/000123/logs/1/preview")
-	var p bridge.LogPreview
+	var p logfile.Preview
 	if err := json.Unmarshal([]byte(body), &p); status != 200 || err != nil {
 		t.Fatalf("preview: %d %v %s", status, err, body)
 	}
-	streams := map[string]bridge.StreamSummary{}
+	streams := map[string]logfile.StreamSummary{}
 	for _, s := range p.Streams {
 		streams[s.Stream] = s
 	}
 	imu := streams["MeasIMU9"]
-	if p.Size != len(stored) || p.Records != len(want) || len(p.Head) != bridge.PreviewRecords || imu.Records == 0 || imu.First == nil || *imu.Last <= *imu.First || streams["TimeDetailed"].Records != 1 {
+	if p.Size != len(stored) || p.Records != len(want) || len(p.Head) != logfile.PreviewRecords || imu.Records == 0 || imu.First == nil || *imu.Last <= *imu.First || streams["TimeDetailed"].Records != 1 {
 		t.Errorf("preview %+v", p)
 	}
 
@@ -244,7 +244,7 @@ func TestRecordingEDFOverHTTP(t *testing.T) {
 	}
 	var st bridge.RecordingState
 	for i := 0; ; i++ {
-		recs := r.b.Recordings()
+		recs := r.recordings()
 		if st = recs[len(recs)-1]; st.Notifications >= 40 {
 			break
 		}

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"senseboard/api"
 	"senseboard/client"
+	"senseboard/phone"
 	"senseboard/resource"
 )
 
@@ -49,11 +48,9 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Errors of messages; the HTTP server answers them with 400, 404 and 409.
-var (
-	ErrBadMessage   = errors.New("bad message")
-	ErrNotConnected = errors.New("not connected")
-)
+// ErrBadMessage is a message the bridge cannot carry out as it is; the
+// HTTP server answers it with 400.
+var ErrBadMessage = errors.New("bad message")
 
 // MaxMessage bounds a client's message.
 const MaxMessage = 64 * 1024
@@ -117,219 +114,71 @@ func (m *Message) op() (resource.Op, error) {
 	return 0, fmt.Errorf("%w: unknown type %q; a message's type is get, put, post, delete, subscribe or unsubscribe", ErrBadMessage, m.Type)
 }
 
-// params returns the message's value as the request's values. For an
-// operation with one body parameter, or one the bridge has no definition
-// of (o nil), the value is that parameter. For an operation with several,
-// the value is an object keyed by the parameter names of the definition,
-// matched without regard to case, and the values go in the definition's
-// order.
-func (m *Message) params(o *api.Operation) ([]resource.Value, error) {
-	if len(bytes.TrimSpace(m.Value)) == 0 {
-		return nil, nil
-	}
-	if o != nil {
-		if body := o.Params[len(o.Resource.PathParams):]; len(body) > 1 {
-			return namedParams(o, body, m.Value)
-		}
-	}
-	v, err := resource.JSON(m.Value)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
-	}
-	return []resource.Value{v}, nil
-}
-
-// paramsOf returns the message's values for op on path of device d: by
-// the bridge's own definitions, or, for a path they do not have (a
-// resource an app added), by the device's, which it asks the device for
-// once the device is connected (c). With c nil it returns ok false for
-// such a path, to be asked again once the device is connected.
-func (m *Message) paramsOf(ctx context.Context, d *device, c *client.Conn, op resource.Op, path string) (params []resource.Value, ok bool, err error) {
-	o := operationOf(op, path)
-	if o == nil && len(bytes.TrimSpace(m.Value)) > 0 {
-		if c == nil {
-			return nil, false, nil
-		}
-		o = d.operation(ctx, c, op, path)
-	}
-	params, err = m.params(o)
-	return params, err == nil, err
-}
-
-// useFor takes device d into use (d.use) for the message's op on path and
-// returns its connection with the message's values. Values the bridge's
-// own definitions judge are judged before the device is used, so a bad
+// useFor takes the device serial into use for the message's op on path
+// and returns the use with the message's values. Values the bridge's own
+// definitions judge are judged before the device is used, so a bad
 // message connects to nothing; those of a path only the device defines
-// are judged once it is connected.
-func (m *Message) useFor(ctx context.Context, d *device, op resource.Op, path string) (c *client.Conn, params []resource.Value, done func(), err error) {
-	params, ok, err := m.paramsOf(ctx, d, nil, op, path)
+// (a resource an app added) are judged by the device's definitions once
+// it is connected.
+func (s *Server) useFor(ctx context.Context, m *Message, serial string, op resource.Op, path string) (*phone.Use, []resource.Value, error) {
+	o := api.EmbeddedIndex().Operation(op, path)
+	params, err := o.Values(m.Value)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
-	if c, done, err = d.use(ctx); err != nil {
-		return nil, nil, nil, err
-	}
-	if !ok {
-		if params, _, err = m.paramsOf(ctx, d, c, op, path); err != nil {
-			done()
-			return nil, nil, nil, err
-		}
-	}
-	return c, params, done, nil
-}
-
-// namedParams reads the object value of an operation with several
-// parameters into the parameters' values, in the definition's order.
-func namedParams(o *api.Operation, want []*api.Param, value json.RawMessage) ([]resource.Value, error) {
-	name := strings.ToUpper(o.Op.String()) + " " + o.Resource.Path
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(value, &fields); err != nil || fields == nil {
-		return nil, fmt.Errorf("%w: %s takes %d parameters: the value is an object %s; %s given",
-			ErrBadMessage, name, len(want), paramShape(want), clip(value))
-	}
-	vals := make([]json.RawMessage, len(want))
-	for k, v := range fields {
-		i := slices.IndexFunc(want, func(p *api.Param) bool { return strings.EqualFold(p.Name, k) })
-		if i < 0 {
-			return nil, fmt.Errorf("%w: %s has no parameter %q; it takes %s", ErrBadMessage, name, k, paramList(want))
-		}
-		if vals[i] != nil {
-			return nil, fmt.Errorf("%w: parameter %s is given twice (names match without regard to case); %s takes %s",
-				ErrBadMessage, want[i].Name, name, paramList(want))
-		}
-		vals[i] = v
-	}
-	n := len(want)
-	for n > 0 && vals[n-1] == nil && !want[n-1].Required {
-		n-- // optional parameters at the end may be left out
-	}
-	out := make([]resource.Value, n)
-	for i, raw := range vals[:n] {
-		if raw == nil {
-			how := "it is required"
-			if !want[i].Required {
-				how = "it is optional, but a later parameter is given"
-			}
-			return nil, fmt.Errorf("%w: missing parameter %s (%s); %s takes %s",
-				ErrBadMessage, want[i].Name, how, name, paramList(want))
-		}
-		v, err := resource.JSON(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%w: parameter %s: %v", ErrBadMessage, want[i].Name, err)
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-// paramList names parameters with their types: "Addr (uint32), Len (uint8)".
-func paramList(ps []*api.Param) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = p.Name + " (" + p.TypeName()
-		if !p.Required {
-			s[i] += ", optional"
-		}
-		s[i] += ")"
-	}
-	return strings.Join(s, ", ")
-}
-
-// paramShape is the object a value of parameters takes: {"Addr": ..., "Len": ...}.
-func paramShape(ps []*api.Param) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = strconv.Quote(p.Name) + ": ..."
-	}
-	return "{" + strings.Join(s, ", ") + "}"
-}
-
-// opsRouter finds the definition of an operation on a path in a set.
-func opsRouter(set *api.Set) *resource.Router {
-	rt := resource.NewRouter("")
-	none := resource.HandlerFunc(func(*resource.Request) resource.Response { return resource.Response{} })
-	for _, r := range set.Resources() {
-		for _, o := range r.Operations() {
-			var route *resource.Route
-			var err error
-			if r.Subtree {
-				route, err = rt.HandleSubtree(r.Path, o.Op, none)
-			} else {
-				route, err = rt.Handle(r.Path, o.Op, none)
-			}
-			if err == nil {
-				route.SetData(r)
-			}
-		}
-	}
-	return rt
-}
-
-// definedOps finds the bridge's definition of an operation on a path.
-var definedOps = sync.OnceValue(func() *resource.Router {
-	set, err := api.Embedded()
+	u, err := s.Phone.Use(ctx, serial)
 	if err != nil {
-		return resource.NewRouter("")
+		return nil, nil, err
 	}
-	return opsRouter(set)
-})
-
-// operationOf returns the bridge's own definition of op on a device's
-// path, or nil for a path it has no definition of (resources that apps add).
-func operationOf(op resource.Op, path string) *api.Operation { return lookup(definedOps(), op, path) }
-
-// lookup returns the definition of op on path in rt, or nil.
-func lookup(rt *resource.Router, op resource.Op, path string) *api.Operation {
-	m, err := rt.Resolve(op, path)
-	if err != nil || m.Route == nil {
-		return nil
+	if o == nil && len(bytes.TrimSpace(m.Value)) > 0 {
+		if params, err = u.Operation(ctx, op, path).Values(m.Value); err != nil {
+			u.Done()
+			return nil, nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
+		}
 	}
-	r, _ := m.Route.Data().(*api.Resource)
-	if r == nil {
-		return nil
-	}
-	return r.Ops[m.Op]
+	return u, params, nil
 }
 
-// route finds the device a message is for and the path on it.
-func (b *Bridge) route(m *Message) (*device, string, error) {
-	path := m.Path
-	serial := m.Device
+// route finds the device a message is for and the path on it: the
+// device a path /net/<serial>/... or the message's device names, or else
+// the one connected device, or the one device there is when the phone
+// connects on demand.
+func (s *Server) route(m *Message) (serial, path string, err error) {
+	path, serial = m.Path, m.Device
 	if rest, ok := cutFold(strings.TrimPrefix(path, "/"), "net/"); ok {
-		s, p, _ := strings.Cut(rest, "/")
-		if serial != "" && serial != s {
-			return nil, "", fmt.Errorf("%w: the path names device %s and device says %s", ErrBadMessage, s, serial)
+		named, p, _ := strings.Cut(rest, "/")
+		if serial != "" && serial != named {
+			return "", "", fmt.Errorf("%w: the path names device %s and device says %s", ErrBadMessage, named, serial)
 		}
-		serial, path = s, "/"+p
+		serial, path = named, "/"+p
 	}
 	if serial != "" {
-		d, err := b.device(serial)
-		return d, path, err
+		_, err := s.Phone.Device(serial)
+		return serial, path, err
 	}
 	var connected, all []string
-	for _, s := range b.Devices() {
-		all = append(all, s.Serial)
-		if s.Connected {
-			connected = append(connected, s.Serial)
+	for _, st := range s.Phone.Devices() {
+		all = append(all, st.Serial)
+		if st.Connected {
+			connected = append(connected, st.Serial)
 		}
 	}
+	onDemand := s.Phone.OnDemand()
 	switch {
 	case len(connected) == 1:
-		d, err := b.device(connected[0])
-		return d, path, err
+		return connected[0], path, nil
 	case len(connected) > 1:
-		return nil, "", fmt.Errorf("%w: several devices are connected (%s); name one with \"device\" or a path /net/<serial>/...",
-			ErrBadMessage, joinSerials(connected))
+		return "", "", fmt.Errorf("%w: several devices are connected (%s); name one with \"device\" or a path /net/<serial>/...",
+			ErrBadMessage, phone.JoinSerials(connected))
 	case len(all) == 0:
-		return nil, "", fmt.Errorf("%w: the bridge sees no devices", ErrUnknownDevice)
-	case len(all) == 1 && !b.cfg.Manual && !b.cfg.ConnectAll:
-		d, err := b.device(all[0]) // the one device there is: connect on demand
-		return d, path, err
-	case len(all) > 1 && !b.cfg.Manual && !b.cfg.ConnectAll:
-		return nil, "", fmt.Errorf("%w: no device is connected and the bridge sees several (%s); name one with \"device\" or a path /net/<serial>/...",
-			ErrBadMessage, joinSerials(all))
+		return "", "", fmt.Errorf("%w: the bridge sees no devices", phone.ErrUnknownDevice)
+	case len(all) == 1 && onDemand:
+		return all[0], path, nil // the one device there is: connect on demand
+	case len(all) > 1 && onDemand:
+		return "", "", fmt.Errorf("%w: no device is connected and the bridge sees several (%s); name one with \"device\" or a path /net/<serial>/...",
+			ErrBadMessage, phone.JoinSerials(all))
 	}
-	return nil, "", fmt.Errorf("%w: no device is connected; the bridge sees %s", ErrNotConnected, joinSerials(all))
+	return "", "", fmt.Errorf("%w: no device is connected; the bridge sees %s", phone.ErrNotConnected, phone.JoinSerials(all))
 }
 
 // cutFold is strings.CutPrefix ignoring case.
@@ -346,8 +195,8 @@ type Answer struct {
 	Envelope *client.Envelope
 }
 
-// Do carries out a get, put, post or delete message.
-func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
+// do carries out a get, put, post or delete message.
+func (s *Server) do(ctx context.Context, m Message) (*Answer, error) {
 	op, err := m.op()
 	if err != nil {
 		return nil, err
@@ -355,41 +204,42 @@ func (b *Bridge) Do(ctx context.Context, m Message) (*Answer, error) {
 	if op == resource.Subscribe || op == resource.Unsubscribe {
 		return nil, fmt.Errorf("%w: a subscription needs a stream: use the WebSocket /api/ws or the text stream /api/output", ErrBadMessage)
 	}
-	d, path, err := b.route(&m)
+	serial, path, err := s.route(&m)
 	if err != nil {
 		return nil, err
 	}
-	c, params, done, err := m.useFor(ctx, d, op, path)
+	u, params, err := s.useFor(ctx, &m, serial, op, path)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	env, err := c.Do(ctx, op, path, params...)
+	defer u.Done()
+	env, err := u.Do(ctx, op, path, params...)
 	if err != nil {
-		return nil, deviceError(d, err)
+		return nil, err
 	}
-	return &Answer{Device: d.serial, Envelope: env}, nil
+	return &Answer{Device: serial, Envelope: env}, nil
 }
 
-// deviceError words an error of a device's link: the device's own words,
-// or what happened to the link.
-func deviceError(d *device, err error) error {
-	var re *client.RemoteError
-	if errors.As(err, &re) {
-		return fmt.Errorf("device %s: %w", d.serial, re)
+// subscribe carries out a subscribe message: events go to sink. When the
+// device refuses, the answer says why and the Sub is nil.
+func (s *Server) subscribe(ctx context.Context, m Message, sink phone.Sink) (*phone.Sub, *Answer, error) {
+	if op, err := m.op(); err != nil {
+		return nil, nil, err
+	} else if op != resource.Subscribe {
+		return nil, nil, fmt.Errorf("%w: Subscribe with a %s message", ErrBadMessage, m.Type)
 	}
-	return err
-}
-
-// localEnvelope is an answer of the bridge in the envelope's form, for a
-// subscription it shares with other clients.
-func localEnvelope(op resource.Op, uri string) *client.Envelope {
-	e := resource.Envelope{Status: resource.StatusOK, Op: op, URI: uri}
-	raw, _ := e.AppendJSON(nil)
-	env := &client.Envelope{}
-	json.Unmarshal(raw, env)
-	env.Raw = raw
-	return env
+	serial, path, err := s.route(&m)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, params, err := s.useFor(ctx, &m, serial, resource.Subscribe, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer u.Done()
+	sub, env, err := u.Subscribe(ctx, path, params, sink)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sub, &Answer{Device: serial, Envelope: env}, nil
 }

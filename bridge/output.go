@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"senseboard/phone"
 )
 
 // outputLine is a line of the OUTPUT stream:
@@ -60,9 +62,9 @@ func (s *Server) output(w http.ResponseWriter, r *http.Request) {
 	rc.SetWriteDeadline(time.Time{})
 	ctx := r.Context()
 	out := newOutbox()
-	var subs []*Sub
+	var subs []*phone.Sub
 	defer func() {
-		uctx, cancel := context.WithTimeout(context.Background(), s.Bridge.cfg.Timeout)
+		uctx, cancel := context.WithTimeout(context.Background(), s.Phone.Timeout())
 		defer cancel()
 		for _, sub := range subs {
 			sub.Unsubscribe(uctx)
@@ -81,13 +83,13 @@ func (s *Server) output(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		seen[id] = true
-		sub, a, err := s.Bridge.Subscribe(ctx, Message{Type: "subscribe", Path: p, ID: id, Device: q.Get("device")}, func(e Event) {
+		sub, a, err := s.subscribe(ctx, Message{Type: "subscribe", Path: p, ID: id, Device: q.Get("device")}, func(e phone.Event) {
 			if e.Ended {
-				out.put(outputLine(e.ID, e.URI, []byte(`{"ended":`+quote(e.Reason)+`}`)))
+				out.put(outputLine(id, e.URI, []byte(`{"ended":`+quote(e.Reason)+`}`)))
 				ended <- struct{}{}
 				return
 			}
-			out.put(outputLine(e.ID, e.URI, e.Content))
+			out.put(outputLine(id, e.URI, e.Content))
 		})
 		if err != nil {
 			writeError(w, statusOf(err), err)

@@ -3,25 +3,21 @@ package bridge_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"senseboard/internal/needs"
 )
 
-// chromium finds a Chromium to drive, or skips the test.
+// chromium finds a Chromium to drive, or skips the test (fails it under
+// CI).
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
-	return ""
+	return needs.Program(t, "Chromium", "Debian: apt-get install chromium", "chromium", "chromium-browser", "google-chrome")
 }
 
 // page is the dashboard in a headless browser of the test's. Each of its

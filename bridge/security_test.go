@@ -216,7 +216,7 @@ func TestTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if err := (&bridge.Server{Bridge: r.b, Token: "short"}).Serve(r.ctx, ln); !errors.Is(err, bridge.ErrBadToken) {
+	if err := (&bridge.Server{Phone: r.b, Token: "short"}).Serve(r.ctx, ln); !errors.Is(err, bridge.ErrBadToken) {
 		t.Errorf("Serve with a short token: %v", err)
 	}
 }
@@ -283,7 +283,7 @@ func serve(t *testing.T, r *rig, srv *bridge.Server, ln net.Listener) string {
 			t.Fatal(err)
 		}
 	}
-	srv.Bridge = r.b
+	srv.Phone = r.b
 	ctx, cancel := context.WithCancel(r.ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"senseboard/phone"
 	"senseboard/resource"
 )
 
@@ -73,7 +74,7 @@ func (h *held) release() {
 
 // wsSession is one WebSocket client.
 type wsSession struct {
-	b    *Bridge
+	s    *Server
 	conn *websocket.Conn
 	out  *outbox
 
@@ -82,7 +83,7 @@ type wsSession struct {
 }
 
 type wsSub struct {
-	sub  *Sub
+	sub  *phone.Sub
 	path string
 }
 
@@ -94,7 +95,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered
 	}
 	conn.SetReadLimit(MaxMessage)
-	ws := &wsSession{b: s.Bridge, conn: conn, out: newOutbox(), subs: map[ID]*wsSub{}}
+	ws := &wsSession{s: s, conn: conn, out: newOutbox(), subs: map[ID]*wsSub{}}
 	ws.run(r.Context())
 }
 
@@ -104,11 +105,11 @@ func (ws *wsSession) run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { ws.write(ctx, cancel) })
-	stop := ws.b.watch(&watcher{
-		state: func(st DeviceState) { ws.out.put(deviceJSON(st)) },
-		data:  func(serial, service string, content []byte) { ws.out.put(serviceJSON(serial, service, content)) },
+	stop := ws.s.Phone.Watch(&phone.Watcher{
+		State: func(st phone.DeviceState) { ws.out.put(deviceJSON(st)) },
+		Data:  func(serial, service string, content []byte) { ws.out.put(serviceJSON(serial, service, content)) },
 	})
-	for _, st := range ws.b.Devices() {
+	for _, st := range ws.s.Phone.Devices() {
 		ws.out.put(deviceJSON(st))
 	}
 	for {
@@ -138,7 +139,7 @@ func (ws *wsSession) write(ctx context.Context, cancel context.CancelFunc) {
 		case <-ctx.Done():
 			return
 		case <-ws.out.dropped:
-			ws.b.cfg.Log.Warn("dropped a WebSocket client that does not read", "waiting", OutboxSize)
+			ws.s.Log.Warn("dropped a WebSocket client that does not read", "waiting", OutboxSize)
 			ws.conn.Close(websocket.StatusPolicyViolation, fmt.Sprintf("the client fell %d messages behind", OutboxSize))
 			return
 		case b := <-ws.out.ch:
@@ -166,7 +167,7 @@ func (ws *wsSession) handle(ctx context.Context, data []byte) {
 	case resource.Unsubscribe:
 		ws.unsubscribe(ctx, m)
 	default:
-		a, err := ws.b.Do(ctx, m)
+		a, err := ws.s.do(ctx, m)
 		if err != nil {
 			ws.out.put(errorJSON(m.ID, err))
 			return
@@ -189,15 +190,15 @@ func (ws *wsSession) subscribe(ctx context.Context, m Message) {
 	ws.subs[m.ID] = entry
 	ws.mu.Unlock()
 	h := &held{out: ws.out}
-	sub, a, err := ws.b.Subscribe(ctx, m, func(e Event) {
+	sub, a, err := ws.s.subscribe(ctx, m, func(e phone.Event) {
 		if e.Ended {
 			ws.mu.Lock()
-			if ws.subs[e.ID] == entry {
-				delete(ws.subs, e.ID)
+			if ws.subs[m.ID] == entry {
+				delete(ws.subs, m.ID)
 			}
 			ws.mu.Unlock()
 		}
-		h.put(eventJSON(&e))
+		h.put(eventJSON(m.ID, &e))
 	})
 	if sub == nil {
 		ws.mu.Lock()
@@ -242,18 +243,18 @@ func (ws *wsSession) unsubscribe(ctx context.Context, m Message) {
 		ws.out.put(errorJSON(m.ID, fmt.Errorf("%w: no subscription of this connection has %s", ErrBadMessage, what)))
 		return
 	}
-	a, err := entry.sub.Unsubscribe(ctx)
+	env, err := entry.sub.Unsubscribe(ctx)
 	if err != nil {
 		ws.out.put(errorJSON(id, err))
 		return
 	}
-	ws.out.put(answerJSON(id, a))
+	ws.out.put(answerJSON(id, &Answer{Device: entry.sub.Device(), Envelope: env}))
 }
 
 // unsubscribeAll ends the subscriptions of a client that went away.
 func (ws *wsSession) unsubscribeAll() {
 	ws.mu.Lock()
-	var subs []*Sub
+	var subs []*phone.Sub
 	for id, e := range ws.subs {
 		if e.sub != nil {
 			subs = append(subs, e.sub)
@@ -261,7 +262,7 @@ func (ws *wsSession) unsubscribeAll() {
 		delete(ws.subs, id)
 	}
 	ws.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), ws.b.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ws.s.Phone.Timeout())
 	defer cancel()
 	for _, s := range subs {
 		s.Unsubscribe(ctx)

@@ -40,26 +40,11 @@ var (
 	ErrRefused     = errors.New("session refused")
 	ErrClosed      = errors.New("connection closed")
 	ErrNotPortName = errors.New("not a port")
-	// ErrDisconnected is the end of a radio link connection; the error is
-	// a *DisconnectedError.
-	ErrDisconnected = errors.New("disconnected")
 )
 
 // ErrEnded is a subscription the device ended on its own (a reset, a mode
 // change, power off): its Err wraps ErrEnded and gives the device's reason.
 var ErrEnded = errors.New("the device ended the subscription")
-
-// DisconnectedError is the end of a radio link connection, with the
-// device's reason, such as "the device reset".
-type DisconnectedError struct {
-	Port   string
-	Reason string
-}
-
-func (e *DisconnectedError) Error() string { return e.Port + ": disconnected: " + e.Reason }
-
-// Is makes a DisconnectedError ErrDisconnected.
-func (e *DisconnectedError) Is(target error) bool { return target == ErrDisconnected }
 
 // RemoteError is the device's error frame: what it could not act on.
 type RemoteError struct{ Msg string }
@@ -84,14 +69,16 @@ type Options struct {
 	// goroutine: the connection starts no goroutine to read, and a frame
 	// costs no hand-over between goroutines. A program that holds thousands
 	// of connections over one carrier saves most of its CPU so; its
-	// subscription functions and OnRadioData then run where the carrier
+	// subscription functions and OnFrame then run where the carrier
 	// delivers, and must return at once, not to hold up the other
 	// streams. Other streams ignore it.
 	Push bool
-	// OnRadioData receives the HRSData, NUSData and GATTNotification
-	// frames of a radio link, on the goroutine that reads the stream; it
-	// must not block.
-	OnRadioData func(kind wire.Kind, payload []byte)
+	// OnFrame receives the frames of kinds the line protocol does not
+	// know that answer no Call, such as those a device sends of its own
+	// in a protocol carried on the same frames (package link), on the
+	// goroutine that reads the stream; it must not block. An error it
+	// returns ends the connection, with the error as the reason.
+	OnFrame func(f wire.Frame) error
 }
 
 // Envelope is a response envelope as the device sent it.
@@ -158,7 +145,7 @@ type Conn struct {
 
 	mu      sync.Mutex
 	nextID  uint32
-	pending map[uint32]chan wire.Frame
+	pending map[uint32]waiter
 	subs    map[uint32]*Subscription
 	free    chan struct{} // closed when the reader lets go of the stream, if a request waits
 	waiting bool          // a request waits on free
@@ -210,7 +197,7 @@ func Open(ctx context.Context, name string, rw io.ReadWriteCloser, opts *Options
 }
 
 func newConn(port string, opts *Options) *Conn {
-	c := &Conn{port: port, pending: map[uint32]chan wire.Frame{}, subs: map[uint32]*Subscription{},
+	c := &Conn{port: port, pending: map[uint32]waiter{}, subs: map[uint32]*Subscription{},
 		done: make(chan struct{}), hello: make(chan wire.Frame, 4), token: wire.NewToken(),
 		free: make(chan struct{}), dec: wire.NewDecoder(0)}
 	if opts != nil {
@@ -409,15 +396,8 @@ func (c *Conn) dispatch(f wire.Frame) {
 			default:
 			}
 		}
-	case wire.Response, wire.Pong, wire.Error, wire.Advert, wire.Connected, wire.Paired, wire.Ack, wire.GATTServices, wire.GATTValue, wire.DefinitionsData:
-		c.mu.Lock()
-		ch := c.pending[f.ID]
-		delete(c.pending, f.ID)
-		c.mu.Unlock()
-		if ch != nil {
-			f.Payload = append([]byte(nil), f.Payload...)
-			ch <- f
-		}
+	case wire.Response, wire.Pong, wire.Error:
+		c.answer(f)
 	case wire.Notification:
 		c.mu.Lock()
 		s := c.subs[f.ID]
@@ -438,15 +418,48 @@ func (c *Conn) dispatch(f wire.Frame) {
 			json.Unmarshal(f.Payload, &m)
 			s.in.Finish(fmt.Errorf("%w: %s", ErrEnded, m.Reason))
 		}
-	case wire.HRSData, wire.NUSData, wire.GATTNotification:
-		if c.opts.OnRadioData != nil {
-			c.opts.OnRadioData(f.Kind, append([]byte(nil), f.Payload...))
+	default:
+		if c.answer(f) || c.opts.OnFrame == nil {
+			return
 		}
-	case wire.Disconnected:
-		var m wire.DisconnectedMsg
-		json.Unmarshal(f.Payload, &m)
-		c.shut(&DisconnectedError{Port: c.port, Reason: strings.TrimPrefix(m.Reason, "disconnected: ")})
+		f.Payload = append([]byte(nil), f.Payload...)
+		if err := c.opts.OnFrame(f); err != nil {
+			c.shut(err)
+		}
 	}
+}
+
+// waiter is a request that waits for its answer: a frame with its id of
+// the kind a Call names, or else a Response or a Pong; an Error answers
+// any request.
+type waiter struct {
+	ch   chan wire.Frame
+	kind wire.Kind // of the answer to a Call; 0 for a Response or a Pong
+}
+
+// answers reports whether a frame of kind k answers the request.
+func (w waiter) answers(k wire.Kind) bool {
+	if w.kind != 0 {
+		return k == w.kind || k == wire.Error
+	}
+	return k == wire.Response || k == wire.Pong || k == wire.Error
+}
+
+// answer hands f to the request it answers, if one waits, and reports
+// whether one did.
+func (c *Conn) answer(f wire.Frame) bool {
+	c.mu.Lock()
+	w, ok := c.pending[f.ID]
+	ok = ok && w.answers(f.Kind)
+	if ok {
+		delete(c.pending, f.ID)
+	}
+	c.mu.Unlock()
+	if ok {
+		f.Payload = append([]byte(nil), f.Payload...)
+		w.ch <- f
+	}
+	return ok
 }
 
 // keepalive pings while the session is idle, so that a line's session
@@ -526,8 +539,32 @@ func (c *Conn) CloseFor(why error) error {
 	return nil
 }
 
-// roundTrip sends a frame and waits for the answer with the same id.
+// Call sends a frame of a protocol carried on the line protocol's frames,
+// such as the radio link (package link), with an encoded payload, and
+// returns the frame of kind answer with its id that answers it. The
+// device's Error frame is a *RemoteError.
+func (c *Conn) Call(ctx context.Context, kind wire.Kind, payload []byte, answer wire.Kind) (wire.Frame, error) {
+	return c.call(ctx, kind, encoded(payload), answer, nil)
+}
+
+// encoded is a frame's payload encoded already.
+type encoded []byte
+
+// Send sends a frame that no answer is awaited for, with an id of 0.
+func (c *Conn) Send(kind wire.Kind, payload []byte) error {
+	return c.write(wire.AppendFrame(nil, kind, 0, payload))
+}
+
+// roundTrip sends a frame with a JSON payload (none when nil) and waits
+// for the answer with the same id.
 func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, before func(id uint32)) (wire.Frame, error) {
+	return c.call(ctx, kind, payload, 0, before)
+}
+
+// call sends a frame and waits for the answer with the same id: a frame
+// of kind answer, or of the line protocol's when it is 0. The payload is
+// encoded, or a value to encode as JSON, or none when nil.
+func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wire.Kind, before func(id uint32)) (wire.Frame, error) {
 	if err := ctx.Err(); err != nil { // as net/http: a request whose context has ended is not sent
 		return wire.Frame{}, err
 	}
@@ -539,18 +576,23 @@ func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, befor
 	c.nextID++
 	id := c.nextID
 	ch := make(chan wire.Frame, 1)
-	c.pending[id] = ch
+	c.pending[id] = waiter{ch, answer}
 	if before != nil {
 		before(id)
 	}
 	c.mu.Unlock()
 	var b []byte
 	var err error
-	if payload == nil {
+	switch p := payload.(type) {
+	case nil:
 		b = wire.AppendFrame(nil, kind, id, nil)
-	} else if b, err = wire.AppendJSONFrame(nil, kind, id, payload); err != nil {
-		c.forget(id)
-		return wire.Frame{}, err
+	case encoded:
+		b = wire.AppendFrame(nil, kind, id, p)
+	default:
+		if b, err = wire.AppendJSONFrame(nil, kind, id, payload); err != nil {
+			c.forget(id)
+			return wire.Frame{}, err
+		}
 	}
 	if err := c.write(b); err != nil {
 		c.forget(id)

@@ -12,61 +12,36 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/frametest"
 	"senseboard/wire"
 )
 
-// fakeDevice answers a client on a stream with what a fuzz input says: its
-// hello with a frame of helloKind and helloPayload, a scan with a frame of
-// scanKind and scanPayload. "SESSION" in a payload becomes the client's
-// session token, so that answers reach the client's handshake.
-func fakeDevice(conn net.Conn, helloKind wire.Kind, helloPayload []byte, scanKind wire.Kind, scanPayload []byte) {
-	defer conn.Close()
-	dec := wire.NewDecoder(0)
-	buf := make([]byte, 4096)
-	token := []byte("SESSION")
-	for {
-		n, err := conn.Read(buf)
-		dec.Feed(buf[:n], func(f wire.Frame) {
-			switch f.Kind {
-			case wire.Hello:
-				var h wire.HelloMsg
-				json.Unmarshal(f.Payload, &h)
-				token = []byte(h.Session)
-				conn.Write(wire.AppendFrame(nil, helloKind, f.ID, bytes.ReplaceAll(helloPayload, []byte("SESSION"), token)))
-			case wire.Scan:
-				conn.Write(wire.AppendFrame(nil, scanKind, f.ID, bytes.ReplaceAll(scanPayload, []byte("SESSION"), token)))
-			case wire.Ping:
-				conn.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
-			}
-		})
-		if err != nil {
-			return
-		}
-	}
-}
-
-// FuzzHandshakeAndScan gives the client any welcome or refusal, and any
-// advertisement (or error, or disconnection) in answer to a scan: it
-// returns a session or an error, never crashes or hangs, and takes a
-// session only from a Welcome of its protocol.
-func FuzzHandshakeAndScan(f *testing.F) {
+// FuzzHandshake gives the client any welcome or refusal, and any frame in
+// answer to a ping: it returns a session or an error, never crashes or
+// hangs, takes a session only from a Welcome of its protocol, and a ping's
+// answer only from a Pong or a Response.
+func FuzzHandshake(f *testing.F) {
 	welcome := `{"protocol":1,"session":"SESSION","serial":"000123","product":"Senseboard","sw":"1.0","uriPrefix":"/net/000123","maxPayload":65536}`
-	advert := `{"serial":"000123","address":"F8:21:B0:5A:10:98","advertising":true,"adv":"020106","scanResp":"0909"}`
-	f.Add(byte(wire.Welcome), []byte(welcome), byte(wire.Advert), []byte(advert))
-	f.Add(byte(wire.Refuse), []byte(`{"session":"SESSION","error":"line busy","code":"busy"}`), byte(wire.Advert), []byte(advert))
+	f.Add(byte(wire.Welcome), []byte(welcome), byte(wire.Pong), []byte(nil))
+	f.Add(byte(wire.Refuse), []byte(`{"session":"SESSION","error":"line busy","code":"busy"}`), byte(wire.Pong), []byte(nil))
 	f.Add(byte(wire.Refuse), []byte(`{"session":"SESSION","error":"full","code":"limit"}`), byte(wire.Error), []byte(`{"error":"x"}`))
-	f.Add(byte(wire.Welcome), []byte(`{"protocol":2,"session":"SESSION"}`), byte(wire.Advert), []byte(`[`))
-	f.Add(byte(wire.Welcome), []byte(welcome), byte(wire.Disconnected), []byte(`{"reason":"gone"}`))
-	f.Add(byte(wire.Welcome), []byte(welcome), byte(wire.Advert), []byte(`{"advertising":"yes","adv":7}`))
-	f.Add(byte(wire.Welcome), []byte(`{"session":"SESSION","protocol":1e400}`), byte(wire.Advert), []byte(`null`))
-	f.Fuzz(func(t *testing.T, helloKind byte, helloPayload []byte, scanKind byte, scanPayload []byte) {
-		if len(helloPayload) > wire.MaxPayload || len(scanPayload) > wire.MaxPayload {
+	f.Add(byte(wire.Welcome), []byte(`{"protocol":2,"session":"SESSION"}`), byte(wire.Pong), []byte(`[`))
+	f.Add(byte(wire.Welcome), []byte(welcome), byte(0x38), []byte(`{"reason":"gone"}`))
+	f.Add(byte(wire.Welcome), []byte(welcome), byte(wire.Error), []byte(`{"error":7}`))
+	f.Add(byte(wire.Welcome), []byte(`{"session":"SESSION","protocol":1e400}`), byte(wire.Response), []byte(`null`))
+	f.Fuzz(func(t *testing.T, helloKind byte, helloPayload []byte, pingKind byte, pingPayload []byte) {
+		if len(helloPayload) > wire.MaxPayload || len(pingPayload) > wire.MaxPayload {
 			return
 		}
 		dev, central := net.Pipe()
 		var wg sync.WaitGroup
 		defer wg.Wait()
-		wg.Go(func() { fakeDevice(dev, wire.Kind(helloKind), helloPayload, wire.Kind(scanKind), scanPayload) })
+		wg.Go(func() {
+			frametest.Script(dev, map[wire.Kind]frametest.Answer{
+				wire.Hello: {Kind: wire.Kind(helloKind), Payload: helloPayload},
+				wire.Ping:  {Kind: wire.Kind(pingKind), Payload: pingPayload},
+			})
+		})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang protection
 		defer cancel()
 		c, err := client.Open(ctx, "fuzz", central, &client.Options{Timeout: 20 * time.Millisecond})
@@ -85,9 +60,8 @@ func FuzzHandshakeAndScan(f *testing.F) {
 		if w := c.Welcome(); w.Protocol != wire.Version {
 			t.Fatalf("a session with protocol %d", w.Protocol)
 		}
-		m, err := c.Scan(ctx)
-		if err == nil && wire.Kind(scanKind) != wire.Advert {
-			t.Fatalf("an advertisement %+v from a %s frame", m, wire.Kind(scanKind))
+		if err := c.Ping(ctx); err == nil && wire.Kind(pingKind) != wire.Pong && wire.Kind(pingKind) != wire.Response {
+			t.Fatalf("a ping answered by a %s frame", wire.Kind(pingKind))
 		}
 	})
 }

@@ -7,11 +7,10 @@ import (
 	"errors"
 	"math"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"senseboard/internal/needs"
 	"senseboard/resource"
 	"senseboard/sensor"
 )
@@ -19,15 +18,7 @@ import (
 // fixturePath is the validation fixture of real sensor bytes with their
 // decoded values, in the team's shared data directory.
 func fixturePath(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "shared", "data", "movesense", "sensein_movesense-py", "validation_fixture.json")
-	if env := os.Getenv("SENSEBOARD_DATA"); env != "" {
-		p = filepath.Join(env, "movesense", "sensein_movesense-py", "validation_fixture.json")
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("validation fixture not present (%v); set SENSEBOARD_DATA to the shared data directory", err)
-	}
-	return p
+	return needs.Data(t, "movesense/sensein_movesense-py/validation_fixture.json")
 }
 
 type fixtureXYZ struct{ X, Y, Z float64 }

@@ -37,8 +37,8 @@ type Stream struct {
 	// Transducer is the signals' transducer field, and names the stream in
 	// errors: where it comes from, such as "/Meas/IMU9/104" or "MeasIMU9".
 	Transducer string
-	// Rate is the sample rate in Hz, at most MaxRate; MeasuredRate gives it
-	// for a stream whose source does not say.
+	// Rate is the sample rate in Hz, at most MaxRate; FitRate sets it for
+	// a stream whose source does not say.
 	Rate float64
 	// Channels are the stream's signals, one a value of each row.
 	Channels []Channel
@@ -128,6 +128,32 @@ func (s *Stream) MeasuredRate() float64 {
 		return 0
 	}
 	return float64(last.first-first.first) / (span / 1000)
+}
+
+// familyRates are the sample rates of the device family's streams.
+var familyRates = []float64{13, 26, 52, 104, 125, 128, 200, 208, 250, 256, 416, 500, 512, 833, 1666}
+
+// FitRate sets Rate for a stream whose source names no rate (a log): the
+// family's rate nearest to MeasuredRate, within 5 %, or else the measured
+// rate rounded. It reports false, leaving Rate, when the timestamps give
+// no rate.
+func (s *Stream) FitRate() bool {
+	rate := s.MeasuredRate()
+	if rate == 0 {
+		return false
+	}
+	best := familyRates[0]
+	for _, r := range familyRates {
+		if math.Abs(r-rate) < math.Abs(best-rate) {
+			best = r
+		}
+	}
+	if math.Abs(best-rate) <= best*0.05 {
+		s.Rate = best
+	} else {
+		s.Rate = math.Round(rate)
+	}
+	return true
 }
 
 // Anchor says that device time ms was utc: File's Start is then the UTC

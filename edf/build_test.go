@@ -132,3 +132,34 @@ func TestStreamMeasuredRate(t *testing.T) {
 		})
 	}
 }
+
+// FitRate takes the family's rate nearest to the measured one, within
+// 5 %, the measured rate rounded otherwise, and none from timestamps that
+// give none.
+func TestStreamFitRate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		span float64 // ms between the two Adds of 8 rows each; 0 for one Add
+		rate float64 // 0: FitRate reports false
+	}{
+		{"one Add", 0, 0},
+		{"52 Hz a little fast", 8000.0 / 53, 52},
+		{"208 Hz a little slow", 8000.0 / 205, 208},
+		{"no family rate near", 8000.0 / 70, 70},
+		{"1666 Hz", 8000.0 / 1666, 1666},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b edf.Builder
+			s, _ := b.Stream("acc")
+			s.Channels = []edf.Channel{{Label: "Acc x", Unit: "m/s2"}}
+			s.Add(0, make([]float64, 8))
+			if tc.span > 0 {
+				s.Add(tc.span, make([]float64, 8))
+			}
+			ok := s.FitRate()
+			if ok != (tc.rate != 0) || ok && s.Rate != tc.rate {
+				t.Errorf("FitRate %v, rate %v; want %v", ok, s.Rate, tc.rate)
+			}
+		})
+	}
+}

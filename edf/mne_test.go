@@ -35,10 +35,7 @@ print(json.dumps({
 // (Debian's python3-mne): channel, rate, start, samples in volts and
 // annotations must agree.
 func TestIndependentReader(t *testing.T) {
-	py := mnetest.Python()
-	if py == "" {
-		t.Skip(mnetest.SkipMessage)
-	}
+	py := mnetest.Python(t)
 	f := sample()
 	f.Signals = f.Signals[:1] // MNE resamples signals of other rates
 	path := filepath.Join(t.TempDir(), "rec.edf")

@@ -298,7 +298,7 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 	if err != nil {
 		ce := err.(*gspwire.CommandError)
 		if ce.HasRef {
-			ctx.Logf(device.LevelWarning, "gsp: %v", err)
+			ctx.Logf(device.LevelWarning, "%v", err) // the error names the protocol
 			c.respond(ctx, ce.Ref, resource.StatusBadRequest, nil)
 		}
 		return

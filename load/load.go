@@ -23,9 +23,9 @@ import (
 
 	"senseboard/air"
 	"senseboard/client"
+	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/radio"
-	"senseboard/wire"
 )
 
 // Config says what load to put on which devices.
@@ -178,6 +178,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// the load's one phone, with the connection interval cfg asks for
+	central := &link.Central{Address: Address, Name: Name, Interval: cfg.ConnInterval, Timeout: cfg.Timeout, ReadBuffer: readBuffer, Push: true}
 	devs := make([]*probe, n)
 	hists := make([]*histogram, len(cfg.Subscribe))
 	for i := range hists {
@@ -192,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		slots <- struct{}{}
 		connectWG.Go(func() {
 			defer func() { <-slots }()
-			d, err := connect(ctx, cfg, i, rates, hists)
+			d, err := connect(ctx, cfg, central, i, rates, hists)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -273,11 +275,11 @@ const readBuffer = 4096
 
 // connect reaches device i of cfg and subscribes to every path, counting
 // the lateness of each path's notifications in its histogram.
-func connect(ctx context.Context, cfg Config, i int, rates []float64, hists []*histogram) (*probe, error) {
+func connect(ctx context.Context, cfg Config, central *link.Central, i int, rates []float64, hists []*histogram) (*probe, error) {
 	var d *probe
 	var err error
 	if cfg.Air != nil {
-		d, err = connectAir(ctx, cfg, cfg.Serials[i])
+		d, err = connectAir(ctx, cfg, central, cfg.Serials[i])
 	} else {
 		d, err = connectTCP(ctx, cfg, cfg.Addrs[i])
 	}
@@ -323,10 +325,10 @@ const Name = "senseboard load"
 const Address = "C0:4C:4F:41:44:00"
 
 // connectAir opens a stream of the radio link to a device, scans it, and
-// connects as a central with the connection interval cfg asks for; it
-// pairs with cfg's pass key when there is one, and refuses a device that
-// asks for its pass key when there is none (ErrPairing).
-func connectAir(ctx context.Context, cfg Config, serial string) (*probe, error) {
+// connects as the load's central; it pairs with cfg's pass key when there
+// is one, and refuses a device that asks for its pass key when there is
+// none (ErrPairing).
+func connectAir(ctx context.Context, cfg Config, central *link.Central, serial string) (*probe, error) {
 	name := "device " + serial
 	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -334,11 +336,11 @@ func connectAir(ctx context.Context, cfg Config, serial string) (*probe, error) 
 	if err != nil {
 		return nil, err // it names the device
 	}
-	c, err := client.Open(ctx, name, s, &client.Options{Name: Name, Timeout: cfg.Timeout, ReadBuffer: readBuffer, Push: true})
+	c, err := central.Open(ctx, name, s, link.Handlers{})
 	if err != nil {
 		return nil, err // it names the device
 	}
-	d := &probe{name: name, conn: c, air: s}
+	d := &probe{name: name, conn: c.Conn, air: s}
 	m, err := c.Scan(ctx)
 	if err != nil {
 		c.Close()
@@ -348,7 +350,7 @@ func connectAir(ctx context.Context, cfg Config, serial string) (*probe, error) 
 		c.Close()
 		return nil, fmt.Errorf("%s: %w", name, ErrPairing)
 	}
-	_, err = c.ConnectAt(ctx, wire.ConnectMsg{Address: Address, Name: Name, Interval: uint16(cfg.ConnInterval / radio.Duration(1))})
+	_, err = c.Connect(ctx)
 	if err == nil && cfg.PassKey != "" {
 		_, err = c.Pair(ctx, cfg.PassKey, false)
 	}

@@ -2,7 +2,6 @@ package logfile
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -10,14 +9,11 @@ import (
 	"senseboard/sensor"
 )
 
-// familyRates are the sample rates of the family's streams; a log's
-// measured rate is taken as the nearest of them within 5 %.
-var familyRates = []float64{13, 26, 52, 104, 125, 128, 200, 208, 250, 256, 416, 500, 512, 833, 1666}
-
 // EDF converts a log (an SBEM file as the data logger writes it) to an EDF+
 // recording with edf.Builder: one signal per sampled quantity, labelled and
 // in the units edf.SensorChannel gives (ECG in mV; Acc, Gyro, Magn axes in
-// m/s², deg/s, µT), at the stream's rate measured from its timestamps;
+// m/s², deg/s, µT), at the stream's rate measured from its timestamps
+// (edf.Stream.FitRate);
 // a log names no rate, so a stream needs two records at different device
 // times, and a stream of a single record (or of records all at one time)
 // is refused with edf.ErrInvalid naming it, rather than given a rate
@@ -85,12 +81,10 @@ func EDF(log []byte) (*edf.File, error) {
 		}
 	}
 	for _, s := range b.Streams() {
-		measured := s.MeasuredRate()
-		if measured == 0 {
+		if !s.FitRate() {
 			return nil, fmt.Errorf("%w: log: stream %s: %d record(s), none later than the first; a log names no sample rate, so the export measures a stream's rate from the time between its records, and needs two at different device times",
 				edf.ErrInvalid, s.Transducer, s.Adds())
 		}
-		s.Rate = familyRate(measured)
 	}
 	f, err := b.File()
 	if err != nil {
@@ -127,21 +121,6 @@ func (r *Record) timestamp() float64 {
 		return 0
 	}
 	return *r.Timestamp
-}
-
-// familyRate returns the family's rate nearest to a measured rate (above
-// 0), or the measured rate rounded when none is within 5 %.
-func familyRate(rate float64) float64 {
-	best := familyRates[0]
-	for _, r := range familyRates {
-		if math.Abs(r-rate) < math.Abs(best-rate) {
-			best = r
-		}
-	}
-	if math.Abs(best-rate) <= best*0.05 {
-		return best
-	}
-	return math.Round(rate)
 }
 
 // channelOf names the signal of a field of a stream: ECG for the ECG

@@ -7,12 +7,14 @@ package profile
 
 import (
 	"bytes"
+	"embed"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,6 +66,9 @@ type Product struct {
 	HWConfig          string  `yaml:"hwConfig"`
 	PCBASerial        string  `yaml:"pcbaSerial"`
 	HW                string  `yaml:"hw"`
+	// SW is the software version /Info reports; by default senseboard's
+	// (Version).
+	SW string `yaml:"sw"`
 }
 
 // App is the AppInfo data.
@@ -80,7 +85,22 @@ type BLE struct {
 	Address string `yaml:"address"`
 	// Airtime is the throughput model of a connection.
 	Airtime Airtime `yaml:"airtime"`
+	// Advertisement is the layout of the default advertisement:
+	// AdvertisementDefault or AdvertisementMovesense.
+	Advertisement string `yaml:"advertisement"`
 }
+
+// Layouts of the default advertisement (ble.advertisement).
+const (
+	// AdvertisementDefault is the specification's: the family's
+	// manufacturer field, the platform's 128-bit service UUID, and the
+	// heart-rate service's 16-bit UUID while HRS runs.
+	AdvertisementDefault = "default"
+	// AdvertisementMovesense is what scanners see from current sensors of
+	// the family: the manufacturer field, and the 16-bit service UUIDs
+	// 0xFDF3 and, while HRS runs, 0x180D, without the 128-bit UUID.
+	AdvertisementMovesense = "movesense"
+)
 
 // Airtime is the throughput model of a BLE connection, which package
 // radio runs: what the air carries per connection event, and what the
@@ -219,9 +239,10 @@ func Default() *Profile {
 			HWConfig:          "IMU9-ECG",
 			PCBASerial:        "P000123",
 			HW:                "1.0",
+			SW:                Version,
 		},
 		App:     App{Name: "senseboard", Version: Version, Company: "senseboard"},
-		BLE:     BLE{Airtime: DefaultAirtime},
+		BLE:     BLE{Airtime: DefaultAirtime, Advertisement: AdvertisementDefault},
 		Modules: Modules{Heap: true, GSP: true, Logbook: true},
 		Logbook: Logbook{Capacity: DefaultLogCapacity},
 		Debug: Debug{
@@ -232,6 +253,39 @@ func Default() *Profile {
 		Heap:              Heap{Size: 32768},
 		SubscriptionLimit: 32,
 	}
+}
+
+// named holds the built-in profiles by name: YAML over the defaults, as
+// a profile file.
+//
+//go:embed named/*.yaml
+var named embed.FS
+
+// Names returns the names of the built-in profiles, in order.
+func Names() []string {
+	entries, _ := named.ReadDir("named")
+	var out []string
+	for _, e := range entries {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	return out
+}
+
+// Lookup returns the built-in profile of that name (see Names), or else
+// reads the profile file at that path (Load).
+func Lookup(nameOrPath string) (*Profile, error) {
+	if slices.Contains(Names(), nameOrPath) {
+		data, err := named.ReadFile("named/" + nameOrPath + ".yaml")
+		if err != nil {
+			return nil, err
+		}
+		p, err := Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: %w", nameOrPath, err)
+		}
+		return p, nil
+	}
+	return Load(nameOrPath)
 }
 
 // Load reads a profile file over the defaults. Unknown settings are errors.
@@ -310,7 +364,7 @@ func (p *Profile) Validate() error {
 		"product.manufacturer": p.Product.Manufacturer, "product.name": p.Product.Name,
 		"product.variant": p.Product.Variant, "product.hwCompatibilityId": p.Product.HWCompatibilityID,
 		"product.hwConfig": p.Product.HWConfig, "product.pcbaSerial": p.Product.PCBASerial, "product.hw": p.Product.HW,
-		"app.name": p.App.Name, "app.version": p.App.Version, "app.company": p.App.Company,
+		"product.sw": p.Product.SW, "app.name": p.App.Name, "app.version": p.App.Version, "app.company": p.App.Company,
 	} {
 		if strings.TrimSpace(v) == "" {
 			return fmt.Errorf("%s: must not be empty", name)
@@ -325,6 +379,9 @@ func (p *Profile) Validate() error {
 	}
 	if err := p.BLE.Airtime.Validate(); err != nil {
 		return err
+	}
+	if a := p.BLE.Advertisement; a != AdvertisementDefault && a != AdvertisementMovesense {
+		return fmt.Errorf("ble.advertisement %q: %s or %s", a, AdvertisementDefault, AdvertisementMovesense)
 	}
 	d := p.Debug
 	if d.MessageLines < 1 || d.MessageLines > 1000 {

@@ -25,6 +25,10 @@ var PlatformUUID = [16]byte{0x41, 0x00, 0x74, 0x70, 0x63, 0x88, 0x7A, 0xB5, 0xCC
 // HRSUUID is the 16-bit UUID of the Heart Rate service.
 const HRSUUID = 0x180D
 
+// FamilyUUID is the member-assigned 16-bit service UUID that current
+// sensors of the family advertise, beside 0x180D, as BLE scanners show them.
+const FamilyUUID = 0xFDF3
+
 // CompanyID is the Bluetooth SIG company identifier in the manufacturer data:
 // 0xFFFF, the value reserved for tests and for devices without an assigned one.
 const CompanyID = 0xFFFF
@@ -113,6 +117,21 @@ func DefaultAdvertisement(product, serial string, passKey, bonded, hrs bool) Adv
 		Services128: [][16]byte{PlatformUUID}, Name: product + " " + serial}
 	if hrs {
 		a.Services16 = []uint16{HRSUUID}
+	}
+	return a
+}
+
+// FamilyAdvertisement is what current sensors of the family advertise, as
+// scanners see them: DefaultAdvertisement with the 16-bit service UUIDs
+// FamilyUUID and, while HRS runs, HRSUUID in place of the platform's
+// 128-bit UUID (which, with the manufacturer field, would leave no room
+// for them).
+func FamilyAdvertisement(product, serial string, passKey, bonded, hrs bool) Advertisement {
+	a := DefaultAdvertisement(product, serial, passKey, bonded, hrs)
+	a.Services128 = nil
+	a.Services16 = []uint16{FamilyUUID}
+	if hrs {
+		a.Services16 = append(a.Services16, HRSUUID)
 	}
 	return a
 }

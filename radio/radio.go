@@ -52,6 +52,10 @@ type Config struct {
 	Serial, Product string
 	// HRS and NUS say the device runs the heart-rate and serial services.
 	HRS, NUS bool
+	// Advertisement is the layout of the default advertisement:
+	// profile.AdvertisementMovesense for FamilyAdvertisement, anything
+	// else for DefaultAdvertisement.
+	Advertisement string
 	// Seed makes the long-term keys repeatable.
 	Seed uint64
 	// Clock runs the advertising timeout.
@@ -316,7 +320,11 @@ func (p *Peripheral) Advertising() (Packets, bool) {
 		return Packets{}, false
 	}
 	st := p.st.Get()
-	a := DefaultAdvertisement(p.cfg.Product, p.cfg.Serial, st.PassKey != nil, st.Bond != nil, p.cfg.HRS)
+	layout := DefaultAdvertisement
+	if p.cfg.Advertisement == profile.AdvertisementMovesense {
+		layout = FamilyAdvertisement
+	}
+	a := layout(p.cfg.Product, p.cfg.Serial, st.PassKey != nil, st.Bond != nil, p.cfg.HRS)
 	out := a.Packets()
 	if st.Adv.AdvPacket != nil {
 		out.Adv, _ = checkPacket("AdvPacket", st.Adv.AdvPacket)

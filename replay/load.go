@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"senseboard/wfdb"
 	"strings"
 )
 
@@ -29,7 +30,7 @@ func Load(path string) (*Recording, error) {
 	}
 	name := filepath.Base(path)
 	if ext == ".hea" {
-		h, err := ParseWFDBHeader(data)
+		h, err := wfdb.ParseHeader(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"senseboard/signal"
+	"senseboard/wfdb"
 )
 
 // detectRecording plays a recording's ECG at rate through the device's front
@@ -65,7 +66,7 @@ func flutterEpisodes(t *testing.T, hea string) []span {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hdr, err := ParseWFDBHeader(h)
+	hdr, err := wfdb.ParseHeader(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func flutterEpisodes(t *testing.T, hea string) []span {
 	if err != nil {
 		t.Fatal(err)
 	}
-	anns, err := ParseAnnotations(atr)
+	anns, err := wfdb.ParseAnnotations(atr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,34 +3,24 @@ package replay
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard/internal/needs"
 	"senseboard/sensor"
+	"senseboard/wfdb"
 	"senseboard/world"
 )
 
-// dataDir is the shared test data, beside the repository, or where
-// SENSEBOARD_DATA says (from a worktree elsewhere); tests that need it skip
-// without it.
-const dataDir = "../../shared/data"
-
+// needData returns the path of a file of the shared test data, beside the
+// repository or where SENSEBOARD_DATA says; tests that need it skip without
+// it (fail under CI).
 func needData(t testing.TB, rel string) string {
 	t.Helper()
-	dir := dataDir
-	if d := os.Getenv("SENSEBOARD_DATA"); d != "" {
-		dir = d
-	}
-	p := filepath.Join(dir, rel)
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("%s is absent: skipping the test on real recordings", p)
-	}
-	return p
+	return needs.Data(t, rel)
 }
 
 func TestRealRecordings(t *testing.T) {
@@ -168,36 +158,6 @@ func TestParseErrors(t *testing.T) {
 	if _, err := WFDB("r", []byte("r 1 360\nr.dat 16 200\n"), nil, nil); err == nil || !strings.Contains(err.Error(), "only 212") {
 		t.Errorf("format 16: %v", err)
 	}
-	headers := []struct{ header, msg string }{
-		{"r 2 360\nr.dat 212 200\n", "announces 2 signals"},
-		{"r 1 360\nr.dat x\n", `line 2: format "x"`},
-		{"r 1 360\nr.dat :4\n", `line 2: format ":4"`},
-		{"r 1 360\nr.dat\n", "line 2: want file name and format"},
-		{"r 0\n", "number of signals"},
-		{"# only a comment\n", "no record line"},
-	}
-	for _, tt := range headers {
-		if _, err := ParseWFDBHeader([]byte(tt.header)); err == nil || !strings.Contains(err.Error(), tt.msg) {
-			t.Errorf("header %q: %v, want %q", tt.header, err, tt.msg)
-		}
-	}
-	if h, err := ParseWFDBHeader([]byte("r 1 360\nr.dat 212x2:1+0 200\n")); err != nil || h.Signals[0].Format != 212 {
-		t.Errorf("format with samples per frame, skew and offset: %+v %v", h, err)
-	}
-}
-
-func TestDecode212(t *testing.T) {
-	// samples 1, -1 / 2047, -2048 packed two to three bytes
-	dat := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}
-	a, _ := Decode212(dat, 1, 0)
-	if fmt.Sprint(a) != "[1 -1 2047 -2048]" {
-		t.Errorf("one signal: %v", a)
-	}
-	s0, _ := Decode212(dat, 2, 0)
-	s1, _ := Decode212(dat, 2, 1)
-	if fmt.Sprint(s0, s1) != "[1 2047] [-1 -2048]" {
-		t.Errorf("two signals: %v %v", s0, s1)
-	}
 }
 
 func sine(rate, freq float64, n int) *Recording {
@@ -313,18 +273,35 @@ func FuzzWFDB(f *testing.F) {
 	})
 }
 
-func FuzzParseAnnotations(f *testing.F) {
-	f.Add([]byte{0x01, 0x04, 0x00, 0x00})
-	f.Add([]byte{0x05, 0x70, 0x04, 0xFC, '(', 'V', 'F', 'L', 0x00, 0x00})
-	f.Fuzz(func(t *testing.T, atr []byte) {
-		anns, err := ParseAnnotations(atr)
-		if err != nil {
-			return
+// A record wfdb.Write writes loads as a recording: its samples in mV, the
+// missing one missing, and its beats at their times.
+func TestLoadWrittenWFDB(t *testing.T) {
+	dir := t.TempDir()
+	rec := &wfdb.Record{Name: "sb_1", Rate: 360, Samples: make([]float64, 3601)}
+	for i := range rec.Samples {
+		rec.Samples[i] = 1.5 * math.Sin(float64(i)/20)
+	}
+	rec.Samples[7] = math.NaN()
+	for k := range 10 {
+		rec.Annotations = append(rec.Annotations, wfdb.Annotation{Sample: int64(k * 360), Code: wfdb.CodeNormal})
+	}
+	if err := wfdb.Write(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(filepath.Join(dir, "sb_1.hea"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Series[ECG]
+	if s == nil || s.Rate != 360 || s.Len() != len(rec.Samples) {
+		t.Fatalf("read back %+v", s)
+	}
+	for i, v := range s.Axes[0] {
+		if want := rec.Samples[i]; i == 7 && !math.IsNaN(v) || i != 7 && math.Abs(v-want) > 0.5/200+1e-12 {
+			t.Fatalf("sample %d: %g, want %g", i, v, want)
 		}
-		for i, a := range anns {
-			if a.Sample < 0 {
-				t.Fatalf("annotation %d at negative sample %d", i, a.Sample)
-			}
-		}
-	})
+	}
+	if len(r.Beats) != 10 || r.Beats[3] != 3*time.Second {
+		t.Errorf("beats %v", r.Beats)
+	}
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"senseboard/edf"
-	"senseboard/replay"
 	"senseboard/sensor"
+	"senseboard/wfdb"
 	"senseboard/world"
 )
 
@@ -24,7 +24,7 @@ type Span struct {
 
 // Beat annotation text: the WFDB mnemonics.
 var beatText = map[world.BeatKind]string{world.Normal: "N", world.Ventricular: "V", world.AtrialPremature: "A"}
-var beatCode = map[world.BeatKind]int{world.Normal: replay.CodeNormal, world.Ventricular: replay.CodeVentricular, world.AtrialPremature: replay.CodeAtrial}
+var beatCode = map[world.BeatKind]int{world.Normal: wfdb.CodeNormal, world.Ventricular: wfdb.CodeVentricular, world.AtrialPremature: wfdb.CodeAtrial}
 
 // rhythmText is the MIT-BIH rhythm label of each rhythm.
 var rhythmText = map[world.Rhythm]string{world.Sinus: "(N", world.AtrialFibrillation: "(AFIB", world.Bradycardia: "(SBR", world.Tachycardia: "(SVTA"}
@@ -51,16 +51,16 @@ func samples(m *sensor.Model, s Span) ([]float64, error) {
 // rhythm annotation ("(N", "(AFIB", "(SBR", "(SVTA") at the first beat and
 // at each change of rhythm, then each beat as N, V or A at its R peak's
 // sample (counted from s.From).
-func Annotations(m *sensor.Model, s Span) []replay.Annotation {
-	var out []replay.Annotation
+func Annotations(m *sensor.Model, s Span) []wfdb.Annotation {
+	var out []wfdb.Annotation
 	rhythm := world.Rhythm(255)
 	for _, b := range m.Beats(s.From, s.To) {
 		k := int64(math.Round((b.At - s.From).Seconds() * s.Rate))
 		if b.Rhythm != rhythm {
-			out = append(out, replay.Annotation{Sample: k, Code: replay.CodeRhythm, Aux: rhythmText[b.Rhythm]})
+			out = append(out, wfdb.Annotation{Sample: k, Code: wfdb.CodeRhythm, Aux: rhythmText[b.Rhythm]})
 			rhythm = b.Rhythm
 		}
-		out = append(out, replay.Annotation{Sample: k, Code: beatCode[b.Kind]})
+		out = append(out, wfdb.Annotation{Sample: k, Code: beatCode[b.Kind]})
 	}
 	return out
 }
@@ -73,7 +73,7 @@ func WriteWFDB(dir, name string, m *sensor.Model, s Span) error {
 	if err != nil {
 		return err
 	}
-	return replay.WriteWFDB(dir, &replay.WFDBRecord{
+	return wfdb.Write(dir, &wfdb.Record{
 		Name: name, Rate: s.Rate, Description: "ECG", Samples: x,
 		Annotations: Annotations(m, s),
 		Comments:    []string{fmt.Sprintf("senseboard wearer model, from %v to %v of device time", s.From, s.To)},

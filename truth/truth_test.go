@@ -10,6 +10,7 @@ import (
 	"senseboard/edf"
 	"senseboard/replay"
 	"senseboard/sensor"
+	"senseboard/wfdb"
 	"senseboard/world"
 )
 
@@ -60,14 +61,14 @@ func TestWFDBTruth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	anns, err := replay.ParseAnnotations(atr)
+	anns, err := wfdb.ParseAnnotations(atr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	codes, rhythms := map[int]int{}, []string{}
 	for _, a := range anns {
 		codes[a.Code]++
-		if a.Code == replay.CodeRhythm {
+		if a.Code == wfdb.CodeRhythm {
 			rhythms = append(rhythms, a.Aux)
 		}
 	}
@@ -75,7 +76,7 @@ func TestWFDBTruth(t *testing.T) {
 	for _, b := range beats {
 		kinds[b.Kind]++
 	}
-	if codes[replay.CodeNormal] != kinds[world.Normal] || codes[replay.CodeVentricular] != kinds[world.Ventricular] || codes[replay.CodeAtrial] != kinds[world.AtrialPremature] || kinds[world.Ventricular] == 0 || kinds[world.AtrialPremature] == 0 {
+	if codes[wfdb.CodeNormal] != kinds[world.Normal] || codes[wfdb.CodeVentricular] != kinds[world.Ventricular] || codes[wfdb.CodeAtrial] != kinds[world.AtrialPremature] || kinds[world.Ventricular] == 0 || kinds[world.AtrialPremature] == 0 {
 		t.Errorf("annotation codes %v; beat kinds %v", codes, kinds)
 	}
 	if len(rhythms) != 3 || rhythms[0] != "(N" || rhythms[1] != "(AFIB" || rhythms[2] != "(N" {

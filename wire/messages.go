@@ -57,117 +57,6 @@ type ErrorMsg struct {
 	Error string `json:"error"`
 }
 
-// AdvertMsg is what a scan sees of a device: whether it advertises, and
-// its advertisement and scan response packets as they go over the air.
-type AdvertMsg struct {
-	Serial      string `json:"serial"`
-	Address     string `json:"address"`
-	Advertising bool   `json:"advertising"`
-	Adv         []byte `json:"adv,omitempty"`
-	ScanResp    []byte `json:"scanResp,omitempty"`
-}
-
-// ConnectMsg connects a central, named by its BLE address, to the device.
-// Interval is the connection interval the central asks for, in units of
-// 1.25 ms (6..3200); zero leaves it to the device.
-type ConnectMsg struct {
-	Address  string `json:"address"`
-	Name     string `json:"name,omitempty"`
-	Interval uint16 `json:"interval,omitempty"`
-}
-
-// ConnectedMsg accepts a connection: its handle and the connection
-// interval granted, in units of 1.25 ms.
-type ConnectedMsg struct {
-	Handle   uint16 `json:"handle"`
-	Interval uint16 `json:"interval,omitempty"`
-}
-
-// PairMsg pairs over the connection, with the device's pass key when it
-// has one, and bonds when Bond is set.
-type PairMsg struct {
-	PassKey string `json:"passKey,omitempty"`
-	Bond    bool   `json:"bond"`
-}
-
-// EncryptMsg encrypts the connection with the key of an earlier bond.
-type EncryptMsg struct {
-	Key string `json:"key"`
-}
-
-// PairedMsg says the link is encrypted; Key is the long-term key the
-// central keeps after bonding, empty when it did not bond.
-type PairedMsg struct {
-	Key string `json:"key,omitempty"`
-}
-
-// DisconnectedMsg says why the connection ended.
-type DisconnectedMsg struct {
-	Reason string `json:"reason"`
-}
-
-// HRSNotifyMsg switches the central's heart rate notifications.
-type HRSNotifyMsg struct {
-	On bool `json:"on"`
-}
-
-// NUSMsg is data of the serial service, either way (base64 in JSON).
-type NUSMsg struct {
-	Data []byte `json:"data"`
-}
-
-// GATTService is one GATT service of a device, with its characteristics.
-type GATTService struct {
-	UUID            string               `json:"uuid"`
-	Characteristics []GATTCharacteristic `json:"characteristics"`
-}
-
-// GATTCharacteristic is a characteristic and what a central may do with
-// it: "read", "write", "write-without-response", "notify".
-type GATTCharacteristic struct {
-	UUID       string   `json:"uuid"`
-	Properties []string `json:"properties"`
-}
-
-// GATTServicesMsg lists the device's GATT services.
-type GATTServicesMsg struct {
-	Services []GATTService `json:"services"`
-}
-
-// GATTMTUMsg chooses the connection's ATT MTU.
-type GATTMTUMsg struct {
-	MTU int `json:"mtu"`
-}
-
-// GATTWriteMsg writes to a characteristic (data in base64 in JSON).
-type GATTWriteMsg struct {
-	Char string `json:"char"`
-	Data []byte `json:"data"`
-}
-
-// GATTNotifyMsg switches the notifications of a characteristic.
-type GATTNotifyMsg struct {
-	Char string `json:"char"`
-	On   bool   `json:"on"`
-}
-
-// GATTNotificationMsg is a notification of a characteristic.
-type GATTNotificationMsg struct {
-	Char string `json:"char"`
-	Data []byte `json:"data"`
-}
-
-// GATTReadMsg reads a characteristic.
-type GATTReadMsg struct {
-	Char string `json:"char"`
-}
-
-// GATTValueMsg is the value of a characteristic that was read.
-type GATTValueMsg struct {
-	Char string `json:"char"`
-	Data []byte `json:"data"`
-}
-
 // Param is one value of a request: its type name as the serial tool gives it
 // (a primitive type or a record name; empty for an untyped JSON value) and
 // the value as JSON.
@@ -244,6 +133,21 @@ func AppendJSONFrame(dst []byte, kind Kind, id uint32, v any) ([]byte, error) {
 		return dst[:start], err
 	}
 	return EndFrame(dst, start), nil
+}
+
+// JSONFrame returns a frame whose payload is v encoded as JSON, or, when
+// v does not encode, an Error frame with the same id that says why.
+func JSONFrame(kind Kind, id uint32, v any) []byte {
+	b, err := AppendJSONFrame(nil, kind, id, v)
+	if err != nil {
+		b, _ = AppendJSONFrame(nil, Error, id, &ErrorMsg{Error: err.Error()})
+	}
+	return b
+}
+
+// ErrorFrame returns an Error frame that answers frame id with msg.
+func ErrorFrame(id uint32, msg string) []byte {
+	return JSONFrame(Error, id, &ErrorMsg{Error: msg})
 }
 
 // AppendEnvelope appends a Response frame carrying an envelope.

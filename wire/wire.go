@@ -13,7 +13,8 @@
 //	4      4    id, little endian (a request id, which also names the
 //	            subscription a request made)
 //	8      4    payload length n, little endian, at most MaxPayload
-//	12     n    payload: UTF-8 JSON
+//	12     n    payload: UTF-8 JSON (binary for the radio link's GATT
+//	            notifications, package link)
 //	12+n   4    CRC-32C (Castagnoli) of bytes 2 .. 12+n, little endian
 package wire
 
@@ -55,68 +56,8 @@ const (
 	Error        Kind = 0x7F
 )
 
-// The frame kinds of the radio link, where a central (the phone bridge)
-// reaches a device as over the air: it says Hello, may Scan for the
-// device's Advert, Connects (Connected or an Error), may Pair or Encrypt
-// (Paired or an Error), then sends Requests as on a serial line. When the
-// connection ends, for whatever reason, the device sends Disconnected and
-// closes the stream; Disconnect asks it to. While connected, the central
-// may switch heart rate notifications (HRSNotify) and write to the serial
-// service (NUSWrite), both answered with Ack; the device sends HRSData and
-// NUSData when its resources /Comm/Ble/HRS and /Comm/Ble/NUS send them.
-const (
-	Scan         Kind = 0x30
-	Advert       Kind = 0x31
-	Connect      Kind = 0x32
-	Connected    Kind = 0x33
-	Pair         Kind = 0x34
-	Paired       Kind = 0x35
-	Encrypt      Kind = 0x36
-	Disconnect   Kind = 0x37
-	Disconnected Kind = 0x38
-	HRSNotify    Kind = 0x39
-	NUSWrite     Kind = 0x3A
-	HRSData      Kind = 0x3B
-	NUSData      Kind = 0x3C
-	Ack          Kind = 0x3F
-)
-
-// The GATT frame kinds of the radio link. While connected, the central
-// may list the device's services (GATTDiscover, answered with
-// GATTServices), choose the connection's ATT MTU (GATTMTU), write to a
-// characteristic (GATTWrite) and switch its notifications (GATTNotify),
-// each answered with Ack or an Error, and read a characteristic
-// (GATTRead, answered with GATTValue or an Error); the device sends
-// GATTNotification for each notification of a characteristic the central
-// switched on.
-const (
-	GATTDiscover     Kind = 0x40
-	GATTServices     Kind = 0x41
-	GATTMTU          Kind = 0x42
-	GATTWrite        Kind = 0x43
-	GATTNotify       Kind = 0x44
-	GATTNotification Kind = 0x45
-	GATTRead         Kind = 0x48
-	GATTValue        Kind = 0x49
-)
-
-// The definitions frame kinds of the radio link. While connected (and,
-// with a pass key, paired), the central may ask for the device's interface
-// definitions (Definitions, with a DefinitionsRequestMsg), answered with
-// DefinitionsData (a DefinitionsMsg) or an Error.
-const (
-	Definitions     Kind = 0x46
-	DefinitionsData Kind = 0x47
-)
-
 var kindNames = map[Kind]string{Hello: "hello", Welcome: "welcome", Refuse: "refuse", Bye: "bye", Request: "request",
-	Response: "response", Notification: "notification", Ended: "ended", Ping: "ping", Pong: "pong", Error: "error",
-	Scan: "scan", Advert: "advert", Connect: "connect", Connected: "connected", Pair: "pair", Paired: "paired",
-	Encrypt: "encrypt", Disconnect: "disconnect", Disconnected: "disconnected", HRSNotify: "hrs notify",
-	NUSWrite: "nus write", HRSData: "hrs data", NUSData: "nus data", Ack: "ack",
-	GATTDiscover: "gatt discover", GATTServices: "gatt services", GATTMTU: "gatt mtu", GATTWrite: "gatt write",
-	GATTNotify: "gatt notify", GATTNotification: "gatt notification", GATTRead: "gatt read", GATTValue: "gatt value",
-	Definitions: "definitions", DefinitionsData: "definitions data"}
+	Response: "response", Notification: "notification", Ended: "ended", Ping: "ping", Pong: "pong", Error: "error"}
 
 func (k Kind) String() string {
 	if n, ok := kindNames[k]; ok {
@@ -124,9 +65,6 @@ func (k Kind) String() string {
 	}
 	return fmt.Sprintf("kind 0x%02x", uint8(k))
 }
-
-// Known reports whether k is a kind of this protocol version.
-func (k Kind) Known() bool { _, ok := kindNames[k]; return ok }
 
 // Frame is one decoded frame. Payload aliases the decoder's buffer until the
 // next call of Feed.

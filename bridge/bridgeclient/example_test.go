@@ -10,6 +10,7 @@ import (
 	"senseboard"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
+	"senseboard/phone"
 )
 
 // startBridge runs one device and a bridge for it in this program, as
@@ -21,7 +22,7 @@ func startBridge(ctx context.Context) (string, func()) {
 		panic(err)
 	}
 	r := h.Members[0]
-	b, err := bridge.New(bridge.Config{Local: []bridge.Peripheral{{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON}}})
+	b, err := phone.New(phone.Config{Local: []phone.Peripheral{{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON}}})
 	if err != nil {
 		panic(err)
 	}
@@ -33,7 +34,7 @@ func startBridge(ctx context.Context) (string, func()) {
 	done := make(chan struct{}, 3)
 	go func() { h.Run(ctx); done <- struct{}{} }()
 	go func() { b.Run(ctx); done <- struct{}{} }()
-	go func() { (&bridge.Server{Bridge: b}).Serve(ctx, ln); done <- struct{}{} }()
+	go func() { (&bridge.Server{Phone: b}).Serve(ctx, ln); done <- struct{}{} }()
 	return "http://" + ln.Addr().String(), func() {
 		cancel()
 		<-done

@@ -170,7 +170,8 @@ function renderDevices() {
         d.encrypted ? badge('encrypted', 'ok') : null,
         d.bonded ? badge('bonded', 'ok') : null,
         d.hrs ? badge('HRS') : null),
-      d.note ? el('div', { class: 'note' }, d.note) : null,
+      // a release after the idle period is a normal state (docs/bridge.md: "released: ..."), not a failure
+      d.note ? el('div', { class: d.note.startsWith('released: ') ? 'note normal' : 'note' }, d.note) : null,
       d.adv ? el('details', { onclick: (e) => e.stopPropagation() }, el('summary', { class: 'hint' }, 'advertisement'),
         el('code', { class: 'hex' }, spaced(d.adv)), el('code', { class: 'hex' }, spaced(d.scanResp))) : null,
       d.streams.length ? el('div', { class: 'hint' }, d.streams.length + ' stream(s) open') : null,
@@ -502,8 +503,9 @@ function renderResourceList() {
 
 function renderResource(r) {
   const box = $('#resource');
-  box.replaceChildren(el('h3', {}, r.path), r.app ? el('p', { class: 'hint' }, `Added by an app of the device (${r.file}).`) : null,
-    r.description ? el('p', {}, r.description) : null);
+  // replaceChildren would show a null as the text "null": leave out what is absent
+  box.replaceChildren(...[el('h3', {}, r.path), r.app ? el('p', { class: 'hint' }, `Added by an app of the device (${r.file}).`) : null,
+    r.description ? el('p', {}, r.description) : null].filter((k) => k !== null));
   for (const op of r.ops) box.append(opForm(r, op));
 }
 

@@ -19,6 +19,8 @@ import (
 	"senseboard/air"
 	"senseboard/bridge"
 	"senseboard/nvm"
+	"senseboard/phone"
+	"senseboard/record"
 	"senseboard/wire"
 )
 
@@ -48,7 +50,7 @@ func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
 		all:       fs.Bool("connect-all", false, "bridge: connect to every device found and keep the connections (by default it connects when a client uses a device)"),
-		idle:      fs.Duration("idle", bridge.DefaultIdle, "bridge: release a connection made on demand after this long unused (0: never)"),
+		idle:      fs.Duration("idle", phone.DefaultIdle, "bridge: release a connection made on demand after this long unused (0: never)"),
 		central:   fs.String("central-address", "", "bridge: its address as a BLE central, XX:XX:XX:XX:XX:XX (default: derived from its state directory once and kept there)"),
 		maxConns:  fs.Int("http-max-conns", bridge.DefaultMaxConns, "bridge: HTTP connections served at once, WebSockets and streams included; more are answered 503"),
 	}
@@ -109,7 +111,7 @@ func airNote(l *air.Link) string {
 
 // bridgeService is a bridge and its HTTP server, ready to run.
 type bridgeService struct {
-	b   *bridge.Bridge
+	b   *phone.Phone
 	srv *bridge.Server
 	ln  net.Listener
 }
@@ -154,8 +156,8 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 }
 
 // start makes the bridge on an open listener.
-func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bridge.Peripheral, link *air.Link, log *slog.Logger) (*bridgeService, error) {
-	b, err := bridge.New(bridge.Config{Local: local, Air: link, StateDir: stateDir, Reconnect: *f.reconnect,
+func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []phone.Peripheral, link *air.Link, log *slog.Logger) (*bridgeService, error) {
+	b, err := phone.New(phone.Config{Local: local, Air: link, StateDir: stateDir, Reconnect: *f.reconnect,
 		Manual: *f.manual, Address: *f.central, ConnectAll: *f.all, Idle: idleOf(*f.idle), Log: log})
 	if err != nil {
 		ln.Close()
@@ -164,8 +166,8 @@ func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []bri
 		}
 		return nil, err
 	}
-	return &bridgeService{b: b, srv: &bridge.Server{Bridge: b, Token: token, AllowHosts: f.allowHost,
-		Limits: bridge.Limits{MaxConns: *f.maxConns}}, ln: ln}, nil
+	return &bridgeService{b: b, srv: &bridge.Server{Phone: b, Recordings: record.NewLibrary(filepath.Join(stateDir, "recordings")),
+		Log: log, Token: token, AllowHosts: f.allowHost, Limits: bridge.Limits{MaxConns: *f.maxConns}}, ln: ln}, nil
 }
 
 // idleOf maps --idle to Config.Idle: 0 keeps connections (a negative Idle).
@@ -179,19 +181,21 @@ func idleOf(d time.Duration) time.Duration {
 // URL is where the dashboard is.
 func (s *bridgeService) URL() string { return "http://" + s.ln.Addr().String() + "/" }
 
-// run scans and serves until ctx ends.
+// run scans and serves until ctx ends; the recordings stop before the
+// phone lets its devices go.
 func (s *bridgeService) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var serr error
 	wg.Go(func() { serr = s.srv.Serve(ctx, s.ln) })
-	berr := s.b.Run(ctx)
+	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	context.AfterFunc(ctx, func() { s.srv.Recordings.Close(); stop() })
+	berr := s.b.Run(pctx)
 	wg.Wait()
 	return errors.Join(serr, berr)
 }
 
 func runBridge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("senseboard bridge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	bf := addBridgeFlags(fs, "address of the bridge's HTTP server: dashboard at /, API under /api/")
 	state := fs.String("state", "", "directory of the bridge's bonds and recordings (default "+filepath.Join(wire.DefaultStateDir(), "bridge")+")")
 	verbose := fs.Bool("v", false, "log connections and clients to stderr")
@@ -207,7 +211,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return fail(stderr, err)
 	}
 	if *bf.http == "none" {

@@ -20,7 +20,6 @@ import (
 
 func runLoad(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("senseboard load", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
 		addr     = fs.String("addr", wire.DefaultAddress, "TCP address of the first device; the others listen on the ports that follow")
 		fleet    = fs.String("fleet-addr", "", "TCP address of the fleet's port (senseboard run --listen-fleet), instead of --addr: the devices are named by serial there")
@@ -53,7 +52,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return fail(stderr, err)
 	}
 	if *fleet != "" && flagSet(fs, "addr") {

@@ -3,7 +3,7 @@
 //	senseboard [run] [flags]   run a device (the default)
 //	senseboard bridge [flags]  run the phone bridge alone
 //	senseboard load [flags]    measure what a fleet of devices delivers
-//	senseboard version         print the version
+//	senseboard version         print the version (also --version)
 //	senseboard help [command]  explain a command
 package main
 
@@ -34,24 +34,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && !isFlag(args[0]) {
 		name, args = args[0], args[1:]
 	}
+	if name == "run" && len(args) == 1 && (args[0] == "-version" || args[0] == "--version") {
+		name = "version" // as wbcmd --version
+	}
 	switch name {
 	case "version":
 		fmt.Fprintln(stdout, "senseboard", profile.Version)
 		return 0
 	case "help":
-		if len(args) > 0 {
-			if cmd, ok := commands[args[0]]; ok {
-				return cmd([]string{"-help"}, stdout, stderr)
-			}
+		if len(args) == 0 {
+			usage(stdout)
+			return 0
 		}
-		usage(stdout)
-		return 0
+		cmd, ok := commands[args[0]]
+		if !ok {
+			return fail(stderr, usageError{fmt.Errorf("no command %q to help with; see senseboard help", args[0])})
+		}
+		return cmd([]string{"-help"}, stdout, stderr)
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "senseboard: unknown command %q\n", name)
-		usage(stderr)
-		return 2
+		return fail(stderr, usageError{fmt.Errorf("unknown command %q; see senseboard help", name)})
 	}
 	return cmd(args, stdout, stderr)
 }
@@ -65,7 +68,7 @@ Usage:
   senseboard [run] [flags]    run a device and serve it (the default command)
   senseboard bridge [flags]   run the phone bridge alone, for devices of other programs
   senseboard load [flags]     measure what a fleet of devices delivers to subscribers
-  senseboard version          print the version
+  senseboard version          print the version (also senseboard --version)
   senseboard help run         the flags of run (help bridge and help load: of those)
 
 With no flags, one device runs on embedded defaults: a pseudo-terminal under
@@ -74,26 +77,40 @@ with its dashboard on http://127.0.0.1:8080/.
 `)
 }
 
-// parseFlags parses a command's flags, which take no arguments. -h prints
-// the command's usage; a flag that cannot be parsed is one line that
-// points to it, instead of the usage and the line again.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// parseFlags parses a command's flags, which take no arguments. -h and
+// --help print the command's usage to help (stdout: asked for, it is the
+// command's output); a flag that cannot be parsed is one line that points
+// to the help, instead of the usage and the line again.
+func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
 	name := strings.TrimPrefix(fs.Name(), "senseboard ")
-	out := fs.Output()
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
-	fs.SetOutput(out)
+	fs.SetOutput(help)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fs.Usage()
 		return err
 	case err != nil:
-		return fmt.Errorf("%w; see senseboard help %s", err, name)
+		return usageError{fmt.Errorf("%w; see senseboard help %s", err, name)}
 	case fs.NArg() > 0:
-		return fmt.Errorf("unexpected argument %q; see senseboard help %s", fs.Arg(0), name)
+		return usageError{fmt.Errorf("unexpected argument %q; see senseboard help %s", fs.Arg(0), name)}
 	}
 	return nil
 }
+
+// usageError is a command line that cannot be parsed: an unknown command,
+// a flag that does not exist or whose value does not parse, an argument
+// where none is taken.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// Exit statuses, as wbcmd's: 2 for a command line that cannot be parsed,
+// as Go's flag package exits; 1 for every other error.
+const (
+	exitError = 1
+	exitUsage = 2
+)
 
 // fail reports a command's error on one line and returns the exit status.
 func fail(stderr io.Writer, err error) int {
@@ -101,5 +118,8 @@ func fail(stderr io.Writer, err error) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "senseboard:", err)
-	return 1
+	if errors.As(err, new(usageError)) {
+		return exitUsage
+	}
+	return exitError
 }

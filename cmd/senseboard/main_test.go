@@ -122,7 +122,8 @@ func TestHelpSaysEachDefaultOnce(t *testing.T) {
 }
 
 // TestFlagErrorIsOneLine: a flag that cannot be parsed is said once, on
-// one line that names it and where its help is, for every command.
+// one line that names it and where its help is, for every command, with
+// exit status 2, as wbcmd's.
 func TestFlagErrorIsOneLine(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
@@ -134,7 +135,7 @@ func TestFlagErrorIsOneLine(t *testing.T) {
 		{[]string{"load", "--devices"}, "senseboard: flag needs an argument: -devices; see senseboard help load\n"},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := run(tt.args, &stdout, &stderr); code != 1 || stderr.String() != tt.want || stdout.Len() > 0 {
+		if code := run(tt.args, &stdout, &stderr); code != exitUsage || stderr.String() != tt.want || stdout.Len() > 0 {
 			t.Errorf("senseboard %q: exit %d, stdout %q, stderr %q; want stderr %q", tt.args, code, stdout.String(), stderr.String(), tt.want)
 		}
 	}

@@ -20,8 +20,8 @@ import (
 
 	"senseboard"
 	"senseboard/air"
-	"senseboard/bridge"
 	"senseboard/nvm"
+	"senseboard/phone"
 	"senseboard/profile"
 	"senseboard/replay"
 	"senseboard/transport/serial"
@@ -36,7 +36,7 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 func runDevice(args []string, stdout, stderr io.Writer) int {
-	o, err := parseRunFlags(args, stderr)
+	o, err := parseRunFlags(args, stdout)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -69,13 +69,12 @@ type runOptions struct {
 }
 
 // parseRunFlags reads the flags of senseboard run.
-func parseRunFlags(args []string, stderr io.Writer) (*runOptions, error) {
+func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs := flag.NewFlagSet("senseboard run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := &runOptions{fs: fs}
 	fs.StringVar(&o.serial, "serial", "", "device serial number (default from the profile: 000123)")
 	fs.StringVar(&o.state, "state", "", "directory of the non-volatile memory (default "+wire.DefaultStateDir()+")")
-	fs.StringVar(&o.profile, "profile", "", "device profile file (YAML build settings; optional)")
+	fs.StringVar(&o.profile, "profile", "", "device profile: a built-in one by name ("+strings.Join(profile.Names(), ", ")+") or a file (YAML build settings and product data); optional")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of everything random: the same seed and scenario give the same data")
 	fs.StringVar(&o.pty, "pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty; none for no pty)")
 	fs.StringVar(&o.port, "serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
@@ -104,7 +103,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -141,7 +140,7 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 	p := profile.Default()
 	if o.profile != "" {
 		var err error
-		if p, err = profile.Load(o.profile); err != nil {
+		if p, err = profile.Lookup(o.profile); err != nil {
 			return cfg, opts, err
 		}
 	}
@@ -223,9 +222,9 @@ func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Li
 	var err error
 	var svc *bridgeService
 	if ln != nil {
-		var local []bridge.Peripheral
+		var local []phone.Peripheral
 		for _, r := range h.Members {
-			local = append(local, bridge.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON})
+			local = append(local, phone.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON})
 		}
 		state := cfg.StateDir
 		if state == "" {

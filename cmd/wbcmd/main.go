@@ -108,9 +108,8 @@ func (p *pairs) values() ([]resource.Value, error) {
 	return out, nil
 }
 
-func parse(args []string, stdout, stderr io.Writer) (*options, error) {
+func parse(args []string, stdout io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("wbcmd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := &options{}
 	var op string
 	var pp pairs
@@ -127,9 +126,15 @@ func parse(args []string, stdout, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.listPorts, "list-ports", false, "list the serial ports of this computer and the pseudo-terminals of running devices, then exit")
 	fs.StringVar(&o.completion, "completion", "", "print a shell completion script: bash or zsh")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	fs.Usage = func() { help(fs, stdout) }
-	if err := fs.Parse(args); err != nil {
+	// The flag package's own messages are left out: -h prints the help, and
+	// a flag that cannot be parsed is one line that points to it.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		help(fs, stdout)
 		return nil, err
+	} else if err != nil {
+		return nil, fmt.Errorf("%w; see wbcmd --help", err)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (every value follows its flag, for example --path /Info)", fs.Arg(0))
@@ -207,7 +212,7 @@ Flags:
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	o, err := parse(args, stdout, stderr)
+	o, err := parse(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

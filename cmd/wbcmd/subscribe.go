@@ -32,7 +32,9 @@ func signalContext() (context.Context, context.CancelFunc) {
 //	<uri>::onUnsubscribeResult: SUCCESS
 //	<envelope>                      (operation subscribe, querytimems the whole subscription)
 //
-// <ms> counts milliseconds since the subscription started. An object
+// The second line offers ESC only when stdin is a terminal, where ESC
+// stops; otherwise it ends at "notifications.". <ms> counts milliseconds
+// since the subscription started. An object
 // payload is printed with its own braces ({ "Timestamp": ... }), so what
 // follows "@<ms> " is the notification's JSON. With --record the
 // notifications also go to files; stderr says which.
@@ -72,9 +74,9 @@ func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader,
 		fmt.Fprintf(stderr, "wbcmd: recording to %s\n", rec.File(env.URI))
 	}
 	recording := rec != nil
+	esc, terminal := watchEscape(stdin)
 	fmt.Fprintf(stdout, "%s::onSubscribeResult\n", env.URI)
-	fmt.Fprintln(stdout, "Subscribed and listening for notifications. Press ESC to stop:")
-	esc := watchEscape(stdin)
+	fmt.Fprintln(stdout, listening(terminal))
 	var deadline <-chan time.Time
 	if o.duration > 0 {
 		t := time.NewTimer(o.duration)
@@ -156,25 +158,33 @@ func braced(p json.RawMessage) string {
 	return "{ " + s + " }"
 }
 
-// watchEscape returns a channel that receives when ESC is pressed, when
-// stdin is a terminal: the terminal goes to character mode (no echo) until
-// the process exits. Ctrl-C stays a signal.
-func watchEscape(stdin io.Reader) <-chan struct{} {
+// listening is the line that follows a subscription's result.
+func listening(terminal bool) string {
+	if terminal {
+		return "Subscribed and listening for notifications. Press ESC to stop:"
+	}
+	return "Subscribed and listening for notifications."
+}
+
+// watchEscape returns a channel that receives when ESC is pressed, and
+// whether it can: when stdin is a terminal, which then goes to character
+// mode (no echo) until the process exits. Ctrl-C stays a signal.
+func watchEscape(stdin io.Reader) (<-chan struct{}, bool) {
 	ch := make(chan struct{})
 	f, ok := stdin.(*os.File)
 	if !ok {
-		return ch
+		return ch, false
 	}
 	fd := int(f.Fd())
 	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
-		return ch // not a terminal
+		return ch, false // not a terminal
 	}
 	old := *t
 	t.Lflag &^= unix.ICANON | unix.ECHO
 	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
 	if unix.IoctlSetTermios(fd, unix.TCSETS, t) != nil {
-		return ch
+		return ch, false
 	}
 	restoreTerminal = func() { unix.IoctlSetTermios(fd, unix.TCSETS, &old) }
 	go func() {
@@ -190,7 +200,7 @@ func watchEscape(stdin io.Reader) <-chan struct{} {
 			}
 		}
 	}()
-	return ch
+	return ch, true
 }
 
 // restoreTerminal undoes watchEscape's terminal mode.

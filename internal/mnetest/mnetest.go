@@ -9,15 +9,15 @@ import (
 	"os/exec"
 	"testing"
 
-	"senseboard/internal/syspython"
+	"senseboard/internal/needs"
 )
 
 // Python returns a Python interpreter that has MNE: python3 on the path or
-// the system's, or "" when neither has it.
-func Python() string { return syspython.With("mne") }
-
-// SkipMessage is what a test says when it skips for want of MNE.
-const SkipMessage = "MNE-Python is not installed (apt-get install python3-mne): the independent EDF+ reader check is skipped"
+// the system's. When neither has it, the test skips (fails under CI).
+func Python(tb testing.TB) string {
+	tb.Helper()
+	return needs.Python(tb, "mne", "Debian: apt-get install python3-mne")
+}
 
 // Raw is what MNE reads from an EDF+ file.
 type Raw struct {
@@ -52,7 +52,7 @@ print(json.dumps(out))
 `
 
 // Read reads the file at path with MNE; it skips the test when MNE is not
-// installed and fails it when MNE cannot read the file.
+// installed (fails it under CI) and fails it when MNE cannot read the file.
 func Read(tb testing.TB, path string) *Raw {
 	tb.Helper()
 	return ReadFiles(tb, path)[0]
@@ -62,10 +62,7 @@ func Read(tb testing.TB, path string) *Raw {
 // to load), as Read does.
 func ReadFiles(tb testing.TB, paths ...string) []*Raw {
 	tb.Helper()
-	py := Python()
-	if py == "" {
-		tb.Skip(SkipMessage)
-	}
+	py := Python(tb)
 	out, err := exec.Command(py, append([]string{"-c", script}, paths...)...).Output()
 	if err != nil {
 		var stderr []byte

@@ -16,6 +16,7 @@ import (
 	"senseboard/air/airtest"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
+	"senseboard/phone"
 	"senseboard/profile"
 )
 
@@ -59,17 +60,17 @@ func deviceProgram(t *testing.T, link *air.Link, serial string, n int) (stop fun
 	return stop
 }
 
-// phone runs a bridge alone, joined to link, and a client of its HTTP API.
-func phone(t *testing.T, link *air.Link) *bridgeclient.Client {
+// runBridge runs a bridge alone, joined to link, and a client of its HTTP API.
+func runBridge(t *testing.T, link *air.Link) *bridgeclient.Client {
 	t.Helper()
-	b, err := bridge.New(bridge.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond})
+	b, err := phone.New(phone.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { b.Run(ctx); close(done) }()
-	srv := httptest.NewServer((&bridge.Server{Bridge: b}).Handler())
+	srv := httptest.NewServer((&bridge.Server{Phone: b}).Handler())
 	c, err := bridgeclient.Dial(ctx, srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 	addr := airtest.FreeLocal(t)
 	devLink := airLink(t, addr)
 	stop := deviceProgram(t, devLink, "000300", 2)
-	c := phone(t, airLink(t, addr))
+	c := runBridge(t, airLink(t, addr))
 	ctx := context.Background()
 
 	if d := until(t, c, "000301", "advertising", advertising); d.Local || d.Name != "Senseboard 000301" {
@@ -256,7 +257,7 @@ func TestTwoComputers(t *testing.T) {
 	o := air.Options{Interval: 50 * time.Millisecond, Missed: 10, ReconnectWait: 20 * time.Millisecond}
 	devLink, bridgeLink := join(t, cl.url(0), o), join(t, cl.url(1), o)
 	deviceProgram(t, devLink, "000400", 3)
-	c := phone(t, bridgeLink)
+	c := runBridge(t, bridgeLink)
 	ctx := context.Background()
 	get := func(serial string) error {
 		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/" + serial + "/Info"})
@@ -305,7 +306,7 @@ func TestServerRestart(t *testing.T) {
 	}
 	defer server.Close()
 	deviceProgram(t, airLink(t, addr), "000500", 1)
-	c := phone(t, airLink(t, addr))
+	c := runBridge(t, airLink(t, addr))
 	ctx := context.Background()
 	until(t, c, "000500", "advertising", advertising)
 	sub, r, err := c.SubscribeMessage(ctx, bridgeclient.Message{Type: "subscribe", Path: "/net/000500/Meas/Acc/13"})

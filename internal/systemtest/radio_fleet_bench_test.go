@@ -14,7 +14,7 @@ import (
 	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
-	"senseboard/client"
+	"senseboard/link"
 	"senseboard/profile"
 )
 
@@ -54,7 +54,7 @@ func radioStreams(b *testing.B, n int) {
 
 	var notes atomic.Int64
 	count := func([]byte, time.Time) { notes.Add(1) }
-	centrals := make([]*client.Conn, n)
+	centrals := make([]*link.Conn, n)
 	streams := make([]*air.Stream, n)
 	defer func() {
 		for _, c := range centrals {
@@ -135,16 +135,17 @@ func dataMessages(streams []*air.Stream) uint64 {
 
 // openCentral dials a device as central i, connects and subscribes to the
 // fleet streams, handing each notification to fn.
-func openCentral(ctx context.Context, l *air.Link, serial string, i int, fn func([]byte, time.Time)) (*air.Stream, *client.Conn, error) {
+func openCentral(ctx context.Context, l *air.Link, serial string, i int, fn func([]byte, time.Time)) (*air.Stream, *link.Conn, error) {
 	s, err := l.Dial(ctx, serial)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := client.Open(ctx, "radio "+serial, s, &client.Options{Timeout: time.Minute})
+	central := &link.Central{Address: fmt.Sprintf("C0:00:00:%02X:%02X:%02X", i>>16&0xff, i>>8&0xff, i&0xff), Name: "central", Timeout: time.Minute}
+	c, err := central.Open(ctx, "radio "+serial, s, link.Handlers{})
 	if err != nil {
 		return s, nil, err
 	}
-	if _, err := c.Connect(ctx, fmt.Sprintf("C0:00:00:%02X:%02X:%02X", i>>16&0xff, i>>8&0xff, i&0xff), "central"); err != nil {
+	if _, err := c.Connect(ctx); err != nil {
 		return s, c, fmt.Errorf("device %s: connect: %w", serial, err)
 	}
 	for _, p := range fleetStreams {

@@ -92,7 +92,7 @@ func New(p *profile.Profile) (*Provider, error) {
 		HWConfig:          p.Product.HWConfig,
 		Serial:            p.Serial,
 		PCBASerial:        p.Product.PCBASerial,
-		SW:                profile.Version,
+		SW:                p.Product.SW,
 		HW:                p.Product.HW,
 		AddressInfo: []AddressInfo{
 			{Name: "BLE", Address: strings.ReplaceAll(p.BLE.Address, ":", "-")},

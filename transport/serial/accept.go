@@ -20,7 +20,7 @@ import (
 // Connection limits, when a Server leaves them out.
 const (
 	// DefaultMaxConns bounds the connections of one device at once: TCP
-	// sessions and streams of the radio link, each counted.
+	// sessions and Streams, each counted.
 	DefaultMaxConns = 64
 	// DefaultProgramMaxConns is the limit of a program's ConnLimit in
 	// senseboard run.
@@ -208,7 +208,7 @@ func refuseConn(ctx context.Context, conn net.Conn, why error) {
 				refuse(conn, f.ID, h.Session, wire.RefuseLimit, why.Error())
 				return
 			}
-			conn.Write(errorFrame(f.ID, why.Error()))
+			conn.Write(wire.ErrorFrame(f.ID, why.Error()))
 		})
 	})
 }
@@ -272,6 +272,6 @@ func (r *silentReader) Read(p []byte) (int, error) {
 // closeSilent tells a client that ran out of time why its stream closes.
 func (r *silentReader) closeSilent(w io.Writer) {
 	if r.silent != nil {
-		w.Write(errorFrame(0, "closing the connection: "+r.silent.Error()))
+		w.Write(wire.ErrorFrame(0, "closing the connection: "+r.silent.Error()))
 	}
 }

@@ -7,46 +7,23 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"senseboard"
-	"senseboard/air"
-	"senseboard/air/airtest"
 	"senseboard/client"
+	"senseboard/internal/loopback"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 	"senseboard/wire"
 )
-
-// failingListener fails accepts with temporary errors, as a process out of
-// file descriptors does, until it has failed len(errs) times.
-type failingListener struct {
-	net.Listener
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *failingListener) Accept() (net.Conn, error) {
-	l.mu.Lock()
-	if len(l.errs) > 0 {
-		err := l.errs[0]
-		l.errs = l.errs[1:]
-		l.mu.Unlock()
-		return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.Addr(), Err: os.NewSyscallError("accept4", err)}
-	}
-	l.mu.Unlock()
-	return l.Listener.Accept()
-}
 
 // TestAcceptRetriesTemporaryErrors: running out of file descriptors, or a
 // connection aborted before it was accepted, does not stop the device.
 func TestAcceptRetriesTemporaryErrors(t *testing.T) {
 	t.Parallel()
 	addr := serveOn(t, &serial.Server{}, func(ln net.Listener) net.Listener {
-		return &failingListener{Listener: ln, errs: []error{syscall.EMFILE, syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED, syscall.EMFILE}}
+		return loopback.Failing(ln, syscall.EMFILE, syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED, syscall.EMFILE)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
 	defer cancel()
@@ -57,50 +34,6 @@ func TestAcceptRetriesTemporaryErrors(t *testing.T) {
 	defer c.Close()
 	if env, err := c.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
 		t.Errorf("GET /Info after the accept errors: %v", err)
-	}
-}
-
-// TestRadioAcceptRetriesTemporaryErrors: the radio link's listener keeps
-// serving through the same errors.
-func TestRadioAcceptRetriesTemporaryErrors(t *testing.T) {
-	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	link, err := air.Local(airtest.FreeLocal(t), air.Options{Missed: 1000, TokenFile: airtest.TokenFile(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer link.Close()
-	ln, err := link.Listen(d.Serial())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
-	defer cancel()
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- (&serial.Server{Device: d.Core}).ServeRadios(sctx, &failingListener{Listener: ln, errs: []error{syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED}}, d.Radio)
-	}()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	nc, err := link.Dial(ctx, d.Serial())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.Open(ctx, "radio", nc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if m, err := c.Scan(ctx); err != nil || m.Serial != d.Serial() {
-		t.Errorf("scan after the accept errors: %+v %v", m, err)
 	}
 }
 
@@ -195,7 +128,7 @@ func lastError(frames []wire.Frame) string {
 	return ""
 }
 
-// TestSilentClientsAreClosed: a TCP connection or radio stream that does
+// TestSilentClientsAreClosed: a TCP connection or a Stream that does
 // not say hello, or whose session goes silent, is closed, and says why.
 func TestSilentClientsAreClosed(t *testing.T) {
 	ends := make(chan error, 4)
@@ -232,18 +165,13 @@ func TestSilentClientsAreClosed(t *testing.T) {
 		t.Errorf("the silent session ended: %v", why)
 	}
 
-	// a radio stream
-	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	srv = &serial.Server{Device: d.Core, HelloTimeout: 20 * time.Millisecond}
+	// a stream of a protocol carried on the line's frames
+	srv = &serial.Server{HelloTimeout: 20 * time.Millisecond}
 	dev, central := net.Pipe()
 	done := make(chan struct{})
-	go func() { srv.ServeRadio(context.Background(), dev, d.Radio); close(done) }()
+	go func() { srv.NewStream(dev).Read(func([]byte) {}); dev.Close(); close(done) }()
 	if got := lastError(framesToEnd(t, central)); !strings.Contains(got, "did not say hello") {
-		t.Errorf("silent radio stream: %q", got)
+		t.Errorf("silent stream: %q", got)
 	}
 	<-done
 }

@@ -14,6 +14,7 @@ import (
 
 	"senseboard"
 	"senseboard/client"
+	"senseboard/internal/frametest"
 	"senseboard/profile"
 	"senseboard/resource"
 	"senseboard/transport/serial"
@@ -196,7 +197,7 @@ func FuzzFleetHello(f *testing.F) {
 		var wg sync.WaitGroup
 		defer func() { cancel(); wg.Wait() }()
 		wg.Go(func() { fleet.ServeConn(ctx, dev) })
-		got := readUntil(t, central, func(f wire.Frame) bool { return f.ID == 99 }, wire.AppendFrame(nil, wire.Hello, 1, payload), request(99, "get", "/Info"))
+		got := frametest.ReadUntil(t, central, func(f wire.Frame) bool { return f.ID == 99 }, wire.AppendFrame(nil, wire.Hello, 1, payload), request(99, "get", "/Info"))
 		if len(got) == 0 {
 			t.Fatalf("no answer to the hello: %v", got)
 		}

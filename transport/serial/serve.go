@@ -195,7 +195,7 @@ func helloLocks(f wire.Frame) bool {
 func reportOversized(dec *wire.Decoder, w io.Writer) {
 	if o := dec.Oversized; o.OK {
 		dec.Oversized.OK = false
-		w.Write(errorFrame(o.ID, fmt.Sprintf("%s frame of %d bytes exceeds the maximum payload of %d bytes", o.Kind, o.Length, wire.MaxPayload)))
+		w.Write(wire.ErrorFrame(o.ID, fmt.Sprintf("%s frame of %d bytes exceeds the maximum payload of %d bytes", o.Kind, o.Length, wire.MaxPayload)))
 	}
 }
 

@@ -11,10 +11,8 @@
 // the line waits for the next client. Each TCP connection is a session of
 // its own and ends when the connection closes.
 //
-// The same protocol, with a few more frame kinds, carries the radio link
-// (ServeRadio): a central such as the phone bridge reaches the device as
-// over the air, through its BLE radio (package radio), and each stream is
-// one connection.
+// Protocols carried on the same frames, such as the radio link (package
+// link), serve their streams with Stream and the session it carries.
 package serial
 
 import (
@@ -73,16 +71,16 @@ type Server struct {
 	// on the goroutine that serves the stream.
 	OnSessionEnd func(stream string, why error)
 	// MaxConns bounds the device's connections at once, TCP sessions and
-	// radio streams each counted; DefaultMaxConns when zero. One more is
-	// refused with a message that says so.
+	// the streams Accept serves each counted; DefaultMaxConns when zero.
+	// One more is refused with a message that says so.
 	MaxConns int
 	// Program, when set, bounds the connections of several servers (the
 	// devices of a program) together.
 	Program *ConnLimit
-	// HelloTimeout closes a TCP connection or radio stream that has not
+	// HelloTimeout closes a TCP connection or Stream that has not
 	// said hello; the HelloTimeout constant when zero.
 	HelloTimeout time.Duration
-	// IdleTimeout ends the session of a TCP connection or radio stream
+	// IdleTimeout ends the session of a TCP connection or Stream
 	// whose client has been silent (clients ping while idle);
 	// wire.SessionTimeout when zero.
 	IdleTimeout time.Duration
@@ -241,22 +239,9 @@ func (s *session) writer() {
 	}
 }
 
-func jsonFrame(kind wire.Kind, id uint32, v any) []byte {
-	b, err := wire.AppendJSONFrame(nil, kind, id, v)
-	if err != nil {
-		b, _ = wire.AppendJSONFrame(nil, wire.Error, id, &wire.ErrorMsg{Error: err.Error()})
-	}
-	return b
-}
-
-// errorFrame is an Error frame that answers frame id with msg.
-func errorFrame(id uint32, msg string) []byte {
-	return jsonFrame(wire.Error, id, &wire.ErrorMsg{Error: msg})
-}
-
 func (s *Server) welcome(token string) []byte {
 	d := s.Device
-	return jsonFrame(wire.Welcome, 0, &wire.WelcomeMsg{
+	return wire.JSONFrame(wire.Welcome, 0, &wire.WelcomeMsg{
 		Protocol: wire.Version, Session: token, Serial: d.Serial(), Product: d.Profile().Product.Name,
 		SW: profile.Version, URIPrefix: d.URIPrefix(), MaxPayload: wire.MaxPayload,
 	})
@@ -280,12 +265,12 @@ func greet(w io.Writer, f wire.Frame) (wire.HelloMsg, bool) {
 
 // refuse refuses a session.
 func refuse(w io.Writer, id uint32, session string, code wire.RefuseCode, why string) {
-	w.Write(jsonFrame(wire.Refuse, id, &wire.RefuseMsg{Session: session, Error: why, Code: code}))
+	w.Write(wire.JSONFrame(wire.Refuse, id, &wire.RefuseMsg{Session: session, Error: why, Code: code}))
 }
 
 // noSession answers a frame that comes before the session's hello.
 func noSession(w io.Writer, f wire.Frame) {
-	w.Write(errorFrame(f.ID, "no session: send hello first"))
+	w.Write(wire.ErrorFrame(f.ID, "no session: send hello first"))
 }
 
 // handle acts on one frame of an established session.
@@ -303,7 +288,7 @@ func (s *session) handle(f wire.Frame) {
 		}
 	case wire.Pong, wire.Bye:
 	default:
-		s.send(errorFrame(f.ID, fmt.Sprintf("%s frames are not sent to a device", f.Kind)))
+		s.send(wire.ErrorFrame(f.ID, fmt.Sprintf("%s frames are not sent to a device", f.Kind)))
 	}
 }
 
@@ -311,7 +296,7 @@ func (s *session) handle(f wire.Frame) {
 func (s *session) request(f wire.Frame) {
 	m, err := decodeRequest(f.Payload)
 	if err != nil {
-		s.send(errorFrame(f.ID, "request: "+err.Error()))
+		s.send(wire.ErrorFrame(f.ID, "request: "+err.Error()))
 		return
 	}
 	req := &resource.Request{Path: m.Path, Client: s.client}
@@ -358,7 +343,7 @@ func (s *session) request(f wire.Frame) {
 		return // a device that is off does not answer
 	}
 	if err != nil { // the link refused the request (not paired, disconnected)
-		s.send(errorFrame(f.ID, err.Error()))
+		s.send(wire.ErrorFrame(f.ID, err.Error()))
 		if subscribing {
 			s.forget(uri)
 		}
@@ -408,7 +393,7 @@ func (s *session) forget(uri string) {
 func (s *session) reply(id uint32, env *resource.Envelope) {
 	b, err := wire.AppendEnvelope(s.reqBuf[:0], id, env)
 	if err != nil {
-		b = errorFrame(id, "the response does not encode: "+err.Error())
+		b = wire.ErrorFrame(id, "the response does not encode: "+err.Error())
 	} else {
 		s.reqBuf = b
 	}

@@ -21,7 +21,9 @@ import (
 
 	"senseboard"
 	"senseboard/bridge"
-	"senseboard/internal/syspython"
+	"senseboard/internal/needs"
+	"senseboard/link"
+	"senseboard/phone"
 	"senseboard/profile"
 	"senseboard/transport/serial"
 )
@@ -33,7 +35,7 @@ const token = "0123456789abcdef0123"
 // serve runs a device on real time and a bridge that reaches it, behind a
 // token, until the test ends; it returns the bridge's address once the
 // bridge has found the device.
-func serve(t *testing.T) (url string, b *bridge.Bridge) {
+func serve(t *testing.T) (url string, b *phone.Phone) {
 	t.Helper()
 	dir := t.TempDir()
 	d, err := senseboard.New(senseboard.Config{Profile: profile.Default(), Seed: 1, StateDir: filepath.Join(dir, "000123")})
@@ -42,12 +44,12 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	srv := &serial.Server{Device: d.Core}
-	b, err = bridge.New(bridge.Config{StateDir: filepath.Join(dir, "bridge"), Local: []bridge.Peripheral{{
+	srv := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+	b, err = phone.New(phone.Config{StateDir: filepath.Join(dir, "bridge"), Local: []phone.Peripheral{{
 		Serial: "000123",
 		Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
-			wg.Go(func() { srv.ServeRadio(ctx, dev, d.Radio) })
+			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil
 		},
 	}}})
@@ -55,7 +57,7 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 		t.Fatal(err)
 	}
 	wg.Go(func() { b.Run(ctx) })
-	hs := httptest.NewServer((&bridge.Server{Bridge: b, Token: token}).Handler())
+	hs := httptest.NewServer((&bridge.Server{Phone: b, Token: token}).Handler())
 	t.Cleanup(func() {
 		hs.Close()
 		cancel()
@@ -81,6 +83,14 @@ func serve(t *testing.T) (url string, b *bridge.Bridge) {
 // returns its output's last line.
 func run(t *testing.T, py, url string, env []string, args ...string) string {
 	t.Helper()
+	lines := strings.Split(strings.TrimSpace(runOutput(t, py, url, env, args...)), "\n")
+	return lines[len(lines)-1]
+}
+
+// runOutput runs a script of testdata with the stand-in on PYTHONPATH and
+// returns its output.
+func runOutput(t *testing.T, py, url string, env []string, args ...string) string {
+	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +102,7 @@ func run(t *testing.T, py, url string, env []string, args ...string) string {
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", args[0], err, out)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1]
+	return string(out)
 }
 
 // TestBleakScripts runs a GSP logging client of the kind written for real
@@ -105,10 +114,7 @@ func run(t *testing.T, py, url string, env []string, args ...string) string {
 // bridge. The scripts run side by side, each on a device and bridge of its
 // own.
 func TestBleakScripts(t *testing.T) {
-	py := syspython.With("websockets")
-	if py == "" {
-		t.Skip("no python3 with the websockets library (Debian: apt-get install python3-websockets)")
-	}
+	py := needs.Python(t, "websockets", "Debian: apt-get install python3-websockets")
 	t.Run("gsp_logger", func(t *testing.T) {
 		t.Parallel()
 		url, _ := serve(t)

@@ -44,7 +44,7 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	sc, err := world.ParseScenario([]byte("segments:\n  - rest: 20s\n  - walk: 10m\n"))
+	sc, err := world.ParseScenario([]byte("segments:\n  - rest: 2s\n  - walk: 10m\n"))
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func run() error {
 		return err
 	}
 	defer rt.Stop()
-	fmt.Printf("device %s with the step counter on TCP%s; the wearer starts walking after 20 s\n", *serial, d.TCP)
+	fmt.Printf("device %s with the step counter on TCP%s; the wearer starts walking after 2 s\n", *serial, d.TCP)
 	fmt.Printf("  wbcmd --port TCP%s --path /Sample/StepCounter/Steps\n", d.TCP)
 	if d.Air != "" {
 		fmt.Printf("  on the radio link (NATS %s): a running senseboard's dashboard shows it, with the app's resources\n", link.URL())

@@ -1,0 +1,404 @@
+package senseboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"senseboard/internal/gobuild"
+	"senseboard/internal/loopback"
+	"senseboard/internal/needs"
+)
+
+// The documents whose commands TestDocs runs, in this order: the README's
+// tour first, as a new user starts, then every file of docs/, then the
+// bleak stand-in's README (its example needs Python's websockets).
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	slices.Sort(docs)
+	return append(append([]string{"README.md"}, docs...), "contrib/python/bleak/README.md")
+}
+
+// Marks of a shell block (```sh MARK, ```console MARK): every shell block
+// of the documents has one, which says whether TestDocs runs it. The
+// README's first console block, the device the tour starts, has none.
+var blockMarks = map[string]string{
+	"tour":     "run, in order, next to the tour's device",
+	"websocat": "a WebSocket session (console: $ websocat URL, then the messages typed): each message is sent and must not be refused",
+	"synopsis": "the form of a command, with placeholders",
+	"setup":    "installs software or changes the shell (apt, go install, PATH)",
+	"network":  "fetches from the internet",
+	"slow":     "runs long or loads the machine: the test suite itself, benchmarks, fuzzing, fleets of thousands of devices",
+}
+
+// docBlock is a fenced shell block of a document.
+type docBlock struct {
+	file string
+	line int
+	mark string
+	cmds []string // commands, continuation lines joined, comments dropped
+	text string
+}
+
+func (b docBlock) String() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
+
+// shellBlocks returns the fenced blocks of a document that hold shell
+// commands, and the first console line ("$ command") of the first console
+// block.
+func shellBlocks(file, text string) (blocks []docBlock, first string) {
+	fence := regexp.MustCompile("(?ms)^```([^\\n]*)\\n(.*?)^```")
+	for _, m := range fence.FindAllStringSubmatchIndex(text, -1) {
+		info, body := strings.Fields(text[m[2]:m[3]]), text[m[4]:m[5]]
+		if len(info) == 0 || !slices.Contains([]string{"sh", "bash", "shell", "console"}, info[0]) {
+			continue
+		}
+		b := docBlock{file: file, line: strings.Count(text[:m[0]], "\n") + 1, text: body}
+		if len(info) > 1 {
+			b.mark = info[1]
+		}
+		if file == "README.md" && info[0] == "console" && b.mark == "" && first == "" {
+			for _, l := range strings.Split(body, "\n") {
+				if c, ok := strings.CutPrefix(l, "$ "); ok {
+					first = c
+					break
+				}
+			}
+			continue
+		}
+		var cont string
+		for _, l := range strings.Split(body, "\n") {
+			l = strings.TrimSpace(l)
+			if c, ok := strings.CutSuffix(l, "\\"); ok {
+				cont += c
+				continue
+			}
+			if l = cont + l; l != "" && !strings.HasPrefix(l, "#") {
+				b.cmds = append(b.cmds, l)
+			}
+			cont = ""
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, first
+}
+
+// TestDocsBlocksMarked: every shell block of the documents says whether
+// TestDocs runs it, with a mark of blockMarks.
+func TestDocsBlocksMarked(t *testing.T) {
+	runs := 0
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, _ := shellBlocks(file, string(text))
+		for _, b := range blocks {
+			if _, ok := blockMarks[b.mark]; !ok {
+				t.Errorf("%s: a shell block marked %q; mark it with what TestDocs does with it: %v", b, b.mark, slices.Sorted(maps.Keys(blockMarks)))
+			}
+			if b.mark == "tour" || b.mark == "websocat" {
+				runs++
+			}
+		}
+	}
+	if runs < 20 {
+		t.Errorf("%d blocks of the documents run; the README's tour alone has 6", runs)
+	}
+}
+
+// TestDocs runs the documents' commands as a new user would, on built
+// programs, next to the device the README's tour starts first:
+//
+//   - it starts the device of the README's first console block (the line
+//     after "$ ");
+//   - it runs the blocks marked "tour" of README.md, docs/*.md and the
+//     bleak stand-in's README, in that order, in one environment (programs
+//     that the tour starts keep running for the documents after it, as they
+//     would for a user); commands of a block run in one bash (set -e), so
+//     each must succeed, and their output must hold no refusal of the bridge
+//     ("type":"error") nor an error status of the device ("response": 4xx
+//     or 5xx);
+//   - commands that start a program that keeps running (senseboard run and
+//     bridge, the step counter example, with or without a trailing &) are
+//     started apart, as in another terminal; the test waits until they print
+//     "Press Ctrl-C to stop." and stops them with Ctrl-C (SIGINT) at the
+//     end, when they must exit cleanly;
+//   - the blocks marked "websocat" are WebSocket sessions: each message
+//     typed is sent, and its answer must not be a refusal or an error status;
+//     the session then stays open to the end, its subscriptions running, as
+//     a user leaves websocat running in a terminal;
+//   - at the end, the directory the commands run in (the checkout, for a
+//     user) holds no file they left.
+//
+// "go run ./cmd/X" becomes the built X. HOME, XDG_STATE_HOME and
+// XDG_RUNTIME_DIR are temporary directories (so ~/.local/state/senseboard is
+// the test's), /tmp/ is a temporary directory of the test's, and the
+// commands run in a temporary directory where scenarios/ and contrib/ are the
+// repository's. The ports 7809, 7810 and 8080 become free ports, in the commands
+// and as the defaults of senseboard: --listen added where a command leaves it
+// out, $SENSEBOARD_HTTP for --http and $SENSEBOARD_BRIDGE for the bleak
+// stand-in. The radio link between the programs is the test's own:
+// $SENSEBOARD_NATS names a free loopback port for the computer's NATS server,
+// which the first program starts and the others join.
+func TestDocs(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go on PATH to build the programs")
+	}
+	for _, tool := range []string{"bash", "curl", "grep"} {
+		needs.Program(t, tool+", which the documents use,", "Debian: apt-get install "+tool, tool)
+	}
+	var docs [][]docBlock
+	var first string
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, f := shellBlocks(file, string(text))
+		if file == "README.md" {
+			first = f
+		}
+		docs = append(docs, blocks)
+	}
+	if first == "" {
+		t.Fatal("README: the first device (the first console block) not found")
+	}
+
+	tmp := t.TempDir()
+	bin, home, work, run, files := filepath.Join(tmp, "bin"), filepath.Join(tmp, "home"), filepath.Join(tmp, "work"), filepath.Join(tmp, "run"), filepath.Join(tmp, "tmp")
+	for _, d := range []string{bin, home, work, run, files} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo, _ := os.Getwd()
+	for _, d := range []string{"scenarios", "contrib"} {
+		if err := os.Symlink(filepath.Join(repo, d), filepath.Join(work, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, pkg := range map[string]string{
+		"senseboard": "senseboard/cmd/senseboard", "wbcmd": "senseboard/cmd/wbcmd", "stepcounter": "senseboard/examples/stepcounter/run",
+	} {
+		if err := gobuild.Program(pkg, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+		"XDG_RUNTIME_DIR="+run, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SENSEBOARD_TOKEN=",
+		"PYTHONDONTWRITEBYTECODE=1") // no __pycache__ in the repository's contrib/
+	httpPort, devicePort, secondPort := loopback.FreePort(t), loopback.FreePort(t), loopback.FreePort(t)
+	env = append(env, "SENSEBOARD_HTTP=127.0.0.1:"+httpPort, "SENSEBOARD_BRIDGE=http://127.0.0.1:"+httpPort,
+		"SENSEBOARD_NATS=local:"+loopback.FreePort(t))
+	replace := strings.NewReplacer(":7809", ":"+devicePort, ":7810", ":"+secondPort, ":8080", ":"+httpPort,
+		" /tmp/", " "+files+"/", "=/tmp/", "="+files+"/")
+	rewrite := func(cmd string) string {
+		for _, r := range [][2]string{
+			{"go run ./cmd/senseboard", "senseboard"}, {"go run ./cmd/wbcmd", "wbcmd"},
+			{"go run ./examples/stepcounter/run", "stepcounter"},
+		} {
+			cmd = strings.ReplaceAll(cmd, r[0], r[1])
+		}
+		if strings.HasPrefix(cmd, "senseboard") && !strings.HasPrefix(cmd, "senseboard bridge") && !strings.Contains(cmd, "--listen") {
+			c, comment, _ := strings.Cut(cmd, " #")
+			cmd = strings.TrimSpace(c) + " --listen 127.0.0.1:7809"
+			if comment != "" {
+				cmd += " #" + comment
+			}
+		}
+		return replace.Replace(cmd)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute) // a guard against a hang, not a speed check
+	defer cancel()
+	var running []*program
+	defer func() {
+		for _, p := range running {
+			if err := p.stop(); err != nil {
+				t.Errorf("%s: %v\n%s", p.cmdline, err, p.out.String())
+			}
+		}
+	}()
+	start := func(b docBlock, cmdline string) {
+		t.Helper()
+		p, err := startProgram(ctx, rewrite(cmdline), work, env)
+		if p != nil {
+			running = append(running, p)
+		}
+		if err != nil {
+			t.Fatalf("%s: %s: %v\n%s", b, cmdline, err, p.out.String())
+		}
+	}
+	var sessions []func() // the WebSocket sessions, left open as a user leaves websocat running
+	defer func() {
+		for _, end := range sessions {
+			end()
+		}
+	}()
+	refusal := regexp.MustCompile(`"type":\s*"error"|"response":\s*[45]\d\d`)
+	start(docBlock{file: "README.md"}, first)
+	python := false
+	for _, blocks := range docs {
+		for _, b := range blocks {
+			switch b.mark {
+			case "websocat":
+				sessions = append(sessions, websocatSession(ctx, t, b, replace.Replace))
+				continue
+			case "tour":
+			default:
+				continue
+			}
+			if !python && strings.Contains(b.text, "python3") {
+				// the documents' Python talks to the bridge with websockets
+				if err := os.Symlink(needs.Python(t, "websockets", "Debian: apt-get install python3-websockets"), filepath.Join(bin, "python3")); err != nil {
+					t.Fatal(err)
+				}
+				python = true
+			}
+			var script []string
+			flush := func() {
+				if len(script) == 0 {
+					return
+				}
+				text := strings.Join(script, "\n")
+				script = nil
+				cmd := exec.CommandContext(ctx, "bash", "-e", "-c", rewrite(text))
+				cmd.Dir, cmd.Env = work, env
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s: the commands\n%s\nfailed: %v\n%s", b, text, err, out)
+				}
+				if l := refusal.Find(out); l != nil {
+					t.Errorf("%s: the commands\n%s\nwere refused (%s):\n%s", b, text, l, out)
+				}
+				t.Logf("%s:\n%s\n%s", b, text, out)
+			}
+			for _, line := range b.cmds {
+				if c, ok := keepsRunning(line); ok {
+					flush()
+					start(b, c)
+					continue
+				}
+				script = append(script, line)
+			}
+			flush()
+		}
+	}
+	if _, err := os.Stat(filepath.Join(files, "ecg-Meas_ECG_250.csv")); err != nil {
+		t.Errorf("the recording of the tour: %v", err)
+	}
+	entries, err := os.ReadDir(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "scenarios" && e.Name() != "contrib" {
+			t.Errorf("the documents' commands left %s in the directory they run in (a user's checkout)", e.Name())
+		}
+	}
+}
+
+// keepsRunning says whether a command of a document starts a program that
+// runs until Ctrl-C, and returns it without a trailing "&".
+func keepsRunning(cmd string) (string, bool) {
+	cmd = strings.TrimSpace(strings.TrimSuffix(cmd, "&"))
+	for _, prefix := range []string{"go run ./cmd/senseboard", "senseboard"} {
+		rest, ok := strings.CutPrefix(cmd, prefix)
+		if !ok || rest != "" && rest[0] != ' ' {
+			continue
+		}
+		args := strings.Fields(rest)
+		if len(args) > 0 && slices.Contains([]string{"load", "version", "help", "-h", "--help", "--version"}, args[0]) {
+			return "", false
+		}
+		return cmd, true
+	}
+	if strings.HasPrefix(cmd, "go run ./examples/stepcounter/run") || strings.HasPrefix(cmd, "stepcounter") {
+		return cmd, true
+	}
+	return "", false
+}
+
+// websocatSession plays a "websocat" block: it dials the URL of its
+// "$ websocat URL" line and sends each line after it as a message; the
+// answer to each (the response or error with its id, or its path when it has
+// none) must not be a refusal of the bridge or an error status. The session
+// stays open, read and its messages dropped, until end is called.
+func websocatSession(ctx context.Context, t *testing.T, b docBlock, rewrite func(string) string) (end func()) {
+	t.Helper()
+	url, ok := strings.CutPrefix(b.cmds[0], "$ websocat ")
+	if !ok {
+		t.Fatalf("%s: a websocat block begins with $ websocat URL, not %q", b, b.cmds[0])
+	}
+	c, _, err := websocket.Dial(ctx, rewrite(strings.Fields(url)[0]), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	done := make(chan struct{})
+	end = func() {
+		c.Close(websocket.StatusNormalClosure, "")
+		<-done
+	}
+	defer func() {
+		go func() { // drains the session until it closes
+			defer close(done)
+			for {
+				if _, _, err := c.Read(ctx); err != nil {
+					return
+				}
+			}
+		}()
+	}()
+	for _, msg := range b.cmds[1:] {
+		var sent struct {
+			ID   any    `json:"id"`
+			Path string `json:"path"`
+		}
+		if err := json.Unmarshal([]byte(msg), &sent); err != nil {
+			t.Fatalf("%s: %q is no message: %v", b, msg, err)
+		}
+		id := sent.Path
+		if sent.ID != nil {
+			id = fmt.Sprint(sent.ID)
+		}
+		if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatalf("%s: send %s: %v", b, msg, err)
+		}
+		for {
+			_, data, err := c.Read(ctx)
+			if err != nil {
+				t.Fatalf("%s: the answer to %s: %v", b, msg, err)
+			}
+			var got struct {
+				Type     string `json:"type"`
+				ID       any    `json:"id"`
+				Response int    `json:"response"`
+			}
+			if json.Unmarshal(data, &got) != nil || got.ID == nil || fmt.Sprint(got.ID) != id || got.Type != "response" && got.Type != "error" {
+				continue // a notification, a device's state, another's answer
+			}
+			if got.Type == "error" || got.Response >= 400 {
+				t.Errorf("%s: %s was answered %s", b, msg, data)
+			}
+			t.Logf("%s: %s\n%s", b, msg, data)
+			break
+		}
+	}
+	return end
+}

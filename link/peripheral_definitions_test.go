@@ -1,0 +1,111 @@
+package link_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"senseboard/api"
+	"senseboard/app"
+	"senseboard/client"
+	"senseboard/examples/stepcounter"
+	"senseboard/link"
+	"senseboard/profile"
+	"senseboard/resource"
+)
+
+// A central learns the device's own definitions over the radio link: the
+// built-in files by name (with the hash of the whole built-in set), and
+// the file an app added, with its text.
+func TestRadioDefinitions(t *testing.T) {
+	t.Parallel()
+	p := profile.Default()
+	p.Modules.HRS = false // a disabled module's file is not among the device's
+	d, dev := onAir(t, p)
+	rt, err := app.Run(d.Core, stepcounter.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+
+	if _, err := phone.Definitions(ctx); err == nil || !strings.Contains(err.Error(), "not connected; scan and connect first") {
+		t.Errorf("definitions before connecting: %v", err)
+	}
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := phone.Definitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.Builtin.Set != api.EmbeddedHash() {
+		t.Errorf("built-in set %s, want the embedded set's %s", idx.Builtin.Set, api.EmbeddedHash())
+	}
+	for _, name := range []string{"info.yaml", "meas_acc.yaml", "comm_ble.yaml"} {
+		if !slices.Contains(idx.Builtin.Files, name) {
+			t.Errorf("built-in files %v lack %s", idx.Builtin.Files, name)
+		}
+	}
+	if slices.Contains(idx.Builtin.Files, "comm_ble_hrs.yaml") {
+		t.Errorf("built-in files %v list the disabled HRS module's file", idx.Builtin.Files)
+	}
+	want := link.DefinitionRef{Name: "app-stepcounter.yaml", SHA256: api.FileHash(stepcounter.Definition())}
+	if len(idx.Apps) != 1 || idx.Apps[0] != want {
+		t.Fatalf("app files %+v, want %+v", idx.Apps, want)
+	}
+
+	f, err := phone.DefinitionFile(ctx, "app-stepcounter.yaml")
+	if err != nil || f.YAML != string(stepcounter.Definition()) || f.SHA256 != want.SHA256 {
+		t.Fatalf("app file: %+v, %v", f, err)
+	}
+	parsed, err := api.Parse(f.Name, []byte(f.YAML))
+	if err != nil || !slices.ContainsFunc(parsed.Resources, func(r *api.Resource) bool { return r.Path == "/Sample/StepCounter/Steps" }) {
+		t.Fatalf("the app's file does not parse as its definition: %v", err)
+	}
+	if f, err := phone.DefinitionFile(ctx, "meas_acc.yaml"); err != nil || !strings.Contains(f.YAML, "/Meas/Acc/{SampleRate}") {
+		t.Errorf("a built-in file: %.80q, %v", f.YAML, err)
+	}
+
+	var re *client.RemoteError
+	for _, tt := range []struct {
+		file, want string
+	}{
+		{"nothing.yaml", "definitions: the device has no file nothing.yaml; it has comm_ble.yaml, component_eeprom.yaml"},
+		{"../info.yaml", `definitions message: file "../info.yaml" is not a definition file's name`},
+	} {
+		_, err := phone.DefinitionFile(ctx, tt.file)
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("file %q: %v, want a device error containing %q", tt.file, err, tt.want)
+		}
+	}
+	// the stream keeps serving
+	if env, err := phone.Do(ctx, resource.Get, "/Sample/StepCounter/Steps"); err != nil || !env.OK() {
+		t.Errorf("GET the app's resource after the definitions: %+v, %v", env, err)
+	}
+}
+
+// With a pass key, the definitions wait for an encrypted link, as requests do.
+func TestRadioDefinitionsNeedPairing(t *testing.T) {
+	d, dev := onAir(t, nil)
+	if env, err := d.Do(&resource.Request{Op: resource.Put, Path: "/Comm/Ble/Security/Pin", Params: []resource.Value{resource.String("123456")}}); err != nil || !env.Status.OK() {
+		t.Fatalf("set pass key: %+v %v", env, err)
+	}
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := phone.Definitions(ctx); err == nil || !strings.Contains(err.Error(), "pair with its pass key first") {
+		t.Errorf("definitions before pairing: %v", err)
+	}
+	if _, err := phone.Pair(ctx, "123456", false); err != nil {
+		t.Fatal(err)
+	}
+	if idx, err := phone.Definitions(ctx); err != nil || len(idx.Builtin.Files) == 0 || len(idx.Apps) != 0 {
+		t.Errorf("definitions after pairing: %+v, %v", idx, err)
+	}
+}

@@ -1,0 +1,568 @@
+package link_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"senseboard"
+	"senseboard/air"
+	"senseboard/air/airtest"
+	"senseboard/client"
+	"senseboard/gsp/gspwire"
+	"senseboard/internal/frametest"
+	"senseboard/link"
+	"senseboard/profile"
+	"senseboard/radio"
+	"senseboard/resource"
+	"senseboard/transport/serial"
+	"senseboard/wire"
+)
+
+// onAir puts a new device on the air, a NATS server of the test's, and
+// returns where a central in another program reaches it.
+func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := senseboard.New(senseboard.Config{Profile: p, StateDir: filepath.Join(dir, "state"), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := airtest.FreeLocal(t)
+	o := air.Options{Missed: 1000, TokenFile: airtest.TokenFile(t)} // no stream ends on a busy machine
+	devices, err := air.Local(addr, o)                              // the device's program, which runs the server
+	if err != nil {
+		t.Fatal(err)
+	}
+	central, err := air.Local(addr, o) // the central's
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := devices.Listen(d.Serial())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := central.Listen(d.Serial()); !errors.Is(err, air.ErrOnAir) {
+		t.Errorf("second listen: %v", err)
+	}
+	per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { per.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		central.Close()
+		devices.Close()
+		d.Close()
+	})
+	return d, airDevice{central, d.Serial()}
+}
+
+// airDevice is a device on the air, as a central's program reaches it.
+type airDevice struct {
+	central *air.Link
+	serial  string
+}
+
+// The centrals of the tests.
+var (
+	phoneCentral  = &link.Central{Address: "C0:00:00:00:00:01", Name: "phone", Timeout: 5 * time.Second}
+	tabletCentral = &link.Central{Address: "C0:00:00:00:00:02", Name: "tablet", Timeout: 5 * time.Second}
+)
+
+// openRadio opens a stream to the device as the phone.
+func openRadio(t *testing.T, dev airDevice) *link.Conn {
+	return openAs(t, dev, phoneCentral, link.Handlers{})
+}
+
+// openAs opens a stream to the device as central c, whose data go to h.
+func openAs(t *testing.T, dev airDevice, c *link.Central, h link.Handlers) *link.Conn {
+	t.Helper()
+	ctx := context.Background()
+	nc, err := dev.central.Dial(ctx, dev.serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Open(ctx, "radio", nc, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestRadioLink(t *testing.T) {
+	d, dev := onAir(t, nil)
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+
+	// before connecting, only the radio answers
+	if _, err := phone.Do(ctx, resource.Get, "/Info"); err == nil || !strings.Contains(err.Error(), "not connected; scan and connect first") {
+		t.Errorf("request before connecting: %v", err)
+	}
+	adv, err := phone.Scan(ctx)
+	if err != nil || !adv.Advertising || adv.Serial != d.Serial() || adv.Address != d.BLE.Address() {
+		t.Fatalf("scan: %+v, %v", adv, err)
+	}
+	a := radio.DefaultAdvertisement("Senseboard", d.Serial(), false, false, false)
+	if want := a.AppendScanResp(nil); string(adv.ScanResp) != string(want) {
+		t.Errorf("scan response % x, want % x", adv.ScanResp, want)
+	}
+	connected, err := phone.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := phone.Do(ctx, resource.Get, "/Info")
+	if err != nil || env.Response != 200 || !strings.Contains(string(env.Content), `"serial":"000123"`) {
+		t.Fatalf("GET /Info over the air: %s, %v", env.Raw, err)
+	}
+	sub, env, err := phone.Subscribe(ctx, "/Comm/Ble/Peers")
+	if err != nil || env.Response != 200 {
+		t.Fatalf("subscribe: %+v, %v", env, err)
+	}
+
+	// one connection at a time; the device does not advertise meanwhile
+	other := openAs(t, dev, tabletCentral, link.Handlers{})
+	if adv, err := other.Scan(ctx); err != nil || adv.Advertising {
+		t.Errorf("scan while connected: %+v, %v", adv, err)
+	}
+	if _, err := other.Connect(ctx); err == nil || err.Error() != "device 000123 is not advertising" {
+		t.Errorf("second connection: %v", err)
+	}
+
+	// the device drops the connection: the stream says why and closes
+	if _, err := d.Do(&resource.Request{Op: resource.Delete, Path: "/Comm/Ble/Peers/" + strconv.Itoa(int(connected.Handle))}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-phone.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream stayed open after DELETE /Comm/Ble/Peers")
+	}
+	if err := phone.Err(); !errors.Is(err, link.ErrDisconnected) || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
+		t.Errorf("stream error %v", err)
+	}
+	for range sub.C() {
+	}
+	if sub.Err() == nil {
+		t.Error("subscription did not end with the connection")
+	}
+	if adv, err := other.Scan(ctx); err != nil || !adv.Advertising {
+		t.Errorf("scan after the disconnection: %+v, %v", adv, err)
+	}
+}
+
+func TestRadioPairing(t *testing.T) {
+	d, dev := onAir(t, nil)
+	ctx := context.Background()
+	do := func(op resource.Op, path string, params ...resource.Value) {
+		t.Helper()
+		env, err := d.Do(&resource.Request{Op: op, Path: path, Params: params})
+		if err != nil || !env.Status.OK() {
+			t.Fatalf("%s %s: %+v %v", op, path, env, err)
+		}
+	}
+	do(resource.Put, "/Comm/Ble/Security/Pin", resource.String("123456"))
+	policy, _ := resource.RecordJSON("BondingSettings", []byte(`{"Policy": 2}`))
+	do(resource.Put, "/Comm/Ble/Security/Settings", policy)
+
+	phone := openRadio(t, dev)
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := phone.Do(ctx, resource.Get, "/Info"); err == nil || !strings.Contains(err.Error(), "pair with its pass key first") {
+		t.Errorf("request before pairing: %v", err)
+	}
+	for _, pk := range []struct{ key, err string }{
+		{"", "pairing failed: the device requires its 6-digit pass key"},
+		{"000000", "pairing failed: the pass key does not match"},
+	} {
+		if _, err := phone.Pair(ctx, pk.key, true); err == nil || err.Error() != pk.err {
+			t.Errorf("pair with %q: %v, want %s", pk.key, err, pk.err)
+		}
+	}
+	key, err := phone.Pair(ctx, "123456", true)
+	if err != nil || key == "" {
+		t.Fatalf("pair: %q, %v", key, err)
+	}
+	if env, err := phone.Do(ctx, resource.Get, "/Info"); err != nil || env.Response != 200 {
+		t.Fatalf("GET after pairing: %+v, %v", env, err)
+	}
+	if err := phone.Disconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// the bonded phone comes back and encrypts with its key
+	phone = openRadio(t, dev)
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := phone.Encrypt(ctx, "not-the-key"); err == nil || !strings.Contains(err.Error(), "encryption failed") {
+		t.Errorf("encrypt with a wrong key: %v", err)
+	}
+	if err := phone.Encrypt(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if env, err := phone.Do(ctx, resource.Get, "/Time"); err != nil || env.Response != 200 {
+		t.Fatalf("GET after encrypting: %+v, %v", env, err)
+	}
+	phone.Disconnect(ctx)
+
+	// another phone may not bond: the policy allows one bond
+	tablet := openAs(t, dev, tabletCentral, link.Handlers{})
+	if _, err := tablet.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tablet.Pair(ctx, "123456", true); err == nil || err.Error() != "pairing refused by bonding policy BondingOnce" {
+		t.Errorf("second bond: %v", err)
+	}
+	if _, err := tablet.Pair(ctx, "123456", false); err != nil {
+		t.Errorf("pairing without bonding: %v", err)
+	}
+}
+
+func TestRadioBadFrames(t *testing.T) {
+	_, dev := onAir(t, nil)
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+	if _, err := phone.Pair(ctx, "123456", true); err == nil || !strings.Contains(err.Error(), "pair: not connected") {
+		t.Errorf("pair before connecting: %v", err)
+	}
+	nameless := openAs(t, dev, &link.Central{Name: "phone"}, link.Handlers{})
+	if _, err := nameless.Connect(ctx); err == nil || !strings.Contains(err.Error(), "connect: want") {
+		t.Errorf("connect without an address: %v", err)
+	}
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := phone.Connect(ctx); err == nil || !strings.Contains(err.Error(), "connected already") {
+		t.Errorf("connect twice: %v", err)
+	}
+}
+
+func TestRadioServices(t *testing.T) {
+	p := profile.Default()
+	p.Modules.HRS, p.Modules.NUS = true, true
+	d, dev := onAir(t, p)
+	ctx := context.Background()
+	got := make(chan string, 16)
+	phone := openAs(t, dev, phoneCentral, link.Handlers{
+		HeartRate: func(b []byte) { got <- "hrs data " + string(b) },
+		Serial:    func(b []byte) { got <- fmt.Sprintf("nus data % x", b) },
+	})
+	if err := phone.SetHRSNotifications(ctx, true); err == nil || !strings.Contains(err.Error(), "not connected") {
+		t.Errorf("HRS before connecting: %v", err)
+	}
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sub := func(path string) *resource.Queue {
+		q := resource.NewQueue(16)
+		c := resource.NewClient("test", q)
+		t.Cleanup(c.Close)
+		if env, err := d.Do(&resource.Request{Op: resource.Subscribe, Path: path, Client: c}); err != nil || !env.Status.OK() {
+			t.Fatalf("subscribe %s: %+v %v", path, env, err)
+		}
+		return q
+	}
+	next := func(q *resource.Queue) string {
+		t.Helper()
+		select {
+		case <-q.Ready():
+		case <-time.After(5 * time.Second):
+			t.Fatal("no notification")
+		}
+		e := q.Drain(nil)[0]
+		b, _ := resource.AppendJSON(nil, e.Content)
+		return string(b)
+	}
+	hrs, nus := sub("/Comm/Ble/HRS"), sub("/Comm/Ble/NUS")
+
+	// the central switches heart rate notifications; the device hears of it
+	if err := phone.SetHRSNotifications(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(hrs); n != `{"enabled":true}` {
+		t.Errorf("HRS notification %s", n)
+	}
+	rec, _ := resource.RecordJSON("HRSData", []byte(`{"average": 72, "rrData": [833]}`))
+	if env, err := d.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/HRS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+		t.Fatalf("POST HRS: %+v %v", env, err)
+	}
+	// the central writes to the serial service, and the device answers
+	if err := phone.WriteNUS(ctx, []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if n := next(nus); n != `{"Data":[104,105]}` {
+		t.Errorf("NUS notification %s", n)
+	}
+	rec, _ = resource.RecordJSON("NUSData", []byte(`{"Data": [1, 2, 3]}`))
+	if env, err := d.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+		t.Fatalf("POST NUS: %+v %v", env, err)
+	}
+	want := map[string]bool{`hrs data {"average":72,"rrData":[833]}`: true, `nus data 01 02 03`: true}
+	for range 2 {
+		select {
+		case g := <-got:
+			if !want[g] {
+				t.Errorf("radio data %s", g)
+			}
+			delete(want, g)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("missing radio data %v", want)
+		}
+	}
+	if err := phone.WriteNUS(ctx, nil); err == nil || !strings.Contains(err.Error(), "1 to 244 bytes") {
+		t.Errorf("empty NUS write: %v", err)
+	}
+}
+
+func TestRadioGATT(t *testing.T) {
+	p := profile.Default()
+	p.Modules.HRS, p.Modules.NUS = true, true
+	d, dev := onAir(t, p)
+	ctx := context.Background()
+	got := make(chan string, 16)
+	phone := openAs(t, dev, phoneCentral, link.Handlers{Notification: func(char radio.UUID, b []byte) {
+		got <- fmt.Sprintf("%s % x", char, b)
+	}})
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	services, err := phone.GATTServices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, s := range services {
+		for _, c := range s.Characteristics {
+			listed = append(listed, s.UUID[4:8]+"/"+c.UUID[:8]+":"+strings.Join(c.Properties, ","))
+		}
+	}
+	if g := strings.Join(listed, " "); g != "180d/00002a37:notify 0001/6e400002:write,write-without-response 0001/6e400003:notify"+
+		" 180f/00002a19:read 2252/34800001:write,write-without-response 2252/34800002:notify" { // the battery, and the GSP service, on by default
+		t.Errorf("services %s", g)
+	}
+	tx, rx := radio.NUSTX.String(), radio.NUSRX.String()
+	if err := phone.SetNotify(ctx, tx, true); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := resource.RecordJSON("NUSData", []byte(`{"Data": [1, 2, 3]}`))
+	if env, err := d.Do(&resource.Request{Op: resource.Post, Path: "/Comm/Ble/NUS", Params: []resource.Value{rec}}); err != nil || !env.Status.OK() {
+		t.Fatalf("POST NUS: %+v %v", env, err)
+	}
+	select {
+	case g := <-got:
+		if g != tx+" 01 02 03" {
+			t.Errorf("notification %s", g)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no GATT notification")
+	}
+	if err := phone.SetMTU(ctx, 23); err != nil {
+		t.Fatal(err)
+	}
+	var re *client.RemoteError
+	if err := phone.WriteChar(ctx, rx, make([]byte, 21)); !errors.As(err, &re) || !strings.Contains(err.Error(), "longer than the connection's MTU allows (20 bytes)") {
+		t.Errorf("a write longer than MTU-3: %v", err)
+	}
+	if err := phone.WriteChar(ctx, rx, []byte("ok")); err != nil {
+		t.Errorf("write: %v", err)
+	}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"MTU", phone.SetMTU(ctx, 600), "ATT MTU 600 is outside 23..517"},
+		{"bad UUID", phone.WriteChar(ctx, "x", []byte("a")), `UUID "x"`},
+		{"notify a write characteristic", phone.SetNotify(ctx, rx, true), "does not permit"},
+		{"unknown characteristic", phone.WriteChar(ctx, "2a00", []byte("a")), "no such characteristic"},
+		{"read a write characteristic", errOf(phone.ReadChar(ctx, rx)), "does not permit"},
+		{"read an unknown characteristic", errOf(phone.ReadChar(ctx, "2a00")), "no such characteristic"},
+		{"read a bad UUID", errOf(phone.ReadChar(ctx, "2a1")), `UUID "2a1"`},
+	} {
+		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, tt.err, tt.want)
+		}
+	}
+}
+
+func errOf(_ []byte, err error) error { return err }
+
+// TestRadioBatteryLevel: the battery service's Battery Level reads the
+// level GET /System/Energy/Level reports, one byte, in the 4-digit and the
+// full form of its UUID.
+func TestRadioBatteryLevel(t *testing.T) {
+	d, dev := onAir(t, nil)
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []float64{0.42, 1} {
+		d.System.SetBattery(level)
+		env, err := d.Do(&resource.Request{Op: resource.Get, Path: "/System/Energy/Level"})
+		if err != nil || !env.Status.OK() {
+			t.Fatalf("GET /System/Energy/Level: %+v %v", env, err)
+		}
+		want := byte(env.Content.(resource.Value).Uint())
+		for _, char := range []string{"2a19", radio.BatteryLevel.String()} {
+			if b, err := phone.ReadChar(ctx, char); err != nil || len(b) != 1 || b[0] != want {
+				t.Errorf("read %s at %v: % x, %v; want %d", char, level, b, err, want)
+			}
+		}
+	}
+}
+
+// TestRadioMalformedPayloads: a radio frame whose payload does not decode,
+// or lacks its required field, is answered with an Error that names the
+// frame kind, the form it wants and what was wrong; the stream goes on.
+func TestRadioMalformedPayloads(t *testing.T) {
+	t.Parallel()
+	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	p := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+	dev, central := net.Pipe()
+	defer central.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Go(func() { p.ServeConn(ctx, dev) })
+
+	type bad struct {
+		kind          wire.Kind
+		payload, want string
+	}
+	check := func(got []wire.Frame, id uint32, b bad) {
+		t.Helper()
+		for _, f := range got {
+			if f.ID != id {
+				continue
+			}
+			var m wire.ErrorMsg
+			if f.Kind != wire.Error || json.Unmarshal(f.Payload, &m) != nil ||
+				!strings.HasPrefix(m.Error, link.KindName(b.kind)+`: want {"`) || !strings.Contains(m.Error, b.want) {
+				t.Errorf("%s %s: answered %s %s, want an Error naming the form and %q", link.KindName(b.kind), b.payload, link.KindName(f.Kind), f.Payload, b.want)
+			}
+			return
+		}
+		t.Errorf("%s %s: no answer", link.KindName(b.kind), b.payload)
+	}
+	// The stream answers pings once connected: the connects that fail go
+	// with the hello and the one that succeeds.
+	hello, _ := wire.AppendJSONFrame(nil, wire.Hello, 1, &wire.HelloMsg{Protocol: wire.Version, Client: "test", Session: "test"})
+	conn, _ := wire.AppendJSONFrame(nil, link.Connect, 2, &link.ConnectMsg{Address: "C0:53:42:00:00:01", Name: "test"})
+	connects := []bad{{link.Connect, `{"name": "phone"}`, "address is missing"}, {link.Connect, `{"address": 5}`, "cannot unmarshal"}}
+	frames := [][]byte{hello}
+	for i, b := range connects {
+		frames = append(frames, wire.AppendFrame(nil, b.kind, uint32(10+i), []byte(b.payload)))
+	}
+	got := frametest.Exchange(t, central, append(frames, conn)...)
+	if !slices.ContainsFunc(got, func(f wire.Frame) bool { return f.ID == 2 && f.Kind == link.Connected }) {
+		t.Fatalf("connect: %v", got)
+	}
+	for i, b := range connects {
+		check(got, uint32(10+i), b)
+	}
+	for _, b := range []bad{
+		{link.Encrypt, `{}`, "key is missing"},
+		{link.Pair, `{`, "unexpected end of JSON input"},
+		{link.Encrypt, `{`, "unexpected end of JSON input"},
+		{link.HRSNotify, `{"on": 1}`, "cannot unmarshal"},
+		{link.NUSWrite, `{`, "unexpected end of JSON input"},
+		{link.GATTMTU, `[]`, "cannot unmarshal"},
+		{link.GATTWrite, `{`, "unexpected end of JSON input"},
+		{link.GATTNotify, `{`, "unexpected end of JSON input"},
+	} {
+		check(frametest.Exchange(t, central, wire.AppendFrame(nil, b.kind, 7, []byte(b.payload))), 7, b)
+	}
+}
+
+// A central asks for a connection interval when it connects; the device
+// grants the nearest within its connection parameters (30..50 ms by
+// default), its slowest when none is asked for, and refuses one the link
+// layer does not have.
+func TestRadioConnectInterval(t *testing.T) {
+	_, dev := onAir(t, nil)
+	ctx := context.Background()
+	for _, tt := range []struct{ ask, want uint16 }{{6, 24}, {32, 32}, {0, 40}, {800, 40}} {
+		phone := openAs(t, dev, &link.Central{Address: "C0:00:00:00:00:01", Interval: radio.Duration(tt.ask)}, link.Handlers{})
+		got, err := phone.Connect(ctx)
+		if err != nil || got.Interval != tt.want {
+			t.Errorf("asked for %d: granted %d, %v; want %d", tt.ask, got.Interval, err, tt.want)
+		}
+		phone.Close()
+		scan := openRadio(t, dev)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); { // until the device advertises again
+			if adv, err := scan.Scan(ctx); err == nil && adv.Advertising {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		scan.Close()
+	}
+	// the device refuses what a central of this package would not ask
+	phone := openRadio(t, dev)
+	if _, err := phone.Call(ctx, link.Connect, []byte(`{"address":"C0:00:00:00:00:01","interval":5}`), link.Connected); err == nil || !strings.Contains(err.Error(), "connection interval") {
+		t.Errorf("an interval of 5 units: %v", err)
+	}
+}
+
+// What one connection event carries goes to the central in one message of
+// the radio link, not one message a notification: a GSP stream of 52
+// notifications a second comes in at most the 20 messages a second of the
+// connection's events (50 ms).
+func TestRadioSendsByConnectionEvent(t *testing.T) {
+	t.Parallel()
+	_, dev := onAir(t, nil)
+	ctx := context.Background()
+	stream, err := dev.central.Dial(ctx, dev.serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes atomic.Int64
+	phone, err := phoneCentral.Open(ctx, "radio", stream, link.Handlers{Notification: func(radio.UUID, []byte) { notes.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer phone.Close()
+	messages := func() int64 { _, got := stream.Messages(); return int64(got) }
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := phone.SetNotify(ctx, gspwire.DataUUID, true); err != nil {
+		t.Fatal(err)
+	}
+	// IMU9 at 208 Hz: 26 batches a second, each two notifications at MTU 247.
+	cmd := gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Subscribe, Ref: 1, Path: "/Meas/IMU9/208"})
+	if err := phone.WriteChar(ctx, gspwire.CommandUUID, cmd); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); notes.Load() < 20 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	m0, n0 := messages(), notes.Load()
+	for deadline := time.Now().Add(time.Minute); notes.Load() < n0+100 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	m, n := messages()-m0, notes.Load()-n0
+	if n < 100 || 2*m > n {
+		t.Errorf("%d notifications came in %d messages; want at least two a message (an event carries up to four)", n, m)
+	}
+	t.Logf("%d notifications in %d messages", n, m)
+}

@@ -1,0 +1,239 @@
+// Package wfdb reads and writes PhysioNet's WFDB records: the header
+// (.hea), signals in format 212 (.dat) and annotation files in the MIT
+// format (.atr), as the MIT-BIH databases and their tools use them.
+// Package replay plays records it reads; package truth writes the wearer
+// model's ECG and true beats as records.
+package wfdb
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Header is what a WFDB header (.hea) says about a record.
+type Header struct {
+	Record  string
+	Signals []Signal
+	Rate    float64 // samples per second per signal
+	Samples int     // per signal; 0 when not given
+}
+
+// Signal describes one signal of a record.
+type Signal struct {
+	File        string
+	Format      int
+	Gain        float64 // ADC units per mV
+	Baseline    int     // ADC value of 0 mV
+	Description string
+}
+
+// ParseHeader reads a WFDB header. Lines may end with CRLF or LF.
+func ParseHeader(data []byte) (*Header, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	h := &Header{}
+	nsig := -1
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		f := strings.Fields(text)
+		if nsig < 0 { // record line: name nsig [fs [nsamples]]
+			if len(f) < 2 {
+				return nil, fmt.Errorf("header line %d: want record name and number of signals", line)
+			}
+			h.Record = f[0]
+			n, err := strconv.Atoi(f[1])
+			if err != nil || n < 1 || n > 64 {
+				return nil, fmt.Errorf("header line %d: number of signals %q", line, f[1])
+			}
+			nsig, h.Rate = n, 250
+			if len(f) > 2 {
+				fs := strings.SplitN(f[2], "/", 2)[0]
+				if h.Rate, err = strconv.ParseFloat(fs, 64); err != nil || !(h.Rate > 0 && h.Rate < 1e6) {
+					return nil, fmt.Errorf("header line %d: sampling frequency %q", line, f[2])
+				}
+			}
+			if len(f) > 3 {
+				if h.Samples, err = strconv.Atoi(f[3]); err != nil || h.Samples < 0 {
+					return nil, fmt.Errorf("header line %d: number of samples %q", line, f[3])
+				}
+			}
+			continue
+		}
+		if len(h.Signals) == nsig {
+			break
+		}
+		if len(f) < 2 {
+			return nil, fmt.Errorf("header line %d: want file name and format", line)
+		}
+		s := Signal{File: f[0], Gain: 200}
+		// format[xsamples][:skew][+offset]
+		fmtStr, _, _ := strings.Cut(f[1], "x")
+		fmtStr, _, _ = strings.Cut(fmtStr, ":")
+		fmtStr, _, _ = strings.Cut(fmtStr, "+")
+		var err error
+		if s.Format, err = strconv.Atoi(fmtStr); err != nil {
+			return nil, fmt.Errorf("header line %d: format %q", line, f[1])
+		}
+		if len(f) > 2 { // gain[(baseline)][/units]
+			g := strings.SplitN(f[2], "/", 2)[0]
+			if open := strings.IndexByte(g, '('); open >= 0 && strings.HasSuffix(g, ")") {
+				if s.Baseline, err = strconv.Atoi(g[open+1 : len(g)-1]); err != nil {
+					return nil, fmt.Errorf("header line %d: baseline in %q", line, f[2])
+				}
+				g = g[:open]
+			} else if len(f) > 4 {
+				s.Baseline, _ = strconv.Atoi(f[4]) // the ADC zero stands in for the baseline
+			}
+			if s.Gain, err = strconv.ParseFloat(g, 64); err != nil || s.Gain == 0 {
+				s.Gain = 200
+			}
+		}
+		if len(f) > 8 {
+			s.Description = strings.Join(f[8:], " ")
+		}
+		h.Signals = append(h.Signals, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if nsig < 0 {
+		return nil, errors.New("header has no record line")
+	}
+	if len(h.Signals) != nsig {
+		return nil, fmt.Errorf("header announces %d signals and describes %d", nsig, len(h.Signals))
+	}
+	return h, nil
+}
+
+// Decode212 decodes format 212 data: pairs of 12-bit two's-complement
+// samples packed in three bytes, for nsig interleaved signals. It returns
+// the samples of signal sig.
+func Decode212(dat []byte, nsig, sig int) ([]int, error) {
+	if nsig < 1 || sig < 0 || sig >= nsig {
+		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
+	}
+	n := len(dat) / 3 * 2
+	out := make([]int, 0, n/nsig+1)
+	for i := 0; i+2 < len(dat); i += 3 {
+		b0, b1, b2 := int(dat[i]), int(dat[i+1]), int(dat[i+2])
+		s0 := b0 | (b1&0x0F)<<8
+		s1 := b2 | (b1&0xF0)<<4
+		for k, s := range [2]int{s0, s1} {
+			if s >= 2048 {
+				s -= 4096
+			}
+			if (i/3*2+k)%nsig == sig {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// WFDB beat annotation codes (WFDB's isqrs).
+var beatCodes = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true,
+	11: true, 12: true, 13: true, 25: true, 30: true, 31: true, 34: true, 35: true, 38: true, 41: true}
+
+// Annotation is one entry of a WFDB annotation file.
+type Annotation struct {
+	Sample int64  // sample number, from 0
+	Code   int    // annotation code: 1 normal beat (N), 5 ventricular (V), 8 atrial premature (A), 28 rhythm change, ...
+	Sub    int    // subtype (SUB)
+	Chan   int    // signal number (CHN)
+	Num    int    // annotator number (NUM)
+	Aux    string // auxiliary text: for a rhythm change, the rhythm, such as "(N", "(AFIB" or "(VFL"
+}
+
+// IsBeat reports whether the annotation marks a beat (WFDB's isqrs).
+func (a Annotation) IsBeat() bool { return beatCodes[a.Code] }
+
+// ParseAnnotations reads a WFDB annotation file (MIT format): 16-bit
+// little-endian words, the code in the top 6 bits and the time increment in
+// the low 10; SKIP (59) carries a 32-bit increment, NUM, SUB and CHN (60-62)
+// a value for the annotations that follow (SUB and AUX for the one just
+// read), AUX (63) a byte string.
+func ParseAnnotations(atr []byte) ([]Annotation, error) {
+	var out []Annotation
+	var t int64
+	num, chn := 0, 0
+	for i := 0; i+1 < len(atr); {
+		w := int(binary.LittleEndian.Uint16(atr[i:]))
+		i += 2
+		code, inc := w>>10, w&0x3FF
+		switch code {
+		case 0:
+			if inc == 0 {
+				return out, nil
+			}
+			t += int64(inc) // a NOTQRS-free time step
+		case 59: // SKIP: the interval follows, high word first
+			if i+4 > len(atr) {
+				return nil, errors.New("annotations: truncated SKIP")
+			}
+			hi := int64(binary.LittleEndian.Uint16(atr[i:]))
+			lo := int64(binary.LittleEndian.Uint16(atr[i+2:]))
+			t += int64(int32(hi<<16 | lo))
+			i += 4
+		case 60: // NUM
+			num = sign10(inc)
+			if len(out) > 0 {
+				out[len(out)-1].Num = num
+			}
+		case 61: // SUB
+			if len(out) > 0 {
+				out[len(out)-1].Sub = sign10(inc)
+			}
+		case 62: // CHN
+			chn = inc
+			if len(out) > 0 {
+				out[len(out)-1].Chan = chn
+			}
+		case 63: // AUX: inc bytes, padded to even
+			if i+inc > len(atr) {
+				return nil, fmt.Errorf("annotations: AUX of %d bytes at byte %d runs past the end (%d bytes)", inc, i, len(atr))
+			}
+			if len(out) > 0 {
+				out[len(out)-1].Aux = strings.TrimRight(string(atr[i:i+inc]), "\x00")
+			}
+			i += inc + inc%2
+		default:
+			t += int64(inc)
+			if t < 0 {
+				return nil, fmt.Errorf("annotations: negative time %d at byte %d", t, i-2)
+			}
+			out = append(out, Annotation{Sample: t, Code: code, Num: num, Chan: chn})
+		}
+	}
+	return out, nil
+}
+
+// sign10 reads a 10-bit two's-complement field.
+func sign10(v int) int {
+	if v >= 512 {
+		return v - 1024
+	}
+	return v
+}
+
+// Beats returns the sample numbers of the beats in a WFDB annotation file
+// (see ParseAnnotations).
+func Beats(atr []byte) ([]int64, error) {
+	all, err := ParseAnnotations(atr)
+	if err != nil {
+		return nil, err
+	}
+	var beats []int64
+	for _, a := range all {
+		if a.IsBeat() {
+			beats = append(beats, a.Sample)
+		}
+	}
+	return beats, nil
+}
