@@ -1,4 +1,4 @@
-package senseboard_test
+package systemtest_test
 
 import (
 	"context"
@@ -24,14 +24,28 @@ import (
 // The documents whose commands TestDocs runs, in this order: the README's
 // tour first, as a new user starts, then every file of docs/, then the
 // bleak stand-in's README (its example needs Python's websockets).
+// The names are the repository's, from its root (repoRoot).
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	docs, err := filepath.Glob("docs/*.md")
+	docs, err := filepath.Glob(filepath.Join(repoRoot(t), "docs", "*.md"))
 	if err != nil || len(docs) == 0 {
 		t.Fatalf("docs/*.md: %v", err)
 	}
+	for i, d := range docs {
+		docs[i] = filepath.Join("docs", filepath.Base(d))
+	}
 	slices.Sort(docs)
 	return append(append([]string{"README.md"}, docs...), "contrib/python/bleak/README.md")
+}
+
+// repoRoot returns the repository's root, two directories up.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // Marks of a shell block (```sh MARK, ```console MARK): every shell block
@@ -102,7 +116,7 @@ func shellBlocks(file, text string) (blocks []docBlock, first string) {
 func TestDocsBlocksMarked(t *testing.T) {
 	runs := 0
 	for _, file := range docFiles(t) {
-		text, err := os.ReadFile(file)
+		text, err := os.ReadFile(filepath.Join(repoRoot(t), file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +180,7 @@ func TestDocs(t *testing.T) {
 	var docs [][]docBlock
 	var first string
 	for _, file := range docFiles(t) {
-		text, err := os.ReadFile(file)
+		text, err := os.ReadFile(filepath.Join(repoRoot(t), file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +201,7 @@ func TestDocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	repo, _ := os.Getwd()
+	repo := repoRoot(t)
 	for _, d := range []string{"scenarios", "contrib"} {
 		if err := os.Symlink(filepath.Join(repo, d), filepath.Join(work, d)); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package senseboard_test
+package systemtest_test
 
 import (
 	"bufio"
