@@ -40,7 +40,7 @@ func (ph *Phone) Definitions(ctx context.Context, serial string) (*Definitions, 
 // them, from the phone's own files where the device has the same, and
 // from files it asks the device for otherwise. No lock is held across the
 // round trips.
-func (d *device) definitions(ctx context.Context, c *link.Conn) (*Definitions, error) {
+func (d *peer) definitions(ctx context.Context, c *link.Conn) (*Definitions, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
 	idx, err := c.Definitions(ctx)
@@ -181,7 +181,7 @@ func fetchFile(ctx context.Context, c definitionFiler, id fileID) (*api.File, er
 // operation finds the definition of op on a path of the device among its
 // own definitions, learning them again when they do not have it (an app
 // may have added it since); nil when the device has none, or cannot say.
-func (d *device) operation(ctx context.Context, c *link.Conn, op resource.Op, path string) *api.Operation {
+func (d *peer) operation(ctx context.Context, c *link.Conn, op resource.Op, path string) *api.Operation {
 	d.mu.Lock()
 	defs := d.defs
 	d.mu.Unlock()

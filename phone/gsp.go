@@ -16,7 +16,7 @@ import (
 // notifications to the function OpenGSP was given. A device has one GSP
 // client at a time.
 type GSP struct {
-	d    *device
+	d    *peer
 	c    *link.Conn
 	done func() // ends the use of the device
 
@@ -77,7 +77,7 @@ func (ph *Phone) OpenGSP(ctx context.Context, serial string, mtu int, notify fun
 
 // claimGSP makes g the device's GSP client, waiting up to GSPHandover for
 // the one it has to end; it reports whether g got the device.
-func (d *device) claimGSP(ctx context.Context, g *GSP) bool {
+func (d *peer) claimGSP(ctx context.Context, g *GSP) bool {
 	t := time.NewTimer(GSPHandover)
 	defer t.Stop()
 	for {
@@ -101,7 +101,7 @@ func (d *device) claimGSP(ctx context.Context, g *GSP) bool {
 }
 
 // releaseGSP lets the device go once g has ended.
-func (d *device) releaseGSP(g *GSP) {
+func (d *peer) releaseGSP(g *GSP) {
 	d.mu.Lock()
 	if d.gsp == g {
 		d.gsp = nil
@@ -112,7 +112,7 @@ func (d *device) releaseGSP(g *GSP) {
 
 // gspNotification routes a GATT notification of the device to its GSP
 // client; it runs on the link's reading goroutine.
-func (d *device) gspNotification(char radio.UUID, data []byte) {
+func (d *peer) gspNotification(char radio.UUID, data []byte) {
 	if char != gspData {
 		return
 	}

@@ -120,7 +120,7 @@ type Phone struct {
 
 	scanMu   sync.Mutex // one scan at a time
 	mu       sync.Mutex
-	devs     map[string]*device // by serial number
+	devs     map[string]*peer   // by serial number
 	keys     *nvm.Var[bondKeys] // keys.json; in memory only without a state directory
 	watchers map[*Watcher]struct{}
 	logReads keyedMutex        // one read of a log at a time (logs.go)
@@ -150,7 +150,7 @@ func New(cfg Config) (*Phone, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	ph := &Phone{cfg: cfg, devs: map[string]*device{}, watchers: map[*Watcher]struct{}{}, left: map[string]string{}}
+	ph := &Phone{cfg: cfg, devs: map[string]*peer{}, watchers: map[*Watcher]struct{}{}, left: map[string]string{}}
 	if cfg.StateDir != "" {
 		s, err := nvm.Open(cfg.StateDir)
 		if err != nil {
@@ -213,8 +213,8 @@ func (ph *Phone) Close() {
 }
 
 // devices returns the devices by serial number; ph.mu is held.
-func (ph *Phone) devices() []*device {
-	out := make([]*device, 0, len(ph.devs))
+func (ph *Phone) devices() []*peer {
+	out := make([]*peer, 0, len(ph.devs))
 	for _, d := range ph.devs {
 		out = append(out, d)
 	}
@@ -255,7 +255,7 @@ func (ph *Phone) Scan(ctx context.Context) {
 		d := ph.devs[p.Serial]
 		ph.mu.Unlock()
 		if d == nil {
-			d = &device{ph: ph, serial: p.Serial, p: p, want: ph.cfg.ConnectAll && !ph.cfg.Manual, streams: map[string]*stream{}}
+			d = &peer{ph: ph, serial: p.Serial, p: p, want: ph.cfg.ConnectAll && !ph.cfg.Manual, streams: map[string]*stream{}}
 		}
 		if err := d.refresh(ctx); err != nil {
 			if !slices.ContainsFunc(ph.cfg.Local, func(l Peripheral) bool { return l.Serial == p.Serial }) {
@@ -282,7 +282,7 @@ func (ph *Phone) Scan(ctx context.Context) {
 		d.releaseIfIdle(ctx)
 	}
 	ph.mu.Lock()
-	var gone []*device
+	var gone []*peer
 	for serial, d := range ph.devs {
 		if !seen[serial] {
 			gone = append(gone, d)
@@ -301,7 +301,7 @@ func (ph *Phone) Scan(ctx context.Context) {
 }
 
 // known reports whether the phone lists the device.
-func (d *device) known() bool {
+func (d *peer) known() bool {
 	d.ph.mu.Lock()
 	defer d.ph.mu.Unlock()
 	return d.ph.devs[d.serial] == d
@@ -309,7 +309,7 @@ func (d *device) known() bool {
 
 // forget drops a device that went away, and keeps why; it reports whether
 // it was known.
-func (ph *Phone) forget(d *device, why string) bool {
+func (ph *Phone) forget(d *peer, why string) bool {
 	if l := d.current(); l != nil {
 		l.CloseFor(fmt.Errorf("device %s went away (%s): %w", d.serial, why, client.ErrClosed))
 	}
@@ -351,7 +351,7 @@ func (ph *Phone) goTracked(f func()) bool {
 }
 
 // device returns the device with a serial number.
-func (ph *Phone) device(serial string) (*device, error) {
+func (ph *Phone) device(serial string) (*peer, error) {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	if d := ph.devs[serial]; d != nil {
@@ -522,7 +522,7 @@ type DeviceState struct {
 }
 
 // newLink opens a stream of the radio link to the device.
-func (d *device) newLink(ctx context.Context) (*link.Conn, error) {
+func (d *peer) newLink(ctx context.Context) (*link.Conn, error) {
 	ph := d.ph
 	ctx, cancel := context.WithTimeout(ctx, ph.cfg.Timeout)
 	defer cancel()
@@ -539,7 +539,7 @@ func (d *device) newLink(ctx context.Context) (*link.Conn, error) {
 
 // serialData hands the data of the serial service to the watchers as
 // {"data": [bytes]}.
-func (d *device) serialData(data []byte) {
+func (d *peer) serialData(data []byte) {
 	ints := make([]int, len(data))
 	for i, x := range data {
 		ints[i] = int(x)
@@ -551,7 +551,7 @@ func (d *device) serialData(data []byte) {
 // serviceData hands the data of a BLE service to the watchers: heart rate
 // as the device sent it ({"average", "rrData"}), serial service data as
 // {"data": [bytes]}.
-func (d *device) serviceData(service string, payload []byte) {
+func (d *peer) serviceData(service string, payload []byte) {
 	ph := d.ph
 	ph.mu.Lock()
 	defer ph.mu.Unlock()

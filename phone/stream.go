@@ -38,7 +38,7 @@ type Sink func(Event)
 // that finds a stream being made (ready open) or ended (ending set) waits
 // for that and looks again.
 type stream struct {
-	d     *device
+	d     *peer
 	key   string
 	ready chan struct{} // closed when the subscription is made, or refused
 	gone  chan struct{} // closed when an ending stream has left the device
@@ -89,7 +89,7 @@ func (u *Use) Subscribe(ctx context.Context, path string, params []resource.Valu
 
 // subscribe joins the stream of a resource or starts it; created says it
 // started one. No lock is held across the round trip to the device.
-func (d *device) subscribe(ctx context.Context, c *link.Conn, path string, params []resource.Value, sink Sink) (*Sub, *client.Envelope, bool, error) {
+func (d *peer) subscribe(ctx context.Context, c *link.Conn, path string, params []resource.Value, sink Sink) (*Sub, *client.Envelope, bool, error) {
 	key := streamKey(path, params)
 	for {
 		d.mu.Lock()
@@ -121,7 +121,7 @@ func (d *device) subscribe(ctx context.Context, c *link.Conn, path string, param
 
 // start makes the subscription of a stream that subscribe put in
 // d.streams, and takes it out again when the device refuses.
-func (d *device) start(ctx context.Context, c *link.Conn, st *stream, path string, params []resource.Value, sink Sink) (*Sub, *client.Envelope, bool, error) {
+func (d *peer) start(ctx context.Context, c *link.Conn, st *stream, path string, params []resource.Value, sink Sink) (*Sub, *client.Envelope, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
 	sub, env, err := c.Subscribe(ctx, path, params...)
@@ -146,7 +146,7 @@ func (d *device) start(ctx context.Context, c *link.Conn, st *stream, path strin
 }
 
 // forgetStream takes a stream out of d.streams.
-func (d *device) forgetStream(st *stream) {
+func (d *peer) forgetStream(st *stream) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.streams[st.key] == st {

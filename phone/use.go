@@ -20,7 +20,7 @@ var ErrNotConnected = errors.New("not connected")
 // a subscription, a read. While uses last, the phone keeps the device's
 // connection; the last use's end starts its idle time (Config.Idle).
 type Use struct {
-	d    *device
+	d    *peer
 	c    *link.Conn
 	done func()
 }
@@ -71,7 +71,7 @@ func (ph *Phone) Timeout() time.Duration { return ph.cfg.Timeout }
 
 // error words an error of a device's link: the device's own words, or
 // what happened to the link.
-func (d *device) error(err error) error {
+func (d *peer) error(err error) error {
 	var re *client.RemoteError
 	if errors.As(err, &re) {
 		return fmt.Errorf("device %s: %w", d.serial, re)

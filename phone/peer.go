@@ -14,8 +14,9 @@ import (
 	"senseboard/radio"
 )
 
-// device is a device the phone sees.
-type device struct {
+// peer is a device the phone sees: the peer of its connections, with
+// the state of its link, its streams and what the phone knows of it.
+type peer struct {
 	ph     *Phone
 	serial string
 	p      Peripheral
@@ -40,21 +41,21 @@ type device struct {
 	gsp       *GSP               // the GSP client, nil when none
 }
 
-func (d *device) isConnected() bool {
+func (d *peer) isConnected() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.connected
 }
 
 // current returns the open stream, or nil.
-func (d *device) current() *link.Conn {
+func (d *peer) current() *link.Conn {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.link
 }
 
 // state describes the device.
-func (d *device) state() DeviceState {
+func (d *peer) state() DeviceState {
 	d.mu.Lock()
 	adv, _ := radio.ParseAdvertisement(d.adv.Adv, d.adv.ScanResp) // a packet that does not parse says nothing
 	s := DeviceState{Serial: d.serial, Name: adv.Name, Address: d.adv.Address, Local: d.p.Inject != nil,
@@ -89,7 +90,7 @@ func (d *device) state() DeviceState {
 }
 
 // publish tells the watchers the device's state.
-func (d *device) publish() {
+func (d *peer) publish() {
 	s := d.state()
 	ph := d.ph
 	ph.mu.Lock()
@@ -102,7 +103,7 @@ func (d *device) publish() {
 }
 
 // setNote records what happened last and tells the watchers.
-func (d *device) setNote(format string, a ...any) {
+func (d *peer) setNote(format string, a ...any) {
 	d.mu.Lock()
 	d.note = fmt.Sprintf(format, a...)
 	d.mu.Unlock()
@@ -110,7 +111,7 @@ func (d *device) setNote(format string, a ...any) {
 }
 
 // open returns the open stream, opening one when there is none; d.opMu is held.
-func (d *device) open(ctx context.Context) (*link.Conn, error) {
+func (d *peer) open(ctx context.Context) (*link.Conn, error) {
 	if l := d.current(); l != nil {
 		select {
 		case <-l.Done():
@@ -142,7 +143,7 @@ func (d *device) open(ctx context.Context) (*link.Conn, error) {
 // refresh reads the advertisement of a device the phone is not connected
 // to, and connects when it should. An error means the device cannot be
 // reached at all.
-func (d *device) refresh(ctx context.Context) error {
+func (d *peer) refresh(ctx context.Context) error {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
 	if d.isConnected() {
@@ -176,7 +177,7 @@ func (d *device) refresh(ctx context.Context) error {
 }
 
 // connect connects to the device; asked says a user asked for it.
-func (d *device) connect(ctx context.Context, asked bool) error {
+func (d *peer) connect(ctx context.Context, asked bool) error {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
 	d.mu.Lock()
@@ -188,7 +189,7 @@ func (d *device) connect(ctx context.Context, asked bool) error {
 
 // connectLocked connects, and encrypts with the keys of an earlier bond;
 // d.opMu is held.
-func (d *device) connectLocked(ctx context.Context) error {
+func (d *peer) connectLocked(ctx context.Context) error {
 	if d.isConnected() {
 		return nil
 	}
@@ -229,7 +230,7 @@ func (d *device) connectLocked(ctx context.Context) error {
 
 // watchLink waits for the end of a connection and records why it ended.
 // It exits when the stream closes.
-func (d *device) watchLink(l *link.Conn) {
+func (d *peer) watchLink(l *link.Conn) {
 	<-l.Done()
 	d.mu.Lock()
 	if d.link == l {
@@ -254,7 +255,7 @@ func (d *device) watchLink(l *link.Conn) {
 }
 
 // pair pairs, connecting first when needed.
-func (d *device) pair(ctx context.Context, passKey string, bond bool) error {
+func (d *peer) pair(ctx context.Context, passKey string, bond bool) error {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
 	d.mu.Lock()
@@ -289,7 +290,7 @@ func (d *device) pair(ctx context.Context, passKey string, bond bool) error {
 }
 
 // disconnect ends the connection and stops connecting on its own.
-func (d *device) disconnect(ctx context.Context) error {
+func (d *peer) disconnect(ctx context.Context) error {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
 	d.mu.Lock()
@@ -313,7 +314,7 @@ func (d *device) disconnect(ctx context.Context) error {
 // to it when it is not connected (unless the phone is Manual or
 // ConnectAll), and returns its connection.
 // A use that cannot connect says why.
-func (d *device) use(ctx context.Context) (c *link.Conn, done func(), err error) {
+func (d *peer) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	d.mu.Lock()
 	d.inUse++
 	d.lastUse = time.Now()
@@ -340,7 +341,7 @@ func (d *device) use(ctx context.Context) (c *link.Conn, done func(), err error)
 
 // releaseIfIdle ends a connection that no client has used for Idle and
 // that no subscription holds; ConnectAll keeps every connection.
-func (d *device) releaseIfIdle(ctx context.Context) {
+func (d *peer) releaseIfIdle(ctx context.Context) {
 	ph := d.ph
 	if ph.cfg.ConnectAll || ph.cfg.Idle < 0 {
 		return
@@ -373,7 +374,7 @@ func (d *device) releaseIfIdle(ctx context.Context) {
 // idleLocked reports whether the device is connected and no client has
 // used it for Idle: no request, connect or subscription under way, and no
 // disconnection asked for. d.mu must be held.
-func (d *device) idleLocked() bool {
+func (d *peer) idleLocked() bool {
 	return d.connected && d.inUse == 0 && len(d.streams) == 0 && time.Since(d.lastUse) >= d.ph.cfg.Idle && !d.leaving
 }
 
@@ -389,7 +390,7 @@ func linkError(err error) string {
 
 // conn returns the connection for requests, or an error that says why
 // there is none.
-func (d *device) conn() (*link.Conn, error) {
+func (d *peer) conn() (*link.Conn, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
