@@ -67,14 +67,7 @@ func TestFleet(t *testing.T) {
 		t.Errorf("scan: %+v %v", adv, err)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Error(err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("Run did not return")
-	}
+	awaitRun(t, done, "Run did not return")
 	// the fleet stopped: the radio stream closed with it
 	<-radio.Done()
 	radio.Close()
@@ -181,14 +174,21 @@ func TestRunStopsWhileAnAppHoldsTheClock(t *testing.T) {
 			go func() { done <- f.Run(ctx) }()
 			<-blocked
 			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Error(err)
-				}
-			case <-time.After(time.Minute):
-				t.Fatal("Run did not return while an app held the clock")
-			}
+			awaitRun(t, done, "Run did not return while an app held the clock")
 		})
+	}
+}
+
+// awaitRun waits for the end of a fleet's Run, whose error comes on done;
+// a minute without it is a hang, which fails the test saying hung.
+func awaitRun(t *testing.T, done <-chan error, hung string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal(hung)
 	}
 }

@@ -303,69 +303,70 @@ func (r *jsonReader) number() ([]byte, error) {
 	return b[start:i], nil
 }
 
+// scalar reads a number, or null; it reports null with n nil.
+func (r *jsonReader) scalar() (n []byte, err error) {
+	if r.null() {
+		return nil, nil
+	}
+	return r.number()
+}
+
+// notA is the error of the number n that is not a what.
+func notA(n []byte, what string) error {
+	return fmt.Errorf("%w: %s is not %s", ErrJSON, n, what)
+}
+
 // uint32 reads an unsigned 32-bit integer; null leaves v.
 func (r *jsonReader) uint32(v uint32) (uint32, error) {
-	if r.null() {
-		return v, nil
-	}
-	n, err := r.number()
-	if err != nil {
-		return 0, err
+	n, err := r.scalar()
+	if n == nil {
+		return v, err
 	}
 	u, err := strconv.ParseUint(string(n), 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s is not a uint32", ErrJSON, n)
+		return 0, notA(n, "a uint32")
 	}
 	return uint32(u), nil
 }
 
 // uint16 reads an unsigned 16-bit integer; null leaves v.
 func (r *jsonReader) uint16(v uint16) (uint16, error) {
-	if r.null() {
-		return v, nil
-	}
-	n, err := r.number()
-	if err != nil {
-		return 0, err
+	n, err := r.scalar()
+	if n == nil {
+		return v, err
 	}
 	u, err := strconv.ParseUint(string(n), 10, 16)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s is not a uint16", ErrJSON, n)
+		return 0, notA(n, "a uint16")
 	}
 	return uint16(u), nil
 }
 
 // int32 reads a signed 32-bit integer; null leaves v.
 func (r *jsonReader) int32(v int32) (int32, error) {
-	if r.null() {
-		return v, nil
-	}
-	n, err := r.number()
-	if err != nil {
-		return 0, err
+	n, err := r.scalar()
+	if n == nil {
+		return v, err
 	}
 	i, err := strconv.ParseInt(string(n), 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s is not an int32", ErrJSON, n)
+		return 0, notA(n, "an int32")
 	}
 	return int32(i), nil
 }
 
 // float32 reads a 32-bit float; null leaves v.
 func (r *jsonReader) float32(v float32) (float32, error) {
-	if r.null() {
-		return v, nil
-	}
-	n, err := r.number()
-	if err != nil {
-		return 0, err
+	n, err := r.scalar()
+	if n == nil {
+		return v, err
 	}
 	if f, ok := exactFloat32(n); ok {
 		return f, nil
 	}
 	f, err := strconv.ParseFloat(string(n), 32)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s is not a float32", ErrJSON, n)
+		return 0, notA(n, "a float32")
 	}
 	return float32(f), nil
 }
