@@ -136,8 +136,15 @@ const app = {
     got.status = new DataView(answer.buffer).getUint16(0, true);
     if (got.status === 200) await all;
     this.streams.delete(ref);
-    got.unsubscribed = await this.status(UNSUBSCRIBE, []);
+    got.unsubscribed = await this.unsubscribe(ref);
     return got;
+  },
+
+  // unsubscribe ends the stream of a SUBSCRIBE's reference.
+  async unsubscribe(ref) {
+    const answer = new Promise((resolve) => this.answers.set(ref, resolve));
+    await this.command.writeValueWithResponse(new Uint8Array([UNSUBSCRIBE, ref]));
+    return new DataView((await answer).buffer).getUint16(0, true);
   },
 
   async battery() {
@@ -146,10 +153,12 @@ const app = {
     return (await level.readValue()).getUint8(0);
   },
 
-  // heartRate decodes n Heart Rate Measurements of the heart rate service.
+  // heartRate decodes n Heart Rate Measurements of the heart rate service
+  // into heartRates.
+  heartRates: [],
   async heartRate(n) {
     const c = await (await this.server.getPrimaryService('heart_rate')).getCharacteristic('heart_rate_measurement');
-    const got = [];
+    const got = this.heartRates = [];
     await new Promise((resolve, reject) => {
       c.oncharacteristicvaluechanged = (e) => {
         const v = e.target.value, flags = v.getUint8(0), wide = flags & 1;
