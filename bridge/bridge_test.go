@@ -82,6 +82,8 @@ type rigConfig struct {
 	bridge        phone.Config
 	token         string
 	allowHosts    []string
+	allowOrigins  []string
+	profile       string                                    // a built-in profile of the devices; the default when ""
 	before        func(serial string, d *senseboard.Device) // runs before the bridge starts
 	modules       profile.Modules
 	logbook       int // the devices' log storage in bytes; the profile's default when 0
@@ -120,8 +122,17 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		}
 	})
 	open := func(serialNo string) *senseboard.Device {
-		p := profile.Default().WithSerial(serialNo)
-		p.Modules.HRS, p.Modules.NUS = rc.modules.HRS, rc.modules.NUS
+		p := profile.Default()
+		if rc.profile != "" {
+			named, err := profile.Lookup(rc.profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = named
+		} else {
+			p.Modules.HRS, p.Modules.NUS = rc.modules.HRS, rc.modules.NUS
+		}
+		p = p.WithSerial(serialNo)
 		if rc.logbook > 0 {
 			p.Logbook.Capacity = rc.logbook
 		}
@@ -188,7 +199,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 	wg.Go(func() { b.Run(ctx) })
 	lib := record.NewLibrary(filepath.Join(cfg.StateDir, "recordings"))
 	closers = append(closers, lib.Close)
-	r.srv = httptest.NewUnstartedServer((&bridge.Server{Phone: b, Recordings: lib, Token: rc.token, AllowHosts: rc.allowHosts}).Handler())
+	r.srv = httptest.NewUnstartedServer((&bridge.Server{Phone: b, Recordings: lib, Token: rc.token, AllowHosts: rc.allowHosts, AllowOrigins: rc.allowOrigins}).Handler())
 	if rc.smallSendBuffers {
 		r.srv.Listener = smallBuffers{r.srv.Listener}
 	}

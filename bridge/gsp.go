@@ -76,7 +76,7 @@ func (s *Server) gspSocket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, statusOf(err), err)
 		return
 	}
-	conn, err := websocket.Accept(w, r, nil)
+	conn, err := websocket.Accept(w, r, s.acceptOptions())
 	if err != nil {
 		return // Accept has answered
 	}

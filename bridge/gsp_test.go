@@ -18,6 +18,7 @@ import (
 
 	"senseboard"
 	"senseboard/bridge"
+	"senseboard/bridge/bridgeclient"
 	"senseboard/gsp/gspwire"
 	"senseboard/link"
 	"senseboard/phone"
@@ -567,6 +568,47 @@ func TestGSPOneClientAndClosing(t *testing.T) {
 	r.d.Expect(resource.StatusOK, resource.Delete, fmt.Sprintf("/Comm/Ble/Peers/%d", *st.Handle))
 	if code, reason := closeOf(t, fourth.c); code != bridge.StatusGSPDisconnected || !strings.Contains(reason, "device 000123: disconnected") {
 		t.Errorf("device disconnected: %d %q", code, reason)
+	}
+}
+
+// TestGSPCloseReleases: a GSP client's end ends the device's connection at
+// once, as a central's disconnect does, whatever the idle period; unless
+// another client holds the device, whose connection then goes on.
+func TestGSPCloseReleases(t *testing.T) {
+	r := newGSPRig(t, "") // the idle period is the default minute
+	waitState := func(what string, ok func(phone.DeviceState) bool) phone.DeviceState {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) { // a guard, not a bound
+			if st, err := r.b.Device(r.serial); err == nil && ok(st) {
+				return st
+			} else if time.Now().After(deadline) {
+				t.Fatalf("device %s not %s: %+v", r.serial, what, st)
+			}
+		}
+	}
+	first := r.dialReady()
+	first.c.Close(websocket.StatusNormalClosure, "")
+	st := waitState("released", func(s phone.DeviceState) bool { return s.Advertising && !s.Connected })
+	if st.Note != "released: its GSP client disconnected" || st.AutoConnect {
+		t.Errorf("after the GSP client left: %+v", st)
+	}
+
+	// a subscription of the API holds the device: the connection stays
+	c, err := bridgeclient.Dial(context.Background(), r.srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sub, _, err := c.SubscribeMessage(context.Background(), bridgeclient.Message{Path: "/Meas/Acc/13", Device: r.serial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := waitState("connected", func(s phone.DeviceState) bool { return s.Connected })
+	second := r.dialReady()
+	second.c.Close(websocket.StatusNormalClosure, "")
+	r.dialReady() // served once the second client has ended
+	if st := waitState("connected", func(s phone.DeviceState) bool { return s.Connected }); *st.Handle != *held.Handle || sub.Err() != nil {
+		t.Errorf("the connection a subscription holds: handle %d, then %d (%s); the subscription: %v", *held.Handle, *st.Handle, st.Note, sub.Err())
 	}
 }
 

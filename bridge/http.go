@@ -39,9 +39,10 @@ const DefaultHTTP = "127.0.0.1:8080"
 // at /. With an access token (required outside loopback) every request to
 // the API must carry it, as "Authorization: Bearer <token>" or, where a
 // browser cannot set the header (/api/ws and /api/output), as
-// ?token=<token>. The API refuses pages of other origins, requests that
-// change things unless their body is declared JSON, and, on loopback,
-// Host names that are not loopback names nor in AllowHosts (docs/security.md).
+// ?token=<token>. The API refuses pages of other origins than its own and
+// AllowOrigins, requests that change things unless their body is declared
+// JSON, and, on loopback, Host names that are not loopback names nor in
+// AllowHosts (docs/security.md). /webbluetooth.js is served to any page.
 type Server struct {
 	// Phone reaches the devices.
 	Phone *phone.Phone
@@ -56,6 +57,10 @@ type Server struct {
 	// AllowHosts are Host names, with or without port, that the bridge
 	// answers on loopback besides localhost, 127.0.0.0/8 and [::1].
 	AllowHosts []string
+	// AllowOrigins are the origins of web pages, as CheckOrigin gives
+	// them, that the API answers besides the bridge's own: their calls
+	// and WebSockets are admitted, and they may read the answers (CORS).
+	AllowOrigins []string
 	// Limits bound connections, timeouts and header sizes of Serve.
 	Limits Limits
 
@@ -164,9 +169,11 @@ func (s *Server) Handler() http.Handler {
 	api("POST /api/recordings", s.startRecordingCall)
 	api("POST /api/recordings/{name}/stop", s.stopRecording)
 	api("GET /api/recordings/{name}/files/{file}", perWrite(s.recordingFile))
+	mux.HandleFunc("OPTIONS /api/", s.preflight)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no API at %s %s; see docs/bridge.md", r.Method, r.URL.Path))
 	})
+	mux.HandleFunc("GET /webbluetooth.js", serveWebBluetooth)
 	static, _ := fs.Sub(webFiles, "web")
 	files := http.FileServerFS(static)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

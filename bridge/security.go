@@ -211,20 +211,6 @@ func (s *Server) checkToken(r *http.Request) (int, error) {
 	return 0, nil
 }
 
-// checkOrigin refuses requests from pages of other origins: those whose
-// Origin is not the bridge's, and those a browser marks as coming from
-// another site (Sec-Fetch-Site), such as an <img> or a form of a foreign
-// page, which carry no Origin.
-func checkOrigin(r *http.Request) error {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return fmt.Errorf("request from a page of another origin refused (Sec-Fetch-Site: %s): the bridge's API answers its own dashboard's pages and programs that are not browsers", site)
-	}
-	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
-		return fmt.Errorf("request from a page of %s refused: the bridge answers pages of its own origin only", o)
-	}
-	return nil
-}
-
 func sameOrigin(origin, host string) bool {
 	u, err := url.Parse(origin)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, host)
@@ -246,15 +232,17 @@ func checkJSON(r *http.Request) error {
 }
 
 // guard admits a request to the API: the access token, the origin, a JSON
-// body for requests that change things, and the body's size.
+// body for requests that change things, and the body's size. The pages of
+// allowed origins may read its answers (cors).
 func (s *Server) guard(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.cors(w, r)
 		if status, err := s.checkToken(r); err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="senseboard bridge"`)
 			writeError(w, status, err)
 			return
 		}
-		if err := checkOrigin(r); err != nil {
+		if err := s.checkOrigin(r); err != nil {
 			writeError(w, http.StatusForbidden, err)
 			return
 		}

@@ -31,6 +31,14 @@ var wsHeaders = []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-W
 // and body.
 func (r *rig) rawStatus(method, url, host string, hdr ...string) (int, string) {
 	r.t.Helper()
+	resp, body := r.rawCall(method, url, host, hdr...)
+	return resp.StatusCode, body
+}
+
+// rawCall sends a request with a Host of its own, when not "", and returns
+// the answer, its body read.
+func (r *rig) rawCall(method, url, host string, hdr ...string) (*http.Response, string) {
+	r.t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		r.t.Fatal(err)
@@ -46,8 +54,8 @@ func (r *rig) rawStatus(method, url, host string, hdr ...string) (int, string) {
 		r.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return resp.StatusCode, string(b)
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp, string(b)
 }
 
 // TestDNSRebinding: on loopback the bridge answers loopback names and the

@@ -90,7 +90,7 @@ type wsSub struct {
 // websocket serves messages over a WebSocket. The handshake refuses pages
 // of other origins.
 func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
-	conn, err := websocket.Accept(w, r, nil)
+	conn, err := websocket.Accept(w, r, s.acceptOptions())
 	if err != nil {
 		return // Accept has answered
 	}

@@ -166,16 +166,21 @@ func (g *GSP) Read(ctx context.Context, char string) ([]byte, error) {
 	return g.c.ReadChar(ctx, char)
 }
 
-// Close ends the client: on a connection that goes on, its streams are
-// unsubscribed, as the device does when a central disconnects, and the
-// notifications switched off once the answers to everything the client
-// wrote have come (a HELLO written last answers after them), so that none
-// reaches the next GSP client. The data logger keeps logging, as it does
-// on the device. Then the device is free for another client.
+// Close ends the client as a central's disconnect does: on a connection
+// that goes on, its streams are unsubscribed, as the device does when a
+// central disconnects, and the notifications switched off once the answers
+// to everything the client wrote have come (a HELLO written last answers
+// after them), so that none reaches the next GSP client. The data logger
+// keeps logging, as it does on the device. Then the phone ends the
+// device's connection at once, unless another client holds it (a request
+// under way, a subscription; its idle time does not keep it), so that the
+// device advertises again for the next central; and the device is free
+// for another GSP client.
 func (g *GSP) Close() {
 	close(g.ended)
 	g.cleanUp()
 	g.done()
+	g.d.releaseNow("released: its GSP client disconnected")
 	g.d.releaseGSP(g)
 }
 

@@ -29,9 +29,10 @@ type peer struct {
 	connected bool
 	handle    uint16
 	encrypted bool
-	want      bool // connect when the device advertises
-	leaving   bool // the phone is disconnecting on a user's word
-	releasing bool // the phone is disconnecting a device nobody used for Idle
+	want      bool   // connect when the device advertises
+	leaving   bool   // the phone is disconnecting on a user's word
+	releasing bool   // the phone is releasing the device: nobody used it for Idle, or its GSP client left
+	released  string // the note of the release under way
 	lastUse   time.Time
 	inUse     int // requests and connects under way
 	note      string
@@ -232,22 +233,29 @@ func (d *peer) connectLocked(ctx context.Context) error {
 // It exits when the stream closes.
 func (d *peer) watchLink(l *link.Conn) {
 	<-l.Done()
+	d.linkEnded(l)
+}
+
+// linkEnded records the end of a connection, once, and why it ended.
+func (d *peer) linkEnded(l *link.Conn) {
 	d.mu.Lock()
-	if d.link == l {
-		d.link = nil
-		d.connected, d.encrypted = false, false
-		released := d.releasing
-		d.want = d.ph.cfg.Reconnect && !d.leaving && !released
-		d.leaving, d.releasing = false, false
-		if released {
-			d.note = fmt.Sprintf("released: no client used the device for %v", d.ph.cfg.Idle)
-		} else if why, se := l.Err(), (*air.StreamError)(nil); errors.As(why, &se) {
-			d.note = "the connection was lost: " + se.Error()
-		} else if errors.Is(why, client.ErrClosed) {
-			d.note = "the connection ended: the bridge closed the link"
-		} else {
-			d.note = linkError(why)
-		}
+	if d.link != l {
+		d.mu.Unlock()
+		return
+	}
+	d.link = nil
+	d.connected, d.encrypted = false, false
+	release := d.releasing
+	d.want = d.ph.cfg.Reconnect && !d.leaving && !release
+	d.leaving, d.releasing = false, false
+	if release {
+		d.note = d.released
+	} else if why, se := l.Err(), (*air.StreamError)(nil); errors.As(why, &se) {
+		d.note = "the connection was lost: " + se.Error()
+	} else if errors.Is(why, client.ErrClosed) {
+		d.note = "the connection ended: the bridge closed the link"
+	} else {
+		d.note = linkError(why)
 	}
 	d.mu.Unlock()
 	d.ph.cfg.Log.Info("disconnected", "device", d.serial, "why", l.Err())
@@ -340,7 +348,8 @@ func (d *peer) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 }
 
 // releaseIfIdle ends a connection that no client has used for Idle and
-// that no subscription holds; ConnectAll keeps every connection.
+// that no subscription holds; ConnectAll keeps every connection. Like
+// releaseNow, it returns once the connection has ended.
 func (d *peer) releaseIfIdle(ctx context.Context) {
 	ph := d.ph
 	if ph.cfg.ConnectAll || ph.cfg.Idle < 0 {
@@ -358,6 +367,7 @@ func (d *peer) releaseIfIdle(ctx context.Context) {
 	idle = d.idleLocked() // again, now that no connect, pair or disconnect is under way
 	if idle {
 		d.releasing, d.want = true, false
+		d.released = fmt.Sprintf("released: no client used the device for %v", ph.cfg.Idle)
 	}
 	d.mu.Unlock()
 	if !idle {
@@ -369,6 +379,38 @@ func (d *peer) releaseIfIdle(ctx context.Context) {
 	if err := l.Disconnect(ctx); err != nil {
 		l.Close()
 	}
+	d.linkEnded(l) // before a connect waiting for opMu looks
+}
+
+// releaseNow ends the connection at once, as a phone does when the last
+// app that uses a device disconnects, unless a client holds the device: a
+// request or connect under way, or a subscription. ConnectAll keeps every
+// connection. It returns once the connection has ended, so that a use that
+// comes next connects anew; why is the device's note from then on.
+func (d *peer) releaseNow(why string) {
+	ph := d.ph
+	if ph.cfg.ConnectAll {
+		return
+	}
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
+	d.mu.Lock()
+	l := d.link
+	free := d.connected && d.inUse == 0 && len(d.streams) == 0 && !d.leaving
+	if free {
+		d.releasing, d.want, d.released = true, false, why
+	}
+	d.mu.Unlock()
+	if !free {
+		return
+	}
+	ph.cfg.Log.Info("release", "device", d.serial, "why", why)
+	ctx, cancel := context.WithTimeout(context.Background(), ph.cfg.Timeout)
+	defer cancel()
+	if err := l.Disconnect(ctx); err != nil {
+		l.Close()
+	}
+	d.linkEnded(l)
 }
 
 // idleLocked reports whether the device is connected and no client has

@@ -37,7 +37,11 @@ type bridgeFlags struct {
 	all       *bool
 	idle      *time.Duration
 	allowHost listFlag
-	maxConns  *int
+	// allowOrigin are the origins of web pages the API answers, as given;
+	// origins are them as browsers send them, once listen has read them
+	allowOrigin listFlag
+	origins     []string
+	maxConns    *int
 }
 
 func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
@@ -56,6 +60,7 @@ func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 	}
 	fs.Lookup("nats").DefValue = air.Redact(defaultNATS()) // help shows no password of $SENSEBOARD_NATS
 	fs.Var(&f.allowHost, "allow-host", "bridge: a Host name the bridge answers on loopback besides localhost, 127.0.0.1 and [::1] (repeatable)")
+	fs.Var(&f.allowOrigin, "allow-origin", "bridge: the origin of web pages, scheme://host:port, whose calls the API answers besides its own dashboard's, such as an app's dev server http://localhost:5173 (repeatable; docs/security.md)")
 	return f
 }
 
@@ -138,6 +143,14 @@ func (f *bridgeFlags) listen(stderr io.Writer, optional bool) (net.Listener, str
 	if *f.idle < 0 {
 		return nil, "", fmt.Errorf("--idle %v: give a duration such as 60s, or 0 to keep connections", *f.idle)
 	}
+	f.origins = nil
+	for _, o := range f.allowOrigin {
+		origin, err := bridge.CheckOrigin(o)
+		if err != nil {
+			return nil, "", fmt.Errorf("--allow-origin: %w", err)
+		}
+		f.origins = append(f.origins, origin)
+	}
 	if err := bridge.CheckAddr(*f.http, token); err != nil {
 		return nil, "", err
 	}
@@ -167,7 +180,7 @@ func (f *bridgeFlags) start(ln net.Listener, token, stateDir string, local []pho
 		return nil, err
 	}
 	return &bridgeService{b: b, srv: &bridge.Server{Phone: b, Recordings: record.NewLibrary(filepath.Join(stateDir, "recordings")),
-		Log: log, Token: token, AllowHosts: f.allowHost, Limits: bridge.Limits{MaxConns: *f.maxConns}}, ln: ln}, nil
+		Log: log, Token: token, AllowHosts: f.allowHost, AllowOrigins: f.origins, Limits: bridge.Limits{MaxConns: *f.maxConns}}, ln: ln}, nil
 }
 
 // idleOf maps --idle to Config.Idle: 0 keeps connections (a negative Idle).

@@ -26,6 +26,9 @@ func TestRefusesUnsafeFlags(t *testing.T) {
 		{"whitespace token in the environment", "   ", []string{"bridge"}, "the token is empty"},
 		{"short token in the environment", "abc", []string{"bridge"}, "the token has 3 characters; the minimum is 16"},
 		{"no connections", "", []string{"bridge", "--http-max-conns", "0"}, "--http-max-conns 0"},
+		{"an origin with a path", "", []string{"bridge", "--allow-origin", "http://localhost:5173/app"}, `--allow-origin: not an origin: "http://localhost:5173/app" has more than scheme, host and port`},
+		{"an origin without a scheme", "", []string{"run", "--allow-origin", "localhost:5173"}, "the scheme is http or https"},
+		{"every origin", "", []string{"bridge", "--allow-origin", "*"}, `--allow-origin: not an origin: "*"`},
 		{"no device connections", "", []string{"run", "--max-conns", "0"}, "--max-conns 0"},
 		{"no connections per device", "", []string{"run", "--max-conns-per-device", "-1"}, "--max-conns-per-device -1"},
 	} {
