@@ -110,6 +110,51 @@ func TestValueAppendJSON(t *testing.T) {
 	}
 }
 
+// The float encoders switch to the exponent form outside [1e-6, 1e21), as
+// encoding/json does, a float32 judged as a float32: float32(1e-6) is below
+// 1e-6 as a float64 yet prints as 0.000001. Each case is checked against
+// encoding/json too, after a prefix, which the exponent's clean-up must leave.
+func TestAppendFloatCutOffs(t *testing.T) {
+	tests := []struct {
+		v    float64
+		f32  bool
+		want string
+	}{
+		{1e-6, false, "0.000001"},
+		{-1e-6, false, "-0.000001"},
+		{math.Nextafter(1e-6, 0), false, "9.999999999999997e-7"},
+		{1e-7, false, "1e-7"},
+		{1.5e-10, false, "1.5e-10"},
+		{1e-100, false, "1e-100"},
+		{1e21, false, "1e+21"},
+		{-1e21, false, "-1e+21"},
+		{math.Nextafter(1e21, 0), false, "999999999999999900000"},
+		{0, false, "0"},
+		{math.Copysign(0, -1), false, "-0"},
+		{float64(float32(1e-6)), true, "0.000001"},
+		{float64(float32(-1e-6)), true, "-0.000001"},
+		{float64(math.Nextafter32(1e-6, 0)), true, "9.999999e-7"},
+		{float64(float32(1e-7)), true, "1e-7"},
+		{float64(float32(1e21)), true, "1e+21"},
+		{float64(math.Nextafter32(1e21, 0)), true, "999999950000000000000"},
+		{float64(-math.Nextafter32(1e21, 0)), true, "-999999950000000000000"},
+		{0, true, "0"},
+	}
+	for _, tt := range tests {
+		var got, want []byte
+		if tt.f32 {
+			got = AppendFloat32([]byte("x:"), float32(tt.v))
+			want, _ = json.Marshal(float32(tt.v))
+		} else {
+			got = AppendFloat64([]byte("x:"), tt.v)
+			want, _ = json.Marshal(tt.v)
+		}
+		if string(got) != "x:"+tt.want || string(want) != tt.want {
+			t.Errorf("%v (float32 %v): %s, want x:%s (encoding/json: %s)", tt.v, tt.f32, got, tt.want, want)
+		}
+	}
+}
+
 // AppendString and the float encoders must give encoding/json's bytes.
 func FuzzAppendJSONMatchesEncodingJSON(f *testing.F) {
 	f.Add("plain", 1.5, float32(0.1))
