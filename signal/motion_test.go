@@ -115,3 +115,51 @@ func BenchmarkMotionDetector(b *testing.B) {
 		i += 0.01
 	}
 }
+
+// TestTapOnEachAxis jolts a device resting on each axis, along that axis:
+// a knock, a sharp drop that recovers slowly (one jolt, then steps each
+// below TapJolt), and a bump smaller than TapJolt. Only the change between
+// samples counts, not the level it starts from, so the knocks and the drop
+// are taps and the bump is none, on every axis.
+func TestTapOnEachAxis(t *testing.T) {
+	const g = 9.80665
+	var knock []float64
+	for k := range 6 { // 15 ms at 416 Hz
+		knock = append(knock, -3.5*g*math.Sin(math.Pi*float64(k+1)/7))
+	}
+	tests := []struct {
+		name       string
+		down, axis int // where gravity is and the jolt goes: 0 x, 1 y, 2 z
+		shape      []float64
+		tap        bool
+	}{
+		{"knock on x", 0, 0, knock, true},
+		{"knock on y", 1, 1, knock, true},
+		{"knock on z", 2, 2, knock, true},
+		{"knock on y lying on x", 0, 1, knock, true},
+		{"drop on x", 0, 0, []float64{-6, -5, -4, -3, -2, -1}, true},
+		{"drop on y", 1, 1, []float64{-6, -5, -4, -3, -2, -1}, true},
+		{"drop on z", 2, 2, []float64{-6, -5, -4, -3, -2, -1}, true},
+		{"bump on x", 0, 0, []float64{4}, false},
+		{"bump on y", 1, 1, []float64{4}, false},
+		{"bump on z", 2, 2, []float64{4}, false},
+	}
+	for _, tt := range tests {
+		s := make([]sample, 2*DetectorRate)
+		for i := range s {
+			var v [3]float64
+			v[tt.down] = g
+			if k := i - 300; k >= 0 && k < len(tt.shape) {
+				v[tt.axis] += tt.shape[k]
+			}
+			s[i] = sample{v[0], v[1], v[2]}
+		}
+		ev, at := run(NewMotionDetector(DetectorRate), s)
+		if tt.tap && (len(ev) != 1 || ev[0] != Tap || at[0] <= 300 || at[0] >= 400) {
+			t.Errorf("%s: events %v at samples %v, want one tap between 300 and 400", tt.name, ev, at)
+		}
+		if !tt.tap && len(ev) != 0 {
+			t.Errorf("%s: events %v at samples %v, want none", tt.name, ev, at)
+		}
+	}
+}
