@@ -1,0 +1,189 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"testing"
+)
+
+// maxTurnsPerByte bounds the turns of the decoder's loops per byte of
+// input: about 5 on the worst inputs fed a byte at a time.
+const maxTurnsPerByte = 8
+
+// refeed returns a copy of frame f with byte i set to v and the checksum
+// made good again: a frame whose only fault is byte i.
+func refeed(f []byte, i int, v byte) []byte {
+	c := append([]byte(nil), f...)
+	c[i] = v
+	end := len(c) - TrailSize
+	binary.LittleEndian.PutUint32(c[end:], crc32.Checksum(c[2:end], castagnoli))
+	return c
+}
+
+// header returns a frame header claiming a payload of n bytes.
+func header(kind Kind, id, n uint32) []byte {
+	h := BeginFrame(nil, kind, id)
+	binary.LittleEndian.PutUint32(h[8:], n)
+	return h
+}
+
+// cat joins byte slices into a new one.
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// decodeChecked feeds in to a new decoder of the given maximum in pieces
+// of step bytes and returns what it found. It fails t when the decoder
+// finds other frames, or counts other broken or skipped bytes, than the
+// rescanning decoder, or when its work or the turns of its loops are more
+// than linear (a loop that does not end stops at that bound).
+func decodeChecked(t *testing.T, max int, in []byte, step int) (*Decoder, []got) {
+	t.Helper()
+	d := NewDecoder(max)
+	d.maxTurns = maxTurnsPerByte*uint64(len(in)) + 64
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("pieces of %d of %x: %v", step, in, r)
+		}
+	}()
+	var chunks [][]byte
+	for i := 0; i < len(in); i += step {
+		chunks = append(chunks, in[i:min(i+step, len(in))])
+	}
+	out := decodeAll(d, chunks...)
+	ref := newRefDecoder(max)
+	var want []got
+	ref.Feed(in, func(f Frame) { want = append(want, got{f.Kind, f.ID, string(f.Payload)}) })
+	if fmt.Sprint(out) != fmt.Sprint(want) || d.Broken != ref.Broken || d.Skipped != ref.Skipped || d.Oversized != ref.Oversized {
+		t.Fatalf("pieces of %d of %x:\ngot %v (broken %d, skipped %d, oversized %+v),\nthe rescanning decoder %v (broken %d, skipped %d, oversized %+v)",
+			step, in, out, d.Broken, d.Skipped, d.Oversized, want, ref.Broken, ref.Skipped, ref.Oversized)
+	}
+	if d.work > maxWorkPerByte*uint64(len(in))+64 {
+		t.Fatalf("pieces of %d: %d bytes examined for %d bytes of input", step, d.work, len(in))
+	}
+	return d, out
+}
+
+// TestDecoderCases decodes streams made to reach each rule of the decoder
+// with a good checksum, so that the rule alone decides: a wrong magic or
+// version, a payload at and over the maximum, frames inside frames.
+func TestDecoderCases(t *testing.T) {
+	const max = 64
+	good := AppendFrame(nil, Ping, 7, nil)
+	x := AppendFrame(nil, Request, 8, []byte(`{"op":"get"}`))
+	atMax := AppendFrame(nil, Request, 9, bytes.Repeat([]byte{'a'}, max))
+	overMax := AppendFrame(nil, Request, 10, bytes.Repeat([]byte{'b'}, max+1))
+	outer := AppendFrame(nil, Response, 11, x)
+	tests := []struct {
+		name      string
+		stream    []byte
+		want      string
+		broken    uint64
+		oversized bool
+	}{
+		{"wrong first magic byte, good checksum", cat(refeed(x, 0, 0xA4), good), "[{ping 7 }]", 0, false},
+		{"wrong second magic byte, good checksum", cat(refeed(x, 1, 0x5B), good), "[{ping 7 }]", 0, false},
+		{"wrong version, good checksum", cat(refeed(x, 2, Version+1), good), "[{ping 7 }]", 1, false},
+		{"version 0, good checksum", cat(refeed(x, 2, 0), good), "[{ping 7 }]", 1, false},
+		{"payload at the maximum", cat(atMax, good), "[{request 9 " + string(bytes.Repeat([]byte{'a'}, max)) + "} {ping 7 }]", 0, false},
+		{"payload one over the maximum, good checksum", cat(overMax, good), "[{ping 7 }]", 1, true},
+		{"a frame as another's payload", cat(outer, good), `[{response 11 ` + string(x) + `} {ping 7 }]`, 0, false},
+		{"a frame inside a broken frame", cat(header(Request, 12, 40), x, make([]byte, 30), good),
+			`[{request 8 {"op":"get"}} {ping 7 }]`, 1, false},
+		{"a frame inside two broken frames", cat(header(Request, 12, 50), header(Request, 13, 30), x, make([]byte, 40)),
+			`[{request 8 {"op":"get"}}]`, 2, false},
+		{"a broken frame inside a frame's payload", cat(AppendFrame(nil, Response, 14, header(Request, 15, 3)), good),
+			"[{response 14 " + string(header(Request, 15, 3)) + "} {ping 7 }]", 0, false},
+		{"a frame ending where a broken one starts", cat(good, header(Request, 16, 2), []byte("xy..."), good), "[{ping 7 } {ping 7 }]", 1, false},
+		{"magic pairs in a row, then a frame", cat([]byte{Magic0, Magic1, Magic0, Magic1, Magic0}, good), "[{ping 7 }]", 2, false},
+		{"an incomplete frame", x[:len(x)-1], "[]", 0, false},
+		{"an incomplete header", x[:HeaderSize-1], "[]", 0, false},
+	}
+	for _, tt := range tests {
+		for _, step := range []int{len(tt.stream), 1, 2, 5, 13} {
+			d, out := decodeChecked(t, max, tt.stream, step)
+			if g := fmt.Sprint(out); g != tt.want || d.Broken != tt.broken || d.Oversized.OK != tt.oversized {
+				t.Errorf("%s (pieces of %d): %s, broken %d, oversized %v; want %s, broken %d, oversized %v",
+					tt.name, step, g, d.Broken, d.Oversized.OK, tt.want, tt.broken, tt.oversized)
+			}
+		}
+	}
+}
+
+// TestDecoderRandomStreams decodes streams of frames, broken frames,
+// headers and garbage, mixed at random, in pieces of random sizes, and
+// compares them with the rescanning decoder.
+func TestDecoderRandomStreams(t *testing.T) {
+	const max = 48
+	rng := rand.New(rand.NewPCG(29, 1))
+	payload := func() []byte {
+		p := make([]byte, rng.IntN(max+8))
+		for i := range p {
+			p[i] = "ab\xa5\x5a\x01"[rng.IntN(5)]
+		}
+		return p
+	}
+	var in []byte
+	for range 2000 {
+		in = in[:0]
+		for range 1 + rng.IntN(8) {
+			f := AppendFrame(nil, Kind(rng.IntN(3)), rng.Uint32(), payload())
+			switch rng.IntN(8) {
+			case 0: // a byte changed
+				f[rng.IntN(len(f))] ^= byte(1 + rng.IntN(255))
+			case 1: // a byte changed, the checksum good
+				i := rng.IntN(len(f) - TrailSize)
+				f = refeed(f, i, f[i]^byte(1+rng.IntN(255)))
+			case 2: // cut short
+				f = f[:rng.IntN(len(f))]
+			case 3: // a header alone
+				f = header(Request, 1, uint32(rng.IntN(2*max)))
+			case 4: // garbage
+				f = []byte("\xa5\x5a\x01\xa5z")[:rng.IntN(6)]
+			case 5: // a frame inside a frame
+				f = AppendFrame(nil, Response, 2, f)
+			}
+			in = append(in, f...)
+		}
+		decodeChecked(t, max, in, 1+rng.IntN(len(in)+1))
+	}
+}
+
+// TestDecoderBuffersStayBounded feeds megabytes of frames and garbage in
+// pieces of every size the transports read: the decoder keeps what is
+// undecided, not what it has decided.
+func TestDecoderBuffersStayBounded(t *testing.T) {
+	unit := cat(frames(20), []byte("garbage \xa5 and \xa5\x5a"), header(Request, 1, 100), frames(1))
+	for _, step := range []int{7, 4096, 65536} {
+		d := NewDecoder(0)
+		n := 0
+		var peak int
+		for fed := 0; fed < 2<<20; fed += len(unit) {
+			for i := 0; i < len(unit); i += step {
+				d.Feed(unit[i:min(i+step, len(unit))], func(Frame) { n++ })
+				peak = max(peak, cap(d.win))
+			}
+		}
+		if limit := 4 * max(65536, 2*step); peak > limit {
+			t.Errorf("pieces of %d: the buffer grew to %d bytes, more than %d", step, peak, limit)
+		}
+		if n == 0 || d.Broken == 0 {
+			t.Errorf("pieces of %d: %d frames, %d broken", step, n, d.Broken)
+		}
+	}
+}
+
+// TestDecoderReadsACleanStreamOnce: a stream of valid frames fed whole is
+// copied once and read once, each frame's first byte twice (found, then
+// checked).
+func TestDecoderReadsACleanStreamOnce(t *testing.T) {
+	for _, n := range []int{1, 2, 50} {
+		in := frames(n)
+		d := NewDecoder(0)
+		decodeAll(d, in)
+		if want := uint64(2*len(in) + n); d.work != want {
+			t.Errorf("%d frames: %d bytes examined, want %d", n, d.work, want)
+		}
+	}
+}
