@@ -176,14 +176,26 @@ func TestDecoderBuffersStayBounded(t *testing.T) {
 
 // TestDecoderReadsACleanStreamOnce: a stream of valid frames fed whole is
 // copied once and read once, each frame's first byte twice (found, then
-// checked).
+// checked), payloads at the maximum too.
 func TestDecoderReadsACleanStreamOnce(t *testing.T) {
-	for _, n := range []int{1, 2, 50} {
-		in := frames(n)
-		d := NewDecoder(0)
-		decodeAll(d, in)
-		if want := uint64(2*len(in) + n); d.work != want {
-			t.Errorf("%d frames: %d bytes examined, want %d", n, d.work, want)
+	tests := []struct {
+		name   string
+		max    int
+		stream []byte
+		n      int
+	}{
+		{"one frame", 0, frames(1), 1},
+		{"two frames", 0, frames(2), 2},
+		{"50 frames", 0, frames(50), 50},
+		{"payloads at the maximum", 40, cat(AppendFrame(nil, Request, 1, make([]byte, 40)), AppendFrame(nil, Request, 2, make([]byte, 40))), 2},
+	}
+	for _, tt := range tests {
+		d := NewDecoder(tt.max)
+		if got := decodeAll(d, tt.stream); len(got) != tt.n {
+			t.Errorf("%s: %d frames, want %d", tt.name, len(got), tt.n)
+		}
+		if want := uint64(2*len(tt.stream) + tt.n); d.work != want {
+			t.Errorf("%s: %d bytes examined, want %d", tt.name, d.work, want)
 		}
 	}
 }
