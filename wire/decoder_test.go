@@ -30,6 +30,14 @@ func header(kind Kind, id, n uint32) []byte {
 	return h
 }
 
+// show returns in as hex, the first 200 bytes of it when it is longer.
+func show(in []byte) string {
+	if len(in) > 200 {
+		return fmt.Sprintf("%x... (%d bytes)", in[:200], len(in))
+	}
+	return fmt.Sprintf("%x", in)
+}
+
 // cat joins byte slices into a new one.
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
@@ -44,7 +52,7 @@ func decodeChecked(t *testing.T, max int, in []byte, step int) (*Decoder, []got)
 	d.maxTurns = maxTurnsPerByte*uint64(len(in)) + 64
 	defer func() {
 		if r := recover(); r != nil {
-			t.Fatalf("pieces of %d of %x: %v", step, in, r)
+			t.Fatalf("pieces of %d of %s: %v", step, show(in), r)
 		}
 	}()
 	var chunks [][]byte
@@ -56,8 +64,8 @@ func decodeChecked(t *testing.T, max int, in []byte, step int) (*Decoder, []got)
 	var want []got
 	ref.Feed(in, func(f Frame) { want = append(want, got{f.Kind, f.ID, string(f.Payload)}) })
 	if fmt.Sprint(out) != fmt.Sprint(want) || d.Broken != ref.Broken || d.Skipped != ref.Skipped || d.Oversized != ref.Oversized {
-		t.Fatalf("pieces of %d of %x:\ngot %v (broken %d, skipped %d, oversized %+v),\nthe rescanning decoder %v (broken %d, skipped %d, oversized %+v)",
-			step, in, out, d.Broken, d.Skipped, d.Oversized, want, ref.Broken, ref.Skipped, ref.Oversized)
+		t.Fatalf("pieces of %d of %s:\ngot %v (broken %d, skipped %d, oversized %+v),\nthe rescanning decoder %v (broken %d, skipped %d, oversized %+v)",
+			step, show(in), out, d.Broken, d.Skipped, d.Oversized, want, ref.Broken, ref.Skipped, ref.Oversized)
 	}
 	if d.work > maxWorkPerByte*uint64(len(in))+64 {
 		t.Fatalf("pieces of %d: %d bytes examined for %d bytes of input", step, d.work, len(in))
@@ -152,7 +160,7 @@ func TestDecoderRandomStreams(t *testing.T) {
 
 // TestDecoderBuffersStayBounded feeds megabytes of frames and garbage in
 // pieces of every size the transports read: the decoder keeps what is
-// undecided, not what it has decided.
+// undecided, not what it has decided, bytes and candidates alike.
 func TestDecoderBuffersStayBounded(t *testing.T) {
 	unit := cat(frames(20), []byte("garbage \xa5 and \xa5\x5a"), header(Request, 1, 100), frames(1))
 	for _, step := range []int{7, 4096, 65536} {
@@ -168,9 +176,28 @@ func TestDecoderBuffersStayBounded(t *testing.T) {
 		if limit := 4 * max(65536, 2*step); peak > limit {
 			t.Errorf("pieces of %d: the buffer grew to %d bytes, more than %d", step, peak, limit)
 		}
+		if c := max(cap(d.cands), cap(d.pend), cap(d.ends)); c > 64 {
+			t.Errorf("pieces of %d: room for %d candidates, headers or ends", step, c)
+		}
 		if n == 0 || d.Broken == 0 {
 			t.Errorf("pieces of %d: %d frames, %d broken", step, n, d.Broken)
 		}
+	}
+}
+
+// TestDecoderLongPayloads decodes frames longer than MaxPayload, for a
+// decoder made to accept them, each with a header inside it so that its
+// checksum is derived from the running one: past the end of the table of
+// powers, the checksum's shift is computed.
+func TestDecoderLongPayloads(t *testing.T) {
+	var stream []byte
+	for _, n := range []int{MaxPayload + 1, MaxPayload + 2, MaxPayload + 3} {
+		p := append(header(Request, 1, 8), make([]byte, n-HeaderSize)...)
+		stream = AppendFrame(stream, Response, uint32(n), p)
+	}
+	_, out := decodeChecked(t, MaxPayload+3, stream, 4096)
+	if len(out) != 3 {
+		t.Errorf("%d frames, want 3", len(out))
 	}
 }
 
