@@ -226,3 +226,20 @@ func TestDecoderReadsACleanStreamOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoderWorkOfMagicBytes counts the work of n magic bytes alone, fed
+// whole, step by step: the copy into the buffer (n); the fast path's look
+// at the first byte (1); the search for magic pairs, which looks at every
+// byte and at the byte after each but the last (2n-1); the running
+// checksum (n); and deciding, which finds each byte (n) and looks at each
+// but the last with the byte after it to count it (2(n-1)). In all 7n-2:
+// work a mutant leaves uncounted shows here.
+func TestDecoderWorkOfMagicBytes(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 10, 100} {
+		d := NewDecoder(0)
+		d.Feed(bytes.Repeat([]byte{Magic0}, n), func(Frame) {})
+		if want := uint64(7*n - 2); d.work != want {
+			t.Errorf("%d magic bytes: %d bytes examined, want %d", n, d.work, want)
+		}
+	}
+}
