@@ -444,10 +444,11 @@ var pow8n = sync.OnceValue(func() []uint32 {
 // castagnoliPoly is the CRC-32C polynomial, reflected.
 const castagnoliPoly = 0x82F63B78
 
-// multModP multiplies a and b modulo the polynomial (bit 31 is x^0).
+// multModP multiplies a and b modulo the polynomial (bit 31 is x^0): at
+// most one turn per bit of a, and none past its last bit set.
 func multModP(a, b uint32) uint32 {
 	var p uint32
-	for m := uint32(1) << 31; a != 0; m >>= 1 {
+	for m := uint32(1) << 31; m != 0 && a != 0; m >>= 1 {
 		if a&m != 0 {
 			p ^= b
 			a ^= m
