@@ -155,6 +155,27 @@ func TestAppendFloatCutOffs(t *testing.T) {
 	}
 }
 
+// AppendString escapes as encoding/json does: control characters, quotes,
+// backslashes and HTML's <, > and &, U+2028 and U+2029, and bytes that are
+// not UTF-8 as U+FFFD, and passes any other character as it is.
+func TestAppendString(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"plain", `"plain"`},
+		{"a\"b\\c", `"a\"b\\c"`},
+		{"\b\f\n\r\t\x01\x1f", `"\b\f\n\r\t\u0001\u001f"`},
+		{"<a&b>", `"\u003ca\u0026b\u003e"`},
+		{"ä€😀", `"ä€😀"`},
+		{"\u2027\u2028\u2029\u202a", `"` + "\u2027" + `\u2028\u2029` + "\u202a" + `"`},
+		{"x\x80y\xffz", `"x\ufffdy\ufffdz"`},
+		{"\xe2\x80", `"\ufffd\ufffd"`},
+	} {
+		want, _ := json.Marshal(tt.in)
+		if got := AppendString(nil, tt.in); string(got) != tt.want || string(want) != tt.want {
+			t.Errorf("AppendString(%q) = %s, want %s (encoding/json: %s)", tt.in, got, tt.want, want)
+		}
+	}
+}
+
 // AppendString and the float encoders must give encoding/json's bytes.
 func FuzzAppendJSONMatchesEncodingJSON(f *testing.F) {
 	f.Add("plain", 1.5, float32(0.1))
@@ -250,7 +271,7 @@ func TestFloat32Cache(t *testing.T) {
 // The cache keeps the long encodings of values near zero, which sensors give
 // often, as well as the short ones.
 func TestFloat32CacheKeepsLongEncodings(t *testing.T) {
-	for _, v := range []float32{-0.0023928226, -0.0000012345679, -1.2345679e-38, 9.80665} {
+	for _, v := range []float32{-0.0023928226, -0.0000012345679, -1.2345679e-38, 9.80665, 1e18 /* 19 bytes, as many as an entry holds */} {
 		var c Float32Cache
 		text := string(c.Append(nil, v))
 		bits := math.Float32bits(v)
@@ -272,6 +293,8 @@ func TestCheckJSONText(t *testing.T) {
 		{`{"path": "\udc00x"}`, `\uDC00`},
 		{`"\ud83d\u0041"`, `\uD83D`},
 		{`"\ud83d`, `\uD83D`},
+		{`"\udc00\udc00"`, `\uDC00 at byte 1`}, // two low halves are no pair
+		{`"\udbff\udfff"`, ""},                 // the last pair
 	}
 	for _, tt := range tests {
 		err := CheckJSONText([]byte(tt.in))
