@@ -144,3 +144,28 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+func TestTypes(t *testing.T) {
+	for _, tt := range []struct {
+		t             Type
+		name          string
+		isInt, signed bool
+		isFloat       bool
+	}{
+		{TypeInvalid, "invalid", false, false, false},
+		{TypeBool, "bool", false, false, false},
+		{TypeInt8, "int8", true, true, false},
+		{TypeInt64, "int64", true, true, false},
+		{TypeUint8, "uint8", true, false, false},
+		{TypeUint64, "uint64", true, false, false},
+		{TypeFloat32, "float", false, false, true},
+		{TypeFloat64, "double", false, false, true},
+		{TypeJSON, "json", false, false, false},
+		{TypeJSON + 1, "type(16)", false, false, false},
+	} {
+		if tt.t.String() != tt.name || tt.t.IsInt() != tt.isInt || tt.t.IsSigned() != tt.signed || tt.t.IsFloat() != tt.isFloat {
+			t.Errorf("%d: %q, int %v, signed %v, float %v; want %q, %v, %v, %v", uint8(tt.t),
+				tt.t.String(), tt.t.IsInt(), tt.t.IsSigned(), tt.t.IsFloat(), tt.name, tt.isInt, tt.signed, tt.isFloat)
+		}
+	}
+}

@@ -295,6 +295,7 @@ func TestCheckJSONText(t *testing.T) {
 		{`"\ud83d`, `\uD83D`},
 		{`"\udc00\udc00"`, `\uDC00 at byte 1`}, // two low halves are no pair
 		{`"\udbff\udfff"`, ""},                 // the last pair
+		{`"\ud800\udc00"`, ""},                 // the first pair
 	}
 	for _, tt := range tests {
 		err := CheckJSONText([]byte(tt.in))
