@@ -183,7 +183,7 @@ func TestQueueDropsNewestWhenFull(t *testing.T) {
 	if got := len(fast.Drain(nil)); got != 10 {
 		t.Errorf("fast client got %d, want all 10", got)
 	}
-	// The ring wraps correctly after draining.
+	// After a drain the queue fills from its start again.
 	for i := range 5 {
 		topic.Publish(10 + i)
 	}
@@ -404,4 +404,69 @@ func TestQueueDeferWake(t *testing.T) {
 		t.Errorf("an end: woken %v, %d wake-ups deferred; want woken at once, none deferred", woken(), len(deferred)-1)
 	}
 	c.Close()
+}
+
+// TestQueueWakesAndKeepsItsBuffer: the first notification to wait wakes the
+// consumer, the next ones do not; an end wakes it, and a notification that
+// then waits behind the end does not again. A drain lets the buffer go when
+// it finds it less than a quarter full and larger than the smallest buffer,
+// which a trickle of notifications keeps.
+func TestQueueWakesAndKeepsItsBuffer(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(1000)
+	c := NewClient("c", q)
+	defer c.Close()
+	subscribe(t, h, c, "/S", &recordingSource{})
+	ending, _ := subscribe(t, h, c, "/T", &recordingSource{})
+	woken := func() bool {
+		select {
+		case <-q.Ready():
+			return true
+		default:
+			return false
+		}
+	}
+	topic := h.Topic("/S")
+	topic.Publish(1)
+	if !woken() {
+		t.Fatal("the first notification did not wake the consumer")
+	}
+	topic.Publish(2)
+	if woken() {
+		t.Fatal("a second notification woke the consumer again")
+	}
+	q.Drain(nil)
+	h.End(ending, EndSource)
+	if !woken() {
+		t.Fatal("an end did not wake the consumer")
+	}
+	topic.Publish(3)
+	if woken() {
+		t.Fatal("a notification behind a waiting end woke the consumer again")
+	}
+	q.Drain(nil)
+
+	for _, tt := range []struct {
+		burst, left int // notifications waiting at the two drains
+		kept        bool
+	}{
+		{minQueueBuffer, 1, true},                         // the smallest buffer is kept
+		{2 * minQueueBuffer, minQueueBuffer / 2, true},    // a quarter full
+		{2 * minQueueBuffer, minQueueBuffer/2 - 1, false}, // less than a quarter full
+		{minQueueBuffer + 1, 1, false},                    // larger than the smallest, nearly empty
+	} {
+		for i := range tt.burst {
+			topic.Publish(i)
+		}
+		q.Drain(nil)
+		size := len(q.buf)
+		for i := range tt.left {
+			topic.Publish(i)
+		}
+		q.Drain(nil)
+		if kept := q.buf != nil; kept != tt.kept || size < tt.burst {
+			t.Errorf("a buffer of %d after %d, then %d waiting: kept %v, want %v", size, tt.burst, tt.left, kept, tt.kept)
+		}
+		q.release()
+	}
 }
