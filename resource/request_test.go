@@ -169,3 +169,38 @@ func TestTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestValueDecode(t *testing.T) {
+	rec, _ := RecordJSON("R", []byte(`{"a":1}`))
+	js, _ := JSON([]byte(`{"a":2}`))
+	for _, tt := range []struct {
+		v    Value
+		want int // 0: an error
+	}{{rec, 1}, {js, 2}, {Int32(3), 0}, {String(`{"a":4}`), 0}} {
+		var dst struct{ A int }
+		err := tt.v.Decode(&dst)
+		if tt.want == 0 && err == nil || tt.want != 0 && (err != nil || dst.A != tt.want) {
+			t.Errorf("Decode of %v: %+v, %v; want a = %d (0: an error)", tt.v, dst, err, tt.want)
+		}
+	}
+}
+
+// TestHubPeak: the peak counts the most subscriptions at once, until reset.
+func TestHubPeak(t *testing.T) {
+	h := NewHub(0)
+	c := NewClient("c", NewQueue(8))
+	defer c.Close()
+	var subs []*Subscription
+	for _, uri := range []string{"/A", "/B", "/C"} {
+		s, _ := h.Subscribe(&Request{Op: Subscribe, Client: c}, uri, &recordingSource{})
+		subs = append(subs, s)
+	}
+	h.End(subs[0], EndSource)
+	if h.Count() != 2 || h.Peak() != 3 {
+		t.Errorf("count %d, peak %d; want 2, 3", h.Count(), h.Peak())
+	}
+	h.ResetPeak()
+	if h.Peak() != 2 {
+		t.Errorf("peak %d after a reset, want 2", h.Peak())
+	}
+}

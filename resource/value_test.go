@@ -21,6 +21,7 @@ func TestParseValue(t *testing.T) {
 		{"int32", "-5", Int32(-5)},
 		{"uint8", "255", Uint8(255)},
 		{"uint8", "0x7f", Uint8(127)},
+		{"uint8", "0X7F", Uint8(127)},
 		{"uint16", " 104 ", Uint16(104)},
 		{"uint32", "4294967295", Uint32(math.MaxUint32)},
 		{"uint32", "-0", Uint32(0)},
