@@ -243,3 +243,45 @@ func TestDecoderWorkOfMagicBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoderWorkOfTheGeneralWay counts, step by step, the work of inputs
+// that the fast path leaves to the general one.
+//
+// A frame of k payload bytes, without another magic byte, fed in two
+// pieces, the last byte apart: the first piece is copied (15+k); the fast
+// path finds the magic (1) and finds the frame incomplete; the search for
+// magic pairs reads the pair (2) and the rest of the piece (14+k); the
+// header is checked (12); the running checksum covers the pair (2) and the
+// rest up to the frame's checksum (10+k); deciding finds the magic (1) and
+// waits for the checksum's last byte. The second piece is copied (1);
+// deciding finds the magic again (1), reads the frame's bytes from its
+// version to its end once more, as no other candidate lies within it
+// (10+k), and takes the frame, its header and checksum (16). In all 85+4k.
+//
+// A header alone whose version is wrong (12 bytes): copied (12); the fast
+// path finds the magic (1) and stops at the version; the search for magic
+// pairs reads the pair (2), checks the header (12) and reads on from the
+// byte after the magic to the end (11); the running checksum covers the
+// pair (2) and the rest (10); deciding finds the magic (1), counts the
+// header broken on reading it (2 and 10), and reads on from the byte after
+// the magic to the end (11). In all 74.
+func TestDecoderWorkOfTheGeneralWay(t *testing.T) {
+	for _, k := range []int{0, 1, 10, 100} {
+		f := AppendFrame(nil, Request, 1, bytes.Repeat([]byte{'x'}, k))
+		if bytes.IndexByte(f[1:], Magic0) >= 0 {
+			t.Fatalf("the frame of %d bytes has another magic byte: % x", k, f)
+		}
+		d := NewDecoder(0)
+		n := 0
+		d.Feed(f[:len(f)-1], func(Frame) { n++ })
+		d.Feed(f[len(f)-1:], func(Frame) { n++ })
+		if want := uint64(85 + 4*k); d.work != want || n != 1 {
+			t.Errorf("a frame of %d payload bytes in two pieces: %d bytes examined, %d frames; want %d, 1", k, d.work, n, want)
+		}
+	}
+	d := NewDecoder(0)
+	d.Feed(append([]byte{Magic0, Magic1, Version + 1}, make([]byte, 9)...), func(Frame) {})
+	if d.work != 74 || d.Broken != 1 {
+		t.Errorf("a header of another version: %d bytes examined, %d broken; want 74, 1", d.work, d.Broken)
+	}
+}
