@@ -470,3 +470,38 @@ func TestQueueWakesAndKeepsItsBuffer(t *testing.T) {
 		q.release()
 	}
 }
+
+// TestQueueLetsLargeEndBuffersGo: a drain that lets the notifications'
+// buffer go lets the ends' buffer go too when it is larger than the
+// smallest buffer, and keeps it otherwise.
+func TestQueueLetsLargeEndBuffersGo(t *testing.T) {
+	for _, tt := range []struct {
+		ends int
+		kept bool
+	}{{2, true}, {minQueueBuffer, true}, {minQueueBuffer + 1, false}} {
+		h := NewHub(0)
+		q := NewQueue(1000)
+		c := NewClient("c", q)
+		subscribe(t, h, c, "/S", &recordingSource{})
+		var subs []*Subscription
+		for i := range tt.ends {
+			s, _ := subscribe(t, h, c, fmt.Sprintf("/E%d", i), &recordingSource{})
+			subs = append(subs, s)
+		}
+		for i := range 2 * minQueueBuffer {
+			h.Topic("/S").Publish(i)
+		}
+		q.Drain(nil)
+		for _, s := range subs {
+			h.End(s, EndSource)
+		}
+		h.Topic("/S").Publish(0)
+		if ev := q.Drain(nil); len(ev) != 1+tt.ends || q.buf != nil {
+			t.Errorf("%d ends: drained %d events, buffer %d; want %d events, the buffer let go", tt.ends, len(ev), len(q.buf), 1+tt.ends)
+		}
+		if kept := q.ends != nil; kept != tt.kept {
+			t.Errorf("%d ends: the ends' buffer (room for %d) kept %v, want %v", tt.ends, cap(q.ends), kept, tt.kept)
+		}
+		c.Close()
+	}
+}
