@@ -13,9 +13,9 @@ import (
 // input: about 5 on the worst inputs fed a byte at a time.
 const maxTurnsPerByte = 8
 
-// refeed returns a copy of frame f with byte i set to v and the checksum
+// faulty returns a copy of frame f with byte i set to v and the checksum
 // made good again: a frame whose only fault is byte i.
-func refeed(f []byte, i int, v byte) []byte {
+func faulty(f []byte, i int, v byte) []byte {
 	c := append([]byte(nil), f...)
 	c[i] = v
 	end := len(c) - TrailSize
@@ -90,10 +90,10 @@ func TestDecoderCases(t *testing.T) {
 		broken    uint64
 		oversized bool
 	}{
-		{"wrong first magic byte, good checksum", cat(refeed(x, 0, 0xA4), good), "[{ping 7 }]", 0, false},
-		{"wrong second magic byte, good checksum", cat(refeed(x, 1, 0x5B), good), "[{ping 7 }]", 0, false},
-		{"wrong version, good checksum", cat(refeed(x, 2, Version+1), good), "[{ping 7 }]", 1, false},
-		{"version 0, good checksum", cat(refeed(x, 2, 0), good), "[{ping 7 }]", 1, false},
+		{"wrong first magic byte, good checksum", cat(faulty(x, 0, 0xA4), good), "[{ping 7 }]", 0, false},
+		{"wrong second magic byte, good checksum", cat(faulty(x, 1, 0x5B), good), "[{ping 7 }]", 0, false},
+		{"wrong version, good checksum", cat(faulty(x, 2, Version+1), good), "[{ping 7 }]", 1, false},
+		{"version 0, good checksum", cat(faulty(x, 2, 0), good), "[{ping 7 }]", 1, false},
 		{"payload at the maximum", cat(atMax, good), "[{request 9 " + string(bytes.Repeat([]byte{'a'}, max)) + "} {ping 7 }]", 0, false},
 		{"payload one over the maximum, good checksum", cat(overMax, good), "[{ping 7 }]", 1, true},
 		{"a frame as another's payload", cat(outer, good), `[{response 11 ` + string(x) + `} {ping 7 }]`, 0, false},
@@ -142,7 +142,7 @@ func TestDecoderRandomStreams(t *testing.T) {
 				f[rng.IntN(len(f))] ^= byte(1 + rng.IntN(255))
 			case 1: // a byte changed, the checksum good
 				i := rng.IntN(len(f) - TrailSize)
-				f = refeed(f, i, f[i]^byte(1+rng.IntN(255)))
+				f = faulty(f, i, f[i]^byte(1+rng.IntN(255)))
 			case 2: // cut short
 				f = f[:rng.IntN(len(f))]
 			case 3: // a header alone
