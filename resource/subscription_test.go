@@ -367,14 +367,7 @@ func TestQueueDeferWake(t *testing.T) {
 	q.DeferWake(func(wake func()) { deferred = append(deferred, wake) })
 	c := NewClient("c", q)
 	s, _ := subscribe(t, h, c, "/S", &recordingSource{})
-	woken := func() bool {
-		select {
-		case <-q.Ready():
-			return true
-		default:
-			return false
-		}
-	}
+	woken := func() bool { return woken(q) }
 	h.Topic("/S").Publish(1)
 	h.Topic("/S").Publish(2)
 	if woken() || len(deferred) != 1 {
@@ -406,6 +399,16 @@ func TestQueueDeferWake(t *testing.T) {
 	c.Close()
 }
 
+// woken reports whether q's consumer was woken, and takes the wake-up.
+func woken(q *Queue) bool {
+	select {
+	case <-q.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
 // TestQueueWakesAndKeepsItsBuffer: the first notification to wait wakes the
 // consumer, the next ones do not; an end wakes it, and a notification that
 // then waits behind the end does not again. A drain lets the buffer go when
@@ -418,31 +421,21 @@ func TestQueueWakesAndKeepsItsBuffer(t *testing.T) {
 	defer c.Close()
 	subscribe(t, h, c, "/S", &recordingSource{})
 	ending, _ := subscribe(t, h, c, "/T", &recordingSource{})
-	woken := func() bool {
-		select {
-		case <-q.Ready():
-			return true
-		default:
-			return false
-		}
-	}
 	topic := h.Topic("/S")
-	topic.Publish(1)
-	if !woken() {
-		t.Fatal("the first notification did not wake the consumer")
-	}
-	topic.Publish(2)
-	if woken() {
-		t.Fatal("a second notification woke the consumer again")
-	}
-	q.Drain(nil)
-	h.End(ending, EndSource)
-	if !woken() {
-		t.Fatal("an end did not wake the consumer")
-	}
-	topic.Publish(3)
-	if woken() {
-		t.Fatal("a notification behind a waiting end woke the consumer again")
+	for _, step := range []struct {
+		what  string
+		do    func()
+		woken bool
+	}{
+		{"the first notification", func() { topic.Publish(1) }, true},
+		{"a second notification", func() { topic.Publish(2) }, false},
+		{"an end", func() { q.Drain(nil); h.End(ending, EndSource) }, true},
+		{"a notification behind a waiting end", func() { topic.Publish(3) }, false},
+	} {
+		step.do()
+		if w := woken(q); w != step.woken {
+			t.Fatalf("%s: woken %v, want %v", step.what, w, step.woken)
+		}
 	}
 	q.Drain(nil)
 
