@@ -3,6 +3,7 @@ package link_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,7 +19,25 @@ const (
 
 var hashOfA = api.FileHash([]byte(yamlA))
 
+// fileList returns n distinct file names as JSON strings, joined by
+// commas, or as app entries when apps is true.
+func fileList(n int, apps bool) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if apps {
+			fmt.Fprintf(&b, `{"name":"app%d.yaml","sha256":"%s"}`, i, hashA)
+		} else {
+			fmt.Fprintf(&b, `"f%d.yaml"`, i)
+		}
+	}
+	return b.String()
+}
+
 func TestParseDefinitions(t *testing.T) {
+	max := link.MaxDefinitionFiles
 	for _, tt := range []struct {
 		name, payload, err string // err "" when it parses
 	}{
@@ -39,6 +58,10 @@ func TestParseDefinitions(t *testing.T) {
 		{"app hash", `{"builtin":{"set":"` + hashA + `","files":[]},"apps":[{"name":"a.yaml","sha256":""}]}`, `file a.yaml: sha256 "" is not 64`},
 		{"text not matching", `{"file":{"name":"a.yaml","sha256":"` + hashA + `","yaml":"swagger: '2.0'\n"}}`, "file a.yaml: the text does not match its sha256"},
 		{"too many files", `{"builtin":{"set":"` + hashA + `","files":[` + strings.TrimSuffix(strings.Repeat(`"a.yaml",`, link.MaxDefinitionFiles+1), ",") + `]}}`, "129 built-in and 0 app files; at most 128 of each"},
+		{"the most files of each", `{"builtin":{"set":"` + hashA + `","files":[` + fileList(max, false) + `]},"apps":[` + fileList(max, true) + `]}`, ""},
+		{"too many app files", `{"builtin":{"set":"` + hashA + `","files":[]},"apps":[` + fileList(max+1, true) + `]}`, "0 built-in and 129 app files; at most 128 of each"},
+		{"the longest name", `{"builtin":{"set":"` + hashA + `","files":["` + strings.Repeat("a", api.MaxFileName-5) + `.yaml"]}}`, ""},
+		{"a name one byte too long", `{"builtin":{"set":"` + hashA + `","files":["` + strings.Repeat("a", api.MaxFileName-4) + `.yaml"]}}`, "is not a definition file's name"},
 		{"not UTF-8", "{\"file\":{\"name\":\"a.yaml\",\"sha256\":\"" + hashA + "\",\"yaml\":\"\xff\"}}", "not UTF-8"},
 	} {
 		m, err := link.ParseDefinitions([]byte(tt.payload))
@@ -47,6 +70,19 @@ func TestParseDefinitions(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, err)
 		case tt.err != "" && (err == nil || !errors.Is(err, link.ErrDefinitions) || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("%s: %v (%+v), want an error containing %q", tt.name, err, m, tt.err)
+		}
+	}
+}
+
+// An index's lists are empty, not nil, when the payload leaves them out.
+func TestParseDefinitionsIndexLists(t *testing.T) {
+	for _, payload := range []string{
+		`{"builtin":{"set":"` + hashA + `"}}`,
+		`{"builtin":{"set":"` + hashA + `","files":null},"apps":null}`,
+	} {
+		m, err := link.ParseDefinitions([]byte(payload))
+		if err != nil || m.Builtin.Files == nil || m.Apps == nil {
+			t.Errorf("%s: files %#v, apps %#v, %v; want empty lists", payload, m.Builtin.Files, m.Apps, err)
 		}
 	}
 }

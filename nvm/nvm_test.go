@@ -401,3 +401,112 @@ func TestNoSharedLockWhereOthersWrite(t *testing.T) {
 		t.Errorf("second Open: %v, want ErrInUse", err)
 	}
 }
+
+// TestSizeLimit writes and reads state files at and next to MaxFileSize:
+// the largest contents a file holds round-trip, as empty contents do, one byte more is refused by
+// Write and leaves the old file, and a file on disk one byte over the limit
+// is corrupt even when its first MaxFileSize bytes are a valid state file.
+func TestSizeLimit(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	largest := bytes.Repeat([]byte{'x'}, MaxFileSize-headerSize)
+	for _, tt := range []struct {
+		name string
+		size int
+		ok   bool
+	}{
+		{"empty", 0, true},
+		{"largest", MaxFileSize - headerSize, true},
+		{"one byte under", MaxFileSize - headerSize - 1, true},
+		{"one byte over", MaxFileSize - headerSize + 1, false},
+		{"a header over", MaxFileSize, false},
+	} {
+		if err := s.Write("old", []byte("before")); err != nil {
+			t.Fatal(err)
+		}
+		data := bytes.Repeat([]byte{'y'}, tt.size)
+		err := s.Write("old", data)
+		most := fmt.Sprintf("more than a state file holds (%d)", MaxFileSize-headerSize)
+		if tt.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), most) {
+			t.Errorf("%s: Write of %d bytes: %v, want ok %v", tt.name, tt.size, err, tt.ok)
+		}
+		want := data
+		if !tt.ok {
+			want = []byte("before")
+		}
+		if got, err := s.Read("old"); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: Read after Write of %d bytes: %d bytes, %v; want %d bytes", tt.name, tt.size, len(got), err, len(want))
+		}
+	}
+
+	full := Encode(largest)
+	if len(full) != MaxFileSize {
+		t.Fatalf("the largest state file is %d bytes, want %d", len(full), MaxFileSize)
+	}
+	for _, tt := range []struct {
+		name   string
+		raw    []byte
+		reason string // "" when the file is good
+	}{
+		{"exactly MaxFileSize", full, ""},
+		{"a valid file and one byte more", append(full[:len(full):len(full)], 0), fmt.Sprintf("more than %d bytes", MaxFileSize)},
+	} {
+		if got, err := Decode("f", tt.raw); tt.reason == "" && (err != nil || !bytes.Equal(got, largest)) {
+			t.Errorf("Decode %s: %d bytes, %v", tt.name, len(got), err)
+		} else if tt.reason != "" && (err == nil || !strings.Contains(err.Error(), tt.reason)) {
+			t.Errorf("Decode %s: %v, want %q", tt.name, err, tt.reason)
+		}
+		if err := os.WriteFile(s.Path("f"), tt.raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var ce *CorruptError
+		if got, err := s.Read("f"); tt.reason == "" && (err != nil || !bytes.Equal(got, largest)) {
+			t.Errorf("Read %s: %d bytes, %v", tt.name, len(got), err)
+		} else if tt.reason != "" && (!errors.As(err, &ce) || !strings.Contains(err.Error(), tt.reason)) {
+			t.Errorf("Read %s: %v, want a CorruptError saying %q", tt.name, err, tt.reason)
+		}
+	}
+}
+
+// TestEEPROMSpans reads and writes at the chips' ends: a span that ends at
+// the end is good, one byte more is not, and an empty span is good
+// anywhere up to the end (a GET of length 0 reads nothing).
+func TestEEPROMSpans(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e, err := OpenEEPROM(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		chip, addr, n int
+		ok            bool
+	}{
+		{0, 0, 0, true},
+		{1, profile.ChipSize, 0, true},
+		{1, profile.ChipSize - 3, 3, true},
+		{1, profile.ChipSize - 3, 4, false},
+		{0, profile.ChipSize + 1, 0, false},
+		{0, -1, 0, false},
+		{0, 0, -1, false},
+		{profile.Chips - 1, 0, 1, true},
+		{profile.Chips, 0, 1, false},
+	} {
+		b, err := e.Read(tt.chip, tt.addr, tt.n)
+		if tt.ok != (err == nil) || tt.ok && len(b) != tt.n {
+			t.Errorf("Read(%d, %d, %d): %d bytes, %v; want ok %v", tt.chip, tt.addr, tt.n, len(b), err, tt.ok)
+		}
+		if tt.n < 0 {
+			continue
+		}
+		if err := e.Write(tt.chip, tt.addr, bytes.Repeat([]byte{7}, tt.n)); tt.ok != (err == nil) {
+			t.Errorf("Write(%d, %d, %d bytes): %v; want ok %v", tt.chip, tt.addr, tt.n, err, tt.ok)
+		}
+	}
+}

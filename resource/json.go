@@ -71,9 +71,9 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 	}
 	b = strconv.AppendFloat(b, f, format, -1, bits)
 	if format == 'e' {
-		// clean up e-09 to e-9
+		// clean up e-09 to e-9 (the exponent form is at least 5 bytes, 1e-07)
 		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		if b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
 			b[n-2] = b[n-1]
 			b = b[:n-1]
 		}

@@ -25,8 +25,7 @@ type Event struct {
 // it mostly empty.
 type Queue struct {
 	mu     sync.Mutex
-	buf    []Event // ring of notifications; grows up to capacity
-	head   int
+	buf    []Event // the waiting notifications are buf[:n]; grows up to capacity
 	n      int
 	cap    int
 	ends   []Event
@@ -55,11 +54,7 @@ func (q *Queue) Notify(n Notification) bool {
 		q.grow()
 	}
 	pending := n.Sub.pending.Add(1)
-	i := q.head + q.n
-	if i >= len(q.buf) {
-		i -= len(q.buf)
-	}
-	q.buf[i] = Event{Sub: n.Sub, Content: n.Content}
+	q.buf[q.n] = Event{Sub: n.Sub, Content: n.Content}
 	q.n++
 	wake := q.n == 1 && len(q.ends) == 0
 	full := n.Sub.limit > 0 && pending >= n.Sub.limit
@@ -101,9 +96,8 @@ func (q *Queue) Ended(sub *Subscription, reason EndReason) {
 // grow doubles the buffer, within the capacity, keeping the order.
 func (q *Queue) grow() {
 	buf := make([]Event, min(max(2*len(q.buf), minQueueBuffer), q.cap))
-	k := copy(buf, q.buf[q.head:])
-	copy(buf[k:], q.buf[:q.head])
-	q.buf, q.head = buf, 0
+	copy(buf, q.buf[:q.n])
+	q.buf = buf
 }
 
 func (q *Queue) signal() {
@@ -135,20 +129,14 @@ func (q *Queue) Drain(dst []Event) []Event {
 	if 4*q.n < len(q.buf) && len(q.buf) > minQueueBuffer {
 		defer q.release() // a burst has passed: let its buffer go
 	}
-	for q.n > 0 {
-		e := q.buf[q.head]
-		q.buf[q.head] = Event{}
-		q.head++
-		if q.head == len(q.buf) {
-			q.head = 0
-		}
-		q.n--
+	for i, e := range q.buf[:q.n] {
+		q.buf[i] = Event{}
 		e.Sub.pending.Add(-1)
 		if e.Sub.Active() {
 			dst = append(dst, e)
 		}
 	}
-	q.head = 0
+	q.n = 0
 	dst = append(dst, q.ends...)
 	clear(q.ends)
 	q.ends = q.ends[:0]
@@ -157,7 +145,7 @@ func (q *Queue) Drain(dst []Event) []Event {
 
 // release lets the emptied buffer go; the next notification allocates anew.
 func (q *Queue) release() {
-	q.buf, q.head = nil, 0
+	q.buf = nil
 	if cap(q.ends) > minQueueBuffer {
 		q.ends = nil
 	}
@@ -168,6 +156,6 @@ func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	q.buf, q.n, q.head = nil, 0, 0
+	q.buf, q.n = nil, 0
 	q.ends = nil
 }

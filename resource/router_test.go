@@ -365,3 +365,61 @@ func FuzzRegister(f *testing.F) {
 		}
 	})
 }
+
+// TestRouterLimits registers and resolves at the limits: the longest path,
+// the most parameters, the longest parameter name, a placeholder of one
+// letter, and the operations of a route to its last one.
+func TestRouterLimits(t *testing.T) {
+	h := HandlerFunc(func(*Request) Response { return OK(nil) })
+	longest := "/" + strings.Repeat("a", MaxPathLen-1)
+	name64 := strings.Repeat("N", 64)
+	for _, tt := range []struct {
+		pattern string
+		ok      bool
+	}{
+		{longest, true},
+		{longest + "a", false},
+		{"/P/{A}/{B}/{C}/{D}", true},
+		{"/Q/{A}/{B}/{C}/{D}/{E}", false},
+		{"/R/{" + name64 + "}", true},
+		{"/S/{" + name64 + "N}", false},
+	} {
+		rt := NewRouter("/net/1")
+		if _, err := rt.Handle(tt.pattern, Get, h); (err == nil) != tt.ok {
+			t.Errorf("Handle(%.20s... (%d bytes)): %v, want ok %v", tt.pattern, len(tt.pattern), err, tt.ok)
+		}
+	}
+
+	rt := NewRouter("/net/1")
+	for _, p := range []string{longest, "/P/{A}/{B}/{C}/{D}", "/R/{" + name64 + "}"} {
+		if _, err := rt.Handle(p, Get, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := rt.Handle("/U", Subscribe, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path, uri string
+		args      []Value
+	}{
+		{longest, "/net/1" + longest, nil},
+		{"/P/1/2/3/4", "/net/1/P/1/2/3/4", nil},
+		{"/P/1/2/3/4", "/net/1/P/5/6/7/8", []Value{Int32(5), Int32(6), Int32(7), Int32(8)}},
+		{"/P/{A}/2/{C}/4", "/net/1/P/{A}/2/{C}/4", nil},
+		{"/R/{x}", "/net/1/R/{x}", nil},
+	} {
+		m, err := rt.Resolve(Get, tt.path)
+		if err != nil {
+			t.Errorf("Resolve(%.20s... (%d bytes)): %v", tt.path, len(tt.path), err)
+			continue
+		}
+		if uri := m.URI("/net/1", tt.args); uri != tt.uri {
+			t.Errorf("Resolve(%s): URI %s, want %s", tt.path, uri, tt.uri)
+		}
+	}
+	if fmt.Sprint(r.Ops()) != "[subscribe unsubscribe]" { // a subscribable route answers unsubscribe too
+		t.Errorf("ops of /U: %v", r.Ops())
+	}
+}

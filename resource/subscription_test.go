@@ -183,7 +183,7 @@ func TestQueueDropsNewestWhenFull(t *testing.T) {
 	if got := len(fast.Drain(nil)); got != 10 {
 		t.Errorf("fast client got %d, want all 10", got)
 	}
-	// The ring wraps correctly after draining.
+	// After a drain the queue fills from its start again.
 	for i := range 5 {
 		topic.Publish(10 + i)
 	}
@@ -367,14 +367,7 @@ func TestQueueDeferWake(t *testing.T) {
 	q.DeferWake(func(wake func()) { deferred = append(deferred, wake) })
 	c := NewClient("c", q)
 	s, _ := subscribe(t, h, c, "/S", &recordingSource{})
-	woken := func() bool {
-		select {
-		case <-q.Ready():
-			return true
-		default:
-			return false
-		}
-	}
+	woken := func() bool { return woken(q) }
 	h.Topic("/S").Publish(1)
 	h.Topic("/S").Publish(2)
 	if woken() || len(deferred) != 1 {
@@ -404,4 +397,104 @@ func TestQueueDeferWake(t *testing.T) {
 		t.Errorf("an end: woken %v, %d wake-ups deferred; want woken at once, none deferred", woken(), len(deferred)-1)
 	}
 	c.Close()
+}
+
+// woken reports whether q's consumer was woken, and takes the wake-up.
+func woken(q *Queue) bool {
+	select {
+	case <-q.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// TestQueueWakesAndKeepsItsBuffer: the first notification to wait wakes the
+// consumer, the next ones do not; an end wakes it, and a notification that
+// then waits behind the end does not again. A drain lets the buffer go when
+// it finds it less than a quarter full and larger than the smallest buffer,
+// which a trickle of notifications keeps.
+func TestQueueWakesAndKeepsItsBuffer(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(1000)
+	c := NewClient("c", q)
+	defer c.Close()
+	subscribe(t, h, c, "/S", &recordingSource{})
+	ending, _ := subscribe(t, h, c, "/T", &recordingSource{})
+	topic := h.Topic("/S")
+	for _, step := range []struct {
+		what  string
+		do    func()
+		woken bool
+	}{
+		{"the first notification", func() { topic.Publish(1) }, true},
+		{"a second notification", func() { topic.Publish(2) }, false},
+		{"an end", func() { q.Drain(nil); h.End(ending, EndSource) }, true},
+		{"a notification behind a waiting end", func() { topic.Publish(3) }, false},
+	} {
+		step.do()
+		if w := woken(q); w != step.woken {
+			t.Fatalf("%s: woken %v, want %v", step.what, w, step.woken)
+		}
+	}
+	q.Drain(nil)
+
+	for _, tt := range []struct {
+		burst, left int // notifications waiting at the two drains
+		kept        bool
+	}{
+		{minQueueBuffer, 1, true},                         // the smallest buffer is kept
+		{2 * minQueueBuffer, minQueueBuffer / 2, true},    // a quarter full
+		{2 * minQueueBuffer, minQueueBuffer/2 - 1, false}, // less than a quarter full
+		{minQueueBuffer + 1, 1, false},                    // larger than the smallest, nearly empty
+	} {
+		for i := range tt.burst {
+			topic.Publish(i)
+		}
+		q.Drain(nil)
+		size := len(q.buf)
+		for i := range tt.left {
+			topic.Publish(i)
+		}
+		q.Drain(nil)
+		if kept := q.buf != nil; kept != tt.kept || size < tt.burst {
+			t.Errorf("a buffer of %d after %d, then %d waiting: kept %v, want %v", size, tt.burst, tt.left, kept, tt.kept)
+		}
+		q.release()
+	}
+}
+
+// TestQueueLetsLargeEndBuffersGo: a drain that lets the notifications'
+// buffer go lets the ends' buffer go too when it is larger than the
+// smallest buffer, and keeps it otherwise.
+func TestQueueLetsLargeEndBuffersGo(t *testing.T) {
+	for _, tt := range []struct {
+		ends int
+		kept bool
+	}{{2, true}, {minQueueBuffer, true}, {minQueueBuffer + 1, false}} {
+		h := NewHub(0)
+		q := NewQueue(1000)
+		c := NewClient("c", q)
+		subscribe(t, h, c, "/S", &recordingSource{})
+		var subs []*Subscription
+		for i := range tt.ends {
+			s, _ := subscribe(t, h, c, fmt.Sprintf("/E%d", i), &recordingSource{})
+			subs = append(subs, s)
+		}
+		for i := range 2 * minQueueBuffer {
+			h.Topic("/S").Publish(i)
+		}
+		q.Drain(nil)
+		for _, s := range subs {
+			h.End(s, EndSource)
+		}
+		h.Topic("/S").Publish(0)
+		if ev := q.Drain(nil); len(ev) != 1+tt.ends || q.buf != nil {
+			t.Errorf("%d ends: drained %d events, buffer %d; want %d events, the buffer let go", tt.ends, len(ev), len(q.buf), 1+tt.ends)
+		}
+		if kept := q.ends != nil; kept != tt.kept {
+			t.Errorf("%d ends: the ends' buffer (room for %d) kept %v, want %v", tt.ends, cap(q.ends), kept, tt.kept)
+		}
+		c.Close()
+	}
 }

@@ -21,6 +21,7 @@ func TestParseValue(t *testing.T) {
 		{"int32", "-5", Int32(-5)},
 		{"uint8", "255", Uint8(255)},
 		{"uint8", "0x7f", Uint8(127)},
+		{"uint8", "0X7F", Uint8(127)},
 		{"uint16", " 104 ", Uint16(104)},
 		{"uint32", "4294967295", Uint32(math.MaxUint32)},
 		{"uint32", "-0", Uint32(0)},
@@ -106,6 +107,72 @@ func TestValueAppendJSON(t *testing.T) {
 	for _, tt := range tests {
 		if got := string(tt.v.AppendJSON(nil)); got != tt.want {
 			t.Errorf("AppendJSON(%v) = %s, want %s", tt.v, got, tt.want)
+		}
+	}
+}
+
+// The float encoders switch to the exponent form outside [1e-6, 1e21), as
+// encoding/json does, a float32 judged as a float32: float32(1e-6) is below
+// 1e-6 as a float64 yet prints as 0.000001. Each case is checked against
+// encoding/json too, after a prefix, which the exponent's clean-up must leave.
+func TestAppendFloatCutOffs(t *testing.T) {
+	tests := []struct {
+		v    float64
+		f32  bool
+		want string
+	}{
+		{1e-6, false, "0.000001"},
+		{-1e-6, false, "-0.000001"},
+		{math.Nextafter(1e-6, 0), false, "9.999999999999997e-7"},
+		{1e-7, false, "1e-7"},
+		{1.5e-10, false, "1.5e-10"},
+		{1e-100, false, "1e-100"},
+		{1e21, false, "1e+21"},
+		{-1e21, false, "-1e+21"},
+		{math.Nextafter(1e21, 0), false, "999999999999999900000"},
+		{0, false, "0"},
+		{math.Copysign(0, -1), false, "-0"},
+		{float64(float32(1e-6)), true, "0.000001"},
+		{float64(float32(-1e-6)), true, "-0.000001"},
+		{float64(math.Nextafter32(1e-6, 0)), true, "9.999999e-7"},
+		{float64(float32(1e-7)), true, "1e-7"},
+		{float64(float32(1e21)), true, "1e+21"},
+		{float64(math.Nextafter32(1e21, 0)), true, "999999950000000000000"},
+		{float64(-math.Nextafter32(1e21, 0)), true, "-999999950000000000000"},
+		{0, true, "0"},
+	}
+	for _, tt := range tests {
+		var got, want []byte
+		if tt.f32 {
+			got = AppendFloat32([]byte("x:"), float32(tt.v))
+			want, _ = json.Marshal(float32(tt.v))
+		} else {
+			got = AppendFloat64([]byte("x:"), tt.v)
+			want, _ = json.Marshal(tt.v)
+		}
+		if string(got) != "x:"+tt.want || string(want) != tt.want {
+			t.Errorf("%v (float32 %v): %s, want x:%s (encoding/json: %s)", tt.v, tt.f32, got, tt.want, want)
+		}
+	}
+}
+
+// AppendString escapes as encoding/json does: control characters, quotes,
+// backslashes and HTML's <, > and &, U+2028 and U+2029, and bytes that are
+// not UTF-8 as U+FFFD, and passes any other character as it is.
+func TestAppendString(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"plain", `"plain"`},
+		{"a\"b\\c", `"a\"b\\c"`},
+		{"\b\f\n\r\t\x01\x1f", `"\b\f\n\r\t\u0001\u001f"`},
+		{"<a&b>", `"\u003ca\u0026b\u003e"`},
+		{"ä€😀", `"ä€😀"`},
+		{"\u2027\u2028\u2029\u202a", `"` + "\u2027" + `\u2028\u2029` + "\u202a" + `"`},
+		{"x\x80y\xffz", `"x\ufffdy\ufffdz"`},
+		{"\xe2\x80", `"\ufffd\ufffd"`},
+	} {
+		want, _ := json.Marshal(tt.in)
+		if got := AppendString(nil, tt.in); string(got) != tt.want || string(want) != tt.want {
+			t.Errorf("AppendString(%q) = %s, want %s (encoding/json: %s)", tt.in, got, tt.want, want)
 		}
 	}
 }
@@ -205,7 +272,7 @@ func TestFloat32Cache(t *testing.T) {
 // The cache keeps the long encodings of values near zero, which sensors give
 // often, as well as the short ones.
 func TestFloat32CacheKeepsLongEncodings(t *testing.T) {
-	for _, v := range []float32{-0.0023928226, -0.0000012345679, -1.2345679e-38, 9.80665} {
+	for _, v := range []float32{-0.0023928226, -0.0000012345679, -1.2345679e-38, 9.80665, 1e18 /* 19 bytes, as many as an entry holds */} {
 		var c Float32Cache
 		text := string(c.Append(nil, v))
 		bits := math.Float32bits(v)
@@ -227,6 +294,9 @@ func TestCheckJSONText(t *testing.T) {
 		{`{"path": "\udc00x"}`, `\uDC00`},
 		{`"\ud83d\u0041"`, `\uD83D`},
 		{`"\ud83d`, `\uD83D`},
+		{`"\udc00\udc00"`, `\uDC00 at byte 1`}, // two low halves are no pair
+		{`"\udbff\udfff"`, ""},                 // the last pair
+		{`"\ud800\udc00"`, ""},                 // the first pair
 	}
 	for _, tt := range tests {
 		err := CheckJSONText([]byte(tt.in))

@@ -2,6 +2,7 @@ package signal
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -81,9 +82,78 @@ func TestDesignErrors(t *testing.T) {
 	for _, c := range []struct {
 		order  int
 		fc, fs float64
-	}{{3, 10, 100}, {2, 60, 100}, {2, 0, 100}, {10, 10, 100}} {
-		if _, err := Butterworth(LowPass, c.order, c.fc, c.fs); err == nil {
-			t.Errorf("Butterworth(%d, %g, %g) accepted", c.order, c.fc, c.fs)
+		err    string // "" when the design is good
+	}{
+		{2, 10, 100, ""},
+		{8, 10, 100, ""},
+		{3, 10, 100, "order 3: an even order from 2 to 8"},
+		{0, 10, 100, "order 0: an even order from 2 to 8"},
+		{10, 10, 100, "order 10: an even order from 2 to 8"},
+		{2, 60, 100, "cut-off 60 Hz: between 0 and half the sample rate (50 Hz)"},
+		{2, 50, 100, "cut-off 50 Hz: between 0 and half the sample rate (50 Hz)"},
+		{2, 0, 100, "cut-off 0 Hz"},
+		{2, 49.9, 100, ""},
+	} {
+		_, err := Butterworth(LowPass, c.order, c.fc, c.fs)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("Butterworth(%d, %g, %g): %v, want %q", c.order, c.fc, c.fs, err, c.err)
+		}
+		if c.order != 2 {
+			continue
+		}
+		_, err = FirstOrder(HighPass, c.fc, c.fs)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("FirstOrder(%g, %g): %v, want %q", c.fc, c.fs, err, c.err)
+		}
+	}
+}
+
+// TestFirstOrderResponse: -3 dB at the cut-off, and the low-pass passes
+// what the high-pass stops, at both ends of the band.
+func TestFirstOrderResponse(t *testing.T) {
+	const fs = 250.0
+	for _, tt := range []struct {
+		kind      Kind
+		dc, nyq   float64 // gains at 0 and fs/2
+		fc, probe float64
+	}{
+		{LowPass, 1, 0, 5, 50},
+		{HighPass, 0, 1, 0.5, 0.05},
+	} {
+		c, err := FirstOrder(tt.kind, tt.fc, fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := db(c.Response(tt.fc, fs)); math.Abs(g+3.01) > 0.05 {
+			t.Errorf("%v: %.2f dB at the cut-off, want -3.01", tt.kind, g)
+		}
+		if g := c.Response(0, fs); math.Abs(g-tt.dc) > 1e-9 {
+			t.Errorf("%v: gain %v at 0 Hz, want %v", tt.kind, g, tt.dc)
+		}
+		if g := c.Response(fs/2, fs); math.Abs(g-tt.nyq) > 1e-9 {
+			t.Errorf("%v: gain %v at %g Hz, want %v", tt.kind, g, fs/2, tt.nyq)
+		}
+		if g := db(c.Response(tt.probe, fs)); g > -9 {
+			t.Errorf("%v: %.2f dB at %g Hz, a decade past the cut-off", tt.kind, g, tt.probe)
+		}
+	}
+}
+
+// TestSettleCascades: a settled high-pass cascade gives 0 for its steady
+// input, and a settled low-pass cascade gives the input, however many
+// sections they have.
+func TestSettleCascades(t *testing.T) {
+	for _, tt := range []struct {
+		kind  Kind
+		order int
+		want  float64
+	}{{HighPass, 2, 0}, {HighPass, 8, 0}, {LowPass, 8, 3}} {
+		c, _ := Butterworth(tt.kind, tt.order, 5, 250)
+		c.Settle(3)
+		for i := range 3 {
+			if y := c.Step(3); !(math.Abs(y-tt.want) <= 1e-9) { // NaN fails too
+				t.Errorf("%v order %d settled on 3: step %d gives %v, want %v", tt.kind, tt.order, i, y, tt.want)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"sync"
 )
@@ -41,6 +42,11 @@ type Decoder struct {
 	ends  endHeap     // where candidates end, for the running checksum to stop
 
 	work uint64 // bytes examined, for tests to check that work stays linear
+
+	// turns counts the turns of the decoder's loops; once it passes
+	// maxTurns, when that is not 0, Feed panics. Tests set maxTurns so
+	// that a loop that does not end fails them instead of hanging them.
+	turns, maxTurns uint64
 
 	// Skipped counts bytes dropped while looking for frames.
 	Skipped uint64
@@ -94,6 +100,7 @@ func (d *Decoder) Feed(p []byte, emit func(Frame)) {
 	d.work += uint64(len(p))
 	d.headers()
 	for {
+		d.turn()
 		d.fast(emit)
 		d.advance()
 		if !d.decide(emit) {
@@ -111,6 +118,7 @@ func (d *Decoder) Feed(p []byte, emit func(Frame)) {
 // them again, and no byte is read by fast twice.
 func (d *Decoder) fast(emit func(Frame)) {
 	for d.c0 == len(d.cands) && len(d.pend) == 0 && d.crcAt <= d.base {
+		d.turn()
 		w := d.at(d.base)
 		i := bytes.IndexByte(w, Magic0)
 		if i < 0 {
@@ -134,6 +142,14 @@ func (d *Decoder) fast(emit func(Frame)) {
 		}
 		d.restart(d.base + uint64(end+TrailSize))
 		emit(Frame{Version: w[2], Kind: Kind(w[3]), ID: binary.LittleEndian.Uint32(w[4:]), Payload: w[HeaderSize:end]})
+	}
+}
+
+// turn counts a turn of a loop, and panics past maxTurns.
+func (d *Decoder) turn() {
+	d.turns++
+	if d.maxTurns != 0 && d.turns > d.maxTurns {
+		panic(fmt.Sprintf("wire: the decoder's loops turned more than %d times", d.maxTurns))
 	}
 }
 
@@ -174,6 +190,7 @@ func (d *Decoder) compact() {
 func (d *Decoder) headers() {
 	n := 0
 	for _, p := range d.pend {
+		d.turn()
 		if p.start+HeaderSize > d.end() {
 			break
 		}
@@ -205,6 +222,7 @@ func (d *Decoder) header(p pending) {
 func (d *Decoder) advance() {
 	d.look = max(d.look, d.base)
 	for end := d.end(); d.crcAt < end; {
+		d.turn()
 		if d.c0 < len(d.cands) && d.crcAt >= d.cands[d.c0].end {
 			return // decide can take the first candidate
 		}
@@ -234,6 +252,7 @@ func (d *Decoder) advance() {
 		d.work += uint64(len(seg))
 		d.crcAt = stop
 		for len(d.ends) > 0 && d.ends[0].end == d.crcAt {
+			d.turn()
 			r := d.ends.pop()
 			if r.seq >= d.seq+uint64(d.c0) {
 				c := &d.cands[r.seq-d.seq]
@@ -258,6 +277,7 @@ func (d *Decoder) advance() {
 // the running checksum has more to read before the first candidate.
 func (d *Decoder) decide(emit func(Frame)) bool {
 	for end := d.end(); d.base < end; {
+		d.turn()
 		i := bytes.IndexByte(d.at(d.base), Magic0)
 		if i < 0 {
 			d.work += end - d.base
@@ -340,6 +360,7 @@ func (d *Decoder) countBad(h []byte) {
 // gone, so that each moves a bounded number of times.
 func (d *Decoder) dropBefore(o uint64) {
 	for d.c0 < len(d.cands) && d.cands[d.c0].start < o {
+		d.turn()
 		d.c0++
 	}
 	if live := len(d.cands) - d.c0; d.c0 >= live {
@@ -350,6 +371,7 @@ func (d *Decoder) dropBefore(o uint64) {
 	}
 	n := 0
 	for n < len(d.pend) && d.pend[n].start < o {
+		d.turn()
 		n++
 	}
 	d.pend = d.pend[:copy(d.pend, d.pend[n:])]
@@ -422,10 +444,11 @@ var pow8n = sync.OnceValue(func() []uint32 {
 // castagnoliPoly is the CRC-32C polynomial, reflected.
 const castagnoliPoly = 0x82F63B78
 
-// multModP multiplies a and b modulo the polynomial (bit 31 is x^0).
+// multModP multiplies a and b modulo the polynomial (bit 31 is x^0): at
+// most one turn per bit of a, and none past its last bit set.
 func multModP(a, b uint32) uint32 {
 	var p uint32
-	for m := uint32(1) << 31; a != 0; m >>= 1 {
+	for m := uint32(1) << 31; m != 0 && a != 0; m >>= 1 {
 		if a&m != 0 {
 			p ^= b
 			a ^= m

@@ -205,6 +205,7 @@ func TestDecoderWorkIsLinear(t *testing.T) {
 	for name, in := range worstInputs(1 << 18) {
 		for _, step := range []int{len(in), 4096, 7} {
 			d := NewDecoder(0)
+			d.maxTurns = maxTurnsPerByte * uint64(len(in))
 			for i := 0; i < len(in); i += step {
 				d.Feed(in[i:min(i+step, len(in))], func(Frame) {})
 			}
@@ -251,12 +252,14 @@ func FuzzDecoder(f *testing.F) {
 			step = 1
 		}
 		d := NewDecoder(4096)
+		d.maxTurns = maxTurnsPerByte*uint64(len(data)) + 64
 		whole := decodeAll(d, data)
 		var chunks [][]byte
 		for i := 0; i < len(data); i += step {
 			chunks = append(chunks, data[i:min(i+step, len(data))])
 		}
 		ds := NewDecoder(4096)
+		ds.maxTurns = d.maxTurns
 		split := decodeAll(ds, chunks...)
 		if fmt.Sprint(whole) != fmt.Sprint(split) {
 			t.Fatalf("whole %v, in pieces of %d %v", whole, step, split)
