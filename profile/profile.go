@@ -41,8 +41,32 @@ type Profile struct {
 	Debug             Debug   `yaml:"debug"`
 	Heap              Heap    `yaml:"heap"`
 	Logbook           Logbook `yaml:"logbook"`
+	Binary            Binary  `yaml:"binary"`
 	SubscriptionLimit int     `yaml:"subscriptionLimit"`
 }
+
+// Binary holds the choices of the content's binary form, over GSP and in
+// the data logger's logs, where the family's clients disagree.
+type Binary struct {
+	// TempOrder is the order of /Meas/Temp's fields: TempTimestampFirst
+	// or TempMeasurementFirst.
+	TempOrder string `yaml:"tempOrder"`
+}
+
+// Orders of /Meas/Temp's fields in its binary form (binary.tempOrder).
+const (
+	// TempTimestampFirst is the definition's order, which current sensors
+	// send and Movesense Commander reads: uint32 Timestamp, float32
+	// Measurement.
+	TempTimestampFirst = "timestampFirst"
+	// TempMeasurementFirst is the order movesense-py reads: float32
+	// Measurement, uint32 Timestamp.
+	TempMeasurementFirst = "measurementFirst"
+)
+
+// TempMeasurementFirst reports whether /Meas/Temp's binary form puts the
+// Measurement first.
+func (b Binary) TempMeasurementFirst() bool { return b.TempOrder == TempMeasurementFirst }
 
 // DefaultLogCapacity is the family's log storage: the 384 kB data EEPROM
 // of its standard sensors.
@@ -245,6 +269,7 @@ func Default() *Profile {
 		BLE:     BLE{Airtime: DefaultAirtime, Advertisement: AdvertisementDefault},
 		Modules: Modules{Heap: true, GSP: true, Logbook: true},
 		Logbook: Logbook{Capacity: DefaultLogCapacity},
+		Binary:  Binary{TempOrder: TempTimestampFirst},
 		Debug: Debug{
 			MessageLines: 6,
 			MessageChars: 120,
@@ -382,6 +407,9 @@ func (p *Profile) Validate() error {
 	}
 	if a := p.BLE.Advertisement; a != AdvertisementDefault && a != AdvertisementMovesense {
 		return fmt.Errorf("ble.advertisement %q: %s or %s", a, AdvertisementDefault, AdvertisementMovesense)
+	}
+	if o := p.Binary.TempOrder; o != TempTimestampFirst && o != TempMeasurementFirst {
+		return fmt.Errorf("binary.tempOrder %q: %s or %s", o, TempTimestampFirst, TempMeasurementFirst)
 	}
 	d := p.Debug
 	if d.MessageLines < 1 || d.MessageLines > 1000 {
