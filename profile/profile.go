@@ -201,10 +201,15 @@ var DefaultAirtime = Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: MaxD
 
 // Modules says which optional modules are built in.
 type Modules struct {
-	HRS  bool `yaml:"hrs"`  // BLE heart-rate service, /Comm/Ble/HRS
-	NUS  bool `yaml:"nus"`  // BLE serial service, /Comm/Ble/NUS
-	Heap bool `yaml:"heap"` // heap statistics, /System/Memory/Heap
-	GSP  bool `yaml:"gsp"`  // GATT SensorData Protocol service (package gsp)
+	HRS bool `yaml:"hrs"` // BLE heart-rate service, /Comm/Ble/HRS
+	// HRSFeed feeds the heart-rate service from /Meas/HR while a central
+	// has its notifications on, as the family's firmware does (package
+	// hrs); without it only what apps post to /Comm/Ble/HRS is notified.
+	// It needs HRS.
+	HRSFeed bool `yaml:"hrsFeed"`
+	NUS     bool `yaml:"nus"`  // BLE serial service, /Comm/Ble/NUS
+	Heap    bool `yaml:"heap"` // heap statistics, /System/Memory/Heap
+	GSP     bool `yaml:"gsp"`  // GATT SensorData Protocol service (package gsp)
 	// Logbook is the offline recording: DataLogger and Logbook, /Mem/...
 	Logbook bool `yaml:"logbook"`
 }
@@ -407,6 +412,9 @@ func (p *Profile) Validate() error {
 	}
 	if a := p.BLE.Advertisement; a != AdvertisementDefault && a != AdvertisementMovesense {
 		return fmt.Errorf("ble.advertisement %q: %s or %s", a, AdvertisementDefault, AdvertisementMovesense)
+	}
+	if p.Modules.HRSFeed && !p.Modules.HRS {
+		return errors.New("modules.hrsFeed: feeds the heart rate service, which needs modules.hrs: true")
 	}
 	if o := p.Binary.TempOrder; o != TempTimestampFirst && o != TempMeasurementFirst {
 		return fmt.Errorf("binary.tempOrder %q: %s or %s", o, TempTimestampFirst, TempMeasurementFirst)
