@@ -17,6 +17,7 @@ import (
 // /Meas/HR measures, the average and the RR interval of each beat, with no
 // app posting to /Comm/Ble/HRS.
 func TestHeartRateServiceFeed(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
 	r := newRig(t, rigConfig{local: []string{"000123"}, profile: "movesense"})
 	r.connected("000123")
 	conn, _, err := websocket.Dial(r.ctx, "ws"+strings.TrimPrefix(r.srv.URL, "http")+"/api/ws", nil)
