@@ -23,7 +23,8 @@ import (
 // speaks GSP without the device; the content model (content), which GSP,
 // the data logger and the load use too, knows no GSP module, device or
 // provider; the data logger (logbook), built on the in-device application
-// interface, knows no provider either, and the load no provider. The clock
+// interface, knows no provider either, and the load no provider; the feed
+// of the heart-rate service (hrs) takes /Meas/HR through the device. The clock
 // needs no other package of the module. The assembly (package senseboard)
 // is above them all and below the programs.
 func TestDependencyRules(t *testing.T) {
@@ -58,6 +59,9 @@ func TestDependencyRules(t *testing.T) {
 		{"senseboard/wfdb", false, true, nil},
 		{"senseboard/content", false, false, []string{"senseboard/gsp", "senseboard/app/", "senseboard/device/", "senseboard/provider/", "senseboard/logbook/"}},
 		{"senseboard/logbook", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/gsp", "senseboard/transport/", "senseboard/link/", "senseboard/bridge/"}},
+		// the heart-rate service's feed takes the measurement through the
+		// device, as an app does: no measurement provider
+		{"senseboard/hrs", false, false, []string{"senseboard", "senseboard/provider/meas", "senseboard/gsp", "senseboard/logbook/", "senseboard/transport/", "senseboard/link/", "senseboard/bridge/", "senseboard/phone/"}},
 		{"senseboard/load", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/logbook/", "senseboard/gsp", "senseboard/bridge/", "senseboard/phone/"}},
 		{"senseboard/clock", false, false, []string{"senseboard/"}}, // and golang.org/x/sys for its precise sleep
 		{"senseboard", true, false, []string{"senseboard/bridge/", "senseboard/phone/", "senseboard/load/", "senseboard/client/", "senseboard/cmd/"}},

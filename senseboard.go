@@ -19,6 +19,7 @@ import (
 	"senseboard/content"
 	"senseboard/device"
 	"senseboard/gsp"
+	"senseboard/hrs"
 	"senseboard/logbook"
 	"senseboard/noise"
 	"senseboard/nvm"
@@ -93,6 +94,10 @@ type Device struct {
 	// app; nil when the profile leaves it out.
 	GSP *gsp.Module
 	gsp *app.Runtime
+
+	// hrsFeed runs the module that feeds the heart-rate service from
+	// /Meas/HR (package hrs); nil when the profile leaves it out.
+	hrsFeed *app.Runtime
 }
 
 // New makes and starts a device. When it fails, it has released everything
@@ -225,6 +230,11 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 			return fmt.Errorf("module %s: %w", gsp.Name, err)
 		}
 	}
+	if p.Modules.HRSFeed {
+		if d.hrsFeed, err = app.Run(d.Core, hrs.New()); err != nil {
+			return fmt.Errorf("module %s: %w", hrs.Name, err)
+		}
+	}
 	return nil
 }
 
@@ -245,7 +255,7 @@ const streamClock = 0xC10C
 // stopApps stops the modules that run as apps for good: their contexts
 // end, and with them the holds they had on a virtual clock.
 func (d *Device) stopApps() {
-	for _, rt := range []*app.Runtime{d.gsp, d.logbook} {
+	for _, rt := range []*app.Runtime{d.hrsFeed, d.gsp, d.logbook} {
 		if rt != nil {
 			rt.Stop()
 		}

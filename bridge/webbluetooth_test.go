@@ -289,19 +289,59 @@ func TestWebBluetoothApp(t *testing.T) {
 		t.Errorf("IMU9 at 104 Hz: %d parts, the longest notification %d bytes; want whole ones of 245..514 bytes", imu.Parts, imu.Longest)
 	}
 
-	// the heart rate service notifies what the device's app posts to it
-	evaluate[bool](p, "heart rate", `window.hr = app.heartRate(2), true`)
-	for evaluate[int](p, "heart rates", `app.heartRates.length`) < 2 {
-		r.message(`{"type": "post", "device": "000123", "path": "/Comm/Ble/HRS", "value": {"average": 72.4, "rrData": [833, 1500]}}`)
-		time.Sleep(50 * time.Millisecond)
+	// the heart rate service notifies what the device measures, as a
+	// current sensor's firmware feeds it (modules.hrsFeed): each
+	// measurement has the bpm and RR interval of a /Meas/HR notification
+	hc := r.dial(nil)
+	jsonHR, _, err := hc.SubscribeMessage(r.ctx, bridgeclient.Message{Path: "/Meas/HR", Device: "000123"})
+	if err != nil {
+		t.Fatal(err)
 	}
+	evaluate[bool](p, "heart rate", `window.hr = app.heartRate(3), true`)
+	p.poll("three heart rates", `app.heartRates.length >= 3`)
 	hr := await[[]struct {
 		BPM int
 		RR  []float64
 	}](p, `hr`)
-	if m := hr[1]; m.BPM != 72 || len(m.RR) != 2 || math.Abs(m.RR[0]-833) > 1 || math.Abs(m.RR[1]-1500) > 1 {
-		t.Errorf("heart rate service: %+v; want 72 bpm, RR 833 and 1500 ms", hr)
+	measured := map[int]float32{} // average by RR interval, ms
+	// find returns the average measured with an interval of rr ms, which
+	// the service's units of 1/1024 s leave within a millisecond
+	find := func(rr int) (float32, bool) {
+		for _, v := range []int{rr, rr + 1, rr - 1} {
+			if avg, ok := measured[v]; ok {
+				return avg, true
+			}
+		}
+		return 0, false
 	}
+	for _, m := range hr {
+		if len(m.RR) != 1 {
+			t.Fatalf("heart rate service: %+v; want one RR interval a beat", hr)
+		}
+		guard := time.After(stepGuard)
+		for {
+			if avg, ok := find(int(math.Round(m.RR[0]))); ok {
+				if int(avg+0.5) != m.BPM {
+					t.Errorf("heart rate service: %d bpm, RR %.0f ms; /Meas/HR measured %.1f bpm then", m.BPM, m.RR[0], avg)
+				}
+				break
+			}
+			select {
+			case n := <-jsonHR.C():
+				var h struct {
+					Average float32
+					RRData  []int `json:"rrData"`
+				}
+				json.Unmarshal(n.Content, &h)
+				for _, v := range h.RRData {
+					measured[v] = h.Average
+				}
+			case <-guard:
+				t.Fatalf("heart rate service: RR %.0f ms, which /Meas/HR did not measure (%v)", m.RR[0], measured)
+			}
+		}
+	}
+	hc.Close()
 
 	// the data logger, and the log fetched over GSP is the one the bridge downloads
 	log := await[struct {

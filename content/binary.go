@@ -21,9 +21,24 @@ var (
 // MaxArray is the most elements an array with a uint8 count carries.
 const MaxArray = math.MaxUint8
 
+// Layout is the choice of binary form where the family's clients disagree:
+// the zero Layout is the definitions' order, as current sensors send it.
+type Layout struct {
+	// TempMeasurementFirst puts a TempData's Measurement before its
+	// Timestamp, as movesense-py reads /Meas/Temp, where the definition
+	// and current sensors put the Timestamp first (docs/gsp.md).
+	TempMeasurementFirst bool
+}
+
+// Append appends the binary form of content in the definitions' order:
+// Layout{}.Append.
+func Append(b []byte, content any) ([]byte, error) { return Layout{}.Append(b, content) }
+
 // Append appends the binary form of a notification's or response's
 // content, as firmware 2.3 sends it over GSP and its data logger writes
-// it: little-endian, no padding, fields in the order of the definition.
+// it: little-endian, no padding, fields in the order of the definition
+// but where the firmware has another (docs/gsp.md, Layouts and their
+// definitions).
 //
 // The measurement streams have the firmware's fixed layouts, with no array
 // counts (the arrays fill the packet):
@@ -34,7 +49,11 @@ const MaxArray = math.MaxUint8
 //	ECG mV                              uint32 Timestamp, int16 Samples in microvolts
 //	                                    (mV × 1000, rounded, clamped to ±32767)
 //	HR                                  float32 average, uint16 rrData
-//	Temp                                float32 Measurement, uint32 Timestamp
+//	Temp                                uint32 Timestamp, float32 Measurement
+//	                                    (the other way round with TempMeasurementFirst)
+//
+// The ECG streams put the Timestamp first although their definitions list
+// the Samples first, as the sensors send them.
 //
 // The capability records have the widths the firmware sends, which are not
 // all those of their definitions (docs/gsp.md, Choices):
@@ -52,7 +71,7 @@ const MaxArray = math.MaxUint8
 // uint8 count before their elements, absent optional fields (nil pointers)
 // left out. An array of more than MaxArray elements is refused with
 // ErrTooLong, naming it.
-func Append(b []byte, content any) ([]byte, error) {
+func (l Layout) Append(b []byte, content any) ([]byte, error) {
 	switch c := content.(type) {
 	case nil:
 		return b, nil
@@ -80,10 +99,14 @@ func Append(b []byte, content any) ([]byte, error) {
 		}
 		return b, nil
 	case *TempData:
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c.Measurement))
-		return binary.LittleEndian.AppendUint32(b, c.Timestamp), nil
+		if l.TempMeasurementFirst {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c.Measurement))
+			return binary.LittleEndian.AppendUint32(b, c.Timestamp), nil
+		}
+		b = binary.LittleEndian.AppendUint32(b, c.Timestamp)
+		return binary.LittleEndian.AppendUint32(b, math.Float32bits(c.Measurement)), nil
 	case TempData:
-		return Append(b, &c)
+		return l.Append(b, &c)
 	case *AccInfo:
 		w := counted{b: b}
 		w.uint16s("SampleRates", c.SampleRates)

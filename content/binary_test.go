@@ -90,13 +90,15 @@ func TestFixtureBytes(t *testing.T) {
 	}
 	// Temp and HR come without decoded values: their bytes must read as
 	// plausible values in the layouts Append writes, and re-encode
-	// to the same bytes.
+	// to the same bytes. The fixture's Temp has the Measurement first, the
+	// order movesense-py reads (binary.tempOrder measurementFirst).
 	for _, tc := range []struct {
 		path    string
+		layout  Layout
 		decode  func([]byte) (any, error)
 		plausib func(any) bool
 	}{
-		{"/Meas/Temp", func(b []byte) (any, error) {
+		{"/Meas/Temp", Layout{TempMeasurementFirst: true}, func(b []byte) (any, error) {
 			if len(b) != 8 {
 				return nil, errors.New("length")
 			}
@@ -105,7 +107,7 @@ func TestFixtureBytes(t *testing.T) {
 			d := c.(*TempData)
 			return d.Measurement > 233 && d.Measurement < 398 && d.Timestamp > 172460 // taken after the IMU batch
 		}},
-		{"/Meas/HR", func(b []byte) (any, error) {
+		{"/Meas/HR", Layout{}, func(b []byte) (any, error) {
 			if len(b) < 4 || len(b)%2 != 0 {
 				return nil, errors.New("length")
 			}
@@ -136,7 +138,7 @@ func TestFixtureBytes(t *testing.T) {
 		if !tc.plausib(c) {
 			t.Errorf("%s: bytes %s read as implausible %+v", tc.path, ch.PacketHex, c)
 		}
-		if got, _ := Append(nil, c); hex.EncodeToString(got) != ch.PacketHex {
+		if got, _ := tc.layout.Append(nil, c); hex.EncodeToString(got) != ch.PacketHex {
 			t.Errorf("%s: re-encoded %x, want %s", tc.path, got, ch.PacketHex)
 		}
 	}
@@ -164,7 +166,7 @@ func TestAppendPayload(t *testing.T) {
 		{"ecg raw", &ECGData{Timestamp: 1, Samples: []int32{-1, 2}}, "01000000" + "ffffffff" + "02000000"},
 		{"ecg mV clamps", &ECGDataMV{Timestamp: 2, Samples: []float32{40, -40, 0.0015}}, "02000000" + "ff7f" + "0180" + "0200"},
 		{"hr", &HRData{Average: 60, RRData: []uint16{1000}}, "00007042" + "e803"},
-		{"temp", &TempData{Timestamp: 5, Measurement: 300}, "00009643" + "05000000"},
+		{"temp", &TempData{Timestamp: 5, Measurement: 300}, "05000000" + "00009643"},
 		{"count-prefixed arrays", &list{Elements: []entry{{1, 2, 3}}}, "01" + "01000000" + "02000000" + "0300000000000000"},
 		{"strings and bool, absent optional", info{Rates: []uint16{13, 26}, Name: "ab", Ok: true}, "02" + "0d00" + "1a00" + "616200" + "01"},
 	} {

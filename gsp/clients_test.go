@@ -17,6 +17,7 @@ import (
 	"senseboard"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
+	"senseboard/profile"
 	"senseboard/sbem"
 	"senseboard/senseboardtest"
 )
@@ -131,8 +132,15 @@ func pyFetch(t *testing.T, c *central, id uint32) (status uint16, file []byte) {
 // src/movesense/cli.py with src/movesense/sensor.py). Every tool command is
 // one connection: notifications on, PUT_UTCTIME (except fetch and erase),
 // the command, notifications off, disconnect.
+//
+// movesense-py reads /Meas/Temp with the Measurement first (protocol.py,
+// parse_subscription_packet), the other way round from current sensors:
+// the device runs on a profile with binary.tempOrder measurementFirst, the
+// setting for that client (docs/gsp.md).
 func TestMovesensePyClient(t *testing.T) {
-	d := senseboardtest.New(t, senseboard.Config{})
+	p := profile.Default()
+	p.Binary.TempOrder = profile.TempMeasurementFirst
+	d := senseboardtest.New(t, senseboard.Config{Profile: p})
 	utc := uint64(1_763_900_000_000_000)
 	session := func(setTime bool) *central {
 		c := newCentral(t, d)
@@ -480,6 +488,18 @@ func (c *commander) request(cmd []byte) (status uint16, data []byte) {
 
 func (c *commander) nextRef() uint8 { c.ref++; return c.ref }
 
+// checkTemp checks a temperature as Commander decodes it (layouts.ts:
+// uint32 Timestamp, then float32 Measurement, verified on a sensor): a
+// timestamp of the device's time so far and a temperature within
+// /Meas/Temp/Info's range.
+func checkTemp(t *testing.T, what string, vals [][]float64, d *senseboardtest.Rig) {
+	t.Helper()
+	ts, k := vals[0][0], vals[1][0]
+	if now := float64(d.Device.RelativeTime()); ts > now || k < 233 || k > 398 {
+		t.Errorf("%s: Timestamp %v ms (device time %v ms), Measurement %v K", what, ts, now, k)
+	}
+}
+
 // TestCommanderClient replays Movesense Commander, the web app
 // (sokolmarek/movesense-commander: src/lib/gsp/client.ts, framing.ts,
 // decoders.ts, layouts.ts and docs/gsp-protocol.md): connect, record,
@@ -522,6 +542,7 @@ func TestCommanderClient(t *testing.T) {
 		{"/Meas/ECG/Config", cmdLayout{sc(2), sc('f')}, [][]float64{{40}, {0.5}}},
 		{"/Meas/Temp/Info", cmdLayout{sc(4), sc(4), sc('f')}, [][]float64{{233}, {398}, {1}}},
 		{"/Meas/HR/Info", cmdLayout{sc(2), sc(2), sc('f')}, [][]float64{{200}, {2000}, {5}}},
+		{"/Meas/Temp", cmdLayout{sc(4), sc('f')}, nil}, // values checked below
 		{"/Time", cmdLayout{sc(8)}, nil},
 		{"/Time/Detailed", cmdLayout{sc(8), sc(4), sc(4), sc(4)}, [][]float64{nil, nil, {1024}, nil}},
 	} {
@@ -539,6 +560,9 @@ func TestCommanderClient(t *testing.T) {
 		if tc.path == "/Time/Detailed" && uint64(vals[0][0]) < utc {
 			t.Errorf("/Time/Detailed utcTime %v, before the time set", vals[0][0])
 		}
+		if tc.path == "/Meas/Temp" {
+			checkTemp(t, "GET /Meas/Temp", vals, d)
+		}
 	}
 	if st, data := c.request(cmdPath(gspwire.Get, c.nextRef(), "/Info/App", true)); st != 200 || len(data) != 0 {
 		t.Errorf("GET /Info/App: %d % x; the sensor answers 200 with an empty payload", st, data)
@@ -553,6 +577,7 @@ func TestCommanderClient(t *testing.T) {
 		"/Meas/IMU6/52":    {sc(4), fill('v', 'v')},
 		"/Meas/IMU9/52":    {sc(4), fill('v', 'v', 'v')},
 		"/Meas/HR":         {sc('f'), fill(2)},
+		"/Meas/Temp":       {sc(4), sc('f')},
 	}
 	refs := map[uint8]string{}
 	for path := range streams {
@@ -569,9 +594,13 @@ func TestCommanderClient(t *testing.T) {
 			t.Errorf("%s: no notification in 8 s", path)
 		}
 		for _, p := range c.streams[ref] {
-			if _, exact := streams[path].decode(p); !exact {
+			vals, exact := streams[path].decode(p)
+			if !exact {
 				t.Errorf("%s: a %d-byte notification fits no layout", path, len(p))
 				break
+			}
+			if path == "/Meas/Temp" {
+				checkTemp(t, path, vals, d)
 			}
 			// The packet sizes Commander and the fixture saw on a sensor.
 			if want := verifiedSize[path]; want != 0 && len(p) != want {

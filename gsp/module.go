@@ -71,6 +71,11 @@ func (m *Module) Start(ctx *app.Context) error {
 	return nil
 }
 
+// layout is the binary form of content that the device's profile asks for.
+func layout(ctx *app.Context) content.Layout {
+	return content.Layout{TempMeasurementFirst: ctx.Device().Profile().Binary.TempMeasurementFirst()}
+}
+
 func helloPayload(di *info.DeviceInfo, ctx *app.Context) []byte {
 	p := ctx.Device().Profile()
 	serial, product, dfu := p.Serial, p.Product.Name, ""
@@ -328,7 +333,7 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 			var data []byte
 			if _, ok := env.Content.(*info.AppInfo); !ok { // the firmware answers /Info/App with 200 alone
 				var err error
-				if data, err = content.Append(nil, env.Content); err != nil {
+				if data, err = layout(ctx).Append(nil, env.Content); err != nil {
 					data = nil // no binary form: the status alone
 				}
 			}
@@ -419,7 +424,7 @@ func (c *Conn) deliver(ctx *app.Context, s *app.Subscription, ref uint8, v any) 
 		c.sendLogChunk(ctx, ref, lc.LogOffset(), lc.Bytes())
 		return
 	}
-	payload, err := content.Append(c.buf[:0], v)
+	payload, err := layout(ctx).Append(c.buf[:0], v)
 	if err != nil {
 		return
 	}

@@ -113,8 +113,9 @@ type Module struct {
 	utc     UTC
 
 	mu      sync.Mutex
-	ctx     *app.Context // the running app's, nil while it is stopped
-	clk     clock.Clock  // the device's, from the first start
+	ctx     *app.Context   // the running app's, nil while it is stopped
+	clk     clock.Clock    // the device's, from the first start
+	layout  content.Layout // the binary form of the logged content, from the profile
 	paths   []string
 	state   uint8
 	full    bool
@@ -159,6 +160,7 @@ func (m *Module) Name() string { return Name }
 func (m *Module) Start(ctx *app.Context) error {
 	m.mu.Lock()
 	m.ctx, m.clk = ctx, ctx.Device().Clock()
+	m.layout = content.Layout{TempMeasurementFirst: ctx.Device().Profile().Binary.TempMeasurementFirst()}
 	m.mu.Unlock()
 	return ctx.Serve(ModuleName, app.Handlers{
 		"GET /Mem/DataLogger/Config": func(*resource.Request) resource.Response {
@@ -564,7 +566,7 @@ func (m *Module) record(uri string, v any) {
 		return
 	}
 	var err error
-	for _, c := range chunksOf(uri, v) {
+	for _, c := range chunksOf(uri, v, m.layout) {
 		if m.pending, err = m.writer.AppendRecord(m.pending, c.layout, c.n, c.data); err != nil {
 			m.logError(err)
 			return
@@ -593,7 +595,8 @@ var (
 	layoutMu sync.Mutex
 )
 
-func layout(key string, make func() *sbem.Layout) *sbem.Layout {
+// sbemLayout returns the SBEM layout of key, made by make the first time.
+func sbemLayout(key string, make func() *sbem.Layout) *sbem.Layout {
 	layoutMu.Lock()
 	defer layoutMu.Unlock()
 	l := layouts[key]
@@ -619,9 +622,10 @@ func streamName(uri string) (name string, rate float64) {
 	return "", 0
 }
 
-// chunksOf turns a notification into data chunks, splitting those that
-// would reach the escape value into chunks of fewer samples.
-func chunksOf(uri string, v any) []chunk {
+// chunksOf turns a notification into data chunks in the binary form of
+// layout, splitting those that would reach the escape value into chunks
+// of fewer samples.
+func chunksOf(uri string, v any, layout content.Layout) []chunk {
 	switch c := v.(type) {
 	case *content.MotionData:
 		name, rate := streamName(uri)
@@ -636,7 +640,7 @@ func chunksOf(uri string, v any) []chunk {
 		if len(arrays) == 0 {
 			return nil
 		}
-		l := layout("motion/"+name+"/"+strings.Join(names, ","), func() *sbem.Layout {
+		l := sbemLayout("motion/"+name+"/"+strings.Join(names, ","), func() *sbem.Layout {
 			l := &sbem.Layout{Stream: name, Fixed: []sbem.Field{fTS}}
 			for _, n := range names {
 				l.Arrays = append(l.Arrays, sbem.Array{Name: n, Fields: xyz})
@@ -664,41 +668,45 @@ func chunksOf(uri string, v any) []chunk {
 					part.ArrayMagn = s
 				}
 			}
-			data, _ := content.Append(nil, part)
+			data, _ := layout.Append(nil, part)
 			out = append(out, chunk{l, n, data})
 		}
 		return out
 	case *content.ECGData:
-		l := layout("ecg", func() *sbem.Layout {
+		l := sbemLayout("ecg", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasECG", Fixed: []sbem.Field{fTS}, Arrays: []sbem.Array{{Name: "Samples", Fields: []sbem.Field{{Format: sbem.Int32}}}}}
 		})
-		data, _ := content.Append(nil, c)
+		data, _ := layout.Append(nil, c)
 		return []chunk{{l, len(c.Samples), data}}
 	case *content.ECGDataMV:
-		l := layout("ecgmv", func() *sbem.Layout {
+		l := sbemLayout("ecgmv", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasECGmV", Fixed: []sbem.Field{fTS}, Arrays: []sbem.Array{{Name: "Samples",
 				Fields: []sbem.Field{{Format: sbem.Int16, Mod: "x*0.001,roundf(MIN(+32.767f,MAX(y,-32.767f))*1000.0f)"}}}}}
 		})
-		data, _ := content.Append(nil, c)
+		data, _ := layout.Append(nil, c)
 		return []chunk{{l, len(c.Samples), data}}
 	case *content.HRData:
-		l := layout("hr", func() *sbem.Layout {
+		l := sbemLayout("hr", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "MeasHR", Fixed: []sbem.Field{{Name: "average", Format: sbem.Float32}},
 				Arrays: []sbem.Array{{Name: "rrData", Fields: []sbem.Field{{Format: sbem.Uint16}}}}}
 		})
-		data, _ := content.Append(nil, c)
+		data, _ := layout.Append(nil, c)
 		return []chunk{{l, len(c.RRData), data}}
 	case *content.TempData:
-		l := layout("temp", func() *sbem.Layout {
-			return &sbem.Layout{Stream: "MeasTemp", Fixed: []sbem.Field{{Name: "Measurement", Format: sbem.Float32}, fTS}}
-		})
-		data, _ := content.Append(nil, c)
+		fields := []sbem.Field{fTS, {Name: "Measurement", Format: sbem.Float32}}
+		key := "temp"
+		if layout.TempMeasurementFirst {
+			fields[0], fields[1] = fields[1], fields[0]
+			key = "temp/measurementFirst"
+		}
+		l := sbemLayout(key, func() *sbem.Layout { return &sbem.Layout{Stream: "MeasTemp", Fixed: fields} })
+		data, _ := layout.Append(nil, c)
 		return []chunk{{l, 0, data}}
 	case *content.DetailedTime:
-		l := layout("time", func() *sbem.Layout {
+		l := sbemLayout("time", func() *sbem.Layout {
 			return &sbem.Layout{Stream: "TimeDetailed", Fixed: []sbem.Field{{Name: "relativeTime", Format: sbem.Uint32}, {Name: "utcTime", Format: sbem.Uint64}}}
 		})
-		data, _ := content.Append(nil, struct {
+		data, _ := layout.Append(nil, struct {
 			Rel uint32
 			UTC int64
 		}{c.RelativeTime, c.UTCTime})

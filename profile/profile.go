@@ -41,8 +41,32 @@ type Profile struct {
 	Debug             Debug   `yaml:"debug"`
 	Heap              Heap    `yaml:"heap"`
 	Logbook           Logbook `yaml:"logbook"`
+	Binary            Binary  `yaml:"binary"`
 	SubscriptionLimit int     `yaml:"subscriptionLimit"`
 }
+
+// Binary holds the choices of the content's binary form, over GSP and in
+// the data logger's logs, where the family's clients disagree.
+type Binary struct {
+	// TempOrder is the order of /Meas/Temp's fields: TempTimestampFirst
+	// or TempMeasurementFirst.
+	TempOrder string `yaml:"tempOrder"`
+}
+
+// Orders of /Meas/Temp's fields in its binary form (binary.tempOrder).
+const (
+	// TempTimestampFirst is the definition's order, which current sensors
+	// send and Movesense Commander reads: uint32 Timestamp, float32
+	// Measurement.
+	TempTimestampFirst = "timestampFirst"
+	// TempMeasurementFirst is the order movesense-py reads: float32
+	// Measurement, uint32 Timestamp.
+	TempMeasurementFirst = "measurementFirst"
+)
+
+// TempMeasurementFirst reports whether /Meas/Temp's binary form puts the
+// Measurement first.
+func (b Binary) TempMeasurementFirst() bool { return b.TempOrder == TempMeasurementFirst }
 
 // DefaultLogCapacity is the family's log storage: the 384 kB data EEPROM
 // of its standard sensors.
@@ -177,10 +201,15 @@ var DefaultAirtime = Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: MaxD
 
 // Modules says which optional modules are built in.
 type Modules struct {
-	HRS  bool `yaml:"hrs"`  // BLE heart-rate service, /Comm/Ble/HRS
-	NUS  bool `yaml:"nus"`  // BLE serial service, /Comm/Ble/NUS
-	Heap bool `yaml:"heap"` // heap statistics, /System/Memory/Heap
-	GSP  bool `yaml:"gsp"`  // GATT SensorData Protocol service (package gsp)
+	HRS bool `yaml:"hrs"` // BLE heart-rate service, /Comm/Ble/HRS
+	// HRSFeed feeds the heart-rate service from /Meas/HR while a central
+	// has its notifications on, as the family's firmware does (package
+	// hrs); without it only what apps post to /Comm/Ble/HRS is notified.
+	// It needs HRS.
+	HRSFeed bool `yaml:"hrsFeed"`
+	NUS     bool `yaml:"nus"`  // BLE serial service, /Comm/Ble/NUS
+	Heap    bool `yaml:"heap"` // heap statistics, /System/Memory/Heap
+	GSP     bool `yaml:"gsp"`  // GATT SensorData Protocol service (package gsp)
 	// Logbook is the offline recording: DataLogger and Logbook, /Mem/...
 	Logbook bool `yaml:"logbook"`
 }
@@ -245,6 +274,7 @@ func Default() *Profile {
 		BLE:     BLE{Airtime: DefaultAirtime, Advertisement: AdvertisementDefault},
 		Modules: Modules{Heap: true, GSP: true, Logbook: true},
 		Logbook: Logbook{Capacity: DefaultLogCapacity},
+		Binary:  Binary{TempOrder: TempTimestampFirst},
 		Debug: Debug{
 			MessageLines: 6,
 			MessageChars: 120,
@@ -382,6 +412,12 @@ func (p *Profile) Validate() error {
 	}
 	if a := p.BLE.Advertisement; a != AdvertisementDefault && a != AdvertisementMovesense {
 		return fmt.Errorf("ble.advertisement %q: %s or %s", a, AdvertisementDefault, AdvertisementMovesense)
+	}
+	if p.Modules.HRSFeed && !p.Modules.HRS {
+		return errors.New("modules.hrsFeed: feeds the heart rate service, which needs modules.hrs: true")
+	}
+	if o := p.Binary.TempOrder; o != TempTimestampFirst && o != TempMeasurementFirst {
+		return fmt.Errorf("binary.tempOrder %q: %s or %s", o, TempTimestampFirst, TempMeasurementFirst)
 	}
 	d := p.Debug
 	if d.MessageLines < 1 || d.MessageLines > 1000 {

@@ -34,6 +34,7 @@ debug:
 		{`debug: {log: {offset: 130048, size: 4096}}`, "must lie within one EEPROM chip"},
 		{`subscriptionLimit: 0`, "subscriptionLimit 0: 1..10000"},
 		{`heap: {size: 10}`, "heap.size 10"},
+		{`binary: {tempOrder: valueFirst}`, `binary.tempOrder "valueFirst": timestampFirst or measurementFirst`},
 		{`colour: red`, "field colour not found"},
 		{`serial: [1`, "yaml"},
 		{"serial: \"000777\"\n---\nserial: \"000778\"\n", "more than one YAML document"},
