@@ -115,9 +115,14 @@ func TestConfigRefused(t *testing.T) {
 		{Config{Serials: []string{"000123"}, Subscribe: []string{"/Meas/HR"}}, "without the radio link"},
 		{Config{Air: link, Serials: []string{"000123"}, Subscribe: []string{"/Meas/HR"}, ConnInterval: 8 * time.Millisecond}, "connection interval 8ms: 7.5 ms to 4 s in steps of 1.25 ms"},
 		{Config{Air: link, Serials: []string{"000123"}, Subscribe: []string{"/Meas/HR"}, ConnInterval: 5 * time.Second}, "connection interval 5s"},
+		{Config{Addrs: []string{"127.0.0.1:1"}}, "no paths to subscribe to"},
+		{Config{Addrs: []string{"127.0.0.1:1"}, Subscribe: []string{"/Meas/HR"}, MinDelivery: 2}, "least delivery 2"},
+		{Config{Addrs: []string{"127.0.0.1:1"}, Subscribe: []string{"Meas/HR"}}, `path "Meas/HR"`},
+		{Config{Addrs: []string{"127.0.0.1:1"}, Subscribe: []string{"/Meas/Temp"}}, "no sample rate"},
 	} {
-		if _, err := Run(context.Background(), tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Run(%+v) = %v; want an error with %q", tc.cfg, err, tc.want)
+		// The words say which setting; ErrConfig says it was the configuration.
+		if _, err := Run(context.Background(), tc.cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Run(%+v) = %v; want ErrConfig, with %q", tc.cfg, err, tc.want)
 		}
 	}
 }

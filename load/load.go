@@ -81,6 +81,10 @@ var (
 	// ErrPairing is a device on the radio link that asks for its pass key
 	// before it answers, reached without Config.PassKey.
 	ErrPairing = errors.New("the device asks to be paired with its pass key before it answers")
+	// ErrConfig is a configuration Run, Addrs, Serials, FleetAddrs or
+	// PathRate refuses before reaching any device; the error says which
+	// setting and what is allowed.
+	ErrConfig = errors.New("bad configuration")
 )
 
 // Report is what the load measured so far.
@@ -140,23 +144,23 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	n := len(cfg.Addrs)
 	switch {
 	case cfg.Air != nil && n > 0:
-		return Report{}, errors.New("load: TCP addresses and the radio link both given; the devices are reached one way")
+		return Report{}, fmt.Errorf("load: %w: TCP addresses and the radio link both given; the devices are reached one way", ErrConfig)
 	case cfg.Air != nil:
 		n = len(cfg.Serials)
 	case len(cfg.Serials) > 0:
-		return Report{}, errors.New("load: serial numbers without the radio link to reach them on")
+		return Report{}, fmt.Errorf("load: %w: serial numbers without the radio link to reach them on", ErrConfig)
 	}
 	if n == 0 {
-		return Report{}, errors.New("load: no devices to connect to")
+		return Report{}, fmt.Errorf("load: %w: no devices to connect to", ErrConfig)
 	}
 	if _, err := radio.IntervalUnits(cfg.ConnInterval); err != nil {
-		return Report{}, fmt.Errorf("load: connection interval %v: 7.5 ms to 4 s in steps of 1.25 ms, or 0 for the device's slowest", cfg.ConnInterval)
+		return Report{}, fmt.Errorf("load: %w: connection interval %v: 7.5 ms to 4 s in steps of 1.25 ms, or 0 for the device's slowest", ErrConfig, cfg.ConnInterval)
 	}
 	if len(cfg.Subscribe) == 0 {
-		return Report{}, errors.New("load: no paths to subscribe to")
+		return Report{}, fmt.Errorf("load: %w: no paths to subscribe to", ErrConfig)
 	}
 	if cfg.MinDelivery < 0 || cfg.MinDelivery > 1 {
-		return Report{}, fmt.Errorf("load: least delivery %v: a share from 0 to 1", cfg.MinDelivery)
+		return Report{}, fmt.Errorf("load: %w: least delivery %v: a share from 0 to 1", ErrConfig, cfg.MinDelivery)
 	}
 	rates := make([]float64, len(cfg.Subscribe))
 	for i, p := range cfg.Subscribe {
@@ -415,7 +419,7 @@ func collect(cfg Config, devs []*probe, rates []float64, hists []*histogram, now
 // the heart rate (/Meas/HR), which is counted by its RR intervals.
 func PathRate(path string) (float64, error) {
 	if !strings.HasPrefix(path, "/") {
-		return 0, fmt.Errorf("load: path %q: a resource path such as /Meas/ECG/125", path)
+		return 0, fmt.Errorf("load: %w: path %q: a resource path such as /Meas/ECG/125", ErrConfig, path)
 	}
 	if strings.EqualFold(strings.TrimSuffix(path, "/"), "/Meas/HR") {
 		return 0, nil
@@ -426,22 +430,22 @@ func PathRate(path string) (float64, error) {
 			return float64(r), nil
 		}
 	}
-	return 0, fmt.Errorf("load: path %q: no sample rate in it; streams with a rate (/Meas/ECG/125, /Meas/IMU6/52) and /Meas/HR can be measured", path)
+	return 0, fmt.Errorf("load: %w: path %q: no sample rate in it; streams with a rate (/Meas/ECG/125, /Meas/IMU6/52) and /Meas/HR can be measured", ErrConfig, path)
 }
 
 // Addrs returns n addresses on consecutive ports from first, the way
 // `senseboard run --devices n` listens.
 func Addrs(first string, n int) ([]string, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("load: %d devices: at least 1", n)
+		return nil, fmt.Errorf("load: %w: %d devices: at least 1", ErrConfig, n)
 	}
 	host, port, err := net.SplitHostPort(first)
 	if err != nil {
-		return nil, fmt.Errorf("load: address %q: %w", first, err)
+		return nil, fmt.Errorf("load: %w: address %q: %w", ErrConfig, first, err)
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil || p <= 0 || p+n-1 > math.MaxUint16 {
-		return nil, fmt.Errorf("load: address %q: %d devices need ports from %s to %d, within 1..65535", first, n, port, p+n-1)
+		return nil, fmt.Errorf("load: %w: address %q: %d devices need ports from %s to %d, within 1..65535", ErrConfig, first, n, port, p+n-1)
 	}
 	addrs := make([]string, n)
 	for i := range addrs {
@@ -454,13 +458,13 @@ func Addrs(first string, n int) ([]string, error) {
 // width, as senseboard run --devices n numbers its devices.
 func Serials(first string, n int) ([]string, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("load: %d devices: at least 1", n)
+		return nil, fmt.Errorf("load: %w: %d devices: at least 1", ErrConfig, n)
 	}
 	serials := make([]string, n)
 	for i := range serials {
 		s, err := profile.SerialAt(first, i)
 		if err != nil {
-			return nil, fmt.Errorf("load: first serial %q: a number, such as 000123, to count up from: %w", first, err)
+			return nil, fmt.Errorf("load: %w: first serial %q: a number, such as 000123, to count up from: %w", ErrConfig, first, err)
 		}
 		serials[i] = s
 	}
@@ -472,7 +476,7 @@ func Serials(first string, n int) ([]string, error) {
 // keeping its width, as senseboard run --devices n numbers them.
 func FleetAddrs(fleet, first string, n int) ([]string, error) {
 	if _, _, err := net.SplitHostPort(fleet); err != nil {
-		return nil, fmt.Errorf("load: fleet address %q: %w", fleet, err)
+		return nil, fmt.Errorf("load: %w: fleet address %q: %w", ErrConfig, fleet, err)
 	}
 	addrs, err := Serials(first, n)
 	if err != nil {

@@ -123,7 +123,7 @@ func TestPathRate(t *testing.T) {
 		{"/Meas/HR", 0, true}, {"/Meas/Temp", 0, false}, {"Meas/ECG/125", 0, false},
 	} {
 		r, err := PathRate(tc.path)
-		if (err == nil) != tc.ok || r != tc.rate {
+		if errors.Is(err, ErrConfig) == tc.ok || (err == nil) != tc.ok || r != tc.rate {
 			t.Errorf("PathRate(%q) = %v, %v; want %v, ok %v", tc.path, r, err, tc.rate, tc.ok)
 		}
 	}
@@ -134,10 +134,10 @@ func TestAddrs(t *testing.T) {
 	if err != nil || strings.Join(a, " ") != "127.0.0.1:7809 127.0.0.1:7810 127.0.0.1:7811" {
 		t.Errorf("Addrs = %v, %v", a, err)
 	}
-	if _, err := Addrs("127.0.0.1:65535", 2); err == nil {
+	if _, err := Addrs("127.0.0.1:65535", 2); !errors.Is(err, ErrConfig) {
 		t.Error("ports past 65535 accepted")
 	}
-	if a, err := Addrs("127.0.0.1:7809", -1); err == nil || !strings.Contains(err.Error(), "-1 devices: at least 1") {
+	if a, err := Addrs("127.0.0.1:7809", -1); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "-1 devices: at least 1") {
 		t.Errorf("Addrs of -1 devices = %v, %v", a, err)
 	}
 }
@@ -160,7 +160,7 @@ func TestFleetAddrs(t *testing.T) {
 		{"127.0.0.1:7809", "000123", -1, "-1 devices: at least 1", nil},
 	} {
 		a, err := FleetAddrs(tc.fleet, tc.first, tc.n)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || tc.is != nil && !errors.Is(err, tc.is) {
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) || tc.is != nil && !errors.Is(err, tc.is) {
 			t.Errorf("FleetAddrs(%q, %q, %d) = %v, %v; want an error with %q (wrapping %v)", tc.fleet, tc.first, tc.n, a, err, tc.want, tc.is)
 		}
 	}
