@@ -347,6 +347,12 @@ func TestBadMessages(t *testing.T) {
 		{"unknown device", `{"type": "get", "path": "/net/999999/Info"}`, 404, "device 999999: no such device; the bridge sees 000123, 000124"},
 		{"subscribe one-shot", `{"type": "subscribe", "path": "/Meas/HR", "device": "000123"}`, 400, "a subscription needs a stream"},
 		{"bad JSON value", `{"type": "put", "path": "/Time", "value": 12 34, "device": "000123"}`, 400, "not a JSON message"},
+		// encoding/json would read U+FFFD in their place, and the device
+		// would answer for a path the client never named
+		{"path not UTF-8", "{\"type\": \"get\", \"path\": \"/In\xfffo\", \"device\": \"000123\"}", 400, `"path" is not valid UTF-8: its byte 3 is 0xff`},
+		{"path half a surrogate", `{"type": "get", "path": "/Info\ud800", "device": "000123"}`, 400, `"path" is not valid UTF-8: the escape \uD800`},
+		{"device not UTF-8", "{\"type\": \"get\", \"path\": \"/Info\", \"device\": \"000123\xc3\"}", 400, `"device" is not valid UTF-8`},
+		{"value not UTF-8", "{\"type\": \"put\", \"path\": \"/Comm/Ble/NUS\", \"value\": {\"text\": [\"\xff\"]}}", 400, `"value.text[0]" is not valid UTF-8`},
 	}
 	for _, tt := range tests {
 		status, body := r.post("/api/message", tt.body)
@@ -364,6 +370,17 @@ func TestBadMessages(t *testing.T) {
 	status, body = r.post("/api/message", `{"type": "put", "path": "/Ui/Ind/Visual", "value": {"Color": 1}, "device": "000124"}`)
 	if m := decode(t, body); status != 200 || m["response"] != 400.0 {
 		t.Errorf("PUT with a wrong record: %d %s", status, body)
+	}
+	// every other body: a name or path that is not UTF-8 is refused too
+	for _, tt := range []struct{ path, body, want string }{
+		{"/api/recordings", "{\"paths\": [\"/Meas/Acc/104\"], \"device\": \"000123\", \"name\": \"walk\xe2\x82\"}", `"name" is not valid UTF-8`},
+		{"/api/recordings", "{\"paths\": [\"/Meas/Acc/104\", \"/Meas/\xffHR\"], \"device\": \"000123\"}", `"paths[1]" is not valid UTF-8: its byte 6 is 0xff`},
+		{"/api/devices/000123/logging", "{\"paths\": [\"/Meas/Acc/5\x802\"]}", `"paths[0]" is not valid UTF-8`},
+	} {
+		status, body := r.post(tt.path, tt.body)
+		if m := decode(t, body); status != 400 || !strings.Contains(fmt.Sprint(m["error"]), tt.want) {
+			t.Errorf("POST %s %q: %d %s; want 400 and %q", tt.path, tt.body, status, body, tt.want)
+		}
 	}
 	// too big
 	status, body = r.post("/api/message", `{"type": "put", "path": "/Time", "value": "`+strings.Repeat("x", bridge.MaxMessage)+`"}`)

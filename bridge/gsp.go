@@ -236,6 +236,9 @@ const gspTextForm = `text messages are reads {"op":"read","char":"<uuid>"}`
 // (encoding/json); the op is "read" exactly.
 func parseGSPRead(b []byte) (gspRead, error) {
 	var m gspRead
+	if err := checkText(b); err != nil {
+		return gspRead{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(&m)

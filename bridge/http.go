@@ -247,6 +247,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, shape string) boo
 	if !ok {
 		return false
 	}
+	if err := checkText(b); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%w; the body is %s", err, shape))
+		return false
+	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -61,6 +61,9 @@ func ParseMessage(data []byte) (Message, error) {
 	if len(data) > MaxMessage {
 		return m, fmt.Errorf("%w: %d bytes; a message has at most %d", ErrBadMessage, len(data), MaxMessage)
 	}
+	if err := checkText(data); err != nil {
+		return m, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"senseboard/api"
+	"senseboard/resource"
 )
 
 func TestParseMessage(t *testing.T) {
@@ -30,6 +31,10 @@ func TestParseMessage(t *testing.T) {
 		{in: `"get /Info"`, err: "not a JSON message"},
 		{in: ``, err: "not a JSON message"},
 		{in: `{"type":"get","path":"/` + strings.Repeat("a", MaxMessage) + `"}`, err: "a message has at most 65536"},
+		{in: "{\"type\":\"get\",\"path\":\"/Info\xc0\"}", err: `"path" is not valid UTF-8: its byte 5 is 0xc0`},
+		{in: "{\"type\":\"get\",\"path\":\"/Info\",\"id\":\"\xff\"}", err: `"id" is not valid UTF-8`},
+		{in: "{\"type\":\"get\",\"path\":\"/Info\",\"p\xffth\":1}", err: `a field name in the body is not valid UTF-8`},
+		{in: `{"type":"get","path":"/Info\udc00"}`, err: `"path" is not valid UTF-8: the escape \uDC00`},
 	}
 	for _, tt := range tests {
 		got, err := ParseMessage([]byte(tt.in))
@@ -68,6 +73,9 @@ func FuzzParseMessage(f *testing.F) {
 		}
 		if _, err := m.op(); err != nil {
 			t.Fatalf("%q: accepted with type %q", data, m.Type)
+		}
+		if err := resource.CheckJSONText(data); err != nil {
+			t.Fatalf("%q: accepted, but %v: a path or name read from it would not be the client's", data, err)
 		}
 		op, _ := m.op()
 		api.EmbeddedIndex().Operation(op, m.Path).Values(m.Value) // refuses or reads, never panics
