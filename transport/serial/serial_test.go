@@ -442,6 +442,48 @@ func TestSessionEndReasons(t *testing.T) {
 	next(serial.ErrBye)
 }
 
+// TestCrashedClientRedials: a client of a pty that dies without a bye
+// (its lock goes with it) and dials again at once is let in at its first
+// hello: the new client holds the lock, so the old one let go of it. The
+// old session ends as a released lock, with its subscriptions.
+func TestCrashedClientRedials(t *testing.T) {
+	ends := make(chan error, 4)
+	d, _, tty := newServedDevice(t, &serial.Server{OnSessionEnd: func(_ string, why error) { ends <- why }})
+	f, err := os.OpenFile(tty, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unixFlock(f); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, map[string]any{"protocol": 1, "client": "crasher", "session": "crasher", "lock": true})
+	f.Write(b)
+	f.Write(request(1, "subscribe", "/Meas/Acc/13"))
+	for deadline := time.Now().Add(time.Minute); d.Hub().Count() != 1; time.Sleep(time.Millisecond) { // the subscription is made
+		if time.Now().After(deadline) { // a hang guard
+			t.Fatal("the crashing client's subscription was not made")
+		}
+	}
+	f.Close() // the crash: the lock goes, no bye
+	// A client that holds the lock while the old session lasts is refused
+	// as busy (wire.RefuseBusy) and retries for a second with the lock
+	// held: the line's probe cannot see the old client gone meanwhile.
+	c, err := client.Dial(context.Background(), tty, nil)
+	if err != nil {
+		t.Fatalf("redial after a crash: %v", err)
+	}
+	defer c.Close()
+	if why := <-ends; !errors.Is(why, serial.ErrLockReleased) {
+		t.Errorf("the crashed client's session ended: %v; want %v", why, serial.ErrLockReleased)
+	}
+	if n := d.Hub().Count(); n != 0 {
+		t.Errorf("%d subscriptions of the crashed client outlived its session", n)
+	}
+	if env, err := c.Do(context.Background(), resource.Get, "/Info"); err != nil || !env.OK() {
+		t.Fatalf("the new session: %v %v", env, err)
+	}
+}
+
 // smallSendBuffers gives each accepted connection a small send buffer, so
 // that a client that does not read blocks the device's writes soon.
 type smallSendBuffers struct{ net.Listener }

@@ -108,6 +108,14 @@ func (s *Server) ServeLine(ctx context.Context, l Line) error {
 			if !ok {
 				return
 			}
+			if cur != nil && cur.token != h.Session && cur.locked && (helloLocks(f) || l.ClientGone()) {
+				// The lock is exclusive: a client that says hello holding
+				// it (or a lock that nobody holds) shows that the session's
+				// client let go of the line, crashed perhaps, before the
+				// next probe would have found out. The new client takes
+				// over at once.
+				endCur(ErrLockReleased)
+			}
 			if cur != nil && cur.token != h.Session {
 				refuse(w, f.ID, h.Session, wire.RefuseBusy,
 					fmt.Sprintf("line %s is in use by another session; one session per serial line", l.Name()))
