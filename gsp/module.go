@@ -36,6 +36,13 @@ const Name = "GattSensorData"
 // mode change, as the firmware answers it.
 const StatusAccepted resource.Status = 202
 
+// StatusNoBinaryForm is the status of a GET whose content has no binary
+// form (a record the firmware serves in JSON alone, an array longer than
+// its uint8 count can say): 406 Not Acceptable, with no data, so that a
+// client tells it apart from a 200 whose content is empty. The device
+// answers 406 for nothing else (docs/gsp.md).
+const StatusNoBinaryForm resource.Status = 406
+
 // MaxSubscriptions is how many streams one connection may subscribe to at
 // once; one more is answered with 507, as the firmware answers when its
 // subscription slots are taken.
@@ -334,7 +341,7 @@ func (c *Conn) handle(ctx *app.Context, raw []byte) {
 			if _, ok := env.Content.(*info.AppInfo); !ok { // the firmware answers /Info/App with 200 alone
 				var err error
 				if data, err = layout(ctx).Append(nil, env.Content); err != nil {
-					data = nil // no binary form: the status alone
+					data, env.Status = nil, StatusNoBinaryForm
 				}
 			}
 			c.respond(ctx, cmd.Ref, env.Status, data)

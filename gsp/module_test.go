@@ -97,6 +97,28 @@ func TestGetAndErrors(t *testing.T) {
 	if n := p.command(gspwire.Command{Code: gspwire.Unsubscribe, Ref: 9}); status(n) != 404 {
 		t.Errorf("UNSUBSCRIBE of nothing: %d", status(n))
 	}
+	// Content without a binary form (here a log's bytes, an array far
+	// longer than a uint8 count says) is 406 with no data, which a client
+	// tells apart from a 200 whose content is empty.
+	for _, c := range []gspwire.Command{
+		{Code: gspwire.PutDataLoggerConfig, Ref: 10, Paths: []string{"/Meas/Acc/52"}},
+		{Code: gspwire.PutDataLoggerState, Ref: 11, Value: 3},
+	} {
+		if n := p.command(c); status(n) != 200 {
+			t.Fatalf("%v: %d", c.Code, status(n))
+		}
+	}
+	d.Advance(2 * time.Second)
+	if n := p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 12, Value: 2}); status(n) != 200 {
+		t.Fatalf("stop logging: %d", status(n))
+	}
+	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 13, Path: "/Mem/Logbook/byId/1/Data"}); status(n) != uint16(gsp.StatusNoBinaryForm) || len(n) != 4 {
+		t.Errorf("GET of a log's bytes: % x, want status %d alone", n, gsp.StatusNoBinaryForm)
+	}
+	// /Info/App answers 200 alone, as the sensor does.
+	if n := p.command(gspwire.Command{Code: gspwire.Get, Ref: 14, Path: "/Info/App"}); status(n) != 200 || len(n) != 4 {
+		t.Errorf("GET /Info/App: % x, want status 200 alone", n)
+	}
 }
 
 // Streams arrive as DATA, DATA_PART2 and DATA_PART3 parts that join into
