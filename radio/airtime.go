@@ -160,7 +160,8 @@ const (
 type airItem struct {
 	packets int
 	places  int                    // of the transmit queue: one per notification it goes out as
-	owner   *resource.Subscription // the subscription of an outSub item; of an outGATT item's stream (its first part)
+	owner   *resource.Subscription // the subscription of an outSub item; of an outGATT item's stream
+	later   bool                   // an outGATT item that is a later part of its notification
 	kind    outKind
 	event   uint64 // the connection event that carried it out
 	content any    // outSub
@@ -254,7 +255,7 @@ func (q *airQueue) roomFor(now time.Duration, k int, owner *resource.Subscriptio
 	if limit > 0 && owner != nil {
 		waiting := 0
 		for i, j := 0, q.head; i < q.n; i++ {
-			if q.items[j].owner == owner {
+			if q.items[j].owner == owner && !q.items[j].later {
 				waiting++
 			}
 			if j++; j == len(q.items) {
@@ -404,9 +405,17 @@ func (c *Conn) handOut(it *airItem) {
 			it.owner.Lost() // carried, but the reader had no room: lost as over the air, and counted
 		}
 	case outGATT:
-		if !c.note(it.char, it.data) && it.owner != nil && it.owner.Active() {
-			it.owner.Lost() // a stream's notification (NotifyStream) the reader had no room for
+		// The parts of a notification are handed out one after the other.
+		// One the reader has no room for loses the notification, counted
+		// once on its stream (NotifyStream), and its later parts go too.
+		if it.later && c.lostPart {
+			return
 		}
+		ok := c.note(it.char, it.data)
+		if !ok && it.owner != nil && it.owner.Active() {
+			it.owner.Lost()
+		}
+		c.lostPart = !ok
 	case outHRS:
 		select {
 		case c.hrs <- it.hrs:

@@ -46,6 +46,7 @@ type Conn struct {
 	encrypted bool
 	ended     bool   // hrs, nus and notes are closed
 	slab      []byte // notification data is carved from it
+	lostPart  bool   // a part of the stream notification being handed out was lost: its later parts go with it
 
 	// the throughput model, guarded by airMu (taken after p.mu); outMu
 	// orders the hand-out of what connection events carry (taken before

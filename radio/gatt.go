@@ -319,8 +319,9 @@ func (c *Conn) Notify(char UUID, parts ...[]byte) error {
 // It reports whether the parts went to the air (or were not sent because
 // the central has notifications off); false means they were lost, and the
 // caller counts the loss on sub. A notification the air carries to a
-// central that does not read is lost too, and counted on sub (Lost) by
-// its first part while sub lasts. A connection that ended reports
+// central that does not read is lost too, and counted once on sub (Lost)
+// while sub lasts, whichever of its parts the central had no room for;
+// the parts after that one are not sent. A connection that ended reports
 // ErrDisconnected.
 func (c *Conn) NotifyStream(char UUID, sub *resource.Subscription, parts ...[]byte) (bool, error) {
 	return c.notify(char, parts, sub, false)
@@ -338,9 +339,8 @@ func (c *Conn) TryNotify(char UUID, data []byte) (bool, error) {
 }
 
 // notify sends parts (see Notify); owner, when not nil, is the
-// subscription whose stream they are: its topic's Limit applies, and its
-// first part carries it, so that the limit counts notifications and a
-// loss is counted once.
+// subscription whose stream they are: its topic's Limit applies, counted
+// in notifications (the first parts), and a loss is counted once.
 func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, flow bool) (bool, error) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
@@ -362,7 +362,7 @@ func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, f
 			return false, nil
 		}
 		for i, data := range parts {
-			c.handOut(&airItem{kind: outGATT, char: char, data: c.carve(data), owner: firstOnly(owner, i)})
+			c.handOut(&airItem{kind: outGATT, char: char, data: c.carve(data), owner: owner, later: i > 0})
 		}
 		return true, nil
 	}
@@ -376,18 +376,9 @@ func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, f
 		return false, nil
 	}
 	for i, data := range parts {
-		c.queueLocked(now, airItem{packets: NotificationPackets(a, len(data)), kind: outGATT, char: char, data: c.carve(data), owner: firstOnly(owner, i)})
+		c.queueLocked(now, airItem{packets: NotificationPackets(a, len(data)), kind: outGATT, char: char, data: c.carve(data), owner: owner, later: i > 0})
 	}
 	return true, nil
-}
-
-// firstOnly returns owner for the first part (i == 0) of a notification
-// and nil for the rest.
-func firstOnly(owner *resource.Subscription, i int) *resource.Subscription {
-	if i > 0 {
-		return nil
-	}
-	return owner
 }
 
 // WhenRoom calls f once, when the connection may have room again for what
