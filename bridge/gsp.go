@@ -162,13 +162,6 @@ func (g *gspSession) run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { g.write(ctx) })
-	wg.Go(func() {
-		select {
-		case <-g.gsp.Done():
-			g.close(StatusGSPDisconnected, fmt.Sprintf("device %s: %s", g.serial, g.gsp.Err()))
-		case <-ctx.Done():
-		}
-	})
 	for g.carry(ctx) {
 	}
 	close(g.ended)
@@ -281,8 +274,16 @@ func (g *gspSession) read(ctx context.Context, text []byte) bool {
 }
 
 // write sends the notifications to the client; it drops a client that
-// falls behind, and exits then or when ctx ends.
+// falls behind, and exits then or when ctx ends. When the device's
+// connection ends it sends what the device sent before (the answer to the
+// command that reset it, say: the phone hands it over before the end) and
+// then closes with StatusGSPDisconnected.
 func (g *gspSession) write(ctx context.Context) {
+	send := func(b []byte) bool {
+		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		defer cancel()
+		return g.conn.Write(wctx, websocket.MessageBinary, b) == nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -291,11 +292,13 @@ func (g *gspSession) write(ctx context.Context) {
 			g.s.Log.Warn("dropped a GSP client that does not read", "device", g.serial, "waiting", GSPOutbox)
 			g.close(websocket.StatusPolicyViolation, fmt.Sprintf("the client fell %d notifications behind", GSPOutbox))
 			return
+		case <-g.gsp.Done():
+			for len(g.out) > 0 && send(<-g.out) {
+			}
+			g.close(StatusGSPDisconnected, fmt.Sprintf("device %s: %s", g.serial, g.gsp.Err()))
+			return
 		case b := <-g.out:
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			err := g.conn.Write(wctx, websocket.MessageBinary, b)
-			cancel()
-			if err != nil {
+			if !send(b) {
 				return
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -609,6 +610,39 @@ func TestGSPCloseReleases(t *testing.T) {
 	r.dialReady() // served once the second client has ended
 	if st := waitState("connected", func(s phone.DeviceState) bool { return s.Connected }); *st.Handle != *held.Handle || sub.Err() != nil {
 		t.Errorf("the connection a subscription holds: handle %d, then %d (%s); the subscription: %v", *held.Handle, *st.Handle, st.Note, sub.Err())
+	}
+}
+
+// PUT_SYSTEMMODE is answered before the device switches, as the firmware
+// does and as movesense-py's `movesense stop` waits for: the answer (202)
+// reaches the GSP WebSocket before the close that the reset or the power
+// off brings, with the radio's throughput model on, where the answer waits
+// for a connection event that comes after the switch.
+func TestGSPSystemModeAnsweredBeforeTheSwitch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode   uint8
+		reason string
+	}{{5, "the device reset"}, {12, "the device reset"}, {1, "the device turned off"}} {
+		r := newGSPRigWith(t, "", true)
+		p := r.dial("", nil)
+		p.command(gspwire.Command{Code: gspwire.Hello, Ref: 100})
+		p.write(gspwire.Command{Code: gspwire.PutSystemMode, Ref: 107, Value: tc.mode})
+		var got []string
+		for {
+			m := p.wait()
+			if m.err != nil {
+				var ce websocket.CloseError
+				if !errors.As(m.err, &ce) || ce.Code != bridge.StatusGSPDisconnected || !strings.Contains(ce.Reason, tc.reason) {
+					t.Errorf("mode %d: the WebSocket ended with %v; want %d and %q", tc.mode, m.err, bridge.StatusGSPDisconnected, tc.reason)
+				}
+				break
+			}
+			got = append(got, fmt.Sprintf("% x", m.b))
+		}
+		if want := "01 6b ca 00"; !slices.Contains(got, want) { // COMMAND_RESPONSE on 107: 202
+			t.Errorf("mode %d: before the close came %q; want the answer %q", tc.mode, got, want)
+		}
 	}
 }
 

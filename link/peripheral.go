@@ -232,10 +232,10 @@ func (rs *radioSession) connect(f wire.Frame) {
 // forward sends what the device sends over its BLE services to the
 // central (heart rate and serial data in their frames of their own, and
 // the notifications of the characteristics it switched on with
-// GATTNotify), and Disconnected when the connection ends, which also
-// closes the stream. What one connection event carries goes in one write
-// (one message of the radio link). It exits when the connection ends, or
-// when close stops it.
+// GATTNotify), and Disconnected when the connection ends, after what the
+// device sent before, which also closes the stream. What one connection
+// event carries goes in one write (one message of the radio link). It
+// exits when the connection ends, or when close stops it.
 func (rs *radioSession) forward(link *radio.Conn) {
 	defer rs.wg.Done()
 	out := radioOut{rs: rs, hrs: link.HRS(), nus: link.NUS(), notes: link.Notifications()}
@@ -249,9 +249,14 @@ func (rs *radioSession) forward(link *radio.Conn) {
 		case b, ok := <-out.nus:
 			out.serial(b, ok)
 		case <-link.Done():
+			// What the device sent before the connection ended (the
+			// answer to the request that reset it, say) waits in the
+			// channels, which are closed: it goes out first.
+			link.Collect(out.drain)
 			rs.mu.Lock()
 			defer rs.mu.Unlock()
-			rs.reply(Disconnected, 0, &DisconnectedMsg{Reason: link.Err().Error()})
+			out.buf = appendJSON(out.buf, Disconnected, &DisconnectedMsg{Reason: link.Err().Error()})
+			rs.st.Write(out.buf)
 			rs.st.Close()
 			return
 		case <-rs.stop:

@@ -19,6 +19,8 @@ import (
 	"senseboard/air"
 	"senseboard/air/airtest"
 	"senseboard/client"
+	"senseboard/clock"
+	"senseboard/device"
 	"senseboard/gsp/gspwire"
 	"senseboard/internal/frametest"
 	"senseboard/link"
@@ -565,4 +567,107 @@ func TestRadioSendsByConnectionEvent(t *testing.T) {
 		t.Errorf("%d notifications came in %d messages; want at least two a message (an event carries up to four)", n, m)
 	}
 	t.Logf("%d notifications in %d messages", n, m)
+}
+
+// gatedConn is the device's end of a stream whose writes that carry GATT
+// notifications wait while the gate is shut: the device's sender of
+// notifications is held up, as by a slow stream.
+type gatedConn struct {
+	net.Conn
+	mu      sync.Mutex
+	shut    bool
+	open    chan struct{} // closed when the gate opens
+	waiting chan struct{} // a write waits at the gate
+}
+
+func (g *gatedConn) Write(b []byte) (int, error) {
+	notes := false
+	wire.NewDecoder(0).Feed(b, func(f wire.Frame) { notes = notes || f.Kind == link.GATTNotification })
+	g.mu.Lock()
+	shut, open := g.shut, g.open
+	g.mu.Unlock()
+	if notes && shut {
+		select {
+		case g.waiting <- struct{}{}:
+		default:
+		}
+		<-open
+	}
+	return g.Conn.Write(b)
+}
+
+func (g *gatedConn) setShut(shut bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if shut && !g.shut {
+		g.open = make(chan struct{})
+	} else if !shut && g.shut {
+		close(g.open)
+	}
+	g.shut = shut
+}
+
+// The answer to PUT_SYSTEMMODE reaches the central before Disconnected,
+// though the device's sender of notifications was still busy with the
+// ones before it when the switch ended the connection: the answer waits
+// with them, and Disconnected comes after all. (Each round gives the
+// sender the choice between the end and what waits, one chance in four of
+// taking the end first: a sender that did so lost the answer, in one of
+// the 24 rounds but once in 1000 runs.)
+func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
+	t.Parallel()
+	p := profile.Default()
+	p.BLE.Airtime.Enabled = false // the notifications reach the sender at once
+	vc := clock.NewVirtual()
+	d, err := senseboard.New(senseboard.Config{Profile: p, Clock: vc, StateDir: filepath.Join(t.TempDir(), "state"), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+	ctx := context.Background()
+	write := func(l *link.Conn, c gspwire.Command) {
+		go l.WriteChar(ctx, gspwire.CommandUUID, gspwire.AppendCommand(nil, c)) // its Ack may wait at the gate
+	}
+	for round := range 24 {
+		devEnd, centralEnd := net.Pipe()
+		gate := &gatedConn{Conn: devEnd, waiting: make(chan struct{}, 1)}
+		served := make(chan struct{})
+		go func() { per.ServeConn(ctx, gate); close(served) }()
+		got := make(chan []byte, 16)
+		l, err := phoneCentral.Open(ctx, "radio", centralEnd, link.Handlers{Notification: func(_ radio.UUID, b []byte) { got <- b }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetNotify(ctx, gspwire.DataUUID, true); err != nil {
+			t.Fatal(err)
+		}
+		gate.setShut(true)
+		write(l, gspwire.Command{Code: gspwire.Hello, Ref: 1}) // its answer holds up the sender
+		<-gate.waiting
+		write(l, gspwire.Command{Code: gspwire.PutSystemMode, Ref: 107, Value: 5})
+		conn := d.Radio.Current()
+		for len(conn.Notifications()) == 0 { // the answer waits for the sender
+			time.Sleep(time.Millisecond)
+		}
+		vc.Advance(device.SwitchDelay) // the reset ends the connection
+		<-conn.Done()
+		gate.setShut(false)
+		<-l.Done()
+		l.Close()
+		<-served
+		var answers []string
+		for len(got) > 0 {
+			if b := <-got; b[0] == gspwire.CommandResponse {
+				answers = append(answers, fmt.Sprintf("% x", b[:2]))
+			}
+		}
+		if !slices.Contains(answers, "01 6b") {
+			t.Fatalf("round %d: answers %q before Disconnected; want PUT_SYSTEMMODE's on 107 (6b)", round, answers)
+		}
+		vc.Advance(time.Second) // the device advertises again
+	}
 }

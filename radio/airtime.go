@@ -2,6 +2,7 @@ package radio
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"senseboard/noise"
@@ -346,13 +347,30 @@ func (c *Conn) armLocked(now time.Duration) {
 	c.evTimer = c.p.clk.AfterFunc(at-now, c.event)
 }
 
-// event runs the connection events due now, on the event timer.
-func (c *Conn) event() { c.runEvents(false) }
+// eventKind says which connection events runEvents runs.
+type eventKind uint8
 
-// runEvents runs the connection events due now (write: and one at now, in
-// which a write of the central arrived), hands out in order what they
-// carried, and calls back whoever waited for room.
-func (c *Conn) runEvents(write bool) {
+const (
+	eventsDue  eventKind = iota // the events due now
+	eventWrite                  // and one at now, in which a write of the central arrived
+	eventLast                   // and a last one that carries everything that waits
+)
+
+// event runs the connection events due now, on the event timer.
+func (c *Conn) event() { c.runEvents(eventsDue) }
+
+// flush sends what waits for the air before the device resets or turns
+// off: the firmware answers a mode change first and switches after, so
+// that what it sent before, the answer among it, reaches the central.
+func (c *Conn) flush() {
+	if c.air.cfg.Enabled {
+		c.runEvents(eventLast)
+	}
+}
+
+// runEvents runs the connection events of kind, hands out in order what
+// they carried, and calls back whoever waited for room.
+func (c *Conn) runEvents(kind eventKind) {
 	now := c.p.clk.Now()
 	c.outMu.Lock()
 	c.airMu.Lock()
@@ -360,9 +378,13 @@ func (c *Conn) runEvents(write bool) {
 		c.evTimer.Stop()
 		c.evTimer = nil
 	}
-	if write {
+	switch kind {
+	case eventWrite:
 		c.air.write(now)
-	} else {
+	case eventLast:
+		c.air.run(now)
+		c.air.send(math.MaxInt)
+	default:
 		c.air.run(now)
 	}
 	out := c.air.out

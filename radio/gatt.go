@@ -405,7 +405,7 @@ func (c *Conn) WhenRoom(f func()) {
 // too, and whoever waits for room hears of it.
 func (c *Conn) written() {
 	if c.air.cfg.Enabled {
-		c.runEvents(true)
+		c.runEvents(eventWrite)
 	}
 }
 

@@ -429,8 +429,10 @@ func (p *Peripheral) saveLocked(change func(*Settings)) error {
 	return p.st.Update(func(s *Settings) error { change(s); return nil })
 }
 
-// Reset drops the connection, restores the preferred connection parameters
-// and starts advertising; the settings are non-volatile.
+// Reset drops the connection, after what waits for the air has gone out
+// (the device switches after its answer), restores the preferred
+// connection parameters and starts advertising; the settings are
+// non-volatile.
 func (p *Peripheral) Reset() {
 	p.drop(fmt.Errorf("%w: the device reset", ErrDisconnected))
 	p.mu.Lock()
@@ -439,7 +441,8 @@ func (p *Peripheral) Reset() {
 	p.startAdvertising()
 }
 
-// PowerOff drops the connection and stops the radio.
+// PowerOff drops the connection, after what waits for the air has gone
+// out, and stops the radio.
 func (p *Peripheral) PowerOff() {
 	p.drop(fmt.Errorf("%w: the device turned off", ErrDisconnected))
 	p.StopAdvertising()
@@ -447,6 +450,7 @@ func (p *Peripheral) PowerOff() {
 
 func (p *Peripheral) drop(reason error) {
 	if c := p.Current(); c != nil {
+		c.flush()
 		c.end(reason)
 	}
 }

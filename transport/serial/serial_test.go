@@ -442,6 +442,32 @@ func TestSessionEndReasons(t *testing.T) {
 	next(serial.ErrBye)
 }
 
+// TestModeSwitchAnsweredFirst: over the line, PUT /System/Mode 5 is
+// answered before the reset ends the session's subscriptions, as on every
+// path (docs/behaviour.md).
+func TestModeSwitchAnsweredFirst(t *testing.T) {
+	_, addr, _ := newDevice(t)
+	r := dialRaw(t, addr)
+	r.hello("mode", 1)
+	r.nextKind(wire.Welcome)
+	r.send(request(1, "subscribe", "/Meas/Acc/13"))
+	r.nextKind(wire.Response)
+	put, _ := wire.AppendJSONFrame(nil, wire.Request, 2, &wire.RequestMsg{Op: "put", Path: "/System/Mode", Params: []wire.Param{wire.EncodeParam(resource.Uint8(5))}})
+	r.send(put)
+	for {
+		f := r.next()
+		if f.Kind == wire.Ended {
+			t.Fatalf("the reset's end of the subscription (%s) came before the answer", f.Payload)
+		}
+		if f.Kind == wire.Response && f.ID == 2 {
+			break
+		}
+	}
+	if f := r.nextKind(wire.Ended); f.ID != 1 || !strings.Contains(string(f.Payload), "device reset") {
+		t.Errorf("after the answer: %s %d %s; want the subscription ended by the reset", f.Kind, f.ID, f.Payload)
+	}
+}
+
 // TestCrashedClientRedials: a client of a pty that dies without a bye
 // (its lock goes with it) and dials again at once is let in at its first
 // hello: the new client holds the lock, so the old one let go of it. The
