@@ -57,10 +57,18 @@ const gspInterval = 7500 * time.Microsecond
 // device's time: the rig's clients let time pass while they wait.
 func newGSPRigWith(t testing.TB, token string, onAir bool) *gspRig {
 	t.Helper()
+	a := profile.DefaultAirtime
+	a.Enabled = onAir
+	return newGSPRigAir(t, token, a)
+}
+
+// newGSPRigAir is a rig whose radio has the throughput model a.
+func newGSPRigAir(t testing.TB, token string, a profile.Airtime) *gspRig {
+	t.Helper()
 	p := profile.Default()
-	p.BLE.Airtime.Enabled = onAir
+	p.BLE.Airtime = a
 	d := senseboardtest.New(t, senseboard.Config{Profile: p})
-	r := &gspRig{t: t, d: d, serial: "000123", onAir: onAir}
+	r := &gspRig{t: t, d: d, serial: "000123", onAir: a.Enabled}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	srv := &link.Peripheral{Server: &serial.Server{Device: d.Device.Core}, Radio: d.Device.Radio}
@@ -610,6 +618,57 @@ func TestGSPCloseReleases(t *testing.T) {
 	r.dialReady() // served once the second client has ended
 	if st := waitState("connected", func(s phone.DeviceState) bool { return s.Connected }); *st.Handle != *held.Handle || sub.Err() != nil {
 		t.Errorf("the connection a subscription holds: handle %d, then %d (%s); the subscription: %v", *held.Handle, *st.Handle, st.Note, sub.Err())
+	}
+}
+
+// A client that walks away in the middle of a FETCH_LOG leaves the rest
+// of the log queued on the device; the next client is let in at once, and
+// gets nothing of it. The radio here is so slow (one short packet per
+// connection event) that the rest of the log would take a minute of
+// device time or more, far more than passes while the next client waits:
+// had the phone waited for it, the next client would have been refused
+// (1013). What the radio's transmit queue holds goes out first, so it
+// holds two notifications, 0.6 s of device time at MTU 247.
+func TestGSPNextClientAfterOneLeftMidFetch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mtu     int
+		logging time.Duration // of IMU9 at 833 Hz
+	}{{247, 3 * time.Second}, {23, 600 * time.Millisecond}} {
+		slow := profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: profile.MinDataLength, TXQueue: profile.MinTXQueue}
+		r := newGSPRigAir(t, "", slow)
+		query := fmt.Sprintf("mtu=%d", tc.mtu)
+		first := r.dial(query, nil)
+		for _, c := range []gspwire.Command{
+			{Code: gspwire.PutDataLoggerConfig, Ref: 1, Paths: []string{"/Meas/IMU9/833"}},
+			{Code: gspwire.PutDataLoggerState, Ref: 2, Value: 3},
+		} {
+			if n := first.command(c); gspStatus(n) != 200 {
+				t.Fatalf("MTU %d: %v: %d", tc.mtu, c.Code, gspStatus(n))
+			}
+		}
+		r.d.Advance(tc.logging)
+		if n := first.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 3, Value: 2}); gspStatus(n) != 200 {
+			t.Fatalf("MTU %d: stop logging: %d", tc.mtu, gspStatus(n))
+		}
+		if n := first.command(gspwire.Command{Code: gspwire.FetchLog, Ref: 4, LogID: 1}); gspStatus(n) != 200 {
+			t.Fatalf("MTU %d: FETCH_LOG: %d", tc.mtu, gspStatus(n))
+		}
+		for n := first.read(); n[0] != gspwire.Data || n[1] != 4; n = first.read() { // the log is coming
+		}
+		first.c.CloseNow() // walks away
+
+		next := r.dial(query, nil)
+		n := next.command(gspwire.Command{Code: gspwire.Hello, Ref: 200})
+		if n[2] != gspwire.ProtocolVersion {
+			t.Errorf("MTU %d: the next client's HELLO: % x", tc.mtu, n)
+		}
+		if n := next.command(gspwire.Command{Code: gspwire.Get, Ref: 201, Path: "/System/Mode"}); gspStatus(n) != 200 {
+			t.Errorf("MTU %d: the next client's GET: %d", tc.mtu, gspStatus(n))
+		}
+		for _, n := range next.stash {
+			t.Errorf("MTU %d: the next client got % x, which the first left", tc.mtu, n)
+		}
 	}
 }
 

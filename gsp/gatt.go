@@ -66,6 +66,14 @@ func (h *gattHandler) Write(_ radio.UUID, data []byte) error {
 	return nil
 }
 
-func (h *gattHandler) Notifying(radio.UUID, bool) {}
+// Notifying drops what the connection had still to send when the central
+// switches the data characteristic's notifications off: a log being
+// fetched stops, and the next client of the connection (a phone's next
+// app) does not get what the last one left.
+func (h *gattHandler) Notifying(char radio.UUID, on bool) {
+	if char == DataID && !on {
+		h.c.Drop()
+	}
+}
 
 func (h *gattHandler) Close() { h.c.Close() }

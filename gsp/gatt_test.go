@@ -245,3 +245,43 @@ func TestFetchOverSlowLinkIsComplete(t *testing.T) {
 	}
 	t.Logf("log of %d bytes in %v; stream %d of %d", len(want), d.Clock.Now()-start, streamed, produced)
 }
+
+// A central that switches the data characteristic's notifications off
+// drops what the connection had still to send: the rest of a FETCH_LOG
+// is not sent when it switches them on again, and the next command's
+// answer comes after what the radio's transmit queue held (two
+// notifications here) rather than after the whole log.
+func TestNotificationsOffDropsAFetch(t *testing.T) {
+	prof := profile.Default()
+	prof.BLE.Airtime = profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 27, TXQueue: 2}
+	d := senseboardtest.New(t, senseboard.Config{Profile: prof})
+	p := connectGATT(t, d, gspwire.MinMTU)
+	p.command(gspwire.Command{Code: gspwire.PutDataLoggerConfig, Ref: 1, Paths: []string{"/Meas/IMU9/208"}})
+	p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 2, Value: 3})
+	d.Advance(time.Second)
+	p.command(gspwire.Command{Code: gspwire.PutDataLoggerState, Ref: 3, Value: 2})
+	if n := p.command(gspwire.Command{Code: gspwire.FetchLog, Ref: 5, LogID: 1}); status(n) != 200 {
+		t.Fatalf("FETCH_LOG: %d", status(n))
+	}
+	for n := p.next(); n[0] != gspwire.Data || n[1] != 5; n = p.next() {
+	}
+	for _, on := range []bool{false, true} {
+		if err := p.rc.SetNotify(gsp.DataID, on); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := 0
+	p.rc.Write(gsp.CommandID, gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Hello, Ref: 6}))
+	for n := p.next(); n[0] != gspwire.CommandResponse || n[1] != 6; n = p.next() {
+		if n[0] == gspwire.Data && n[1] == 5 {
+			data++
+		}
+	}
+	if data > prof.BLE.Airtime.TXQueue {
+		t.Errorf("%d notifications of the fetch came after the notifications were switched off and on; want at most the %d the transmit queue held", data, prof.BLE.Airtime.TXQueue)
+	}
+	env := d.Expect(resource.StatusOK, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Uint32(1))
+	if size := len(env.Content.(interface{ Bytes() []byte }).Bytes()); size < 100*gspwire.MaxNotification(gspwire.MinMTU) {
+		t.Errorf("a log of %d bytes is too short for the test", size)
+	}
+}

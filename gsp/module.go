@@ -161,6 +161,7 @@ type Conn struct {
 	mtu    atomic.Int32
 	link   Link
 	closed atomic.Bool
+	gen    atomic.Uint32 // counts Drop: what was queued before the last is not sent
 
 	// owned by the app goroutine
 	subs    map[uint8]*app.Subscription
@@ -178,6 +179,7 @@ type outgoing struct {
 	log   []byte // the log's bytes
 	off   int    // and how many were sent
 	fetch bool
+	gen   uint32 // Conn.gen when it was queued
 }
 
 // SetMTU sets the connection's ATT MTU; values below gspwire.MinMTU count
@@ -209,6 +211,13 @@ func (c *Conn) Write(cmd []byte) {
 	cmd = append([]byte(nil), cmd...)
 	ctx.Run(func() { c.handle(ctx, cmd) })
 }
+
+// Drop drops what the connection had still to send and must not lose: a
+// FETCH_LOG's data, a log read by subscription, answers that wait for room.
+// It takes effect at once, on the caller's goroutine; streams go on. The
+// GATT service calls it when the central switches the data
+// characteristic's notifications off, as the firmware's sends then fail.
+func (c *Conn) Drop() { c.gen.Add(1) }
 
 // Close ends the connection: its streams are unsubscribed, as the firmware
 // does when the central disconnects.
@@ -246,7 +255,7 @@ func (c *Conn) reliable(ctx *app.Context, b []byte) {
 	if n := gspwire.MaxNotification(c.MTU()); len(b) > n {
 		b = b[:n]
 	}
-	c.pending = append(c.pending, outgoing{note: append([]byte(nil), b...)})
+	c.pending = append(c.pending, outgoing{note: append([]byte(nil), b...), gen: c.gen.Load()})
 	c.pump(ctx)
 }
 
@@ -256,6 +265,11 @@ func (c *Conn) reliable(ctx *app.Context, b []byte) {
 func (c *Conn) pump(ctx *app.Context) {
 	for len(c.pending) > 0 && !c.closed.Load() {
 		o := &c.pending[0]
+		if o.gen != c.gen.Load() { // dropped
+			c.pending[0] = outgoing{}
+			c.pending = c.pending[1:]
+			continue
+		}
 		b, n := o.note, 0
 		if o.fetch {
 			b, n = c.chunk(o)
@@ -487,7 +501,7 @@ func (c *Conn) fetch(ctx *app.Context, cmd gspwire.Command) {
 			return
 		}
 		c.respond(ctx, cmd.Ref, resource.StatusOK, nil)
-		c.pending = append(c.pending, outgoing{fetch: true, ref: cmd.Ref, log: lb.Bytes()})
+		c.pending = append(c.pending, outgoing{fetch: true, ref: cmd.Ref, log: lb.Bytes(), gen: c.gen.Load()})
 		c.pump(ctx)
 	})
 }

@@ -168,14 +168,17 @@ func (g *GSP) Read(ctx context.Context, char string) ([]byte, error) {
 
 // Close ends the client as a central's disconnect does: on a connection
 // that goes on, its streams are unsubscribed, as the device does when a
-// central disconnects, and the notifications switched off once the answers
-// to everything the client wrote have come (a HELLO written last answers
-// after them), so that none reaches the next GSP client. The data logger
-// keeps logging, as it does on the device. Then the phone ends the
-// device's connection at once, unless another client holds it (a request
-// under way, a subscription; its idle time does not keep it), so that the
-// device advertises again for the next central; and the device is free
-// for another GSP client.
+// central disconnects; what the device had still to send it (a log being
+// fetched, answers that wait for room) is dropped, by switching the
+// notifications off and on again; and the notifications are switched off
+// once the answers to everything the client wrote have come (a HELLO
+// written last answers after them), so that none reaches the next GSP
+// client. The data logger keeps logging, as it does on the device. Then
+// the phone ends the device's connection at once, unless another client
+// holds it (a request under way, a subscription; its idle time does not
+// keep it), so that the device advertises again for the next central; and
+// the device is free for another GSP client, at once, whatever the client
+// left unread.
 func (g *GSP) Close() {
 	close(g.ended)
 	g.cleanUp()
@@ -197,6 +200,12 @@ func (g *GSP) cleanUp() {
 		if err := l.WriteChar(ctx, gspwire.CommandUUID, gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Unsubscribe, Ref: ref})); err != nil {
 			g.d.ph.cfg.Log.Info("GSP: unsubscribe", "device", g.d.serial, "ref", ref, "err", err)
 		}
+	}
+	// The device drops what waits for a central that switches the
+	// notifications off: else the HELLO below would answer after the rest
+	// of a fetch the client walked away from.
+	if l.SetNotify(ctx, gspwire.DataUUID, false) != nil || l.SetNotify(ctx, gspwire.DataUUID, true) != nil {
+		return
 	}
 	const ref = 0xFF
 	if l.WriteChar(ctx, gspwire.CommandUUID, gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Hello, Ref: ref})) == nil {
