@@ -802,6 +802,24 @@ func TestDevicesOfAnotherProgram(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// the list, where the dashboard and scripts look, shows it gone and why
+	status, body := r.get("/api/devices")
+	var list []phone.DeviceState
+	if err := json.Unmarshal([]byte(body), &list); status != 200 || err != nil {
+		t.Fatalf("GET /api/devices: %d %s %v", status, body, err)
+	}
+	var states []string
+	for _, st := range list {
+		states = append(states, st.Serial+": "+st.State+" "+st.Note)
+	}
+	if want := "000124: gone gone: it went off the air: it left the air"; len(list) != 2 || states[1] != want || list[1].Advertising || list[1].Connected {
+		t.Errorf("GET /api/devices after 000124 went away: %q; want 000123 and %q", states, want)
+	}
+	// a message that names no device goes to the one connected, not to
+	// one that went away
+	if m := r.message(`{"type": "get", "path": "/Info"}`); m["device"] != "000123" {
+		t.Errorf("a message that names no device: %v", m)
+	}
 }
 
 func TestBadMessagesOverWebSocket(t *testing.T) {

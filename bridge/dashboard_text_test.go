@@ -65,3 +65,24 @@ func TestDashboardShowsNoStrayText(t *testing.T) {
 		t.Errorf("the note %q is in the warning's colour %s", p.text(`#devices li[data-serial="000123"] .note`), colour[1])
 	}
 }
+
+// TestDashboardShowsDepartedDevice: a device of another program that went
+// away stays in the dashboard's list, gone, with its note saying why, and
+// offers nothing to do with it.
+func TestDashboardShowsDepartedDevice(t *testing.T) {
+	t.Parallel() // waits on real time; runs beside the other slow tests
+	browser := chromium(t)
+	r := newRig(t, rigConfig{local: []string{"000123"}, remote: []string{"000124"}, onDemand: true})
+	r.waitFor("000124", "advertising", func(s phone.DeviceState) bool { return s.Advertising })
+	p := browse(t, r, browser)
+	p.do("load", chromedp.Navigate(r.srv.URL+"/"), chromedp.WaitVisible(`#devices li[data-serial="000124"]`))
+	r.stop["000124"]()
+	li := `document.querySelector('#devices li[data-serial="000124"]')`
+	p.poll("the device shown gone, and why", li+`?.querySelector('.note')?.textContent === 'gone: it went off the air: it left the air'`)
+	if got := p.text(`#devices li[data-serial="000124"] .badge`); got != "gone" {
+		t.Errorf("the device that went away is badged %q", got)
+	}
+	if n := evaluate[int](p, "its actions", li+`.querySelectorAll('button').length`); n != 0 {
+		t.Errorf("the device that went away offers %d buttons", n)
+	}
+}

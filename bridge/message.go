@@ -161,6 +161,9 @@ func (s *Server) route(m *Message) (serial, path string, err error) {
 	}
 	var connected, all []string
 	for _, st := range s.Phone.Devices() {
+		if st.State == "gone" { // a device that went away is listed a while
+			continue
+		}
 		all = append(all, st.Serial)
 		if st.Connected {
 			connected = append(connected, st.Serial)

@@ -77,8 +77,8 @@ func (d *peer) state() DeviceState {
 	d.mu.Unlock()
 	sort.Strings(s.Streams)
 	switch {
-	case gone:
-		s.State = "gone"
+	case gone: // what it last said of itself no longer holds
+		s.State, s.Advertising, s.Connected, s.Handle = "gone", false, false, nil
 	case s.Connected:
 		s.State = "connected"
 	case s.Advertising:

@@ -123,9 +123,10 @@ type Phone struct {
 	devs     map[string]*peer   // by serial number
 	keys     *nvm.Var[bondKeys] // keys.json; in memory only without a state directory
 	watchers map[*Watcher]struct{}
-	logReads keyedMutex        // one read of a log at a time (logs.go)
-	left     map[string]string // why a device went away, by serial number
-	dir      *air.Directory    // nil without Air
+	logReads keyedMutex          // one read of a log at a time (logs.go)
+	left     map[string]departed // devices that went away, by serial number
+	dir      *air.Directory      // nil without Air
+	now      func() time.Time    // time.Now; a test's clock
 	closed   bool
 	wg       sync.WaitGroup // goroutines of devices and streams
 }
@@ -150,7 +151,7 @@ func New(cfg Config) (*Phone, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	ph := &Phone{cfg: cfg, devs: map[string]*peer{}, watchers: map[*Watcher]struct{}{}, left: map[string]string{}}
+	ph := &Phone{cfg: cfg, devs: map[string]*peer{}, watchers: map[*Watcher]struct{}{}, left: map[string]departed{}, now: time.Now}
 	if cfg.StateDir != "" {
 		s, err := nvm.Open(cfg.StateDir)
 		if err != nil {
@@ -317,7 +318,7 @@ func (ph *Phone) forget(d *peer, why string) bool {
 	known := ph.devs[d.serial] == d
 	if known {
 		delete(ph.devs, d.serial)
-		ph.left[d.serial] = why
+		ph.left[d.serial] = departed{d: d, why: why, at: ph.now()}
 	}
 	ph.mu.Unlock()
 	if known {
@@ -357,8 +358,8 @@ func (ph *Phone) device(serial string) (*peer, error) {
 	if d := ph.devs[serial]; d != nil {
 		return d, nil
 	}
-	if why, ok := ph.left[serial]; ok {
-		return nil, fmt.Errorf("device %s: %w: it went away (%s)", serial, ErrUnknownDevice, why)
+	if l, ok := ph.left[serial]; ok {
+		return nil, fmt.Errorf("device %s: %w: it went away (%s)", serial, ErrUnknownDevice, l.why)
 	}
 	var serials []string
 	for _, d := range ph.devices() {
@@ -386,11 +387,31 @@ func JoinSerials(s []string) string {
 	return out
 }
 
-// Devices returns the state of every device the phone sees.
+// GoneListed is how long Devices lists a device that went away, in state
+// "gone" with its note saying why, after it went: the dashboard and
+// scripts that poll the list see it go, and why.
+const GoneListed = time.Minute
+
+// departed is a device that went away: why, and when.
+type departed struct {
+	d   *peer
+	why string
+	at  time.Time
+}
+
+// Devices returns the state of every device the phone sees, and of those
+// that went away in the last GoneListed (state "gone"), by serial number.
 func (ph *Phone) Devices() []DeviceState {
 	ph.mu.Lock()
 	devs := ph.devices()
+	now := ph.now()
+	for _, l := range ph.left {
+		if now.Sub(l.at) < GoneListed {
+			devs = append(devs, l.d)
+		}
+	}
 	ph.mu.Unlock()
+	sort.Slice(devs, func(i, j int) bool { return devs[i].serial < devs[j].serial })
 	out := make([]DeviceState, 0, len(devs))
 	for _, d := range devs {
 		out = append(out, d.state())

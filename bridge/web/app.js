@@ -121,10 +121,18 @@ async function unsubscribe(id) {
 
 // ---- devices
 
+// goneListed is how long the bridge lists a device that went away (the
+// phone's GoneListed): the list shows it gone, and why, as long.
+const goneListed = 60000;
+
 function updateDevice(d) {
   const was = state.devices.get(d.serial);
-  if (d.state === 'gone') state.devices.delete(d.serial);
-  else state.devices.set(d.serial, d);
+  state.devices.set(d.serial, d);
+  if (d.state === 'gone') {
+    setTimeout(() => {
+      if (state.devices.get(d.serial) === d) { state.devices.delete(d.serial); renderDevices(); }
+    }, goneListed);
+  }
   if (d.serial === state.current && d.connected && !was?.connected) refreshBattery();
   if (!state.devices.has(state.current) || !state.devices.get(state.current).connected) {
     const first = [...state.devices.values()].find((x) => x.connected);
@@ -137,6 +145,7 @@ function updateDevice(d) {
 // it (the bridge connects to devices when a client uses them).
 function select(serial) {
   const d = state.devices.get(serial);
+  if (d?.state === 'gone') return;
   if (d && !d.connected && d.advertising) {
     api('POST', `api/devices/${serial}/connect`).catch((e) => { $('#current').textContent = `Device ${serial}: ${e.message}`; });
   }
@@ -175,7 +184,7 @@ function renderDevices() {
       d.adv ? el('details', { onclick: (e) => e.stopPropagation() }, el('summary', { class: 'hint' }, 'advertisement'),
         el('code', { class: 'hex' }, spaced(d.adv)), el('code', { class: 'hex' }, spaced(d.scanResp))) : null,
       d.streams.length ? el('div', { class: 'hint' }, d.streams.length + ' stream(s) open') : null,
-      deviceActions(d));
+      d.state === 'gone' ? null : deviceActions(d));
     ul.append(li);
   }
 }
