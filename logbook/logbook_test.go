@@ -232,7 +232,8 @@ func TestCapacity(t *testing.T) {
 }
 
 // A log torn by a crash in the middle of an append is cut back to its last
-// whole chunk when the device starts again.
+// whole chunk when the device starts again, and its modification time is
+// not earlier than it was before the crash.
 func TestTornLogRecovered(t *testing.T) {
 	dir := t.TempDir()
 	d := senseboardtest.New(t, senseboard.Config{StateDir: dir})
@@ -241,6 +242,7 @@ func TestTornLogRecovered(t *testing.T) {
 	for range 30 {
 		d.Advance(100 * time.Millisecond)
 	}
+	before := entries(t, d)[0].Modified
 	// Copy the state as a crash would leave it: flushed data, no close.
 	crash := t.TempDir()
 	for _, name := range []string{"logbook.json", "datalogger.json"} {
@@ -259,6 +261,9 @@ func TestTornLogRecovered(t *testing.T) {
 	es := entries(t, d2)
 	if len(es) != 1 || es[0].Size != uint64(len(whole)) {
 		t.Fatalf("after the crash: %+v, want one log of %d bytes", es, len(whole))
+	}
+	if es[0].Modified < before || before < 2 {
+		t.Errorf("ModificationTimestamp %d after the crash, %d before; a log's time never goes back", es[0].Modified, before)
 	}
 	if n := samples(t, logBytes(t, d2, 1)); n["MeasAcc.ArrayAcc.x"] < 100 {
 		t.Errorf("%d samples survived", n["MeasAcc.ArrayAcc.x"])

@@ -278,8 +278,15 @@ func (s *Storage) write(data []byte, now uint32) error {
 	s.openLen += int64(len(data))
 	s.sizes[s.openID] = s.openLen
 	for i := range s.index.Entries {
-		if s.index.Entries[i].ID == s.openID {
-			s.index.Entries[i].Modified = now
+		if e := &s.index.Entries[i]; e.ID == s.openID && e.Modified != now {
+			// The index keeps the time before Entries shows it (once a
+			// second at most): it never goes back across a crash.
+			was := e.Modified
+			e.Modified = now
+			if err := s.saveIndex(); err != nil {
+				e.Modified = was
+				return err
+			}
 		}
 	}
 	return nil

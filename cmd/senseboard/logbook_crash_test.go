@@ -17,13 +17,15 @@ import (
 
 type logEntries struct {
 	Elements []struct {
-		ID   uint32 `json:"Id"`
-		Size uint64 `json:"Size"`
+		ID       uint32 `json:"Id"`
+		Modified uint32 `json:"ModificationTimestamp"`
+		Size     uint64 `json:"Size"`
 	} `json:"elements"`
 }
 
 // Logs survive kill -9: what the data logger had written when the process
-// was killed is in the Logbook when it starts again, and decodes.
+// was killed is in the Logbook when it starts again, and decodes; its
+// modification time is not earlier than the last one it showed.
 func TestLogsSurviveKill(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -47,12 +49,13 @@ func TestLogsSurviveKill(t *testing.T) {
 	do(resource.Put, "/Mem/DataLogger/Config", cfg)
 	do(resource.Put, "/Mem/DataLogger/State", resource.Uint8(3))
 	var before uint64
+	var modified uint32
 	for before < 3000 { // a few flushes of about 1.3 kB a second
 		time.Sleep(200 * time.Millisecond)
 		var e logEntries
 		json.Unmarshal(do(resource.Get, "/Mem/Logbook/Entries"), &e)
 		if len(e.Elements) == 1 {
-			before = e.Elements[0].Size
+			before, modified = e.Elements[0].Size, e.Elements[0].Modified
 		}
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
@@ -69,6 +72,9 @@ func TestLogsSurviveKill(t *testing.T) {
 	json.Unmarshal(do(resource.Get, "/Mem/Logbook/Entries"), &e)
 	if len(e.Elements) != 1 || e.Elements[0].ID != 1 || e.Elements[0].Size < before {
 		t.Fatalf("after kill -9: entries %+v, want log 1 of at least %d bytes", e, before)
+	}
+	if m := e.Elements[0].Modified; m < modified {
+		t.Errorf("after kill -9: ModificationTimestamp %d, %d before; a log's time never goes back", m, modified)
 	}
 	var data struct{ Bytes []byte }
 	var ints struct{ Bytes []int }
