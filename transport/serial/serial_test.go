@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"senseboard"
 	"senseboard/client"
+	"senseboard/clock"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 	"senseboard/wire"
@@ -738,5 +740,93 @@ func TestRefusalCodes(t *testing.T) {
 	var m wire.RefuseMsg
 	if f := line.nextKind(wire.Refuse); json.Unmarshal(f.Payload, &m) != nil || m.Code != wire.RefuseBusy || m.Session != "second" || !strings.Contains(m.Error, "in use") {
 		t.Errorf("second session on a line: %s", f.Payload)
+	}
+}
+
+// TestSlowReadersDoNotHoldOthersNotifications: clients that never read,
+// five streams each at 833 to 1666 Hz, block the device's writes to them
+// until WriteTimeout ends their sessions; meanwhile a client that reads
+// gets each step of device time's notifications, without waiting for the
+// blocked writes to end. The device runs on a virtual clock: each step's
+// notifications are made at once when the test advances it, and must
+// arrive while the slow sessions last (they end only when a write has been
+// blocked for WriteTimeout).
+func TestSlowReadersDoNotHoldOthersNotifications(t *testing.T) {
+	t.Parallel()
+	vc := clock.NewVirtual()
+	d, err := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Seed: 1, Clock: vc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var slowEnded atomic.Int32
+	srv := &serial.Server{Device: d.Core, OnSessionEnd: func(_ string, why error) {
+		if errors.Is(why, serial.ErrSlowConsumer) {
+			slowEnded.Add(1)
+		}
+	}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, smallSendBuffers{ln}) }()
+	defer func() { cancel(); <-served }()
+	addr := ln.Addr().String()
+
+	paths := []string{"/Meas/Acc/1666", "/Meas/Gyro/833", "/Meas/IMU9/833", "/Meas/IMU6/1666", "/Meas/Gyro/1666"}
+	for i := range 5 {
+		r := dialRaw(t, addr)
+		r.conn.(*net.TCPConn).SetReadBuffer(1024)
+		r.hello(fmt.Sprintf("slow%d", i), 1)
+		for j, p := range paths {
+			r.send(request(uint32(j+1), "subscribe", p))
+		}
+	}
+	reader, err := client.Dial(ctx, "TCP"+addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	sub, _, err := reader.Subscribe(ctx, "/Meas/Acc/52")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d.Hub().Count() < 5*len(paths)+1 { // every slow subscription is made
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+	held := 0
+	for step := range 20 {
+		vc.Advance(100 * time.Millisecond)
+		want := int64((vc.Now() - 300*time.Millisecond) / time.Millisecond) // the last batch may still be filling
+		alive := slowEnded.Load() == 0
+		for got := int64(-1); got < want; {
+			var n client.Notification
+			select {
+			case n = <-sub.C():
+			case <-time.After(time.Minute): // a hang guard
+				t.Fatalf("step %d: no notification of /Meas/Acc/52 for a minute", step)
+			}
+			var acc struct{ Timestamp int64 }
+			json.Unmarshal(n.Payload, &acc)
+			got = acc.Timestamp
+		}
+		if alive && slowEnded.Load() > 0 {
+			held++ // the notifications came only once a blocked write gave up
+		}
+	}
+	if held > 0 {
+		t.Errorf("in %d of 20 steps the reader's notifications came only when a blocked writer to a client that does not read gave up", held)
+	}
+	for slowEnded.Load() < 5 { // the slow writers were blocked: WriteTimeout ends their sessions
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+		}
 	}
 }
