@@ -423,15 +423,7 @@ func TestSessionEndReasons(t *testing.T) {
 	r.conn.Close()
 	next(serial.ErrStreamClosed)
 
-	f, err := os.OpenFile(tty, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unixFlock(f); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, map[string]any{"protocol": 1, "client": "locker", "session": "locker", "lock": true})
-	f.Write(b)
+	f := lockedClient(t, tty, "locker")
 	f.Write(request(1, "get", "/Info"))
 	f.Close() // the lock goes with the file
 	next(serial.ErrLockReleased)
@@ -470,13 +462,11 @@ func TestModeSwitchAnsweredFirst(t *testing.T) {
 	}
 }
 
-// TestCrashedClientRedials: a client of a pty that dies without a bye
-// (its lock goes with it) and dials again at once is let in at its first
-// hello: the new client holds the lock, so the old one let go of it. The
-// old session ends as a released lock, with its subscriptions.
-func TestCrashedClientRedials(t *testing.T) {
-	ends := make(chan error, 4)
-	d, _, tty := newServedDevice(t, &serial.Server{OnSessionEnd: func(_ string, why error) { ends <- why }})
+// lockedClient opens the pty as a client that holds the line's lock, and
+// says hello as one, in session; it returns the terminal, which it does
+// not read.
+func lockedClient(t *testing.T, tty, session string) *os.File {
+	t.Helper()
 	f, err := os.OpenFile(tty, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -484,8 +474,19 @@ func TestCrashedClientRedials(t *testing.T) {
 	if err := unixFlock(f); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, map[string]any{"protocol": 1, "client": "crasher", "session": "crasher", "lock": true})
+	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, map[string]any{"protocol": 1, "client": session, "session": session, "lock": true})
 	f.Write(b)
+	return f
+}
+
+// TestCrashedClientRedials: a client of a pty that dies without a bye
+// (its lock goes with it) and dials again at once is let in at its first
+// hello: the new client holds the lock, so the old one let go of it. The
+// old session ends as a released lock, with its subscriptions.
+func TestCrashedClientRedials(t *testing.T) {
+	ends := make(chan error, 4)
+	d, _, tty := newServedDevice(t, &serial.Server{OnSessionEnd: func(_ string, why error) { ends <- why }})
+	f := lockedClient(t, tty, "crasher")
 	f.Write(request(1, "subscribe", "/Meas/Acc/13"))
 	for deadline := time.Now().Add(time.Minute); d.Hub().Count() != 1; time.Sleep(time.Millisecond) { // the subscription is made
 		if time.Now().After(deadline) { // a hang guard
@@ -628,15 +629,7 @@ func TestLineSurvivesClientThatStopsReading(t *testing.T) {
 	t.Parallel()
 	ended := make(chan error, 1)
 	_, _, tty := newServedDevice(t, &serial.Server{OnSessionEnd: func(_ string, why error) { ended <- why }})
-	f, err := os.OpenFile(tty, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unixFlock(f); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := wire.AppendJSONFrame(nil, wire.Hello, 0, map[string]any{"protocol": 1, "client": "stuck", "session": "stuck", "lock": true})
-	f.Write(b)
+	f := lockedClient(t, tty, "stuck")
 	f.Write(request(1, "subscribe", "/Meas/IMU9/1666"))
 	select { // never read: the terminal's buffer fills, and a write times out
 	case why := <-ended:
