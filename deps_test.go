@@ -25,7 +25,8 @@ import (
 // provider; the data logger (logbook), built on the in-device application
 // interface, knows no provider either, and the load no provider; the feed
 // of the heart-rate service (hrs) takes /Meas/HR through the device. The clock
-// needs no other package of the module. The assembly (package senseboard)
+// needs no other package of the module, and the faults' vocabulary (fault)
+// none of the layers that carry the faults out. The assembly (package senseboard)
 // is above them all and below the programs.
 func TestDependencyRules(t *testing.T) {
 	t.Parallel()
@@ -64,6 +65,8 @@ func TestDependencyRules(t *testing.T) {
 		{"senseboard/hrs", false, false, []string{"senseboard", "senseboard/provider/meas", "senseboard/gsp", "senseboard/logbook/", "senseboard/transport/", "senseboard/link/", "senseboard/bridge/", "senseboard/phone/"}},
 		{"senseboard/load", false, false, []string{"senseboard", "senseboard/provider/", "senseboard/logbook/", "senseboard/gsp", "senseboard/bridge/", "senseboard/phone/"}},
 		{"senseboard/clock", false, false, []string{"senseboard/"}}, // and golang.org/x/sys for its precise sleep
+		// The faults' vocabulary knows no layer that carries them out.
+		{"senseboard/fault", false, false, []string{"senseboard", "senseboard/device/", "senseboard/resource/", "senseboard/radio/", "senseboard/link/", "senseboard/phone/", "senseboard/bridge/", "senseboard/world/", "senseboard/provider/", "senseboard/clock/"}},
 		{"senseboard", true, false, []string{"senseboard/bridge/", "senseboard/phone/", "senseboard/load/", "senseboard/client/", "senseboard/cmd/"}},
 	}
 	// one go list for all the rules: the packages, and what they import

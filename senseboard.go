@@ -13,11 +13,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"senseboard/app"
 	"senseboard/clock"
 	"senseboard/content"
 	"senseboard/device"
+	"senseboard/fault"
 	"senseboard/gsp"
 	"senseboard/hrs"
 	"senseboard/logbook"
@@ -59,6 +61,10 @@ type Config struct {
 	// Replay lists recordings that stand in for the model: each channel a
 	// recording has (IMU, ECG, temperature) is played from it.
 	Replay []*replay.Recording
+	// Faults is a plan of field faults on the device's timeline, after
+	// the scenario's own (docs/faults.md); its random and spread times are
+	// drawn from Seed.
+	Faults fault.Plan
 }
 
 // Device is a complete simulated device: the core, with handles on the
@@ -98,6 +104,10 @@ type Device struct {
 	// hrsFeed runs the module that feeds the heart-rate service from
 	// /Meas/HR (package hrs); nil when the profile leaves it out.
 	hrsFeed *app.Runtime
+
+	// Faults carries out the device's field faults and keeps their ground
+	// truth.
+	Faults *Faults
 }
 
 // New makes and starts a device. When it fails, it has released everything
@@ -172,7 +182,7 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	d.Radio, err = radio.New(radio.Config{
 		Address: p.BLE.Address, Serial: p.Serial, Product: p.Product.Name,
 		HRS: p.Modules.HRS, NUS: p.Modules.NUS, Advertisement: p.BLE.Advertisement, Seed: seed, Clock: c,
-		Airtime: p.BLE.Airtime, NotificationSize: content.Size,
+		Airtime: p.BLE.Airtime, NotificationSize: content.Size, Stamps: stamps{},
 	}, settings)
 	if err != nil {
 		return err
@@ -235,6 +245,8 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 			return fmt.Errorf("module %s: %w", hrs.Name, err)
 		}
 	}
+
+	d.Faults = newFaults(d, c, slices.Concat(d.Wearer.Scenario().Faults, cfg.Faults), seed)
 	return nil
 }
 
@@ -248,6 +260,12 @@ func clockDrift(seed uint64, sc *world.Scenario) float64 {
 	}
 	return max(-20, min(20, 8*noise.Gauss(noise.Key(seed, streamClock, 0))))
 }
+
+// stamps reads and changes notifications' timestamps for the radio.
+type stamps struct{}
+
+func (stamps) Timestamp(c any) (uint32, bool)     { return content.Timestamp(c) }
+func (stamps) WithTimestamp(c any, ts uint32) any { return content.WithTimestamp(c, ts) }
 
 // streamClock is the noise stream of the device's oscillator.
 const streamClock = 0xC10C
@@ -265,6 +283,9 @@ func (d *Device) stopApps() {
 // Close ends every subscription, writes what the non-volatile memory still
 // holds in memory, and releases the state directory.
 func (d *Device) Close() error {
+	if d.Faults != nil {
+		d.Faults.close()
+	}
 	d.stopApps()
 	var err error
 	if d.Logbook != nil {

@@ -104,7 +104,7 @@ func (r *Runtime) lifecycle(e device.Event) {
 			r.d.Logf(device.LevelError, "app %s did not start: %v", r.app.Name(), err)
 			r.stop()
 		}
-	default:
+	case device.EventPowerOff, device.EventUpdateMode, device.EventClose:
 		r.stop()
 	}
 }

@@ -68,8 +68,21 @@ func (m Mode) String() string {
 }
 
 // ErrOff is returned by Do while the device is in FullPowerOff: it does not
-// answer at all.
+// answer at all. ErrUpdateMode is one too.
 var ErrOff = errors.New("device is off (FullPowerOff); it wakes on its configured wake-up source")
+
+// ErrUpdateMode is returned by Do while the device is in firmware update
+// mode: its bootloader answers nothing of the resource interface, as a
+// device that is off. errors.Is(ErrUpdateMode, ErrOff) holds.
+var ErrUpdateMode error = updateModeError{}
+
+type updateModeError struct{}
+
+func (updateModeError) Error() string {
+	return "device is in firmware update mode; its bootloader answers no request, and it returns to the application after its update timeout or a power cycle"
+}
+
+func (updateModeError) Is(target error) bool { return target == ErrOff }
 
 // Config configures a device.
 type Config struct {
@@ -126,6 +139,9 @@ type Core struct {
 
 	lifeMu    sync.Mutex
 	lifecycle []func(Event)
+
+	busy     atomic.Bool  // the request pool is exhausted
+	timedOut atomic.Int64 // requests that timed out since the last reset
 }
 
 type registration struct {
@@ -231,9 +247,10 @@ func (d *Core) Local(span time.Duration) time.Duration {
 // ClockDrift returns the device oscillator's rate error, ppm.
 func (d *Core) ClockDrift() float64 { return d.driftPPM }
 
-// RelativeTimeAt returns the relative time at clock reading t.
+// RelativeTimeAt returns the relative time at clock reading t; a reading
+// before the last reset (a sample taken before a clock reset) is 0.
 func (d *Core) RelativeTimeAt(t time.Duration) uint32 {
-	return RelativeTime(d.Local(t - d.ResetTime()))
+	return RelativeTime(d.Local(max(t-d.ResetTime(), 0)))
 }
 
 // ResetTime returns the clock reading of the last reset.
@@ -414,12 +431,11 @@ func (d *Core) Do(req *resource.Request) (resource.Envelope, error) {
 	case ModeFullPowerOff:
 		return env, ErrOff
 	case ModeFwUpdate:
-		if !updateModeAllows(req) {
-			env.URI = d.rawURI(req.Path)
-			env.Status = resource.StatusServiceUnavailable
-			env.Error = "the device is in firmware update mode; it answers GET /Info, GET /Info/App and /System/Mode only (PUT /System/Mode 5 returns to the application)"
-			return env, nil
-		}
+		return env, ErrUpdateMode
+	}
+	busy := d.busy.Load()
+	if busy && !modePut(req) {
+		return d.refuseBusy(env, req), nil
 	}
 	rt := d.router.Load()
 	m, err := rt.Resolve(req.Op, req.Path)
@@ -450,6 +466,9 @@ func (d *Core) Do(req *resource.Request) (resource.Envelope, error) {
 		}
 		env.QueryTime = d.clock.Now() - start
 		return env, nil
+	}
+	if busy && !(len(req.Args) > 0 && req.Args[0].Uint() == uint64(ModeApplication)) {
+		return d.refuseBusy(env, req), nil // the reset alone is handled below the request pool
 	}
 	npath := m.Route.NumParams()
 	req.URI = m.URI(d.prefix, req.Args[:npath])
@@ -482,17 +501,38 @@ func (d *Core) rawURI(path string) string {
 	return d.prefix + "/" + strings.ToValidUTF8(p, "\uFFFD")
 }
 
-// updateModeAllows lists what firmware update mode answers: identification
-// and the way out.
-func updateModeAllows(req *resource.Request) bool {
-	p := strings.ToLower(strings.TrimPrefix(req.Path, "/"))
-	switch {
-	case (p == "info" || p == "info/app") && req.Op == resource.Get:
-		return true
-	case p == "system/mode" && (req.Op == resource.Get || req.Op == resource.Put):
-		return true
+// modePut reports whether req is a PUT of /System/Mode, the one request
+// an exhausted request pool lets through to see whether it is a reset.
+func modePut(req *resource.Request) bool {
+	return req.Op == resource.Put && strings.EqualFold(strings.Trim(req.Path, "/"), "system/mode")
+}
+
+// refuseBusy answers a request while the request pool is exhausted.
+func (d *Core) refuseBusy(env resource.Envelope, req *resource.Request) resource.Envelope {
+	env.URI = d.rawURI(req.Path)
+	env.Status = resource.StatusTooManyRequests
+	env.Error = "the device's request pool is exhausted: every request is answered 429 until the device resets (PUT /System/Mode 5) or is power cycled"
+	return env
+}
+
+// SetBusy exhausts the request pool (on) or refills it: while it is
+// exhausted every request is answered 429, except PUT /System/Mode 5, the
+// reset, which refills it.
+func (d *Core) SetBusy(on bool) { d.busy.Store(on) }
+
+// Busy reports whether the request pool is exhausted.
+func (d *Core) Busy() bool { return d.busy.Load() }
+
+// RequestTimedOut counts a request whose answer could not reach its
+// client (a link lost while it was under way): it keeps a slot of the
+// request pool until the next reset. When the profile's RequestPool
+// slots are taken, the pool is exhausted (SetBusy) and EventBusy follows.
+func (d *Core) RequestTimedOut() {
+	n := d.timedOut.Add(1)
+	if pool := d.prof.RequestPool; pool > 0 && n == int64(pool) && !d.busy.Swap(true) {
+		d.Logf(LevelWarning, "the request pool is exhausted: %d requests timed out", n)
+		d.emit(EventBusy)
 	}
-	return false
 }
 
 // NewClient returns a client of this device whose notifications go to sink.

@@ -367,19 +367,22 @@ func TestPowerOffAndWake(t *testing.T) {
 	c.Close()
 }
 
-func TestUpdateModeAnswersOnlyIdentityAndMode(t *testing.T) {
+func TestUpdateModeAnswersNothing(t *testing.T) {
 	fx := newFixture(t)
 	fx.d.SwitchMode(device.ModeFwUpdate)
 	fx.clk.Advance(time.Second)
 	if fx.d.Mode() != device.ModeFwUpdate {
 		t.Fatalf("mode %v", fx.d.Mode())
 	}
-	if env := fx.do(t, &resource.Request{Op: resource.Get, Path: "/info"}); env.Status != 200 {
-		t.Errorf("GET /Info in update mode: %d", env.Status)
+	for _, path := range []string{"/info", "/System/Mode", "/Time"} {
+		_, err := fx.d.Do(&resource.Request{Op: resource.Get, Path: path})
+		if !errors.Is(err, device.ErrUpdateMode) || !errors.Is(err, device.ErrOff) {
+			t.Errorf("GET %s in update mode: %v, want no answer (ErrUpdateMode)", path, err)
+		}
 	}
-	env := fx.do(t, &resource.Request{Op: resource.Get, Path: "/Time"})
-	if env.Status != 503 || !strings.Contains(env.Error, "firmware update mode") {
-		t.Errorf("GET /Time in update mode: %d %s", env.Status, env.Error)
+	fx.d.Reset()
+	if env := fx.do(t, &resource.Request{Op: resource.Get, Path: "/Info"}); env.Status != 200 {
+		t.Errorf("GET /Info after the reset into the application: %d", env.Status)
 	}
 }
 

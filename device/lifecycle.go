@@ -18,6 +18,7 @@ const (
 	EventPowerOff                    // turned off
 	EventUpdateMode                  // reset into firmware update mode
 	EventClose                       // the device closed
+	EventBusy                        // requests that timed out exhausted the request pool
 )
 
 func (e Event) String() string {
@@ -30,6 +31,8 @@ func (e Event) String() string {
 		return "update mode"
 	case EventClose:
 		return "close"
+	case EventBusy:
+		return "busy"
 	}
 	return fmt.Sprintf("Event(%d)", uint8(e))
 }
@@ -102,6 +105,10 @@ func (d *Core) SwitchMode(m Mode) {
 	})
 }
 
+// EnterUpdateMode resets the device into firmware update mode at once, as
+// SwitchMode(ModeFwUpdate) does after its delay.
+func (d *Core) EnterUpdateMode() { d.reset(ModeFwUpdate, EventUpdateMode) }
+
 // Reset resets the device into Application mode at once: every subscription
 // ends, volatile state returns to its power-on values and relative time
 // restarts; non-volatile memory is kept.
@@ -110,6 +117,8 @@ func (d *Core) Reset() { d.reset(ModeApplication, EventReset) }
 func (d *Core) reset(to Mode, e Event) {
 	d.mu.Lock()
 	d.mode.Store(uint32(to))
+	d.busy.Store(false)
+	d.timedOut.Store(0)
 	d.hub.EndAll(resource.EndReset)
 	d.resetAt.Store(int64(d.clock.Now()))
 	for _, p := range d.providers {
@@ -120,6 +129,14 @@ func (d *Core) reset(to Mode, e Event) {
 	d.mu.Unlock()
 	d.Logf(LevelInfo, "reset into %s", to)
 	d.emit(e)
+}
+
+// RestartClock restarts relative time from 0 now, as the clock does at a
+// wake-up, without a reset: subscriptions go on, and their timestamps
+// count from now. The time service's UTC is its own (timesvc).
+func (d *Core) RestartClock() {
+	d.resetAt.Store(int64(d.clock.Now()))
+	d.Logf(LevelWarning, "the clock restarted")
 }
 
 // PowerOff turns the device off at once (FullPowerOff): every subscription

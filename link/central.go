@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"senseboard/client"
@@ -36,7 +37,18 @@ type Central struct {
 	// ReadBuffer and Push tune how the streams are read (client.Options).
 	ReadBuffer int
 	Push       bool
+
+	power atomic.Uint32 // the Bluetooth's power cycles (PowerCycle)
 }
+
+// PowerCycle counts a turning off and on of the central's Bluetooth,
+// which it tells the devices it scans and connects to from now: a device
+// stuck with it (radio.Peripheral.Stick) is reachable again.
+func (c *Central) PowerCycle() { c.power.Add(1) }
+
+// Power returns how many times the central's Bluetooth was turned off and
+// on.
+func (c *Central) Power() uint32 { return c.power.Load() }
 
 // Handlers receive what a device sends of its own over a connection, on
 // the goroutine that reads the stream; they must not block, and may be
@@ -158,7 +170,11 @@ func (l *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any) (wire
 // Scan returns what the device advertises.
 func (l *Conn) Scan(ctx context.Context) (AdvertMsg, error) {
 	var m AdvertMsg
-	err := l.call(ctx, Scan, nil, &m)
+	var who any // an anonymous central's scan carries nothing, as before ScanMsg
+	if l.central.Address != "" {
+		who = &ScanMsg{Address: l.central.Address, Power: l.central.Power()}
+	}
+	err := l.call(ctx, Scan, who, &m)
 	return m, err
 }
 
@@ -171,7 +187,7 @@ func (l *Conn) Connect(ctx context.Context) (ConnectedMsg, error) {
 		return ConnectedMsg{}, err
 	}
 	var got ConnectedMsg
-	err = l.call(ctx, Connect, &ConnectMsg{Address: l.central.Address, Name: l.central.Name, Interval: units}, &got)
+	err = l.call(ctx, Connect, &ConnectMsg{Address: l.central.Address, Name: l.central.Name, Interval: units, Power: l.central.Power()}, &got)
 	return got, err
 }
 

@@ -104,13 +104,23 @@ type AdvertMsg struct {
 	ScanResp    []byte `json:"scanResp,omitempty"`
 }
 
+// ScanMsg, the optional payload of a Scan, says who scans: the central's
+// BLE address and how many times its Bluetooth was turned off and on
+// (Power), which a stuck device heeds.
+type ScanMsg struct {
+	Address string `json:"address,omitempty"`
+	Power   uint32 `json:"power,omitempty"`
+}
+
 // ConnectMsg connects a central, named by its BLE address, to the device.
 // Interval is the connection interval the central asks for, in units of
-// 1.25 ms (6..3200); zero leaves it to the device.
+// 1.25 ms (6..3200); zero leaves it to the device. Power counts the times
+// the central's Bluetooth was turned off and on.
 type ConnectMsg struct {
 	Address  string `json:"address"`
 	Name     string `json:"name,omitempty"`
 	Interval uint16 `json:"interval,omitempty"`
+	Power    uint32 `json:"power,omitempty"`
 }
 
 // ConnectedMsg accepts a connection: its handle and the connection

@@ -109,6 +109,8 @@ func (rs *radioSession) handle(f wire.Frame) {
 		rs.scan(f)
 	case f.Kind == Connect:
 		rs.connect(f)
+	case rs.link != nil && rs.link.Lost():
+		rs.unanswered(f)
 	case rs.link == nil:
 		rs.fail(f.ID, fmt.Errorf("%s: not connected; scan and connect first", KindName(f.Kind)))
 	case f.Kind == Pair:
@@ -140,6 +142,16 @@ func (rs *radioSession) handle(f wire.Frame) {
 	}
 }
 
+// unanswered drops a frame that comes over a lost link (radio.Drop): it
+// never reaches the device. A request, or a write that carries one (GSP),
+// then times out at the central, and keeps a slot of the device's request
+// pool (device.Core.RequestTimedOut).
+func (rs *radioSession) unanswered(f wire.Frame) {
+	if f.Kind == wire.Request || f.Kind == GATTWrite {
+		rs.p.Server.Device.RequestTimedOut()
+	}
+}
+
 func (rs *radioSession) reply(kind wire.Kind, id uint32, v any) {
 	rs.st.Write(wire.JSONFrame(kind, id, v))
 }
@@ -149,6 +161,7 @@ func (rs *radioSession) fail(id uint32, err error) { rs.st.Write(wire.ErrorFrame
 // payloadForms is the JSON payload each frame kind of the radio that
 // carries one wants, as a malformed payload's error shows it.
 var payloadForms = map[wire.Kind]string{
+	Scan:       `nothing, or {"address": "XX:XX:XX:XX:XX:XX", "power": 1}`,
 	Connect:    `{"address": "XX:XX:XX:XX:XX:XX", "name": ...}`,
 	Pair:       `{"passKey": "123456", "bond": true}`,
 	Encrypt:    `{"key": ...}`,
@@ -191,7 +204,16 @@ func (rs *radioSession) done(id uint32, err error) {
 }
 
 func (rs *radioSession) scan(f wire.Frame) {
-	m := AdvertMsg{Serial: rs.p.Radio.Serial(), Address: rs.p.Radio.Address()}
+	if len(f.Payload) > 0 {
+		var who ScanMsg
+		if !rs.decode(f, &who, nil) {
+			return
+		}
+		if who.Address != "" {
+			rs.p.Radio.Heard(who.Address, who.Power)
+		}
+	}
+	m := AdvertMsg{Serial: rs.p.Radio.Serial(), Address: rs.p.Radio.AdvAddress()}
 	if p, ok := rs.p.Radio.Advertising(); ok {
 		m.Advertising, m.Adv, m.ScanResp = true, p.Adv, p.ScanResp
 	}
@@ -207,8 +229,9 @@ func (rs *radioSession) connect(f wire.Frame) {
 	if !rs.decode(f, &m, func() (bool, string) { return m.Address != "", "address" }) {
 		return
 	}
+	rs.p.Radio.Heard(m.Address, m.Power)
 	central := radio.NewCentral(m.Address, m.Name)
-	central.Interval = m.Interval
+	central.Interval, central.Power = m.Interval, m.Power
 	q := resource.NewQueue(serial.QueueSize)
 	link, err := rs.p.Radio.Connect(central, q)
 	if err != nil {

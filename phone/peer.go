@@ -79,6 +79,8 @@ func (d *peer) state() DeviceState {
 	switch {
 	case gone: // what it last said of itself no longer holds
 		s.State, s.Advertising, s.Connected, s.Handle = "gone", false, false, nil
+	case adv.UpdateMode() && s.Advertising:
+		s.State, s.UpdateMode = "update mode", true
 	case s.Connected:
 		s.State = "connected"
 	case s.Advertising:
@@ -250,6 +252,8 @@ func (d *peer) linkEnded(l *link.Conn) {
 	d.leaving, d.releasing = false, false
 	if release {
 		d.note = d.released
+	} else if why := l.Err(); errors.Is(why, ErrBluetoothOff) {
+		d.note = "the connection dropped: the phone's Bluetooth turned off"
 	} else if why, se := l.Err(), (*air.StreamError)(nil); errors.As(why, &se) {
 		d.note = "the connection was lost: " + se.Error()
 	} else if errors.Is(why, client.ErrClosed) {

@@ -128,6 +128,8 @@ type Phone struct {
 	dir      *air.Directory      // nil without Air
 	now      func() time.Time    // time.Now; a test's clock
 	closed   bool
+	btOff    chan struct{}  // closed when Bluetooth is on again; nil while it is on (BluetoothOff)
+	stopBT   chan struct{}  // closed by Close: Bluetooth comes on at once
 	wg       sync.WaitGroup // goroutines of devices and streams
 }
 
@@ -151,7 +153,7 @@ func New(cfg Config) (*Phone, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	ph := &Phone{cfg: cfg, devs: map[string]*peer{}, watchers: map[*Watcher]struct{}{}, left: map[string]departed{}, now: time.Now}
+	ph := &Phone{cfg: cfg, devs: map[string]*peer{}, watchers: map[*Watcher]struct{}{}, left: map[string]departed{}, now: time.Now, stopBT: make(chan struct{})}
 	if cfg.StateDir != "" {
 		s, err := nvm.Open(cfg.StateDir)
 		if err != nil {
@@ -196,6 +198,9 @@ func (ph *Phone) Run(ctx context.Context) error {
 // its goroutines.
 func (ph *Phone) Close() {
 	ph.mu.Lock()
+	if !ph.closed {
+		close(ph.stopBT)
+	}
 	ph.closed = true
 	devs := ph.devices()
 	ph.mu.Unlock()
@@ -245,6 +250,9 @@ func (ph *Phone) peripherals() []Peripheral {
 func (ph *Phone) Scan(ctx context.Context) {
 	ph.scanMu.Lock()
 	defer ph.scanMu.Unlock()
+	if ph.bluetoothOff() {
+		return // a phone with Bluetooth off sees nothing, and forgets nothing
+	}
 	seen := map[string]bool{}
 	for _, p := range ph.peripherals() {
 		seen[p.Serial] = true
@@ -517,8 +525,12 @@ type DeviceState struct {
 	// Local is set for a device of this program; others are reached over
 	// the radio link between programs.
 	Local bool `json:"local"`
-	// State is "advertising", "not advertising", "connected" or "gone".
-	State       string  `json:"state"`
+	// State is "advertising", "not advertising", "connected", "update
+	// mode" (it advertises as its bootloader, under that name and
+	// address) or "gone".
+	State string `json:"state"`
+	// UpdateMode says the device is in firmware update mode.
+	UpdateMode  bool    `json:"updateMode"`
 	Advertising bool    `json:"advertising"`
 	Connected   bool    `json:"connected"`
 	Handle      *uint16 `json:"handle,omitempty"` // of the connection, while connected
@@ -545,6 +557,9 @@ type DeviceState struct {
 // newLink opens a stream of the radio link to the device.
 func (d *peer) newLink(ctx context.Context) (*link.Conn, error) {
 	ph := d.ph
+	if ph.bluetoothOff() {
+		return nil, fmt.Errorf("device %s: %w", d.serial, ErrBluetoothOff)
+	}
 	ctx, cancel := context.WithTimeout(ctx, ph.cfg.Timeout)
 	defer cancel()
 	nc, err := d.p.Dial(ctx)

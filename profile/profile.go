@@ -43,6 +43,11 @@ type Profile struct {
 	Logbook           Logbook `yaml:"logbook"`
 	Binary            Binary  `yaml:"binary"`
 	SubscriptionLimit int     `yaml:"subscriptionLimit"`
+	// RequestPool is how many requests may time out (their answers lost
+	// on a link that dropped) before the device's request pool is
+	// exhausted and it answers 429 to every request until a reset, as the
+	// family's firmware does; 0 (the default) never exhausts it.
+	RequestPool int `yaml:"requestPool"`
 }
 
 // Binary holds the choices of the content's binary form, over GSP and in
@@ -439,6 +444,9 @@ func (p *Profile) Validate() error {
 	}
 	if p.SubscriptionLimit < 1 || p.SubscriptionLimit > 10000 {
 		return fmt.Errorf("subscriptionLimit %d: 1..10000", p.SubscriptionLimit)
+	}
+	if p.RequestPool < 0 || p.RequestPool > 10000 {
+		return fmt.Errorf("requestPool %d: 0 (never exhausted) or 1..10000 requests that time out", p.RequestPool)
 	}
 	if c := p.Logbook.Capacity; c < 4096 || c > 1<<30 {
 		return fmt.Errorf("logbook.capacity %d: 4096..1073741824 bytes", c)

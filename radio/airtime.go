@@ -134,7 +134,8 @@ type airQueue struct {
 	// of the connection reads: set when it starts, never changed, so read
 	// without airMu.
 	cfg      profile.Airtime
-	key      uint64        // seed of the missed events
+	key      uint64 // seed of the missed events
+	interf   *interferencePtr
 	interval time.Duration // between connection events
 	origin   time.Duration // time of event 0
 	next     int64         // the first event not run yet
@@ -182,10 +183,15 @@ func (q *airQueue) eventTime(k int64) time.Duration {
 	return q.origin + time.Duration(k)*q.interval
 }
 
-// missed reports whether event k carries nothing.
+// missed reports whether event k carries nothing: a share of the events
+// (the model's, or more under interference).
 func (q *airQueue) missed(k int64) bool {
+	share := q.cfg.MissedEvents
+	if q.interf != nil {
+		share, _ = q.interf.Load().at(q.eventTime(k), share)
+	}
 	n := q.count + uint64(k-q.next)
-	return q.cfg.MissedEvents > 0 && noise.Uniform(noise.Key(q.key, streamAir, n)) < q.cfg.MissedEvents
+	return share > 0 && noise.Uniform(noise.Key(q.key, streamAir, n)) < share
 }
 
 // run runs the connection events up to now.
@@ -397,7 +403,7 @@ func (c *Conn) runEvents(kind eventKind) {
 	notes := 0
 	c.p.mu.Lock()
 	for i := range out {
-		if !c.ended {
+		if !c.ended && !c.lost.Load() { // a lost link carries nothing
 			c.handOut(&out[i])
 		}
 		if out[i].kind == outGATT || out[i].note {
@@ -491,6 +497,9 @@ func (c *Conn) note(char UUID, data []byte) bool {
 // lost, as over the air. c.p.mu is held. The data of a NUS item is the
 // caller's: it is copied only once the air or a reader takes it.
 func (c *Conn) send(now time.Duration, it airItem) {
+	if c.lost.Load() {
+		return
+	}
 	a := &c.air.cfg
 	if !a.Enabled {
 		if c.takes(&it) {
@@ -532,10 +541,16 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	if size >= 0 {
 		packets, parts = StreamPackets(a, size, c.airMTU), streamParts(size, c.airMTU)
 	}
-	if c.airEnd || !c.air.roomFor(now, parts, n.Sub, limit, false) {
+	_, hide := c.air.interf.Load().at(now, 0)
+	if c.airEnd || c.lost.Load() || !c.air.roomFor(now, parts, n.Sub, limit, false) {
+		c.lostLocked(n.Sub)
 		return false
 	}
-	c.queueLocked(now, airItem{packets: packets, places: parts, owner: n.Sub, kind: outSub, content: n.Content})
+	content := n.Content
+	if hide || len(c.stamps) > 0 {
+		content = c.stampLocked(n.Sub, content, hide)
+	}
+	c.queueLocked(now, airItem{packets: packets, places: parts, owner: n.Sub, kind: outSub, content: content})
 	return true
 }
 

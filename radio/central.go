@@ -13,6 +13,9 @@ type Central struct {
 	// device grants the nearest within its connection parameters (Grant).
 	// Zero leaves the choice to the device: its slowest.
 	Interval uint16
+	// Power counts the times the central's Bluetooth was turned off and
+	// on, as it tells the devices it scans and connects to (Heard).
+	Power uint32
 
 	mu   sync.Mutex
 	keys map[string]string // device address -> long-term key

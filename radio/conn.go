@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/clock"
@@ -61,6 +62,14 @@ type Conn struct {
 	airEnd  bool // the connection ended: nothing more is admitted or armed
 	outMu   sync.Mutex
 	spare   []airItem // the hand-out's buffer
+
+	// a lost link (Drop): nothing gets through until the supervision
+	// timeout ends the connection; then the device advertises again
+	// lostDelay later and lostDone hears of it
+	lost      atomic.Bool
+	lostDelay time.Duration
+	lostDone  func(bool)
+	stamps    map[*resource.Subscription]*restamp // under airMu: interference that hides its gaps
 
 	once   sync.Once
 	done   chan struct{}
@@ -132,6 +141,9 @@ func (c *Conn) Admit() error {
 	if err := c.Err(); err != nil {
 		return err
 	}
+	if c.lost.Load() {
+		return ErrLinkLost
+	}
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -154,9 +166,10 @@ func (c *Conn) end(reason error) {
 	c.once.Do(func() {
 		p := c.p
 		p.mu.Lock()
+		lost := c.lost.Load()
 		if p.conn == c {
 			p.conn = nil
-			if p.advWanted && p.onAir() {
+			if p.advWanted && p.onAir() && !lost {
 				p.startAdvertising()
 			}
 		}
@@ -191,6 +204,9 @@ func (c *Conn) end(reason error) {
 			}
 		}
 		p.logf("BLE: %s disconnected (%v)", c.central.Address, reason)
+		if lost {
+			p.readvertise(c.lostDelay, c.lostDone)
+		}
 	})
 }
 
@@ -292,7 +308,7 @@ func (c *Conn) SendHRS(d HRSData) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if !c.notifying[HeartRateMeasurement] || c.ended {
+	if !c.notifying[HeartRateMeasurement] || c.ended || c.lost.Load() {
 		return
 	}
 	c.send(now, airItem{kind: outHRS, hrs: d, data: m, note: len(m) <= c.mtu-3})
@@ -325,7 +341,7 @@ func (c *Conn) SendNUS(b []byte) {
 	now := c.p.clk.Now()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
-	if c.ended {
+	if c.ended || c.lost.Load() {
 		return
 	}
 	c.send(now, airItem{kind: outNUS, data: b, note: c.notifying[NUSTX] && len(b) <= c.mtu-3})

@@ -355,6 +355,8 @@ func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, f
 		return false, fmt.Errorf("notification of characteristic %s: %w", char, ErrDisconnected)
 	case !c.notifying[char]:
 		return true, nil
+	case c.lost.Load():
+		return false, nil // a lost link carries nothing
 	}
 	a := &c.air.cfg
 	if !a.Enabled {

@@ -258,6 +258,7 @@ func ExamplePeripheral_AddService() {
 type hrsHost struct{ heard []bool }
 
 func (*hrsHost) OnAir() bool                { return true }
+func (*hrsHost) UpdateMode() bool           { return false }
 func (*hrsHost) SinceReset() time.Duration  { return time.Hour }
 func (*hrsHost) Logf(string, ...any)        {}
 func (*hrsHost) Connected(*radio.Conn)      {}

@@ -70,6 +70,9 @@ type Config struct {
 	// nil function) counts it as one notification of the connection's
 	// full MTU.
 	NotificationSize func(content any) int
+	// Stamps reads and changes notifications' timestamps, for
+	// interference that hides its gaps (SetInterference); nil leaves them.
+	Stamps Stamper
 }
 
 // Host is the running device as its radio sees it: what the radio asks of
@@ -81,6 +84,9 @@ type Host interface {
 	// OnAir reports whether the device runs its application: only then
 	// does it advertise and accept connections.
 	OnAir() bool
+	// UpdateMode reports whether the device is in firmware update mode:
+	// it advertises as its bootloader then (DFUAdvertisement).
+	UpdateMode() bool
 	// SinceReset returns the time since the device's last reset, for the
 	// bonding recovery time.
 	SinceReset() time.Duration
@@ -112,6 +118,9 @@ type Peripheral struct {
 	preferred   ConnParams
 	keys        uint64     // long-term keys made so far
 	services    []*Service // GATT
+	stuck       *stuck     // unreachable (Stick), nil when not
+
+	interf interferencePtr // connection events that carry nothing
 }
 
 // New returns the peripheral with its non-volatile settings (see
@@ -192,9 +201,15 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	}
 	p.mu.Lock()
 	switch {
+	case p.updateMode():
+		p.mu.Unlock()
+		return nil, fmt.Errorf("device %s %w", p.cfg.Serial, ErrUpdateMode)
 	case !p.advertising || !p.onAir():
 		p.mu.Unlock()
 		return nil, fmt.Errorf("device %s %w", p.cfg.Serial, ErrNotAdvertising)
+	case p.stuck != nil:
+		p.mu.Unlock()
+		return nil, fmt.Errorf("device %s: %w", p.cfg.Serial, ErrConnFailed)
 	case p.conn != nil:
 		p.mu.Unlock()
 		return nil, fmt.Errorf("device %s %w", p.cfg.Serial, ErrBusy)
@@ -214,11 +229,14 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 		airMTU:    DefaultMTU,
 	}
 	conn.air.cfg = p.cfg.Airtime
+	conn.air.interf = &p.interf
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
 	conn.air.start(p.clk.Now(), Duration(Grant(conn.params, c.Interval)))
 	conn.sink = sink
 	if conn.air.cfg.Enabled {
 		sink = airSink{conn}
+	} else {
+		sink = lostSink{conn}
 	}
 	conn.client = resource.NewClient("ble:"+c.Address, sink)
 	p.nextHandle++
@@ -280,9 +298,14 @@ func (p *Peripheral) StopAdvertising() {
 	p.advWanted = false
 }
 
-// startAdvertising starts advertising and its timeout; p.mu is held.
+// startAdvertising starts advertising and its timeout; p.mu is held. A
+// silent stuck device only notes that it wants to.
 func (p *Peripheral) startAdvertising() {
-	p.advertising, p.advWanted = true, true
+	p.advWanted = true
+	if p.stuck != nil && !p.stuck.refuse {
+		return
+	}
+	p.advertising = true
 	if p.advTimer != nil {
 		p.advTimer.Stop()
 		p.advTimer = nil
@@ -314,6 +337,10 @@ func (p *Peripheral) stopAdvertising() {
 // Advertising returns the packets the device advertises, and false when it
 // does not advertise.
 func (p *Peripheral) Advertising() (Packets, bool) {
+	if p.updateMode() {
+		a := DFUAdvertisement()
+		return a.Packets(), true
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.advertising || !p.onAir() {
@@ -439,6 +466,18 @@ func (p *Peripheral) Reset() {
 	defer p.mu.Unlock()
 	p.preferred = DefaultConnParams
 	p.startAdvertising()
+}
+
+// lostSink is the sink of a connection's subscriptions without the
+// throughput model: what a lost link (Drop) would carry is lost.
+type lostSink struct{ c *Conn }
+
+func (s lostSink) Notify(n resource.Notification) bool {
+	return !s.c.lost.Load() && s.c.sink.Notify(n)
+}
+
+func (s lostSink) Ended(sub *resource.Subscription, reason resource.EndReason) {
+	s.c.sink.Ended(sub, reason)
 }
 
 // PowerOff drops the connection, after what waits for the air has gone

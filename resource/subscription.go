@@ -122,6 +122,7 @@ type Subscription struct {
 	active  atomic.Bool
 	limit   int32        // from the topic: most notifications waiting in a Queue
 	pending atomic.Int32 // notifications waiting in a Queue
+	stall   atomic.Pointer[Stall]
 	// Tag is free for the client's transport (for example a bridge message id).
 	Tag any
 }
@@ -144,7 +145,7 @@ func (s *Subscription) Lost() { s.dropped.Add(1) }
 // Notify delivers content to this subscriber alone, as Topic.Publish does for
 // all of them.
 func (s *Subscription) Notify(content any) bool {
-	if !s.active.Load() {
+	if !s.active.Load() || s.stall.Load() != nil {
 		return false
 	}
 	if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
@@ -159,8 +160,11 @@ func (s *Subscription) Notify(content any) bool {
 // it again later. A transfer that must lose nothing (a log read by
 // subscription) paces itself this way.
 func (s *Subscription) Offer(content any) bool {
-	return s.active.Load() && s.Client.sink.Notify(Notification{Sub: s, Content: content})
+	return s.active.Load() && s.stall.Load() == nil && s.Client.sink.Notify(Notification{Sub: s, Content: content})
 }
+
+// Stalled reports whether the subscription is stalled (Hub.Stall).
+func (s *Subscription) Stalled() bool { return s.stall.Load() != nil }
 
 // Topic is one subscribable resource instance, for example /Meas/Acc/104, and
 // its subscribers.
@@ -211,6 +215,9 @@ func (t *Topic) Publish(content any) int {
 	}
 	n := 0
 	for _, s := range *p {
+		if s.stall.Load() != nil {
+			continue // stalled: the source sends it nothing
+		}
 		if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
 			n++
 		} else {
@@ -396,9 +403,77 @@ func (h *Hub) detach(s *Subscription, reason EndReason, tell bool) {
 		t.subs.Store(&subs)
 	}
 	h.count.Add(-1)
+	var emptied *Stall
+	if st := s.stall.Load(); st != nil {
+		delete(st.subs, s)
+		if len(st.subs) == 0 && !st.over {
+			st.over, emptied = true, st
+		}
+	}
 	h.mu.Unlock()
+	if emptied != nil && emptied.recovered != nil {
+		emptied.recovered()
+	}
 	if tell {
 		s.Client.sink.Ended(s, reason)
 	}
 	t.src.Unsubscribed(t)
+}
+
+// Stall is a fault of a device's streams: the subscriptions it holds stay
+// registered but get no notifications, until each is subscribed again (a
+// new subscription is a new one, not stalled) or the stall ends.
+type Stall struct {
+	h         *Hub
+	subs      map[*Subscription]bool // guarded by h.mu
+	over      bool                   // recovered or ended; guarded by h.mu
+	recovered func()
+}
+
+// Stall stalls every active subscription whose topic's URI match accepts,
+// and that no other stall holds. When the last of them has ended (its
+// client subscribed again, unsubscribed or went away), recovered runs once,
+// without the hub's lock; it runs at once, before Stall returns, when
+// there is none to stall. End resumes those that remain.
+func (h *Hub) Stall(match func(uri string) bool, recovered func()) *Stall {
+	st := &Stall{h: h, subs: map[*Subscription]bool{}, recovered: recovered}
+	h.mu.Lock()
+	for uri, t := range h.topics {
+		if !match(uri) {
+			continue
+		}
+		if p := t.subs.Load(); p != nil {
+			for _, s := range *p {
+				if s.stall.CompareAndSwap(nil, st) {
+					st.subs[s] = true
+				}
+			}
+		}
+	}
+	empty := len(st.subs) == 0
+	st.over = empty
+	h.mu.Unlock()
+	if empty && recovered != nil {
+		recovered()
+	}
+	return st
+}
+
+// Len returns how many subscriptions the stall still holds.
+func (st *Stall) Len() int {
+	st.h.mu.Lock()
+	defer st.h.mu.Unlock()
+	return len(st.subs)
+}
+
+// End resumes the subscriptions the stall still holds; recovered does not
+// run.
+func (st *Stall) End() {
+	st.h.mu.Lock()
+	defer st.h.mu.Unlock()
+	for s := range st.subs {
+		s.stall.CompareAndSwap(st, nil)
+	}
+	clear(st.subs)
+	st.over = true
 }

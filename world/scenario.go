@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"senseboard/fault"
 )
 
 // Activity is what the wearer does.
@@ -133,6 +135,9 @@ type Scenario struct {
 	// ClockDrift sets the device oscillator's rate error, ppm; nil leaves
 	// the device's own seeded drift, 0 makes the oscillator perfect.
 	ClockDrift *float64
+	// Faults are the device's field faults on the scenario's timeline
+	// (package fault, docs/faults.md); none by default.
+	Faults fault.Plan
 }
 
 // ECGNoise is noise added to the ECG as in the MIT-BIH Noise Stress Test:
@@ -218,6 +223,7 @@ type scenarioFile struct {
 	Heart    yaml.Node      `yaml:"heart"`
 	ECGNoise yaml.Node      `yaml:"ecgNoise"`
 	Clock    yaml.Node      `yaml:"clockDrift"`
+	Faults   yaml.Node      `yaml:"faults"`
 	Extra    map[string]any `yaml:",inline"`
 }
 
@@ -259,7 +265,7 @@ func ParseScenario(data []byte) (*Scenario, error) {
 		}
 	}
 	if len(f.Extra) > 0 {
-		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, ecgNoise, clockDrift, loop", sortedKeys(f.Extra))
+		return nil, fmt.Errorf("unknown setting %s; allowed: name, seed, start, segments, events, heart, ecgNoise, clockDrift, faults, loop", sortedKeys(f.Extra))
 	}
 	if f.Start != nil && len(f.Start.Extra) > 0 {
 		return nil, fmt.Errorf("unknown setting start.%s; allowed in start: heartRate, posture, gear, battery, ambient", sortedKeys(f.Start.Extra))
@@ -341,6 +347,13 @@ func ParseScenario(data []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("ecgNoise (line %d): %w", f.ECGNoise.Line, err)
 		}
 		s.ECGNoise = n
+	}
+	if f.Faults.Kind != 0 {
+		p, err := fault.ParsePlanNode(&f.Faults)
+		if err != nil {
+			return nil, err
+		}
+		s.Faults = p
 	}
 	if s.Loop && total == 0 {
 		return nil, errors.New("loop needs segments")

@@ -145,6 +145,7 @@ type host struct {
 }
 
 func (h host) OnAir() bool                  { return h.d.Mode() == device.ModeApplication }
+func (h host) UpdateMode() bool             { return h.d.Mode() == device.ModeFwUpdate }
 func (h host) SinceReset() time.Duration    { return h.d.SinceReset() }
 func (h host) Logf(format string, a ...any) { h.d.Logf(device.LevelInfo, format, a...) }
 func (h host) Connected(c *radio.Conn) {

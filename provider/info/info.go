@@ -9,6 +9,7 @@ import (
 
 	"senseboard/device"
 	"senseboard/profile"
+	"senseboard/radio"
 	"senseboard/resource"
 )
 
@@ -78,7 +79,7 @@ type Provider struct {
 
 // New returns the provider for a profile.
 func New(p *profile.Profile) (*Provider, error) {
-	dfu, err := NextAddress(p.BLE.Address)
+	dfu, err := radio.DFUAddress(p.BLE.Address)
 	if err != nil {
 		return nil, err
 	}
@@ -133,20 +134,4 @@ func (p *Provider) Register(d *device.Core) error {
 	d.HandleFunc("/Info", resource.Get, func(*resource.Request) resource.Response { return resource.OK(p.info) })
 	d.HandleFunc("/Info/App", resource.Get, func(*resource.Request) resource.Response { return resource.OK(p.app) })
 	return nil
-}
-
-// NextAddress returns the address one above addr (XX:XX:XX:XX:XX:XX), as a
-// DFU bootloader advertises with the application's address plus one.
-func NextAddress(addr string) (string, error) {
-	var b [6]byte
-	if _, err := fmt.Sscanf(addr, "%02X:%02X:%02X:%02X:%02X:%02X", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]); err != nil {
-		return "", fmt.Errorf("BLE address %q: %w", addr, err)
-	}
-	for i := 5; i >= 0; i-- {
-		b[i]++
-		if b[i] != 0 {
-			break
-		}
-	}
-	return fmt.Sprintf("%02X:%02X:%02X:%02X:%02X:%02X", b[0], b[1], b[2], b[3], b[4], b[5]), nil
 }

@@ -8,6 +8,7 @@ import (
 	"senseboard"
 	"senseboard/profile"
 	"senseboard/provider/info"
+	"senseboard/radio"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"
 )
@@ -40,7 +41,7 @@ func TestInfo(t *testing.T) {
 	if !mods["BleHrsService"] || mods["BleNusService"] || !mods["EepromService"] || !mods["DataLogger"] || !mods["Logbook"] || !mods["GattSensorDataService"] {
 		t.Errorf("modules %v", mods)
 	}
-	if next, _ := info.NextAddress("C0:00:00:00:00:FF"); next != "C0:00:00:00:01:00" {
-		t.Errorf("NextAddress %s", next)
+	if next, _ := radio.DFUAddress("C0:00:00:00:00:FF"); next != "C0:00:00:00:01:00" {
+		t.Errorf("DFUAddress %s", next)
 	}
 }

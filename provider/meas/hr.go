@@ -38,6 +38,50 @@ type HR struct {
 	topic  *resource.Topic
 	st     *hrStream
 	lastRR atomic.Int64 // ns, for the front end's RTOR register
+	first  float32      // the implausible first value of each subscription (SetFirst), 0 for none
+	seen   map[*resource.Subscription]bool
+}
+
+// SetFirst makes the first notification of each subscription from now
+// carry the implausible average bpm, as some firmware releases did; 0
+// ends it.
+func (p *HR) SetFirst(bpm float32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.first, p.seen = bpm, nil
+	if bpm > 0 {
+		p.seen = map[*resource.Subscription]bool{}
+		if p.topic != nil { // those there now had their first already
+			for _, s := range p.topic.Subscriptions() {
+				p.seen[s] = true
+			}
+		}
+	}
+}
+
+// publish notifies a beat; with SetFirst on, a subscription's first
+// notification carries the implausible value. p.mu is held.
+func (p *HR) publish(average float32, rr uint16) {
+	if p.first == 0 {
+		p.topic.Publish(content.NewHRData(average, rr))
+		return
+	}
+	c := content.NewHRData(average, rr)
+	for _, s := range p.topic.Subscriptions() {
+		if p.seen[s] {
+			s.Notify(c)
+			continue
+		}
+		if len(p.seen) > 1024 {
+			for o := range p.seen {
+				if !o.Active() {
+					delete(p.seen, o)
+				}
+			}
+		}
+		p.seen[s] = true
+		s.Notify(content.NewHRData(p.first, rr))
+	}
 }
 
 type hrStream struct {
@@ -143,7 +187,7 @@ func (p *HR) fire(st *hrStream, at time.Duration, n int) {
 			}
 			p.lastRR.Store(int64(rr * float64(time.Millisecond)))
 			if p.topic != nil {
-				p.topic.Publish(content.NewHRData(float32(60000/(sum/float64(len(st.rr)))), uint16(rr+0.5)))
+				p.publish(float32(60000/(sum/float64(len(st.rr)))), uint16(rr+0.5))
 			}
 		}
 	}

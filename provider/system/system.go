@@ -154,7 +154,10 @@ type Provider struct {
 	heapMin   uint32
 	heapLow   uint32 // lowest free since the test was armed
 	wake      clock.Timer
-	wasOn     bool // contact when the device turned off
+	wasOn     bool        // contact when the device turned off
+	fault     float64     // a battery fault's drain, percent per minute (Drain)
+	empty     clock.Timer // when the fault's drain empties the battery
+	onEmpty   func()
 }
 
 // New returns the provider.
@@ -290,7 +293,60 @@ func (p *Provider) drainTo(now time.Duration) {
 		}
 		ma = baseMA + perSubMA*float64(p.d.Hub().Count()) + extra
 	}
-	p.battery = max(p.battery-ma*hours/capacityMAh, 0)
+	p.battery = max(p.battery-ma*hours/capacityMAh-p.fault/100*hours*60, 0)
+}
+
+// Drain makes the battery run down at rate percent per minute beyond what
+// the device draws, as a failing battery does: the battery state goes to 1
+// below BatteryLow, and at empty the device turns off (and wakes no more
+// until Charge); empty runs then. A rate of 0 ends the drain.
+func (p *Provider) Drain(rate float64, empty func()) {
+	p.mu.Lock()
+	p.drain()
+	p.fault, p.onEmpty = rate, empty
+	p.armEmpty()
+	p.mu.Unlock()
+	p.pollStates()
+}
+
+// Charge ends a drain, charges the battery full and wakes the device if
+// it was off.
+func (p *Provider) Charge() {
+	p.Drain(0, nil)
+	p.SetBattery(1)
+	p.d.Wake()
+}
+
+// armEmpty sets the timer of the moment the drain empties the battery;
+// p.mu is held.
+func (p *Provider) armEmpty() {
+	if p.empty != nil {
+		p.empty.Stop()
+		p.empty = nil
+	}
+	if p.fault <= 0 {
+		return
+	}
+	left := time.Duration(p.battery*100/p.fault*float64(time.Minute)) + time.Millisecond
+	p.empty = p.d.Clock().AfterFunc(left, func() {
+		p.mu.Lock()
+		p.empty = nil
+		p.drain()
+		flat := p.fault > 0 && p.battery <= 0
+		if !flat {
+			p.armEmpty()
+		}
+		done := p.onEmpty
+		p.mu.Unlock()
+		p.pollStates()
+		if flat {
+			p.d.Logf(device.LevelWarning, "the battery is empty; the device turns off")
+			p.d.PowerOff()
+			if done != nil {
+				done()
+			}
+		}
+	})
 }
 
 // value computes a state's value; it reports false when the source is not running.
@@ -501,6 +557,12 @@ func (p *Provider) watchWake() {
 			src = p.cfg.FrontEnd.WakeUp()
 		}
 		p.mu.Lock()
+		p.drain()
+		if p.battery <= 0 && p.fault > 0 { // an empty battery wakes nothing
+			p.watchWake()
+			p.mu.Unlock()
+			return
+		}
 		if src == 1 {
 			on := p.cfg.Wearer.Contact(now)
 			wake = on && !p.wasOn // the electrodes touch the skin again

@@ -8,6 +8,7 @@ import (
 
 	"senseboard"
 	"senseboard/device"
+	"senseboard/fault"
 	"senseboard/provider/system"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"
@@ -45,18 +46,16 @@ func TestModeTransitions(t *testing.T) {
 	if ev := sub.Events(); len(ev) != 1 || ev[0].Ended != resource.EndReset {
 		t.Errorf("subscription after the reset: %+v", ev)
 	}
-	// FwUpdateMode: a reset into a mode that answers identity and mode only
+	// FwUpdateMode: a reset into the bootloader, which answers nothing,
+	// and back into the application after the update timeout
 	d.Expect(200, resource.Put, "/System/Mode", resource.Uint8(12))
 	d.Advance(device.SwitchDelay)
-	if m := mode(t, d); m.Current != 12 {
-		t.Fatalf("mode %+v", m)
+	if d.Device.Mode() != device.ModeFwUpdate || !d.Off("/System/Mode") {
+		t.Fatalf("mode %v: want update mode, answering nothing", d.Device.Mode())
 	}
-	d.Expect(200, resource.Get, "/Info")
-	d.Expect(503, resource.Get, "/Meas/Acc/Info")
-	d.Expect(200, resource.Put, "/System/Mode", resource.Uint8(5))
-	d.Advance(device.SwitchDelay)
+	d.Advance(fault.UpdateTimeout)
 	if m := mode(t, d); m.Current != 5 {
-		t.Fatalf("leaving update mode: %+v", m)
+		t.Fatalf("after the update timeout: %+v", m)
 	}
 	d.Expect(200, resource.Get, "/Meas/Acc/Info")
 }

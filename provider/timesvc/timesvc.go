@@ -37,6 +37,7 @@ type Provider struct {
 	k       int64 // ticks since the first subscriber
 	t0      time.Duration
 	details *resource.Topic
+	whenSet []func() // run at the next PUT of the time
 }
 
 // New returns the time provider.
@@ -80,6 +81,13 @@ func (p *Provider) nowLocked() (int64, uint32) {
 	return p.base + p.d.Local(now-p.setAt).Microseconds(), rel
 }
 
+// IsSet reports whether the UTC time was set since the last reset.
+func (p *Provider) IsSet() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.set
+}
+
 // SetUTC sets the UTC time in microseconds since the epoch and notifies the
 // subscribers of /Time/Detailed.
 func (p *Provider) SetUTC(us int64) {
@@ -95,7 +103,36 @@ func (p *Provider) SetUTC(us int64) {
 
 func (p *Provider) put(req *resource.Request) resource.Response {
 	p.SetUTC(req.Arg(0).Int())
+	p.mu.Lock()
+	fs := p.whenSet
+	p.whenSet = nil
+	p.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 	return resource.OK(nil)
+}
+
+// WhenSet runs f once, after the next PUT of the time (a client's).
+func (p *Provider) WhenSet(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.whenSet = append(p.whenSet, f)
+}
+
+// ClockReset restarts the device's relative time from 0 as a wake-up
+// does (device.Core.RestartClock), and loses the UTC time (it falls back
+// to its never-set value) or, with offset, makes it jump by offset.
+func (p *Provider) ClockReset(offset *time.Duration) {
+	p.mu.Lock()
+	utc, _ := p.nowLocked()
+	p.d.RestartClock()
+	if offset == nil {
+		p.set = false
+	} else {
+		p.set, p.base, p.setAt = true, utc+offset.Microseconds(), p.d.Clock().Now()
+	}
+	p.mu.Unlock()
 }
 
 // Reset forgets the UTC time: the hardware keeps it in volatile memory.
