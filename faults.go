@@ -1,8 +1,8 @@
 package senseboard
 
 import (
-	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -49,20 +49,10 @@ type running struct {
 
 type watcher struct{ f func(fault.Record) }
 
-// PhoneOff is the phone that a phoneoff fault turns Bluetooth off on: the
-// bridge's of the device's program. It turns Bluetooth back on after d and
-// then calls on.
-type PhoneOff interface {
-	BluetoothOff(d time.Duration, on func()) error
-}
-
-// Errors of Faults.
-var (
-	// ErrNoFault is an id that names no fault of the device.
-	ErrNoFault = errors.New("no such fault")
-	// ErrFaultEnded is a fault that ended already.
-	ErrFaultEnded = errors.New("the fault ended already")
-)
+// PhoneOff turns off the Bluetooth of the phone that a phoneoff fault
+// acts on (the bridge's of the device's program, phone.Phone.BluetoothOff):
+// it turns Bluetooth back on after d and then calls on.
+type PhoneOff func(d time.Duration, on func()) error
 
 // newFaults starts the controller of d's faults, with plan on the device's
 // timeline (drawn from seed).
@@ -100,7 +90,7 @@ func (f *Faults) armPlan() {
 
 // SetPhone gives the phone that phoneoff faults turn off; nil for none (a
 // phoneoff then has no effect).
-func (f *Faults) SetPhone(p PhoneOff) {
+func (f *Faults) SetPhone(p func(d time.Duration, on func()) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.phone = p
@@ -219,7 +209,7 @@ func (f *Faults) apply(id int, flt fault.Fault, already bool) func(by string) {
 		f.mu.Lock()
 		ph := f.phone
 		f.mu.Unlock()
-		if ph == nil || ph.BluetoothOff(flt.For, end(fault.EndedFor)) != nil {
+		if ph == nil || ph(flt.For, end(fault.EndedFor)) != nil {
 			f.end(id, fault.EndedNoEffect)
 		}
 		return nil
@@ -234,13 +224,13 @@ func (f *Faults) End(id int) (fault.Record, error) {
 	f.mu.Lock()
 	if id < 1 || id > len(f.recs) {
 		f.mu.Unlock()
-		return fault.Record{}, fmt.Errorf("fault %d of device %s: %w", id, f.d.Serial(), ErrNoFault)
+		return fault.Record{}, fmt.Errorf("fault %d of device %s: %w", id, f.d.Serial(), fault.ErrNoFault)
 	}
 	rec := f.recs[id-1]
 	if rec.End != nil {
 		out := *rec
 		f.mu.Unlock()
-		return out, fmt.Errorf("fault %d (%s) of device %s: %w by %s", id, rec.Fault.Kind, f.d.Serial(), ErrFaultEnded, rec.EndedBy)
+		return out, fmt.Errorf("fault %d (%s) of device %s: %w by %s", id, rec.Fault.Kind, f.d.Serial(), fault.ErrEnded, rec.EndedBy)
 	}
 	f.mu.Unlock()
 	f.end(id, fault.EndedDeleted)
@@ -379,3 +369,45 @@ func (f *Faults) close() {
 		f.cancel()
 	}
 }
+
+// LogTo appends the ground truth to the file at path as JSON Lines from
+// now: a fault's record when it starts and again when it ends (the last
+// line of an id is its record; fault.ReadJSONL reads it so). The file is
+// made at the first fault. The returned function stops the log and closes
+// the file.
+func (f *Faults) LogTo(path string) (stop func() error) {
+	var mu sync.Mutex
+	var file *os.File
+	var err error
+	unwatch := f.Watch(func(rec fault.Record) {
+		mu.Lock()
+		defer mu.Unlock()
+		if file == nil && err == nil {
+			file, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				f.d.Core.Logf(device.LevelError, "fault log: %v", err)
+			}
+		}
+		if file != nil {
+			file.Write(append(rec.AppendJSON(nil), '\n'))
+		}
+	})
+	return func() error {
+		unwatch()
+		mu.Lock()
+		defer mu.Unlock()
+		if file == nil {
+			return err
+		}
+		return file.Close()
+	}
+}
+
+// FaultLog is the name of the file, in a fleet device's state directory,
+// of its faults' ground truth (Faults.LogTo).
+const FaultLog = "faults.jsonl"
+
+// closerFunc is a function that closes something.
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }

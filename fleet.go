@@ -239,7 +239,7 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", serialNo, err)
 	}
-	f.closers = append(f.closers, d)
+	f.closers = append(f.closers, d, closerFunc(d.Faults.LogTo(filepath.Join(cfg.StateDir, FaultLog))))
 	srv := &serial.Server{Device: d.Core, Log: opts.Log.With("device", serialNo), MaxConns: opts.MaxConnsPerDevice, Program: f.conns}
 	m := &Member{Device: d, StateDir: cfg.StateDir, f: f, srv: srv, radio: &link.Peripheral{Server: srv, Radio: d.Radio}}
 

@@ -129,7 +129,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST")
+	h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE")
 	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 	h.Set("Access-Control-Max-Age", "600")
 	if r.Header.Get("Access-Control-Request-Private-Network") == "true" {

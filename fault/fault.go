@@ -78,6 +78,10 @@ var (
 	ErrUnknown = errors.New("unknown fault")
 	// ErrInvalid is a fault whose parameters break their rules.
 	ErrInvalid = errors.New("invalid fault")
+	// ErrNoFault is an id that names no fault of a device.
+	ErrNoFault = errors.New("no such fault")
+	// ErrEnded is a fault that ended already.
+	ErrEnded = errors.New("the fault ended already")
 )
 
 // StuckMode says how a stuck device is unreachable.
@@ -108,7 +112,8 @@ type Fault struct {
 	// Path is the stream a stall stops ("" for every stream): a
 	// subscription stops when Path names its resource or one above it.
 	Path string
-	// Delay is how long after a drop the device advertises again.
+	// Delay is how long after a drop the device advertises again (Parse
+	// gives DefaultDelay when none is given).
 	Delay time.Duration
 	// Mode is how a stuck device is unreachable.
 	Mode StuckMode
@@ -334,6 +339,9 @@ func parseNode(n *yaml.Node, extra func(key string, v *yaml.Node) (bool, error))
 			}
 		}
 		if !takes(k, key) {
+			if key == "for" && k == Drop {
+				return f, fmt.Errorf("%w: drop does not take for: a drop is momentary (delay says when the device advertises again)", ErrInvalid)
+			}
 			if isParam(key) {
 				return f, fmt.Errorf("%w: %s does not take %s; it takes %s", ErrInvalid, k, key, paramsOf(k))
 			}
@@ -342,6 +350,9 @@ func parseNode(n *yaml.Node, extra func(key string, v *yaml.Node) (bool, error))
 		if err := f.set(key, v); err != nil {
 			return f, fmt.Errorf("%w: %s: %v", ErrInvalid, k, err)
 		}
+	}
+	if k == Drop && !seen["delay"] {
+		f.Delay = DefaultDelay
 	}
 	return f, nil
 }

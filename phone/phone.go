@@ -44,6 +44,10 @@ type Peripheral struct {
 	// event's kind ("gear"), or an error that says what is wrong with the
 	// event. Nil when the phone cannot reach the device's world.
 	Inject func(event json.RawMessage) (kind string, err error)
+	// Faults are the device's field faults; nil when the phone cannot
+	// reach them. The phone gives them itself as the phone that phoneoff
+	// turns off.
+	Faults Faults
 }
 
 // Config says what the phone reaches and how it behaves.
@@ -169,6 +173,11 @@ func New(cfg Config) (*Phone, error) {
 		ph.dir, err = cfg.Air.Watch()
 	}
 	ph.central = &link.Central{Address: ph.cfg.Address, Name: cfg.Name, Interval: cfg.ConnInterval, Timeout: cfg.Timeout}
+	for _, p := range cfg.Local {
+		if p.Faults != nil {
+			p.Faults.SetPhone(ph.BluetoothOff)
+		}
+	}
 	if err != nil {
 		if ph.store != nil {
 			ph.store.Close()

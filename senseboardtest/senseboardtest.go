@@ -1,7 +1,8 @@
 // Package senseboardtest helps tests drive a complete device (a Rig): one
 // on a virtual clock in a temporary state directory, requests that fail the
 // test when the device does not answer, subscriptions that collect their
-// notifications, and restarts from the same state directory.
+// notifications, field faults injected and their ground truth, and
+// restarts from the same state directory.
 package senseboardtest
 
 import (
@@ -13,6 +14,7 @@ import (
 	"senseboard"
 	"senseboard/clock"
 	"senseboard/device"
+	"senseboard/fault"
 	"senseboard/resource"
 	"senseboard/world"
 )
@@ -229,3 +231,29 @@ func Record(tb testing.TB, name, text string) resource.Value {
 	}
 	return v
 }
+
+// Fault injects a field fault given as JSON ({"fault": "stall", "path":
+// "/Meas/ECG"}, docs/faults.md) into the device now, failing the test when
+// the device refuses it, and returns its record.
+func (r *Rig) Fault(json string) fault.Record {
+	r.tb.Helper()
+	rec, err := r.Device.Faults.InjectJSON([]byte(json))
+	if err != nil {
+		r.tb.Fatalf("fault %s: %v", json, err)
+	}
+	return rec
+}
+
+// EndFault ends an active fault now, failing the test when there is none
+// of that id, and returns its record.
+func (r *Rig) EndFault(id int) fault.Record {
+	r.tb.Helper()
+	rec, err := r.Device.Faults.End(id)
+	if err != nil {
+		r.tb.Fatalf("end fault %d: %v", id, err)
+	}
+	return rec
+}
+
+// Faults returns the device's ground truth: every fault, active and past.
+func (r *Rig) Faults() []fault.Record { return r.Device.Faults.List() }

@@ -20,6 +20,7 @@ import (
 
 	"senseboard"
 	"senseboard/air"
+	"senseboard/fault"
 	"senseboard/nvm"
 	"senseboard/phone"
 	"senseboard/profile"
@@ -61,7 +62,7 @@ type runOptions struct {
 	maxConns, perDevice         int
 	devices                     int
 	seed                        int64
-	speed, scenario             string
+	speed, scenario, faults     string
 	verbose                     bool
 	cpuProfile                  string
 	replay                      listFlag
@@ -87,6 +88,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.devices, "devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
 	fs.StringVar(&o.speed, "speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
 	fs.StringVar(&o.scenario, "scenario", "", "scenario file: the wearer's timeline (YAML)")
+	fs.StringVar(&o.faults, "faults", "", "fault plan file: field faults for every device, timed by each device's seed (YAML; docs/faults.md); each device's ground truth goes to <state>/<serial>/"+senseboard.FaultLog)
 	fs.BoolVar(&o.verbose, "v", false, "log sessions and events to stderr, and list every device at start")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the program to this file until it ends (go tool pprof reads it)")
 	o.bridge = addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
@@ -160,6 +162,15 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 			cfg.Seed = int64(*s)
 		}
 	}
+	if o.faults != "" {
+		data, err := os.ReadFile(o.faults)
+		if err != nil {
+			return cfg, opts, fmt.Errorf("--faults: %w", err)
+		}
+		if cfg.Faults, err = fault.ParsePlan(data); err != nil {
+			return cfg, opts, fmt.Errorf("--faults %s: %w", o.faults, err)
+		}
+	}
 	for _, f := range o.replay {
 		r, err := replay.Load(f)
 		if err != nil {
@@ -224,7 +235,7 @@ func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Li
 	if ln != nil {
 		var local []phone.Peripheral
 		for _, r := range h.Members {
-			local = append(local, phone.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON})
+			local = append(local, phone.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON, Faults: r.Device.Faults})
 		}
 		state := cfg.StateDir
 		if state == "" {
