@@ -29,6 +29,7 @@ import (
 	"senseboard/air/airtest"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
+	"senseboard/clock"
 	"senseboard/internal/loopback"
 	"senseboard/link"
 	"senseboard/phone"
@@ -93,6 +94,9 @@ type rigConfig struct {
 	// smallSendBuffers makes the kernel hold little for a client that
 	// does not read, so that the bridge's own limit shows soon
 	smallSendBuffers bool
+	// speed runs the devices on a virtual clock that many times faster
+	// than real time; 0 on real time
+	speed float64
 }
 
 // smallBuffers sets a small send buffer on each accepted connection.
@@ -121,6 +125,12 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 			closers[i]()
 		}
 	})
+	var clk clock.Clock
+	if rc.speed > 0 {
+		vclk := clock.NewVirtual()
+		clk = vclk
+		wg.Go(func() { vclk.Run(ctx, rc.speed) })
+	}
 	open := func(serialNo string) *senseboard.Device {
 		p := profile.Default()
 		if rc.profile != "" {
@@ -136,7 +146,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		if rc.logbook > 0 {
 			p.Logbook.Capacity = rc.logbook
 		}
-		d, err := senseboard.New(senseboard.Config{Profile: p, Seed: 1,
+		d, err := senseboard.New(senseboard.Config{Profile: p, Seed: 1, Clock: clk,
 			StateDir: filepath.Join(dir, serialNo)})
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +165,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		d := open(s)
 		srv := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
 		r.local[s] = d
-		cfg.Local = append(cfg.Local, phone.Peripheral{Serial: s, Inject: d.InjectJSON, Dial: func(context.Context) (net.Conn, error) {
+		cfg.Local = append(cfg.Local, phone.Peripheral{Serial: s, Inject: d.InjectJSON, Faults: d.Faults, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
 			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil

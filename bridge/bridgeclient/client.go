@@ -430,6 +430,7 @@ type DeviceState struct {
 	AutoConnect bool     `json:"autoConnect"`
 	Note        string   `json:"note"`
 	Streams     []string `json:"streams"`
+	UpdateMode  bool     `json:"updateMode"`
 }
 
 // Devices lists the devices the bridge sees.
@@ -473,6 +474,61 @@ func (c *Client) Disconnect(ctx context.Context, serial string) (DeviceState, er
 // own program, for example map[string]any{"doubleTap": true}.
 func (c *Client) Inject(ctx context.Context, serial string, event any) error {
 	return c.call(ctx, http.MethodPost, "/api/devices/"+url.PathEscape(serial)+"/events", event, nil)
+}
+
+// FaultRecord is the ground truth of one fault of a device (package
+// fault's Record, as the bridge gives it): Raw holds it whole, with the
+// fault's parameters.
+type FaultRecord struct {
+	ID      int         `json:"id"`
+	Device  string      `json:"device"`
+	Fault   string      `json:"fault"`
+	Start   FaultStamp  `json:"start"`
+	End     *FaultStamp `json:"end"`
+	Origin  string      `json:"origin"`
+	EndedBy string      `json:"endedBy"`
+	Raw     json.RawMessage
+}
+
+// FaultStamp is a moment of a fault: the device's relative time in ms and
+// its UTC time in RFC 3339.
+type FaultStamp struct {
+	MS  uint32 `json:"ms"`
+	UTC string `json:"utc"`
+}
+
+// UnmarshalJSON decodes a record and keeps it whole in Raw.
+func (r *FaultRecord) UnmarshalJSON(b []byte) error {
+	type plain FaultRecord
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	r.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// Fault starts a field fault on a device of the bridge's own program, for
+// example map[string]any{"fault": "stall", "path": "/Meas/ECG"}
+// (docs/faults.md), and returns its record.
+func (c *Client) Fault(ctx context.Context, serial string, fault any) (FaultRecord, error) {
+	var out FaultRecord
+	err := c.call(ctx, http.MethodPost, "/api/devices/"+url.PathEscape(serial)+"/faults", fault, &out)
+	return out, err
+}
+
+// Faults returns the ground truth of a device: every fault injected into
+// it, active and past.
+func (c *Client) Faults(ctx context.Context, serial string) ([]FaultRecord, error) {
+	var out []FaultRecord
+	err := c.call(ctx, http.MethodGet, "/api/devices/"+url.PathEscape(serial)+"/faults", nil, &out)
+	return out, err
+}
+
+// EndFault ends an active fault of a device.
+func (c *Client) EndFault(ctx context.Context, serial string, id int) (FaultRecord, error) {
+	var out FaultRecord
+	err := c.call(ctx, http.MethodDelete, "/api/devices/"+url.PathEscape(serial)+"/faults/"+strconv.Itoa(id), nil, &out)
+	return out, err
 }
 
 // Recording describes a recording (see bridge.RecordingState).
