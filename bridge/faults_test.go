@@ -392,4 +392,3 @@ func dfuAddress(t *testing.T, f *faultRig) string {
 	t.Fatalf("no DFU-BLE address in /Info: %+v", info)
 	return ""
 }
-

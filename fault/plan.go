@@ -51,14 +51,14 @@ const MaxAt = 365 * 24 * time.Hour
 // mapping whose faults key holds that list (a scenario's section read on
 // its own).
 //
-//	- at: 2m                # timed: since the device started
-//	  fault: stall
-//	  path: /Meas/ECG
-//	  for: 30s
-//	- fault: stall          # random: about twice an hour, 5 to 30 s each
-//	  path: /Meas/ECG
-//	  perHour: 2
-//	  for: 5s..30s
+//   - at: 2m                # timed: since the device started
+//     fault: stall
+//     path: /Meas/ECG
+//     for: 30s
+//   - fault: stall          # random: about twice an hour, 5 to 30 s each
+//     path: /Meas/ECG
+//     perHour: 2
+//     for: 5s..30s
 func ParsePlan(data []byte) (Plan, error) {
 	n, err := oneDocument(data)
 	if err != nil {
