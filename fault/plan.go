@@ -48,17 +48,17 @@ const MaxPerHour = 3600
 const MaxAt = 365 * 24 * time.Hour
 
 // ParsePlan reads a plan file: a YAML (or JSON) list of entries, or a
-// mapping whose faults key holds that list (a scenario's section read on
-// its own).
+// mapping whose faults key holds that list, as a scenario's section:
 //
-//   - at: 2m                # timed: since the device started
-//     fault: stall
-//     path: /Meas/ECG
-//     for: 30s
-//   - fault: stall          # random: about twice an hour, 5 to 30 s each
-//     path: /Meas/ECG
-//     perHour: 2
-//     for: 5s..30s
+//	faults:
+//	  - at: 2m              # timed: since the device started
+//	    fault: stall
+//	    path: /Meas/ECG
+//	    for: 30s
+//	  - fault: stall        # random: about twice an hour, 5 to 30 s each
+//	    path: /Meas/ECG
+//	    perHour: 2
+//	    for: 5s..30s
 func ParsePlan(data []byte) (Plan, error) {
 	n, err := oneDocument(data)
 	if err != nil {
