@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"senseboard/content"
 	"senseboard/device"
 	"senseboard/fault"
+	"senseboard/radio"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"
 	"senseboard/world"
@@ -277,3 +279,70 @@ func hrs(cs []any) []float32 {
 }
 
 func eventBattery(level float64) world.Event { return world.Event{Kind: world.Battery, Value: level} }
+
+// TestInterferenceHidesGaps runs interference over a connection of the
+// radio, with and without hideGap: either way it loses whole
+// notifications of the ECG; the timestamps show the gaps, or hide them as
+// older firmware did.
+func TestInterferenceHidesGaps(t *testing.T) {
+	run := func(hide bool) (gaps int, lost uint64) {
+		d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "clockDrift: off")})
+		q := &takeAll{}
+		conn, err := d.Device.Radio.Connect(radio.NewCentral("C0:00:00:00:00:01", "phone"), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Disconnect()
+		env, err := d.Device.Do(&resource.Request{Op: resource.Subscribe, Path: "/Meas/ECG/125", Client: conn.Client()})
+		if err != nil || !env.Status.OK() {
+			t.Fatalf("subscribe: %+v, %v", env, err)
+		}
+		d.Fault(fmt.Sprintf(`{"fault": "interference", "share": 0.95, "hideGap": %v, "for": "10s"}`, hide))
+		var cs []any
+		for range 120 { // read as a client does
+			d.Advance(100 * time.Millisecond)
+			cs = append(cs, sbt.Contents(q)...)
+		}
+		var last uint32
+		for _, c := range cs {
+			ts := c.(*content.ECGData).Timestamp
+			if last != 0 && ts-last != 128 {
+				gaps++
+			}
+			last = ts
+		}
+		for _, s := range conn.Client().Subscriptions() {
+			lost += s.Dropped()
+		}
+		return gaps, lost
+	}
+	if gaps, lost := run(false); gaps == 0 || lost == 0 {
+		t.Errorf("interference: %d gaps, %d notifications lost; want both", gaps, lost)
+	}
+	if gaps, lost := run(true); gaps != 0 || lost == 0 {
+		t.Errorf("interference that hides its gaps: %d gaps, %d notifications lost; want none, and some", gaps, lost)
+	}
+}
+
+// takeAll is a reader of a connection that keeps up with everything.
+type takeAll struct {
+	mu sync.Mutex
+	n  []resource.Event
+}
+
+func (s *takeAll) Notify(n resource.Notification) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n = append(s.n, resource.Event{Sub: n.Sub, Content: n.Content})
+	return true
+}
+
+func (s *takeAll) Ended(*resource.Subscription, resource.EndReason) {}
+
+func (s *takeAll) Drain(dst []resource.Event) []resource.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dst = append(dst, s.n...)
+	s.n = s.n[:0]
+	return dst
+}

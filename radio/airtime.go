@@ -543,7 +543,9 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	}
 	_, hide := c.air.interf.Load().at(now, 0)
 	if c.airEnd || c.lost.Load() || !c.air.roomFor(now, parts, n.Sub, limit, false) {
-		c.lostLocked(n.Sub)
+		if hide || len(c.stamps) > 0 {
+			c.lostLocked(n.Sub, n.Content, hide)
+		}
 		return false
 	}
 	content := n.Content

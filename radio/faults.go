@@ -257,36 +257,51 @@ type Stamper interface {
 }
 
 // restamp is a subscription's timestamps under interference that hides
-// its gaps: what its notifications went out with goes on from the last
-// one by the usual step after a loss.
+// its gaps: after a loss, what its notifications go out with goes on from
+// the last one by the usual step, the smallest seen between two of its
+// notifications (sent or lost).
 type restamp struct {
-	prevIn, prevOut uint32
-	step            uint32 // the smallest step between notifications seen
-	lost            bool   // notifications were lost since prevIn
+	prevIn, prevOut uint32 // of the last notification sent
+	seen            uint32 // the last notification's, sent or lost
+	step            uint32
+	lost            bool // notifications were lost since the last one sent
 }
 
-// stampLocked returns content with the timestamp it goes out with under
-// interference that hides its gaps; c.airMu is held.
-func (c *Conn) stampLocked(sub *resource.Subscription, content any, hide bool) any {
+// restampLocked returns the restamp state of sub under interference that
+// hides its gaps (hide), noting the timestamp ts of its notification;
+// nil when there is none to keep. c.airMu is held.
+func (c *Conn) restampLocked(sub *resource.Subscription, content any, hide bool) (*restamp, uint32) {
 	st := c.stamps[sub]
 	if st == nil && !hide || c.p.cfg.Stamps == nil || sub == nil {
-		return content
+		return nil, 0
 	}
 	ts, ok := c.p.cfg.Stamps.Timestamp(content)
 	if !ok {
-		return content
+		return nil, 0
 	}
 	if st == nil {
 		if c.stamps == nil {
 			c.stamps = map[*resource.Subscription]*restamp{}
 		}
-		c.stamps[sub] = &restamp{prevIn: ts, prevOut: ts}
+		st = &restamp{prevIn: ts, prevOut: ts, seen: ts}
+		c.stamps[sub] = st
+		return st, ts
+	}
+	if d := ts - st.seen; d > 0 && (st.step == 0 || d < st.step) {
+		st.step = d
+	}
+	st.seen = ts
+	return st, ts
+}
+
+// stampLocked returns content with the timestamp it goes out with under
+// interference that hides its gaps; c.airMu is held.
+func (c *Conn) stampLocked(sub *resource.Subscription, content any, hide bool) any {
+	st, ts := c.restampLocked(sub, content, hide)
+	if st == nil || ts == st.prevIn && st.prevOut == ts {
 		return content
 	}
 	out := st.prevOut + (ts - st.prevIn)
-	if d := ts - st.prevIn; d > 0 && !st.lost && (st.step == 0 || d < st.step) {
-		st.step = d
-	}
 	if st.lost && st.step > 0 {
 		out = st.prevOut + st.step
 	}
@@ -299,8 +314,8 @@ func (c *Conn) stampLocked(sub *resource.Subscription, content any, hide bool) a
 
 // lostLocked notes a subscription's notification lost under interference
 // that hides its gaps; c.airMu is held.
-func (c *Conn) lostLocked(sub *resource.Subscription) {
-	if st := c.stamps[sub]; st != nil {
+func (c *Conn) lostLocked(sub *resource.Subscription, content any, hide bool) {
+	if st, _ := c.restampLocked(sub, content, hide); st != nil {
 		st.lost = true
 	}
 }
