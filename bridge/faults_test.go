@@ -3,11 +3,13 @@ package bridge_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"senseboard/bridge/bridgeclient"
+	"senseboard/edf"
 	"senseboard/phone"
 )
 
@@ -156,6 +158,54 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 		acc = f.subscribe("/Meas/Acc/52")
 		f.next(acc)
 		acc.Unsubscribe(f.ctx)
+	})
+
+	t.Run("recording", func(t *testing.T) {
+		f := f.with(t)
+		f.connected(faulty)
+		rec, err := f.c.StartRecording(f.ctx, faulty, "jsonl", "/Meas/ECG/125")
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded := func(atLeast int64) int64 { // notifications recorded, once there are that many
+			deadline := time.Now().Add(time.Minute) // a guard against hanging, not a bound
+			for {
+				for _, st := range f.recordings() {
+					if st.Name == rec.Name && st.Notifications >= atLeast {
+						return st.Notifications
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("recording %s: not %d notifications within a minute", rec.Name, atLeast)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		recorded(5)
+		stall := f.fault(`{"fault": "stall", "path": "/Meas/ECG", "for": "2s"}`)
+		f.truth(stall.ID, "ended after its time", ended("for"))
+		recorded(recorded(0) + 5)
+		if _, err := f.c.StopRecording(f.ctx, rec.Name); err != nil {
+			t.Fatal(err)
+		}
+		status, body := f.call("GET", "/api/recordings/"+rec.Name+"/files/"+rec.Name+".faults.jsonl", "")
+		if status != 200 || strings.Count(body, "\n") != 1 || !strings.Contains(body, `"fault":"stall","for":"2s","path":"/Meas/ECG"`) {
+			t.Errorf("the recording's ground truth: %d %s", status, body)
+		}
+		status, body = f.call("GET", "/api/recordings/"+rec.Name+"/files/"+rec.Name+".edf", "")
+		file, err := edf.Unmarshal([]byte(body))
+		if status != 200 || err != nil {
+			t.Fatalf("EDF+: %d %v %.300s", status, err, body)
+		}
+		var notes []string
+		for _, a := range file.Annotations {
+			if strings.HasPrefix(a.Text, "fault") {
+				notes = append(notes, fmt.Sprintf("%v %s", a.Onset.Round(time.Second), a.Text))
+			}
+		}
+		if len(notes) != 2 || !strings.Contains(notes[0], "stall start") || !strings.Contains(notes[1], "stall end (for)") {
+			t.Errorf("the EDF+ annotations of the fault: %q", notes)
+		}
 	})
 
 	t.Run("firsthr", func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"senseboard/edf"
+	"senseboard/fault"
 	"senseboard/phone"
 	"senseboard/record"
 )
@@ -92,6 +93,12 @@ func (s *Server) startRecording(ctx context.Context, req RecordingRequest) (Reco
 		return RecordingState{}, fmt.Errorf("%w: there is a recording named %s already", ErrBadMessage, req.Name)
 	} else if err != nil {
 		return RecordingState{}, err
+	}
+	if _, err := s.Phone.Faults(serial); err == nil { // a device of this program: its ground truth too
+		r.SetFaults(func() []fault.Record {
+			list, _ := s.Phone.Faults(serial)
+			return list
+		})
 	}
 	for _, p := range req.Paths {
 		sub, a, err := s.subscribe(ctx, Message{Type: "subscribe", Path: p, Device: serial}, func(e phone.Event) {

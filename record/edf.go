@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"senseboard/edf"
+	"senseboard/fault"
 	"senseboard/sensor"
 )
 
@@ -26,7 +27,10 @@ import (
 //     ("HR 72 bpm RR 830 ms") and other notifications ("/System/States/0:
 //     {...}") when they arrived, temperatures ("Temp 306.90 K") at their
 //     device time, and samples that never came ("Acc: 12 samples lost",
-//     where a stream's timestamps jump; the gap holds the last sample).
+//     where a stream's timestamps jump; the gap holds the last sample);
+//   - the field faults of its time (its FaultsExt file) at their start
+//     and end in device time ("fault 2 stall start {...}", "fault 2 stall
+//     end (resubscribed)").
 //
 // Arrival times count from the recording's start and device times from
 // its first sample; the two agree within the notifications' latency. The
@@ -38,9 +42,12 @@ func EDF(files []string) (*edf.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("recording: %w", err)
 		}
-		if strings.HasSuffix(name, ".jsonl") {
+		switch {
+		case strings.HasSuffix(name, FaultsExt):
+			err = readFaults(&b, data)
+		case strings.HasSuffix(name, ".jsonl"):
 			err = readJSONL(&b, data)
-		} else {
+		default:
 			err = readCSV(&b, data)
 		}
 		if err != nil {
@@ -267,3 +274,19 @@ func xyzs(a []sensor.XYZ) []xyz {
 // arrival returns the onset of an event that arrived ms after the
 // recording started.
 func arrival(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// readFaults annotates the field faults of a recording's time.
+func readFaults(b *edf.Builder, data []byte) error {
+	recs, err := fault.ReadJSONL(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		name := fmt.Sprintf("fault %d %s", r.ID, r.Fault.Kind)
+		b.AnnotateAt(float64(r.Start.MS), name+" start "+r.Fault.String())
+		if r.End != nil {
+			b.AnnotateAt(float64(r.End.MS), name+" end ("+r.EndedBy+")")
+		}
+	}
+	return nil
+}

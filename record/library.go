@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"senseboard/edf"
+	"senseboard/fault"
 )
 
 // Library is a program's recordings, such as the phone bridge's: each
@@ -57,6 +61,14 @@ type Recording struct {
 	mu    sync.Mutex
 	state State
 	stops []func(context.Context) error // of the streams it holds
+
+	base string // the path of its files, without their extension
+
+	// the device's faults during the recording (SetFaults)
+	faults     func() []fault.Record
+	faultsFrom int          // the first id that started during the recording
+	faultsOn   map[int]bool // the ids active when it started
+	faultsFile string       // written, "" until a fault is
 }
 
 // Errors of a Library.
@@ -110,7 +122,7 @@ func (l *Library) Start(name, device string, format Format) (*Recording, error) 
 		return nil, err
 	}
 	r.mu.Lock()
-	r.rec = rec
+	r.rec, r.base = rec, filepath.Join(l.dir, name)
 	r.mu.Unlock()
 	return r, nil
 }
@@ -175,6 +187,61 @@ func (r *Recording) Hold(uri string, stop func(context.Context) error) {
 	r.stops = append(r.stops, stop)
 }
 
+// SetFaults gives the ground truth of the recorded device's field faults
+// (package fault): the faults active now and those that start until the
+// recording stops are written next to its files as <name>.faults.jsonl
+// (fault.WriteJSONL), and its EDF+ export annotates them.
+func (r *Recording) SetFaults(list func() []fault.Record) {
+	now := list()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.faults, r.faultsFrom, r.faultsOn = list, len(now)+1, map[int]bool{}
+	for _, rec := range now {
+		if rec.Active() {
+			r.faultsOn[rec.ID] = true
+		}
+	}
+}
+
+// writeFaults writes the faults of the recording's time next to its
+// files, when it has any, and returns the path; a failure is kept in the
+// recording's state.
+func (r *Recording) writeFaults() {
+	r.mu.Lock()
+	list, from, on, stopped := r.faults, r.faultsFrom, r.faultsOn, r.state.Stopped
+	base := r.base
+	r.mu.Unlock()
+	if list == nil || base == "" {
+		return
+	}
+	var recs []fault.Record
+	for _, rec := range list() {
+		if rec.ID >= from || on[rec.ID] {
+			recs = append(recs, rec)
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	path := base + FaultsExt
+	var b bytes.Buffer
+	fault.WriteJSONL(&b, recs)
+	if err := renameio.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		r.Fail(fmt.Errorf("recording: the faults' ground truth: %w", err))
+		return
+	}
+	r.mu.Lock()
+	r.faultsFile = path
+	if stopped != nil {
+		r.faults = nil // written for good
+	}
+	r.mu.Unlock()
+}
+
+// FaultsExt ends the name of a recording's file of the faults' ground
+// truth.
+const FaultsExt = ".faults.jsonl"
+
 // Write writes a notification of the stream uri; a failure is kept in the
 // recording's state.
 func (r *Recording) Write(uri string, content []byte) {
@@ -218,6 +285,7 @@ func (r *Recording) Stop(ctx context.Context) error {
 	if rec != nil {
 		errs = append(errs, rec.Close())
 	}
+	r.writeFaults()
 	return errors.Join(errs...)
 }
 
@@ -229,6 +297,7 @@ func (r *Recording) flush() {
 	if rec != nil {
 		rec.Flush()
 	}
+	r.writeFaults()
 }
 
 // State returns the recording's state.
@@ -240,6 +309,9 @@ func (r *Recording) State() State {
 	s.Files = []string{}
 	if r.rec != nil {
 		s.Files = r.rec.Files()
+	}
+	if r.faultsFile != "" {
+		s.Files = append(s.Files, r.faultsFile)
 	}
 	s.Notifications = r.count.Load()
 	return s

@@ -487,7 +487,7 @@ type FaultRecord struct {
 	End     *FaultStamp `json:"end"`
 	Origin  string      `json:"origin"`
 	EndedBy string      `json:"endedBy"`
-	Raw     json.RawMessage
+	Raw     json.RawMessage `json:"-"`
 }
 
 // FaultStamp is a moment of a fault: the device's relative time in ms and
