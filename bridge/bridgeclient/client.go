@@ -480,13 +480,13 @@ func (c *Client) Inject(ctx context.Context, serial string, event any) error {
 // fault's Record, as the bridge gives it): Raw holds it whole, with the
 // fault's parameters.
 type FaultRecord struct {
-	ID      int         `json:"id"`
-	Device  string      `json:"device"`
-	Fault   string      `json:"fault"`
-	Start   FaultStamp  `json:"start"`
-	End     *FaultStamp `json:"end"`
-	Origin  string      `json:"origin"`
-	EndedBy string      `json:"endedBy"`
+	ID      int             `json:"id"`
+	Device  string          `json:"device"`
+	Fault   string          `json:"fault"`
+	Start   FaultStamp      `json:"start"`
+	End     *FaultStamp     `json:"end"`
+	Origin  string          `json:"origin"`
+	EndedBy string          `json:"endedBy"`
 	Raw     json.RawMessage `json:"-"`
 }
 
