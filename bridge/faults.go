@@ -12,7 +12,12 @@ import (
 
 // The field faults of a device of the bridge's program (docs/faults.md):
 // POST starts one and answers with its record, GET lists every fault of
-// the device (its ground truth), DELETE ends one.
+// the device (its ground truth), DELETE ends one. GET /api/faults
+// describes the faults and their parameters, for forms.
+
+func (s *Server) describeFaults(w http.ResponseWriter, r *http.Request) {
+	writeValue(w, fault.Describe())
+}
 
 func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) {
 	b, ok := readBody(w, r)

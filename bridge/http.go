@@ -156,6 +156,7 @@ func (s *Server) Handler() http.Handler {
 	api("POST /api/devices/{serial}/pair", s.pair)
 	api("POST /api/devices/{serial}/disconnect", s.disconnect)
 	api("POST /api/devices/{serial}/events", s.inject)
+	api("GET /api/faults", s.describeFaults)
 	api("POST /api/devices/{serial}/faults", s.injectFault)
 	api("GET /api/devices/{serial}/faults", s.listFaults)
 	api("DELETE /api/devices/{serial}/faults/{id}", s.endFault)

@@ -558,3 +558,60 @@ func Matches(stallPath, path string) bool {
 	}
 	return len(p) == len(s) || p[len(s)] == '/'
 }
+
+// Param describes one parameter of a fault, for forms (the dashboard's).
+type Param struct {
+	Name    string `json:"name"`
+	Help    string `json:"help"`
+	Default string `json:"default,omitempty"` // as Parse reads it; "" for none
+}
+
+// Description describes a fault and its parameters, for forms.
+type Description struct {
+	Fault  string  `json:"fault"`
+	Params []Param `json:"params"`
+}
+
+// Describe describes every fault and its parameters, with their defaults
+// and what they take.
+func Describe() []Description {
+	var out []Description
+	for _, k := range Kinds() {
+		f := Fault{Kind: k}
+		if k == Drop {
+			f.Delay = DefaultDelay
+		}
+		f.Check()
+		d := Description{Fault: k.String(), Params: []Param{}}
+		for _, p := range params {
+			if !slices.Contains(p.takes, k) {
+				continue
+			}
+			q := Param{Name: p.name, Help: p.help}
+			switch p.name {
+			case "for":
+				q.Help = fmt.Sprintf("%s, %v..%v", p.help, forLimits[k].min, forLimits[k].max)
+				if f.For > 0 {
+					q.Default = f.For.String()
+				} else {
+					q.Help += "; 0 until it ends otherwise"
+				}
+			case "delay":
+				q.Default = f.Delay.String()
+			case "mode":
+				q.Default = f.Mode.String()
+			case "share":
+				q.Default = strconv.FormatFloat(f.Share, 'g', -1, 64)
+			case "rate":
+				q.Default = strconv.FormatFloat(f.Rate, 'g', -1, 64)
+			case "value":
+				q.Default = strconv.FormatFloat(f.Value, 'g', -1, 64)
+			case "hideGap", "stay":
+				q.Default = "false"
+			}
+			d.Params = append(d.Params, q)
+		}
+		out = append(out, d)
+	}
+	return out
+}
