@@ -65,6 +65,10 @@ type Config struct {
 	Timeout time.Duration
 	// Progress receives a report every Interval; nil for none.
 	Progress func(Report)
+	// Faults, when set, makes the load a client that copes with field
+	// faults and reports them (faults.go); nil leaves a connection that
+	// ends ended.
+	Faults *FaultOptions
 }
 
 // Grace is how long ago a sample must have been due to be expected: a
@@ -103,6 +107,9 @@ type Report struct {
 	// MessageRate is Messages per device-second.
 	MessageRate float64
 	Streams     []StreamReport
+	// Faults is what the load saw of the devices' faults, and what was
+	// injected; nil without Config.Faults.
+	Faults *FaultReport
 }
 
 // StreamReport is the report of one path over all devices.
@@ -126,13 +133,20 @@ type StreamReport struct {
 // copy, queue or goroutine per subscription, so that the load costs little
 // beside the fleet it measures.
 type probe struct {
-	name  string // for errors: "device at <address>" or "device <serial>"
-	conn  *client.Conn
-	air   *air.Stream // nil over TCP
-	msgs0 uint64      // data messages received before the subscriptions were made
-	since time.Time   // when its subscriptions were made
-	mu    sync.Mutex
-	tally []tally // one per path
+	name   string // for errors: "device at <address>" or "device <serial>"
+	addr   string // TCP address, "" on the radio link
+	serial string // serial number, "" when the address does not say
+	// conn, air, subs and subscribed change when the load connects again
+	// (Config.Faults), under mu
+	conn       *client.Conn
+	air        *air.Stream // nil over TCP
+	subs       []*client.Subscription
+	subscribed time.Time
+	msgs0      uint64    // data messages of air received before the subscriptions were made
+	msgsDone   int64     // data messages of streams that ended (Config.Faults)
+	since      time.Time // when its subscriptions were made
+	mu         sync.Mutex
+	tally      []tally // one per path
 }
 
 // Run connects to the devices, subscribes, measures for cfg.Duration (or
@@ -161,6 +175,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	if cfg.MinDelivery < 0 || cfg.MinDelivery > 1 {
 		return Report{}, fmt.Errorf("load: %w: least delivery %v: a share from 0 to 1", ErrConfig, cfg.MinDelivery)
+	}
+	if cfg.Faults != nil {
+		o := *cfg.Faults
+		if err := o.check(); err != nil {
+			return Report{}, err
+		}
+		cfg.Faults = &o
 	}
 	rates := make([]float64, len(cfg.Subscribe))
 	for i, p := range cfg.Subscribe {
@@ -218,9 +239,20 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			live = append(live, d)
 		}
 	}
+	var keep *keeper
+	if cfg.Faults != nil {
+		keep = newKeeper(cfg, central, live)
+		kctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { keep.run(kctx); close(done) }()
+		defer func() { stop(); <-done }()
+	}
 	defer func() {
 		for _, d := range live {
-			d.conn.Close()
+			d.mu.Lock()
+			c := d.conn
+			d.mu.Unlock()
+			c.Close()
 		}
 	}()
 
@@ -229,6 +261,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		r := collect(cfg, live, rates, hists, time.Now())
 		r.Elapsed, r.Duration, r.Final = time.Since(start), cfg.Duration, final
 		r.Devices, r.Failed = n, failed
+		if keep != nil {
+			r.Faults = keep.report()
+		}
 		return r
 	}
 	ticker := time.NewTicker(cfg.Interval)
@@ -267,7 +302,7 @@ func (r Report) Check(least float64) error {
 				ErrBelowThreshold, s.Path, 100*s.Delivered, 100*least))
 		}
 	}
-	if r.Closed > 0 {
+	if r.Closed > 0 && r.Faults == nil { // under faults, connections end and are made again
 		err = errors.Join(err, fmt.Errorf("%w: %d connections ended during the measurement", ErrDevices, r.Closed))
 	}
 	return err
@@ -291,13 +326,11 @@ func connect(ctx context.Context, cfg Config, central *link.Central, i int, rate
 		return nil, err
 	}
 	d.tally = make([]tally, len(cfg.Subscribe))
+	d.subs = make([]*client.Subscription, len(cfg.Subscribe))
 	for i, p := range cfg.Subscribe {
 		d.tally[i] = newTally(p, rates[i], hists[i])
-		_, env, err := d.conn.SubscribeFunc(ctx, p, func(payload []byte, at time.Time) {
-			d.mu.Lock()
-			d.tally[i].add(payload, at)
-			d.mu.Unlock()
-		})
+		sub, env, err := d.conn.SubscribeFunc(ctx, p, d.counter(i))
+		d.subs[i] = sub
 		if err == nil && !env.OK() {
 			err = fmt.Errorf("status %d %s", env.Response, env.Content)
 		}
@@ -307,6 +340,7 @@ func connect(ctx context.Context, cfg Config, central *link.Central, i int, rate
 		}
 	}
 	d.since = time.Now()
+	d.subscribed = d.since
 	if d.air != nil {
 		_, d.msgs0 = d.air.Messages()
 	}
@@ -319,7 +353,30 @@ func connectTCP(ctx context.Context, cfg Config, addr string) (*probe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device at %s: %w", addr, err)
 	}
-	return &probe{name: "device at " + addr, conn: c}, nil
+	p := &probe{name: "device at " + addr, addr: addr, conn: c}
+	if _, serial, ok := strings.Cut(addr, "/"); ok {
+		p.serial = serial
+	}
+	return p, nil
+}
+
+// counter returns the function that counts the notifications of path i
+// in the probe's tally.
+func (d *probe) counter(i int) func(payload []byte, at time.Time) {
+	return func(payload []byte, at time.Time) {
+		d.mu.Lock()
+		d.tally[i].add(payload, at)
+		d.mu.Unlock()
+	}
+}
+
+// dial connects again to the device of p, as connect does, without
+// subscribing.
+func dial(ctx context.Context, cfg Config, central *link.Central, p *probe) (*probe, error) {
+	if cfg.Air != nil {
+		return connectAir(ctx, cfg, central, p.serial)
+	}
+	return connectTCP(ctx, cfg, p.addr)
 }
 
 // Name names the load in its hello and as a BLE central.
@@ -344,7 +401,7 @@ func connectAir(ctx context.Context, cfg Config, central *link.Central, serial s
 	if err != nil {
 		return nil, err // it names the device
 	}
-	d := &probe{name: name, conn: c.Conn, air: s}
+	d := &probe{name: name, serial: serial, conn: c.Conn, air: s}
 	m, err := c.Scan(ctx)
 	if err != nil {
 		c.Close()
@@ -375,15 +432,18 @@ func collect(cfg Config, devs []*probe, rates []float64, hists []*histogram, now
 		r.Streams[i] = StreamReport{Path: p, Rate: rates[i]}
 	}
 	for _, d := range devs {
+		d.mu.Lock()
+		conn, stream, msgs0, done := d.conn, d.air, d.msgs0, d.msgsDone
+		d.mu.Unlock()
 		select {
-		case <-d.conn.Done():
+		case <-conn.Done():
 			r.Closed++
 		default:
 			r.Reached++
 		}
-		if d.air != nil {
-			_, got := d.air.Messages()
-			r.Messages += int64(got - d.msgs0)
+		if stream != nil {
+			_, got := stream.Messages()
+			r.Messages += done + int64(got-msgs0)
 			secs += now.Sub(d.since).Seconds()
 		}
 		d.mu.Lock()
@@ -525,6 +585,9 @@ func Print(w io.Writer, r Report) {
 			fmt.Fprintf(w, "  out of order %d", s.Disorder)
 		}
 		fmt.Fprintln(w)
+	}
+	if r.Faults != nil {
+		printFaults(w, r.Faults)
 	}
 }
 

@@ -8,11 +8,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"senseboard"
 	"senseboard/air"
+	"senseboard/fault"
 	"senseboard/load"
 	"senseboard/profile"
 	"senseboard/wire"
@@ -36,6 +39,9 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 		connect  = fs.Int("connect", 64, "devices connected at a time while starting")
 		timeout  = fs.Duration("timeout", 10*time.Second, "how long a device may take to answer while connecting and subscribing")
 		cpuProf  = fs.String("cpuprofile", "", "write a CPU profile of the load program to this file until it ends (go tool pprof reads it)")
+		faults   = fs.String("faults", "", "fault plan of the load's own phone (phoneoff entries, timed from the start; docs/faults.md); makes the load a client that copes with faults")
+		truth    = fs.String("truth", "", "state directory of the senseboard run that injects faults (its --state): the load reports the faults of each device's ground truth (<dir>/<serial>/"+senseboard.FaultLog+") next to what it saw; makes the load a client that copes with faults; needs --fleet-addr or --nats")
+		stall    = fs.Duration("stall-after", 3*time.Second, "with --faults or --truth: how long a stream may be silent before the load takes it for stalled and subscribes again")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard load [flags]
@@ -47,6 +53,13 @@ same streams on each and prints, every few seconds, the share of expected
 samples delivered, samples lost in gaps of the timestamps and how late
 notifications arrive; then a summary. The exit status is 1 when a stream
 delivers less than --min-delivery or a device cannot be reached.
+
+With --faults or --truth it is a client that copes with field faults
+(docs/faults.md): it connects again when a connection ends, subscribes
+again to a stream silent for --stall-after, and resets a device that
+answers 429; it reports the stalls, reconnects (and how long the devices
+were out of reach) and 429s it saw, next to the faults of the devices'
+ground truth (--truth) and its own phone's (--faults).
 
 Flags:
 `)
@@ -80,6 +93,9 @@ Flags:
 	if *duration <= 0 || *every <= 0 {
 		return fail(stderr, fmt.Errorf("--duration and --every must be positive"))
 	}
+	if *truth != "" && *fleet == "" && *nats == "" {
+		return fail(stderr, fmt.Errorf("--truth %s needs --fleet-addr or --nats: the load finds a device's ground truth by its serial number, which --addr does not give", *truth))
+	}
 	cfg := load.Config{Duration: *duration, Interval: *every, MinDelivery: *least / 100, Connect: *connect, Timeout: *timeout,
 		ConnInterval: *interval, PassKey: *passKey, Progress: func(r load.Report) { load.Print(stdout, r) }}
 	var err error
@@ -96,6 +112,31 @@ Flags:
 	}
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if *faults != "" || *truth != "" {
+		cfg.Faults = &load.FaultOptions{StallAfter: *stall}
+		if *faults != "" {
+			data, err := os.ReadFile(*faults)
+			if err == nil {
+				cfg.Faults.PhoneOff, err = fault.ParsePlan(data)
+			}
+			if err != nil {
+				return fail(stderr, fmt.Errorf("--faults: %w", err))
+			}
+		}
+		if dir := *truth; dir != "" {
+			cfg.Faults.Truth = func(serial string) ([]fault.Record, error) {
+				f, err := os.Open(filepath.Join(dir, serial, senseboard.FaultLog))
+				if errors.Is(err, os.ErrNotExist) {
+					return nil, nil // no fault yet
+				}
+				if err != nil {
+					return nil, err
+				}
+				defer f.Close()
+				return fault.ReadJSONL(f)
+			}
+		}
 	}
 	for p := range strings.SplitSeq(*paths, ",") {
 		if p = strings.TrimSpace(p); p != "" {

@@ -1,0 +1,91 @@
+package load
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"senseboard"
+	"senseboard/air"
+	"senseboard/air/airtest"
+	"senseboard/fault"
+)
+
+// TestAirUnderFaults runs the load as a client that copes with faults,
+// against two devices of a fleet on a virtual clock ten times faster than
+// real time, whose plan drops their links, stalls their ECG and exhausts
+// their request pools; the load turns its own Bluetooth off once. It sees
+// each fault, recovers from it, and reports it next to the devices' ground
+// truth.
+func TestAirUnderFaults(t *testing.T) {
+	t.Parallel()
+	plan, err := fault.ParsePlan([]byte(`
+- at: 30s
+  fault: drop
+  delay: 1s
+- at: 40s
+  fault: stall
+  path: /Meas/ECG
+- at: 50s
+  fault: busy
+- at: 51s
+  fault: stall
+  path: /Meas/IMU6
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := airtest.FreeLocal(t)
+	devices := airtest.Local(t, addr, air.Options{})
+	dir := t.TempDir()
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir, Seed: 7, Faults: plan},
+		senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: devices, Speed: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { h.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	link := airtest.Local(t, addr, air.Options{Name: Name})
+	phoneOff, err := fault.ParsePlan([]byte("- at: 1s\n  fault: phoneoff\n  for: 300ms\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := func(serial string) ([]fault.Record, error) {
+		f, err := os.Open(filepath.Join(dir, serial, senseboard.FaultLog))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return fault.ReadJSONL(f)
+	}
+	r, err := Run(context.Background(), Config{Air: link, Serials: []string{"000123", "000124"}, Subscribe: []string{"/Meas/IMU6/52", "/Meas/ECG/125"},
+		Duration: 8 * time.Second, Interval: time.Hour, Timeout: time.Minute,
+		Faults: &FaultOptions{StallAfter: 500 * time.Millisecond, Truth: truth, PhoneOff: phoneOff}})
+	if err != nil && !strings.Contains(err.Error(), "delivery below threshold") {
+		t.Fatal(err)
+	}
+	f := r.Faults
+	if f == nil {
+		t.Fatal("no fault report")
+	}
+	// each device: a reconnect after the phoneoff, after the drop, and
+	// after the reset of the exhausted pool; a stall of its ECG, and one of
+	// its IMU6, which it subscribes to again and gets 429 for
+	if f.PhoneOffs != 1 || f.Reconnects < 6 || f.Stalls < 4 || f.TooMany < 2 || f.Resets < 2 || f.ReconnectMax <= 0 {
+		t.Errorf("the load saw %+v", f)
+	}
+	if f.Injected["drop"] != 2 || f.Injected["stall"] != 4 || f.Injected["busy"] != 2 || f.Injected["phoneoff"] != 1 || f.TruthErr != "" {
+		t.Errorf("injected %v (%s)", f.Injected, f.TruthErr)
+	}
+	var b strings.Builder
+	Print(&b, r)
+	if !strings.Contains(b.String(), "faults seen     stalls") || !strings.Contains(b.String(), "faults injected stall 4  drop 2  busy 2  phoneoff 1") {
+		t.Errorf("summary:\n%s", b.String())
+	}
+}
