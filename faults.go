@@ -20,7 +20,7 @@ import (
 // by the layer where it happens on the hardware: the subscription hub
 // (stall), the radio (drop, stuck, interference, dfu's identity), the
 // device core (busy, dfu, the clock), the providers (firsthr, battery,
-// time) and the phone (phoneoff, through the PhoneOff given to SetPhone).
+// time) and the phone (phoneoff, through the phone given to SetPhone).
 // All its timers run on the device's clock.
 type Faults struct {
 	d     *Device
@@ -31,7 +31,7 @@ type Faults struct {
 	recs     []*fault.Record
 	running  map[int]*running
 	watchers map[*watcher]struct{}
-	phone    PhoneOff
+	phone    func(d time.Duration, on func()) error // turns the phone's Bluetooth off (SetPhone)
 	sched    *fault.Schedule
 	pending  clock.Timer // the plan's next fault
 	entering bool        // the controller itself puts the device in update mode
@@ -48,11 +48,6 @@ type running struct {
 }
 
 type watcher struct{ f func(fault.Record) }
-
-// PhoneOff turns off the Bluetooth of the phone that a phoneoff fault
-// acts on (the bridge's of the device's program, phone.Phone.BluetoothOff):
-// it turns Bluetooth back on after d and then calls on.
-type PhoneOff func(d time.Duration, on func()) error
 
 // newFaults starts the controller of d's faults, with plan on the device's
 // timeline (drawn from seed).
@@ -88,8 +83,10 @@ func (f *Faults) armPlan() {
 	})
 }
 
-// SetPhone gives the phone that phoneoff faults turn off; nil for none (a
-// phoneoff then has no effect).
+// SetPhone gives the phone that phoneoff faults turn off (the bridge's of
+// the device's program, phone.Phone.BluetoothOff): off turns its Bluetooth
+// off, back on after d, and then calls on. Without one (nil) a phoneoff has
+// no effect.
 func (f *Faults) SetPhone(p func(d time.Duration, on func()) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

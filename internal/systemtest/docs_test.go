@@ -164,9 +164,9 @@ func TestDocsBlocksMarked(t *testing.T) {
 // the test's), /tmp/ is a temporary directory of the test's, and the
 // commands run in a temporary directory where scenarios/ and contrib/ are the
 // repository's. The ports 7809, 7810 and 8080 become free ports, in the commands
-// and as the defaults of senseboard: --listen added where a command leaves it
-// out, $SENSEBOARD_HTTP for --http and $SENSEBOARD_BRIDGE for the bleak
-// stand-in. The radio link between the programs is the test's own:
+// and as the defaults of senseboard: --listen added where a command that
+// runs devices leaves it out, $SENSEBOARD_HTTP for --http and
+// $SENSEBOARD_BRIDGE for the bleak stand-in. The radio link between the programs is the test's own:
 // $SENSEBOARD_NATS names a free loopback port for the computer's NATS server,
 // which the first program starts and the others join.
 func TestDocs(t *testing.T) {
@@ -229,7 +229,7 @@ func TestDocs(t *testing.T) {
 		} {
 			cmd = strings.ReplaceAll(cmd, r[0], r[1])
 		}
-		if strings.HasPrefix(cmd, "senseboard") && !strings.HasPrefix(cmd, "senseboard bridge") && !strings.Contains(cmd, "--listen") {
+		if strings.HasPrefix(cmd, "senseboard") && !strings.HasPrefix(cmd, "senseboard bridge") && !strings.HasPrefix(cmd, "senseboard load") && !strings.Contains(cmd, "--listen") {
 			c, comment, _ := strings.Cut(cmd, " #")
 			cmd = strings.TrimSpace(c) + " --listen 127.0.0.1:7809"
 			if comment != "" {

@@ -47,6 +47,7 @@ func serve(t *testing.T) (url string, b *phone.Phone) {
 	srv := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
 	b, err = phone.New(phone.Config{StateDir: filepath.Join(dir, "bridge"), Local: []phone.Peripheral{{
 		Serial: "000123",
+		Faults: d.Faults,
 		Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
 			wg.Go(func() { srv.ServeConn(ctx, dev) })
@@ -109,10 +110,12 @@ func runOutput(t *testing.T, py, url string, env []string, args ...string) strin
 // sensors (scan by the end of the name, stream, log, list, fetch, decode
 // the SBEM, check the samples, clear), a script that reads the battery
 // service's Battery Level and compares it with GSP's /System/Energy/Level,
-// and the stand-in's edges (the family's names, unknown addresses, one
-// client at a time, the MTU, a device that resets), unmodified, through the
-// bridge. The scripts run side by side, each on a device and bridge of its
-// own.
+// a client facing field faults that the bridge's API injects (a stalled
+// stream it subscribes to again, an implausible first heart rate; see
+// docs/faults.md), and the stand-in's edges (the family's names, unknown
+// addresses, one client at a time, the MTU, a device that resets),
+// unmodified, through the bridge. The scripts run side by side, each on a
+// device and bridge of its own.
 func TestBleakScripts(t *testing.T) {
 	py := needs.Python(t, "websockets", "Debian: apt-get install python3-websockets")
 	t.Run("gsp_logger", func(t *testing.T) {
@@ -147,6 +150,25 @@ func TestBleakScripts(t *testing.T) {
 		if len(battery.BAS) != 2 || battery.GSP == nil || battery.Status != 200 ||
 			battery.BAS[0] != *battery.GSP || battery.BAS[1] != *battery.GSP || *battery.GSP > 100 {
 			t.Errorf("battery: %s; want the Battery Level twice, equal to GSP's /System/Energy/Level", last)
+		}
+	})
+	t.Run("faults", func(t *testing.T) {
+		t.Parallel()
+		url, _ := serve(t)
+		var summary struct {
+			Stalled      int
+			Link         int
+			Resubscribed bool
+			StallEndedBy string
+			HR           []int
+		}
+		last := run(t, py, url, nil, "faults.py", "000123")
+		if err := json.Unmarshal([]byte(last), &summary); err != nil {
+			t.Fatalf("summary %q: %v", last, err)
+		}
+		if summary.Stalled > 2 || summary.Link != 200 || !summary.Resubscribed || summary.StallEndedBy != "resubscribed" ||
+			len(summary.HR) != 2 || summary.HR[0] != 160 || summary.HR[1] > 100 {
+			t.Errorf("faults through GSP: %s; want the stalled stream silent (at most 2 under way) while /Info answers, back when subscribed again, and a first heart rate of 160", last)
 		}
 	})
 	t.Run("edges", func(t *testing.T) {
