@@ -117,7 +117,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
 	switch {
 	case origin == "" && r.Header.Get("Access-Control-Request-Method") == "":
-		h.Set("Allow", "GET, HEAD, POST, OPTIONS")
+		h.Set("Allow", "GET, HEAD, POST, DELETE, OPTIONS")
 		w.WriteHeader(http.StatusNoContent)
 		return
 	case !s.allowedOrigin(origin):

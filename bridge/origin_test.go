@@ -78,13 +78,13 @@ func TestAllowOrigin(t *testing.T) {
 
 	resp, _ := r.rawCall("OPTIONS", r.srv.URL+"/api/devices/000123", "", "Origin", app, "Access-Control-Request-Method", "GET",
 		"Access-Control-Request-Headers", "authorization", "Access-Control-Request-Private-Network", "true")
-	for k, want := range map[string]string{"Access-Control-Allow-Methods": "GET, HEAD, POST", "Access-Control-Allow-Headers": "Authorization, Content-Type",
+	for k, want := range map[string]string{"Access-Control-Allow-Methods": "GET, HEAD, POST, DELETE", "Access-Control-Allow-Headers": "Authorization, Content-Type",
 		"Access-Control-Allow-Private-Network": "true", "Access-Control-Max-Age": "600"} {
 		if got := resp.Header.Get(k); got != want {
 			t.Errorf("preflight: %s %q; want %q", k, got, want)
 		}
 	}
-	if resp, _ := r.rawCall("OPTIONS", r.srv.URL+"/api/devices", ""); resp.Header.Get("Allow") != "GET, HEAD, POST, OPTIONS" {
+	if resp, _ := r.rawCall("OPTIONS", r.srv.URL+"/api/devices", ""); resp.Header.Get("Allow") != "GET, HEAD, POST, DELETE, OPTIONS" {
 		t.Errorf("OPTIONS of a program: Allow %q", resp.Header.Get("Allow"))
 	}
 	resp, _ = r.rawCall("GET", r.srv.URL+"/webbluetooth.js", "")
