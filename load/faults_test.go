@@ -16,23 +16,23 @@ import (
 )
 
 // TestAirUnderFaults runs the load as a client that copes with faults,
-// against two devices of a fleet on a virtual clock ten times faster than
-// real time, whose plan drops their links, stalls their ECG and exhausts
+// against two devices of a fleet on a virtual clock twenty times faster
+// than real time, whose plan drops their links, stalls their ECG and exhausts
 // their request pools; the load turns its own Bluetooth off once. It sees
 // each fault, recovers from it, and reports it next to the devices' ground
 // truth.
 func TestAirUnderFaults(t *testing.T) {
 	t.Parallel()
 	plan, err := fault.ParsePlan([]byte(`
-- at: 30s
+- at: 40s
   fault: drop
   delay: 1s
-- at: 40s
+- at: 50s
   fault: stall
   path: /Meas/ECG
-- at: 50s
+- at: 60s
   fault: busy
-- at: 51s
+- at: 61s
   fault: stall
   path: /Meas/IMU6
 `))
@@ -43,7 +43,7 @@ func TestAirUnderFaults(t *testing.T) {
 	devices := airtest.Local(t, addr, air.Options{})
 	dir := t.TempDir()
 	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir, Seed: 7, Faults: plan},
-		senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: devices, Speed: 10})
+		senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: devices, Speed: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +65,8 @@ func TestAirUnderFaults(t *testing.T) {
 		return fault.ReadJSONL(f)
 	}
 	r, err := Run(context.Background(), Config{Air: link, Serials: []string{"000123", "000124"}, Subscribe: []string{"/Meas/IMU6/52", "/Meas/ECG/125"},
-		Duration: 8 * time.Second, Interval: time.Hour, Timeout: time.Minute,
-		Faults: &FaultOptions{StallAfter: 500 * time.Millisecond, Truth: truth, PhoneOff: phoneOff}})
+		Duration: 4500 * time.Millisecond, Interval: time.Hour, Timeout: time.Minute,
+		Faults: &FaultOptions{StallAfter: 300 * time.Millisecond, Truth: truth, PhoneOff: phoneOff}})
 	if err != nil && !strings.Contains(err.Error(), "delivery below threshold") {
 		t.Fatal(err)
 	}

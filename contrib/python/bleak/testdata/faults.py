@@ -1,8 +1,8 @@
 """A GSP client of the kind written for the sensor family's real sensors
-with bleak, facing two field faults that the bridge's API injects into the
+with bleak, facing a field fault that the bridge's API injects into the
 sensor (docs/faults.md), as a test harness does: a stalled stream, which
 it sees go silent while the link stays up and brings back by subscribing
-again, as app authors advise; and an implausible first heart rate.
+again, as app authors advise.
 
 Usage: faults.py SERIAL. Prints a JSON summary as its last line.
 """
@@ -89,11 +89,6 @@ async def main(serial):
         truth = bridge("GET", f"/api/devices/{serial}/faults")
         summary["stallEndedBy"] = [f for f in truth if f["id"] == stall["id"]][0]["endedBy"]
         await s.command(bytes([UNSUBSCRIBE, 13]), 13)
-
-        # an implausible first heart rate
-        bridge("POST", f"/api/devices/{serial}/faults", {"fault": "firsthr"})
-        await s.subscribe(14, "/Meas/HR")
-        summary["hr"] = [round(struct.unpack_from("<f", await s.next(14))[0]) for _ in range(2)]
     print(json.dumps(summary))
 
 
