@@ -339,7 +339,7 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 		rec := f.fault(`{"fault": "interference", "share": 0.95, "for": "6s"}`)
 		end := f.truth(rec.ID, "ended after its time", ended("for")).End.MS
 		lostIn, lostAfter, last := 0, 0, uint32(0) // notifications of 16 samples, 128 ms
-		guard := time.After(time.Minute) // a guard against hanging, not a bound
+		guard := time.After(time.Minute)           // a guard against hanging, not a bound
 		for last <= end+3000 {
 			var ts uint32
 			select {
