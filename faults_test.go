@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -287,7 +286,7 @@ func eventBattery(level float64) world.Event { return world.Event{Kind: world.Ba
 func TestInterferenceHidesGaps(t *testing.T) {
 	run := func(hide bool) (gaps int, lost uint64) {
 		d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "clockDrift: off")})
-		q := &takeAll{}
+		q := &sbt.Collector{} // a reader that keeps up with everything
 		conn, err := d.Device.Radio.Connect(radio.NewCentral("C0:00:00:00:00:01", "phone"), q)
 		if err != nil {
 			t.Fatal(err)
@@ -322,27 +321,4 @@ func TestInterferenceHidesGaps(t *testing.T) {
 	if gaps, lost := run(true); gaps != 0 || lost == 0 {
 		t.Errorf("interference that hides its gaps: %d gaps, %d notifications lost; want none, and some", gaps, lost)
 	}
-}
-
-// takeAll is a reader of a connection that keeps up with everything.
-type takeAll struct {
-	mu sync.Mutex
-	n  []resource.Event
-}
-
-func (s *takeAll) Notify(n resource.Notification) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n = append(s.n, resource.Event{Sub: n.Sub, Content: n.Content})
-	return true
-}
-
-func (s *takeAll) Ended(*resource.Subscription, resource.EndReason) {}
-
-func (s *takeAll) Drain(dst []resource.Event) []resource.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	dst = append(dst, s.n...)
-	s.n = s.n[:0]
-	return dst
 }

@@ -149,29 +149,30 @@ func (r *Rig) Subscribe(path string, params ...resource.Value) *Sub {
 // front end's buffer never drop anything for it.
 func (r *Rig) SubscribeAll(path string, params ...resource.Value) *Sub {
 	r.tb.Helper()
-	return r.subscribe(&collector{}, path, params)
+	return r.subscribe(&Collector{}, path, params)
 }
 
-// collector is a Sink that keeps everything.
-type collector struct {
+// Collector is a Sink that keeps everything, as a reader that always keeps
+// up: Drain takes what it holds.
+type Collector struct {
 	mu     sync.Mutex
 	events []resource.Event
 }
 
-func (c *collector) Notify(n resource.Notification) bool {
+func (c *Collector) Notify(n resource.Notification) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.events = append(c.events, resource.Event{Sub: n.Sub, Content: n.Content})
 	return true
 }
 
-func (c *collector) Ended(sub *resource.Subscription, reason resource.EndReason) {
+func (c *Collector) Ended(sub *resource.Subscription, reason resource.EndReason) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.events = append(c.events, resource.Event{Sub: sub, Ended: reason})
 }
 
-func (c *collector) Drain(dst []resource.Event) []resource.Event {
+func (c *Collector) Drain(dst []resource.Event) []resource.Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	dst = append(dst, c.events...)
