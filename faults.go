@@ -42,9 +42,9 @@ type Faults struct {
 // running is a fault under way.
 type running struct {
 	rec   *fault.Record
-	stop  func(by string) // undoes the fault when it ends other than by itself; nil when nothing is to undo
-	timer clock.Timer     // of its For
-	ended bool            // ended while it was being applied
+	stop  func()      // undoes the fault when it ends other than by itself; nil when nothing is to undo
+	timer clock.Timer // of its For
+	ended bool        // ended while it was being applied
 }
 
 type watcher struct{ f func(fault.Record) }
@@ -148,7 +148,7 @@ func (f *Faults) inject(flt fault.Fault, origin string) (fault.Record, error) {
 // apply carries out a fault in its layer and returns what undoes it; the
 // layer may end it at once (f.end) before apply returns. already says the
 // device is in the fault's state by itself (update mode, busy).
-func (f *Faults) apply(id int, flt fault.Fault, already bool) func(by string) {
+func (f *Faults) apply(id int, flt fault.Fault, already bool) func() {
 	d := f.d
 	end := func(by string) func() { return func() { f.end(id, by) } }
 	switch flt.Kind {
@@ -157,7 +157,7 @@ func (f *Faults) apply(id int, flt fault.Fault, already bool) func(by string) {
 		st := d.Hub().Stall(func(uri string) bool {
 			return fault.Matches(flt.Path, strings.TrimPrefix(uri, prefix))
 		}, end(fault.EndedResubscribed))
-		return func(string) { st.End() }
+		return func() { st.End() }
 	case fault.Drop:
 		if !d.Radio.Drop(flt.Delay, func(bool) { f.end(id, fault.EndedAdvertising) }) {
 			f.end(id, fault.EndedNoEffect)
@@ -165,10 +165,10 @@ func (f *Faults) apply(id int, flt fault.Fault, already bool) func(by string) {
 		return nil
 	case fault.Stuck:
 		d.Radio.Stick(flt.Mode == fault.Refuse, end(fault.EndedPhoneOff))
-		return func(string) { d.Radio.Unstick() }
+		return func() { d.Radio.Unstick() }
 	case fault.Busy:
 		d.SetBusy(true)
-		return func(string) { d.Reset() } // its end stands for a power cycle
+		return func() { d.Reset() } // its end stands for a power cycle
 	case fault.DFU:
 		if !already {
 			f.mu.Lock()
@@ -179,29 +179,29 @@ func (f *Faults) apply(id int, flt fault.Fault, already bool) func(by string) {
 			f.entering = false
 			f.mu.Unlock()
 		}
-		return func(string) { d.Reset() } // the update timeout, or a power cycle
+		return func() { d.Reset() } // the update timeout, or a power cycle
 	case fault.ClockReset:
 		utc, was := d.Time.UTC(), d.Time.IsSet()
 		at := f.clk.Now()
 		d.Time.ClockReset(flt.Offset)
 		d.Time.WhenSet(end(fault.EndedTimeSet))
-		return func(string) {
+		return func() {
 			if was { // the time set again, as the phone's app sets it
 				d.Time.SetUTC(utc + d.Local(f.clk.Now()-at).Microseconds())
 			}
 		}
 	case fault.FirstHR:
 		d.HR.SetFirst(float32(flt.Value))
-		return func(string) { d.HR.SetFirst(0) }
+		return func() { d.HR.SetFirst(0) }
 	case fault.Interference:
 		if err := d.Radio.SetInterference(flt.Share, flt.HideGap); err != nil {
 			f.end(id, fault.EndedNoEffect)
 			return nil
 		}
-		return func(string) { d.Radio.EndInterference() }
+		return func() { d.Radio.EndInterference() }
 	case fault.Battery:
 		d.System.Drain(flt.Rate, nil)
-		return func(string) { d.System.Charge() }
+		return func() { d.System.Charge() }
 	case fault.PhoneOff:
 		f.mu.Lock()
 		ph := f.phone
@@ -255,7 +255,7 @@ func (f *Faults) end(id int, by string) {
 	rec := *r.rec
 	f.mu.Unlock()
 	if stop != nil && (by == fault.EndedFor || by == fault.EndedDeleted || by == fault.EndedClosed) {
-		stop(by)
+		stop()
 	}
 	f.tell(rec)
 }
