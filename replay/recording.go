@@ -15,7 +15,7 @@
 //   - a logbook export of /Meas/IMU9 (JSON {"Meas":{"IMU9":[packets]}}).
 //   - ECG exports: Timestamp_ms,Value (mV), and Timestamp,Sample (Unix
 //     seconds, integer units of 0.38147 uV, -131072 marking lost samples).
-//   - WFDB records (.hea with format 212 signals, read with its .dat): the
+//   - WFDB records (.hea with format 212 or 16 signals, read with its .dat): the
 //     first signal is the ECG.
 //
 // Missing samples (gaps longer than MaxGap, or marked missing) read as

@@ -155,8 +155,57 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("%s: %v, want naming the file and %q", tt.name, err, tt.msg)
 		}
 	}
-	if _, err := WFDB("r", []byte("r 1 360\nr.dat 16 200\n"), nil, nil); err == nil || !strings.Contains(err.Error(), "only 212") {
-		t.Errorf("format 16: %v", err)
+	for _, hea := range []string{"r 1 360\nr.dat 8 200\n", "r 2 360\nr.dat 16 200\nr.dat 212 200\n"} {
+		if _, err := WFDB("r", []byte(hea), make([]byte, 12), nil); !errors.Is(err, wfdb.ErrFormat) {
+			t.Errorf("header %q: %v, want the formats read named", hea, err)
+		}
+	}
+}
+
+// A format 16 record reads as one in format 212 does: the first signal, in
+// mV from its baseline and gain.
+func TestWFDBFormat16(t *testing.T) {
+	dat := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
+	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100(10)\nr.dat 16 100\n"), dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Series[ECG].Axes[0]; fmt.Sprint(got) != "[-0.09 327.57]" {
+		t.Errorf("format 16 record: ECG %v mV, want [-0.09 327.57]", got)
+	}
+}
+
+// The Noise Stress Test's record 119e00 (format 16) is MIT-BIH record 119
+// (format 212) until the noise starts at 5 minutes: the two readers give the
+// same signal there, up to the baseline the headers set apart.
+func TestFormat16ReadsTheNoiseStressTest(t *testing.T) {
+	clean, err := Load(needData(t, "mitdb/119.hea"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noisy, err := Load(needData(t, "devcorpus/nstdb/119e00.hea"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := clean.Series[ECG].Axes[0], noisy.Series[ECG].Axes[0]
+	if len(a) != len(b) || len(noisy.Beats) != 1987 {
+		t.Fatalf("119e00: %d samples and %d beats, want %d and 1987", len(b), len(noisy.Beats), len(a))
+	}
+	const noiseFrom = 300 * 360
+	offset := b[0] - a[0]
+	for i := range noiseFrom {
+		if math.Abs(b[i]-a[i]-offset) > 1e-9 {
+			t.Fatalf("sample %d: 119e00 %.3f mV, 119 %.3f mV, want them %.3f mV apart as at the start", i, b[i], a[i], offset)
+		}
+	}
+	differ := 0
+	for i := noiseFrom; i < noiseFrom+360; i++ {
+		if math.Abs(b[i]-a[i]-offset) > 1e-9 {
+			differ++
+		}
+	}
+	if differ < 300 {
+		t.Errorf("only %d of the first 360 samples after 5 minutes carry noise", differ)
 	}
 }
 
@@ -262,6 +311,7 @@ func FuzzParse(f *testing.F) {
 
 func FuzzWFDB(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{0x01, 0x04, 0x00, 0x00})
+	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, hea, dat, atr []byte) {
 		r, err := WFDB("fuzz", hea, dat, atr)
 		if err != nil {

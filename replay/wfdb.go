@@ -16,22 +16,14 @@ func WFDB(name string, header, dat, atr []byte) (*Recording, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	sig := h.Signals[0]
-	for _, s := range h.Signals {
-		if s.Format != 212 {
-			return nil, fmt.Errorf("%s: signal format %d; only 212 is read", name, s.Format)
-		}
-	}
-	adu, err := wfdb.Decode212(dat, len(h.Signals), 0)
+	adu, err := h.Decode(dat, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if h.Samples > 0 && len(adu) > h.Samples {
-		adu = adu[:h.Samples]
 	}
 	s := &Series{Channel: ECG, Rate: h.Rate, T: make([]time.Duration, len(adu)), Axes: [][]float64{make([]float64, len(adu))}}
 	for i, v := range adu {
 		s.T[i] = time.Duration(float64(i) / h.Rate * float64(time.Second))
-		if v == -2048 { // WFDB's invalid sample
+		if v == sig.Invalid() {
 			s.Axes[0][i] = math.NaN()
 			continue
 		}

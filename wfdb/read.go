@@ -1,5 +1,5 @@
 // Package wfdb reads and writes PhysioNet's WFDB records: the header
-// (.hea), signals in format 212 (.dat) and annotation files in the MIT
+// (.hea), signals in formats 212 and 16 (.dat) and annotation files in the MIT
 // format (.atr), as the MIT-BIH databases and their tools use them.
 // Package replay plays records it reads; package truth writes the wearer
 // model's ECG and true beats as records.
@@ -135,6 +135,71 @@ func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// Decode16 decodes format 16 data: 16-bit little-endian two's-complement
+// samples, for nsig interleaved signals. It returns the samples of signal
+// sig; a last incomplete frame is dropped.
+func Decode16(dat []byte, nsig, sig int) ([]int, error) {
+	if nsig < 1 || sig < 0 || sig >= nsig {
+		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
+	}
+	frame := 2 * nsig
+	out := make([]int, 0, len(dat)/frame)
+	for i := 2 * sig; i-2*sig+frame <= len(dat); i += frame {
+		out = append(out, int(int16(binary.LittleEndian.Uint16(dat[i:]))))
+	}
+	return out, nil
+}
+
+// ErrFormat reports a signal format that is not read: formats 212 and 16
+// are, one format to a signal file.
+var ErrFormat = errors.New("formats 212 and 16 are read, one to a file")
+
+// Decode decodes signal sig of the record from dat, the contents of that
+// signal's file: the signals the header places in the same file are
+// interleaved in it, in one format, 212 or 16. Samples past the header's
+// count are dropped. A sample equal to the signal's Invalid value is one
+// WFDB marks as missing.
+func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
+	if sig < 0 || sig >= len(h.Signals) {
+		return nil, fmt.Errorf("signal %d of %d", sig, len(h.Signals))
+	}
+	want := h.Signals[sig]
+	nsig, pos := 0, 0
+	for i, s := range h.Signals {
+		if s.File != want.File {
+			continue
+		}
+		if s.Format != 212 && s.Format != 16 || s.Format != want.Format {
+			return nil, fmt.Errorf("signal %d in format %d, in a file with signal %d in format %d: %w", i, s.Format, sig, want.Format, ErrFormat)
+		}
+		if i == sig {
+			pos = nsig
+		}
+		nsig++
+	}
+	decode := Decode212
+	if want.Format == 16 {
+		decode = Decode16
+	}
+	adu, err := decode(dat, nsig, pos)
+	if err != nil {
+		return nil, err
+	}
+	if h.Samples > 0 && len(adu) > h.Samples {
+		adu = adu[:h.Samples]
+	}
+	return adu, nil
+}
+
+// Invalid is the value WFDB writes for a missing sample in the signal's
+// format: the most negative value the format holds.
+func (s Signal) Invalid() int {
+	if s.Format == 16 {
+		return -32768
+	}
+	return -2048
 }
 
 // WFDB beat annotation codes (WFDB's isqrs).

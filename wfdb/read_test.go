@@ -1,6 +1,7 @@
 package wfdb
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,6 +38,94 @@ func TestDecode212(t *testing.T) {
 	if fmt.Sprint(s0, s1) != "[1 2047] [-1 -2048]" {
 		t.Errorf("two signals: %v %v", s0, s1)
 	}
+}
+
+func TestDecode16(t *testing.T) {
+	// samples 1, -1 / 32767, -32768, and half a frame
+	dat := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80, 0x05}
+	a, _ := Decode16(dat, 1, 0)
+	if fmt.Sprint(a) != "[1 -1 32767 -32768]" {
+		t.Errorf("one signal: %v", a)
+	}
+	s0, _ := Decode16(dat, 2, 0)
+	s1, _ := Decode16(dat, 2, 1)
+	if fmt.Sprint(s0, s1) != "[1 32767] [-1 -32768]" {
+		t.Errorf("two signals: %v %v", s0, s1)
+	}
+	if _, err := Decode16(dat, 2, 2); err == nil {
+		t.Error("signal 2 of 2 decoded")
+	}
+}
+
+// Decode decodes a signal in its file's format, among the signals of that
+// file only, up to the header's count of samples.
+func TestDecode(t *testing.T) {
+	dat16 := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
+	dat212 := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}
+	tests := []struct {
+		header string
+		dat    []byte
+		sig    int
+		want   string
+	}{
+		{"r 2 360\nr.dat 16 200\nr.dat 16 200\n", dat16, 0, "[1 32767]"},
+		{"r 2 360\nr.dat 16 200\nr.dat 16 200\n", dat16, 1, "[-1 -32768]"},
+		{"r 2 360 1\nr.dat 16 200\nr.dat 16 200\n", dat16, 1, "[-1]"},
+		{"r 2 360\nr.dat 212 200\nr.dat 212 200\n", dat212, 1, "[-1 -2048]"},
+		// the second signal in a file of its own
+		{"r 2 360\na.dat 212 200\nb.dat 16 200\n", dat16, 1, "[1 -1 32767 -32768]"},
+	}
+	for _, tt := range tests {
+		h, err := ParseHeader([]byte(tt.header))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Decode(tt.dat, tt.sig)
+		if err != nil || fmt.Sprint(got) != tt.want {
+			t.Errorf("%q signal %d: %v %v, want %s", tt.header, tt.sig, got, err, tt.want)
+		}
+	}
+	for _, hea := range []string{"r 1 360\nr.dat 8 200\n", "r 2 360\nr.dat 16 200\nr.dat 212 200\n"} {
+		h, err := ParseHeader([]byte(hea))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Decode(dat16, 0); !errors.Is(err, ErrFormat) {
+			t.Errorf("header %q: %v, want ErrFormat", hea, err)
+		}
+	}
+	h, _ := ParseHeader([]byte("r 1 360\nr.dat 16 200\n"))
+	if _, err := h.Decode(dat16, 1); err == nil {
+		t.Error("signal 1 of 1 decoded")
+	}
+	if h.Signals[0].Invalid() != -32768 || (Signal{Format: 212}).Invalid() != -2048 {
+		t.Errorf("invalid samples %d (16) and %d (212)", h.Signals[0].Invalid(), (Signal{Format: 212}).Invalid())
+	}
+}
+
+// FuzzDecode: a signal that decodes has no more samples than its file
+// holds, each within its format's range.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
+	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, 0)
+	f.Fuzz(func(t *testing.T, hea, dat []byte, sig int) {
+		h, err := ParseHeader(hea)
+		if err != nil {
+			return
+		}
+		adu, err := h.Decode(dat, sig)
+		if err != nil {
+			return
+		}
+		if len(adu) > len(dat) {
+			t.Fatalf("%d samples from %d bytes", len(adu), len(dat))
+		}
+		for i, v := range adu {
+			if v < h.Signals[sig].Invalid() || v > -h.Signals[sig].Invalid()-1 {
+				t.Fatalf("sample %d is %d, out of format %d's range", i, v, h.Signals[sig].Format)
+			}
+		}
+	})
 }
 
 // FuzzParseHeader: a header that parses describes as many signals as it
