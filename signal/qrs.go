@@ -72,7 +72,6 @@ type QRSDetector struct {
 	h      int       // where sample n goes in the rings: n % hist
 	xv     []float64 // input values, ring
 	bpv    []float64 // band-passed values, ring
-	slope  []float64 // |derivative|, ring
 	refrac int64
 	margin int64 // how far around the expected place the R peak is looked for
 	tWave  int64
@@ -137,7 +136,6 @@ func NewQRSDetector(fs float64) *QRSDetector {
 	d.bpv = make([]float64, d.hist)
 	d.noise = make([]peak, 0, maxPeaks)
 	d.rr, d.rrOK = make([]int64, 0, 8), make([]int64, 0, 8)
-	d.slope = make([]float64, d.hist)
 	d.delay = bandPassDelay(d.bp, fs)
 	d.step = int64(math.Round(0.08 * fs))
 	d.dx = max(int64(math.Round(0.01*fs)), 2)
@@ -194,7 +192,6 @@ func (d *QRSDetector) Feed(x float64) {
 	}
 	d.xv[h] = x
 	d.bpv[h] = b
-	d.slope[h] = math.Abs(der)
 	sq := der * der
 	d.wsum += sq - d.win[d.wi]
 	d.win[d.wi] = sq
@@ -435,23 +432,37 @@ func (d *QRSDetector) tWaveLike(i int64, s float64) bool {
 	return s < d.lastSlope/2 || s < 0.8*d.lastSlope && float64(i-d.lastQRS) < 0.5*mean(d.rrOK)
 }
 
-// maxSlope returns the steepest slope of the QRS complex ending at i.
+// maxSlope returns the steepest slope of the QRS complex ending at i: the
+// largest magnitude of the five-point derivative of the band-passed values,
+// as Feed computes it.
 func (d *QRSDetector) maxSlope(i int64) float64 {
 	s := 0.0
-	k := max(i-int64(len(d.win)), d.n-int64(d.hist)+1, 0)
+	k := max(i-int64(len(d.win)), d.n-int64(d.hist)+5, 0)
 	if k > i {
 		return s
 	}
-	j := int(k % int64(d.hist))
+	h := d.hist
+	j := int(k % int64(h))
+	// the ring positions of k-1, k-3 and k-4; before the first sample the
+	// ring holds zeros, as the derivative's history did
+	j1, j3, j4 := (j+h-1)%h, (j+h-3)%h, (j+h-4)%h
 	for ; k <= i; k++ {
-		if v := d.slope[j]; v > s || v != v { // math.Max(s, v): slopes are not negative
+		der := (2*d.bpv[j] + d.bpv[j1] - d.bpv[j3] - 2*d.bpv[j4]) * d.fs / 8
+		if v := math.Abs(der); v > s || v != v { // math.Max(s, v): slopes are not negative
 			s = v
 		}
-		if j++; j == d.hist {
-			j = 0
-		}
+		j1, j3, j4 = j, next(j3, h), next(j4, h)
+		j = next(j, h)
 	}
 	return s
+}
+
+// next returns the ring position after j in a ring of n.
+func next(j, n int) int {
+	if j++; j == n {
+		return 0
+	}
+	return j
 }
 
 // locate returns the R peak of the QRS complex whose integrated-signal
