@@ -62,21 +62,29 @@ func inSpans(t time.Duration, s []span) bool {
 // rhythm annotation.
 func flutterEpisodes(t *testing.T, hea string) []span {
 	t.Helper()
-	h, err := os.ReadFile(hea)
+	vf, err := flutterEpisodesOf(hea)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return vf
+}
+
+func flutterEpisodesOf(hea string) ([]span, error) {
+	h, err := os.ReadFile(hea)
+	if err != nil {
+		return nil, err
 	}
 	hdr, err := wfdb.ParseHeader(h)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	atr, err := os.ReadFile(strings.TrimSuffix(hea, ".hea") + ".atr")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	anns, err := wfdb.ParseAnnotations(atr)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	at := func(k int64) time.Duration { return time.Duration(float64(k) / hdr.Rate * float64(time.Second)) }
 	var out []span
@@ -96,7 +104,7 @@ func flutterEpisodes(t *testing.T, hea string) []span {
 	if open >= 0 {
 		out = append(out, span{open, 1<<63 - 1})
 	}
-	return out
+	return out, nil
 }
 
 // scoreRecording scores detections against a record's beats after the first

@@ -1,0 +1,255 @@
+package replay
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"senseboard/signal"
+	"senseboard/wfdb"
+)
+
+// corpusDB is one database of the shared data, with its records split into
+// a development part, on which the detector is developed, and a held-out
+// part, on which it is judged. The split was made before any tuning and is
+// the same for every database: the records in name order, alternately
+// development (the first, third, ...) and held out (the second, fourth, ...).
+// docs/accuracy.md lists it.
+type corpusDB struct {
+	name    string // as docs/accuracy.md names it
+	dir     string // under the shared data
+	records []string
+	apart   bool // each record reported apart (the noise levels of the stress test)
+}
+
+// corpus is every annotated ECG database of the shared data.
+var corpus = []corpusDB{
+	{"MIT-BIH Arrhythmia (six records)", "mitdb", []string{"100", "101", "103", "105", "119", "208"}, false},
+	{"MIT-BIH Supraventricular Arrhythmia", "devcorpus/svdb", svdbRecords(), false},
+	{"QT Database subset", "devcorpus/qtdb", qtdbRecords, false},
+	{"Noise Stress Test, 119 at 24..-6 dB", "devcorpus/nstdb", []string{"119e00", "119e06", "119e12", "119e18", "119e24", "119e_6"}, true},
+}
+
+func svdbRecords() []string {
+	var out []string
+	for _, r := range [][2]int{{800, 812}, {820, 829}, {840, 894}} {
+		for n := r[0]; n <= r[1]; n++ {
+			out = append(out, strconv.Itoa(n))
+		}
+	}
+	return out
+}
+
+var qtdbRecords = strings.Fields(`sel14046 sel14157 sel14172 sel15814 sel16265 sel16272 sel16273 sel16420
+	sel16483 sel16539 sel16773 sel16786 sel16795 sel17152 sel17453 sel301 sel302 sel306 sel307 sel308 sel310
+	sele0104 sele0106 sele0107 sele0110 sele0111 sele0112 sele0114 sele0116 sele0121 sele0122 sele0124
+	sele0126 sele0129 sele0133 sele0136 sele0166 sele0170 sele0203 sele0210 sele0211 sele0303 sele0405
+	sele0406 sele0409 sele0411 sele0509 sele0603 sele0604 sele0606 sele0607 sele0609 sele0612 sele0704`)
+
+// part returns the records of the development part (held false) or of the
+// held-out part (held true).
+func (db corpusDB) part(held bool) []string {
+	recs := slices.Clone(db.records)
+	slices.Sort(recs)
+	var out []string
+	for i, r := range recs {
+		if (i%2 == 1) == held {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// scoredRecord is one record's detections scored, with flutter episodes
+// (with) and without them (without, EC57).
+type scoredRecord struct {
+	name          string
+	with, without signal.Scored
+}
+
+// scoreRecords loads the records of a database and scores the detector on
+// each at rate, on every core.
+func scoreRecords(t testing.TB, dir string, records []string, rate float64) []scoredRecord {
+	t.Helper()
+	out := make([]scoredRecord, len(records))
+	errs := make([]error, len(records))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				hea := needData(t, dir+"/"+records[i]+".hea")
+				r, err := Load(hea)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				vf, err := flutterEpisodesOf(hea)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				// a beat annotated past the end of the record (svdb 860
+				// has one) cannot be detected
+				ref := r.Beats
+				for len(ref) > 0 && ref[len(ref)-1] >= r.Length {
+					ref = ref[:len(ref)-1]
+				}
+				with, without := scoreRecording(ref, detectRecording(r, rate), 10*time.Second, vf)
+				out[i] = scoredRecord{name: records[i], with: with, without: without}
+			}
+		}()
+	}
+	for i := range records {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", records[i], err)
+		}
+	}
+	return out
+}
+
+// total adds up scored records.
+func total(recs []scoredRecord) (with, without signal.Scored) {
+	for _, r := range recs {
+		with.Add(r.with)
+		without.Add(r.without)
+	}
+	return with, without
+}
+
+// scoreLine formats a total as a row of docs/accuracy.md's tables.
+func scoreLine(with, without signal.Scored) string {
+	return fmt.Sprintf("%d | %d / %d | %.2f%% | %.2f%% | %.2f%% | %.2f%% | %d / %d ms",
+		with.TP+with.FN, with.FN, with.FP, with.Se(), with.PP(), without.Se(), without.PP(),
+		with.ErrorQuantile(0.5).Milliseconds(), with.ErrorQuantile(0.99).Milliseconds())
+}
+
+// TestCorpusReport prints, when QRS_CORPUS is set, the detector's figures on
+// every database of the shared data as docs/accuracy.md's tables have them:
+// QRS_CORPUS=dev, held or all chooses the part, QRS_RATES the rates
+// (comma-separated, 125,256,512 by default), QRS_DETAIL=1 adds each record.
+// It checks nothing: TestCorpusDetection holds the floors.
+func TestCorpusReport(t *testing.T) {
+	part := os.Getenv("QRS_CORPUS")
+	if part == "" {
+		t.Skip("QRS_CORPUS (dev, held or all) is not set")
+	}
+	rates := []float64{125, 256, 512}
+	if s := os.Getenv("QRS_RATES"); s != "" {
+		rates = nil
+		for _, f := range strings.Split(s, ",") {
+			r, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rates = append(rates, r)
+		}
+	}
+	parts := map[string][]bool{"dev": {false}, "held": {true}, "all": {false, true}}[part]
+	if parts == nil {
+		t.Fatalf("QRS_CORPUS=%q; want dev, held or all", part)
+	}
+	only := os.Getenv("QRS_DB")
+	for _, held := range parts {
+		name := map[bool]string{false: "development", true: "held-out"}[held]
+		fmt.Printf("\n%s part: | database | rate | beats | FN / FP | Se | +P | Se without VF | +P without VF | position error, median / 99%% |\n", name)
+		for _, db := range corpus {
+			if only != "" && !strings.Contains(db.dir, only) {
+				continue
+			}
+			for _, rate := range rates {
+				recs := scoreRecords(t, db.dir, db.part(held), rate)
+				with, without := total(recs)
+				fmt.Printf("| %s | %g Hz | %s |\n", db.name, rate, scoreLine(with, without))
+				if db.apart {
+					for _, r := range recs {
+						fmt.Printf("| %s %s | %g Hz | %s |\n", db.name, r.name, rate, scoreLine(r.with, r.without))
+					}
+				}
+				if os.Getenv("QRS_DETAIL") != "" {
+					fmt.Println("    " + errorKinds(t, db.dir, recs))
+				}
+				if os.Getenv("QRS_DETAIL") != "" {
+					slices.SortFunc(recs, func(a, b scoredRecord) int {
+						return (b.with.FN + b.with.FP) - (a.with.FN + a.with.FP)
+					})
+					for _, r := range recs {
+						if r.with.FN+r.with.FP == 0 {
+							break
+						}
+						fmt.Printf("    %-9s beats %5d  FN %4d  FP %4d  p99 %3d ms\n", r.name, r.with.TP+r.with.FN, r.with.FN, r.with.FP, r.with.ErrorQuantile(0.99).Milliseconds())
+						if os.Getenv("QRS_DETAIL") == "2" {
+							fmt.Printf("      missed %v\n      false  %v\n", short(r.with.Missed), short(r.with.False))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// errorKinds sums up the missed beats by annotation code and the errors by
+// the rhythm they fall in.
+func errorKinds(t testing.TB, dir string, recs []scoredRecord) string {
+	missed, rhythmFN, rhythmFP := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, r := range recs {
+		hea := needData(t, dir+"/"+r.name+".hea")
+		h, _ := os.ReadFile(hea)
+		hdr, err := wfdb.ParseHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		atr, _ := os.ReadFile(strings.TrimSuffix(hea, ".hea") + ".atr")
+		anns, err := wfdb.ParseAnnotations(atr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := func(k int64) time.Duration { return time.Duration(float64(k) / hdr.Rate * float64(time.Second)) }
+		rhythm := func(d time.Duration) string {
+			rh := "?"
+			for _, a := range anns {
+				if at(a.Sample) > d {
+					break
+				}
+				if a.Code == 28 && a.Aux != "" {
+					rh = a.Aux
+				}
+			}
+			return rh
+		}
+		for _, m := range r.with.Missed {
+			for _, a := range anns {
+				if a.IsBeat() && (at(a.Sample)-m).Abs() < time.Millisecond {
+					missed[codeName(a.Code)]++
+					break
+				}
+			}
+			rhythmFN[rhythm(m)]++
+		}
+		for _, f := range r.with.False {
+			rhythmFP[rhythm(f)]++
+		}
+	}
+	return fmt.Sprintf("missed by kind %v; missed by rhythm %v; false by rhythm %v", missed, rhythmFN, rhythmFP)
+}
+
+func codeName(c int) string {
+	names := map[int]string{1: "N", 2: "L", 3: "R", 4: "a", 5: "V", 6: "F", 7: "J", 8: "A", 9: "S", 10: "E", 11: "j", 12: "/", 13: "Q", 25: "B", 30: "e", 31: "n", 34: "r", 35: "f", 38: "!"}
+	if n, ok := names[c]; ok {
+		return n
+	}
+	return strconv.Itoa(c)
+}
