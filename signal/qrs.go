@@ -99,10 +99,15 @@ type QRSDetector struct {
 	seg   []float64 // a complex being compared, with d.lag either side
 	ref   []float64 // a vetoed complex, as long as the template
 	tmplN int       // beats learnt into the template
-	step  int64     // how far either side of the R peak turns looks, samples
-	dx    int64     // the span of turns's slopes, samples
-	half  int64     // template half-width, samples
-	lag   int64     // largest misalignment the correlation allows, samples
+	alt   []float64 // the other shape: the running complex of beats unlike the template
+	altN  int       // beats learnt into alt since it last started again
+
+	slopes [8]float64 // the steepest slopes of the last beats, a ring
+	slopeN int        // beats whose slope is in slopes
+	step   int64      // how far either side of the R peak turns looks, samples
+	dx     int64      // the span of turns's slopes, samples
+	half   int64      // template half-width, samples
+	lag    int64      // largest misalignment the correlation allows, samples
 
 	out []int64
 }
@@ -144,6 +149,7 @@ func NewQRSDetector(fs float64) *QRSDetector {
 	d.tmpl = make([]float64, 2*d.half+1)
 	d.seg = make([]float64, len(d.tmpl)+2*int(d.lag))
 	d.ref = make([]float64, len(d.tmpl))
+	d.alt = make([]float64, len(d.tmpl))
 	d.bp.Reset()
 	d.relearn(0)
 	return d
@@ -171,7 +177,7 @@ func (d *QRSDetector) relearn(from int64) {
 	d.learnMax, d.learnSum, d.learnN = 0, 0, 0
 	d.lastQRS, d.lastR = -1, -1
 	d.rr, d.rrOK, d.noise = d.rr[:0], d.rrOK[:0], d.noise[:0]
-	d.tmplN = 0
+	d.tmplN, d.altN, d.slopeN = 0, 0, 0
 }
 
 // Learning reports whether the detector is still learning its levels, before
@@ -248,11 +254,13 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		s := d.maxSlope(i)
 		if d.lastQRS >= 0 && i-d.lastQRS < d.tWave && d.tWaveLike(i, s) {
 			d.npki = 0.125*v + 0.875*d.npki // a T wave, unless search-back finds otherwise
-			d.candidate(v, i, false)
+			// one less steep than the beats is no candidate for search-back
+			// either: in an irregular rhythm a pause may follow it
+			d.candidate(v, i, s < 0.75*d.typicalSlope())
 			return
 		}
 		r := d.locate(i)
-		if d.npki > d.spki/40 && float64(i-d.lastQRS) < 0.8*mean(d.rrOK) && d.corr(r) < 0.5 {
+		if d.npki > d.spki/40 && float64(i-d.lastQRS) < 0.8*mean(d.rrOK) && d.corr(r) < 0.5 && !d.likeAlt(r) {
 			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
 			d.keep(peak{v, i, true})
 			return
@@ -354,7 +362,9 @@ func (d *QRSDetector) searchBack() {
 		return
 	}
 	p := d.noise[best]
-	if p.v > t2 {
+	// in noise, a peak less than half as steep as the beats is no beat
+	steep := d.npki <= d.spki/8 || d.maxSlope(p.i) >= 0.5*d.typicalSlope()
+	if p.v > t2 && steep {
 		d.spki = 0.25*p.v + 0.75*d.spki
 		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 		return
@@ -509,6 +519,8 @@ func (d *QRSDetector) beat(i, r int64, v, slope float64) {
 		}
 	}
 	d.lastQRS, d.lastR, d.lastSlope, d.lastV = i, r, slope, v
+	d.slopes[d.slopeN%len(d.slopes)] = slope
+	d.slopeN++
 	d.learn(r)
 	d.noise = d.noise[:0]
 	d.out = append(d.out, r)
@@ -537,9 +549,24 @@ func (d *QRSDetector) complex(r int64) []float64 {
 
 // learn adds the complex of a beat whose R peak is at r to the template:
 // the first 8 beats evenly, then by an exponential average over about 10
-// beats of those that resemble it.
+// beats of those that resemble it. A beat unlike the template goes to the
+// other shape, alt: the first 4 evenly, then over about 5, as long as they
+// resemble each other; one unlike alt starts it again.
 func (d *QRSDetector) learn(r int64) {
 	if d.tmplN >= 8 && d.corr(r) < 0.5 {
+		x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
+		mu := mean(x)
+		if d.altN > 0 && !d.likeAlt(r) {
+			d.altN = 0
+		}
+		w := 0.2
+		if d.altN < 4 {
+			w = 1 / float64(d.altN+1)
+		}
+		for k, v := range x {
+			d.alt[k] += w * (v - mu - d.alt[k])
+		}
+		d.altN++
 		return
 	}
 	x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
@@ -552,6 +579,30 @@ func (d *QRSDetector) learn(r int64) {
 		d.tmpl[k] += w * (v - mu - d.tmpl[k])
 	}
 	d.tmplN++
+}
+
+// likeAlt reports whether the complex at r resembles the other shape, alt
+// (correlation 0.5 or more), once alt has a beat.
+func (d *QRSDetector) likeAlt(r int64) bool {
+	return d.altN > 0 && d.corrWith(d.alt, r) >= 0.5
+}
+
+// typicalSlope returns the median steepest slope of the last 8 beats, or 0
+// before the first.
+func (d *QRSDetector) typicalSlope() float64 {
+	n := min(d.slopeN, len(d.slopes))
+	var v [8]float64
+	copy(v[:], d.slopes[:n])
+	// insertion sort: eight values at most, no allocation
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && v[j] < v[j-1]; j-- {
+			v[j], v[j-1] = v[j-1], v[j]
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return v[n/2]
 }
 
 // corr returns the largest correlation coefficient between the template
