@@ -17,15 +17,23 @@ import (
 //     against adaptive signal and noise levels (threshold = noise + a quarter
 //     of the difference), learnt over the first 2 s,
 //  6. a peak within 360 ms of the previous beat whose steepest slope is
-//     under half the previous beat's is a T wave, and so is one that comes
-//     before half the regular RR interval with under four fifths of the
-//     previous beat's slope (a premature beat that conducts normally is as
-//     steep as the others); it stays a candidate for search-back (an early,
-//     wide ventricular beat looks like one, and the pause after it makes
-//     search-back look), while a T wave below the threshold does not,
-//  7. search-back: when no beat came for 166% of the regular RR average, the
-//     largest candidate above half the threshold since the last beat is a
-//     beat,
+//     under half the reference steepness is a T wave, and so is one that
+//     comes before half the regular RR interval with under four fifths of
+//     it (a premature beat that conducts normally is as steep as the
+//     others). The reference is the previous beat's steepest slope, or
+//     three quarters of the typical beat's (the median of the last 8) when
+//     that is more: after a wide ventricular beat, less steep than the
+//     others, its own late part is no beat. A T wave above the threshold
+//     stays a candidate for search-back when it is at least three quarters
+//     as steep as the typical beat (an early, wide ventricular beat looks
+//     like one, and the pause after it makes search-back look); a less
+//     steep one, or one below the threshold, does not: in an irregular
+//     rhythm a pause may follow any beat,
+//  7. search-back: when no beat came for 166% of the regular RR average (of
+//     every interval, in an irregular rhythm), the largest candidate above
+//     half the threshold since the last beat is a beat; while the signal is
+//     noisy (the noise level above an eighth of the signal level) only when
+//     it is at least half as steep as the typical beat,
 //  8. recovery: after two and a half intervals without a beat, a candidate
 //     four times the others' level is a beat and the levels restart from
 //     it, and each failed search-back halves the distance from the signal
@@ -40,7 +48,10 @@ import (
 //     compensatory pause) is still found, while an artefact, after which
 //     the rhythm goes on, is not. When the next beat resembles the vetoed
 //     candidate (correlation 0.5 or more), both are beats of that other
-//     shape (ventricular beats in a row) and the candidate is taken first. On a
+//     shape (ventricular beats in a row) and the candidate is taken first. A
+//     candidate that resembles the second template, of the beats unlike the
+//     first, is not vetoed: in atrial fibrillation no pause follows a
+//     ventricular beat, and beats of a shape seen before are beats. On a
 //     clean signal early beats of another shape are taken at once, and
 //     beats that come on time are taken whatever their shape,
 //  10. steps: a peak whose input does not turn back around its R peak, as
@@ -51,6 +62,8 @@ import (
 //
 // The template is the average band-passed complex (120 ms around the R
 // peak) of the beats that resemble it, learnt from the first beats; the
+// second template is the average complex of the beats unlike the first, as
+// long as they resemble each other (one unlike both starts it again); the
 // correlation allows for a misalignment of 8 ms.
 //
 // The beat is placed at the R peak: the sample of the detector's input
@@ -276,7 +289,7 @@ func (d *QRSDetector) classify(v float64, i int64) {
 	}
 	d.npki = 0.125*v + 0.875*d.npki
 	if d.lastQRS >= 0 {
-		d.candidate(v, i, i-d.lastQRS < d.tWave && d.maxSlope(i) < d.lastSlope/2)
+		d.candidate(v, i, i-d.lastQRS < d.tWave && d.maxSlope(i) < d.refSlope()/2)
 	}
 }
 
@@ -436,10 +449,19 @@ func (d *QRSDetector) turns(r int64) bool {
 
 // tWaveLike reports whether a peak at i whose steepest slope is s, inside
 // the T-wave window of the last beat, is to be taken for a T wave: when it
-// is less than half as steep as the last beat, or, when it comes before
-// half the regular RR interval, less than four fifths as steep.
+// is less than half as steep as the last beat (refSlope), or, when it comes
+// before half the regular RR interval, less than four fifths as steep.
 func (d *QRSDetector) tWaveLike(i int64, s float64) bool {
-	return s < d.lastSlope/2 || s < 0.8*d.lastSlope && float64(i-d.lastQRS) < 0.5*mean(d.rrOK)
+	ls := d.refSlope()
+	return s < ls/2 || s < 0.8*ls && float64(i-d.lastQRS) < 0.5*mean(d.rrOK)
+}
+
+// refSlope returns the steepness the T-wave tests compare a peak with: the
+// last beat's, or three quarters of the typical beat's when that is more.
+// After a wide ventricular beat, less steep than the others, its own late
+// part or its T wave is then not taken for a beat.
+func (d *QRSDetector) refSlope() float64 {
+	return max(d.lastSlope, 0.75*d.typicalSlope())
 }
 
 // maxSlope returns the steepest slope of the QRS complex ending at i: the
