@@ -31,9 +31,7 @@ import (
 //     rhythm a pause may follow any beat,
 //  7. search-back: when no beat came for 166% of the regular RR average (of
 //     every interval, in an irregular rhythm), the largest candidate above
-//     half the threshold since the last beat is a beat; while the signal is
-//     noisy (the noise level above an eighth of the signal level) only when
-//     it is at least half as steep as the typical beat,
+//     half the threshold since the last beat is a beat,
 //  8. recovery: after two and a half intervals without a beat, a candidate
 //     four times the others' level is a beat and the levels restart from
 //     it, and each failed search-back halves the distance from the signal
@@ -375,9 +373,7 @@ func (d *QRSDetector) searchBack() {
 		return
 	}
 	p := d.noise[best]
-	// in noise, a peak less than half as steep as the beats is no beat
-	steep := d.npki <= d.spki/8 || d.maxSlope(p.i) >= 0.5*d.typicalSlope()
-	if p.v > t2 && steep {
+	if p.v > t2 {
 		d.spki = 0.25*p.v + 0.75*d.spki
 		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 		return
