@@ -73,8 +73,12 @@ func beatTimes(beats []synthBeat, from float64) []time.Duration {
 // end of the stream, early artefacts unlike the QRS in a burst of noise,
 // steps of the baseline and early spikes less steep than the beats on a
 // clean signal, premature atrial beats (which the stricter T-wave check
-// must still take at once), and
-// the position of each beat.
+// must still take at once), ventricular beats that no pause follows in
+// noise (found by their shape, the second template), a peak less steep than
+// the typical beat before a pause (no candidate for search-back), a later
+// peak after wide ventricular beats (a T wave by the typical beat's
+// steepness), and the position of each beat. Each of the last three fails
+// without its rule.
 func TestQRSDetectorHardCases(t *testing.T) {
 	const fs = 256
 	regular := func(n int, rr, amp float64) []synthBeat {
@@ -84,15 +88,23 @@ func TestQRSDetectorHardCases(t *testing.T) {
 		}
 		return b
 	}
+	// reset makes each beat after b[i] come 800 ms after the one before,
+	// as after a premature beat that no pause follows
+	reset := func(b []synthBeat, i int) {
+		for k := i + 1; k < len(b); k++ {
+			b[k].at = b[k-1].at + 0.8
+		}
+	}
 	tests := []struct {
 		name     string
 		beats    []synthBeat
+		bumps    []synthBeat // not beats: a bump of the input each, without a T wave
 		length   float64
 		flush    bool
 		maxMiss  int
 		maxFalse int
 	}{
-		{"regular", regular(60, 0.8, 1), 49, true, 0, 0},
+		{"regular", regular(60, 0.8, 1), nil, 49, true, 0, 0},
 		{"early wide ventricular beats", func() []synthBeat {
 			b := regular(60, 0.8, 1)
 			for i := 15; i < 55; i += 6 {
@@ -101,7 +113,7 @@ func TestQRSDetectorHardCases(t *testing.T) {
 				b[i+1] = synthBeat{b[i].at + 0.36, 1.5, 0.035}
 			}
 			return b
-		}(), 49, true, 0, 0},
+		}(), nil, 49, true, 0, 0},
 		{"ventricular couplets", func() []synthBeat {
 			b := regular(60, 0.8, 1)
 			for i := 15; i < 55; i += 8 {
@@ -111,7 +123,7 @@ func TestQRSDetectorHardCases(t *testing.T) {
 				b[i+2] = synthBeat{b[i].at + 0.9, -1.5, 0.035}
 			}
 			return b
-		}(), 49, true, 0, 0},
+		}(), nil, 49, true, 0, 0},
 		{"ventricular couplets in noise", func() []synthBeat {
 			b := regular(60, 0.8, 1)
 			for i := 27; i < 47; i += 8 {
@@ -119,7 +131,7 @@ func TestQRSDetectorHardCases(t *testing.T) {
 				b[i+2] = synthBeat{b[i].at + 0.9, -1.5, 0.035}
 			}
 			return b
-		}(), 49, true, 0, 1}, // a noise peak in the long pause after the couplet
+		}(), nil, 49, true, 0, 1}, // a noise peak in the long pause after the couplet
 		{"interpolated ventricular beats", func() []synthBeat {
 			b := regular(60, 0.8, 1)
 			for i := 15; i < 55; i += 6 {
@@ -128,18 +140,18 @@ func TestQRSDetectorHardCases(t *testing.T) {
 			}
 			slices.SortFunc(b, func(x, y synthBeat) int { return cmp.Compare(x.at, y.at) })
 			return b
-		}(), 49, true, 0, 0},
+		}(), nil, 49, true, 0, 0},
 		{"tenfold amplitude drop", func() []synthBeat {
 			b := regular(60, 0.8, 1)
 			for i := 30; i < len(b); i++ {
 				b[i].amp = 0.1
 			}
 			return b
-		}(), 49, true, 3, 0},
-		{"beat at the end of the stream", regular(60, 0.8, 1), 48.35, true, 0, 0},
-		{"noise burst with early artefacts unlike the QRS", regular(60, 0.8, 1), 49, true, 0, 0},
-		{"steps of the baseline on a clean signal", regular(60, 0.8, 1), 49, true, 0, 0},
-		{"early spikes less steep than the beats", regular(60, 0.8, 1), 49, true, 0, 0},
+		}(), nil, 49, true, 3, 0},
+		{"beat at the end of the stream", regular(60, 0.8, 1), nil, 48.35, true, 0, 0},
+		{"noise burst with early artefacts unlike the QRS", regular(60, 0.8, 1), nil, 49, true, 0, 0},
+		{"steps of the baseline on a clean signal", regular(60, 0.8, 1), nil, 49, true, 0, 0},
+		{"early spikes less steep than the beats", regular(60, 0.8, 1), nil, 49, true, 0, 0},
 		{"premature atrial beats", func() []synthBeat {
 			b := regular(64, 0.8, 1) // the rhythm gains 3 s: beats to the end
 			for i := 15; i < 55; i += 6 {
@@ -152,11 +164,79 @@ func TestQRSDetectorHardCases(t *testing.T) {
 				}
 			}
 			return b
+		}(), nil, 49, true, 0, 0},
+		{"ventricular beats that no pause follows, in noise", func() []synthBeat {
+			b := regular(64, 0.8, 1)
+			for i := 12; i < 55; i += 5 {
+				// a wide beat 450 ms after the previous one. Before the
+				// noise (from 20 s) a compensatory pause follows it, and
+				// search-back finds it, which teaches the detector its
+				// shape; in the noise the next beat comes 600 ms after
+				// it, as in atrial fibrillation, and no pause makes
+				// search-back look: only its known shape tells it from
+				// noise to veto.
+				b[i+1] = synthBeat{b[i].at + 0.45, -1.5, 0.035}
+				b[i+2].at = b[i].at + 1.6
+				if b[i+1].at > 20 {
+					b[i+2].at = b[i+1].at + 0.6
+				}
+				reset(b, i+2)
+			}
+			return b
+		}(), nil, 49, true, 0, 0},
+		{"a peak less steep than the beats before a pause", func() []synthBeat {
+			b := regular(60, 0.8, 1)
+			var out []synthBeat
+			for i, x := range b {
+				if i%6 != 1 || i < 12 {
+					out = append(out, x) // every sixth beat from 12 s is dropped
+				}
+			}
+			return out
+		}(), func() []synthBeat {
+			// 300 ms after each beat before a pause, a narrow peak 0.6 times
+			// as steep as the beats: without the rule that such a peak is
+			// no candidate for search-back, search-back takes it in the
+			// pause
+			var p []synthBeat
+			for i, x := range regular(60, 0.8, 1) {
+				if i%6 == 0 && i >= 12 && i < 59 {
+					p = append(p, synthBeat{x.at + 0.3, 0.6, 0.01})
+				}
+			}
+			return p
+		}(), 49, true, 0, 0},
+		{"wide ventricular beats and a later peak", func() []synthBeat {
+			b := regular(60, 0.8, 1)
+			for i := 12; i < 55; i += 6 {
+				// a wide beat 450 ms after the previous one, less than half
+				// as steep as the others, with a compensatory pause
+				b[i+1] = synthBeat{b[i].at + 0.45, 1.5, 0.035}
+			}
+			return b
+		}(), func() []synthBeat {
+			// 250 ms after each wide beat, a peak half as steep as the
+			// narrow beats, more than four fifths as steep as the wide
+			// one: without comparing with the typical beat's steepness,
+			// it is a beat
+			var p []synthBeat
+			for i, x := range regular(60, 0.8, 1) {
+				if i >= 12 && i < 55 && (i-12)%6 == 0 {
+					p = append(p, synthBeat{x.at + 0.45 + 0.25, 0.6, 0.02})
+				}
+			}
+			return p
 		}(), 49, true, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := synthECG(tt.beats, tt.length, fs)
+			for _, b := range tt.bumps {
+				for i := max(int((b.at-0.1)*fs), 0); i < min(int((b.at+0.1)*fs), len(x)); i++ {
+					q := (float64(i)/fs - b.at) / b.width
+					x[i] += b.amp * math.Exp(-0.5*q*q)
+				}
+			}
 			switch {
 			case strings.HasPrefix(tt.name, "noise burst"):
 				noiseBurst(x, tt.beats, fs, 0.35, true)
