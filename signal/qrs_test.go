@@ -368,3 +368,12 @@ func BenchmarkQRSDetector(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewQRSDetector makes a detector at 256 Hz: B/op is the size of
+// the buffers each streaming device keeps for /Meas/HR.
+func BenchmarkNewQRSDetector(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		NewQRSDetector(256)
+	}
+}
