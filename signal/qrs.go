@@ -572,31 +572,28 @@ func (d *QRSDetector) complex(r int64) []float64 {
 // resemble each other; one unlike alt starts it again.
 func (d *QRSDetector) learn(r int64) {
 	if d.tmplN >= 8 && d.corr(r) < 0.5 {
-		x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
-		mu := mean(x)
 		if d.altN > 0 && !d.likeAlt(r) {
 			d.altN = 0
 		}
-		w := 0.2
-		if d.altN < 4 {
-			w = 1 / float64(d.altN+1)
-		}
-		for k, v := range x {
-			d.alt[k] += w * (v - mu - d.alt[k])
-		}
+		d.average(d.alt, d.altN, 4, 0.2, r)
 		d.altN++
 		return
 	}
+	d.average(d.tmpl, d.tmplN, 8, 0.1, r)
+	d.tmplN++
+}
+
+// average adds the complex at r, mean removed, to the running template t
+// that n complexes made: the first even of them evenly, then with weight w.
+func (d *QRSDetector) average(t []float64, n, even int, w float64, r int64) {
 	x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
 	mu := mean(x)
-	w := 0.1
-	if d.tmplN < 8 {
-		w = 1 / float64(d.tmplN+1)
+	if n < even {
+		w = 1 / float64(n+1)
 	}
 	for k, v := range x {
-		d.tmpl[k] += w * (v - mu - d.tmpl[k])
+		t[k] += w * (v - mu - t[k])
 	}
-	d.tmplN++
 }
 
 // likeAlt reports whether the complex at r resembles the other shape, alt
