@@ -11,12 +11,21 @@ import (
 // WFDB builds a recording from a header, its signal file and optionally its
 // annotations (nil for none). The first signal is the ECG.
 func WFDB(name string, header, dat, atr []byte) (*Recording, error) {
+	return wfdbSignal(name, header, dat, atr, 0)
+}
+
+// wfdbSignal builds a recording of the record's signal number lead as its
+// ECG.
+func wfdbSignal(name string, header, dat, atr []byte, lead int) (*Recording, error) {
 	h, err := wfdb.ParseHeader(header)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	sig := h.Signals[0]
-	adu, err := h.Decode(dat, 0)
+	if lead >= len(h.Signals) {
+		return nil, fmt.Errorf("%s: signal %d of %d", name, lead, len(h.Signals))
+	}
+	sig := h.Signals[lead]
+	adu, err := h.Decode(dat, lead)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
