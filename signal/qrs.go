@@ -1,43 +1,54 @@
 package signal
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // QRSDetector finds heartbeats in an ECG, after Pan and Tompkins, "A
 // real-time QRS detection algorithm" (IEEE Trans. Biomed. Eng. 32(3), 1985),
-// for any sample rate:
+// and Hamilton's open-source ECG analysis (OSEA), for any sample rate:
 //
 //  1. a 5-15 Hz band-pass (Butterworth high-pass and low-pass of order 2),
 //  2. the five-point derivative,
 //  3. squaring,
 //  4. moving-window integration over 150 ms,
-//  5. peaks of the integrated signal at least 200 ms apart, classified
-//     against adaptive signal and noise levels (threshold = noise + a quarter
-//     of the difference), learnt over the first 2 s,
-//  6. a peak within 360 ms of the previous beat whose steepest slope is
+//  5. peaks of the integrated signal: a maximum is a peak once the signal
+//     falls to half of it, or 95 ms after it (as OSEA finds them), and a
+//     peak waits 200 ms for a larger one, which replaces it, before it is
+//     classified. So a complex of a fast rhythm (ventricular tachycardia)
+//     is a peak of its own even when the next one rises higher,
+//  6. classification against adaptive signal and noise levels (threshold =
+//     noise + a quarter of the difference), learnt over the first 2 s,
+//  7. a peak within 360 ms of the previous beat whose steepest slope is
 //     under half the reference steepness is a T wave, and so is one that
 //     comes before half the regular RR interval with under four fifths of
 //     it (a premature beat that conducts normally is as steep as the
 //     others). The reference is the previous beat's steepest slope, or
 //     three quarters of the typical beat's (the median of the last 8) when
 //     that is more: after a wide ventricular beat, less steep than the
-//     others, its own late part is no beat. A T wave above the threshold
-//     stays a candidate for search-back when it is at least three quarters
-//     as steep as the typical beat (an early, wide ventricular beat looks
-//     like one, and the pause after it makes search-back look); a less
-//     steep one, or one below the threshold, does not: in an irregular
-//     rhythm a pause may follow any beat,
-//  7. search-back: when no beat came for 166% of the regular RR average (of
-//     every interval, in an irregular rhythm), the largest candidate above
-//     half the threshold since the last beat is a beat,
-//  8. recovery: after two and a half intervals without a beat, a candidate
+//     others, its own late part is no beat. A T wave stays a candidate for
+//     search-back when it is at least three quarters as steep as the
+//     typical beat (an early, wide ventricular beat looks like one); a less
+//     steep one does not, nor does one below the threshold less than half
+//     as steep as the reference,
+//  8. search-back: when no beat came for 166% of the regular RR average,
+//     the largest candidate above half the threshold since the last beat is
+//     a beat. Search-back waits while a peak above the threshold is waiting
+//     its 200 ms, and looks back when that peak is taken: it looks for the
+//     beat missed before the next one, not for a stand-in of a beat still to
+//     be confirmed. In an irregular rhythm (one of the last 8 intervals off
+//     the regular average by more than -8% or +16%) the average is that of
+//     every interval, and a beat is looked for also when the interval that
+//     a new beat ends is longer than 140% of that average: the largest
+//     candidate above half the threshold, past the last beat's T-wave
+//     window and 200 ms before the new beat. In atrial fibrillation an
+//     early beat that the detector missed is followed by no pause. Both
+//     only while the noise level is under a twentieth of the signal level:
+//     noise makes the rhythm look irregular, and search-back in noise finds
+//     noise,
+//  9. recovery: after two and a half intervals without a beat, a candidate
 //     four times the others' level is a beat and the levels restart from
-//     it, and each failed search-back halves the distance from the signal
-//     level to the noise level, so a QRS that shrank tenfold is found again
-//     within a few beats,
-//  9. noise veto: while the signal is not clean (the noise level above a
+//     it, so a QRS that shrank tenfold is found again within a few beats;
+//     otherwise the levels stay as they are, however long the pause,
+//  10. noise veto: while the signal is not clean (the noise level above a
 //     fortieth of the signal level), a candidate that comes before 80% of
 //     the regular RR average and does not resemble the running QRS template
 //     (correlation of the band-passed complex under 0.5) is not taken as a
@@ -51,12 +62,7 @@ import (
 //     first, is not vetoed: in atrial fibrillation no pause follows a
 //     ventricular beat, and beats of a shape seen before are beats. On a
 //     clean signal early beats of another shape are taken at once, and
-//     beats that come on time are taken whatever their shape,
-//  10. steps: a peak whose input does not turn back around its R peak, as
-//     a step of the baseline (an electrode artefact) does not, is no beat:
-//     within 80 ms either side of the R peak, the steepest fall is under a
-//     sixth of the steepest rise (or the other way round), and 80 ms after
-//     it the signal has not come back halfway to the level 80 ms before.
+//     beats that come on time are taken whatever their shape.
 //
 // The template is the average band-passed complex (120 ms around the R
 // peak) of the beats that resemble it, learnt from the first beats; the
@@ -86,6 +92,7 @@ type QRSDetector struct {
 	refrac int64
 	margin int64 // how far around the expected place the R peak is looked for
 	tWave  int64
+	fall   int64 // how long after its top a maximum is a peak, samples
 	search float64
 
 	learnFrom int64
@@ -94,17 +101,21 @@ type QRSDetector struct {
 	learnN    int
 	learning  bool
 
-	candV float64
+	candV float64 // the peak waiting to be classified, 0 for none
 	candI int64
+	pkV   float64 // the integrated signal's maximum, not yet a peak
+	pkI   int64
 
 	spki, npki float64
 	lastQRS    int64 // integrated-signal peak of the last beat, -1 before the first
 	lastR      int64
 	lastSlope  float64
-	lastV      float64 // integrated-signal peak of the last beat
-	rr         []int64 // the last 8 intervals
-	rrOK       []int64 // the last 8 regular intervals
-	noise      []peak  // noise peaks since the last beat
+	slopes     [8]float64 // the steepest slopes of the last beats, a ring
+	slopeN     int        // beats whose slope is in slopes
+	lastV      float64    // integrated-signal peak of the last beat
+	rr         []int64    // the last 8 intervals
+	rrOK       []int64    // the last 8 regular intervals
+	noise      []peak     // noise peaks since the last beat
 
 	tmpl  []float64 // running QRS template: band-passed complex, mean removed
 	seg   []float64 // a complex being compared, with d.lag either side
@@ -113,12 +124,8 @@ type QRSDetector struct {
 	alt   []float64 // the other shape: the running complex of beats unlike the template
 	altN  int       // beats learnt into alt since it last started again
 
-	slopes [8]float64 // the steepest slopes of the last beats, a ring
-	slopeN int        // beats whose slope is in slopes
-	step   int64      // how far either side of the R peak turns looks, samples
-	dx     int64      // the span of turns's slopes, samples
-	half   int64      // template half-width, samples
-	lag    int64      // largest misalignment the correlation allows, samples
+	half int64 // template half-width, samples
+	lag  int64 // largest misalignment the correlation allows, samples
 
 	out []int64
 }
@@ -145,6 +152,7 @@ func NewQRSDetector(fs float64) *QRSDetector {
 		refrac:  int64(0.2 * fs),
 		margin:  int64(math.Round(0.03 * fs)),
 		tWave:   int64(0.36 * fs),
+		fall:    int64(0.095 * fs),
 		lastQRS: -1,
 		lastR:   -1,
 	}
@@ -153,8 +161,6 @@ func NewQRSDetector(fs float64) *QRSDetector {
 	d.noise = make([]peak, 0, maxPeaks)
 	d.rr, d.rrOK = make([]int64, 0, 8), make([]int64, 0, 8)
 	d.delay = bandPassDelay(d.bp, fs)
-	d.step = int64(math.Round(0.08 * fs))
-	d.dx = max(int64(math.Round(0.01*fs)), 2)
 	d.half = int64(math.Round(0.06 * fs))
 	d.lag = max(int64(math.Round(0.008*fs)), 1)
 	d.tmpl = make([]float64, 2*d.half+1)
@@ -230,23 +236,40 @@ func (d *QRSDetector) Feed(x float64) {
 			d.learning = false
 			d.spki = d.learnMax / 3
 			d.npki = d.learnSum / float64(max(d.learnN, 1)) / 2
-			d.candV, d.candI = m, n
+			d.pkV, d.pkI, d.candV = m, n, 0
 		}
 		return
 	}
-	if m > d.candV {
-		d.candV, d.candI = m, n
-	}
-	if n-d.candI >= d.refrac {
-		d.classify(d.candV, d.candI)
-		d.candV, d.candI = m, n
-	}
-	if d.lastQRS >= 0 && len(d.rr) > 0 && float64(n-d.lastQRS) > d.search {
+	d.peaks(m, n)
+	// search-back waits for a pending peak above the threshold: classify
+	// looks back when it takes it
+	if t1, _ := d.thresholds(); d.lastQRS >= 0 && len(d.rr) > 0 && float64(n-d.lastQRS) > d.search && !(d.candV > t1 && d.candI-d.lastQRS > d.refrac) {
 		d.searchBack()
 	}
 	if last := max(d.lastQRS, d.learnFrom+int64(2*d.fs)); n-last > int64(5*d.fs) {
 		d.relearn(n)
 	}
+}
+
+// peaks finds the peaks of the integrated signal m at sample n: a maximum
+// is a peak once the signal falls to half of it, or 95 ms after it. A peak
+// waits 200 ms, for a larger one that replaces it, before it is classified.
+func (d *QRSDetector) peaks(m float64, n int64) {
+	if d.candV > 0 && n-d.candI >= d.refrac {
+		d.classify(d.candV, d.candI)
+		d.candV = 0
+	}
+	if m > d.pkV {
+		d.pkV, d.pkI = m, n
+		return
+	}
+	if m >= d.pkV/2 && n-d.pkI < d.fall {
+		return
+	}
+	if d.pkV > d.candV {
+		d.candV, d.candI = d.pkV, d.pkI
+	}
+	d.pkV, d.pkI = m, n
 }
 
 func (d *QRSDetector) thresholds() (float64, float64) {
@@ -265,9 +288,11 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		s := d.maxSlope(i)
 		if d.lastQRS >= 0 && i-d.lastQRS < d.tWave && d.tWaveLike(i, s) {
 			d.npki = 0.125*v + 0.875*d.npki // a T wave, unless search-back finds otherwise
-			// one less steep than the beats is no candidate for search-back
-			// either: in an irregular rhythm a pause may follow it
-			d.candidate(v, i, s < 0.75*d.typicalSlope())
+			// one less steep than the typical beat is no candidate for
+			// search-back: in an irregular rhythm a pause may follow it
+			if s >= 0.75*d.typicalSlope() {
+				d.keep(peak{v: v, i: i})
+			}
 			return
 		}
 		r := d.locate(i)
@@ -276,9 +301,10 @@ func (d *QRSDetector) classify(v float64, i int64) {
 			d.keep(peak{v, i, true})
 			return
 		}
-		if !d.turns(r) {
-			d.npki = 0.125*v + 0.875*d.npki // a step of the baseline
-			return
+		if len(d.rr) > 0 && float64(i-d.lastQRS) > d.search {
+			d.searchBack()
+		} else if d.irregular() && d.npki <= d.spki/20 && float64(i-d.lastQRS) > 1.4*mean(d.rr) {
+			d.searchGap(i)
 		}
 		d.spki = 0.125*v + 0.875*d.spki
 		d.rescue(i, r)
@@ -287,17 +313,31 @@ func (d *QRSDetector) classify(v float64, i int64) {
 	}
 	d.npki = 0.125*v + 0.875*d.npki
 	if d.lastQRS >= 0 {
-		d.candidate(v, i, i-d.lastQRS < d.tWave && d.maxSlope(i) < d.refSlope()/2)
+		// a T wave below the threshold is no candidate for search-back
+		if i-d.lastQRS >= d.tWave || d.maxSlope(i) >= d.refSlope()/2 {
+			d.keep(peak{v: v, i: i})
+		}
 	}
 }
 
-// candidate keeps a peak for search-back, dropping the smallest kept when
-// there is no room.
-func (d *QRSDetector) candidate(v float64, i int64, tWave bool) {
-	if tWave {
-		return // a T wave below the threshold is no beat
+// searchGap looks, before the beat at i is taken, for a missed beat in the
+// gap since the last: the largest candidate above half the threshold, past
+// the T-wave window of the last beat and at least the refractory period
+// before i.
+func (d *QRSDetector) searchGap(i int64) {
+	_, t2 := d.thresholds()
+	best := -1
+	for k, p := range d.noise {
+		if p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 && (best < 0 || p.v > d.noise[best].v) {
+			best = k
+		}
 	}
-	d.keep(peak{v: v, i: i})
+	if best < 0 {
+		return
+	}
+	p := d.noise[best]
+	d.spki = 0.25*p.v + 0.75*d.spki
+	d.beat(p.i, d.locate(p.i), p.v, d.maxSlope(p.i))
 }
 
 // keep keeps a peak for search-back, dropping the smallest kept when there
@@ -336,9 +376,6 @@ func (d *QRSDetector) rescue(i, ri int64) {
 	}
 	p := d.noise[best]
 	r := d.locate(p.i)
-	if !d.turns(r) {
-		return // a step of the baseline
-	}
 	// the vetoed complex, mean removed, as the reference
 	x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
 	copy(d.ref, x)
@@ -355,16 +392,10 @@ func (d *QRSDetector) rescue(i, ri int64) {
 // above half the threshold.
 func (d *QRSDetector) searchBack() {
 	_, t2 := d.thresholds()
-	best, r := -1, int64(0)
-	for best < 0 && len(d.noise) > 0 {
-		for k, p := range d.noise {
-			if best < 0 || p.v > d.noise[best].v {
-				best = k
-			}
-		}
-		if r = d.locate(d.noise[best].i); !d.turns(r) { // a step of the baseline
-			d.noise = slices.Delete(d.noise, best, best+1)
-			best = -1
+	best := -1
+	for k, p := range d.noise {
+		if best < 0 || p.v > d.noise[best].v {
+			best = k
 		}
 	}
 	if best < 0 {
@@ -373,6 +404,7 @@ func (d *QRSDetector) searchBack() {
 		return
 	}
 	p := d.noise[best]
+	r := d.locate(p.i)
 	if p.v > t2 {
 		d.spki = 0.25*p.v + 0.75*d.spki
 		d.beat(p.i, r, p.v, d.maxSlope(p.i))
@@ -394,58 +426,14 @@ func (d *QRSDetector) searchBack() {
 		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 		return
 	}
-	// two and a half intervals without a beat: the signal may have shrunk
-	// (an electrode moved), so the signal level falls halfway to the noise
-	// level before each next look, one integration window later
-	if long {
-		d.spki = d.npki + 0.5*(d.spki-d.npki)
-	}
+	// nothing found: look again one integration window later, the levels
+	// as they are (a long pause is no reason to take noise for a beat)
 	d.search += float64(len(d.win))
-}
-
-// turns reports whether the input turns back around the sample r, as a QRS
-// complex does and a step of the baseline (an electrode artefact) does
-// not. Within d.step either side of r, a QRS has a steep rise and a steep
-// fall (slopes taken over 10 ms), after the baseline-shift check of
-// Hamilton's open-source ECG analysis. There the smaller is at least an
-// eighth of the larger, on a signal without high-pass; behind the front
-// end's 0.5 Hz high-pass a step returns slowly, and its fall is about an
-// eighth of its rise. So a complex is a step when the smaller slope is
-// under a sixth of the larger and the signal d.step after r is still more
-// than half its excursion from the level d.step before (a QRS is back
-// near, or beyond, its baseline by then).
-func (d *QRSDetector) turns(r int64) bool {
-	h := int64(d.hist)
-	lo := max(r-d.step, d.n-h+d.dx, d.dx)
-	hi := min(r+d.step, d.n-1)
-	if hi <= lo {
-		return true // out of the history: nothing to tell
-	}
-	rise, fall := 0.0, 0.0
-	j, k := int(lo%h), int((lo-d.dx)%h)
-	for range hi - lo + 1 {
-		if v := d.xv[j] - d.xv[k]; v > rise {
-			rise = v
-		} else if -v > fall {
-			fall = -v
-		}
-		if j++; j == d.hist {
-			j = 0
-		}
-		if k++; k == d.hist {
-			k = 0
-		}
-	}
-	if 6*min(rise, fall) >= max(rise, fall) {
-		return true
-	}
-	pre, peak, post := d.xv[int(lo%h)], d.xv[int(min(max(r, lo), hi)%h)], d.xv[int(hi%h)]
-	return (post-pre)*(peak-pre) <= 0.5*(peak-pre)*(peak-pre)
 }
 
 // tWaveLike reports whether a peak at i whose steepest slope is s, inside
 // the T-wave window of the last beat, is to be taken for a T wave: when it
-// is less than half as steep as the last beat (refSlope), or, when it comes
+// is less than half as steep as the reference (refSlope), or, when it comes
 // before half the regular RR interval, less than four fifths as steep.
 func (d *QRSDetector) tWaveLike(i int64, s float64) bool {
 	ls := d.refSlope()
@@ -458,6 +446,24 @@ func (d *QRSDetector) tWaveLike(i int64, s float64) bool {
 // part or its T wave is then not taken for a beat.
 func (d *QRSDetector) refSlope() float64 {
 	return max(d.lastSlope, 0.75*d.typicalSlope())
+}
+
+// typicalSlope returns the median steepest slope of the last 8 beats, or 0
+// before the first.
+func (d *QRSDetector) typicalSlope() float64 {
+	n := min(d.slopeN, len(d.slopes))
+	var v [8]float64
+	copy(v[:], d.slopes[:n])
+	// insertion sort: eight values at most, no allocation
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && v[j] < v[j-1]; j-- {
+			v[j], v[j-1] = v[j-1], v[j]
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return v[n/2]
 }
 
 // maxSlope returns the steepest slope of the QRS complex ending at i: the
@@ -532,7 +538,7 @@ func (d *QRSDetector) beat(i, r int64, v, slope float64) {
 			d.rrOK = push8(d.rrOK, rr)
 		}
 		d.search = 1.66 * mean(d.rrOK)
-		if len(d.rr) == 8 && !allWithin(d.rr, mean(d.rrOK)) {
+		if d.irregular() && d.npki <= d.spki/20 {
 			d.search = 1.66 * mean(d.rr) // irregular rhythm
 		}
 	}
@@ -602,24 +608,6 @@ func (d *QRSDetector) likeAlt(r int64) bool {
 	return d.altN > 0 && d.corrWith(d.alt, r) >= 0.5
 }
 
-// typicalSlope returns the median steepest slope of the last 8 beats, or 0
-// before the first.
-func (d *QRSDetector) typicalSlope() float64 {
-	n := min(d.slopeN, len(d.slopes))
-	var v [8]float64
-	copy(v[:], d.slopes[:n])
-	// insertion sort: eight values at most, no allocation
-	for i := 1; i < n; i++ {
-		for j := i; j > 0 && v[j] < v[j-1]; j-- {
-			v[j], v[j-1] = v[j-1], v[j]
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return v[n/2]
-}
-
 // corr returns the largest correlation coefficient between the template
 // and the complex at r moved by up to d.lag samples either way, or 1 before
 // the template is learnt.
@@ -679,6 +667,12 @@ func mean[T int64 | float64](v []T) float64 {
 	return float64(s) / float64(len(v))
 }
 
+// irregular reports whether the rhythm is irregular: of the last 8
+// intervals, one is off the regular average by more than -8% or +16%.
+func (d *QRSDetector) irregular() bool {
+	return len(d.rr) == 8 && !allWithin(d.rr, mean(d.rrOK))
+}
+
 func allWithin(v []int64, avg float64) bool {
 	for _, x := range v {
 		if float64(x) < 0.92*avg || float64(x) > 1.16*avg {
@@ -703,9 +697,21 @@ func (d *QRSDetector) Pop() (int64, bool) {
 // Flush ends the stream: a beat still waiting for confirmation (for
 // 200 ms after its peak) is decided now.
 func (d *QRSDetector) Flush() {
-	if d.learning || d.candV <= 0 {
+	if d.learning {
 		return
 	}
-	d.classify(d.candV, d.candI)
-	d.candV, d.candI = 0, d.n
+	if d.pkV > 0 { // the maximum is a peak now
+		if d.candV > 0 && d.pkI-d.candI >= d.refrac {
+			d.classify(d.candV, d.candI)
+			d.candV = 0
+		}
+		if d.pkV > d.candV {
+			d.candV, d.candI = d.pkV, d.pkI
+		}
+		d.pkV = 0
+	}
+	if d.candV > 0 {
+		d.classify(d.candV, d.candI)
+		d.candV = 0
+	}
 }

@@ -88,6 +88,24 @@ func TestQRSDetectorHardCases(t *testing.T) {
 		}
 		return b
 	}
+	// irregular returns an irregular rhythm, as in atrial fibrillation,
+	// and from 12 s, when small is not 0, every small-th beat a small one
+	// 550 ms after the beat before, with the next beat 650 ms after it.
+	irregular := func(small int) []synthBeat {
+		rr := []float64{0.9, 0.6, 1.0, 0.7, 0.8, 1.1, 0.65, 0.95}
+		var b []synthBeat
+		at := 1.0
+		for k := 0; at < 49; k++ {
+			if small > 0 && k%small == small-1 && at > 12 {
+				b = append(b, synthBeat{at + 0.55, 0.45, 0.01})
+				at += 0.55 + 0.65
+			} else {
+				at += rr[k%len(rr)]
+			}
+			b = append(b, synthBeat{at, 1, 0.01})
+		}
+		return b
+	}
 	// reset makes each beat after b[i] come 800 ms after the one before,
 	// as after a premature beat that no pause follows
 	reset := func(b []synthBeat, i int) {
@@ -150,7 +168,6 @@ func TestQRSDetectorHardCases(t *testing.T) {
 		}(), nil, 49, true, 3, 0},
 		{"beat at the end of the stream", regular(60, 0.8, 1), nil, 48.35, true, 0, 0},
 		{"noise burst with early artefacts unlike the QRS", regular(60, 0.8, 1), nil, 49, true, 0, 0},
-		{"steps of the baseline on a clean signal", regular(60, 0.8, 1), nil, 49, true, 0, 0},
 		{"early spikes less steep than the beats", regular(60, 0.8, 1), nil, 49, true, 0, 0},
 		{"premature atrial beats", func() []synthBeat {
 			b := regular(64, 0.8, 1) // the rhythm gains 3 s: beats to the end
@@ -227,6 +244,70 @@ func TestQRSDetectorHardCases(t *testing.T) {
 			}
 			return p
 		}(), 49, true, 0, 0},
+		{"a tachycardia whose complexes grow", func() []synthBeat {
+			b := regular(20, 0.8, 1)
+			// from 17 s, 24 narrow beats 240 ms apart (250 a minute), in
+			// runs of six that each grow a little: the integrated signal
+			// of the next rises above the last one's peak within 200 ms
+			// of it, so each peak is found only as a maximum that the
+			// signal falls from
+			at := b[len(b)-1].at
+			for k := range 24 {
+				at += 0.24
+				b = append(b, synthBeat{at, 1 + 0.05*float64(k%6), 0.01})
+			}
+			for range 33 {
+				at += 0.8
+				b = append(b, synthBeat{at, 1, 0.01})
+			}
+			return b
+		}(), nil, 49, true, 0, 0},
+		{"a late beat after a peak in the pause", func() []synthBeat {
+			b := regular(60, 0.8, 1)
+			for i := 20; i < 55; i += 10 {
+				// an interval of 1.15 s, 144% of the others: under the
+				// 166% that makes search-back look, unless it counts the
+				// 200 ms the late beat waits to be confirmed
+				for k := i + 1; k < len(b); k++ {
+					b[k].at += 0.35
+				}
+			}
+			return b
+		}(), func() []synthBeat {
+			// a narrow peak under the threshold and above half of it,
+			// 700 ms into each long interval
+			var p []synthBeat
+			b := regular(60, 0.8, 1)
+			for i := 20; i < 55; i += 10 {
+				p = append(p, synthBeat{b[i].at + 0.35*float64((i-20)/10) + 0.7, 0.45, 0.01})
+			}
+			return p
+		}(), 49, true, 0, 0},
+		// every ninth beat a small one 550 ms after the beat before,
+		// that no pause follows: the interval it splits is 140% of the
+		// average and more, and under the 166% that makes search-back
+		// look
+		{"early small beats in an irregular rhythm", irregular(9), nil, 49, true, 0, 0},
+		// noise makes the rhythm look irregular: search-back by every
+		// interval's average, in noise, takes noise for beats
+		{"an irregular rhythm in noise", irregular(12), nil, 49, true, 0, 0},
+		{"long pauses in a slow rhythm with small noise", func() []synthBeat {
+			b := regular(40, 1.3, 1)
+			for i := 8; i < len(b); i += 6 {
+				// a pause of 4.5 s: the levels must not decay into the
+				// noise, however long the wait
+				for k := i + 1; k < len(b); k++ {
+					b[k].at += 3.2
+				}
+			}
+			return b
+		}(), func() []synthBeat {
+			var p []synthBeat
+			for t := 2.0; t < 49; t += 0.35 {
+				p = append(p, synthBeat{t, 0.12, 0.01})
+			}
+			return p
+		}(), 49, true, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,8 +323,6 @@ func TestQRSDetectorHardCases(t *testing.T) {
 				noiseBurst(x, tt.beats, fs, 0.35, true)
 			case strings.HasSuffix(tt.name, "in noise"):
 				noiseBurst(x, tt.beats, fs, 0.25, false)
-			case strings.HasPrefix(tt.name, "steps"):
-				steps(x, tt.beats, fs)
 			case strings.HasPrefix(tt.name, "early spikes"):
 				spikes(x, tt.beats, fs)
 			}
@@ -264,8 +343,14 @@ func TestQRSDetectorHardCases(t *testing.T) {
 			if s.FN > tt.maxMiss || s.FP > tt.maxFalse {
 				t.Errorf("%d beats: %d missed (at most %d allowed) at %v, %d false (at most %d allowed) at %v", len(ref), s.FN, tt.maxMiss, s.Missed, s.FP, tt.maxFalse, s.False)
 			}
-			if e := s.ErrorQuantile(1); e > 20*time.Millisecond {
-				t.Errorf("largest position error %v; want at most 20 ms", e)
+			// noise in the QRS's band moves the R peak of a beat in an
+			// irregular rhythm, which the template does not hold in place
+			bound := 20 * time.Millisecond
+			if tt.name == "an irregular rhythm in noise" {
+				bound = 80 * time.Millisecond
+			}
+			if e := s.ErrorQuantile(1); e > bound {
+				t.Errorf("largest position error %v; want at most %v", e, bound)
 			}
 		})
 	}
@@ -292,24 +377,6 @@ func noiseBurst(x []float64, beats []synthBeat, fs, a float64, artefacts bool) {
 			q := (float64(i)/fs - at) / 0.012
 			x[i] -= 1.1 * math.Exp(-0.5*q*q)
 		}
-	}
-}
-
-// steps adds, from 10 s, 600 ms after every fourth beat, a step of the
-// baseline of 2 mV (up and down in turn) that rises in 30 ms, smoothly, and
-// stays: an electrode artefact, like those of MIT-BIH record 101. Without
-// the baseline-shift check, each step is a false beat.
-func steps(x []float64, beats []synthBeat, fs float64) {
-	delta := 2.0
-	for k, b := range beats {
-		if k%4 != 0 || b.at < 10 {
-			continue
-		}
-		at := int((b.at + 0.6) * fs)
-		for i := at; i < len(x); i++ {
-			x[i] += delta * (1 - math.Cos(math.Pi*min(float64(i-at)/(0.03*fs), 1))) / 2
-		}
-		delta = -delta
 	}
 }
 
