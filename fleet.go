@@ -2,6 +2,7 @@ package senseboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,11 @@ func (m *Member) DialRadio(ctx context.Context) (net.Conn, error) {
 	f.radios.Go(func() { m.radio.ServeConn(f.stopCtx, device) })
 	return central, nil
 }
+
+// Scan returns what a scan of the device sees now, as its radio
+// broadcasts it to the centrals in range (phone.Peripheral's Scan). It
+// always can.
+func (m *Member) Scan() (link.AdvertMsg, bool) { return m.radio.Scan(), true }
 
 // Fleet is a set of devices served as a program serves them: each with its
 // state directory, its pseudo-terminal, an optional real serial port, a
@@ -287,6 +293,10 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 		if err != nil {
 			return nil, err
 		}
+		ln.SetScan(func() []byte {
+			b, _ := json.Marshal(m.radio.Scan())
+			return b
+		})
 		f.closers = append(f.closers, ln)
 		f.onAir = append(f.onAir, ln)
 		m.Air = ln.Addr().String()

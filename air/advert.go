@@ -10,13 +10,17 @@ import (
 )
 
 // Advert is what a device publishes on its advert subject: that it is on
-// the air, which program serves it, and how often it says so. A device that
-// leaves the air says goodbye with Gone set to why.
+// the air, which program serves it, how often it says so, and what a scan
+// of it sees now, as its radio broadcasts it. A device that leaves the air
+// says goodbye with Gone set to why.
 type Advert struct {
 	Serial  string `json:"serial"`
-	Program string `json:"program"` // the id of the program's connection
+	Program string `json:"program"` // the program's id on the air
 	Every   int64  `json:"every"`   // ms between adverts
-	Gone    string `json:"gone,omitempty"`
+	// Scan is what a scan of the device sees, a JSON object of the radio
+	// link (package link's Advert frame), when its program says.
+	Scan json.RawMessage `json:"scan,omitempty"`
+	Gone string          `json:"gone,omitempty"`
 }
 
 // ErrAdvert is an advert that does not parse.
@@ -51,6 +55,8 @@ func ParseAdvert(subject string, data []byte) (Advert, error) {
 		return Advert{}, fmt.Errorf("%w of %s: no program", ErrAdvert, s.Serial)
 	case a.Every < 1 || a.Every > maxEvery.Milliseconds():
 		return Advert{}, fmt.Errorf("%w of %s: every %d ms; 1 ms to 1 h", ErrAdvert, s.Serial, a.Every)
+	case a.Scan != nil && (len(a.Scan) == 0 || a.Scan[0] != '{'):
+		return Advert{}, fmt.Errorf("%w of %s: its scan is not a JSON object", ErrAdvert, s.Serial)
 	}
 	return a, nil
 }

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"strings"
@@ -37,6 +38,11 @@ import (
 type Options struct {
 	// Name names the program's NATS connection ("senseboard" when empty).
 	Name string
+	// ID is the program's id on the air, which names its inbox
+	// (InboxSubject): 1 to 64 letters, digits, '-' or '_', unique on the
+	// NATS network; a random one when empty. A fixed one lets a NATS
+	// user's permissions name the program's inbox.
+	ID string
 	// Creds is a NATS credentials file (user JWT and NKey seed) for a
 	// server elsewhere (Join); the URL may carry user:password@ or token@
 	// instead. The computer's own server (Local) takes none: it asks for
@@ -57,10 +63,11 @@ type Options struct {
 	// read; over it the stream closes with ErrFellBehind (DefaultReadBuffer
 	// when zero).
 	ReadBuffer int
-	// PendingMessages bounds the messages that wait to reach the streams
-	// of the link, all streams together, and the adverts that wait to
-	// reach a Directory (DefaultPendingMessages when zero); over it NATS
-	// drops them, and a stream that loses one closes with ErrLost.
+	// PendingMessages bounds the messages that wait in the link's inbox
+	// to reach its streams, all streams together, and the adverts that
+	// wait to reach a Directory (DefaultPendingMessages when zero); over
+	// it NATS drops them, and a stream that loses one closes with ErrLost.
+	// PendingFor gives a bound for a number of streams.
 	PendingMessages int
 	// ReconnectWait is how long the link waits between attempts to reach
 	// a lost server (DefaultReconnectWait when zero).
@@ -83,6 +90,11 @@ const (
 	DefaultPendingMessages = 65536
 	DefaultReconnectWait   = 250 * time.Millisecond
 )
+
+// PendingFor is a bound of Options.PendingMessages for a link of streams
+// streams: DefaultPendingMessages, or room for a second of 64 messages of
+// each when that is more.
+func PendingFor(streams int) int { return max(DefaultPendingMessages, 64*streams) }
 
 func (o Options) withDefaults() Options {
 	if o.Name == "" {
@@ -111,11 +123,12 @@ func (o Options) withDefaults() Options {
 
 // Link is a program's connection to the radio link.
 type Link struct {
-	opts Options
-	log  *slog.Logger
-	nc   *nats.Conn
-	id   string // the program's id in adverts
-	url  string // as given, without credentials
+	opts  Options
+	log   *slog.Logger
+	nc    *nats.Conn
+	id    string // the program's id on the air, in adverts and dials
+	inbox string // InboxSubject(id)
+	url   string // as given, without credentials
 
 	token string // of the computer's own server; "" when joined elsewhere
 	creds string // what the program shows the server, for messages
@@ -123,13 +136,17 @@ type Link struct {
 	local *localServer // nil unless Local
 
 	dials chan *nats.Msg // the dial requests of every device on the air here
-	msgs  chan *nats.Msg // the messages of every stream of the link
+	msgs  chan *nats.Msg // the inbox: the messages of every stream of the link, and its marks
 
 	mu        sync.Mutex
 	listeners map[string]*Listener // by serial
-	streams   map[string]*Stream   // by the subject each takes its peer's messages on
+	streams   map[uint64]*Stream   // by this side's id
+	lastID    uint64               // the id of the stream added last
 	dirs      map[*Directory]struct{}
 	closed    bool
+	marks     map[uint64]time.Time // the marks sent and not yet taken back, with when they went
+	markSeq   uint64               // names the next mark
+	caught    time.Time            // when the mark taken back last went
 
 	taskMu    sync.Mutex
 	tasks     []func()      // what the streams leave to the delivery goroutine (later)
@@ -157,7 +174,10 @@ func Join(where string, o Options) (*Link, error) {
 			return nil, fmt.Errorf("air: NATS URL %s: %w", Redact(u), ErrURL)
 		}
 	}
-	l := newLink(where, o)
+	l, err := newLink(where, o)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case o.Creds != "":
 		if err := checkCredentials(o.Creds, time.Now()); err != nil {
@@ -172,16 +192,25 @@ func Join(where string, o Options) (*Link, error) {
 	if err := l.connect(where, 1); err != nil {
 		return nil, err
 	}
-	l.start()
+	if err := l.start(); err != nil {
+		l.nc.Close()
+		return nil, err
+	}
 	return l, nil
 }
 
-func newLink(url string, o Options) *Link {
+func newLink(url string, o Options) (*Link, error) {
 	o = o.withDefaults()
-	return &Link{opts: o, log: o.Log, id: nuid.Next(), url: Redact(url), listeners: map[string]*Listener{},
-		streams: map[string]*Stream{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
+	id := o.ID
+	if id == "" {
+		id = nuid.Next()
+	} else if !token(id) {
+		return nil, fmt.Errorf("air: program id %q: %w", id, ErrProgram)
+	}
+	return &Link{opts: o, log: o.Log, id: id, inbox: InboxSubject(id), url: Redact(url), listeners: map[string]*Listener{},
+		streams: map[uint64]*Stream{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
 		dials: make(chan *nats.Msg, dialQueue), msgs: make(chan *nats.Msg, o.PendingMessages),
-		taskCh: make(chan struct{}, 1)}
+		taskCh: make(chan struct{}, 1), marks: map[uint64]time.Time{}, markSeq: uint64(rand.Int64())}, nil
 }
 
 // connect makes the NATS connection; tries says how often to try.
@@ -221,12 +250,16 @@ func (l *Link) connect(url string, tries int) error {
 	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
 }
 
-// start answers scans and starts the link's ticker.
-func (l *Link) start() {
+// start takes the inbox, answers scans and starts the link's ticker.
+func (l *Link) start() error {
+	if _, err := l.nc.ChanSubscribe(l.inbox, l.msgs); err != nil {
+		return fmt.Errorf("air: the inbox %s: %w", l.inbox, err)
+	}
 	l.nc.Subscribe(ScanSubject, func(*nats.Msg) { l.advertiseAll() })
 	l.wg.Go(l.tick)
 	l.wg.Go(func() { l.serve(l.dials, l.answerDial, nil) })
 	l.wg.Go(func() { l.serve(l.msgs, l.deliver, l.taskCh) })
+	return nil
 }
 
 // serve hands the messages of a queue to handle, one at a time, until the
@@ -275,14 +308,55 @@ func (l *Link) runTasks() {
 	}
 }
 
-// deliver hands a message of a stream to its stream.
+// deliver hands a message of the inbox to its stream, or takes back a
+// mark.
 func (l *Link) deliver(msg *nats.Msg) {
+	m, err := parseMessage(msg.Data)
+	if err != nil {
+		l.log.Warn("inbox", "err", err)
+		return
+	}
 	l.mu.Lock()
-	s := l.streams[msg.Subject]
+	if m.kind == msgMark {
+		if at, ok := l.marks[m.seq]; ok { // not a mark of this link's: ignored
+			delete(l.marks, m.seq)
+			l.caught = at
+		}
+		l.mu.Unlock()
+		return
+	}
+	s := l.streams[m.stream]
 	l.mu.Unlock()
 	if s != nil { // nil: a stream that ended meanwhile
-		s.receive(msg.Data)
+		s.receive(m)
 	}
+}
+
+// mark sends a mark to the link's own inbox. What reached the inbox
+// before it is taken before it, so when it is taken back, the messages
+// the peers of the streams sent until it went have been taken: a peer not
+// heard since was silent since then at least, however many messages of
+// other streams wait behind (keepalive).
+func (l *Link) mark(now time.Time) {
+	l.mu.Lock()
+	l.markSeq++
+	seq := l.markSeq
+	if len(l.marks) >= maxMarks { // marks lost with a lost connection
+		clear(l.marks)
+	}
+	l.marks[seq] = now
+	l.mu.Unlock()
+	l.nc.Publish(l.inbox, appendMessage(nil, message{kind: msgMark, seq: seq}))
+}
+
+// maxMarks bounds the marks that wait to be taken back.
+const maxMarks = 64
+
+// caughtUp returns when the mark taken back last went.
+func (l *Link) caughtUp() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.caught
 }
 
 // dialQueue bounds the dial requests that wait to be answered; NATS drops
@@ -364,8 +438,10 @@ func (l *Link) allStreams() []*Stream {
 	return out
 }
 
-// tick advertises the devices and keeps the streams alive every interval.
-// It exits when the link closes.
+// tick advertises the devices and keeps the streams alive every interval,
+// deciding of each stream by its own peer's messages: a mark sent to the
+// link's own inbox at each tick tells how far the delivery of the inbox
+// has come, however long it is behind. It exits when the link closes.
 func (l *Link) tick() {
 	t := time.NewTicker(l.opts.Interval)
 	defer t.Stop()
@@ -375,9 +451,10 @@ func (l *Link) tick() {
 			return
 		case now := <-t.C:
 			l.advertiseAll()
-			backlog := len(l.msgs) > 0
+			caught := l.caughtUp()
+			l.mark(now)
 			for _, s := range l.allStreams() {
-				s.keepalive(now, backlog)
+				s.keepalive(now, caught)
 			}
 		}
 	}
@@ -399,8 +476,8 @@ func (l *Link) advertiseAll() {
 // forget drops a stream that ended.
 func (l *Link) forget(s *Stream) {
 	l.mu.Lock()
-	if l.streams[s.in] == s {
-		delete(l.streams, s.in)
+	if l.streams[s.id] == s {
+		delete(l.streams, s.id)
 	}
 	l.mu.Unlock()
 }
@@ -413,16 +490,27 @@ var ErrRefused = errors.New("the device's program refused the stream")
 
 // dialMsg asks a device for a stream, or (Probe) only whether it is served.
 type dialMsg struct {
-	Stream string `json:"stream,omitempty"`
-	Every  int64  `json:"every,omitempty"` // the central's keepalive interval, ms
-	Probe  bool   `json:"probe,omitempty"`
+	Program string `json:"program,omitempty"` // the central's: its inbox takes the stream's messages
+	Stream  uint64 `json:"stream,omitempty"`  // the central's id of the stream
+	Every   int64  `json:"every,omitempty"`   // the central's keepalive interval, ms
+	Probe   bool   `json:"probe,omitempty"`
 }
 
 // dialReply answers a dialMsg.
 type dialReply struct {
-	Program string `json:"program"`
-	Every   int64  `json:"every,omitempty"` // the device's keepalive interval, ms
+	Program string `json:"program"`          // the device's: its inbox takes the stream's messages
+	Stream  uint64 `json:"stream,omitempty"` // the device's id of the stream
+	Every   int64  `json:"every,omitempty"`  // the device's keepalive interval, ms
+	Host    string `json:"host,omitempty"`   // the computer and process of the device's program
+	PID     int    `json:"pid,omitempty"`
 	Error   string `json:"error,omitempty"`
+}
+
+// Process names the process of a program: its computer's host name and
+// its process id.
+type Process struct {
+	Host string
+	PID  int
 }
 
 // Dial opens a stream to the device with a serial number, as a central in
@@ -431,15 +519,11 @@ func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
 	if err := CheckSerial(serial); err != nil {
 		return nil, fmt.Errorf("air: %w", err)
 	}
-	s := newStream(l, serial, nuid.Next(), false, l.opts.Interval)
+	s := newStream(l, serial, false, l.opts.Interval)
 	if err := l.add(s); err != nil {
 		return nil, err
 	}
-	if err := s.subscribe(); err != nil {
-		l.forget(s)
-		return nil, err
-	}
-	req, _ := json.Marshal(dialMsg{Stream: s.id, Every: l.opts.Interval.Milliseconds()})
+	req, _ := json.Marshal(dialMsg{Program: l.id, Stream: s.id, Every: l.opts.Interval.Milliseconds()})
 	msg, err := l.nc.RequestWithContext(ctx, DialSubject(serial), req)
 	var rep dialReply
 	if err == nil {
@@ -447,6 +531,8 @@ func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
 			err = fmt.Errorf("a malformed answer: %v", jerr)
 		} else if rep.Error != "" {
 			err = fmt.Errorf("%w: %s", ErrRefused, rep.Error)
+		} else if !token(rep.Program) || rep.Stream == 0 {
+			err = fmt.Errorf("an answer with program %q and stream %d", rep.Program, rep.Stream)
 		} else if rep.Every < 1 || rep.Every > maxEvery.Milliseconds() {
 			err = fmt.Errorf("an answer with keepalives every %d ms", rep.Every)
 		}
@@ -458,26 +544,24 @@ func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
 		s.end()
 		return nil, fmt.Errorf("air: device %s: %w", serial, err)
 	}
+	s.connect(rep.Program, rep.Stream)
 	s.mu.Lock()
 	s.every, s.heard = time.Duration(rep.Every)*time.Millisecond, time.Now()
+	s.process = Process{Host: rep.Host, PID: rep.PID}
 	s.mu.Unlock()
 	return s, nil
 }
 
-// errStreamID is a dial for a stream id that the device has a stream of.
-var errStreamID = errors.New("the stream id is in use")
-
-// add registers a stream with the link.
+// add registers a stream with the link, and gives it its id.
 func (l *Link) add(s *Stream) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return fmt.Errorf("air: %w", ErrClosed)
 	}
-	if l.streams[s.in] != nil {
-		return fmt.Errorf("air: stream %s to device %s: %w", s.id, s.serial, errStreamID)
-	}
-	l.streams[s.in] = s
+	l.lastID++
+	s.id = l.lastID
+	l.streams[s.id] = s
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,6 +248,104 @@ func TestDevicesComeAndGo(t *testing.T) {
 		t.Errorf("a stream to a program that died: %v", err)
 	}
 	_ = server
+}
+
+// TestAdvertCarriesScan: a device's adverts carry what a scan of it sees
+// now, so that a central reads it from its directory without a stream;
+// the goodbye carries none.
+func TestAdvertCarriesScan(t *testing.T) {
+	addr := airtest.FreeLocal(t)
+	dev, phone := airtest.Local(t, addr, fast), airtest.Local(t, addr, fast)
+	dir, err := phone.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := dev.Listen("000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := dir.Scan("000123"); ok {
+		t.Error("a scan of a device whose program says nothing of it")
+	}
+	var mu sync.Mutex
+	scan := `{"serial":"000123","advertising":true}`
+	ln.SetScan(func() []byte {
+		mu.Lock()
+		defer mu.Unlock()
+		return []byte(scan)
+	})
+	seen := func(want string) func() bool {
+		return func() bool { b, ok := dir.Scan("000123"); return ok && string(b) == want }
+	}
+	eventually(t, "the scan in the adverts", seen(scan))
+	mu.Lock()
+	scan = `{"serial":"000123","advertising":false}`
+	mu.Unlock()
+	eventually(t, "the next scan in the adverts", seen(scan))
+	if ps := dir.Peripherals(); len(ps) != 1 || string(ps[0].Scan) != scan {
+		t.Errorf("peripherals %+v", ps)
+	}
+	ln.Close()
+	eventually(t, "the device gone", func() bool { _, ok := dir.Scan("000123"); return !ok })
+}
+
+// TestDeadPeerUnderBacklog: while the messages of one stream keep the
+// link's delivery behind, a stream whose peer died is still noticed: each
+// stream is judged by its own peer's messages, not by the backlog.
+func TestDeadPeerUnderBacklog(t *testing.T) {
+	addr := airtest.FreeLocal(t)
+	phone := airtest.Local(t, addr, expiring) // runs the server
+	busyDev := airtest.Local(t, addr, expiring)
+	o := expiring
+	o.TokenFile = airtest.TokenFile(t)
+	deadDev, err := air.Local(addr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyLn, _ := busyDev.Listen("000200")
+	defer busyLn.Close()
+	deadLn, _ := deadDev.Listen("000201")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	busy, err := phone.Dial(ctx, "000200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dead, err := phone.Dial(ctx, "000201")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadLn.Accept()
+	busyConn, err := busyLn.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the busy stream's reader is slow, and its device writes without
+	// pause: the phone's delivery never catches up
+	busy.Push(func([]byte) { time.Sleep(2 * time.Millisecond) }, func(error) {})
+	stop := make(chan struct{})
+	writer := make(chan struct{})
+	go func() {
+		defer close(writer)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := busyConn.Write([]byte("x")); err != nil {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	defer func() { close(stop); <-writer }()
+	air.Crash(deadDev) // its program dies without a word
+	dead.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := dead.Read(make([]byte, 1)); !errors.Is(err, air.ErrLost) || !strings.Contains(err.Error(), "stopped answering") {
+		t.Errorf("a stream to a program that died, behind a backlog: %v", err)
+	}
 }
 
 // TestSlowReaderCannotStallDevice: a central that does not read fills its

@@ -31,6 +31,9 @@ type entry struct {
 type Peripheral struct {
 	Serial  string
 	Program string // the id of the program that serves it
+	// Scan is what a scan of the device saw at its latest advert (see
+	// Advert.Scan), nil when its program did not say.
+	Scan []byte
 }
 
 // Watch starts a directory of the devices on the air.
@@ -93,11 +96,24 @@ func (d *Directory) Peripherals() []Peripheral {
 			}
 			continue
 		}
-		out = append(out, Peripheral{Serial: serial, Program: e.advert.Program})
+		out = append(out, Peripheral{Serial: serial, Program: e.advert.Program, Scan: e.advert.Scan})
 	}
 	d.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Serial < out[j].Serial })
 	return out
+}
+
+// Scan returns what a scan of a device on the air saw at its latest
+// advert, and false when the directory does not list it or its program
+// did not say.
+func (d *Directory) Scan(serial string) ([]byte, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := d.present[serial]
+	if e == nil || e.advert.Scan == nil {
+		return nil, false
+	}
+	return e.advert.Scan, true
 }
 
 // Why says why a device left the directory, "" when it did not.

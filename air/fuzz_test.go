@@ -12,8 +12,8 @@ import (
 // as itself, or is refused with ErrSubject.
 func FuzzParseSubject(f *testing.F) {
 	for _, s := range []string{ScanSubject, AdvertSubject("000123"), DialSubject("000123"),
-		StreamSubject("000123", "abcDEF012", FromDevice), StreamSubject("x", "y", FromCentral),
-		"senseboard.air", "senseboard.air.adv.*", "senseboard.air.stream.a.b.up", "senseboard.air..", "other.subject"} {
+		InboxSubject("abcDEF012"), InboxSubject("x"),
+		"senseboard.air", "senseboard.air.adv.*", "senseboard.air.in.a.b", "senseboard.air..", "other.subject"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, subject string) {
@@ -36,6 +36,8 @@ func FuzzParseAdvert(f *testing.F) {
 	f.Add(AdvertSubject("000123"), []byte(`{"serial":"000123","program":"p","every":1000}`))
 	f.Add(AdvertSubject("000123"), []byte(`{"serial":"000123","program":"p","every":1000,"gone":"it left the air"}`))
 	f.Add(AdvertSubject("000123"), []byte(`{"serial":"000124","program":"p","every":1000}`))
+	f.Add(AdvertSubject("000123"), []byte(`{"serial":"000123","program":"p","every":1000,"scan":{"serial":"000123","advertising":true}}`))
+	f.Add(AdvertSubject("000123"), []byte(`{"serial":"000123","program":"p","every":1000,"scan":[1]}`))
 	f.Add(DialSubject("000123"), []byte(`{}`))
 	f.Add(AdvertSubject("1"), []byte(`{"serial":"1","program":"p","every":1000}{}`))
 	f.Fuzz(func(t *testing.T, subject string, data []byte) {
@@ -55,14 +57,16 @@ func FuzzParseAdvert(f *testing.F) {
 // FuzzParseMessage: a stream message parses and encodes back to the same
 // bytes, or is refused with ErrMessage.
 func FuzzParseMessage(f *testing.F) {
-	for _, m := range []message{{kind: msgData, seq: 0, body: []byte("hello")}, {kind: msgKeepalive, seq: 1 << 40},
-		{kind: msgClose, seq: 3, body: []byte("the reader fell behind")}, {kind: msgClose}} {
+	for _, m := range []message{{kind: msgData, stream: 1, seq: 0, body: []byte("hello")}, {kind: msgKeepalive, stream: 300, seq: 1 << 40},
+		{kind: msgClose, stream: 2, seq: 3, body: []byte("the reader fell behind")}, {kind: msgClose, stream: 1}, {kind: msgMark, seq: 1 << 63}} {
 		f.Add(appendMessage(nil, m))
 	}
 	// the frames of one connection event in one data message
-	f.Add(appendMessage(nil, message{kind: msgData, seq: 7, body: []byte("\x45\x00\x00\x00\x00\x02\x00{}\x45\x00\x00\x00\x00\x02\x00{}")}))
-	f.Add([]byte("X\x00"))
-	f.Add([]byte("D\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
+	f.Add(appendMessage(nil, message{kind: msgData, stream: 5, seq: 7, body: []byte("\x45\x00\x00\x00\x00\x02\x00{}\x45\x00\x00\x00\x00\x02\x00{}")}))
+	f.Add([]byte("X\x01\x00"))
+	f.Add([]byte("D\x00\x00x"))
+	f.Add([]byte("M\x01\x00"))
+	f.Add([]byte("D\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseMessage(data)
 		if err != nil {
@@ -71,7 +75,7 @@ func FuzzParseMessage(f *testing.F) {
 			}
 			return
 		}
-		if m2, err := parseMessage(appendMessage(nil, m)); err != nil || m2.kind != m.kind || m2.seq != m.seq || !bytes.Equal(m2.body, m.body) {
+		if m2, err := parseMessage(appendMessage(nil, m)); err != nil || m2.kind != m.kind || m2.stream != m.stream || m2.seq != m.seq || !bytes.Equal(m2.body, m.body) {
 			t.Fatalf("%q parsed as %+v, which does not round-trip: %+v %v", data, m, m2, err)
 		}
 	})

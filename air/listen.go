@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ type Listener struct {
 	queue  chan *Stream
 
 	mu     sync.Mutex
+	scan   func() []byte // what a scan sees, for the adverts; nil for nothing
 	left   bool          // off the air: no more streams
 	why    string        // why it left
 	closed bool          // Close was called
@@ -77,9 +79,32 @@ func (l *Link) Listen(serial string) (*Listener, error) {
 	return ln, nil
 }
 
+// SetScan has the device's adverts carry what a scan of it sees: scan
+// returns it, a JSON object of the radio link (package link's Advert
+// frame), each time the device advertises. A central then reads it from
+// the adverts, without a stream. The device advertises at once.
+func (ln *Listener) SetScan(scan func() []byte) {
+	ln.mu.Lock()
+	ln.scan = scan
+	left := ln.left
+	ln.mu.Unlock()
+	if !left {
+		ln.advertise("")
+	}
+}
+
 // advertise publishes the device's advert, or its goodbye with why.
 func (ln *Listener) advertise(gone string) {
-	b, _ := json.Marshal(Advert{Serial: ln.serial, Program: ln.l.id, Every: ln.l.opts.Interval.Milliseconds(), Gone: gone})
+	a := Advert{Serial: ln.serial, Program: ln.l.id, Every: ln.l.opts.Interval.Milliseconds(), Gone: gone}
+	ln.mu.Lock()
+	scan := ln.scan
+	ln.mu.Unlock()
+	if scan != nil && gone == "" {
+		if b := scan(); json.Valid(b) && len(b) > 0 && b[0] == '{' {
+			a.Scan = b
+		}
+	}
+	b, _ := json.Marshal(a)
 	ln.l.nc.Publish(AdvertSubject(ln.serial), b)
 }
 
@@ -99,23 +124,15 @@ func (ln *Listener) dial(msg *nats.Msg) {
 		answer(dialReply{})
 		return
 	}
-	if !token(m.Stream) || m.Every < 1 || m.Every > maxEvery.Milliseconds() {
-		answer(dialReply{Error: fmt.Sprintf("malformed dial: stream %q (1 to 64 letters or digits), every %d ms (1 ms to 1 h)", m.Stream, m.Every)})
+	if !token(m.Program) || m.Stream == 0 || m.Every < 1 || m.Every > maxEvery.Milliseconds() {
+		answer(dialReply{Error: fmt.Sprintf("malformed dial: program %q (1 to 64 letters, digits, '-' or '_'), stream %d (1 or more), every %d ms (1 ms to 1 h)", m.Program, m.Stream, m.Every)})
 		return
 	}
-	s := newStream(ln.l, ln.serial, m.Stream, true, time.Duration(m.Every)*time.Millisecond)
+	s := newStream(ln.l, ln.serial, true, time.Duration(m.Every)*time.Millisecond)
 	s.ln = ln
+	s.connect(m.Program, m.Stream)
 	if err := ln.l.add(s); err != nil {
-		why := "the device's program is stopping"
-		if errors.Is(err, errStreamID) {
-			why = fmt.Sprintf("stream %s is open already; a new stream takes a new id", m.Stream)
-		}
-		answer(dialReply{Error: why})
-		return
-	}
-	if err := s.subscribe(); err != nil {
-		ln.l.forget(s)
-		answer(dialReply{Error: err.Error()})
+		answer(dialReply{Error: "the device's program is stopping"})
 		return
 	}
 	ln.mu.Lock()
@@ -134,8 +151,11 @@ func (ln *Listener) dial(msg *nats.Msg) {
 		return
 	}
 	ln.mu.Unlock()
-	answer(dialReply{Every: ln.l.opts.Interval.Milliseconds()})
+	answer(dialReply{Stream: s.id, Every: ln.l.opts.Interval.Milliseconds(), Host: hostName, PID: os.Getpid()})
 }
+
+// hostName is the computer's name, for the centrals of its devices.
+var hostName, _ = os.Hostname()
 
 // Accept waits for the next stream a central opens.
 func (ln *Listener) Accept() (net.Conn, error) {

@@ -54,7 +54,10 @@ func Local(addr string, o Options) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := newLink("nats://"+addr, o)
+	l, err := newLink("nats://"+addr, o)
+	if err != nil {
+		return nil, err
+	}
 	l.token, l.creds = tok, "the token in "+o.TokenFile+"; a program of another user, or with another XDG_STATE_HOME, runs the server on this port"
 	l.local = &localServer{l: l, host: host, port: p, poke: make(chan struct{}, 1)}
 	// Join a server that answers; else start one, unless another program
@@ -67,11 +70,15 @@ func Local(addr string, o Options) (*Link, error) {
 			return nil, serr
 		}
 	}
+	if err == nil {
+		if err = l.start(); err != nil {
+			l.nc.Close()
+		}
+	}
 	if err != nil {
 		l.local.shutdown()
 		return nil, err
 	}
-	l.start()
 	l.wg.Go(l.local.keep)
 	return l, nil
 }

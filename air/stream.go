@@ -7,19 +7,20 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/nats-io/nats.go"
 )
 
-// Kinds of the messages on a stream's subjects. A message is its kind, a
-// sequence number (uvarint) and a body.
+// Kinds of the messages on an inbox. A message is its kind, the id the
+// receiver gave the stream (uvarint), a sequence number (uvarint) and a
+// body.
 const (
 	msgData      = 'D' // sequence number of this data message, then the bytes of the stream
 	msgKeepalive = 'K' // sequence number the next data message will have; no body
 	msgClose     = 'C' // sequence number the next data message would have, then why (UTF-8; empty: an orderly close)
+	msgMark      = 'M' // stream 0: a program's mark to its own inbox, named by the sequence number; no body
 )
 
 // maxChunk bounds the stream bytes of one data message.
@@ -31,31 +32,42 @@ const maxReason = 1024
 // ErrMessage is a stream message that does not parse.
 var ErrMessage = errors.New("malformed stream message")
 
-// message is one message of a stream.
+// message is one message of an inbox.
 type message struct {
-	kind byte
-	seq  uint64
-	body []byte
+	kind   byte
+	stream uint64 // the receiver's id of the stream; 0 for a mark
+	seq    uint64
+	body   []byte
 }
 
 // appendMessage appends the encoding of m to b.
 func appendMessage(b []byte, m message) []byte {
 	b = append(b, m.kind)
+	b = binary.AppendUvarint(b, m.stream)
 	b = binary.AppendUvarint(b, m.seq)
 	return append(b, m.body...)
 }
 
-// parseMessage parses a message of a stream; the body shares data.
+// parseMessage parses a message of an inbox; the body shares data.
 func parseMessage(data []byte) (message, error) {
 	if len(data) == 0 {
 		return message{}, fmt.Errorf("%w: empty", ErrMessage)
 	}
 	m := message{kind: data[0]}
-	seq, n := binary.Uvarint(data[1:])
+	rest := data[1:]
+	stream, n := binary.Uvarint(rest)
 	if n <= 0 {
-		return message{}, fmt.Errorf("%w: no sequence number after the kind", ErrMessage)
+		return message{}, fmt.Errorf("%w: no stream id after the kind", ErrMessage)
 	}
-	m.seq, m.body = seq, data[1+n:]
+	rest = rest[n:]
+	seq, n := binary.Uvarint(rest)
+	if n <= 0 {
+		return message{}, fmt.Errorf("%w: no sequence number after the stream id", ErrMessage)
+	}
+	m.stream, m.seq, m.body = stream, seq, rest[n:]
+	if m.kind != msgMark && m.stream == 0 {
+		return message{}, fmt.Errorf("%w: stream id 0; a stream's id is 1 or more", ErrMessage)
+	}
 	switch m.kind {
 	case msgData:
 		if len(m.body) == 0 || len(m.body) > maxChunk {
@@ -69,8 +81,12 @@ func parseMessage(data []byte) (message, error) {
 		if len(m.body) > maxReason || !utf8.Valid(m.body) {
 			return message{}, fmt.Errorf("%w: a close's reason is at most %d bytes of UTF-8", ErrMessage, maxReason)
 		}
+	case msgMark:
+		if m.stream != 0 || len(m.body) != 0 {
+			return message{}, fmt.Errorf("%w: a mark is of stream 0, with no body", ErrMessage)
+		}
 	default:
-		return message{}, fmt.Errorf("%w: kind %q; D, K or C", ErrMessage, m.kind)
+		return message{}, fmt.Errorf("%w: kind %q; D, K, C or M", ErrMessage, m.kind)
 	}
 	return m, nil
 }
@@ -102,23 +118,24 @@ func lost(format string, a ...any) error {
 var ErrFellBehind = errors.New("the reader fell behind")
 
 // Stream is one stream of the radio link over NATS: a net.Conn whose bytes
-// travel as messages on the stream's two subjects. Writes never wait for
-// the peer; what the peer has not read waits in a bounded buffer at the
-// peer, which closes the stream when it overflows. Each side sends a
-// keepalive every interval, unless it sent data in the last half of it,
-// and closes a stream whose peer was silent for Missed of its intervals.
+// travel as messages to the inbox of the peer's program, each naming the
+// stream by the id the peer gave it. Writes never wait for the peer; what
+// the peer has not read waits in a bounded buffer at the peer, which
+// closes the stream when it overflows. Each side sends a keepalive every
+// interval, unless it sent data in the last half of it, and closes a
+// stream whose peer was silent for Missed of its intervals.
 type Stream struct {
-	l          *Link
-	serial, id string
-	out        string    // the subject this side sends on
-	in         string    // the subject the peer sends on
-	device     bool      // this side is the device
-	ln         *Listener // the device's, on the device's side
-	local      addr
-	remote     addr
-	sub        *nats.Subscription
+	l      *Link
+	serial string
+	id     uint64    // this side's id of the stream, which the peer's messages name
+	device bool      // this side is the device
+	ln     *Listener // the device's, on the device's side
 
 	mu      sync.Mutex
+	out     string        // the peer's inbox; "" until a central's dial is answered
+	peer    uint64        // the peer's id of the stream
+	program string        // the peer's program
+	process Process       // the device's program, on the central's side, when it said
 	buf     []byte        // received; buf[off:] is not read yet
 	off     int           // what Read took of buf
 	wake    chan struct{} // closed and replaced, when a reader waits, as buf, err or the read deadline change
@@ -151,30 +168,19 @@ type addr string
 func (addr) Network() string  { return "nats" }
 func (a addr) String() string { return string(a) }
 
-func newStream(l *Link, serial, id string, device bool, peerEvery time.Duration) *Stream {
-	s := &Stream{l: l, serial: serial, id: id, device: device, wake: make(chan struct{}), heard: time.Now(),
+// newStream returns a stream to or of the device with a serial number;
+// the link's add gives it its id.
+func newStream(l *Link, serial string, device bool, peerEvery time.Duration) *Stream {
+	return &Stream{l: l, serial: serial, device: device, wake: make(chan struct{}), heard: time.Now(),
 		every: peerEvery, limit: l.opts.ReadBuffer}
-	if device {
-		s.out, s.in = StreamSubject(serial, id, FromDevice), StreamSubject(serial, id, FromCentral)
-		s.local, s.remote = addr("device "+serial), addr("central on stream "+id)
-	} else {
-		s.out, s.in = StreamSubject(serial, id, FromCentral), StreamSubject(serial, id, FromDevice)
-		s.local, s.remote = addr("central on stream "+id), addr("device "+serial)
-	}
-	return s
 }
 
-// subscribe starts taking the peer's messages, into the link's queue of
-// the messages of all its streams; the stream is added to the link first.
-func (s *Stream) subscribe() error {
-	sub, err := s.l.nc.ChanSubscribe(s.in, s.l.msgs)
-	if err != nil {
-		return fmt.Errorf("air: stream to %s: %w", s.serial, err)
-	}
+// connect sets where the peer takes the stream's messages: the inbox of
+// its program, and its id of the stream.
+func (s *Stream) connect(program string, peer uint64) {
 	s.mu.Lock()
-	s.sub = sub
+	s.out, s.peer, s.program = InboxSubject(program), peer, program
 	s.mu.Unlock()
-	return nil
 }
 
 // peerName says who is at the other end, for messages.
@@ -186,12 +192,7 @@ func (s *Stream) peerName() string {
 }
 
 // receive takes one message of the peer; it never blocks.
-func (s *Stream) receive(data []byte) {
-	m, err := parseMessage(data)
-	if err != nil {
-		s.fail(lost("%s sent a %v", s.peerName(), err), true)
-		return
-	}
+func (s *Stream) receive(m message) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -334,14 +335,24 @@ func (s *Stream) write(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
 		chunk := p[n:min(len(p), n+maxChunk)]
-		s.scratch = appendMessage(s.scratch[:0], message{kind: msgData, seq: s.wseq, body: chunk})
-		if err := s.l.nc.Publish(s.out, s.scratch); err != nil {
+		if err := s.sendLocked(message{kind: msgData, seq: s.wseq, body: chunk}); err != nil {
 			return n, lost("the NATS connection did not take the message: %v", err)
 		}
 		s.wseq++
 		n += len(chunk)
 	}
 	return n, nil
+}
+
+// sendLocked sends m, of the peer's id of the stream, to the peer's
+// inbox; s.mu is held.
+func (s *Stream) sendLocked(m message) error {
+	if s.out == "" {
+		return nil // a central's dial not yet answered: the device does not know the stream
+	}
+	m.stream = s.peer
+	s.scratch = appendMessage(s.scratch[:0], m)
+	return s.l.nc.Publish(s.out, s.scratch)
 }
 
 // Messages returns how many data messages the stream has sent and
@@ -356,30 +367,23 @@ func (s *Stream) Messages() (sent, received uint64) {
 // keepalive sends a keepalive, unless the stream sent data in the last
 // half interval (so that the peer hears from it at least every one and a
 // half intervals), or ends a stream whose peer was silent for Missed of
-// its intervals; backlog says that messages of the link's streams wait to
-// be taken.
-func (s *Stream) keepalive(now time.Time, backlog bool) {
+// its intervals. caught is when the link's delivery of what reached it
+// last caught up (see Link.tick): the peer's messages sent until then have
+// been taken, so the peer was silent from when it was last heard until
+// then at least, whatever waits behind.
+func (s *Stream) keepalive(now, caught time.Time) {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.out == "" {
 		s.mu.Unlock()
 		return
 	}
-	if s.sub == nil {
-		s.mu.Unlock()
-		return
-	}
-	if backlog {
-		s.heard = now // the peer may have spoken; its messages wait to be taken
-	}
-	silent := now.Sub(s.heard)
-	if limit := time.Duration(s.l.opts.Missed) * s.every; silent > limit {
+	if silent := caught.Sub(s.heard); silent > time.Duration(s.l.opts.Missed)*s.every {
 		s.mu.Unlock()
 		s.fail(lost("%s stopped answering (nothing for %v; it sends a keepalive every %v)", s.peerName(), silent.Round(time.Millisecond), s.every), false)
 		return
 	}
 	if now.Sub(s.sent) >= s.l.opts.Interval/2 {
-		s.scratch = appendMessage(s.scratch[:0], message{kind: msgKeepalive, seq: s.wseq})
-		s.l.nc.Publish(s.out, s.scratch)
+		s.sendLocked(message{kind: msgKeepalive, seq: s.wseq})
 	}
 	s.mu.Unlock()
 }
@@ -398,9 +402,9 @@ func (s *Stream) fail(why error, tell bool) {
 	if tell {
 		reason := why.Error()
 		if len(reason) > maxReason {
-			reason = reason[:maxReason]
+			reason = strings.ToValidUTF8(reason[:maxReason], "")
 		}
-		s.l.nc.Publish(s.out, appendMessage(nil, message{kind: msgClose, seq: s.wseq, body: []byte(reason)}))
+		s.sendLocked(message{kind: msgClose, seq: s.wseq, body: []byte(reason)})
 	}
 	s.signal()
 	s.mu.Unlock()
@@ -408,15 +412,11 @@ func (s *Stream) fail(why error, tell bool) {
 	s.end()
 }
 
-// end lets go of the stream's subscription and of its place in the link,
-// and has Push's end told.
+// end lets go of the stream's place in the link, and has Push's end told.
 func (s *Stream) end() {
 	s.mu.Lock()
-	sub, pushing := s.sub, s.pushEnd != nil
+	pushing := s.pushEnd != nil
 	s.mu.Unlock()
-	if sub != nil {
-		sub.Unsubscribe()
-	}
 	s.l.forget(s)
 	if pushing {
 		s.l.later(s.handEnd)
@@ -487,7 +487,7 @@ func (s *Stream) Close() error {
 	if s.err == nil {
 		s.err = net.ErrClosed
 	}
-	s.l.nc.Publish(s.out, appendMessage(nil, message{kind: msgClose, seq: s.wseq, body: []byte(reason)}))
+	s.sendLocked(message{kind: msgClose, seq: s.wseq, body: []byte(reason)})
 	s.buf, s.off = nil, 0
 	s.signal()
 	s.mu.Unlock()
@@ -496,10 +496,31 @@ func (s *Stream) Close() error {
 }
 
 // LocalAddr names this side of the stream.
-func (s *Stream) LocalAddr() net.Addr { return s.local }
+func (s *Stream) LocalAddr() net.Addr {
+	if s.device {
+		return addr("device " + s.serial)
+	}
+	return addr(fmt.Sprintf("central of program %s, stream %d", s.l.id, s.id))
+}
 
 // RemoteAddr names the peer.
-func (s *Stream) RemoteAddr() net.Addr { return s.remote }
+func (s *Stream) RemoteAddr() net.Addr {
+	if s.device {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return addr(fmt.Sprintf("central of program %s, stream %d", s.program, s.peer))
+	}
+	return addr("device " + s.serial)
+}
+
+// Process names the process of the device's program, on the central's
+// side of a stream, as the program said when it took the stream; the
+// zero Process when it did not say, and on the device's side.
+func (s *Stream) Process() Process {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.process
+}
 
 // SetDeadline sets the read and write deadlines.
 func (s *Stream) SetDeadline(t time.Time) error {

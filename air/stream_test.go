@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -42,28 +43,28 @@ func rawLink(t *testing.T, o Options) (*Link, *nats.Conn) {
 
 // TestKeepaliveOnlyWhenSilent: a stream that sent data in the last half
 // interval sends no keepalive at a tick; one that sent nothing for longer
-// does, with the sequence number of its next data message.
+// does, with the sequence number of its next data message; every message
+// goes to the peer's inbox, naming the peer's id of the stream.
 func TestKeepaliveOnlyWhenSilent(t *testing.T) {
 	l, nc := rawLink(t, Options{Interval: time.Hour}) // the link's own ticks never come
-	watch, err := nc.SubscribeSync(StreamSubject("000123", "s1", FromDevice))
+	watch, err := nc.SubscribeSync(InboxSubject("peer"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	nc.Flush()
-	s := newStream(l, "000123", "s1", true, time.Hour)
+	s := newStream(l, "000123", true, time.Hour)
 	if err := l.add(s); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.subscribe(); err != nil {
-		t.Fatal(err)
-	}
+	s.connect("peer", 9)
 	s.Write([]byte("x"))
 	now := time.Now()
-	s.keepalive(now, false)                               // data went just now: no keepalive
-	s.keepalive(now.Add(l.opts.Interval/4), false)        // nor a quarter interval later
-	s.keepalive(now.Add(l.opts.Interval/2+1), false)      // silent for half an interval: a keepalive
+	var never time.Time
+	s.keepalive(now, never)                               // data went just now: no keepalive
+	s.keepalive(now.Add(l.opts.Interval/4), never)        // nor a quarter interval later
+	s.keepalive(now.Add(l.opts.Interval/2+1), never)      // silent for half an interval: a keepalive
 	s.Write([]byte("y"))                                  //
-	s.keepalive(time.Now().Add(l.opts.Interval/8), false) // no keepalive
+	s.keepalive(time.Now().Add(l.opts.Interval/8), never) // no keepalive
 	s.Close()
 	var got []string
 	for {
@@ -75,6 +76,9 @@ func TestKeepaliveOnlyWhenSilent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if m.stream != 9 {
+			t.Errorf("%q names stream %d, want the peer's 9", msg.Data, m.stream)
+		}
 		got = append(got, string(m.kind)+string(rune('0'+m.seq))+string(m.body))
 		if m.kind == msgClose {
 			break
@@ -85,18 +89,80 @@ func TestKeepaliveOnlyWhenSilent(t *testing.T) {
 	}
 }
 
-// TestStreamIDInUse: a dial for a stream id the device has a stream of is
-// refused, and the open stream goes on.
-func TestStreamIDInUse(t *testing.T) {
+// TestKeepaliveDecidesPerStream: a stream ends when its own peer was
+// silent for Missed of its intervals until the delivery last caught up,
+// whatever the other streams' peers send; a stream heard since is kept.
+func TestKeepaliveDecidesPerStream(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour, Missed: 3})
+	quiet, busy := newStream(l, "000123", true, time.Second), newStream(l, "000124", true, time.Second)
+	for _, s := range []*Stream{quiet, busy} {
+		if err := l.add(s); err != nil {
+			t.Fatal(err)
+		}
+		s.connect("peer", 1)
+	}
+	t0 := time.Now()
+	quiet.heard, busy.heard = t0, t0.Add(2*time.Second)
+	caught := t0.Add(3*time.Second + time.Millisecond) // the delivery took what came until then
+	later := caught.Add(time.Minute)                   // and is far behind now
+	quiet.keepalive(later, caught)
+	busy.keepalive(later, caught)
+	if _, err := quiet.Read(make([]byte, 1)); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "stopped answering (nothing for 3.001s") {
+		t.Errorf("the quiet stream: %v", err)
+	}
+	busy.mu.Lock()
+	closed := busy.closed
+	busy.mu.Unlock()
+	if closed {
+		t.Errorf("the stream heard %v before the delivery caught up ended", caught.Sub(busy.heard))
+	}
+}
+
+// TestMarks: a mark the link sends comes back through its inbox and says
+// when the delivery caught up; a mark of another's is ignored.
+func TestMarks(t *testing.T) {
+	l, nc := rawLink(t, Options{Interval: time.Hour})
+	nc.Publish(l.inbox, appendMessage(nil, message{kind: msgMark, seq: 12345}))
+	nc.Flush()
+	at := time.Now().Add(-time.Minute)
+	l.mark(at)
+	eventually(t, "the mark comes back", func() bool { return l.caughtUp().Equal(at) })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.marks) != 0 {
+		t.Errorf("marks waiting: %v", l.marks)
+	}
+}
+
+// eventually polls ok until it holds; the deadline only guards a hang.
+func eventually(t testing.TB, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestDial: a dial names the central's program and its id of the stream;
+// the answer names the device's, and its process; the stream's messages
+// go to each side's inbox under its own id. A malformed dial is refused.
+func TestDial(t *testing.T) {
 	l, nc := rawLink(t, Options{Interval: time.Hour})
 	ln, err := l.Listen("000123")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	dial := func() dialReply {
+	watch, err := nc.SubscribeSync(InboxSubject("peer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func(req string) dialReply {
 		t.Helper()
-		msg, err := nc.Request(DialSubject("000123"), []byte(`{"stream": "s1", "every": 1000}`), 30*time.Second)
+		msg, err := nc.Request(DialSubject("000123"), []byte(req), 30*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,41 +172,51 @@ func TestStreamIDInUse(t *testing.T) {
 		}
 		return rep
 	}
-	if rep := dial(); rep.Error != "" {
-		t.Fatalf("first dial: %s", rep.Error)
+	for _, bad := range []string{`{"stream": 7, "every": 1000}`, `{"program": "peer", "every": 1000}`, `{"program": "a.b", "stream": 7, "every": 1000}`, `{"program": "peer", "stream": 7}`} {
+		if rep := dial(bad); !strings.HasPrefix(rep.Error, "malformed dial") {
+			t.Errorf("%s: %+v", bad, rep)
+		}
 	}
-	if rep := dial(); rep.Error != "stream s1 is open already; a new stream takes a new id" {
-		t.Errorf("second dial: %q", rep.Error)
+	rep := dial(`{"program": "peer", "stream": 7, "every": 1000}`)
+	if rep.Error != "" || rep.Program != l.id || rep.Stream == 0 || rep.PID != os.Getpid() || rep.Host == "" {
+		t.Fatalf("dial: %+v", rep)
 	}
 	c, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	in := StreamSubject("000123", "s1", FromCentral)
-	nc.Publish(in, appendMessage(nil, message{kind: msgData, seq: 0, body: []byte("hi")}))
+	nc.Publish(l.inbox, appendMessage(nil, message{kind: msgData, stream: rep.Stream, seq: 0, body: []byte("hi")}))
 	b := make([]byte, 2)
 	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang guard
 	if _, err := io.ReadFull(c, b); err != nil || string(b) != "hi" {
 		t.Errorf("read %q, %v", b, err)
 	}
-	if err := l.add(newStream(l, "000123", "s1", true, time.Second)); !errors.Is(err, errStreamID) {
-		t.Errorf("add: %v", err)
+	c.Write([]byte("ho"))
+	msg, err := watch.NextMsg(30 * time.Second) // hang guard
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := parseMessage(msg.Data); err != nil || m.kind != msgData || m.stream != 7 || string(m.body) != "ho" {
+		t.Errorf("the device sent %+v, %v", m, err)
 	}
 }
 
 // TestStreamBuffer: what arrives in messages of any size reads back whole
 // and in order through reads of any size, while the buffer is reused.
 func TestStreamBuffer(t *testing.T) {
-	l := newLink("nats://127.0.0.1:1", Options{})
-	s := newStream(l, "000123", "s1", false, time.Second)
+	l, err := newLink("nats://127.0.0.1:1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newStream(l, "000123", false, time.Second)
 	var want, got bytes.Buffer
 	p := make([]byte, 7)
 	seq := uint64(0)
 	for i := range 2000 {
 		body := bytes.Repeat([]byte{byte(i)}, 1+i%300)
 		want.Write(body)
-		s.receive(appendMessage(nil, message{kind: msgData, seq: seq, body: body}))
+		s.receive(message{kind: msgData, stream: 1, seq: seq, body: body})
 		seq++
 		for j := 0; j < i%4 && got.Len() < want.Len(); j++ { // reads that fall behind and catch up
 			n, err := s.Read(p[:1+i%len(p)])
@@ -166,7 +242,7 @@ func TestStreamBuffer(t *testing.T) {
 	// a reader that keeps up reads from the same buffer, message after message
 	var first *byte
 	for i := range 3 {
-		s.receive(appendMessage(nil, message{kind: msgData, seq: seq, body: []byte("abc")}))
+		s.receive(message{kind: msgData, stream: 1, seq: seq, body: []byte("abc")})
 		seq++
 		if i == 0 {
 			first = &s.buf[0]
@@ -308,20 +384,17 @@ func (p *pushed) wait(t *testing.T) (string, []error) {
 // before Push hands over what it kept, then its end.
 func TestPush(t *testing.T) {
 	l, nc := rawLink(t, Options{Interval: time.Hour})
-	central := func(id string) *Stream {
+	central := func() *Stream {
 		t.Helper()
-		s := newStream(l, "000123", id, false, time.Hour)
+		s := newStream(l, "000123", false, time.Hour)
 		if err := l.add(s); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.subscribe(); err != nil {
-			t.Fatal(err)
-		}
-		l.nc.Flush() // the server has the subscription
+		s.connect("peer", 1)
 		return s
 	}
 	send := func(s *Stream, kind byte, seq uint64, body string) {
-		nc.Publish(s.in, appendMessage(nil, message{kind: kind, seq: seq, body: []byte(body)}))
+		nc.Publish(l.inbox, appendMessage(nil, message{kind: kind, stream: s.id, seq: seq, body: []byte(body)}))
 		nc.Flush()
 	}
 	waitUnread := func(s *Stream, n int) {
@@ -342,7 +415,7 @@ func TestPush(t *testing.T) {
 	}
 
 	// the peer's orderly close
-	s := central("s1")
+	s := central()
 	send(s, msgData, 0, "ab")
 	waitUnread(s, 2)
 	p := newPushed()
@@ -358,7 +431,7 @@ func TestPush(t *testing.T) {
 	}
 
 	// data closes the stream
-	s = central("s2")
+	s = central()
 	p = newPushed()
 	s.Push(func(b []byte) { p.take(b); s.Close() }, p.end)
 	send(s, msgData, 0, "gh")
@@ -368,7 +441,7 @@ func TestPush(t *testing.T) {
 	}
 
 	// a stream that ended before Push
-	s = central("s3")
+	s = central()
 	send(s, msgData, 0, "kl")
 	send(s, msgClose, 1, "device 000123 went off the air: its program stopped")
 	deadline := time.Now().Add(30 * time.Second) // hang guard

@@ -6,20 +6,25 @@ import (
 	"strings"
 )
 
-// The subjects of the radio link. Every one begins with Prefix; the device's
-// serial number is a token of its own, so that a bridge, a NATS account's
-// permissions or a subject mapping can take one device or a shard of them.
+// The subjects of the radio link. Every one begins with Prefix. Control
+// goes by device: the serial number is a token of its own, so that a NATS
+// account's permissions or a subject mapping can take one device or a
+// shard of them. Stream data goes by program: each program has one inbox,
+// where the messages of every stream it holds an end of arrive, the way
+// NATS carries the replies of requests; so a program with thousands of
+// streams subscribes to a few subjects, not one per stream.
 //
-//	senseboard.air.scan                              a central asks every device to advertise now
-//	senseboard.air.adv.<serial>                      a device's advert (presence), and its goodbye
-//	senseboard.air.dial.<serial>                     request: open a stream to a device
-//	senseboard.air.stream.<serial>.<stream>.dev      a stream's messages from the device
-//	senseboard.air.stream.<serial>.<stream>.cen      a stream's messages from the central
+//	senseboard.air.scan            a central asks every device to advertise now
+//	senseboard.air.adv.<serial>    a device's advert (presence, and what a scan sees), and its goodbye
+//	senseboard.air.dial.<serial>   request: open a stream to a device
+//	senseboard.air.in.<program>    a program's inbox: the messages of its streams, from their peers
 const (
 	Prefix      = "senseboard.air"
 	ScanSubject = Prefix + ".scan"
 	// AdvertSubjects matches the advert of every device.
 	AdvertSubjects = Prefix + ".adv.*"
+	// InboxSubjects matches the inbox of every program.
+	InboxSubjects = Prefix + ".in.*"
 )
 
 // Kinds of subject.
@@ -27,13 +32,7 @@ const (
 	KindScan   = "scan"
 	KindAdvert = "adv"
 	KindDial   = "dial"
-	KindStream = "stream"
-)
-
-// Directions of a stream's subjects: the sender of its messages.
-const (
-	FromDevice  = "dev"
-	FromCentral = "cen"
+	KindInbox  = "in"
 )
 
 // ErrSubject is a subject that is not one of the radio link's.
@@ -41,6 +40,9 @@ var ErrSubject = errors.New("not a subject of the radio link")
 
 // ErrSerial is a serial number that cannot name a device on the air.
 var ErrSerial = errors.New("a serial number on the air is 1 to 64 letters, digits, '-' or '_'")
+
+// ErrProgram is a program id that cannot name a program on the air.
+var ErrProgram = errors.New("a program's id on the air is 1 to 64 letters, digits, '-' or '_'")
 
 // CheckSerial reports whether serial can be a token of the subjects.
 func CheckSerial(serial string) error {
@@ -71,18 +73,15 @@ func AdvertSubject(serial string) string { return Prefix + ".adv." + serial }
 // DialSubject is where the device with a serial number takes streams.
 func DialSubject(serial string) string { return Prefix + ".dial." + serial }
 
-// StreamSubject is where the messages of one stream to a device go, from
-// the device (FromDevice) or from the central (FromCentral).
-func StreamSubject(serial, stream, from string) string {
-	return Prefix + ".stream." + serial + "." + stream + "." + from
-}
+// InboxSubject is the inbox of the program with an id: where the peers of
+// its streams send their messages.
+func InboxSubject(program string) string { return Prefix + ".in." + program }
 
 // Subject is a parsed subject of the radio link.
 type Subject struct {
-	Kind   string // KindScan, KindAdvert, KindDial or KindStream
-	Serial string // "" for KindScan
-	Stream string // the stream's id, for KindStream
-	From   string // FromDevice or FromCentral, for KindStream
+	Kind    string // KindScan, KindAdvert, KindDial or KindInbox
+	Serial  string // for KindAdvert and KindDial
+	Program string // for KindInbox
 }
 
 // String returns the subject.
@@ -95,7 +94,7 @@ func (s Subject) String() string {
 	case KindDial:
 		return DialSubject(s.Serial)
 	}
-	return StreamSubject(s.Serial, s.Stream, s.From)
+	return InboxSubject(s.Program)
 }
 
 // ParseSubject parses a subject of the radio link; an error wraps
@@ -120,11 +119,11 @@ func ParseSubject(subject string) (Subject, error) {
 			return bad(t[0] + " is followed by one serial number (1 to 64 letters, digits, '-' or '_')")
 		}
 		return Subject{Kind: t[0], Serial: t[1]}, nil
-	case KindStream:
-		if len(t) != 4 || !token(t[1]) || !token(t[2]) || t[3] != FromDevice && t[3] != FromCentral {
-			return bad("stream is followed by a serial number, a stream id and dev or cen")
+	case KindInbox:
+		if len(t) != 2 || !token(t[1]) {
+			return bad("in is followed by one program id (1 to 64 letters, digits, '-' or '_')")
 		}
-		return Subject{Kind: KindStream, Serial: t[1], Stream: t[2], From: t[3]}, nil
+		return Subject{Kind: KindInbox, Program: t[1]}, nil
 	}
-	return bad("the kind after " + Prefix + " is scan, adv, dial or stream")
+	return bad("the kind after " + Prefix + " is scan, adv, dial or in")
 }

@@ -213,11 +213,19 @@ func (rs *radioSession) scan(f wire.Frame) {
 			rs.p.Radio.Heard(who.Address, who.Power)
 		}
 	}
-	m := AdvertMsg{Serial: rs.p.Radio.Serial(), Address: rs.p.Radio.AdvAddress()}
-	if p, ok := rs.p.Radio.Advertising(); ok {
-		m.Advertising, m.Adv, m.ScanResp = true, p.Adv, p.ScanResp
-	}
+	m := rs.p.Scan()
 	rs.reply(Advert, f.ID, &m)
+}
+
+// Scan returns what a scan of the device sees now, as the Advert frame
+// answers a Scan: what a central in range hears the radio broadcast,
+// without a stream of its own.
+func (p *Peripheral) Scan() AdvertMsg {
+	m := AdvertMsg{Serial: p.Radio.Serial(), Address: p.Radio.AdvAddress()}
+	if pk, ok := p.Radio.Advertising(); ok {
+		m.Advertising, m.Adv, m.ScanResp = true, pk.Adv, pk.ScanResp
+	}
+	return m
 }
 
 func (rs *radioSession) connect(f wire.Frame) {

@@ -21,7 +21,8 @@ type peer struct {
 	serial string
 	p      Peripheral
 
-	opMu sync.Mutex // serializes what changes the link: scan, connect, pair, disconnect
+	opMu    sync.Mutex // serializes what changes the link: scan, connect, pair, disconnect
+	scanned uint32     // the phone's Bluetooth power cycles at the device's last scan over a stream; under opMu
 
 	mu        sync.Mutex // guards what follows; never held across a round trip
 	link      *link.Conn // the open stream of the radio link, nil when none
@@ -152,15 +153,8 @@ func (d *peer) refresh(ctx context.Context) error {
 	if d.isConnected() {
 		return nil
 	}
-	l, err := d.open(ctx)
+	adv, err := d.scan(ctx)
 	if err != nil {
-		return err
-	}
-	sctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
-	adv, err := l.Scan(sctx)
-	cancel()
-	if err != nil {
-		l.Close()
 		return err
 	}
 	d.mu.Lock()
@@ -177,6 +171,38 @@ func (d *peer) refresh(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// scan reads what the device advertises: as its radio broadcasts it, when
+// the phone hears that (Peripheral.Scan), so that a device nobody uses
+// holds no stream of the phone's; else over a stream, which stays for the
+// next scans. d.opMu is held.
+func (d *peer) scan(ctx context.Context) (link.AdvertMsg, error) {
+	power := d.ph.central.Power()
+	if d.p.Scan != nil && d.scanned == power {
+		if adv, ok := d.p.Scan(); ok {
+			return adv, nil
+		}
+	}
+	// the first scan after the phone's Bluetooth was turned off and on
+	// goes over a stream, which tells the device (a device stuck with
+	// the phone heeds it); the stream goes when it has done so
+	l, err := d.open(ctx)
+	if err != nil {
+		return link.AdvertMsg{}, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
+	adv, err := l.Scan(sctx)
+	cancel()
+	if err != nil {
+		l.Close()
+		return link.AdvertMsg{}, err
+	}
+	if d.p.Scan != nil {
+		d.scanned = power
+		l.Close()
+	}
+	return adv, nil
 }
 
 // connect connects to the device; asked says a user asked for it.

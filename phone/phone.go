@@ -39,6 +39,10 @@ type Peripheral struct {
 	Serial string
 	// Dial opens a stream of the device's radio link.
 	Dial func(ctx context.Context) (net.Conn, error)
+	// Scan returns what a scan of the device sees, as its radio
+	// broadcasts it, with no stream; false when it cannot say, and the
+	// phone scans over a stream instead. Nil for the same.
+	Scan func() (link.AdvertMsg, bool)
 	// Inject makes something happen to the device's wearer: the event as
 	// JSON, as a scenario gives it ({"gear": "off"}). It returns the
 	// event's kind ("gear"), or an error that says what is wrong with the
@@ -248,9 +252,22 @@ func (ph *Phone) peripherals() []Peripheral {
 		if slices.ContainsFunc(ps, func(p Peripheral) bool { return p.Serial == a.Serial }) {
 			continue
 		}
-		ps = append(ps, Peripheral{Serial: a.Serial, Dial: func(ctx context.Context) (net.Conn, error) { return ph.cfg.Air.Dial(ctx, a.Serial) }})
+		ps = append(ps, Peripheral{Serial: a.Serial,
+			Dial: func(ctx context.Context) (net.Conn, error) { return ph.cfg.Air.Dial(ctx, a.Serial) },
+			Scan: func() (link.AdvertMsg, bool) { return ph.airScan(a.Serial) }})
 	}
 	return ps
+}
+
+// airScan reads what a scan of a device on the air sees from its latest
+// advert.
+func (ph *Phone) airScan(serial string) (link.AdvertMsg, bool) {
+	var m link.AdvertMsg
+	b, ok := ph.dir.Scan(serial)
+	if !ok || json.Unmarshal(b, &m) != nil || m.Serial != serial {
+		return link.AdvertMsg{}, false
+	}
+	return m, true
 }
 
 // Scan looks for devices once: it finds new ones, forgets those that went
@@ -273,7 +290,8 @@ func (ph *Phone) Scan(ctx context.Context) {
 		d := ph.devs[p.Serial]
 		ph.mu.Unlock()
 		if d == nil {
-			d = &peer{ph: ph, serial: p.Serial, p: p, want: ph.cfg.ConnectAll && !ph.cfg.Manual, streams: map[string]*stream{}}
+			d = &peer{ph: ph, serial: p.Serial, p: p, want: ph.cfg.ConnectAll && !ph.cfg.Manual, streams: map[string]*stream{},
+				scanned: ph.central.Power()}
 		}
 		if err := d.refresh(ctx); err != nil {
 			if !slices.ContainsFunc(ph.cfg.Local, func(l Peripheral) bool { return l.Serial == p.Serial }) {

@@ -235,7 +235,7 @@ func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Li
 	if ln != nil {
 		var local []phone.Peripheral
 		for _, r := range h.Members {
-			local = append(local, phone.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Inject: r.Device.InjectJSON, Faults: r.Device.Faults})
+			local = append(local, phone.Peripheral{Serial: r.Device.Serial(), Dial: r.DialRadio, Scan: r.Scan, Inject: r.Device.InjectJSON, Faults: r.Device.Faults})
 		}
 		state := cfg.StateDir
 		if state == "" {

@@ -16,6 +16,7 @@ import (
 	"senseboard/air/airtest"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
+	"senseboard/link"
 	"senseboard/phone"
 	"senseboard/profile"
 )
@@ -159,6 +160,71 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 	}
 	_, err = c.Device(ctx, "000300")
 	t.Logf("what users see: %v; subscription: %v", err, sub.Err())
+}
+
+// TestBridgeTakesNoSlotUntilUsed: a bridge on the same NATS sees the
+// devices of another program, their advertisements included, from their
+// adverts: it holds no stream of theirs, so a central of a third program
+// gets each device's one connection slot; once that central is gone, a
+// client of the bridge uses a device, which takes a slot then.
+func TestBridgeTakesNoSlotUntilUsed(t *testing.T) {
+	addr := airtest.FreeLocal(t)
+	devLink := airLink(t, addr)
+	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial("000400"), StateDir: t.TempDir()},
+		senseboard.FleetOptions{Devices: 3, PTY: "none", Listen: "none", Air: devLink, MaxConnsPerDevice: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	c := runBridge(t, airLink(t, addr))
+	serials := []string{"000400", "000401", "000402"}
+	for _, s := range serials {
+		if d := until(t, c, s, "advertising", advertising); d.Name != "Senseboard "+s || d.Connected {
+			t.Errorf("device %s: %+v", s, d)
+		}
+	}
+	central := airLink(t, addr)
+	lc := &link.Central{Address: "C0:4C:4F:41:44:00", Name: "another central", Timeout: time.Minute}
+	var conns []*link.Conn
+	for _, s := range serials {
+		dctx, dcancel := context.WithTimeout(ctx, time.Minute) // hang guard
+		st, err := central.Dial(dctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lk, err := lc.Open(dctx, "device "+s, st, link.Handlers{})
+		if err != nil {
+			dcancel()
+			t.Fatalf("device %s, its one slot, with the bridge watching: %v", s, err)
+		}
+		if _, err := lk.Connect(dctx); err != nil {
+			t.Errorf("connect to %s: %v", s, err)
+		}
+		dcancel()
+		conns = append(conns, lk)
+	}
+	for _, lk := range conns {
+		lk.Close()
+	}
+	var r *bridgeclient.Response
+	for { // the device's slot frees once its program sees the stream end
+		r, err = c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000401/Info"})
+		if err == nil || !strings.Contains(err.Error(), "too many connections") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || r.Response != 200 {
+		t.Errorf("the bridge's GET once used: %v %v", r, err)
+	}
 }
 
 // cluster is two NATS servers routed to each other on loopback, as on two
