@@ -11,6 +11,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"senseboard/air"
@@ -34,7 +35,9 @@ type FleetOptions struct {
 	Speed float64
 	// PTY is where the first device's pseudo-terminal link goes ("" for
 	// <state>/<serial>/tty, "none" for no pseudo-terminal on any device);
-	// further devices get <state>/<serial>/tty.
+	// further devices get <state>/<serial>/tty. A fleet of more than
+	// DefaultPTYs devices has none when PTY is "": a pseudo-terminal costs
+	// two file descriptors, and a system has a few thousand.
 	PTY string
 	// SerialPort is a real serial port for the first device, and Baud its
 	// rate (wire.DefaultBaud when zero).
@@ -54,8 +57,9 @@ type FleetOptions struct {
 	// NATS network; nil keeps the devices off it. The fleet does not close it.
 	Air *air.Link
 	// MaxConns bounds the TCP connections and radio streams of all the
-	// devices together (serial.DefaultProgramMaxConns when zero);
-	// MaxConnsPerDevice those of each device (serial.DefaultMaxConns).
+	// devices together (serial.ProgramMaxConns of Devices when zero: 1024,
+	// or 4 per device for a larger fleet); MaxConnsPerDevice those of each
+	// device (serial.DefaultMaxConns).
 	MaxConns, MaxConnsPerDevice int
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
@@ -147,7 +151,13 @@ func NewFleet(cfg Config, opts FleetOptions) (f *Fleet, err error) {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if opts.MaxConns <= 0 {
-		opts.MaxConns = serial.DefaultProgramMaxConns
+		opts.MaxConns = serial.ProgramMaxConns(opts.Devices)
+	}
+	if opts.PTY == "" && opts.Devices > DefaultPTYs {
+		opts.PTY = "none"
+	}
+	if err := opts.checkFiles(fileLimit()); err != nil {
+		return nil, err
 	}
 	base := cfg.Profile
 	if base == nil {
@@ -207,6 +217,75 @@ func NewFleet(cfg Config, opts FleetOptions) (f *Fleet, err error) {
 	}
 	return f, nil
 }
+
+// DefaultPTYs is the most devices that get a pseudo-terminal each unless
+// FleetOptions.PTY says otherwise.
+const DefaultPTYs = 256
+
+// Files a fleet opens before any connection: the program's own (standard
+// streams, the runtime's poller, the state lock file, the NATS connection,
+// a bridge's listener), then per device.
+const (
+	programFiles = 32
+	ptyFiles     = 2 // master and slave, kept open
+)
+
+// ErrFiles is a fleet that needs more file descriptors than the process
+// may open.
+var ErrFiles = errors.New("not enough file descriptors")
+
+// files counts the file descriptors the fleet opens before any
+// connection.
+func (o FleetOptions) files() int {
+	n := programFiles
+	if o.PTY != "none" {
+		n += ptyFiles * o.Devices
+	}
+	if o.Listen != "none" {
+		n += o.Devices
+	}
+	if o.ListenFleet != "" {
+		n++
+	}
+	if o.SerialPort != "" {
+		n++
+	}
+	return n
+}
+
+// checkFiles refuses a fleet whose pseudo-terminals and listeners alone
+// need more than limit file descriptors (fileLimit's; 0 for no limit).
+func (o FleetOptions) checkFiles(limit int) error {
+	need := o.files()
+	if limit == 0 || need <= limit {
+		return nil
+	}
+	var what, fix []string
+	if o.Listen != "none" {
+		what, fix = append(what, "a TCP port each"), append(fix, "--listen-fleet ADDR with --listen none to serve them all on one port")
+	}
+	if o.PTY != "none" {
+		what, fix = append(what, "a pseudo-terminal each, two descriptors"), append(fix, "--pty none")
+	}
+	return fmt.Errorf("%w: %d devices need about %d before any connection (%s), and the process may open %d (its hard limit, ulimit -Hn): give %s, or raise the hard limit",
+		ErrFiles, o.Devices, need, strings.Join(what, "; "), limit, strings.Join(fix, ", "))
+}
+
+// MaxConns returns the limits of the connections of all the devices
+// together and of each.
+func (f *Fleet) MaxConns() (program, perDevice int) {
+	perDevice = f.opts.MaxConnsPerDevice
+	if perDevice <= 0 {
+		perDevice = serial.DefaultMaxConns
+	}
+	return f.opts.MaxConns, perDevice
+}
+
+// Files returns the file descriptors the fleet opened before any
+// connection, about, and the most the process may open (0 when the
+// system does not say): what is left bounds the TCP connections it can
+// take.
+func (f *Fleet) Files() (used, limit int) { return f.opts.files(), fileLimit() }
 
 // listenFleet serves every device on one port.
 func (f *Fleet) listenFleet(addr string) error {

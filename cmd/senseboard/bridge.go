@@ -83,11 +83,11 @@ func defaultNATS() string {
 
 // joinAir joins the radio link between programs that --nats names; nil
 // for none.
-func (f *bridgeFlags) joinAir(log *slog.Logger) (*air.Link, error) {
+func (f *bridgeFlags) joinAir(log *slog.Logger, devices int) (*air.Link, error) {
 	if *f.nats == "none" {
 		return nil, nil
 	}
-	return openAir(*f.nats, air.Options{Creds: *f.natsCreds, Log: log}, ", or none to keep the devices to this program")
+	return openAir(*f.nats, air.Options{Creds: *f.natsCreds, Log: log, PendingMessages: air.PendingFor(devices)}, ", or none to keep the devices to this program")
 }
 
 // openAir joins the radio link where --nats says, with what to try next
@@ -245,7 +245,7 @@ Flags:
 		ln.Close()
 		return fail(stderr, errors.New("--nats none: the bridge alone reaches devices only over the radio link between programs"))
 	}
-	link, err := bf.joinAir(log)
+	link, err := bf.joinAir(log, 0)
 	if err != nil {
 		ln.Close()
 		return fail(stderr, err)

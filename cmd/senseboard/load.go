@@ -153,7 +153,7 @@ Flags:
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *nats != "" {
-		link, err := openAir(*nats, air.Options{Name: load.Name, Creds: *creds}, "")
+		link, err := openAir(*nats, air.Options{Name: load.Name, Creds: *creds, PendingMessages: air.PendingFor(*devices)}, "")
 		if err != nil {
 			return fail(stderr, err)
 		}

@@ -82,7 +82,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.baud, "baud", wire.DefaultBaud, "baud rate of --serial-port")
 	fs.StringVar(&o.listen, "listen", wire.DefaultAddress, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
 	fs.StringVar(&o.listenFleet, "listen-fleet", "", "TCP address to serve every device on, one port for the fleet: a client names its device by serial (wbcmd --port TCP<host>:<port>/<serial>); the devices then have no ports of their own unless --listen is given")
-	fs.IntVar(&o.maxConns, "max-conns", serial.DefaultProgramMaxConns, "TCP connections and radio streams of all the devices together; one more is refused")
+	fs.IntVar(&o.maxConns, "max-conns", 0, fmt.Sprintf("TCP connections and radio streams of all the devices together; one more is refused (default %d, or %d per device for more devices)", serial.DefaultProgramMaxConns, serial.ProgramConnsPerDevice))
 	fs.IntVar(&o.perDevice, "max-conns-per-device", serial.DefaultMaxConns, "TCP connections and radio streams of each device; one more is refused")
 	fs.BoolVar(&o.beyond, "listen-beyond-loopback", false, "let --listen and --listen-fleet serve beyond loopback: the TCP ports have no authentication, and anyone who reaches them controls the devices")
 	fs.IntVar(&o.devices, "devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
@@ -133,7 +133,7 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 	if o.devices < 1 {
 		return cfg, opts, fmt.Errorf("--devices %d: give 1 or more devices", o.devices)
 	}
-	if o.maxConns <= 0 || o.perDevice <= 0 {
+	if o.maxConns < 0 || o.perDevice <= 0 || o.maxConns == 0 && flagSet(o.fs, "max-conns") {
 		return cfg, opts, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
 	}
 	cfg = senseboard.Config{StateDir: o.state, Seed: o.seed}
@@ -195,12 +195,12 @@ func (o *runOptions) run(cfg senseboard.Config, opts senseboard.FleetOptions, st
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	link, err := o.bridge.joinAir(log)
+	link, err := o.bridge.joinAir(log, o.devices)
 	if err == nil {
 		opts.Air = link
 		var f *senseboard.Fleet
 		if f, err = senseboard.NewFleet(cfg, opts); err == nil {
-			err = o.serve(f, cfg, ln, token, link, log, stdout)
+			err = o.serve(f, cfg, ln, token, link, log, stdout, stderr)
 		} else {
 			err = startAdvice(err)
 		}
@@ -229,7 +229,7 @@ func startAdvice(err error) error {
 }
 
 // serve runs the devices and the bridge until interrupted.
-func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Listener, token string, link *air.Link, log *slog.Logger, stdout io.Writer) error {
+func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Listener, token string, link *air.Link, log *slog.Logger, stdout, stderr io.Writer) error {
 	var err error
 	var svc *bridgeService
 	if ln != nil {
@@ -259,6 +259,7 @@ func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Li
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	printRunning(stdout, h, svc, link, o.verbose)
+	warnFiles(stderr, h)
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var berr error
@@ -344,6 +345,21 @@ func printSummary(stdout io.Writer, h *senseboard.Fleet) {
 		fmt.Fprintf(stdout, "  fleet port   %s/<serial>\n               wbcmd --port TCP%s/%s --path /Info\n", h.Addr, h.Addr, d.Serial())
 	}
 	fmt.Fprintf(stdout, "  state        %s to %s\n", first.StateDir, last.StateDir)
+	program, each := h.MaxConns()
+	fmt.Fprintf(stdout, "  limits       %d connections of the devices together (--max-conns), %d of each (--max-conns-per-device)\n", program, each)
+}
+
+// warnFiles warns when the process cannot open a TCP connection for every
+// device besides its listeners and pseudo-terminals.
+func warnFiles(stderr io.Writer, h *senseboard.Fleet) {
+	used, limit := h.Files()
+	if limit == 0 || h.Members[0].TCP == "" && h.Addr == "" {
+		return
+	}
+	if room := limit - used; room < len(h.Members) {
+		fmt.Fprintf(stderr, "senseboard: warning: the process may open %d file descriptors (its hard limit, ulimit -Hn) and its listeners and pseudo-terminals take about %d, which leaves room for %d TCP connections at once for %d devices; give --listen-fleet ADDR with --listen none, --pty none, or raise the hard limit\n",
+			limit, used, max(room, 0), len(h.Members))
+	}
 }
 
 // checkListen refuses a device TCP address beyond loopback unless the

@@ -48,7 +48,8 @@ func TestPrintRunning(t *testing.T) {
 		}
 		first, last := h.Members[0], h.Members[tt.devices-1]
 		for _, want := range []string{tt.summary, "  TCP          a port each: 000300 at " + first.TCP + " … 000308 at " + last.TCP + "\n",
-			"  fleet port   " + h.Addr + "/<serial>\n", "  state        " + first.StateDir + " to " + last.StateDir + "\n"} {
+			"  fleet port   " + h.Addr + "/<serial>\n", "  state        " + first.StateDir + " to " + last.StateDir + "\n",
+			"  limits       1024 connections of the devices together (--max-conns), 64 of each (--max-conns-per-device)\n"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("%d devices: no %q in the summary:\n%s", tt.devices, want, text)
 			}
@@ -58,8 +59,8 @@ func TestPrintRunning(t *testing.T) {
 			t.Errorf("pseudo-terminals %v: %q in the summary is %v:\n%s", tt.pty, ptys, got, text)
 		}
 		// a line each for the devices, their serial lines, TCP ports,
-		// fleet port (2), state, the radio link and how to stop
-		if n := strings.Count(text, "\n"); n > 8 {
+		// fleet port (2), state, limits, the radio link and how to stop
+		if n := strings.Count(text, "\n"); n > 9 {
 			t.Errorf("%d devices took %d lines:\n%s", tt.devices, n, text)
 		}
 	}

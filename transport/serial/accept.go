@@ -22,12 +22,23 @@ const (
 	// DefaultMaxConns bounds the connections of one device at once: TCP
 	// sessions and Streams, each counted.
 	DefaultMaxConns = 64
-	// DefaultProgramMaxConns is the limit of a program's ConnLimit in
-	// senseboard run.
+	// DefaultProgramMaxConns is the least limit of a program's ConnLimit
+	// in senseboard run; ProgramMaxConns gives it for a fleet.
 	DefaultProgramMaxConns = 1024
+	// ProgramConnsPerDevice is what ProgramMaxConns gives each device of
+	// a fleet of more than DefaultProgramMaxConns/ProgramConnsPerDevice.
+	ProgramConnsPerDevice = 4
 	// HelloTimeout closes a connection that has not said hello.
 	HelloTimeout = 10 * time.Second
 )
+
+// ProgramMaxConns is the default limit of the connections of a program
+// of a number of devices, all together: DefaultProgramMaxConns, or
+// ProgramConnsPerDevice for each device when that is more, so that every
+// device of a fleet can take a client, a bridge and a tool at once.
+func ProgramMaxConns(devices int) int {
+	return max(DefaultProgramMaxConns, ProgramConnsPerDevice*devices)
+}
 
 // Backoff of an accept loop after a temporary error (the process is out of
 // file descriptors, a connection was aborted before it was accepted), as
@@ -37,11 +48,26 @@ const (
 	maxAcceptDelay = time.Second
 )
 
+// ConnKind is a kind of connection a ConnLimit counts; a refusal says how
+// many of each kind it holds.
+type ConnKind int
+
+// The kinds of connection.
+const (
+	// TCPConn is a TCP connection, on a device's port or a fleet's (there
+	// counted from its accept, before its hello names a device).
+	TCPConn ConnKind = iota
+	// StreamConn is a Stream of a protocol carried on the line's frames:
+	// a stream of the radio link between programs.
+	StreamConn
+)
+
 // ConnLimit bounds the connections of several servers together: the
 // devices of one program. Its zero value is no limit.
 type ConnLimit struct {
-	max int64
-	n   atomic.Int64
+	max   int64
+	n     atomic.Int64
+	kinds [2]atomic.Int64 // by ConnKind
 }
 
 // NewConnLimit returns a limit of max connections at once.
@@ -50,21 +76,34 @@ func NewConnLimit(max int) *ConnLimit { return &ConnLimit{max: int64(max)} }
 // Max returns the limit.
 func (l *ConnLimit) Max() int { return int(l.max) }
 
-// take counts a connection in, or reports that there is no room.
-func (l *ConnLimit) take() bool {
-	if l == nil || l.max <= 0 {
+// Count returns how many connections of a kind the limit counts now.
+func (l *ConnLimit) Count(kind ConnKind) int {
+	if l == nil {
+		return 0
+	}
+	return int(l.kinds[kind].Load())
+}
+
+// take counts a connection of a kind in, or reports that there is no
+// room.
+func (l *ConnLimit) take(kind ConnKind) bool {
+	if l == nil {
 		return true
 	}
-	if l.n.Add(1) > l.max {
+	if l.max > 0 && l.n.Add(1) > l.max {
 		l.n.Add(-1)
 		return false
+	} else if l.max <= 0 {
+		l.n.Add(1)
 	}
+	l.kinds[kind].Add(1)
 	return true
 }
 
-// put counts a connection out.
-func (l *ConnLimit) put() {
-	if l != nil && l.max > 0 {
+// put counts a connection of a kind out.
+func (l *ConnLimit) put(kind ConnKind) {
+	if l != nil {
+		l.kinds[kind].Add(-1)
 		l.n.Add(-1)
 	}
 }
@@ -73,19 +112,19 @@ func (l *ConnLimit) put() {
 // serves as many as it may.
 var ErrTooManyConns = errors.New("too many connections")
 
-// admit counts a new connection against the device's and the program's
-// limits; the release it returns counts it out. It returns an error that
-// says which limit is reached instead when there is no room.
-func (s *Server) admit() (release func(), err error) {
+// admit counts a new connection of a kind against the device's and the
+// program's limits; the release it returns counts it out. It returns an
+// error that says which limit is reached instead when there is no room.
+func (s *Server) admit(kind ConnKind) (release func(), err error) {
 	releaseDevice, err := s.admitDevice()
 	if err != nil {
 		return nil, err
 	}
-	if !s.Program.take() {
+	if !s.Program.take(kind) {
 		releaseDevice()
 		return nil, programFull(s.Program)
 	}
-	return func() { s.Program.put(); releaseDevice() }, nil
+	return func() { s.Program.put(kind); releaseDevice() }, nil
 }
 
 // admitDevice counts a new connection against the device's limit alone.
@@ -97,17 +136,18 @@ func (s *Server) admitDevice() (release func(), err error) {
 		}
 		s.conns = NewConnLimit(max)
 	})
-	if !s.conns.take() {
-		return nil, fmt.Errorf("%w: device %s serves %d connections at once and has no room for another; close one (the limit is --max-conns-per-device)",
+	if !s.conns.take(TCPConn) {
+		return nil, fmt.Errorf("%w: device %s serves %d connections at once and has no room for another; close one, or raise the limit with --max-conns-per-device",
 			ErrTooManyConns, s.serial(), s.conns.Max())
 	}
-	return s.conns.put, nil
+	return func() { s.conns.put(TCPConn) }, nil
 }
 
-// programFull is the refusal of a connection over a program's limit.
+// programFull is the refusal of a connection over a program's limit: it
+// says what the program holds.
 func programFull(l *ConnLimit) error {
-	return fmt.Errorf("%w: the program serves %d connections at once, its devices' together, and has no room for another; close one (the limit is --max-conns)",
-		ErrTooManyConns, l.Max())
+	return fmt.Errorf("%w: the program serves %d connections at once, its devices' together (TCP connections %d, streams of the radio link %d), and has no room for another; close one, or raise the limit with --max-conns",
+		ErrTooManyConns, l.Max(), l.Count(TCPConn), l.Count(StreamConn))
 }
 
 // serial names the server's device for messages.
@@ -132,13 +172,13 @@ func temporary(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// accept serves each connection of ln on a goroutine of its own, counted
-// against the device's and the program's limits, until ctx ends; it
-// returns after every serve has returned. A connection over a limit is
-// refused.
-func (s *Server) accept(ctx context.Context, ln net.Listener, serve func(net.Conn)) error {
+// accept serves each connection of ln, of a kind, on a goroutine of its
+// own, counted against the device's and the program's limits, until ctx
+// ends; it returns after every serve has returned. A connection over a
+// limit is refused.
+func (s *Server) accept(ctx context.Context, ln net.Listener, kind ConnKind, serve func(net.Conn)) error {
 	return acceptLoop(ctx, ln, s.log(), func(conn net.Conn) {
-		release, err := s.admit()
+		release, err := s.admit(kind)
 		if err != nil {
 			s.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
 			refuseConn(ctx, conn, err)

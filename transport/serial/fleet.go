@@ -57,13 +57,13 @@ func NewFleet(servers []*Server) (*Fleet, error) {
 // has ended.
 func (f *Fleet) Serve(ctx context.Context, ln net.Listener) error {
 	return acceptLoop(ctx, ln, f.log(), func(conn net.Conn) {
-		if !f.Program.take() {
+		if !f.Program.take(TCPConn) {
 			err := programFull(f.Program)
 			f.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
 			refuseConn(ctx, conn, err)
 			return
 		}
-		defer f.Program.put()
+		defer f.Program.put(TCPConn)
 		f.ServeConn(ctx, conn)
 	})
 }

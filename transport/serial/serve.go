@@ -309,7 +309,7 @@ func readFrames(r io.Reader, feed func([]byte)) {
 // Serve accepts connections on ln and serves each as a session until ctx
 // ends; it returns after every session has ended.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return s.accept(ctx, ln, func(conn net.Conn) { s.ServeConn(ctx, conn) })
+	return s.accept(ctx, ln, TCPConn, func(conn net.Conn) { s.ServeConn(ctx, conn) })
 }
 
 // errDeadline is a read that reached its deadline.

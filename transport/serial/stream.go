@@ -81,8 +81,8 @@ func (s *Session) End() { s.s.end() }
 
 // Accept serves each connection of ln with serve, on a goroutine of its
 // own and counted against the device's and the program's connection
-// limits, until ctx ends; it returns after every serve has returned. A
+// limits as a StreamConn, until ctx ends; it returns after every serve has returned. A
 // connection over a limit is refused.
 func (s *Server) Accept(ctx context.Context, ln net.Listener, serve func(net.Conn)) error {
-	return s.accept(ctx, ln, serve)
+	return s.accept(ctx, ln, StreamConn, serve)
 }
