@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -35,9 +36,13 @@ func onAir(t *testing.T, n int) (*senseboard.Fleet, *air.Link) {
 }
 
 // TestAir runs the load against three devices over the radio link between
-// programs: every sample of the three default streams arrives through the
-// BLE throughput model, the notifications of a connection event in one
-// message.
+// programs: the three default streams arrive through the BLE throughput
+// model, whole notifications in order, the notifications of a connection
+// event in one message. On the real clock, a device that the machine's
+// other work holds back more than its ECG front end holds loses whole ECG
+// notifications, as the hardware does; the test asserts nothing of time:
+// that the streams keep up is the load's to measure, and the throughput
+// model's tests show it on a virtual clock.
 func TestAir(t *testing.T) {
 	t.Parallel()
 	_, link := onAir(t, 3)
@@ -57,8 +62,8 @@ func TestAir(t *testing.T) {
 		if s.Rate == 0 {
 			continue
 		}
-		if s.Notifications < 3 || s.Samples != s.Notifications*batch[s.Path] || s.Lost != 0 || s.Disorder != 0 {
-			t.Errorf("%s: %d notifications, %d samples, lost %d, out of order %d; want at least one per device, %d samples each, none lost",
+		if s.Notifications < 3 || s.Samples != s.Notifications*batch[s.Path] || s.Lost%batch[s.Path] != 0 || s.Disorder != 0 {
+			t.Errorf("%s: %d notifications, %d samples, lost %d, out of order %d; want at least one per device, %d samples each, whole notifications lost if any",
 				s.Path, s.Notifications, s.Samples, s.Lost, s.Disorder, batch[s.Path])
 		}
 	}
@@ -71,6 +76,10 @@ func TestAir(t *testing.T) {
 	Print(&b, r)
 	if !strings.Contains(b.String(), "radio messages") {
 		t.Errorf("summary without the radio messages:\n%s", b.String())
+	}
+	// the devices' program, this one, is found from what it says on the air
+	if r.Process == nil || r.Process.PID != os.Getpid() || r.Process.RSS <= 0 || r.Process.PerDevice != r.Process.RSS/3 {
+		t.Errorf("the devices' process: %+v; want this one's, per device of 3", r.Process)
 	}
 }
 

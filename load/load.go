@@ -69,6 +69,13 @@ type Config struct {
 	// faults and reports them (faults.go); nil leaves a connection that
 	// ends ended.
 	Faults *FaultOptions
+	// PID is the process of the devices' program, on this computer, whose
+	// CPU time and memory the reports give per device (Report.Process).
+	// Zero finds it: the process that listens on the first device's TCP
+	// address when that is this computer's, or the process the first
+	// device's program names on the radio link when it runs on this
+	// computer. Negative measures none.
+	PID int
 }
 
 // Grace is how long ago a sample must have been due to be expected: a
@@ -110,6 +117,13 @@ type Report struct {
 	// Faults is what the load saw of the devices' faults, and what was
 	// injected; nil without Config.Faults.
 	Faults *FaultReport
+	// Process is what the devices' program cost, per device (of
+	// Devices), when the load knows its process (Config.PID); nil
+	// otherwise. Self is what the load's own process cost, likewise.
+	Process, Self *ProcessReport
+	// LoadAverage is the computer's load average over 1, 5 and 15
+	// minutes: how busy the machine was that these figures come from.
+	LoadAverage [3]float64
 }
 
 // StreamReport is the report of one path over all devices.
@@ -214,22 +228,38 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	var firstErr error
 	var connectWG sync.WaitGroup
 	var mu sync.Mutex
+	add := func(i int, d *probe, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = err
+			}
+			return
+		}
+		devs[i] = d
+	}
+	// the first device alone, which tells where its program runs; the
+	// program's memory then is that of idle devices
+	dev, self, err := startMeters(cfg)
+	if err != nil {
+		return Report{}, err
+	}
+	d, err := connect(ctx, cfg, central, 0, rates, hists)
+	add(0, d, err)
+	if dev == nil && cfg.PID == 0 && d != nil && d.air != nil {
+		if p := d.air.Process(); p.PID > 0 && p.Host == hostName {
+			dev, _ = newMeter(p.PID)
+		}
+	}
 	slots := make(chan struct{}, cfg.Connect)
-	for i := range n {
+	for i := 1; i < n; i++ {
 		slots <- struct{}{}
 		connectWG.Go(func() {
 			defer func() { <-slots }()
 			d, err := connect(ctx, cfg, central, i, rates, hists)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed++
-				if firstErr == nil {
-					firstErr = err
-				}
-				return
-			}
-			devs[i] = d
+			add(i, d, err)
 		})
 	}
 	connectWG.Wait()
@@ -257,13 +287,18 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}()
 
 	start := time.Now()
+	dev.begin(start)
+	self.begin(start)
 	report := func(final bool) Report {
-		r := collect(cfg, live, rates, hists, time.Now())
-		r.Elapsed, r.Duration, r.Final = time.Since(start), cfg.Duration, final
+		now := time.Now()
+		r := collect(cfg, live, rates, hists, now)
+		r.Elapsed, r.Duration, r.Final = now.Sub(start), cfg.Duration, final
 		r.Devices, r.Failed = n, failed
 		if keep != nil {
 			r.Faults = keep.report()
 		}
+		r.Process, r.Self = dev.report(n, now), self.report(n, now)
+		r.LoadAverage, _ = LoadAverage()
 		return r
 	}
 	ticker := time.NewTicker(cfg.Interval)
@@ -284,7 +319,7 @@ loop:
 		}
 	}
 	r := report(true)
-	err := r.Check(cfg.MinDelivery)
+	err = r.Check(cfg.MinDelivery)
 	if failed > 0 {
 		err = errors.Join(fmt.Errorf("%w: %d of %d (first: %w)", ErrDevices, failed, n, firstErr), err)
 	}
@@ -589,6 +624,41 @@ func Print(w io.Writer, r Report) {
 	if r.Faults != nil {
 		printFaults(w, r.Faults)
 	}
+	printProcesses(w, r)
 }
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) + "ms" }
+
+// printProcesses writes what the devices' program and the load cost, per
+// device, and the machine's load average.
+func printProcesses(w io.Writer, r Report) {
+	if p := r.Process; p != nil {
+		fmt.Fprintf(w, "  device program (PID %d): CPU %.3f ms per device-second (%s in %s), memory %s, %s per device",
+			p.PID, float64(p.PerDeviceSecond)/1e6, p.CPU.Round(10*time.Millisecond), r.Elapsed.Round(time.Second), size(p.RSS), size(p.PerDevice))
+		if p.IdleRSS > 0 {
+			fmt.Fprintf(w, " (%s before the load connected: %s per idle device)", size(p.IdleRSS), size(p.IdlePerDevice))
+		}
+		fmt.Fprintln(w)
+	}
+	var parts []string
+	if p := r.Self; p != nil {
+		parts = append(parts, fmt.Sprintf("load program: CPU %.3f ms per device-second, memory %s", float64(p.PerDeviceSecond)/1e6, size(p.RSS)))
+	}
+	if la := r.LoadAverage; la != [3]float64{} {
+		parts = append(parts, fmt.Sprintf("machine load average %.2f %.2f %.2f", la[0], la[1], la[2]))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "  %s\n", strings.Join(parts, "; "))
+	}
+}
+
+// size writes a number of bytes in KiB, MiB or GiB.
+func size(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+}

@@ -42,6 +42,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 		faults   = fs.String("faults", "", "fault plan of the load's own phone (phoneoff entries, timed from the start; docs/faults.md); makes the load a client that copes with faults")
 		truth    = fs.String("truth", "", "state directory of the senseboard run that injects faults (its --state): the load reports the faults of each device's ground truth (<dir>/<serial>/"+senseboard.FaultLog+") next to what it saw; makes the load a client that copes with faults; needs --fleet-addr or --nats")
 		stall    = fs.Duration("stall-after", 3*time.Second, "with --faults or --truth: how long a stream may be silent before the load takes it for stalled and subscribes again")
+		pid      = fs.Int("pid", 0, "process id of the devices' program on this computer, whose CPU time and memory per device the reports give; 0 finds it when the devices' TCP port, or their program on the radio link, is on this computer; -1 for none")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard load [flags]
@@ -97,7 +98,7 @@ Flags:
 		return fail(stderr, fmt.Errorf("--truth %s needs --fleet-addr or --nats: the load finds a device's ground truth by its serial number, which --addr does not give", *truth))
 	}
 	cfg := load.Config{Duration: *duration, Interval: *every, MinDelivery: *least / 100, Connect: *connect, Timeout: *timeout,
-		ConnInterval: *interval, PassKey: *passKey, Progress: func(r load.Report) { load.Print(stdout, r) }}
+		ConnInterval: *interval, PassKey: *passKey, PID: *pid, Progress: func(r load.Report) { load.Print(stdout, r) }}
 	var err error
 	from := *addr
 	switch {
