@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ type runOptions struct {
 	seed                        int64
 	speed, scenario, faults     string
 	verbose                     bool
-	cpuProfile                  string
+	cpuProfile, memProfile      string
 	replay                      listFlag
 	bridge                      *bridgeFlags
 }
@@ -91,6 +92,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.faults, "faults", "", "fault plan file: field faults for every device, timed by each device's seed (YAML; docs/faults.md); each device's ground truth goes to <state>/<serial>/"+senseboard.FaultLog)
 	fs.BoolVar(&o.verbose, "v", false, "log sessions and events to stderr, and list every device at start")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the program to this file until it ends (go tool pprof reads it)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a profile of the program's memory in use to this file when it is asked to stop, before the devices stop (go tool pprof reads it)")
 	o.bridge = addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
 	fs.Var(&o.replay, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
 	fs.Usage = func() {
@@ -187,6 +189,9 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 // run starts the devices and the bridge, says where they are, and serves
 // until interrupted.
 func (o *runOptions) run(cfg senseboard.Config, opts senseboard.FleetOptions, stdout, stderr io.Writer) error {
+	if err := o.clearBridge(); err != nil {
+		return err
+	}
 	ln, token, err := o.bridge.listen(stderr, true)
 	if err != nil {
 		return err
@@ -212,6 +217,42 @@ func (o *runOptions) run(cfg senseboard.Config, opts senseboard.FleetOptions, st
 		ln.Close()
 	}
 	return err
+}
+
+// clearBridge keeps the bridge's port out of the devices' TCP ports: a
+// fleet on ports of its own from 7809 reaches the bridge's 8080 at its
+// 272nd device. A bridge on its default address then takes the first
+// port after the devices'; one given among them is an error.
+func (o *runOptions) clearBridge() error {
+	if *o.bridge.http == "none" || o.listen == "none" {
+		return nil
+	}
+	dh, dp, err1 := net.SplitHostPort(o.listen)
+	bh, bp, err2 := net.SplitHostPort(*o.bridge.http)
+	first, err3 := strconv.Atoi(dp)
+	port, err4 := strconv.Atoi(bp)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || first == 0 || port < first || port >= first+o.devices || !sameHost(dh, bh) {
+		return nil // no clash, or an address listen will refuse
+	}
+	last := first + o.devices - 1
+	if flagSet(o.fs, "http") {
+		return fmt.Errorf("--http %s is among the devices' TCP ports, %d to %d: give the bridge another port, or the devices another --listen", *o.bridge.http, first, last)
+	}
+	*o.bridge.http = net.JoinHostPort(bh, strconv.Itoa(last+1))
+	return nil
+}
+
+// sameHost reports whether two listening hosts may share ports: the same
+// host, or either one every address.
+func sameHost(a, b string) bool {
+	unspecified := func(h string) bool { ip := net.ParseIP(h); return h == "" || ip != nil && ip.IsUnspecified() }
+	named := func(h string) string {
+		if h == "localhost" {
+			return "127.0.0.1"
+		}
+		return h
+	}
+	return named(a) == named(b) || unspecified(a) || unspecified(b)
 }
 
 // startAdvice adds to an error of starting the devices what to do when
@@ -256,11 +297,19 @@ func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Li
 	}
 	// Ctrl-C is caught before the program says to press it: one pressed
 	// at once still stops the devices in order.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	printRunning(stdout, h, svc, link, o.verbose)
 	warnFiles(stderr, h)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(context.Background())
+	context.AfterFunc(sig, func() {
+		if o.memProfile != "" {
+			if err := writeHeapProfile(o.memProfile); err != nil {
+				fmt.Fprintf(stderr, "senseboard: %v\n", err)
+			}
+		}
+		cancel()
+	})
 	var wg sync.WaitGroup
 	var berr error
 	if svc != nil {
@@ -284,6 +333,21 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeHeapProfile writes a profile of the memory in use, after a
+// collection, to the file path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return f.Close()
 }
 
 // listEach is the most devices printRunning lists one by one; beyond it

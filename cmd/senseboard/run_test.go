@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"senseboard/profile"
 	"strings"
 	"testing"
@@ -62,6 +63,39 @@ func TestPrintRunning(t *testing.T) {
 		// fleet port (2), state, limits, the radio link and how to stop
 		if n := strings.Count(text, "\n"); n > 9 {
 			t.Errorf("%d devices took %d lines:\n%s", tt.devices, n, text)
+		}
+	}
+}
+
+// TestBridgeClearsDevicePorts: a fleet whose TCP ports reach the bridge's
+// default port moves the bridge past them; a bridge port given among them
+// is refused, and one elsewhere stays.
+func TestBridgeClearsDevicePorts(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		http string // the bridge's address after, "" for an error
+	}{
+		{[]string{"--devices", "2000"}, "127.0.0.1:9809"},
+		{[]string{"--devices", "271"}, "127.0.0.1:8080"},
+		{[]string{"--devices", "272"}, "127.0.0.1:8081"},
+		{[]string{"--devices", "2000", "--listen", "0.0.0.0:7809", "--listen-beyond-loopback"}, "127.0.0.1:9809"},
+		{[]string{"--devices", "2000", "--http", "localhost:8080"}, ""},
+		{[]string{"--devices", "2000", "--http", "127.0.0.1:9809"}, "127.0.0.1:9809"},
+		{[]string{"--devices", "2000", "--listen", "127.0.0.1:0"}, "127.0.0.1:8080"},
+		{[]string{"--devices", "2000", "--listen", "none"}, "127.0.0.1:8080"},
+		{[]string{"--devices", "2000", "--listen", "127.0.0.2:7809"}, "127.0.0.1:8080"},
+	} {
+		t.Setenv("SENSEBOARD_HTTP", "")
+		o, err := parseRunFlags(c.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = o.clearBridge()
+		switch {
+		case c.http == "" && (err == nil || !strings.Contains(err.Error(), "among the devices' TCP ports, 7809 to 9808")):
+			t.Errorf("%v: %v; want a refusal", c.args, err)
+		case c.http != "" && (err != nil || *o.bridge.http != c.http):
+			t.Errorf("%v: bridge on %s, %v; want %s", c.args, *o.bridge.http, err, c.http)
 		}
 	}
 }
