@@ -1,6 +1,7 @@
 package senseboard
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -372,9 +373,14 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 		if err != nil {
 			return nil, err
 		}
-		ln.SetScan(func() []byte {
-			b, _ := json.Marshal(m.radio.Scan())
-			return b
+		var last link.AdvertMsg
+		var lastJSON []byte
+		ln.SetScan(func() []byte { // called once a second: its JSON again while it stays
+			if s := m.radio.Scan(); lastJSON == nil || !sameScan(s, last) {
+				last, lastJSON = s, nil
+				lastJSON, _ = json.Marshal(s)
+			}
+			return lastJSON
 		})
 		f.closers = append(f.closers, ln)
 		f.onAir = append(f.onAir, ln)
@@ -382,6 +388,12 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 		f.serve = append(f.serve, func(context.Context) error { return m.radio.Serve(f.airCtx, ln) })
 	}
 	return m, nil
+}
+
+// sameScan reports whether two scans of a device saw the same.
+func sameScan(a, b link.AdvertMsg) bool {
+	return a.Serial == b.Serial && a.Address == b.Address && a.Advertising == b.Advertising &&
+		bytes.Equal(a.Adv, b.Adv) && bytes.Equal(a.ScanResp, b.ScanResp)
 }
 
 // portAfter returns addr with its port advanced by i (port 0 stays 0).

@@ -1,6 +1,7 @@
 package air
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ type Listener struct {
 
 	mu     sync.Mutex
 	scan   func() []byte // what a scan sees, for the adverts; nil for nothing
+	last   []byte        // the scan of the latest advert
+	advert []byte        // the latest advert, sent again while the scan stays
 	left   bool          // off the air: no more streams
 	why    string        // why it left
 	closed bool          // Close was called
@@ -93,18 +96,29 @@ func (ln *Listener) SetScan(scan func() []byte) {
 	}
 }
 
-// advertise publishes the device's advert, or its goodbye with why.
+// advertise publishes the device's advert, or its goodbye with why. An
+// advert whose scan has not changed is the one sent last: a fleet's
+// devices advertise every second.
 func (ln *Listener) advertise(gone string) {
 	a := Advert{Serial: ln.serial, Program: ln.l.id, Every: ln.l.opts.Interval.Milliseconds(), Gone: gone}
 	ln.mu.Lock()
-	scan := ln.scan
-	ln.mu.Unlock()
-	if scan != nil && gone == "" {
-		if b := scan(); json.Valid(b) && len(b) > 0 && b[0] == '{' {
+	defer ln.mu.Unlock()
+	if gone == "" && ln.scan != nil {
+		if b := ln.scan(); len(b) > 0 && b[0] == '{' {
 			a.Scan = b
 		}
 	}
-	b, _ := json.Marshal(a)
+	b := ln.advert
+	if gone != "" || b == nil || !bytes.Equal(a.Scan, ln.last) {
+		b, _ = json.Marshal(a) // a scan that is not JSON fails here, and goes
+		if b == nil {
+			a.Scan = nil
+			b, _ = json.Marshal(a)
+		}
+		if gone == "" {
+			ln.last, ln.advert = a.Scan, b
+		}
+	}
 	ln.l.nc.Publish(AdvertSubject(ln.serial), b)
 }
 

@@ -294,100 +294,158 @@ type ecgBatch struct {
 // beats' waves), so that the processor works on several samples at once.
 const ecgChunk = 16
 
+// osc gives sin(a + i·b) for i = 0, 1, 2, ...: a rotation per sample
+// instead of a sine. Over a chunk its error stays within a few units in
+// the last place of the sines.
+type osc struct{ s, c, sb, cb float64 }
+
+func newOsc(a, b float64) osc {
+	s, c := math.Sincos(a)
+	sb, cb := math.Sincos(b)
+	return osc{s: s, c: c, sb: sb, cb: cb}
+}
+
+// next returns the sine of the phase and steps to the next.
+func (o *osc) next() float64 {
+	v := o.s
+	o.s, o.c = o.s*o.cb+o.c*o.sb, o.c*o.cb-o.s*o.sb
+	return v
+}
+
+// cycle returns the fraction of a cycle of period p that clock reading t
+// lies into, from whole nanoseconds: exact however long the device runs.
+func cycle(t, p time.Duration) float64 { return float64(t%p) / float64(p) }
+
+// Periods of the ECG's steady sines: the baseline wander at 0.05 Hz and
+// the mains hum at 50 Hz.
+const (
+	wanderPeriod = 20 * time.Second
+	humPeriod    = 20 * time.Millisecond
+)
+
 // fillECG computes samples lo, lo+1, ... of batch b into dst (at most
-// ecgChunk of them), with the beats of m.drawn. The sum of each sample is
-// formed in the order of one sample at a time: the waves of the beats in
-// time order, then atrial fibrillation and added noise, then wander,
-// motion, muscle noise and hum.
+// ecgChunk of them), with the beats of m.drawn. Within a chunk each sine
+// and each wave of a beat is a phase or an offset that grows by the same
+// step from sample to sample: a sine is a rotation per sample (osc), and
+// a Gaussian wave exp(-x²/2) is a product per sample, its ratio from one
+// sample to the next itself falling by a constant factor.
 func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 	var (
-		tn             [ecgChunk]time.Duration
-		nz, in, step   [ecgChunk]float64
-		respSin, ts    [ecgChunk]float64
-		wanderSin, hum [ecgChunk]float64
-		v              [ecgChunk]float64 // the beats' waves
-		on             [ecgChunk]bool
+		nz, in, respSin [ecgChunk]float64
+		v               [ecgChunk]float64 // the beats' waves
+		on              [ecgChunk]bool
 	)
 	n := len(dst)
+	t0 := b.t0 + time.Duration(lo)*b.dt
+	dts := b.dt.Seconds()
 	for i := range n {
-		t := b.t0 + time.Duration(lo+i)*b.dt
-		tn[i] = t
+		t := t0 + time.Duration(i)*b.dt
 		nz[i] = noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
 		on[i] = b.c0
 		if !b.steady {
 			on[i] = m.w.Contact(t)
 		}
-		f := 0.0
-		if b.span > 0 {
-			f = float64(t-b.t0) / b.span
-		}
-		in[i] = b.in0 + (b.in1-b.in0)*f
-		step[i] = b.step0 + (b.step1-b.step0)*f
-		respSin[i] = b.resp0 + (b.resp1-b.resp0)*f // the phase, until the next loop
-		ts[i] = t.Seconds()
+	}
+	// the slow state moves linearly across the batch: f = (t-t0)/span
+	f0, df := 0.0, 0.0
+	if b.span > 0 {
+		f0, df = float64(t0-b.t0)/b.span, float64(b.dt)/b.span
 	}
 	for i := range n {
-		respSin[i] = math.Sin(2 * math.Pi * respSin[i])
+		in[i] = b.in0 + (b.in1-b.in0)*(f0+float64(i)*df)
 	}
-	seedPhase := float64(m.seed % 7)
+	resp := newOsc(2*math.Pi*(b.resp0+(b.resp1-b.resp0)*f0), 2*math.Pi*(b.resp1-b.resp0)*df)
 	for i := range n {
-		wanderSin[i] = math.Sin(2*math.Pi*0.05*ts[i] + seedPhase)
-	}
-	for i := range n {
-		hum[i] = 0.008 * math.Sin(2*math.Pi*50*ts[i])
+		respSin[i] = resp.next()
 	}
 	// the beats' waves: a beat reaches the samples from 0.5 s before its R
-	// peak to 0.8 s after it (in whole nanoseconds, as Seconds would
-	// compare), a wave those within its span
-	var d [ecgChunk]float64
+	// peak to 0.8 s after it, a wave those within five widths of its
+	// centre
+	t1 := t0 + time.Duration(n-1)*b.dt
 	for k := range m.drawn {
 		db := &m.drawn[k]
-		if db.at > tn[n-1]+500*time.Millisecond || db.at < tn[0]-800*time.Millisecond {
+		if db.at > t1+500*time.Millisecond || db.at < t0-800*time.Millisecond {
 			continue
 		}
-		for i := range n {
-			d[i] = math.Inf(1) // outside every wave's span
-			if r := tn[i] - db.at; r >= -500*time.Millisecond && r <= 800*time.Millisecond {
-				d[i] = r.Seconds()
-			}
+		// the samples within the beat's reach, i0 to i1
+		i0, i1 := 0, n-1
+		for i0 <= i1 && t0+time.Duration(i0)*b.dt-db.at < -500*time.Millisecond {
+			i0++
 		}
+		for i1 >= i0 && t0+time.Duration(i1)*b.dt-db.at > 800*time.Millisecond {
+			i1--
+		}
+		if i0 > i1 {
+			continue
+		}
+		d0 := (t0 - db.at).Seconds() // offset of sample 0 from the R peak
 		for j := range db.n {
 			wv := &db.waves[j]
-			for i := range n {
-				if d[i] < wv.lo || d[i] > wv.hi {
-					continue
+			h := dts / wv.width                    // x's step from sample to sample
+			x0 := (d0 - wv.at) / wv.width          // x at sample 0
+			a, z := max(i0, firstAbove(x0, h)), i1 // the samples with -5 < x < 5
+			for a <= z && x0+float64(a)*h <= -5 {
+				a++
+			}
+			for z >= a && x0+float64(z)*h >= 5 {
+				z--
+			}
+			if a > z {
+				continue
+			}
+			x := x0 + float64(a)*h
+			g := math.Exp(-0.5 * x * x)   // the wave at sample a
+			r := math.Exp(-x*h - 0.5*h*h) // its ratio to the next sample
+			q := math.Exp(-h * h)         // the ratio's own ratio
+			for i := a; i <= z; i++ {
+				amp := wv.amp
+				if wv.r {
+					amp *= 1 + 0.05*respSin[i]
 				}
-				x := (d[i] - wv.at) / wv.width
-				if x > -5 && x < 5 {
-					amp := wv.amp
-					if wv.r {
-						amp *= 1 + 0.05*respSin[i]
-					}
-					v[i] += amp * math.Exp(-0.5*x*x)
-				}
+				v[i] += amp * g
+				g *= r
+				r *= q
 			}
 		}
 	}
+	wander := newOsc(2*math.Pi*cycle(t0, wanderPeriod)+float64(m.seed%7), 2*math.Pi*float64(b.dt)/float64(wanderPeriod))
+	hum := newOsc(2*math.Pi*cycle(t0, humPeriod), 2*math.Pi*float64(b.dt%humPeriod)/float64(humPeriod))
+	var step, step2 osc
+	if b.in0 != 0 || b.in1 != 0 {
+		ph, dph := 2*math.Pi*(b.step0+(b.step1-b.step0)*f0), 2*math.Pi*(b.step1-b.step0)*df
+		step, step2 = newOsc(ph, dph), newOsc(2*ph+1, 2*dph)
+	}
 	for i := range n {
+		w, hm := wander.next(), hum.next()
+		var st, st2 float64
+		if b.in0 != 0 || b.in1 != 0 {
+			st, st2 = step.next(), step2.next()
+		}
 		if !on[i] {
 			dst[i] = 0.003 * nz[i]
 			continue
 		}
+		t := t0 + time.Duration(i)*b.dt
 		s := v[i]
-		wander := 0.08*respSin[i] + 0.04*wanderSin[i]
-		motion := 0.0
-		if in[i] != 0 {
-			motion = 0.12 * in[i] * (math.Sin(2*math.Pi*step[i]) + 0.4*math.Sin(4*math.Pi*step[i]+1))
-		}
+		motion := 0.12 * in[i] * (st + 0.4*st2)
 		emg := (ecgEMG + 0.012*in[i]) * nz[i]
-		if b.heart && m.w.RhythmAt(tn[i]) == world.AtrialFibrillation {
-			s += afWave(ts[i])
+		if b.heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
+			s += afWave(t.Seconds())
 		}
 		if m.noise.on() {
-			s += m.noise.at(m.seed, tn[i], ts[i])
+			s += m.noise.at(m.seed, t, t.Seconds())
 		}
-		dst[i] = s + wander + motion + emg + hum[i]
+		dst[i] = s + 0.08*respSin[i] + 0.04*w + motion + emg + 0.008*hm
 	}
+}
+
+// firstAbove returns the first sample i ≥ 0 whose x0 + i·h may exceed -5,
+// h > 0 (exactly, its neighbours checked by the caller).
+func firstAbove(x0, h float64) int {
+	if x0 > -5 {
+		return 0
+	}
+	return int((-5 - x0) / h)
 }
 
 // Contact implements ECGSource.
