@@ -211,12 +211,10 @@ func (s *session) writer() {
 		}
 		events = s.queue.Drain(events[:0])
 		for _, e := range events {
-			s.subsMu.Lock()
-			id, ok := s.subs[e.Sub.Topic.URI()]
-			if e.Ended != 0 && ok {
-				delete(s.subs, e.Sub.Topic.URI())
+			id, ok := e.Sub.Tag.(requestID)
+			if !ok || e.Ended != 0 {
+				id, ok = s.requestOf(e)
 			}
-			s.subsMu.Unlock()
 			if !ok {
 				continue
 			}
@@ -237,6 +235,28 @@ func (s *session) writer() {
 			}
 		}
 	}
+}
+
+// requestID is the id of the request that made a subscription, kept in
+// the subscription's Tag by the session's writer once it has looked it up:
+// the subscription is its client's, the session's, alone.
+type requestID = uint32
+
+// requestOf looks up the id of the request that made e's subscription,
+// and forgets it when e is its end; the writer keeps it in the
+// subscription's Tag for its next notifications (Drain gives none of a
+// subscription that ended).
+func (s *session) requestOf(e resource.Event) (requestID, bool) {
+	uri := e.Sub.Topic.URI()
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	id, ok := s.subs[uri]
+	if e.Ended != 0 && ok {
+		delete(s.subs, uri)
+	} else if ok {
+		e.Sub.Tag = id
+	}
+	return id, ok
 }
 
 func (s *Server) welcome(token string) []byte {
