@@ -32,15 +32,16 @@ const G = 9.80665
 
 // keep is how much control track the model keeps behind the latest time
 // asked for, and keepBeats how much of its beats. Streams read the track at
-// the times of their samples, at most a batch (under a second) behind the
-// latest, and the ECG reads the beats from a second before its samples: a
-// few seconds keep a streaming wearer small (the track is 14 KiB a second).
+// the times of their samples, at most a batch (a quarter of a second, the
+// heart rate's) behind the latest, and the ECG reads the beats from a
+// second before its samples: a few seconds keep a streaming wearer small
+// (the track is 12.5 KiB a second).
 // An older time is computed again, from the latest checkpoint before it (a
 // tick kept every cpEvery, the latest cpKeep of them) or from the start:
 // the track is a function of the seed, the scenario and the injected
 // events, so it comes out the same.
 const (
-	keep      = time.Second
+	keep      = 500 * time.Millisecond
 	keepBeats = 5 * time.Second
 	// slack is how far the track grows past keep before it is compacted.
 	slack   = keep / 4

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -205,6 +206,7 @@ func (o *runOptions) run(cfg senseboard.Config, opts senseboard.FleetOptions, st
 		opts.Air = link
 		var f *senseboard.Fleet
 		if f, err = senseboard.NewFleet(cfg, opts); err == nil {
+			debug.FreeOSMemory() // what making the devices took and left goes back to the system
 			err = o.serve(f, cfg, ln, token, link, log, stdout, stderr)
 		} else {
 			err = startAdvice(err)

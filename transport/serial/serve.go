@@ -292,9 +292,15 @@ func serveConn(ctx context.Context, conn net.Conn, hello, idle time.Duration, pi
 	}
 }
 
+// readBuffer is what a stream reads at a time. A device's clients send
+// requests and pings, small frames; a large one takes more reads (the
+// decoder keeps what a frame has so far), and every connection of a fleet
+// keeps its buffer.
+const readBuffer = 1024
+
 // readFrames hands what a stream reads to feed until the stream fails.
 func readFrames(r io.Reader, feed func([]byte)) {
-	buf := make([]byte, 8192)
+	buf := make([]byte, readBuffer)
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
