@@ -6,6 +6,7 @@ package loopback
 import (
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -31,6 +32,37 @@ func FreePort(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return port
+}
+
+// FreePorts returns the first of n consecutive loopback ports that
+// nothing listens on at the moment of the call, for programs that listen
+// on ports that count up from one (senseboard run --devices n).
+func FreePorts(tb testing.TB, n int) int {
+	tb.Helper()
+	for range 100 {
+		first, err := strconv.Atoi(FreePort(tb))
+		if err != nil || first+n > 65535 {
+			continue
+		}
+		free := true
+		var held []net.Listener
+		for p := first; p < first+n && free; p++ {
+			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+			if err != nil {
+				free = false
+				break
+			}
+			held = append(held, ln)
+		}
+		for _, ln := range held {
+			ln.Close()
+		}
+		if free {
+			return first
+		}
+	}
+	tb.Fatalf("no %d consecutive free loopback ports", n)
+	return 0
 }
 
 // Failing returns a listener whose first accepts fail with errs, one each,

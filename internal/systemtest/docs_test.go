@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ var blockMarks = map[string]string{
 	"synopsis": "the form of a command, with placeholders",
 	"setup":    "installs software or changes the shell (apt, go install, PATH)",
 	"network":  "fetches from the internet",
-	"slow":     "runs long or loads the machine: the test suite itself, benchmarks, fuzzing, fleets of thousands of devices",
+	"slow":     "runs long or needs a tool the test does not have: the test suite itself, benchmarks (whose names TestDocsBenchmarksExist checks), fuzzing, hyperfine",
 }
 
 // docBlock is a fenced shell block of a document.
@@ -168,7 +169,14 @@ func TestDocsBlocksMarked(t *testing.T) {
 // runs devices leaves it out, $SENSEBOARD_HTTP for --http and
 // $SENSEBOARD_BRIDGE for the bleak stand-in. The radio link between the programs is the test's own:
 // $SENSEBOARD_NATS names a free loopback port for the computer's NATS server,
-// which the first program starts and the others join.
+// which the first program starts and the others join; "--nats local" names
+// it too. The fleets of the documents run with a few devices: a command's
+// --devices of more than 3 becomes 3 (the fleet port 7900 and the first
+// port 7910 of a fleet's own ports become free ports, room for them), a
+// load that measures for 10 s or more measures for 2 s (--duration) and
+// reports every second (--every), and a load asks for no least delivery
+// (--min-delivery 0): the test checks that the commands reach every
+// device, not how fast this machine is.
 func TestDocs(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -218,16 +226,30 @@ func TestDocs(t *testing.T) {
 		"XDG_RUNTIME_DIR="+run, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SENSEBOARD_TOKEN=",
 		"PYTHONDONTWRITEBYTECODE=1") // no __pycache__ in the repository's contrib/
 	httpPort, devicePort, secondPort := loopback.FreePort(t), loopback.FreePort(t), loopback.FreePort(t)
+	natsLocal, fleetPort, fleetPorts := "local:"+loopback.FreePort(t), loopback.FreePort(t), strconv.Itoa(loopback.FreePorts(t, docFleet))
 	env = append(env, "SENSEBOARD_HTTP=127.0.0.1:"+httpPort, "SENSEBOARD_BRIDGE=http://127.0.0.1:"+httpPort,
-		"SENSEBOARD_NATS=local:"+loopback.FreePort(t))
+		"SENSEBOARD_NATS="+natsLocal)
 	replace := strings.NewReplacer(":7809", ":"+devicePort, ":7810", ":"+secondPort, ":8080", ":"+httpPort,
-		" /tmp/", " "+files+"/", "=/tmp/", "="+files+"/")
+		":7900", ":"+fleetPort, ":7910", ":"+fleetPorts, " /tmp/", " "+files+"/", "=/tmp/", "="+files+"/")
+	fleet := []struct {
+		re   *regexp.Regexp
+		with string
+	}{
+		{regexp.MustCompile(`--devices ([4-9]|[1-9][0-9]+)\b`), "--devices " + strconv.Itoa(docFleet)},
+		{regexp.MustCompile(`--duration ([1-9][0-9]+s|[0-9]+m)\b`), "--duration 2s"},
+		{regexp.MustCompile(`--every ([1-9][0-9]+s|[0-9]+m)\b`), "--every 1s"},
+		{regexp.MustCompile(`--nats local(\s|$)`), "--nats " + natsLocal + "$1"},
+		{regexp.MustCompile(`(senseboard load)( |$)`), "$1 --min-delivery 0$2"},
+	}
 	rewrite := func(cmd string) string {
 		for _, r := range [][2]string{
 			{"go run ./cmd/senseboard", "senseboard"}, {"go run ./cmd/wbcmd", "wbcmd"},
 			{"go run ./examples/stepcounter/run", "stepcounter"},
 		} {
 			cmd = strings.ReplaceAll(cmd, r[0], r[1])
+		}
+		for _, f := range fleet {
+			cmd = f.re.ReplaceAllString(cmd, f.with)
 		}
 		if strings.HasPrefix(cmd, "senseboard") && !strings.HasPrefix(cmd, "senseboard bridge") && !strings.HasPrefix(cmd, "senseboard load") && !strings.Contains(cmd, "--listen") {
 			c, comment, _ := strings.Cut(cmd, " #")
@@ -328,6 +350,9 @@ func TestDocs(t *testing.T) {
 	}
 }
 
+// docFleet is how many devices the documents' fleets run with in TestDocs.
+const docFleet = 3
+
 // keepsRunning says whether a command of a document starts a program that
 // runs until Ctrl-C, and returns it without a trailing "&".
 func keepsRunning(cmd string) (string, bool) {
@@ -415,4 +440,69 @@ func websocatSession(ctx context.Context, t *testing.T, b docBlock, rewrite func
 		}
 	}
 	return end
+}
+
+// TestDocsBenchmarksExist: every benchmark command of the documents
+// (go test ... -bench PATTERN PACKAGES, in a block or in the text) names
+// benchmarks that exist in each package it names, as the go command
+// matches them (the pattern's first element, unanchored, against the
+// names of the package's Benchmark functions). The benchmarks themselves
+// are slow, so the test reads their names instead of running them.
+func TestDocsBenchmarksExist(t *testing.T) {
+	command := regexp.MustCompile("go test [^`\\n]*-bench [^`\\n]*")
+	benchmark := regexp.MustCompile(`(?m)^func (Benchmark\w*)\(b \*testing\.B\)`)
+	seen := map[string]bool{}
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(filepath.Join(repoRoot(t), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range command.FindAllString(string(text), -1) {
+			cmd = strings.TrimSpace(strings.SplitN(cmd, "#", 2)[0])
+			if seen[cmd] {
+				continue
+			}
+			seen[cmd] = true
+			pattern, pkgs := "", []string(nil)
+			args := strings.Fields(cmd)[2:]
+			for i := 0; i < len(args); i++ {
+				switch a := args[i]; {
+				case a == "-bench" && i+1 < len(args):
+					i++
+					pattern = strings.Trim(args[i], "'")
+				case a == "-run" || a == "-benchtime" || a == "-cpuprofile" || a == "-count":
+					i++
+				case strings.HasPrefix(a, "./"):
+					pkgs = append(pkgs, a)
+				}
+			}
+			if pattern == "" || len(pkgs) == 0 {
+				continue // a mention, such as "go test -bench", with nothing to match
+			}
+			re, err := regexp.Compile(strings.Split(pattern, "/")[0])
+			if err != nil {
+				t.Errorf("%s: %s: the pattern: %v", file, cmd, err)
+				continue
+			}
+			for _, pkg := range pkgs {
+				tests, _ := filepath.Glob(filepath.Join(repoRoot(t), pkg, "*_test.go"))
+				found := false
+				for _, f := range tests {
+					src, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, m := range benchmark.FindAllSubmatch(src, -1) {
+						found = found || re.Match(m[1])
+					}
+				}
+				if !found {
+					t.Errorf("%s: %s: no benchmark of %s matches %q", file, cmd, pkg, pattern)
+				}
+			}
+		}
+	}
+	if len(seen) < 3 {
+		t.Errorf("%d benchmark commands found in the documents", len(seen))
+	}
 }
