@@ -192,3 +192,76 @@ func awaitRun(t *testing.T, done <-chan error, hung string) {
 		t.Fatal(hung)
 	}
 }
+
+// TestFleetLimitsGrow: a fleet's connection limit is 4 per device beyond
+// 256 devices, so that each of 300 devices takes four centrals over the
+// radio link, 1,200 streams where the old limit of 1,024 refused; the next
+// one is refused, and the refusal counts what the program holds and names
+// the flag that raises it. A large fleet has no pseudo-terminals.
+func TestFleetLimitsGrow(t *testing.T) {
+	const devices, each = 300, 4
+	carrier := airtest.Local(t, airtest.FreeLocal(t), air.Options{Interval: 50 * time.Millisecond, Missed: 200, ReconnectWait: 20 * time.Millisecond})
+	f, err := senseboard.NewFleet(senseboard.Config{StateDir: t.TempDir(), Profile: profile.Default().WithSerial("500000")},
+		senseboard.FleetOptions{Devices: devices, Listen: "none", Air: carrier})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if program, perDevice := f.MaxConns(); program != devices*each || perDevice != 64 {
+		t.Errorf("limits %d of the fleet, %d of each device; want %d, 64", program, perDevice, devices*each)
+	}
+	for _, m := range []*senseboard.Member{f.Members[0], f.Members[devices-1]} {
+		if m.PTY != "" {
+			t.Errorf("device %s of %d has a pseudo-terminal %s", m.Device.Serial(), devices, m.PTY)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	central := airtest.Local(t, carrier.URL()[len("nats://"):], air.Options{Interval: 50 * time.Millisecond, Missed: 200})
+	lc := &link.Central{Address: "C0:4C:4F:41:44:00", Name: "test", Timeout: time.Minute}
+	open := func(serial string) (*link.Conn, error) {
+		dctx, dcancel := context.WithTimeout(ctx, time.Minute) // hang guard
+		defer dcancel()
+		s, err := central.Dial(dctx, serial)
+		if err != nil {
+			return nil, err
+		}
+		return lc.Open(dctx, "device "+serial, s, link.Handlers{})
+	}
+	var mu sync.Mutex
+	var conns []*link.Conn
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 16)
+	for i := range devices * each {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			c, err := open(f.Members[i%devices].Device.Serial())
+			if err != nil {
+				t.Errorf("stream %d of %d: %v", i+1, devices*each, err)
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	_, err = open(f.Members[0].Device.Serial())
+	for _, want := range []string{"the program serves 1200 connections at once", "(TCP connections 0, streams of the radio link 1200)", "--max-conns"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("one stream more: %v; want a refusal saying %q", err, want)
+		}
+	}
+}
