@@ -31,6 +31,7 @@ type bridgeFlags struct {
 	token     *string
 	nats      *string
 	natsCreds *string
+	natsID    *string
 	reconnect *bool
 	manual    *bool
 	central   *string
@@ -51,6 +52,7 @@ func addBridgeFlags(fs *flag.FlagSet, httpHelp string) *bridgeFlags {
 		token:     fs.String("token", "", "access token of the bridge's API, needed beyond loopback (default $SENSEBOARD_TOKEN)"),
 		nats:      fs.String("nats", defaultNATS(), "NATS of the radio link between senseboard programs: local (this computer's, on "+air.DefaultLocal+", started here when none runs), local:PORT, nats://[user:password@]host:port[,...] to join a server or cluster elsewhere, or none; $SENSEBOARD_NATS, when set, is the default"),
 		natsCreds: fs.String("nats-creds", "", "NATS credentials file (user JWT and NKey seed) for a --nats nats://… server"),
+		natsID:    fs.String("nats-id", "", "the program's id on the radio link, which names its inbox senseboard.air.in.<id>, for NATS permissions that name it (default: random)"),
 		reconnect: fs.Bool("reconnect", false, "bridge: connect again when a device's connection ends (by default only when asked)"),
 		manual:    fs.Bool("manual", false, "bridge: connect only when asked, not to every device found"),
 		all:       fs.Bool("connect-all", false, "bridge: connect to every device found and keep the connections (by default it connects when a client uses a device)"),
@@ -87,7 +89,7 @@ func (f *bridgeFlags) joinAir(log *slog.Logger, devices int) (*air.Link, error) 
 	if *f.nats == "none" {
 		return nil, nil
 	}
-	return openAir(*f.nats, air.Options{Creds: *f.natsCreds, Log: log, PendingMessages: air.PendingFor(devices)}, ", or none to keep the devices to this program")
+	return openAir(*f.nats, air.Options{Creds: *f.natsCreds, ID: *f.natsID, Log: log, PendingMessages: air.PendingFor(devices)}, ", or none to keep the devices to this program")
 }
 
 // openAir joins the radio link where --nats says, with what to try next

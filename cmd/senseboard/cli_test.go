@@ -66,3 +66,22 @@ func TestCommandErrorIsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestNATSIDRefused: a program id that cannot be a subject's token is
+// refused with what it may be, before anything starts; --nats-id is the
+// radio link's, so the load refuses it over TCP.
+func TestNATSIDRefused(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--state", t.TempDir(), "--http", "none", "--listen", "none", "--pty", "none", "--nats", "local:1", "--nats-id", "a.b"},
+			`program id "a.b": a program's id on the air is 1 to 64 letters, digits, '-' or '_'`},
+		{[]string{"load", "--nats-id", "x"}, "--nats-id is for the radio link: give --nats too"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tt.args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("senseboard %q: exit %d, stderr %q; want %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}

@@ -28,6 +28,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 		fleet    = fs.String("fleet-addr", "", "TCP address of the fleet's port (senseboard run --listen-fleet), instead of --addr: the devices are named by serial there")
 		nats     = fs.String("nats", "", "reach the devices over the radio link between programs instead of TCP: local (this computer's NATS server, as senseboard run joins it), local:PORT, or nats://[user:password@]host:port[,...]")
 		creds    = fs.String("nats-creds", "", "NATS credentials file (user JWT and NKey seed) for a --nats nats://… server")
+		natsID   = fs.String("nats-id", "", "with --nats: the load's id on the radio link, which names its inbox senseboard.air.in.<id>, for NATS permissions that name it (default: random)")
 		interval = fs.Duration("conn-interval", 0, "with --nats: the BLE connection interval to ask each device for (7.5ms to 4s, in steps of 1.25ms); 0 takes the device's slowest (50ms by default), the fewest messages")
 		passKey  = fs.String("pass-key", "", "with --nats: the pass key to pair with, for devices that ask for one")
 		first    = fs.String("serial", profile.Default().Serial, "serial number of the first device on --fleet-addr or --nats; the others count up from it")
@@ -79,7 +80,7 @@ Flags:
 		return fail(stderr, fmt.Errorf("--serial %s needs --fleet-addr or --nats: devices are named by serial only on the fleet's port and the radio link (with --addr each device has its own port)", *first))
 	}
 	if *nats == "" {
-		for _, name := range []string{"nats-creds", "conn-interval", "pass-key"} {
+		for _, name := range []string{"nats-creds", "nats-id", "conn-interval", "pass-key"} {
 			if flagSet(fs, name) {
 				return fail(stderr, fmt.Errorf("--%s is for the radio link: give --nats too", name))
 			}
@@ -154,7 +155,7 @@ Flags:
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *nats != "" {
-		link, err := openAir(*nats, air.Options{Name: load.Name, Creds: *creds, PendingMessages: air.PendingFor(*devices)}, "")
+		link, err := openAir(*nats, air.Options{Name: load.Name, Creds: *creds, ID: *natsID, PendingMessages: air.PendingFor(*devices)}, "")
 		if err != nil {
 			return fail(stderr, err)
 		}
