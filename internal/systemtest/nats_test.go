@@ -2,6 +2,8 @@ package systemtest_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"senseboard"
 	"senseboard/air"
@@ -17,6 +20,7 @@ import (
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
 	"senseboard/link"
+	"senseboard/load"
 	"senseboard/phone"
 	"senseboard/profile"
 )
@@ -399,4 +403,103 @@ func TestServerRestart(t *testing.T) {
 		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000500/Info"})
 		return err == nil && r.Response == 200
 	})
+}
+
+// TestPermissionsOfTheDocs: a NATS server whose users hold the
+// permissions docs/scaling.md gives a device program and a load, each
+// with a fixed inbox (air.Options.ID, --nats-id): the load reaches the
+// program's devices and streams from them; a client of the load's user
+// cannot read the program's inbox, and a device program cannot advertise
+// a device that is not its own.
+func TestPermissionsOfTheDocs(t *testing.T) {
+	devices := []string{"000600", "000601"}
+	var devPub, devSub []string
+	for _, s := range devices {
+		devPub = append(devPub, air.AdvertSubject(s), air.DialSubject(s))
+		devSub = append(devSub, air.DialSubject(s))
+	}
+	users := []*server.User{
+		{Username: "fleet-a", Password: "secret-a", Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: append(devPub, air.InboxSubjects)},
+			Subscribe: &server.SubjectPermission{Allow: append(devSub, air.ScanSubject, air.InboxSubject("fleet-a"), "_INBOX.>")},
+			Response:  &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
+		}},
+		{Username: "load-1", Password: "secret-l", Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{air.ScanSubject, "senseboard.air.dial.>", air.InboxSubjects}},
+			Subscribe: &server.SubjectPermission{Allow: []string{air.AdvertSubjects, air.InboxSubject("load-1"), "_INBOX.>"}},
+		}},
+	}
+	p := port(t)
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: p, Users: users, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(time.Minute) {
+		t.Fatal("the NATS server did not start")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	url := func(user, password string) string { return fmt.Sprintf("nats://%s:%s@127.0.0.1:%d", user, password, p) }
+
+	dev := steady
+	dev.ID = "fleet-a"
+	devLink := join(t, url("fleet-a", "secret-a"), dev)
+	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial(devices[0]), StateDir: t.TempDir()},
+		senseboard.FleetOptions{Devices: len(devices), PTY: "none", Listen: "none", Air: devLink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	central := steady
+	central.ID, central.Name = "load-1", load.Name
+	r, err := load.Run(ctx, load.Config{Air: join(t, url("load-1", "secret-l"), central), Serials: devices,
+		Subscribe: []string{"/Meas/IMU6/52"}, Duration: 500 * time.Millisecond, Timeout: time.Minute})
+	if err != nil && !errors.Is(err, load.ErrBelowThreshold) { // how much arrives is the machine's to say
+		t.Fatalf("the load: %v", err)
+	}
+	if r.Reached != len(devices) || r.Streams[0].Notifications == 0 {
+		t.Errorf("the load reached %d of %d devices, %d notifications", r.Reached, len(devices), r.Streams[0].Notifications)
+	}
+
+	// the load's user cannot read the device program's inbox
+	denied := make(chan error, 4)
+	snoop, err := nats.Connect(url("load-1", "secret-l"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snoop.Close()
+	snoop.Subscribe(air.InboxSubject("fleet-a"), func(*nats.Msg) { t.Error("the load's user read the device program's inbox") })
+	snoop.Flush()
+	select {
+	case err := <-denied:
+		if !errors.Is(err, nats.ErrPermissionViolation) {
+			t.Errorf("subscribing to another's inbox: %v", err)
+		}
+	case <-time.After(time.Minute): // hang guard
+		t.Error("subscribing to another's inbox was not refused")
+	}
+	// nor the device program's user advertise a device not its own
+	fake, err := nats.Connect(url("fleet-a", "secret-a"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	fake.Publish(air.AdvertSubject("000999"), []byte(`{"serial":"000999","program":"fleet-a","every":1000}`))
+	fake.Flush()
+	select {
+	case err := <-denied:
+		if !errors.Is(err, nats.ErrPermissionViolation) {
+			t.Errorf("advertising another device: %v", err)
+		}
+	case <-time.After(time.Minute): // hang guard
+		t.Error("advertising another device was not refused")
+	}
 }
