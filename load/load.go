@@ -122,8 +122,12 @@ type Report struct {
 	// otherwise. Self is what the load's own process cost, likewise.
 	Process, Self *ProcessReport
 	// LoadAverage is the computer's load average over 1, 5 and 15
-	// minutes: how busy the machine was that these figures come from.
+	// minutes, and Idle the share of its processors' time that went
+	// unused since the subscriptions were made (-1 when not known): how
+	// busy the machine was that these figures come from. A machine
+	// without idle time gives each process less than it asks for.
 	LoadAverage [3]float64
+	Idle        float64
 }
 
 // StreamReport is the report of one path over all devices.
@@ -289,6 +293,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	start := time.Now()
 	dev.begin(start)
 	self.begin(start)
+	busy0, idle0, cpuErr := MachineCPU()
 	report := func(final bool) Report {
 		now := time.Now()
 		r := collect(cfg, live, rates, hists, now)
@@ -299,6 +304,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		r.Process, r.Self = dev.report(n, now), self.report(n, now)
 		r.LoadAverage, _ = LoadAverage()
+		r.Idle = -1
+		if busy, idle, err := MachineCPU(); err == nil && cpuErr == nil && busy+idle > busy0+idle0 {
+			r.Idle = float64(idle-idle0) / float64(busy+idle-busy0-idle0)
+		}
 		return r
 	}
 	ticker := time.NewTicker(cfg.Interval)
@@ -646,6 +655,9 @@ func printProcesses(w io.Writer, r Report) {
 	}
 	if la := r.LoadAverage; la != [3]float64{} {
 		parts = append(parts, fmt.Sprintf("machine load average %.2f %.2f %.2f", la[0], la[1], la[2]))
+	}
+	if r.Idle >= 0 && r.Elapsed > 0 {
+		parts = append(parts, fmt.Sprintf("processors idle %.0f%%", 100*r.Idle))
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "  %s\n", strings.Join(parts, "; "))

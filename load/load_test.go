@@ -243,7 +243,7 @@ func testFleet(t *testing.T, fleet bool) {
 	}
 	var b strings.Builder
 	Print(&b, r)
-	for _, want := range append(paths, fmt.Sprintf("device program (PID %d): CPU", os.Getpid()), "per device (", "load program: CPU", "machine load average") {
+	for _, want := range append(paths, fmt.Sprintf("device program (PID %d): CPU", os.Getpid()), "per device (", "load program: CPU", "machine load average", "processors idle") {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary without %q:\n%s", want, b.String())
 		}
@@ -271,6 +271,20 @@ func TestReadUsage(t *testing.T) {
 	}
 	if _, err := ReadUsage(1 << 30); err == nil {
 		t.Error("a process that does not exist read")
+	}
+}
+
+// TestMachineCPU: the computer's processors' time is read, and grows.
+func TestMachineCPU(t *testing.T) {
+	busy0, idle0, err := MachineCPU()
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	for busy, idle := busy0, idle0; busy+idle == busy0+idle0; busy, idle, _ = MachineCPU() {
+		time.Sleep(time.Millisecond)
+	}
+	if busy0 <= 0 || idle0 < 0 {
+		t.Errorf("busy %d, idle %d", busy0, idle0)
 	}
 }
 

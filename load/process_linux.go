@@ -74,6 +74,34 @@ func LoadAverage() ([3]float64, error) {
 	return la, nil
 }
 
+// MachineCPU reads the computer's CPU time from /proc/stat, all its
+// processors together: busy and idle (idle and waiting for I/O), in
+// clock ticks.
+func MachineCPU() (busy, idle int64, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("load: /proc/stat does not parse")
+	}
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("load: /proc/stat does not parse")
+		}
+		switch {
+		case i == 3 || i == 4: // idle, iowait
+			idle += n
+		case i < 8: // user, nice, system, irq, softirq, steal
+			busy += n
+		}
+	}
+	return busy, idle, nil
+}
+
 // ListenerPID finds the process of this computer that listens on a TCP
 // address (host:port; the host a name or address of this computer), from
 // /proc/net/tcp and tcp6 and the processes' descriptors; 0 when none that
