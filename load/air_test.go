@@ -128,6 +128,7 @@ func TestConfigRefused(t *testing.T) {
 		{Config{Addrs: []string{"127.0.0.1:1"}, Subscribe: []string{"/Meas/HR"}, MinDelivery: 2}, "least delivery 2"},
 		{Config{Addrs: []string{"127.0.0.1:1"}, Subscribe: []string{"Meas/HR"}}, `path "Meas/HR"`},
 		{Config{Addrs: []string{"127.0.0.1:1"}, Subscribe: []string{"/Meas/Temp"}}, "no sample rate"},
+		{Config{Addrs: []string{"127.0.0.1:1"}, Subscribe: []string{"/Meas/HR"}, PID: 1 << 30}, "the devices' process: load: process 1073741824"},
 	} {
 		// The words say which setting; ErrConfig says it was the configuration.
 		if _, err := Run(context.Background(), tc.cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {

@@ -2,6 +2,7 @@ package load
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -68,6 +69,8 @@ func startMeters(cfg Config) (dev, self *meter, err error) {
 	if pid > 0 {
 		if dev, err = newMeter(pid); err != nil && cfg.PID == 0 {
 			err = nil // found, but gone or not the load's to read
+		} else if err != nil {
+			err = fmt.Errorf("load: %w: the devices' process: %w", ErrConfig, err)
 		}
 	}
 	return dev, self, err
