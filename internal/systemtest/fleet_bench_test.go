@@ -3,6 +3,7 @@ package systemtest_test
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"senseboard"
 	"senseboard/clock"
+	"senseboard/content"
 	"senseboard/resource"
 	"senseboard/wire"
 	"senseboard/world"
@@ -115,7 +117,9 @@ func cpuTime() time.Duration {
 // the CPU time of the process (getrusage) per device-second: the device
 // side of a fleet, without the connections' write calls. The fleet's
 // clock's scheduler wakes about a thousand times a second whatever the number of
-// devices, so the figure falls as the fleet grows.
+// devices, so the figure falls as the fleet grows. It also reports how
+// late the IMU6 notifications leave, each against its device's first
+// (p50 and p99): the scheduler's own lateness, with no connection between.
 func BenchmarkRealTimeCPU(b *testing.B) {
 	for _, n := range []int{200, 2000} {
 		b.Run(fmt.Sprintf("devices=%d", n), func(b *testing.B) { realTimeCPU(b, n) })
@@ -125,6 +129,7 @@ func BenchmarkRealTimeCPU(b *testing.B) {
 func realTimeCPU(b *testing.B, n int) {
 	devs := make([]*senseboard.Device, n)
 	var clients []*resource.Client
+	late := &lateness{}
 	c := clock.NewReal() // one clock, and its scheduler, for the fleet
 	for i := range devs {
 		d, err := senseboard.New(senseboard.Config{Clock: c, Seed: int64(i), StateDir: b.TempDir()})
@@ -133,7 +138,7 @@ func realTimeCPU(b *testing.B, n int) {
 		}
 		devs[i] = d
 		// a sink per device, as each has its own connection
-		clients = append(clients, subscribeFleet(b, d, &wireSink{buf: make([]byte, 0, 8192)}))
+		clients = append(clients, subscribeFleet(b, d, &lateSink{late: late}))
 	}
 	defer func() {
 		for i, d := range devs {
@@ -142,13 +147,73 @@ func realTimeCPU(b *testing.B, n int) {
 		}
 	}()
 	time.Sleep(time.Second) // past the start of every stream
+	late.reset()
 	b.ResetTimer()
 	cpu0, wall0 := cpuTime(), time.Now()
 	time.Sleep(time.Duration(b.N) * time.Second)
 	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
 	b.StopTimer()
 	b.ReportMetric(float64(cpu.Microseconds())/1000/(float64(n)*wall.Seconds()), "ms-CPU/device-s")
+	p50, p99 := late.percentiles()
+	b.ReportMetric(float64(p50.Microseconds())/1000, "late-p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "late-p99-ms")
 }
+
+// lateness gathers how late notifications leave, over many sinks.
+type lateness struct {
+	mu   sync.Mutex
+	late []time.Duration
+}
+
+func (l *lateness) add(d time.Duration) {
+	l.mu.Lock()
+	l.late = append(l.late, d)
+	l.mu.Unlock()
+}
+
+func (l *lateness) reset() {
+	l.mu.Lock()
+	l.late = l.late[:0]
+	l.mu.Unlock()
+}
+
+func (l *lateness) percentiles() (p50, p99 time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.late) == 0 {
+		return 0, 0
+	}
+	slices.Sort(l.late)
+	return l.late[len(l.late)/2], l.late[len(l.late)*99/100]
+}
+
+// lateSink encodes every notification as a wire frame, as wireSink does,
+// and notes how late each motion notification is against the device's
+// first: its Timestamp says when it is due.
+type lateSink struct {
+	late  *lateness
+	mu    sync.Mutex
+	buf   []byte
+	first time.Time // when the first motion notification came
+	ts0   uint32    // and its Timestamp
+}
+
+func (s *lateSink) Notify(n resource.Notification) bool {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf, _ = wire.AppendJSONFrame(s.buf[:0], wire.Notification, 1, n.Content)
+	if m, ok := n.Content.(*content.MotionData); ok {
+		if s.first.IsZero() {
+			s.first, s.ts0 = now, m.Timestamp
+		} else {
+			s.late.add(now.Sub(s.first.Add(time.Duration(m.Timestamp-s.ts0) * time.Millisecond)))
+		}
+	}
+	return true
+}
+
+func (s *lateSink) Ended(*resource.Subscription, resource.EndReason) {}
 
 // BenchmarkFleetDeviceSecond runs one second of every device per
 // iteration, with IMU6 at 52 Hz, ECG at 125 Hz and heart rate subscribed
