@@ -126,23 +126,15 @@ func TestMarks(t *testing.T) {
 	nc.Flush()
 	at := time.Now().Add(-time.Minute)
 	l.mark(at)
-	eventually(t, "the mark comes back", func() bool { return l.caughtUp().Equal(at) })
+	for hang := time.Now().Add(30 * time.Second); !l.caughtUp().Equal(at); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(hang) {
+			t.Fatal("the mark never came back")
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.marks) != 0 {
 		t.Errorf("marks waiting: %v", l.marks)
-	}
-}
-
-// eventually polls ok until it holds; the deadline only guards a hang.
-func eventually(t testing.TB, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

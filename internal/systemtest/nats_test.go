@@ -44,8 +44,14 @@ func withToken(o air.Options, file string) air.Options {
 // test ends or stop is called.
 func deviceProgram(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
 	t.Helper()
-	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial(serial), StateDir: t.TempDir()},
-		senseboard.FleetOptions{Devices: n, PTY: "none", Listen: "none", Air: link})
+	return runFleet(t, serial, senseboard.FleetOptions{Devices: n, PTY: "none", Listen: "none", Air: link})
+}
+
+// runFleet runs a fleet of opts from serial on, until the test ends or
+// stop is called.
+func runFleet(t *testing.T, serial string, opts senseboard.FleetOptions) (stop func()) {
+	t.Helper()
+	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial(serial), StateDir: t.TempDir()}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,21 +179,8 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 // client of the bridge uses a device, which takes a slot then.
 func TestBridgeTakesNoSlotUntilUsed(t *testing.T) {
 	addr := airtest.FreeLocal(t)
-	devLink := airLink(t, addr)
-	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial("000400"), StateDir: t.TempDir()},
-		senseboard.FleetOptions{Devices: 3, PTY: "none", Listen: "none", Air: devLink, MaxConnsPerDevice: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
+	runFleet(t, "000400", senseboard.FleetOptions{Devices: 3, PTY: "none", Listen: "none", Air: airLink(t, addr), MaxConnsPerDevice: 1})
+	ctx := context.Background()
 	c := runBridge(t, airLink(t, addr))
 	serials := []string{"000400", "000401", "000402"}
 	for _, s := range serials {
@@ -219,6 +212,7 @@ func TestBridgeTakesNoSlotUntilUsed(t *testing.T) {
 		lk.Close()
 	}
 	var r *bridgeclient.Response
+	var err error
 	for { // the device's slot frees once its program sees the stream end
 		r, err = c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000401/Info"})
 		if err == nil || !strings.Contains(err.Error(), "too many connections") {
@@ -443,21 +437,8 @@ func TestPermissionsOfTheDocs(t *testing.T) {
 
 	dev := steady
 	dev.ID = "fleet-a"
-	devLink := join(t, url("fleet-a", "secret-a"), dev)
-	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial(devices[0]), StateDir: t.TempDir()},
-		senseboard.FleetOptions{Devices: len(devices), PTY: "none", Listen: "none", Air: devLink})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
+	deviceProgram(t, join(t, url("fleet-a", "secret-a"), dev), devices[0], len(devices))
+	ctx := context.Background()
 	central := steady
 	central.ID, central.Name = "load-1", load.Name
 	r, err := load.Run(ctx, load.Config{Air: join(t, url("load-1", "secret-l"), central), Serials: devices,
@@ -469,37 +450,30 @@ func TestPermissionsOfTheDocs(t *testing.T) {
 		t.Errorf("the load reached %d of %d devices, %d notifications", r.Reached, len(devices), r.Streams[0].Notifications)
 	}
 
-	// the load's user cannot read the device program's inbox
-	denied := make(chan error, 4)
-	snoop, err := nats.Connect(url("load-1", "secret-l"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snoop.Close()
-	snoop.Subscribe(air.InboxSubject("fleet-a"), func(*nats.Msg) { t.Error("the load's user read the device program's inbox") })
-	snoop.Flush()
-	select {
-	case err := <-denied:
-		if !errors.Is(err, nats.ErrPermissionViolation) {
-			t.Errorf("subscribing to another's inbox: %v", err)
+	// refused checks that what a client of a user does is refused
+	refused := func(what, user, password string, do func(*nats.Conn)) {
+		t.Helper()
+		denied := make(chan error, 4)
+		nc, err := nats.Connect(url(user, password), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
+		if err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(time.Minute): // hang guard
-		t.Error("subscribing to another's inbox was not refused")
-	}
-	// nor the device program's user advertise a device not its own
-	fake, err := nats.Connect(url("fleet-a", "secret-a"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
-	fake.Publish(air.AdvertSubject("000999"), []byte(`{"serial":"000999","program":"fleet-a","every":1000}`))
-	fake.Flush()
-	select {
-	case err := <-denied:
-		if !errors.Is(err, nats.ErrPermissionViolation) {
-			t.Errorf("advertising another device: %v", err)
+		defer nc.Close()
+		do(nc)
+		nc.Flush()
+		select {
+		case err := <-denied:
+			if !errors.Is(err, nats.ErrPermissionViolation) {
+				t.Errorf("%s: %v", what, err)
+			}
+		case <-time.After(time.Minute): // hang guard
+			t.Errorf("%s was not refused", what)
 		}
-	case <-time.After(time.Minute): // hang guard
-		t.Error("advertising another device was not refused")
 	}
+	refused("the load's user reading the device program's inbox", "load-1", "secret-l", func(nc *nats.Conn) {
+		nc.Subscribe(air.InboxSubject("fleet-a"), func(*nats.Msg) { t.Error("the load's user read the device program's inbox") })
+	})
+	refused("the device program's user advertising a device not its own", "fleet-a", "secret-a", func(nc *nats.Conn) {
+		nc.Publish(air.AdvertSubject("000999"), []byte(`{"serial":"000999","program":"fleet-a","every":1000}`))
+	})
 }
