@@ -165,11 +165,13 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		d := open(s)
 		srv := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
 		r.local[s] = d
+		// as a program's bridge reaches its own devices: a scan reads the
+		// radio, a connection takes a stream
 		cfg.Local = append(cfg.Local, phone.Peripheral{Serial: s, Inject: d.InjectJSON, Faults: d.Faults, Dial: func(context.Context) (net.Conn, error) {
 			dev, central := net.Pipe()
 			wg.Go(func() { srv.ServeConn(ctx, dev) })
 			return central, nil
-		}})
+		}, Scan: func() (link.AdvertMsg, bool) { return srv.Scan(), true }})
 	}
 	var devices *air.Link // the program of the remote devices
 	if len(rc.remote) > 0 {
@@ -184,6 +186,7 @@ func newRig(t testing.TB, rc rigConfig) *rig {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ln.SetScan(func() []byte { b, _ := json.Marshal(srv.Scan()); return b }) // as a program's devices advertise
 		r.remote[s] = d
 		rctx, stop := context.WithCancel(ctx)
 		r.stop[s] = stop
