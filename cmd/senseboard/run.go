@@ -79,7 +79,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.state, "state", "", "directory of the non-volatile memory (default "+wire.DefaultStateDir()+")")
 	fs.StringVar(&o.profile, "profile", "", "device profile: a built-in one by name ("+strings.Join(profile.Names(), ", ")+") or a file (YAML build settings and product data); optional")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of everything random: the same seed and scenario give the same data")
-	fs.StringVar(&o.pty, "pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty; none for no pty)")
+	fs.StringVar(&o.pty, "pty", "", "link to the device's pseudo-terminal (default <state>/<serial>/tty, for fleets of up to 256 devices; none for no pty)")
 	fs.StringVar(&o.port, "serial-port", "", "also serve on this real serial port, for example /dev/ttyUSB0")
 	fs.IntVar(&o.baud, "baud", wire.DefaultBaud, "baud rate of --serial-port")
 	fs.StringVar(&o.listen, "listen", wire.DefaultAddress, "TCP address to serve on (none for no TCP); beyond loopback only with --listen-beyond-loopback")
