@@ -92,8 +92,8 @@ func TestSchedulerStopAfterRun(t *testing.T) {
 	}
 }
 
-// AfterPass runs its function at once outside a pass, and within a pass
-// after every call of the pass has run.
+// AfterPass runs its function at once outside a pass, before the first
+// and after one, and within a pass after every call of the pass has run.
 func TestAfterPass(t *testing.T) {
 	r := NewReal()
 	var _ Batcher = r
@@ -128,6 +128,18 @@ func TestAfterPass(t *testing.T) {
 		if after := strings.HasPrefix(s, "after"); after != (i >= n) {
 			t.Fatalf("ran %v: every call of the pass must run before the functions deferred to its end", got)
 		}
+	}
+	// once the pass has ended, AfterPass runs its function at once again
+	after := make(chan bool, 1)
+	r.AfterFunc(0, func() {
+		r.AfterPass(func() {
+			ran := false
+			r.AfterPass(func() { ran = true })
+			after <- ran
+		})
+	})
+	if !<-after {
+		t.Error("AfterPass after a pass ended did not run its function at once")
 	}
 }
 
