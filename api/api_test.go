@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-openapi/spec"
 
 	"senseboard/resource"
 )
@@ -117,8 +120,13 @@ func TestParseEndpointTableShorthand(t *testing.T) {
 | POST, SUBSCRIBE | /D and /E | | |
 | any | /F | | |
 | POST, DELETE | /G/Subscription | | |
+| POST | /H/Subscription | | |
+| DELETE | /I/Subscription | | |
+| GET | /J/Subscription |
+| GET | /K |
 
 after the table
+| GET | /L |
 `)
 	got, err := ParseEndpointTable(md)
 	if err != nil {
@@ -126,10 +134,33 @@ after the table
 	}
 	want := []Endpoint{{"SUBSCRIBE", "/A"}, {"GET", "/B/{X}/Params"}, {"PUT", "/B/{X}/Params"}, {"PUT", "/C"},
 		{"POST", "/D"}, {"SUBSCRIBE", "/D"}, {"POST", "/E"}, {"SUBSCRIBE", "/E"},
-		{"GET", "/F"}, {"PUT", "/F"}, {"POST", "/F"}, {"DELETE", "/F"}, {"SUBSCRIBE", "/F"}, {"SUBSCRIBE", "/G"}}
+		{"GET", "/F"}, {"PUT", "/F"}, {"POST", "/F"}, {"DELETE", "/F"}, {"SUBSCRIBE", "/F"}, {"SUBSCRIBE", "/G"},
+		{"SUBSCRIBE", "/H"}, {"SUBSCRIBE", "/I"}, {"GET", "/K"}}
 	sortEndpoints(want)
 	if d := diff(got, want); d != "" {
 		t.Errorf("parsed (first) vs want (second):\n%s", d)
+	}
+	// a line that is no row before the first row is passed over
+	if got, err := ParseEndpointTable([]byte("| Method | Path |\nthe rows:\n| GET | /A |\n")); err != nil || fmt.Sprint(got) != "[GET /A]" {
+		t.Errorf("a line before the rows: %v, %v", got, err)
+	}
+	for _, bad := range []string{"| Method | Path |\n|---|---|\n", "| Method | Path |\n| GET | A |\n", "no table\n"} {
+		if got, err := ParseEndpointTable([]byte(bad)); err == nil {
+			t.Errorf("%q: %v, want an error", bad, got)
+		}
+	}
+}
+
+// An endpoint list is read line by line; a bad line is named by its number.
+func TestReadEndpointList(t *testing.T) {
+	got, err := ReadEndpointList([]byte("# the list\n\nPUT /B\nGET /A\n"))
+	if err != nil || fmt.Sprint(got) != "[GET /A PUT /B]" {
+		t.Errorf("read %v, %v; want [GET /A PUT /B]", got, err)
+	}
+	for _, bad := range []string{"# the list\n\nGET\n", "# the list\n\nGET A\n"} {
+		if _, err := ReadEndpointList([]byte(bad)); err == nil || !strings.Contains(err.Error(), "line 3: ") {
+			t.Errorf("%q: %v, want an error naming line 3", bad, err)
+		}
 	}
 }
 
@@ -220,5 +251,23 @@ func TestCheckContent(t *testing.T) {
 	if err := CheckContent(info, map[string]any{"manufacturerName": "m", "brandName": nil, "productName": "p", "variant": "v",
 		"hwCompatibilityId": "h", "hwConfig": "c", "serial": "s", "pcbaSerial": "p", "sw": "1", "hw": "1", "apiLevel": "1"}); err != nil {
 		t.Errorf("null in a nullable field: %v", err)
+	}
+	// the elements of an array are checked as the schema of its items says
+	var list spec.Schema
+	if err := json.Unmarshal([]byte(`{"type": "object", "properties": {"list": {"type": "array", "items": {"type": "object",
+		"properties": {"a": {"type": "integer", "format": "int32", "x-nullable": true}}}}}}`), &list); err != nil {
+		t.Fatal(err)
+	}
+	elems := func(e ...any) map[string]any { return map[string]any{"list": e} }
+	if err := CheckContent(&list, elems(map[string]any{"a": 1}, map[string]any{"a": nil})); err != nil {
+		t.Errorf("null in a nullable field of an element: %v", err)
+	}
+	for name, bad := range map[string]any{
+		"undeclared in an element":     elems(map[string]any{"a": 1}, map[string]any{"a": 1, "b": 2}),
+		"int32 overflow in an element": elems(map[string]any{"a": 1}, map[string]any{"a": 1 << 40}),
+	} {
+		if err := CheckContent(&list, bad); err == nil {
+			t.Errorf("%s: CheckContent accepted %v", name, bad)
+		}
 	}
 }
