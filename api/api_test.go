@@ -271,3 +271,56 @@ func TestCheckContent(t *testing.T) {
 		}
 	}
 }
+
+// A definition's operations read as the file says: the resource described
+// by its first operation, an operation's parameter in place of the path's
+// of the same name and location, the response of 200 and each status, a body
+// parameter's record.
+func TestParseOperations(t *testing.T) {
+	const doc = `swagger: '2.0'
+info: {version: NA, title: T, x-api-state: stable, x-api-required: true, x-api-type: public}
+paths:
+  /A/{X}:
+    parameters:
+      - {name: X, in: path, required: true, type: integer, format: uint8}
+      - {name: q, in: query, required: false, type: integer, format: uint8}
+    get:
+      description: Read A.
+      parameters:
+        - {name: X, in: path, required: true, type: integer, format: uint16}
+        - {name: q, in: query, required: false, type: integer, format: uint16}
+      responses:
+        200: {description: ok, schema: {type: integer, format: int32}}
+        404: {description: none}
+    put:
+      description: Write A.
+      parameters:
+        - {name: v, in: body, required: true, schema: {$ref: '#/definitions/V'}}
+      responses:
+        200: {description: done}
+definitions:
+  V: {type: object, properties: {a: {type: integer, format: int32}}}
+`
+	f, err := Parse("a.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &Set{}
+	if err := set.Add(f); err != nil {
+		t.Fatal(err)
+	}
+	r := set.Resource("/A/{X}")
+	if r == nil || r.Description != "Read A." {
+		t.Fatalf("resource %+v, want one described as its GET", r)
+	}
+	get, put := r.Ops[resource.Get], r.Ops[resource.Put]
+	if len(get.Params) != 2 || get.Params[0].TypeName() != "uint16" || get.Params[1].TypeName() != "uint16" {
+		t.Errorf("GET's parameters %+v, want X and q as uint16s", get.Params)
+	}
+	if get.Response == nil || !get.Response.Type.Contains("integer") || get.Statuses[404] != "none" {
+		t.Errorf("GET's response %v and statuses %v, want an integer and 404 none", get.Response, get.Statuses)
+	}
+	if len(put.Params) != 3 || put.Params[1].TypeName() != "uint8" || put.Params[2].Record != "V" || put.Response != nil || put.Statuses[200] != "done" {
+		t.Errorf("PUT's parameters %+v, response %v, statuses %v; want X, q as a uint8 and the record V, none, 200 done", put.Params, put.Response, put.Statuses)
+	}
+}
