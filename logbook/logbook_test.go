@@ -327,3 +327,16 @@ func TestStateNotifications(t *testing.T) {
 		t.Errorf("entries %+v, want one modified at about %d", es, utc)
 	}
 }
+
+// A notification too large for one chunk is logged whole, in several.
+func TestLargeNotificationsLogged(t *testing.T) {
+	d := senseboardtest.New(t, senseboard.Config{})
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/208"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+	d.Advance(time.Second)
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+	// 208 samples of each sensor in 1 s, 8 to a notification
+	if n := samples(t, logBytes(t, d, 1)); n["MeasIMU9.ArrayAcc.x"] < 200 || n["MeasIMU9.ArrayMagn.z"] != n["MeasIMU9.ArrayAcc.x"] {
+		t.Errorf("%d IMU9 samples in 1 s at 208 Hz (magn %d)", n["MeasIMU9.ArrayAcc.x"], n["MeasIMU9.ArrayMagn.z"])
+	}
+}
