@@ -72,17 +72,36 @@ func TestStorageFindsLogs(t *testing.T) {
 	}
 }
 
-// A log may fill the storage to its last byte.
+// A log may fill the storage to its last byte; of chunks that overflow
+// it, those that fit are kept. An index that cannot be saved is an error
+// of the log's closing.
 func TestStorageFillsExactly(t *testing.T) {
 	chunk := sbem.AppendChunk(nil, 100, []byte{1, 2, 3, 4})
-	s, _ := openStorage(t, t.TempDir(), len(sbem.Header)+len(chunk))
+	dir := t.TempDir()
+	s, _ := openStorage(t, dir, len(sbem.Header)+2*len(chunk))
 	if _, err := s.Create(1); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Append(chunk, 1); err != nil {
-		t.Errorf("a chunk that fits exactly: %v", err)
+		t.Errorf("a chunk that fits: %v", err)
 	}
-	if err := s.Append(chunk, 1); !errors.Is(err, logbook.ErrFull) {
+	if err := s.Append(append(chunk, chunk...), 1); !errors.Is(err, logbook.ErrFull) {
+		t.Errorf("two chunks where one fits: %v, want ErrFull", err)
+	}
+	if err := s.Append(chunk, 9); !errors.Is(err, logbook.ErrFull) {
 		t.Errorf("a chunk more: %v, want ErrFull", err)
+	}
+	if es := s.Entries(); len(es) != 1 || es[0].Size != uint64(len(sbem.Header)+2*len(chunk)) || es[0].Modified != 1 {
+		t.Errorf("entries %+v, want one log that fills the storage, modified when its last chunk was written", es)
+	}
+	index := filepath.Join(dir, "logbook.json")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(index, "in the way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CloseLog(); err == nil {
+		t.Error("the index could not be saved, and CloseLog reported nothing")
 	}
 }
