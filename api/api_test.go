@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-openapi/spec"
 
 	"senseboard/resource"
 )
@@ -117,8 +120,13 @@ func TestParseEndpointTableShorthand(t *testing.T) {
 | POST, SUBSCRIBE | /D and /E | | |
 | any | /F | | |
 | POST, DELETE | /G/Subscription | | |
+| POST | /H/Subscription | | |
+| DELETE | /I/Subscription | | |
+| GET | /J/Subscription |
+| GET | /K |
 
 after the table
+| GET | /L |
 `)
 	got, err := ParseEndpointTable(md)
 	if err != nil {
@@ -126,10 +134,33 @@ after the table
 	}
 	want := []Endpoint{{"SUBSCRIBE", "/A"}, {"GET", "/B/{X}/Params"}, {"PUT", "/B/{X}/Params"}, {"PUT", "/C"},
 		{"POST", "/D"}, {"SUBSCRIBE", "/D"}, {"POST", "/E"}, {"SUBSCRIBE", "/E"},
-		{"GET", "/F"}, {"PUT", "/F"}, {"POST", "/F"}, {"DELETE", "/F"}, {"SUBSCRIBE", "/F"}, {"SUBSCRIBE", "/G"}}
+		{"GET", "/F"}, {"PUT", "/F"}, {"POST", "/F"}, {"DELETE", "/F"}, {"SUBSCRIBE", "/F"}, {"SUBSCRIBE", "/G"},
+		{"SUBSCRIBE", "/H"}, {"SUBSCRIBE", "/I"}, {"GET", "/K"}}
 	sortEndpoints(want)
 	if d := diff(got, want); d != "" {
 		t.Errorf("parsed (first) vs want (second):\n%s", d)
+	}
+	// a line that is no row before the first row is passed over
+	if got, err := ParseEndpointTable([]byte("| Method | Path |\nthe rows:\n| GET | /A |\n")); err != nil || fmt.Sprint(got) != "[GET /A]" {
+		t.Errorf("a line before the rows: %v, %v", got, err)
+	}
+	for _, bad := range []string{"| Method | Path |\n|---|---|\n", "| Method | Path |\n| GET | A |\n", "no table\n"} {
+		if got, err := ParseEndpointTable([]byte(bad)); err == nil {
+			t.Errorf("%q: %v, want an error", bad, got)
+		}
+	}
+}
+
+// An endpoint list is read line by line; a bad line is named by its number.
+func TestReadEndpointList(t *testing.T) {
+	got, err := ReadEndpointList([]byte("# the list\n\nPUT /B\nGET /A\n"))
+	if err != nil || fmt.Sprint(got) != "[GET /A PUT /B]" {
+		t.Errorf("read %v, %v; want [GET /A PUT /B]", got, err)
+	}
+	for _, bad := range []string{"# the list\n\nGET\n", "# the list\n\nGET A\n"} {
+		if _, err := ReadEndpointList([]byte(bad)); err == nil || !strings.Contains(err.Error(), "line 3: ") {
+			t.Errorf("%q: %v, want an error naming line 3", bad, err)
+		}
 	}
 }
 
@@ -220,5 +251,76 @@ func TestCheckContent(t *testing.T) {
 	if err := CheckContent(info, map[string]any{"manufacturerName": "m", "brandName": nil, "productName": "p", "variant": "v",
 		"hwCompatibilityId": "h", "hwConfig": "c", "serial": "s", "pcbaSerial": "p", "sw": "1", "hw": "1", "apiLevel": "1"}); err != nil {
 		t.Errorf("null in a nullable field: %v", err)
+	}
+	// the elements of an array are checked as the schema of its items says
+	var list spec.Schema
+	if err := json.Unmarshal([]byte(`{"type": "object", "properties": {"list": {"type": "array", "items": {"type": "object",
+		"properties": {"a": {"type": "integer", "format": "int32", "x-nullable": true}}}}}}`), &list); err != nil {
+		t.Fatal(err)
+	}
+	elems := func(e ...any) map[string]any { return map[string]any{"list": e} }
+	if err := CheckContent(&list, elems(map[string]any{"a": 1}, map[string]any{"a": nil})); err != nil {
+		t.Errorf("null in a nullable field of an element: %v", err)
+	}
+	for name, bad := range map[string]any{
+		"undeclared in an element":     elems(map[string]any{"a": 1}, map[string]any{"a": 1, "b": 2}),
+		"int32 overflow in an element": elems(map[string]any{"a": 1}, map[string]any{"a": 1 << 40}),
+	} {
+		if err := CheckContent(&list, bad); err == nil {
+			t.Errorf("%s: CheckContent accepted %v", name, bad)
+		}
+	}
+}
+
+// A definition's operations read as the file says: the resource described
+// by its first operation, an operation's parameter in place of the path's
+// of the same name and location, the response of 200 and each status, a body
+// parameter's record.
+func TestParseOperations(t *testing.T) {
+	const doc = `swagger: '2.0'
+info: {version: NA, title: T, x-api-state: stable, x-api-required: true, x-api-type: public}
+paths:
+  /A/{X}:
+    parameters:
+      - {name: X, in: path, required: true, type: integer, format: uint8}
+      - {name: q, in: query, required: false, type: integer, format: uint8}
+    get:
+      description: Read A.
+      parameters:
+        - {name: X, in: path, required: true, type: integer, format: uint16}
+        - {name: q, in: query, required: false, type: integer, format: uint16}
+      responses:
+        200: {description: ok, schema: {type: integer, format: int32}}
+        404: {description: none}
+    put:
+      description: Write A.
+      parameters:
+        - {name: v, in: body, required: true, schema: {$ref: '#/definitions/V'}}
+      responses:
+        200: {description: done}
+definitions:
+  V: {type: object, properties: {a: {type: integer, format: int32}}}
+`
+	f, err := Parse("a.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &Set{}
+	if err := set.Add(f); err != nil {
+		t.Fatal(err)
+	}
+	r := set.Resource("/A/{X}")
+	if r == nil || r.Description != "Read A." {
+		t.Fatalf("resource %+v, want one described as its GET", r)
+	}
+	get, put := r.Ops[resource.Get], r.Ops[resource.Put]
+	if len(get.Params) != 2 || get.Params[0].TypeName() != "uint16" || get.Params[1].TypeName() != "uint16" {
+		t.Errorf("GET's parameters %+v, want X and q as uint16s", get.Params)
+	}
+	if get.Response == nil || !get.Response.Type.Contains("integer") || get.Statuses[404] != "none" {
+		t.Errorf("GET's response %v and statuses %v, want an integer and 404 none", get.Response, get.Statuses)
+	}
+	if len(put.Params) != 3 || put.Params[1].TypeName() != "uint8" || put.Params[2].Record != "V" || put.Response != nil || put.Statuses[200] != "done" {
+		t.Errorf("PUT's parameters %+v, response %v, statuses %v; want X, q as a uint8 and the record V, none, 200 done", put.Params, put.Response, put.Statuses)
 	}
 }

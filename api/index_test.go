@@ -25,6 +25,20 @@ func TestIndexAndValues(t *testing.T) {
 	if eeprom == nil {
 		t.Fatal("GET /Component/Eeprom/0 not found")
 	}
+	// an operation of two optional parameters
+	f, err := api.Parse("optional.yaml", []byte("swagger: '2.0'\ninfo: {version: NA, title: T, x-api-state: stable, x-api-required: true, x-api-type: public}\n"+
+		"paths:\n  /A:\n    put:\n      parameters:\n"+
+		"        - {name: A, in: query, required: false, type: integer, format: int32}\n"+
+		"        - {name: B, in: query, required: false, type: integer, format: int32}\n"+
+		"      responses:\n        200: {description: ok}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &api.Set{}
+	if err := set.Add(f); err != nil {
+		t.Fatal(err)
+	}
+	optional := api.NewIndex(set).Operation(resource.Put, "/A")
 	for _, tt := range []struct {
 		o     *api.Operation
 		value string
@@ -38,6 +52,11 @@ func TestIndexAndValues(t *testing.T) {
 		{eeprom, `{"Addr":1,"Len":1,"addr":2}`, "given twice"},
 		{eeprom, `{"Addr":1,"Size":1}`, `has no parameter "Size"`},
 		{eeprom, `[1,2]`, "takes 2 parameters: the value is an object"},
+		{eeprom, `"` + strings.Repeat("x", 58) + `"`, `x" given`}, // 60 bytes, shown whole
+		{eeprom, `"` + strings.Repeat("x", 59) + `"`, `x... given`},
+		{optional, `{}`, `[]`},
+		{optional, `{"b":2}`, "missing parameter A (it is optional, but a later parameter is given)"},
+		{optional, `{"a":1}`, `[1]`},
 	} {
 		vals, err := tt.o.Values(json.RawMessage(tt.value))
 		got := "["

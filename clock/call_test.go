@@ -112,13 +112,15 @@ func TestCallOtherClock(t *testing.T) {
 	c.At(5)
 	c.At(6) // in place of the run at 5
 	v.Advance(10)
+	c.At(15) // at the clock's reading, 5 from now
+	v.Advance(5)
 	c.At(20)
 	if !c.Stop() {
 		t.Fatal("Stop of a pending call reported none")
 	}
 	v.Advance(20)
-	if ran != 1 {
-		t.Fatalf("ran %d times, want 1", ran)
+	if ran != 2 {
+		t.Fatalf("ran %d times, want 2", ran)
 	}
 }
 

@@ -179,6 +179,28 @@ func TestHoldKeepsAdvanceWaiting(t *testing.T) {
 	}
 }
 
+// The release of the last hold wakes AdvanceTo, which waits for it.
+func TestReleaseWakesAdvance(t *testing.T) {
+	v := NewVirtual()
+	v.AfterFunc(time.Second, func() {
+		v.Hold(1)
+		go func() {
+			time.Sleep(10 * time.Millisecond) // AdvanceTo waits meanwhile
+			v.Release(1)
+		}()
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v.Advance(2 * time.Second)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("AdvanceTo still waits after the last hold was released")
+	}
+}
+
 // Run ends with its context even while work holds the clock: a program
 // that stops does not wait for work that waits for it.
 func TestRunEndsWhileHeld(t *testing.T) {

@@ -92,8 +92,8 @@ func TestSchedulerStopAfterRun(t *testing.T) {
 	}
 }
 
-// AfterPass runs its function at once outside a pass, and within a pass
-// after every call of the pass has run.
+// AfterPass runs its function at once outside a pass, before the first
+// and after one, and within a pass after every call of the pass has run.
 func TestAfterPass(t *testing.T) {
 	r := NewReal()
 	var _ Batcher = r
@@ -129,6 +129,18 @@ func TestAfterPass(t *testing.T) {
 			t.Fatalf("ran %v: every call of the pass must run before the functions deferred to its end", got)
 		}
 	}
+	// once the pass has ended, AfterPass runs its function at once again
+	after := make(chan bool, 1)
+	r.AfterFunc(0, func() {
+		r.AfterPass(func() {
+			ran := false
+			r.AfterPass(func() { ran = true })
+			after <- ran
+		})
+	})
+	if !<-after {
+		t.Error("AfterPass after a pass ended did not run its function at once")
+	}
 }
 
 // Each real clock has a scheduler of its own: a pass of one clock is no
@@ -163,4 +175,66 @@ func TestSchedulerDrainAllocs(t *testing.T) {
 	if ran != 101 {
 		t.Errorf("the call ran %d times, want 101", ran)
 	}
+}
+
+// wait waits for done, failing the test if it never comes.
+func wait(t *testing.T, done <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s never ran", what)
+	}
+}
+
+// A call runs no earlier than asked, and a call made in place of the
+// earliest pending one moves it: one run stays pending, which Stop cancels.
+func TestRealAfterFuncAndReschedule(t *testing.T) {
+	r := NewReal()
+	const d = 20 * time.Millisecond
+	start := r.Now()
+	done := make(chan time.Duration, 1)
+	r.AfterFunc(d, func() { done <- r.Now() })
+	if at := <-done; at-start < d {
+		t.Errorf("a call after %v ran after %v", d, at-start)
+	}
+	c := NewCall(r, func() {})
+	c.At(time.Hour)
+	c.At(2 * time.Hour) // in place of the earliest pending run
+	r.s.mu.Lock()
+	n := len(r.s.calls)
+	r.s.mu.Unlock()
+	if n != 1 || !c.Stop() || c.Stop() {
+		t.Errorf("%d runs pending after scheduling one twice, want 1, which Stop cancels once", n)
+	}
+}
+
+// A call runs at its time when the scheduler's timer was set for a later
+// one, on a clock that has run for long, and when a blocking call holds
+// the runner after the watchdog found nothing else to run.
+func TestRealWakesForEachCall(t *testing.T) {
+	later := NewReal()
+	far := later.AfterFunc(time.Hour, func() {})
+	defer far.Stop()
+	old := &Real{s: newScheduler(time.Now().Add(-time.Hour))}
+	for _, tt := range []struct {
+		name string
+		r    *Real
+	}{
+		{"a call before a pending one", later},
+		{"a clock an hour old", old},
+	} {
+		done := make(chan struct{})
+		tt.r.AfterFunc(time.Millisecond, func() { close(done) })
+		wait(t, done, tt.name)
+	}
+
+	r := NewReal()
+	release := make(chan struct{})
+	blocked := make(chan struct{})
+	r.AfterFunc(0, func() { close(blocked); <-release })
+	<-blocked
+	time.Sleep(3 * stallLimit) // the watchdog looks, and finds no call to run
+	r.AfterFunc(0, func() { close(release) })
+	wait(t, release, "a call made while another blocks")
 }

@@ -185,6 +185,30 @@ func TestAppendPayload(t *testing.T) {
 	}
 }
 
+// Size is the length of what Append appends for a stream's notification,
+// and -1 for other content.
+func TestSize(t *testing.T) {
+	m := NewMotionData(1, 3, true, false, true)
+	for _, c := range []any{
+		m, NewMotionData(2, 1, false, true, false), &MotionData{},
+		NewECGData(3, 5), NewECGDataMV(4, 7), NewHRData(60, 1000), &HRData{RRData: []uint16{1, 2, 3}},
+		&TempData{}, TempData{},
+	} {
+		b, err := Append(nil, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Size(c); got != len(b) {
+			t.Errorf("Size(%T %v) = %d, Append appends %d", c, c, got, len(b))
+		}
+	}
+	for _, c := range []any{resource.Uint8(1), &AccInfo{}, nil} {
+		if got := Size(c); got != -1 {
+			t.Errorf("Size(%T) = %d, want -1", c, got)
+		}
+	}
+}
+
 // An array with more elements than its uint8 count can say is refused,
 // naming it; one of MaxArray elements is encoded whole.
 func TestAppendArrayLimit(t *testing.T) {

@@ -81,3 +81,33 @@ func TestNewHRData(t *testing.T) {
 		t.Errorf("NewHRData allocates %v times, want 1", n)
 	}
 }
+
+// exactFloat32 takes the numbers whose digits make a mantissa below 2^23
+// and whose power of ten is at most 10 either way, and no others; what it
+// takes it converts as strconv.ParseFloat does (FuzzExactFloat32).
+func TestExactFloat32Reach(t *testing.T) {
+	for _, tt := range []struct {
+		n    string
+		want float32 // 0 for a number it leaves to strconv
+	}{
+		{"-0.981057", -0.981057},
+		{"-9.810573", 0},
+		{"0.07", 0.07},
+		{"8388607", 8388607},
+		{"8388608", 0},
+		{"838860.8", 0},
+		{"1e10", 1e10},
+		{"1E+10", 1e10},
+		{"1e11", 0},
+		{"1e-10", 1e-10},
+		{"1e-11", 0},
+		{"12.5e-3", 0.0125},
+		{"0.5e-10", 0},
+		{"10e-11", 0},
+	} {
+		f, ok := exactFloat32([]byte(tt.n))
+		if ok != (tt.want != 0) || f != tt.want {
+			t.Errorf("exactFloat32(%s) = %v, %t; want %v, %t", tt.n, f, ok, tt.want, tt.want != 0)
+		}
+	}
+}

@@ -378,7 +378,8 @@ var float32Pow10 = [...]float32{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9
 // arithmetic when that is exact: when its digits make a mantissa below
 // 2^23 and its power of ten is at most 10 either way. strconv.ParseFloat
 // takes the same way first, so the result is its own. Most samples of the
-// motion streams (-9.810573, 0.07) go this way; the others report false.
+// motion streams (-0.981057, 0.07, but not -9.810573) go this way; the
+// others report false.
 func exactFloat32(n []byte) (float32, bool) {
 	var mant uint32
 	exp, i, neg := 0, 0, false

@@ -175,10 +175,78 @@ func TestDecodeJSONRefuses(t *testing.T) {
 		{`{"x":"a\x"}`, "an escape"},
 		{`{"x":[1,2}`, ", or ] in an array"},
 		{`{"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, "values nest deeper than 10000"},
+		{`{"x":` + strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat("}", 10000) + `}`, "values nest deeper than 10000"},
+		{`{"Time`, `the input ends where the " that ends a member name is wanted`},
+		{"{\"a\n\":1}", "a character of a member name"},
+		{`{"a" 1}`, "the : after a member name of MotionData"},
+		{`{"Timestamp":`, "the input ends where a number is wanted"},
+		{`{"Timestamp":12`, "the input ends where , or } in MotionData is wanted"},
+		{`{"Timestamp":1.5`, "1.5 is not a uint32"},
+		{`{"Timestamp":1e`, "the input ends where a digit of the exponent is wanted"},
+		{`{"x":`, "the input ends where a value is wanted"},
+		{`{"x":"abc`, `the input ends where the " that ends a string is wanted`},
+		{`{"x":"\`, "the input ends where an escape is wanted"},
+		{`{"x":"\u12`, "the input ends where a hexadecimal digit of an escape is wanted"},
+		{`{"x":"\u00g0"}`, "at byte 10, 'g' where a hexadecimal digit of an escape is wanted"},
+		{`{"x":"\u00:0"}`, "at byte 10, ':' where a hexadecimal digit"},
+		{`{"x":"\u00G0"}`, "at byte 10, 'G' where a hexadecimal digit"},
 	} {
 		err := new(content.MotionData).DecodeJSON([]byte(tt.in))
 		if !errors.Is(err, content.ErrJSON) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%.40q: %v, want ErrJSON saying %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// What encoding/json accepts into a notification, DecodeJSON accepts with
+// the same values: strings with every escape, values nested as deep as
+// allowed, and more values side by side than that depth.
+func TestDecodeJSONAccepts(t *testing.T) {
+	many := func(v string) string { return strings.TrimSuffix(strings.Repeat(v+",", 10001), ",") }
+	for _, in := range []string{
+		`{"x":"a\"b\\\/\b\f\n\r\t\u00E9\u09af\uAF00c","Timestamp":5,"y":"","z":[true,false,null,-0.5e+3]}`,
+		`{"x":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `,"Timestamp":6}`,
+		`{"x":` + strings.Repeat(`{"a":`, 9999) + `1` + strings.Repeat("}", 9999) + `,"Timestamp":7}`,
+		`{"x":[` + many(`{}`) + `],"y":[` + many(`{"a":1}`) + `],"z":[` + many(`[]`) + `],"w":[` + many(`[1]`) + `],"Timestamp":8}`,
+	} {
+		for _, fresh := range decoders() {
+			got := fresh()
+			if err := got.DecodeJSON([]byte(in)); err != nil {
+				t.Errorf("%T: %.60q: %v", got, in, err)
+				continue
+			}
+			want := reflect.New(reflect.TypeOf(got).Elem()).Interface().(decoder)
+			if err := json.Unmarshal([]byte(in), want); err != nil {
+				t.Fatalf("encoding/json refuses %.60q: %v", in, err)
+			}
+			if g, w := encode(t, got), encode(t, want); string(g) != string(w) {
+				t.Errorf("%T of %.60q: %s, encoding/json %s", got, in, g, w)
+			}
+		}
+	}
+}
+
+// A fresh notification decodes its arrays into its own room, as one made
+// by its New function does.
+func TestDecodeJSONFreshRoom(t *testing.T) {
+	var e content.ECGData
+	var mv content.ECGDataMV
+	var h content.HRData
+	for _, tt := range []struct {
+		d    decoder
+		in   string
+		room func() int
+		want int
+	}{
+		{&e, `{"Samples":[1,2,3]}`, func() int { return cap(e.Samples) }, content.ECGArraySize},
+		{&mv, `{"Samples":[1,2,3]}`, func() int { return cap(mv.Samples) }, content.ECGArraySize},
+		{&h, `{"rrData":[900]}`, func() int { return cap(h.RRData) }, 1},
+	} {
+		if err := tt.d.DecodeJSON([]byte(tt.in)); err != nil {
+			t.Fatal(err)
+		}
+		if got := tt.room(); got != tt.want {
+			t.Errorf("%T: room for %d, want its own %d", tt.d, got, tt.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package logbook_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,5 +286,57 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The Logbook's states are notified as they change: IsOpen when logging
+// starts and stops, IsFull when a log fills the storage and when the logs
+// are erased. A log's modification time is the device's UTC time in
+// seconds.
+func TestStateNotifications(t *testing.T) {
+	p := profile.Default()
+	p.Logbook.Capacity = 4096
+	d := senseboardtest.New(t, senseboard.Config{Profile: p})
+	const utc = 1_700_000_000
+	d.Expect(200, resource.Put, "/Time", resource.Int64(utc*1_000_000))
+	open, full := d.Subscribe("/Mem/Logbook/IsOpen"), d.Subscribe("/Mem/Logbook/IsFull")
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/13"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+	d.Advance(2 * time.Second)
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/208"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+	d.Advance(5 * time.Second) // fills the storage, which stops logging
+	es := entries(t, d)
+	d.Expect(200, resource.Delete, "/Mem/Logbook/Entries")
+	d.Advance(time.Second)
+	values := func(s *senseboardtest.Sub) string {
+		var got []bool
+		for _, c := range s.Contents() {
+			got = append(got, c.(resource.Value).Bool())
+		}
+		return fmt.Sprint(got)
+	}
+	if got, want := values(open), "[true false true false]"; got != want {
+		t.Errorf("IsOpen notified %s, want %s", got, want)
+	}
+	if got, want := values(full), "[true false]"; got != want {
+		t.Errorf("IsFull notified %s, want %s", got, want)
+	}
+	if len(es) != 1 || es[0].Modified < utc || es[0].Modified > utc+10 {
+		t.Errorf("entries %+v, want one modified at about %d", es, utc)
+	}
+}
+
+// A notification too large for one chunk is logged whole, in several.
+func TestLargeNotificationsLogged(t *testing.T) {
+	d := senseboardtest.New(t, senseboard.Config{})
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/IMU9/208"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+	d.Advance(time.Second)
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+	// 208 samples of each sensor in 1 s, 8 to a notification
+	if n := samples(t, logBytes(t, d, 1)); n["MeasIMU9.ArrayAcc.x"] < 200 || n["MeasIMU9.ArrayMagn.z"] != n["MeasIMU9.ArrayAcc.x"] {
+		t.Errorf("%d IMU9 samples in 1 s at 208 Hz (magn %d)", n["MeasIMU9.ArrayAcc.x"], n["MeasIMU9.ArrayMagn.z"])
 	}
 }

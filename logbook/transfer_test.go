@@ -101,11 +101,12 @@ func TestLogDataBySubscription(t *testing.T) {
 	}
 }
 
-// Unsubscribing stops a transfer; bad and missing ids are refused with
+// Unsubscribing stops a transfer, and not another subscriber's; bad and
+// missing ids are refused with
 // what is allowed.
 func TestLogDataSubscriptionErrors(t *testing.T) {
 	d := senseboardtest.New(t, senseboard.Config{})
-	id, _ := makeLog(t, d, 10)
+	id, data := makeLog(t, d, 10)
 	for _, tt := range []struct {
 		id     int32
 		status resource.Status
@@ -121,6 +122,7 @@ func TestLogDataSubscriptionErrors(t *testing.T) {
 	}
 
 	s := d.Subscribe("/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id)))
+	other := d.Subscribe("/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id))) // reads on
 	first := s.Contents()
 	if len(first) == 0 {
 		t.Fatal("no notification at subscription")
@@ -134,6 +136,19 @@ func TestLogDataSubscriptionErrors(t *testing.T) {
 	}
 	if more := s.Contents(); len(more) != 0 {
 		t.Errorf("%d notifications after unsubscribing", len(more))
+	}
+	var a assembly
+	for range 10000 {
+		for _, c := range other.Contents() {
+			a.add(t, c)
+		}
+		if a.ends == logbook.DataEnds {
+			break
+		}
+		d.Advance(time.Millisecond)
+	}
+	if a.ends != logbook.DataEnds || !bytes.Equal(a.data, data) {
+		t.Errorf("the other subscriber read %d of %d bytes and %d end marks", len(a.data), len(data), a.ends)
 	}
 }
 

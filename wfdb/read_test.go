@@ -1,8 +1,10 @@
 package wfdb
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -14,6 +16,12 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"r 1 360\nr.dat :4\n", `line 2: format ":4"`},
 		{"r 1 360\nr.dat\n", "line 2: want file name and format"},
 		{"r 0\n", "number of signals"},
+		{"r 65\n", `number of signals "65"`},
+		{"r\n", "line 1: want record name and number of signals"},
+		{"r 1 0\n", `sampling frequency "0"`},
+		{"r 1 1000000\n", `sampling frequency "1000000"`},
+		{"r 1 360 -1\n", `number of samples "-1"`},
+		{"r 1 360\nr.dat 212 200(x)\n", `line 2: baseline in "200(x)"`},
 		{"# only a comment\n", "no record line"},
 	}
 	for _, tt := range headers {
@@ -23,6 +31,41 @@ func TestParseHeaderErrors(t *testing.T) {
 	}
 	if h, err := ParseHeader([]byte("r 1 360\nr.dat 212x2:1+0 200\n")); err != nil || h.Signals[0].Format != 212 {
 		t.Errorf("format with samples per frame, skew and offset: %+v %v", h, err)
+	}
+}
+
+// What a header says, ParseHeader reads, and what it leaves out takes
+// WFDB's defaults: 250 Hz, a gain of 200, a baseline of the ADC zero.
+func TestParseHeader(t *testing.T) {
+	sig := func(format int, gain float64, baseline int, desc string) Signal {
+		return Signal{File: "r.dat", Format: format, Gain: gain, Baseline: baseline, Description: desc}
+	}
+	for _, tt := range []struct {
+		hea  string
+		want Header
+	}{
+		{"r 1\nr.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(16, 200, 0, "")}}},
+		{"r 1 999999.5/360 0\nr.dat 212 100\n", Header{Record: "r", Rate: 999999.5, Signals: []Signal{sig(212, 100, 0, "")}}},
+		{"r 1 360 7\nr.dat 212 0 12\n", Header{Record: "r", Rate: 360, Samples: 7, Signals: []Signal{sig(212, 200, 0, "")}}},
+		{"r 1 360\nr.dat 212 x/mV 12 1024\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 200, 1024, "")}}},
+		{"r 1 360\nr.dat 212 (5) 12 1024\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 200, 5, "")}}},
+		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, -3, "")}}},
+		{"r 1 360\nr.dat 212 400 12 1024 0 0 0 V5 lead\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, 1024, "V5 lead")}}},
+		{"r 1\nr.dat 212\nmore.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(212, 200, 0, "")}}},
+	} {
+		h, err := ParseHeader([]byte(tt.hea))
+		if err != nil {
+			t.Errorf("%q: %v", tt.hea, err)
+			continue
+		}
+		if !reflect.DeepEqual(*h, tt.want) {
+			t.Errorf("%q:\n%+v, want\n%+v", tt.hea, *h, tt.want)
+		}
+	}
+	// as many signals as a header may have
+	hea := "r 64\n" + strings.Repeat("r.dat 212\n", 64)
+	if h, err := ParseHeader([]byte(hea)); err != nil || len(h.Signals) != 64 {
+		t.Errorf("64 signals: %v", err)
 	}
 }
 
@@ -37,6 +80,19 @@ func TestDecode212(t *testing.T) {
 	s1, _ := Decode212(dat, 2, 1)
 	if fmt.Sprint(s0, s1) != "[1 2047] [-1 -2048]" {
 		t.Errorf("two signals: %v %v", s0, s1)
+	}
+	// three signals, the samples 1, -1, 2047 and -2048, 0, 5, and two bytes
+	// of a frame cut short
+	dat = append(dat, 0x00, 0x00, 0x05, 0x07, 0x00)
+	for sig, want := range []string{"[1 -2048]", "[-1 0]", "[2047 5]"} {
+		if got, err := Decode212(dat, 3, sig); err != nil || fmt.Sprint(got) != want {
+			t.Errorf("signal %d of three: %v %v, want %s", sig, got, err, want)
+		}
+	}
+	for _, bad := range [][2]int{{0, 0}, {2, 2}, {2, -1}} {
+		if _, err := Decode212(dat, bad[0], bad[1]); err == nil {
+			t.Errorf("signal %d of %d: no error", bad[1], bad[0])
+		}
 	}
 }
 
@@ -148,6 +204,51 @@ func FuzzParseHeader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ParseAnnotations reads each kind of word, and the words of a file cut
+// short or of times that go below zero are refused.
+func TestParseAnnotations(t *testing.T) {
+	w := func(code, v int) []byte { return []byte{byte(v), byte(code<<2 | v>>8&3)} }
+	cat := func(words ...[]byte) []byte { return bytes.Join(words, nil) }
+	for _, tt := range []struct {
+		name string
+		atr  []byte
+		want []Annotation // nil for an error
+		err  string       // in the error
+	}{
+		{"NUM, SUB, CHN and AUX before the first annotation",
+			cat(w(60, 3), w(61, 1), w(62, 2), w(63, 2), []byte("ab"), w(1, 5)),
+			[]Annotation{{Sample: 5, Code: 1, Num: 3, Chan: 2}}, ""},
+		{"a time step of code 0, an odd byte at the end",
+			cat(w(0, 7), w(1, 5), []byte{9}),
+			[]Annotation{{Sample: 12, Code: 1}}, ""},
+		{"words after the end word",
+			cat(w(1, 5), w(0, 0), w(1, 5)),
+			[]Annotation{{Sample: 5, Code: 1}}, ""},
+		{"NUM and SUB of 512 and over are negative",
+			cat(w(1, 1), w(60, 512), w(61, 1023), w(5, 1)),
+			[]Annotation{{Sample: 1, Code: 1, Num: -512, Sub: -1}, {Sample: 2, Code: 5, Num: -512}}, ""},
+		{"NUM and SUB of 511", cat(w(1, 1), w(60, 511), w(61, 511)), []Annotation{{Sample: 1, Code: 1, Num: 511, Sub: 511}}, ""},
+		{"a SKIP that ends the file", cat(w(1, 1), w(59, 0), []byte{1, 0, 2, 0}), []Annotation{{Sample: 1, Code: 1}}, ""},
+		{"a SKIP and an AUX of odd length that end the file",
+			cat(w(59, 0), []byte{1, 0, 2, 0}, w(28, 0), w(63, 3), []byte("(AB")),
+			[]Annotation{{Sample: 65538, Code: 28, Aux: "(AB"}}, ""},
+		{"a truncated SKIP", cat(w(1, 1), w(59, 0), []byte{1, 0, 2}), nil, "truncated SKIP"},
+		{"an AUX past the end", cat(w(1, 1), w(63, 4), []byte("(AB")), nil, "AUX of 4 bytes at byte 4 runs past the end (7 bytes)"},
+		{"a negative time", cat(w(59, 0), []byte{0xFF, 0xFF, 0xFF, 0xFF}, w(1, 0)), nil, "negative time -1 at byte 6"},
+	} {
+		got, err := ParseAnnotations(tt.atr)
+		if tt.want == nil {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: %+v, %v; want an error saying %q", tt.name, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: %+v, %v; want %+v", tt.name, got, err, tt.want)
+		}
+	}
 }
 
 func FuzzParseAnnotations(f *testing.F) {

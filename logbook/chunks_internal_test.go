@@ -1,0 +1,62 @@
+package logbook
+
+import (
+	"testing"
+
+	"senseboard/content"
+)
+
+// A motion stream's SBEM name and rate come from its path.
+func TestStreamName(t *testing.T) {
+	for _, tt := range []struct {
+		uri  string
+		name string
+		rate float64
+	}{
+		{"/Meas/IMU9/208", "MeasIMU9", 208},
+		{"Meas/Acc/52/", "MeasAcc", 52},
+		{"/Meas/Gyro", "MeasGyro", 0},
+		{"/Meas", "", 0},
+		{"/Other/Meas/Magn/13", "MeasMagn", 13},
+	} {
+		if name, rate := streamName(tt.uri); name != tt.name || rate != tt.rate {
+			t.Errorf("streamName(%q) = %q, %v; want %q, %v", tt.uri, name, rate, tt.name, tt.rate)
+		}
+	}
+}
+
+// A motion notification goes in chunks as large as stay below the SBEM
+// escape, in order, each stamped with the time of its first sample.
+func TestChunksOfSplits(t *testing.T) {
+	const n = 6
+	m := content.NewMotionData(1000, n, true, true, true)
+	for i := range n {
+		m.ArrayAcc[i].X, m.ArrayGyro[i].X, m.ArrayMagn[i].X = float32(i), float32(10+i), float32(20+i)
+	}
+	per := (maxChunk - 4) / (3 * 12) // samples of three arrays that fit
+	for _, tt := range []struct {
+		uri string
+		ts  []uint32 // of each chunk
+	}{
+		{"/Meas/IMU9/208", []uint32{1000, 1000 + uint32(per*1000/208)}},
+		{"/Meas/IMU9", []uint32{1000, 1000}},
+	} {
+		chunks := chunksOf(tt.uri, m, content.Layout{})
+		if len(chunks) != len(tt.ts) {
+			t.Fatalf("%s: %d chunks, want %d", tt.uri, len(chunks), len(tt.ts))
+		}
+		off := 0
+		for i, c := range chunks {
+			want := min(per, n-off)
+			part := content.NewMotionData(tt.ts[i], want, true, true, true)
+			copy(part.ArrayAcc, m.ArrayAcc[off:])
+			copy(part.ArrayGyro, m.ArrayGyro[off:])
+			copy(part.ArrayMagn, m.ArrayMagn[off:])
+			data, _ := content.Append(nil, part)
+			if c.n != want || string(c.data) != string(data) || len(c.data) >= maxChunk+1 {
+				t.Errorf("%s: chunk %d of %d samples, % x; want %d, % x", tt.uri, i, c.n, c.data, want, data)
+			}
+			off += c.n
+		}
+	}
+}

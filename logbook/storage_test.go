@@ -1,0 +1,107 @@
+package logbook_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"senseboard/logbook"
+	"senseboard/nvm"
+	"senseboard/sbem"
+)
+
+// openStorage opens the log storage of the state directory dir, and
+// returns it with the state directory's store, to close.
+func openStorage(t *testing.T, dir string, capacity int) (*logbook.Storage, *nvm.Store) {
+	t.Helper()
+	store, err := nvm.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	s, err := logbook.OpenStorage(store, capacity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, store
+}
+
+// The storage writes nothing until the first log. Opened with an index
+// that lost logs, it finds them again in id order, ignores files that are
+// no logs, and gives new logs ids after them.
+func TestStorageFindsLogs(t *testing.T) {
+	dir := t.TempDir()
+	s, store := openStorage(t, dir, 1<<20)
+	if _, err := os.Stat(filepath.Join(dir, "logbook.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("an index before the first log: %v", err)
+	}
+	for range 3 {
+		if _, err := s.Create(7); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseLog(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// an index that lost logs 1 and 2 and the next id
+	if err := store.WriteJSON("logbook.json", map[string]any{"entries": []logbook.Entry{{ID: 3, Modified: 7}}}); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	logs := filepath.Join(dir, "logbook")
+	log3, err := os.ReadFile(filepath.Join(logs, "00000003.sbem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"00000000.sbem", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(logs, name), log3, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ = openStorage(t, dir, 1<<20)
+	header := uint64(len(sbem.Header))
+	want := []logbook.Entry{{ID: 1, Size: header}, {ID: 2, Size: header}, {ID: 3, Modified: 7, Size: header}}
+	if got := s.Entries(); !reflect.DeepEqual(got, want) {
+		t.Errorf("entries %+v, want %+v", got, want)
+	}
+	if id, err := s.Create(8); err != nil || id != 4 {
+		t.Errorf("new log %d, %v; want 4", id, err)
+	}
+}
+
+// A log may fill the storage to its last byte; of chunks that overflow
+// it, those that fit are kept. An index that cannot be saved is an error
+// of the log's closing.
+func TestStorageFillsExactly(t *testing.T) {
+	chunk := sbem.AppendChunk(nil, 100, []byte{1, 2, 3, 4})
+	dir := t.TempDir()
+	s, _ := openStorage(t, dir, len(sbem.Header)+2*len(chunk))
+	if _, err := s.Create(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(chunk, 1); err != nil {
+		t.Errorf("a chunk that fits: %v", err)
+	}
+	if err := s.Append(append(chunk, chunk...), 1); !errors.Is(err, logbook.ErrFull) {
+		t.Errorf("two chunks where one fits: %v, want ErrFull", err)
+	}
+	if err := s.Append(chunk, 9); !errors.Is(err, logbook.ErrFull) {
+		t.Errorf("a chunk more: %v, want ErrFull", err)
+	}
+	if es := s.Entries(); len(es) != 1 || es[0].Size != uint64(len(sbem.Header)+2*len(chunk)) || es[0].Modified != 1 {
+		t.Errorf("entries %+v, want one log that fills the storage, modified when its last chunk was written", es)
+	}
+	index := filepath.Join(dir, "logbook.json")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(index, "in the way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CloseLog(); err == nil {
+		t.Error("the index could not be saved, and CloseLog reported nothing")
+	}
+}
