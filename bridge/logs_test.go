@@ -122,9 +122,12 @@ func TestLogsOverHTTP(t *testing.T) {
 
 	// CSV: a row per value
 	status, hdr, csvFile := r.download("/" + entry.Downloads["csv"])
+	if status != 200 {
+		t.Fatalf("CSV download: %d %.300s", status, csvFile)
+	}
 	rows, err := csv.NewReader(bytes.NewReader(csvFile)).ReadAll()
-	if status != 200 || err != nil || len(rows) != values+1 || strings.Join(rows[0], ",") != logfile.CSVHeader || !strings.HasPrefix(hdr.Get("Content-Type"), "text/csv") {
-		t.Errorf("CSV download: %d, %d rows for %d values, %v, header %q", status, len(rows), values, err, rows[0])
+	if err != nil || len(rows) != values+1 || strings.Join(rows[0], ",") != logfile.CSVHeader || !strings.HasPrefix(hdr.Get("Content-Type"), "text/csv") {
+		t.Errorf("CSV download: %d rows for %d values, %v, first row %q", len(rows), values, err, rows[:min(1, len(rows))])
 	}
 
 	// JSON: the records
