@@ -316,6 +316,7 @@ func TestDocs(t *testing.T) {
 				script = nil
 				cmd := exec.CommandContext(ctx, "bash", "-e", "-c", rewrite(text))
 				cmd.Dir, cmd.Env = work, env
+				began := time.Now()
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Fatalf("%s: the commands\n%s\nfailed: %v\n%s", b, text, err, out)
@@ -323,7 +324,7 @@ func TestDocs(t *testing.T) {
 				if l := refusal.Find(out); l != nil {
 					t.Errorf("%s: the commands\n%s\nwere refused (%s):\n%s", b, text, l, out)
 				}
-				t.Logf("%s:\n%s\n%s", b, text, out)
+				t.Logf("%s (%v):\n%s\n%s", b, time.Since(began).Round(time.Millisecond), text, out)
 			}
 			for _, line := range b.cmds {
 				if c, ok := keepsRunning(line); ok {
