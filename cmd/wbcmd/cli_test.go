@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"senseboard/profile"
 )
@@ -55,7 +56,8 @@ func TestEscapeOnlyOnATerminal(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	if _, terminal := watchEscape(r); terminal {
+	if _, stop, terminal := watchEscape(r); terminal {
+		stop()
 		t.Error("a pipe is taken for a terminal")
 	}
 	if got := listening(false); strings.Contains(got, "ESC") {
@@ -68,8 +70,8 @@ func TestEscapeOnlyOnATerminal(t *testing.T) {
 	}
 	defer ptm.Close()
 	defer tty.Close()
-	esc, terminal := watchEscape(tty)
-	defer restoreTerminal()
+	esc, stop, terminal := watchEscape(tty)
+	defer stop()
 	if !terminal {
 		t.Fatal("a pseudo-terminal is not taken for a terminal")
 	}
@@ -80,4 +82,20 @@ func TestEscapeOnlyOnATerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-esc // a guard-free wait: the test's own timeout ends a hang
+	stop()
+	if tio, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err != nil || tio.Lflag&unix.ICANON == 0 || tio.Lflag&unix.ECHO == 0 {
+		t.Errorf("after stop the terminal is not back in line mode with echo: %v", err)
+	}
+
+	// stopped before any key: its goroutine ends (stop waits for it) and
+	// the terminal is restored
+	_, stop, terminal = watchEscape(tty)
+	if !terminal {
+		t.Fatal("a pseudo-terminal is not taken for a terminal the second time")
+	}
+	stop()
+	stop() // twice is harmless
+	if tio, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err != nil || tio.Lflag&unix.ICANON == 0 {
+		t.Errorf("after an early stop the terminal is not back in line mode: %v", err)
+	}
 }

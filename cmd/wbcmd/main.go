@@ -231,7 +231,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	defer restoreTerminal()
 	c, err := client.Dial(ctx, o.port, &client.Options{Timeout: o.timeout, Name: "wbcmd " + profile.Version})
 	if err != nil {
 		fmt.Fprintln(stderr, "wbcmd:", err)

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -74,7 +75,8 @@ func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader,
 		fmt.Fprintf(stderr, "wbcmd: recording to %s\n", rec.File(env.URI))
 	}
 	recording := rec != nil
-	esc, terminal := watchEscape(stdin)
+	esc, stopEscape, terminal := watchEscape(stdin)
+	defer stopEscape()
 	fmt.Fprintf(stdout, "%s::onSubscribeResult\n", env.URI)
 	fmt.Fprintln(stdout, listening(terminal))
 	var deadline <-chan time.Time
@@ -168,28 +170,45 @@ func listening(terminal bool) string {
 
 // watchEscape returns a channel that receives when ESC is pressed, and
 // whether it can: when stdin is a terminal, which then goes to character
-// mode (no echo) until the process exits. Ctrl-C stays a signal.
-func watchEscape(stdin io.Reader) (<-chan struct{}, bool) {
+// mode (no echo) until stop is called. Ctrl-C stays a signal. stop ends the
+// watch, waits for its goroutine and restores the terminal; it is safe to
+// call more than once.
+func watchEscape(stdin io.Reader) (esc <-chan struct{}, stop func(), terminal bool) {
 	ch := make(chan struct{})
+	none := func() {}
 	f, ok := stdin.(*os.File)
 	if !ok {
-		return ch, false
+		return ch, none, false
 	}
 	fd := int(f.Fd())
 	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
-		return ch, false // not a terminal
+		return ch, none, false // not a terminal
 	}
 	old := *t
 	t.Lflag &^= unix.ICANON | unix.ECHO
 	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
 	if unix.IoctlSetTermios(fd, unix.TCSETS, t) != nil {
-		return ch, false
+		return ch, none, false
 	}
-	restoreTerminal = func() { unix.IoctlSetTermios(fd, unix.TCSETS, &old) }
-	go func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		b := make([]byte, 1)
 		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			// a read only when a byte waits, so that stop is seen within
+			// escapePoll
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if n, err := unix.Poll(fds, int(escapePoll.Milliseconds())); err == unix.EINTR || err == nil && n == 0 {
+				continue
+			} else if err != nil || fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+				return
+			}
 			n, err := f.Read(b)
 			if err != nil {
 				return
@@ -199,12 +218,20 @@ func watchEscape(stdin io.Reader) (<-chan struct{}, bool) {
 				return
 			}
 		}
-	}()
-	return ch, true
+	})
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			unix.IoctlSetTermios(fd, unix.TCSETS, &old)
+		})
+	}, true
 }
 
-// restoreTerminal undoes watchEscape's terminal mode.
-var restoreTerminal = func() {}
+// escapePoll is how long watchEscape's goroutine waits for a key before it
+// looks whether it is to stop.
+const escapePoll = 100 * time.Millisecond
 
 // printEnvelope prints an envelope's JSON, indented unless compact.
 func printEnvelope(w io.Writer, raw []byte, compact bool) {
