@@ -201,14 +201,14 @@ func (o *runOptions) run(cfg senseboard.Config, opts senseboard.FleetOptions, st
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if percent, ok := fleetGC(o.devices, os.Getenv); ok {
-		debug.SetGCPercent(percent)
-	}
 	link, err := o.bridge.joinAir(log, o.devices)
 	if err == nil {
 		opts.Air = link
 		var f *senseboard.Fleet
 		if f, err = senseboard.NewFleet(cfg, opts); err == nil {
+			if percent, ok := fleetGC(o.devices, os.Getenv); ok {
+				debug.SetGCPercent(percent) // once made: making the devices collects less
+			}
 			debug.FreeOSMemory() // what making the devices took and left goes back to the system
 			err = o.serve(f, cfg, ln, token, link, log, stdout, stderr)
 		} else {
