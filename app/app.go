@@ -5,7 +5,10 @@
 // on the app's own goroutine, one callback at a time, so app code needs no
 // locks: the results of its asynchronous calls (Get, Put, Post, Delete,
 // Subscribe), its notifications, its timers, and the requests for the
-// resources it provides. Calls are carried out in the order they are made.
+// resources it provides. That goroutine runs while the app has something
+// to do, so an idle app holds none: the callbacks of one burst of work and
+// of the next may run on different goroutines, never at once. Calls are
+// carried out in the order they are made.
 // Context methods are meant to be called from the app's goroutine, that is
 // from Start and from the callbacks.
 //
