@@ -385,7 +385,15 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 		f.closers = append(f.closers, ln)
 		f.onAir = append(f.onAir, ln)
 		m.Air = ln.Addr().String()
-		f.serve = append(f.serve, func(context.Context) error { return m.radio.Serve(f.airCtx, ln) })
+		ln.Handle(func(conn net.Conn) { // no goroutine per device waits for streams
+			f.radioMu.Lock()
+			defer f.radioMu.Unlock()
+			if f.stopped {
+				conn.Close()
+				return
+			}
+			f.radios.Go(func() { m.radio.ServeAccepted(f.airCtx, conn) })
+		})
 	}
 	return m, nil
 }

@@ -120,7 +120,7 @@ func TestGetResponsesMatchDefinitions(t *testing.T) {
 	d, _ := newDevice(t, allModules(t))
 	for _, r := range d.Routes() {
 		res := deviceResource(r)
-		if res == nil || r.Handler(resource.Get) == nil || len(r.Params()) > 0 || r.Subtree() {
+		if res == nil || !r.Serves(resource.Get) || len(r.Params()) > 0 || r.Subtree() {
 			continue
 		}
 		op := res.Ops[resource.Get]

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,6 +168,43 @@ func TestStream(t *testing.T) {
 	c2.Close()
 	if string(b) != "bye" {
 		t.Errorf("read %q", b)
+	}
+}
+
+// TestHandle: a listener that hands its streams to a function serves them
+// with no goroutine waiting in Accept, each stream as Accept gives it.
+func TestHandle(t *testing.T) {
+	addr := airtest.FreeLocal(t)
+	dev, phone := airtest.Local(t, addr, fast), airtest.Local(t, addr, fast)
+	ln, err := dev.Listen("000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var handed atomic.Int32
+	ln.Handle(func(c net.Conn) {
+		handed.Add(1)
+		wg.Go(func() { io.Copy(c, c); c.Close() })
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	for _, msg := range []string{"one", "two"} {
+		c, err := phone.Dial(ctx, "000123")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte(msg))
+		b := make([]byte, len(msg))
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.ReadFull(c, b); err != nil || string(b) != msg {
+			t.Errorf("echo of %q: %q, %v", msg, b, err)
+		}
+		c.Close()
+	}
+	if n := handed.Load(); n != 2 {
+		t.Errorf("%d streams handed to the function, want 2", n)
 	}
 }
 

@@ -29,13 +29,14 @@ type Listener struct {
 	queue  chan *Stream
 
 	mu     sync.Mutex
-	scan   func() []byte // what a scan sees, for the adverts; nil for nothing
-	last   []byte        // the scan of the latest advert
-	advert []byte        // the latest advert, sent again while the scan stays
-	left   bool          // off the air: no more streams
-	why    string        // why it left
-	closed bool          // Close was called
-	done   chan struct{} // closed by Close
+	scan   func() []byte  // what a scan sees, for the adverts; nil for nothing
+	last   []byte         // the scan of the latest advert
+	advert []byte         // the latest advert, sent again while the scan stays
+	handle func(net.Conn) // set by Handle
+	left   bool           // off the air: no more streams
+	why    string         // why it left
+	closed bool           // Close was called
+	done   chan struct{}  // closed by Close
 }
 
 // Listen puts the device with a serial number on the air. A device that
@@ -156,6 +157,12 @@ func (ln *Listener) dial(msg *nats.Msg) {
 		answer(dialReply{Error: "the device is off the air"})
 		return
 	}
+	if h := ln.handle; h != nil {
+		ln.mu.Unlock()
+		h(s)
+		answer(dialReply{Stream: s.id, Every: ln.l.opts.Interval.Milliseconds(), Host: hostName, PID: os.Getpid()})
+		return
+	}
 	select {
 	case ln.queue <- s:
 	default:
@@ -178,6 +185,25 @@ func (ln *Listener) Accept() (net.Conn, error) {
 		return s, nil
 	case <-ln.done:
 		return nil, net.ErrClosed
+	}
+}
+
+// Handle hands each stream a central opens from now on to f instead of
+// to Accept, and the streams that wait for Accept too: a program of many
+// devices then needs no goroutine per device that waits in Accept. f runs
+// on the link's goroutine and must not block: it serves the stream on a
+// goroutine of its caller's, or closes it.
+func (ln *Listener) Handle(f func(net.Conn)) {
+	ln.mu.Lock()
+	ln.handle = f
+	ln.mu.Unlock()
+	for {
+		select {
+		case s := <-ln.queue:
+			f(s)
+		default:
+			return
+		}
 	}
 }
 

@@ -5,7 +5,10 @@
 // on the app's own goroutine, one callback at a time, so app code needs no
 // locks: the results of its asynchronous calls (Get, Put, Post, Delete,
 // Subscribe), its notifications, its timers, and the requests for the
-// resources it provides. Calls are carried out in the order they are made.
+// resources it provides. That goroutine runs while the app has something
+// to do, so an idle app holds none: the callbacks of one burst of work and
+// of the next may run on different goroutines, never at once. Calls are
+// carried out in the order they are made.
 // Context methods are meant to be called from the app's goroutine, that is
 // from Start and from the callbacks.
 //
@@ -137,8 +140,6 @@ func (r *Runtime) start() error {
 	r.ctx = ctx
 	r.mu.Unlock()
 	errc := make(chan error, 1)
-	go ctx.loop()
-	go ctx.work()
 	ctx.post(func() { errc <- r.app.Start(ctx) })
 	if err := <-errc; err != nil {
 		return fmt.Errorf("app %s: %w", r.app.Name(), err)
@@ -370,13 +371,17 @@ type Context struct {
 	d     *device.Core
 	notes *resource.Queue
 
-	evMu   sync.Mutex
-	events []func()
-	evWake chan struct{}
-
-	callMu   sync.Mutex
-	calls    []func()
-	callWake chan struct{}
+	// The app's goroutine (loop) and the worker that carries out its
+	// calls (work) run while they have something to do: an idle app
+	// holds no goroutine. Each runs once at a time; a wake-up while it
+	// runs makes it look again before it ends.
+	evMu    sync.Mutex
+	events  []func()
+	looping bool // a goroutine runs loop
+	evAgain bool // woken while looping
+	callMu  sync.Mutex
+	calls   []func()
+	working bool // a goroutine runs work
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -390,17 +395,16 @@ type Context struct {
 
 func newContext(r *Runtime) *Context {
 	c := &Context{
-		r:        r,
-		d:        r.d,
-		notes:    resource.NewQueue(NotificationQueue),
-		evWake:   make(chan struct{}, 1),
-		callWake: make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		subs:     map[*resource.Client]*Subscription{},
+		r:     r,
+		d:     r.d,
+		notes: resource.NewQueue(NotificationQueue),
+		done:  make(chan struct{}),
+		subs:  map[*resource.Client]*Subscription{},
 	}
 	if h, ok := r.d.Clock().(holder); ok {
 		c.step = &step{clock: h, notes: c.notes}
 	}
+	c.notes.WakeWith(c.wake)
 	return c
 }
 
@@ -422,10 +426,21 @@ func (c *Context) post(f func()) {
 	c.evMu.Lock()
 	c.events = append(c.events, f)
 	c.evMu.Unlock()
-	select {
-	case c.evWake <- struct{}{}:
-	default:
+	c.wake()
+}
+
+// wake starts the app's goroutine, or makes the one that runs look again
+// for events and notifications before it ends.
+func (c *Context) wake() {
+	c.evMu.Lock()
+	if c.looping {
+		c.evAgain = true
+		c.evMu.Unlock()
+		return
 	}
+	c.looping = true
+	c.evMu.Unlock()
+	go c.loop()
 }
 
 // deliverNotes hands the notifications that wait to their subscriptions;
@@ -449,7 +464,9 @@ func (c *Context) deliverNotes() {
 	c.step.release(held)
 }
 
-// loop is the app's goroutine. It exits when the context closes.
+// loop is the app's goroutine: it runs the events and hands the
+// notifications that wait, and ends when there are none. When the context
+// has closed it ends the app's subscriptions instead.
 func (c *Context) loop() {
 	for {
 		select {
@@ -457,52 +474,62 @@ func (c *Context) loop() {
 			for _, s := range c.subs {
 				s.client.Close()
 			}
+			clear(c.subs)
+			c.evMu.Lock()
+			c.looping = false
+			c.evMu.Unlock()
 			return
-		case <-c.evWake:
-			for {
-				c.evMu.Lock()
-				evs := c.events
-				c.events = nil
-				c.evMu.Unlock()
-				if len(evs) == 0 {
-					break
-				}
-				for _, f := range evs {
-					select {
-					case <-c.done:
-						return
-					default:
-					}
-					f()
-					c.step.release(1)
-				}
-			}
-		case <-c.notes.Ready():
-			c.deliverNotes()
+		default:
 		}
+		c.evMu.Lock()
+		evs := c.events
+		c.events = nil
+		c.evAgain = false
+		c.evMu.Unlock()
+		for _, f := range evs {
+			if c.closed() {
+				break // never run; the subscriptions end above
+			}
+			f()
+			c.step.release(1)
+		}
+		c.deliverNotes()
+		c.evMu.Lock()
+		if len(c.events) == 0 && !c.evAgain && !c.closed() {
+			c.looping = false
+			c.evMu.Unlock()
+			return
+		}
+		c.evMu.Unlock()
 	}
 }
 
-// work carries out the app's calls in order. It exits when the context closes.
+// closed reports whether the context has closed.
+func (c *Context) closed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// work carries out the app's calls in order, and ends when there are
+// none or the context has closed.
 func (c *Context) work() {
 	for {
-		select {
-		case <-c.done:
-			return
-		case <-c.callWake:
-		}
-		for {
-			c.callMu.Lock()
-			calls := c.calls
-			c.calls = nil
+		c.callMu.Lock()
+		calls := c.calls
+		c.calls = nil
+		if len(calls) == 0 || c.closed() {
+			c.working = false
 			c.callMu.Unlock()
-			if len(calls) == 0 {
-				break
-			}
-			for _, f := range calls {
-				f()
-				c.step.release(1)
-			}
+			return
+		}
+		c.callMu.Unlock()
+		for _, f := range calls {
+			f()
+			c.step.release(1)
 		}
 	}
 }
@@ -511,11 +538,13 @@ func (c *Context) enqueue(f func()) {
 	c.step.hold()
 	c.callMu.Lock()
 	c.calls = append(c.calls, f)
-	c.callMu.Unlock()
-	select {
-	case c.callWake <- struct{}{}:
-	default:
+	if c.working {
+		c.callMu.Unlock()
+		return
 	}
+	c.working = true
+	c.callMu.Unlock()
+	go c.work()
 }
 
 func (c *Context) close() {
@@ -523,6 +552,7 @@ func (c *Context) close() {
 		close(c.done)
 		c.notes.Close()
 		c.step.end()
+		c.wake() // the app's goroutine ends its subscriptions
 	})
 }
 

@@ -99,6 +99,36 @@ func TestCallsInOrderOnOneGoroutine(t *testing.T) {
 	}
 }
 
+// TestIdleAppHoldsNoGoroutine: an app that has nothing to do holds no
+// goroutine (a fleet runs thousands of them), and its goroutine starts
+// again for what comes next: a call's answer, a notification.
+func TestIdleAppHoldsNoGoroutine(t *testing.T) {
+	d, c := newDevice(t)
+	before := goleak.IgnoreCurrent()
+	out := make(chan string, 10)
+	rt, err := app.Run(d.Core, funcApp{"idle", func(ctx *app.Context) error {
+		ctx.Get("/Time", func(env resource.Envelope) { out <- fmt.Sprint("get ", env.Status) })
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	if got := wait(t, out); got != "get HTTP_CODE_OK" {
+		t.Fatalf("got %q", got)
+	}
+	if err := goleak.Find(before); err != nil {
+		t.Errorf("an idle app holds goroutines: %v", err)
+	}
+	postToApp(rt, func() {
+		rt.Context().Subscribe("/Time", func(content any) { out <- fmt.Sprint("tick ", content.(int64)) }, nil)
+	})
+	c.Advance(time.Second)
+	if got := wait(t, out); got != "tick 1000000" {
+		t.Errorf("got %q, want tick 1000000", got)
+	}
+}
+
 func TestSubscribeUnsubscribe(t *testing.T) {
 	d, c := newDevice(t)
 	out := make(chan string, 100)

@@ -119,9 +119,9 @@ type Core struct {
 
 	router atomic.Pointer[resource.Router]
 
-	mu        sync.Mutex // guards registration and lifecycle
-	regs      []registration
-	extra     []*api.File // definitions added after construction (apps)
+	mu        sync.Mutex     // guards registration and lifecycle
+	regs      []registration // since the last Commit that succeeded
+	extra     []*api.File    // definitions added after construction (apps)
 	regErr    []error
 	providers []Provider
 	unserved  map[string]bool // of AppModules, lower case: not routed until ServeModule
@@ -319,18 +319,22 @@ func (d *Core) AddDefinitions(f *api.File) error {
 	return nil
 }
 
-// routeInfo is the data the device keeps on each route.
-type routeInfo struct {
-	res *api.Resource
-}
-
-// Commit builds the router from the definitions and the registered
-// handlers. Every defined operation must have a handler and every handler a
+// Commit adds the handlers registered since the last Commit to the
+// router. Every defined operation must have a handler and every handler a
 // definition; otherwise nothing changes and the error lists the mismatches.
 func (d *Core) Commit() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rt := resource.NewRouter(d.prefix)
+	handled := map[string]bool{}
+	if old := d.router.Load(); old != nil {
+		rt = old.Clone()
+		for _, r := range rt.Routes() {
+			for _, op := range r.Ops() {
+				handled[r.Pattern()+" "+op.String()] = true
+			}
+		}
+	}
 	var errs []error
 	defined := map[string]*api.Resource{}
 	var files []*api.File
@@ -345,7 +349,6 @@ func (d *Core) Commit() error {
 			defined[r.Path] = r
 		}
 	}
-	handled := map[string]bool{}
 	for _, reg := range d.regs {
 		res := defined[reg.pattern]
 		if res == nil || res.Ops[reg.op] == nil {
@@ -363,7 +366,7 @@ func (d *Core) Commit() error {
 			errs = append(errs, err)
 			continue
 		}
-		r.SetData(&routeInfo{res: res})
+		r.SetData(res)
 		handled[reg.pattern+" "+reg.op.String()] = true
 		if reg.op == resource.Subscribe {
 			handled[reg.pattern+" "+resource.Unsubscribe.String()] = true
@@ -388,7 +391,9 @@ func (d *Core) Commit() error {
 	if len(errs) > 0 {
 		return fmt.Errorf("device resources: %w", errors.Join(errs...))
 	}
+	rt.Share() // the devices of a kind hold one table of routes
 	d.router.Store(rt)
+	d.regs = nil // the router holds them now
 	return nil
 }
 
@@ -415,10 +420,8 @@ func (d *Core) Routes() []*resource.Route { return d.router.Load().Routes() }
 
 // Resource returns the definition of the resource that serves route r.
 func Resource(r *resource.Route) *api.Resource {
-	if info, ok := r.Data().(*routeInfo); ok {
-		return info.res
-	}
-	return nil
+	res, _ := r.Data().(*api.Resource)
+	return res
 }
 
 // Do executes a request and returns its envelope. A request that names a
@@ -454,9 +457,9 @@ func (d *Core) Do(req *resource.Request) (resource.Envelope, error) {
 		return env, nil
 	}
 	req.Match = m
-	op := m.Route.Data().(*routeInfo).res.Ops[m.Op]
+	op := m.Route.Data().(*api.Resource).Ops[m.Op]
 	if op == nil && m.Op == resource.Unsubscribe {
-		op = m.Route.Data().(*routeInfo).res.Ops[resource.Subscribe]
+		op = m.Route.Data().(*api.Resource).Ops[resource.Subscribe]
 	}
 	if e := op.Bind(req); e != nil {
 		env.Status, env.Error = e.Status, e.Msg
@@ -562,7 +565,7 @@ func (d *Core) ResourceURI(op resource.Op, path string, params ...resource.Value
 		return "", err
 	}
 	req := &resource.Request{Op: op, Path: path, Params: params, Match: m}
-	res := m.Route.Data().(*routeInfo).res
+	res := m.Route.Data().(*api.Resource)
 	o := res.Ops[m.Op]
 	if o == nil {
 		o = res.Ops[resource.Subscribe]

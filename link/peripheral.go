@@ -46,6 +46,14 @@ func (p *Peripheral) Serve(ctx context.Context, ln net.Listener) error {
 	return p.Server.Accept(ctx, ln, func(conn net.Conn) { p.ServeConn(ctx, conn) })
 }
 
+// ServeAccepted serves a stream of the radio link that the caller took
+// itself (air.Listener.Handle) as Serve serves each: counted against the
+// device's and the program's connection limits. It returns when the
+// stream closes or ctx ends.
+func (p *Peripheral) ServeAccepted(ctx context.Context, conn net.Conn) {
+	p.Server.Admit(ctx, conn, serial.StreamConn, func(conn net.Conn) { p.ServeConn(ctx, conn) })
+}
+
 // radioSession is one stream of the radio link: the central's hello, its
 // connection, and the session its requests go through. Each frame kind has
 // a method of its own; frames of an established connection that are not

@@ -33,6 +33,7 @@ type Queue struct {
 	closed bool
 	later  func(wake func()) // set by DeferWake
 	wake   func()            // q.signal, made once for later
+	onWake func()            // set by WakeWith
 }
 
 // minQueueBuffer is the smallest buffer a queue allocates.
@@ -100,7 +101,17 @@ func (q *Queue) grow() {
 	q.buf = buf
 }
 
+// WakeWith makes the queue wake its consumer by calling f, outside the
+// queue's lock, instead of through Ready: a consumer that runs only while
+// there is work (an app's goroutine) starts then. Call WakeWith before the
+// queue is used.
+func (q *Queue) WakeWith(f func()) { q.onWake = f }
+
 func (q *Queue) signal() {
+	if q.onWake != nil {
+		q.onWake()
+		return
+	}
 	select {
 	case q.ready <- struct{}{}:
 	default:

@@ -28,9 +28,11 @@ package resource
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -54,16 +56,20 @@ type HandlerFunc func(req *Request) Response
 // Serve calls f(req).
 func (f HandlerFunc) Serve(req *Request) Response { return f(req) }
 
-// Route is one resource: a pattern and the handlers of its operations.
+// Route is one resource: a pattern and the operations registered on it.
+// The routes are a router's table, which the routers that registered the
+// same patterns, operations and data in the same order share once
+// registration has finished (Share); the handlers are each router's own.
 type Route struct {
 	pattern        string
 	segs           []segment
 	params         []string
-	handlers       [NumOps]Handler
 	subscription   *Route // the pattern's Subscription child, once Subscribe is registered
 	subscriptionOf *Route // for a Subscription child: the resource it subscribes to
 	subtree        bool
-	uri            string // prefix + pattern, for patterns without parameters
+	ops            uint8 // the operations registered: bit 1<<op
+	index          int   // in the table's routes
+	first          int   // in a router's handlers: the first of the route's, the others following in Op order
 	data           any
 }
 
@@ -83,33 +89,18 @@ func (r *Route) Params() []string { return slices.Clone(r.params) }
 // NumParams returns how many path parameters the route has.
 func (r *Route) NumParams() int { return len(r.params) }
 
-// Handler returns the handler of op, or nil.
-func (r *Route) Handler(op Op) Handler {
-	if !op.Valid() {
-		return nil
-	}
-	return r.handlers[op]
-}
+// Serves reports whether op is registered on the route.
+func (r *Route) Serves(op Op) bool { return op.Valid() && r.ops&(1<<op) != 0 }
 
 // Ops returns the operations the route answers, in Op order.
 func (r *Route) Ops() []Op {
 	var ops []Op
 	for op := Get; op <= Unsubscribe; op++ {
-		if r.handlers[op] != nil {
+		if r.Serves(op) {
 			ops = append(ops, op)
 		}
 	}
 	return ops
-}
-
-// answers reports whether any operation is registered.
-func (r *Route) answers() bool {
-	for _, h := range r.handlers {
-		if h != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // Subtree reports whether the route also answers every path below its pattern.
@@ -123,7 +114,8 @@ func (r *Route) SubscriptionOf() *Route { return r.subscriptionOf }
 func (r *Route) Data() any { return r.data }
 
 // SetData attaches a value of the router's owner to the route (the device
-// keeps the route's interface definition there).
+// keeps the route's interface definition there). It is part of the
+// router's table: set it while registering, before Share.
 func (r *Route) SetData(v any) { r.data = v }
 
 type node struct {
@@ -133,25 +125,35 @@ type node struct {
 	route *Route
 }
 
+// table is a router's tree of routes.
+type table struct {
+	root   node
+	routes []*Route
+	shared bool // other routers may use it: never changed, copied by a registration
+}
+
 // Router matches paths to routes. It is not safe for concurrent registration;
 // matching is safe for concurrent use once registration has finished.
 type Router struct {
-	prefix string
-	root   node
-	routes []*Route
+	prefix   string
+	t        *table
+	handlers []Handler                // of the routes in order, each route's in Op order
+	uris     []atomic.Pointer[string] // by route: the canonical URI of a pattern without parameters, made when first asked for
 }
 
 // NewRouter returns an empty router whose canonical URIs start with prefix,
 // for example "/net/000123".
-func NewRouter(prefix string) *Router { return &Router{prefix: strings.TrimSuffix(prefix, "/")} }
+func NewRouter(prefix string) *Router {
+	return &Router{prefix: strings.TrimSuffix(prefix, "/"), t: &table{}}
+}
 
 // Routes returns the registered routes in registration order, Subscription
 // children included.
-func (rt *Router) Routes() []*Route { return rt.routes }
+func (rt *Router) Routes() []*Route { return rt.t.routes }
 
 // Lookup returns the route registered with exactly this pattern, or nil.
 func (rt *Router) Lookup(pattern string) *Route {
-	for _, r := range rt.routes {
+	for _, r := range rt.t.routes {
 		if r.pattern == pattern {
 			return r
 		}
@@ -186,20 +188,20 @@ func (rt *Router) handle(pattern string, op Op, h Handler, subtree bool) (*Route
 	if r.subscriptionOf != nil {
 		return nil, fmt.Errorf("register %s %s: subscription paths are served by Subscribe on %s", op, pattern, r.subscriptionOf.pattern)
 	}
-	if r.handlers[op] != nil {
+	if r.Serves(op) {
 		return nil, fmt.Errorf("register %s %s: operation already registered", op, pattern)
 	}
-	r.handlers[op] = h
+	rt.add(r, op, h)
 	if op == Subscribe && !subtree {
-		if r.handlers[Unsubscribe] == nil {
-			r.handlers[Unsubscribe] = h
+		if !r.Serves(Unsubscribe) {
+			rt.add(r, Unsubscribe, h)
 		}
 		if r.subscription == nil {
 			child, err := rt.route(pattern+"/"+SubscriptionSegment, false)
 			if err != nil {
 				return nil, err
 			}
-			if child.answers() {
+			if child.ops != 0 {
 				return nil, fmt.Errorf("register %s %s: %s already has its own operations", op, pattern, child.pattern)
 			}
 			child.subscriptionOf = r
@@ -209,13 +211,34 @@ func (rt *Router) handle(pattern string, op Op, h Handler, subtree bool) (*Route
 	return r, nil
 }
 
+// add registers h for op on r, which has none.
+func (rt *Router) add(r *Route, op Op, h Handler) {
+	i := r.first + bits.OnesCount8(r.ops&(1<<op-1))
+	rt.handlers = slices.Insert(rt.handlers, i, h)
+	r.ops |= 1 << op
+	for _, o := range rt.t.routes[r.index+1:] {
+		o.first++
+	}
+}
+
+// handler returns the handler of op on r, or nil.
+func (rt *Router) handler(r *Route, op Op) Handler {
+	if !r.Serves(op) {
+		return nil
+	}
+	return rt.handlers[r.first+bits.OnesCount8(r.ops&(1<<op-1))]
+}
+
 // route finds or makes the route of pattern.
 func (rt *Router) route(pattern string, subtree bool) (*Route, error) {
 	segs, params, err := parseShared(pattern)
 	if err != nil {
 		return nil, err
 	}
-	n := &rt.root
+	if rt.t.shared {
+		rt.t = rt.t.clone()
+	}
+	n := &rt.t.root
 	for _, s := range segs {
 		if s.lit == "" {
 			if n.param == nil {
@@ -246,18 +269,128 @@ func (rt *Router) route(pattern string, subtree bool) (*Route, error) {
 		}
 		return r, nil
 	}
-	r := &Route{pattern: pattern, segs: segs, params: params, subtree: subtree}
-	for _, o := range rt.routes {
+	r := &Route{pattern: pattern, segs: segs, params: params, subtree: subtree, index: len(rt.t.routes), first: len(rt.handlers)}
+	for _, o := range rt.t.routes {
 		if path, ok := ambiguous(r, o); ok {
 			return nil, fmt.Errorf("register %s: conflicts with %s: both match %s, and neither is more specific", pattern, o.pattern, path)
 		}
 	}
-	if len(params) == 0 {
-		r.uri = rt.prefix + pattern
-	}
 	n.route = r
-	rt.routes = append(rt.routes, r)
+	rt.t.routes = append(rt.t.routes, r)
+	rt.uris = slices.Grow(rt.uris, 1)[:len(rt.uris)+1]
 	return r, nil
+}
+
+// clone returns a copy of t that is not shared, for a registration.
+func (t *table) clone() *table {
+	c := &table{routes: make([]*Route, len(t.routes))}
+	for i, r := range t.routes {
+		cr := *r
+		c.routes[i] = &cr
+	}
+	of := func(r *Route) *Route {
+		if r == nil {
+			return nil
+		}
+		return c.routes[r.index]
+	}
+	for _, r := range c.routes {
+		r.subscription, r.subscriptionOf = of(r.subscription), of(r.subscriptionOf)
+	}
+	var copyNode func(dst, src *node)
+	copyNode = func(dst, src *node) {
+		dst.lit, dst.route = src.lit, of(src.route)
+		for _, l := range src.lits {
+			n := &node{}
+			copyNode(n, l)
+			dst.lits = append(dst.lits, n)
+		}
+		if src.param != nil {
+			dst.param = &node{}
+			copyNode(dst.param, src.param)
+		}
+	}
+	copyNode(&c.root, &t.root)
+	return c
+}
+
+// Clone returns a router of the same prefix, routes and handlers, to
+// which more can be registered without changing rt.
+func (rt *Router) Clone() *Router {
+	rt.t.shared = true // from now on a registration on either copies it
+	return &Router{prefix: rt.prefix, t: rt.t, handlers: slices.Clone(rt.handlers),
+		uris: make([]atomic.Pointer[string], len(rt.t.routes))}
+}
+
+// tables holds the tables that routers share, by the patterns of their
+// routes: a process that runs many devices of one kind holds one.
+// It keeps at most maxTables.
+var tables struct {
+	sync.Mutex
+	m map[string][]*table
+	n int
+}
+
+const maxTables = 64
+
+// Share ends the router's registration: it takes, instead of its own
+// table of routes, the one of a router that registered the same patterns
+// and operations with the same data in the same order, if one did, so
+// that the routers of many devices of one kind hold one table. A later
+// registration copies the table first.
+func (rt *Router) Share() {
+	if len(rt.handlers) != cap(rt.handlers) {
+		rt.handlers = slices.Clone(rt.handlers) // without the room it grew
+	}
+	if len(rt.uris) != cap(rt.uris) {
+		rt.uris = make([]atomic.Pointer[string], len(rt.t.routes)) // the same, without the room it grew
+	}
+	if rt.t.shared {
+		return
+	}
+	var key strings.Builder
+	for _, r := range rt.t.routes {
+		fmt.Fprintf(&key, "%s %t %d\n", r.pattern, r.subtree, r.ops)
+	}
+	ts := &tables
+	ts.Lock()
+	defer ts.Unlock()
+	for _, t := range ts.m[key.String()] {
+		if t.sameData(rt.t) {
+			rt.t = t
+			return
+		}
+	}
+	if ts.n < maxTables {
+		if ts.m == nil {
+			ts.m = make(map[string][]*table)
+		}
+		ts.m[key.String()] = append(ts.m[key.String()], rt.t)
+		ts.n++
+		rt.t.shared = true
+	}
+}
+
+// sameData reports whether the routes of t and u, which have the same
+// patterns and operations, have the same data.
+func (t *table) sameData(u *table) bool {
+	for i, r := range t.routes {
+		if !sameData(r.data, u.routes[i].data) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameData reports whether a and b are the same value; values that cannot
+// be compared are not.
+func sameData(a, b any) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // ambiguous reports whether some path matches both a and b while neither
@@ -426,6 +559,7 @@ type Match struct {
 	// Handler serves Op on Route.
 	Handler Handler
 
+	rt    *Router           // that resolved the path
 	raw   [MaxParams]string // path parameter text as the request gave it
 	rest  string            // the part of the path below a subtree route's pattern
 	child bool              // the request named the Subscription child
@@ -456,9 +590,22 @@ func (m *Match) Child() bool { return m.child }
 // registered with the same prefix.
 func (m *Match) URI(prefix string, args []Value) string {
 	r := m.Route
-	if len(r.params) == 0 && m.rest == "" && r.uri != "" && len(r.uri) == len(prefix)+len(r.pattern) && r.uri[:len(prefix)] == prefix {
-		return r.uri
+	cache := len(r.params) == 0 && m.rest == "" && m.rt != nil && prefix == m.rt.prefix
+	if cache {
+		if uri := m.rt.uris[r.index].Load(); uri != nil {
+			return *uri
+		}
 	}
+	uri := m.uri(prefix, args)
+	if cache {
+		m.rt.uris[r.index].Store(&uri)
+	}
+	return uri
+}
+
+// uri formats the canonical URI of URI.
+func (m *Match) uri(prefix string, args []Value) string {
+	r := m.Route
 	var b strings.Builder
 	b.Grow(len(prefix) + len(r.pattern) + len(m.rest) + 24)
 	b.WriteString(prefix)
@@ -498,7 +645,8 @@ func (rt *Router) Resolve(op Op, path string) (Match, error) {
 	if err != nil {
 		return m, err
 	}
-	r := rt.match(&rt.root, p, 0, &m)
+	m.rt = rt
+	r := rt.match(&rt.t.root, p, 0, &m)
 	if r == nil {
 		return m, &Error{StatusNotFound, "no resource at /" + clip(p, 80)}
 	}
@@ -516,11 +664,11 @@ func (rt *Router) Resolve(op Op, path string) (Match, error) {
 		} else {
 			op = Unsubscribe
 		}
-	case op == Unsubscribe && r.handlers[Subscribe] == nil && r.handlers[Unsubscribe] == nil:
+	case op == Unsubscribe && !r.Serves(Subscribe) && !r.Serves(Unsubscribe):
 		return m, &Error{StatusMethodNotAllowed, fmt.Sprintf("%s cannot be subscribed to", r.pattern)}
 	}
 	m.Route, m.Op = r, op
-	m.Handler = r.handlers[op]
+	m.Handler = rt.handler(r, op)
 	if m.Handler == nil {
 		return m, &Error{StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; allowed: %s", strings.ToUpper(op.String()), r.pattern, allowed(r))}
 	}
@@ -544,7 +692,7 @@ func allowed(r *Route) string {
 // counted from np. Literal children are tried before the parameter child.
 func (rt *Router) match(n *node, p string, np int, m *Match) *Route {
 	if p == "" {
-		if n.route != nil && (n.route.answers() || n.route.subscriptionOf != nil) {
+		if n.route != nil && (n.route.ops != 0 || n.route.subscriptionOf != nil) {
 			return n.route
 		}
 		return nil

@@ -423,3 +423,76 @@ func TestRouterLimits(t *testing.T) {
 		t.Errorf("ops of /U: %v", r.Ops())
 	}
 }
+
+// TestShare: routers that registered the same patterns, operations and
+// data share one table and keep their own handlers and URIs; a
+// registration after Share leaves the other router's table as it was, and
+// routers of other data keep their own.
+func TestShare(t *testing.T) {
+	build := func(prefix string, data any) (*Router, *[]string) {
+		var served []string
+		rt := NewRouter(prefix)
+		for _, p := range []string{"/Info", "/Time", "/Meas/Acc/{SampleRate}"} {
+			r, err := rt.Handle(p, Get, HandlerFunc(func(req *Request) Response {
+				served = append(served, prefix+" "+p)
+				return OK(nil)
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetData(data)
+		}
+		if _, err := rt.Handle("/Time", Subscribe, HandlerFunc(func(*Request) Response { return OK(nil) })); err != nil {
+			t.Fatal(err)
+		}
+		rt.Share()
+		return rt, &served
+	}
+	data := new(int)
+	a, servedA := build("/net/1", data)
+	b, servedB := build("/net/2", data)
+	if a.Routes()[0] != b.Routes()[0] {
+		t.Fatal("routers of the same patterns and data hold tables of their own")
+	}
+	for _, tt := range []struct {
+		rt     *Router
+		served *[]string
+		want   string
+	}{{a, servedA, "/net/1"}, {b, servedB, "/net/2"}} {
+		m, err := tt.rt.Resolve(Get, "/time")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Handler.Serve(&Request{})
+		if got := strings.Join(*tt.served, ","); got != tt.want+" /Time" {
+			t.Errorf("router %s served %s", tt.want, got)
+		}
+		for range 2 { // made, then kept
+			if uri := m.URI(tt.want, nil); uri != tt.want+"/Time" {
+				t.Errorf("URI %s, want %s/Time", uri, tt.want)
+			}
+		}
+		if m, err := tt.rt.Resolve(Unsubscribe, "/Time"); err != nil || m.Handler == nil {
+			t.Errorf("unsubscribe of /Time: %v", err)
+		}
+	}
+	if _, err := b.Handle("/Info", Put, HandlerFunc(func(*Request) Response { return OK(nil) })); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Resolve(Put, "/Info"); err == nil {
+		t.Error("a registration on one router reached the table of another")
+	}
+	for _, op := range []Op{Put, Get} {
+		if m, err := b.Resolve(op, "/Info"); err != nil || m.Handler == nil {
+			t.Errorf("%s /Info after a registration on a shared table: %v", op, err)
+		}
+	}
+	if m, _ := b.Resolve(Get, "/Time"); m.Handler == nil {
+		t.Error("GET /Time lost its handler")
+	} else if m.Handler.Serve(&Request{}); !strings.HasSuffix(strings.Join(*servedB, ","), "/net/2 /Time") {
+		t.Errorf("GET /Time of router b went elsewhere: %v", *servedB)
+	}
+	if c, _ := build("/net/3", new(int)); c.Routes()[0] == a.Routes()[0] {
+		t.Error("routers of other data share a table")
+	}
+}

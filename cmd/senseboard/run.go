@@ -87,7 +87,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs.IntVar(&o.maxConns, "max-conns", 0, fmt.Sprintf("TCP connections and radio streams of all the devices together; one more is refused (default %d, or %d per device for more devices)", serial.DefaultProgramMaxConns, serial.ProgramConnsPerDevice))
 	fs.IntVar(&o.perDevice, "max-conns-per-device", serial.DefaultMaxConns, "TCP connections and radio streams of each device; one more is refused")
 	fs.BoolVar(&o.beyond, "listen-beyond-loopback", false, "let --listen and --listen-fleet serve beyond loopback: the TCP ports have no authentication, and anyone who reaches them controls the devices")
-	fs.IntVar(&o.devices, "devices", 1, "number of devices to run; serials, TCP ports and ptys count up")
+	fs.IntVar(&o.devices, "devices", 1, fmt.Sprintf("number of devices to run; serials, TCP ports and ptys count up (for more than %d devices, the Go collector runs at GOGC=%d unless $GOGC is set)", senseboard.DefaultPTYs, fleetGCPercent))
 	fs.StringVar(&o.speed, "speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
 	fs.StringVar(&o.scenario, "scenario", "", "scenario file: the wearer's timeline (YAML)")
 	fs.StringVar(&o.faults, "faults", "", "fault plan file: field faults for every device, timed by each device's seed (YAML; docs/faults.md); each device's ground truth goes to <state>/<serial>/"+senseboard.FaultLog)
@@ -206,6 +206,9 @@ func (o *runOptions) run(cfg senseboard.Config, opts senseboard.FleetOptions, st
 		opts.Air = link
 		var f *senseboard.Fleet
 		if f, err = senseboard.NewFleet(cfg, opts); err == nil {
+			if percent, ok := fleetGC(o.devices, os.Getenv); ok {
+				debug.SetGCPercent(percent) // once made: making the devices collects less
+			}
 			debug.FreeOSMemory() // what making the devices took and left goes back to the system
 			err = o.serve(f, cfg, ln, token, link, log, stdout, stderr)
 		} else {
@@ -219,6 +222,23 @@ func (o *runOptions) run(cfg senseboard.Config, opts senseboard.FleetOptions, st
 		ln.Close()
 	}
 	return err
+}
+
+// fleetGCPercent is the Go collector's target for a large fleet: it
+// collects when the heap has grown by a quarter since the last collection,
+// not doubled as by default. Most of a large fleet's memory is its
+// devices' live state, so the default's headroom would double it; the
+// collections this costs are a few percent of the program's CPU time
+// (docs/performance.md).
+const fleetGCPercent = 25
+
+// fleetGC returns the collector's target for a fleet of n devices, and
+// false to leave the Go runtime's ($GOGC, or 100).
+func fleetGC(n int, getenv func(string) string) (int, bool) {
+	if n <= senseboard.DefaultPTYs || getenv("GOGC") != "" {
+		return 0, false
+	}
+	return fleetGCPercent, true
 }
 
 // clearBridge keeps the bridge's port out of the devices' TCP ports: a

@@ -67,6 +67,35 @@ func TestPrintRunning(t *testing.T) {
 	}
 }
 
+// TestFleetGC: a fleet larger than the pseudo-terminals' collects at
+// fleetGCPercent, unless $GOGC says otherwise; a smaller one keeps the
+// runtime's target.
+func TestFleetGC(t *testing.T) {
+	for _, tt := range []struct {
+		devices int
+		gogc    string
+		percent int
+		set     bool
+	}{
+		{1, "", 0, false},
+		{senseboard.DefaultPTYs, "", 0, false},
+		{senseboard.DefaultPTYs + 1, "", fleetGCPercent, true},
+		{5000, "", fleetGCPercent, true},
+		{5000, "100", 0, false},
+		{5000, "off", 0, false},
+	} {
+		getenv := func(k string) string {
+			if k == "GOGC" {
+				return tt.gogc
+			}
+			return ""
+		}
+		if percent, set := fleetGC(tt.devices, getenv); percent != tt.percent || set != tt.set {
+			t.Errorf("fleetGC(%d, GOGC=%q) = %d, %v; want %d, %v", tt.devices, tt.gogc, percent, set, tt.percent, tt.set)
+		}
+	}
+}
+
 // TestBridgeClearsDevicePorts: a fleet whose TCP ports reach the bridge's
 // default port moves the bridge past them; a bridge port given among them
 // is refused, and one elsewhere stays.

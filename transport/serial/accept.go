@@ -177,16 +177,22 @@ func temporary(err error) bool {
 // ends; it returns after every serve has returned. A connection over a
 // limit is refused.
 func (s *Server) accept(ctx context.Context, ln net.Listener, kind ConnKind, serve func(net.Conn)) error {
-	return acceptLoop(ctx, ln, s.log(), func(conn net.Conn) {
-		release, err := s.admit(kind)
-		if err != nil {
-			s.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
-			refuseConn(ctx, conn, err)
-			return
-		}
-		defer release()
-		serve(conn)
-	})
+	return acceptLoop(ctx, ln, s.log(), func(conn net.Conn) { s.Admit(ctx, conn, kind, serve) })
+}
+
+// Admit serves a connection of a kind that the caller took itself as
+// Accept serves each of a listener's: counted against the device's and
+// the program's limits while serve serves it, or refused with a frame
+// that says which limit is reached. It returns when serve does.
+func (s *Server) Admit(ctx context.Context, conn net.Conn, kind ConnKind, serve func(net.Conn)) {
+	release, err := s.admit(kind)
+	if err != nil {
+		s.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
+		refuseConn(ctx, conn, err)
+		return
+	}
+	defer release()
+	serve(conn)
 }
 
 // acceptLoop hands each connection of ln to handle on a goroutine of its
