@@ -62,7 +62,18 @@ import "math"
 //     first, is not vetoed: in atrial fibrillation no pause follows a
 //     ventricular beat, and beats of a shape seen before are beats. On a
 //     clean signal early beats of another shape are taken at once, and
-//     beats that come on time are taken whatever their shape.
+//     beats that come on time are taken whatever their shape,
+//  11. small-peak veto: while the noise level is above a twentieth of the
+//     signal level, a candidate that comes before 80% of the regular RR
+//     average, under half the signal level and less than 0.6 times as steep
+//     as the typical beat, is not taken as a beat at once either, even when
+//     it resembles the template: the noise of moving electrodes holds
+//     complexes of a QRS's shape, but smaller and less steep. It stays a
+//     candidate for search-back, and the beat that ends an interval longer
+//     than 125% of the average of every interval takes the largest such
+//     candidate first (past the T-wave window and 200 ms before it): noise
+//     comes between beats that come on time, while a small beat that is
+//     missed leaves a long interval, in an irregular rhythm too.
 //
 // The template is the average band-passed complex (120 ms around the R
 // peak) of the beats that resemble it, learnt from the first beats; the
@@ -137,7 +148,8 @@ const maxPeaks = 32
 type peak struct {
 	v      float64
 	i      int64
-	vetoed bool // by the noise veto
+	vetoed bool // by the noise veto, as unlike the template
+	small  bool // by the noise veto, as small and shallow
 }
 
 // NewQRSDetector returns a detector for an ECG sampled at fs Hz (at least 100).
@@ -296,15 +308,24 @@ func (d *QRSDetector) classify(v float64, i int64) {
 			return
 		}
 		r := d.locate(i)
-		if d.npki > d.spki/40 && float64(i-d.lastQRS) < 0.8*mean(d.rrOK) && d.corr(r) < 0.5 && !d.likeAlt(r) {
+		early := float64(i-d.lastQRS) < 0.8*mean(d.rrOK)
+		if early && d.npki > d.spki/40 && d.corr(r) < 0.5 && !d.likeAlt(r) {
 			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
-			d.keep(peak{v, i, true})
+			d.keep(peak{v: v, i: i, vetoed: true})
+			return
+		}
+		if early && d.npki > d.spki/20 && s < 0.6*d.typicalSlope() && v < 0.5*d.spki {
+			d.npki = 0.125*v + 0.875*d.npki // noise like a small QRS, too early
+			d.keep(peak{v: v, i: i, small: true})
 			return
 		}
 		if len(d.rr) > 0 && float64(i-d.lastQRS) > d.search {
 			d.searchBack()
 		} else if d.irregular() && d.npki <= d.spki/20 && float64(i-d.lastQRS) > 1.4*mean(d.rr) {
 			d.searchGap(i)
+		}
+		if float64(i-d.lastQRS) > 1.25*mean(d.rr) {
+			d.takeSmall(i)
 		}
 		d.spki = 0.125*v + 0.875*d.spki
 		d.rescue(i, r)
@@ -337,6 +358,27 @@ func (d *QRSDetector) searchGap(i int64) {
 	}
 	p := d.noise[best]
 	d.spki = 0.25*p.v + 0.75*d.spki
+	d.beat(p.i, d.locate(p.i), p.v, d.maxSlope(p.i))
+}
+
+// takeSmall looks, before the beat at i is taken, for a beat that the
+// noise veto held back as small and shallow in the interval that i ends,
+// longer than 125% of the average of every interval: the largest such peak
+// past the T-wave window of the last beat and at least the refractory
+// period before i. Noise comes between beats on time; a small beat that
+// was missed leaves an interval longer than the others, also in an
+// irregular rhythm.
+func (d *QRSDetector) takeSmall(i int64) {
+	best := -1
+	for k, p := range d.noise {
+		if p.small && p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && (best < 0 || p.v > d.noise[best].v) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return
+	}
+	p := d.noise[best]
 	d.beat(p.i, d.locate(p.i), p.v, d.maxSlope(p.i))
 }
 
