@@ -398,3 +398,675 @@ func TestQRSClassify(t *testing.T) {
 		})
 	}
 }
+
+// TestQRSTWaveLike holds the T-wave tests at their thresholds: under half
+// the reference steepness, or under four fifths of it before half the
+// regular interval. The reference is the last beat's steepness, or three
+// quarters of the typical beat's when that is more.
+func TestQRSTWaveLike(t *testing.T) {
+	tests := []struct {
+		name      string
+		lastSlope float64
+		slopes    []float64
+		since     int64 // samples after the last beat; the regular interval is 250
+		s         float64
+		want      bool
+	}{
+		{"under half the last beat's", 8, []float64{8}, 200, 3.9, true},
+		{"half the last beat's", 8, []float64{8}, 200, 4, false},
+		{"under four fifths, early", 10, []float64{10}, 124, 7.9, true},
+		{"four fifths, early", 10, []float64{10}, 124, 8, false},
+		{"under four fifths, at half the interval", 10, []float64{10}, 125, 7.9, false},
+		{"under half of three quarters of the typical beat's", 2, []float64{16}, 200, 5.9, true},
+		{"half of three quarters of the typical beat's", 2, []float64{16}, 200, 6, false},
+		{"the last beat's steeper than three quarters of the typical", 16, []float64{16}, 200, 7.9, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			rulesState{spki: 1, since: tt.since, rrOK: []int64{250}, slopes: tt.slopes, lastSlope: tt.lastSlope}.set(d)
+			if got := d.tWaveLike(d.lastQRS+tt.since, tt.s); got != tt.want {
+				t.Errorf("steepness %g, %d samples after a beat of %g (typical %g): T wave %v; want %v", tt.s, tt.since, tt.lastSlope, d.typicalSlope(), got, tt.want)
+			}
+		})
+	}
+}
+
+// TestQRSTypicalSlope checks the median of the last beats' steepness, as
+// few as there are, and after the ring of eight wraps.
+func TestQRSTypicalSlope(t *testing.T) {
+	tests := []struct {
+		slopes []float64
+		want   float64
+	}{
+		{nil, 0},
+		{[]float64{5}, 5},
+		{[]float64{9, 1}, 9},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{7, 3, 9, 1}, 7},
+		{[]float64{8, 6, 4, 2, 1, 3, 5, 7}, 5},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 100, 100, 100}, 8},
+	}
+	for _, tt := range tests {
+		d := NewQRSDetector(rulesFs)
+		for _, s := range tt.slopes {
+			d.slopes[d.slopeN%len(d.slopes)] = s
+			d.slopeN++
+		}
+		if got := d.typicalSlope(); got != tt.want {
+			t.Errorf("slopes %v: typical %g; want %g", tt.slopes, got, tt.want)
+		}
+	}
+}
+
+// TestQRSKeep checks the candidates kept for search-back: all of them
+// until there are maxPeaks, then a larger one replaces the smallest (the
+// first of equal ones) and keeps the others in order, and one no larger is
+// dropped.
+func TestQRSKeep(t *testing.T) {
+	full := func() *QRSDetector {
+		d := NewQRSDetector(rulesFs)
+		for k := range maxPeaks {
+			v := float64(k + 10)
+			if k == 3 || k == 7 {
+				v = 1 // the smallest, twice
+			}
+			d.keep(peak{v: v, i: int64(k)})
+		}
+		return d
+	}
+	d := full()
+	if len(d.noise) != maxPeaks {
+		t.Fatalf("%d candidates kept of %d", len(d.noise), maxPeaks)
+	}
+	d.keep(peak{v: 1, i: 100})
+	d.keep(peak{v: 0.5, i: 101})
+	for k, p := range d.noise {
+		if p.i != int64(k) {
+			t.Fatalf("a candidate no larger than the smallest replaced one: %d at %d", p.i, k)
+		}
+	}
+	d.keep(peak{v: 2, i: 102})
+	var got []int64
+	for _, p := range d.noise {
+		got = append(got, p.i)
+	}
+	want := []int64{0, 1, 2, 4, 5, 6, 7}
+	for k := 8; k < maxPeaks; k++ {
+		want = append(want, int64(k))
+	}
+	want = append(want, 102)
+	if !slices.Equal(got, want) {
+		t.Errorf("a larger candidate kept: %v; want %v", got, want)
+	}
+}
+
+// TestQRSIrregular holds the irregular rhythm at its bounds: an interval
+// at 92% or 116% of the regular average is regular, and one beyond either
+// is not; fewer than 8 intervals are never irregular.
+func TestQRSIrregular(t *testing.T) {
+	avg := []int64{250} // 92% is 230, 116% is 290
+	exactly(t, "92% of 250", 0.92*float64(avg[0]), 230)
+	exactly(t, "116% of 250", 1.16*float64(avg[0]), 290)
+	tests := []struct {
+		last int64
+		n    int
+		want bool
+	}{
+		{230, 8, false}, {229, 8, true}, {290, 8, false}, {291, 8, true}, {291, 7, false},
+	}
+	for _, tt := range tests {
+		d := NewQRSDetector(rulesFs)
+		d.rrOK = append(d.rrOK, avg...)
+		for range tt.n - 1 {
+			d.rr = append(d.rr, 250)
+		}
+		d.rr = append(d.rr, tt.last)
+		if got := d.irregular(); got != tt.want {
+			t.Errorf("%d intervals, the last %d of 250: irregular %v; want %v", tt.n, tt.last, got, tt.want)
+		}
+	}
+}
+
+// TestQRSBeat checks what a beat records: the interval, kept as regular
+// when within -8% and +16% of the regular average (or when it is the
+// first), the search-back interval (166% of the regular average, or of
+// every interval's in an irregular rhythm on a clean signal), and nothing
+// for a beat that does not come after the last.
+func TestQRSBeat(t *testing.T) {
+	irregular := []int64{250, 250, 250, 250, 250, 250, 250, 330}
+	tests := []struct {
+		name       string
+		rr, rrOK   []int64
+		npki       float64
+		interval   int64
+		wantOK     bool    // the interval is kept as regular
+		wantSearch float64 // samples
+	}{
+		{"the first interval", nil, nil, 0.01, 300, true, 1.66 * 300},
+		{"at 92% of the regular average", []int64{250}, []int64{250}, 0.01, 230, false, 1.66 * 250},
+		{"a sample more", []int64{250}, []int64{250}, 0.01, 231, true, 1.66 * (250 + 231) / 2},
+		{"at 116%", []int64{250}, []int64{250}, 0.01, 290, false, 1.66 * 250},
+		{"a sample less", []int64{250}, []int64{250}, 0.01, 289, true, 1.66 * (250 + 289) / 2},
+		{"no regular interval yet", []int64{100}, nil, 0.01, 300, true, 1.66 * 300},
+		{"irregular, clean: every interval", irregular[1:], []int64{250}, 0.05, 330, false, 1.66 * 270},
+		{"irregular, noisy: the regular ones", irregular[1:], []int64{250}, 0.06, 330, false, 1.66 * 250},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			rulesState{spki: 1, npki: tt.npki, since: 1, rr: tt.rr, rrOK: tt.rrOK}.set(d)
+			d.lastQRS, d.lastR = 1000, 1000
+			d.beat(1000+tt.interval, 1000+tt.interval, 1, 1)
+			if len(d.out) != 1 || d.out[0] != 1000+tt.interval || d.lastR != 1000+tt.interval {
+				t.Fatalf("beats %v, last R peak %d; want [%d]", d.out, d.lastR, 1000+tt.interval)
+			}
+			if d.rr[len(d.rr)-1] != tt.interval {
+				t.Errorf("intervals %v; want the last %d", d.rr, tt.interval)
+			}
+			if ok := len(d.rrOK) > 0 && d.rrOK[len(d.rrOK)-1] == tt.interval; ok != tt.wantOK {
+				t.Errorf("regular intervals %v: %d kept %v; want %v", d.rrOK, tt.interval, ok, tt.wantOK)
+			}
+			if math.Abs(d.search-tt.wantSearch) > 1e-9 {
+				t.Errorf("search-back after %g samples; want %g", d.search, tt.wantSearch)
+			}
+		})
+	}
+	d := idle(t)
+	d.lastQRS, d.lastR = 1000, 1000
+	d.beat(1001, 1000, 1, 1)
+	if len(d.out) != 0 || len(d.rr) != 0 || d.lastQRS != 1000 {
+		t.Errorf("a beat at the last one's R peak: beats %v, intervals %v, last peak %d; want none, none, 1000", d.out, d.rr, d.lastQRS)
+	}
+}
+
+// TestQRSSearchBack holds search-back at its thresholds: the largest
+// candidate above half the threshold is a beat; when none is, after two
+// and a half intervals without a beat, one four times the others' level
+// and past the T-wave window is a beat of a signal that shrank, and the
+// levels start again from it; otherwise nothing, and it looks again an
+// integration window later.
+func TestQRSSearchBack(t *testing.T) {
+	type cand struct {
+		at int64 // samples after the last beat
+		v  float64
+	}
+	tests := []struct {
+		name    string
+		since   int64 // samples from the last beat to now
+		cands   []cand
+		want    int64 // the candidate taken, by its place after the last beat; 0 for none
+		restart bool  // the levels start again from it
+	}{
+		{"the largest above half the threshold", 300, []cand{{100, 0.3}, {150, 0.4}, {200, 0.35}}, 150, false},
+		{"at half the threshold, soon: none", 300, []cand{{150, 0}}, 0, false},
+		{"after two and a half intervals, four times the others", 626, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 150, true},
+		{"at two and a half intervals: none", 625, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, false},
+		{"at four times the others: none", 626, []cand{{150, 0.1}, {200, 0.025}, {300, 0.025}}, 0, false},
+		{"alone: none", 626, []cand{{150, 0.1}}, 0, false},
+		{"inside the T-wave window: none", 626, []cand{{91, 0.1}, {200, 0.02}, {300, 0.02}}, 0, false},
+		{"at its end", 626, []cand{{92, 0.1}, {200, 0.02}, {300, 0.02}}, 92, true},
+		{"no candidate", 626, nil, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			// a threshold of 0.4, half of it 0.2
+			rulesState{spki: 1.6, npki: 0, since: tt.since - 1, rr: []int64{250}, rrOK: []int64{250}}.set(d)
+			_, t2 := d.thresholds()
+			exactly(t, "half the threshold", t2, 0.2)
+			for _, c := range tt.cands {
+				v := c.v
+				if v == 0 {
+					v = t2
+				}
+				d.noise = append(d.noise, peak{v: v, i: d.lastQRS + c.at})
+			}
+			search, last := d.search, d.lastQRS
+			d.searchBack()
+			if tt.want == 0 {
+				if len(d.out) != 0 {
+					t.Fatalf("beats %v; want none", d.out)
+				}
+				if d.search != search+float64(len(d.win)) || d.spki != 1.6 || d.npki != 0 {
+					t.Errorf("search-back after %g, levels %g and %g; want %g, 1.6 and 0", d.search, d.spki, d.npki, search+float64(len(d.win)))
+				}
+				return
+			}
+			at := last + tt.want
+			var v float64
+			for _, c := range tt.cands {
+				if c.at == tt.want {
+					v = c.v
+				}
+			}
+			if len(d.out) != 1 || d.lastQRS != at {
+				t.Fatalf("beats %v at the peak %d; want one at %d", d.out, d.lastQRS, at)
+			}
+			if !tt.restart {
+				if want := 0.25*v + 0.75*1.6; math.Abs(d.spki-want) > 1e-12 || d.npki != 0 {
+					t.Errorf("levels %g and %g; want %g and 0", d.spki, d.npki, want)
+				}
+				return
+			}
+			var others []float64
+			for _, c := range tt.cands {
+				if c.at != tt.want {
+					others = append(others, c.v)
+				}
+			}
+			if d.spki != v || math.Abs(d.npki-mean(others)) > 1e-12 {
+				t.Errorf("levels %g and %g; want them from %g and %g", d.spki, d.npki, v, mean(others))
+			}
+		})
+	}
+}
+
+// TestQRSRescue checks that a candidate the noise veto held is taken
+// before the next beat when their complexes resemble each other
+// (correlation 0.5 or more), at least 200 ms before it, and that the
+// largest such candidate is the one compared.
+func TestQRSRescue(t *testing.T) {
+	tests := []struct {
+		name   string
+		at     []int64 // the vetoed candidates, samples before the new beat
+		v      []float64
+		shape  float64 // the new beat's complex: the candidates' shape times this
+		vetoed bool
+		want   int64 // the candidate taken; 0 for none
+	}{
+		{"alike", []int64{150}, []float64{1}, 1, true, 150},
+		{"upside down", []int64{150}, []float64{1}, -1, true, 0},
+		{"not vetoed", []int64{150}, []float64{1}, 1, false, 0},
+		{"200 ms before", []int64{51}, []float64{1}, 1, true, 0},
+		{"a sample earlier", []int64{52}, []float64{1}, 1, true, 52},
+		{"the largest of two", []int64{150, 100}, []float64{1, 2}, 1, true, 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			i := rulesState{spki: 1, npki: 0.1, since: 400, rr: []int64{250}, rrOK: []int64{250}}.set(d)
+			ri := d.locate(i)
+			for k, at := range tt.at {
+				p := peak{v: tt.v[k], i: i - at, vetoed: tt.vetoed}
+				d.noise = append(d.noise, p)
+				// a vetoed complex: the bump, shifted so that the largest
+				// candidate's is the one that matches
+				a := 0.0
+				if tt.v[k] == slices.Max(tt.v) {
+					a = 1
+				}
+				shapeAt(d, d.locate(p.i), bump(d, a))
+			}
+			shapeAt(d, ri, bump(d, tt.shape))
+			d.rescue(i, ri)
+			if tt.want == 0 {
+				if len(d.out) != 0 {
+					t.Errorf("beats %v; want none", d.out)
+				}
+				return
+			}
+			if len(d.out) != 1 || d.lastQRS != i-tt.want {
+				t.Errorf("beats %v, the last at peak %d; want one at %d", d.out, d.lastQRS, i-tt.want)
+			}
+		})
+	}
+}
+
+// TestNewQRSDetector checks the detector's windows in samples, each the
+// duration its rule names, at the rate of /Meas/HR and at the lowest ECG
+// rate.
+func TestNewQRSDetector(t *testing.T) {
+	tests := []struct {
+		fs                                     float64
+		win, refrac, tWave, fall, margin, half int64
+		lag                                    int64
+	}{
+		// 150 ms, 200 ms, 360 ms, 95 ms, 30 ms, 60 ms and 8 ms
+		{256, 38, 51, 92, 24, 8, 15, 2},
+		{125, 19, 25, 45, 11, 4, 8, 1},
+	}
+	for _, tt := range tests {
+		d := NewQRSDetector(tt.fs)
+		got := []int64{int64(len(d.win)), d.refrac, d.tWave, d.fall, d.margin, d.half, d.lag, int64(len(d.tmpl)), int64(len(d.seg))}
+		want := []int64{tt.win, tt.refrac, tt.tWave, tt.fall, tt.margin, tt.half, tt.lag, 2*tt.half + 1, 2*tt.half + 1 + 2*tt.lag}
+		if !slices.Equal(got, want) {
+			t.Errorf("%g Hz: integration, refractory, T-wave, fall, margin, half-width, lag, template, segment %v; want %v", tt.fs, got, want)
+		}
+		if d.lastQRS != -1 || d.lastR != -1 || !d.Learning() {
+			t.Errorf("%g Hz: a new detector's last beat at %d (R %d), learning %v; want -1, -1, true", tt.fs, d.lastQRS, d.lastR, d.Learning())
+		}
+	}
+}
+
+// TestQRSBandPassDelay checks the band-pass delay: the centroid of the
+// energy of the band-pass's impulse response, plus the derivative's 2
+// samples.
+func TestQRSBandPassDelay(t *testing.T) {
+	for _, fs := range []float64{125, 256, 512} {
+		d := NewQRSDetector(fs)
+		c := slices.Clone(d.bp)
+		c.Reset()
+		var e, et float64
+		for i := range int(4 * fs) {
+			x := 0.0
+			if i == 0 {
+				x = 1
+			}
+			y := c.Step(x)
+			e += y * y
+			et += y * y * float64(i)
+		}
+		if want := int64(math.Round(et/e)) + 2; d.delay != want || d.delay < 4 {
+			t.Errorf("%g Hz: delay %d samples; want %d", fs, d.delay, want)
+		}
+	}
+}
+
+// TestQRSLearnLevels checks the first 2 s: the levels come from the
+// integrated signal past the filters' start-up (the first 150 ms), the
+// signal level a third of its largest value, the noise level half its
+// average, and learning ends with the sample at 2 s.
+func TestQRSLearnLevels(t *testing.T) {
+	d := NewQRSDetector(rulesFs)
+	bp := slices.Clone(d.bp)
+	bp.Reset()
+	var hist [4]float64
+	var sq []float64
+	var m []float64
+	for n := range 2*rulesFs + 1 {
+		x := 0.0
+		if n == 0 {
+			x = 10 // a step: a start-up larger than anything after
+		}
+		if n > 100 && n%50 == 0 {
+			x = 1
+		}
+		if n < 2*rulesFs && !d.learning {
+			t.Fatalf("learning ended before sample %d", n)
+		}
+		d.Feed(x)
+		b := bp.Step(x)
+		der := (2*b + hist[0] - hist[2] - 2*hist[3]) * rulesFs / 8
+		hist[3], hist[2], hist[1], hist[0] = hist[2], hist[1], hist[0], b
+		sq = append(sq, der*der)
+		s := 0.0
+		for _, v := range sq[max(len(sq)-len(d.win), 0):] {
+			s += v
+		}
+		m = append(m, s/float64(len(d.win)))
+	}
+	if d.learning {
+		t.Fatalf("learning after 2 s")
+	}
+	past := m[len(d.win)+1:]
+	if d.learnN != len(past) {
+		t.Errorf("learnt from %d samples; want %d", d.learnN, len(past))
+	}
+	if want := slices.Max(past) / 3; math.Abs(d.spki-want) > 1e-9*want {
+		t.Errorf("signal level %g; want %g", d.spki, want)
+	}
+	if want := mean(past) / 2; math.Abs(d.npki-want) > 1e-9*want {
+		t.Errorf("noise level %g; want %g", d.npki, want)
+	}
+	if m[len(d.win)] <= slices.Max(past) {
+		t.Fatalf("setup: the start-up is no larger than what follows")
+	}
+}
+
+// TestQRSRelearn checks that the detector learns again after 5 s without
+// a beat, counted from the last beat or from the end of learning, and
+// forgets its last beat.
+func TestQRSRelearn(t *testing.T) {
+	for _, last := range []int64{-1, 900} {
+		d := idle(t)
+		d.lastQRS, d.lastR = last, last
+		from := max(last, 2*rulesFs) // the end of learning
+		for d.n <= from+5*rulesFs {
+			d.Feed(0)
+		}
+		if d.learning {
+			t.Fatalf("last beat %d: learning again at sample %d, 5 s after %d", last, d.n-1, from)
+		}
+		d.Feed(0)
+		if !d.learning || d.learnFrom != d.n-1 || d.lastQRS != -1 || d.lastR != -1 {
+			t.Errorf("last beat %d: after 5 s and a sample, learning %v from %d, last beat %d (R %d); want true from %d, -1 (-1)", last, d.learning, d.learnFrom, d.lastQRS, d.lastR, d.n-1)
+		}
+	}
+}
+
+// TestQRSPeaks checks how peaks of the integrated signal are found: a
+// maximum (the first of equal values) is a peak when the signal falls
+// under half of it, or 95 ms after it; a larger peak within 200 ms replaces
+// the one waiting (an equal one does not); the peak waiting is classified
+// 200 ms after it.
+func TestQRSPeaks(t *testing.T) {
+	tests := []struct {
+		name  string
+		m     []float64 // the integrated signal from sample 0 of the test
+		cand  float64   // the peak waiting after the last value, 0 for none
+		candI int64
+	}{
+		{"rising", []float64{0.1, 0.2, 0.5}, 0, 0},
+		{"at half the maximum", []float64{0.1, 0.5, 0.3, 0.25}, 0, 0},
+		{"under half", []float64{0.1, 0.5, 0.3, 0.24}, 0.5, 1},
+		{"the first of equal values", []float64{0.1, 0.5, 0.5, 0.1}, 0.5, 1},
+		{"94 ms after the maximum", append([]float64{0.5}, repeat(0.4, 23)...), 0, 0},
+		{"95 ms after", append([]float64{0.5}, repeat(0.4, 24)...), 0.5, 0},
+		{"a larger one replaces it", []float64{0.5, 0.1, 0.6, 0.1}, 0.6, 2},
+		{"an equal one does not", []float64{0.5, 0.1, 0.5, 0.1}, 0.5, 0},
+		{"a smaller one does not", []float64{0.5, 0.1, 0.4, 0.1}, 0.5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			n0 := d.n
+			d.pkV, d.pkI, d.candV = 0, n0-1, 0
+			for k, m := range tt.m {
+				d.peaks(m, n0+int64(k))
+			}
+			if d.candV != tt.cand || tt.cand > 0 && d.candI != n0+tt.candI {
+				t.Errorf("peak waiting %g at %d; want %g at %d", d.candV, d.candI-n0, tt.cand, tt.candI)
+			}
+		})
+	}
+	// classified 200 ms after its peak, not a sample before
+	d := idle(t)
+	rulesState{spki: 1}.set(d)
+	n0 := d.n
+	d.pkV, d.pkI, d.candV, d.candI = 0, n0, 0.5, n0
+	for k := range d.refrac {
+		d.peaks(0, n0+k)
+	}
+	if d.candV != 0.5 || len(d.out) != 0 {
+		t.Fatalf("a peak waiting 199 ms: waiting %g, beats %v; want 0.5 and none", d.candV, d.out)
+	}
+	d.peaks(0, n0+d.refrac)
+	if d.candV != 0 || len(d.out) != 1 || d.lastQRS != n0 {
+		t.Errorf("a peak waiting 200 ms: waiting %g, beats %v at %d; want 0 and one at %d", d.candV, d.out, d.lastQRS, n0)
+	}
+}
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for k := range out {
+		out[k] = v
+	}
+	return out
+}
+
+// TestQRSFlush checks that Flush decides the peak waiting and the maximum
+// not yet a peak: both when 200 ms apart, else the larger (the first of
+// equal ones), and nothing when there is neither.
+func TestQRSFlush(t *testing.T) {
+	tests := []struct {
+		name       string
+		candI, pkI int64 // samples after the start of the test
+		candV, pkV float64
+		wantAt     []int64 // the beats' integrated-signal peaks
+	}{
+		{"a maximum alone", 0, 10, 0, 0.5, []int64{10}},
+		{"a peak waiting alone", 10, 20, 0.5, 0, []int64{10}},
+		{"200 ms apart: both", 0, 51, 0.5, 0.6, []int64{0}}, // the second is the tail of the first
+		{"closer: the larger", 0, 50, 0.5, 0.6, []int64{50}},
+		{"closer, equal: the first", 0, 10, 0.5, 0.5, []int64{0}},
+		{"neither", 0, 0, 0, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			rulesState{spki: 1, npki: 0.1}.set(d)
+			n0 := d.n - 100
+			d.candV, d.candI, d.pkV, d.pkI = tt.candV, n0+tt.candI, tt.pkV, n0+tt.pkI
+			d.Flush()
+			if len(d.out) != len(tt.wantAt) || len(tt.wantAt) > 0 && d.lastQRS != n0+tt.wantAt[len(tt.wantAt)-1] {
+				t.Errorf("beats %v, the last at %d; want %d, the last at %v", d.out, d.lastQRS-n0, len(tt.wantAt), tt.wantAt)
+			}
+			if tt.candV+tt.pkV == 0 && d.npki != 0.1 {
+				t.Errorf("noise level %g after nothing was flushed; want 0.1", d.npki)
+			}
+			if d.candV != 0 || d.pkV != 0 {
+				t.Errorf("after Flush: waiting %g, maximum %g; want 0 and 0", d.candV, d.pkV)
+			}
+		})
+	}
+	d := NewQRSDetector(rulesFs)
+	d.Feed(1)
+	d.Flush()
+	if len(d.out) != 0 || !d.learning {
+		t.Errorf("Flush while learning: beats %v, learning %v; want none, true", d.out, d.learning)
+	}
+}
+
+// TestQRSFeedSearchBack checks that Feed looks back once the time since
+// the last beat passes the search-back interval, and waits while a peak
+// above the threshold is pending.
+func TestQRSFeedSearchBack(t *testing.T) {
+	tests := []struct {
+		name  string
+		since int64   // samples from the last beat to the sample fed
+		cand  float64 // a peak waiting, 10 samples old; 0 for none, -1 for the threshold
+		want  int     // beats
+	}{
+		{"past the interval", 416, 0, 1},
+		{"at it", 415, 0, 0},
+		{"a peak above the threshold waiting", 416, 0.5, 0},
+		{"a peak at the threshold waiting", 416, -1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			i := rulesState{spki: 1, npki: 0.1, since: tt.since, rr: []int64{250}, rrOK: []int64{250}}.set(d) + 1
+			d.lastQRS = i - tt.since
+			d.search = 415
+			t1, _ := d.thresholds()
+			d.noise = append(d.noise, peak{v: 0.3, i: d.lastQRS + 200})
+			if tt.cand != 0 {
+				d.candV, d.candI = tt.cand, i-10
+				if tt.cand < 0 {
+					d.candV = t1
+				}
+			}
+			d.Feed(0)
+			if len(d.out) != tt.want {
+				t.Errorf("beats %v; want %d", d.out, tt.want)
+			}
+		})
+	}
+}
+
+// TestQRSLearnTemplate checks the templates: the first 8 complexes
+// averaged evenly, then each that resembles the template with a weight of
+// 0.1; a complex unlike it goes to the other shape, the first 4 evenly,
+// then with a weight of 0.2, as long as they resemble each other; one
+// unlike both starts the other shape again. Before 8 beats every complex
+// resembles the template.
+func TestQRSLearnTemplate(t *testing.T) {
+	d := idle(t)
+	n := len(d.tmpl)
+	shape := func(a, w float64) []float64 {
+		b := make([]float64, n)
+		for k := range b {
+			q := float64(k-n/2) / w
+			b[k] = a * math.Exp(-q*q/2)
+		}
+		return b
+	}
+	demean := func(x []float64) []float64 {
+		y := slices.Clone(x)
+		mu := mean(y)
+		for k := range y {
+			y[k] -= mu
+		}
+		return y
+	}
+	near := func(what string, got, want []float64) {
+		t.Helper()
+		for k := range want {
+			if math.Abs(got[k]-want[k]) > 1e-12 {
+				t.Fatalf("%s: value %d is %g; want %g", what, k, got[k], want[k])
+			}
+		}
+	}
+	r := d.n - 4*d.half
+	put := func(x []float64) {
+		clear(d.bpv)
+		shapeAt(d, r, x)
+	}
+	want := make([]float64, n)
+	for k := range 8 {
+		x := shape(1+0.1*float64(k), 3+0.2*float64(k))
+		put(x)
+		if d.corr(r) != 1 {
+			t.Fatalf("complex %d before the template is learnt: correlation %g; want 1", k, d.corr(r))
+		}
+		d.learn(r)
+		for j, v := range demean(x) {
+			want[j] += (v - want[j]) / float64(k+1)
+		}
+		near("template of the first complexes", d.tmpl, want)
+	}
+	x := shape(2, 3.5)
+	put(x)
+	d.learn(r)
+	for j, v := range demean(x) {
+		want[j] += 0.1 * (v - want[j])
+	}
+	near("template after a ninth complex", d.tmpl, want)
+	if d.tmplN != 9 || d.altN != 0 {
+		t.Fatalf("%d complexes in the template, %d in the other shape; want 9 and 0", d.tmplN, d.altN)
+	}
+	// the other shape: upside down
+	alt := make([]float64, n)
+	for k := range 5 {
+		x := shape(-1-0.1*float64(k), 3+0.3*float64(k))
+		put(x)
+		if d.likeAlt(r) != (k > 0) {
+			t.Fatalf("complex %d upside down: like the other shape %v; want %v", k, d.likeAlt(r), k > 0)
+		}
+		d.learn(r)
+		w := 0.2
+		if k < 4 {
+			w = 1 / float64(k+1)
+		}
+		for j, v := range demean(x) {
+			alt[j] += w * (v - alt[j])
+		}
+		near("the other shape", d.alt, alt)
+	}
+	near("template after the other shape", d.tmpl, want)
+	// unlike both: the other shape starts again from it
+	x = make([]float64, n)
+	for k := range x {
+		x[k] = math.Sin(float64(k) * 2 * math.Pi * 3 / float64(n))
+	}
+	put(x)
+	if d.corr(r) >= 0.5 || d.likeAlt(r) {
+		t.Fatalf("setup: a complex like one of the shapes")
+	}
+	d.learn(r)
+	if d.altN != 1 {
+		t.Errorf("the other shape after a complex unlike both: %d complexes; want 1", d.altN)
+	}
+	near("the other shape started again", d.alt, demean(x))
+}
