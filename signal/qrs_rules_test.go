@@ -323,6 +323,9 @@ func TestQRSClassify(t *testing.T) {
 		{"half the signal level: a beat", small(func(*rulesState) {}), 0.5, false, nil, 1, 0, false, false},
 		{"0.6 times as steep as the typical beat: a beat", small(func(s *rulesState) { s.slope, s.slopes = 6, []float64{10} }), 0.45, false, nil, 1, 0, false, false},
 		{"a little less steep: held", small(func(s *rulesState) { s.slope, s.slopes = 5.9, []float64{10} }), 0.45, false, nil, 0, 1, true, false},
+		{"small, twice the signal level: held", small(func(s *rulesState) { s.spki, s.npki = 2, 0.11 }), 0.9, false, nil, 0, 1, true, false},
+		{"half of twice the signal level: a beat", small(func(s *rulesState) { s.spki, s.npki = 2, 0.11 }), 1, false, nil, 1, 0, false, false},
+		{"small, noise at a twentieth of twice the signal level: a beat", small(func(s *rulesState) { s.spki, s.npki = 2, 0.1 }), 0.9, false, nil, 1, 0, false, false},
 		{"small at 80% of the interval: a beat", small(func(s *rulesState) { s.since = 200 }), 0.45, false, nil, 1, 0, false, false},
 		{"small a sample earlier: held", small(func(s *rulesState) { s.since = 199 }), 0.45, false, nil, 0, 1, true, false},
 
@@ -832,6 +835,17 @@ func TestQRSRelearn(t *testing.T) {
 		if !d.learning || d.learnFrom != d.n-1 || d.lastQRS != -1 || d.lastR != -1 {
 			t.Errorf("last beat %d: after 5 s and a sample, learning %v from %d, last beat %d (R %d); want true from %d, -1 (-1)", last, d.learning, d.learnFrom, d.lastQRS, d.lastR, d.n-1)
 		}
+		// learning again takes 2 s from there, past the filters' start-up
+		from = d.learnFrom
+		for d.n <= from+2*rulesFs {
+			if !d.learning {
+				t.Fatalf("last beat %d: learning again ended at sample %d, before 2 s", last, d.n-1)
+			}
+			d.Feed(0)
+		}
+		if d.learning || d.learnN != 2*rulesFs-len(d.win) {
+			t.Errorf("last beat %d: learning again %v after 2 s, from %d samples; want false, from %d", last, d.learning, d.learnN, 2*rulesFs-len(d.win))
+		}
 	}
 }
 
@@ -949,6 +963,7 @@ func TestQRSFeedSearchBack(t *testing.T) {
 		want  int     // beats
 	}{
 		{"past the interval", 416, 0, 1},
+		{"no interval yet", -416, 0, 0},
 		{"at it", 415, 0, 0},
 		{"a peak above the threshold waiting", 416, 0.5, 0},
 		{"a peak at the threshold waiting", 416, -1, 1},
@@ -956,8 +971,13 @@ func TestQRSFeedSearchBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := idle(t)
-			i := rulesState{spki: 1, npki: 0.1, since: tt.since, rr: []int64{250}, rrOK: []int64{250}}.set(d) + 1
-			d.lastQRS = i - tt.since
+			rr := []int64{250}
+			since := tt.since
+			if since < 0 {
+				rr, since = nil, -since
+			}
+			i := rulesState{spki: 1, npki: 0.1, since: since, rr: rr, rrOK: rr}.set(d) + 1
+			d.lastQRS = i - since
 			d.search = 415
 			t1, _ := d.thresholds()
 			d.noise = append(d.noise, peak{v: 0.3, i: d.lastQRS + 200})
@@ -1069,4 +1089,67 @@ func TestQRSLearnTemplate(t *testing.T) {
 		t.Errorf("the other shape after a complex unlike both: %d complexes; want 1", d.altN)
 	}
 	near("the other shape started again", d.alt, demean(x))
+}
+
+// TestQRSLargestCandidate checks that each search-back takes the largest
+// of its candidates, the first of equal ones.
+func TestQRSLargestCandidate(t *testing.T) {
+	irregular := []int64{250, 250, 250, 250, 250, 250, 250, 330}
+	type cand struct {
+		at int64 // samples after the last beat
+		v  float64
+	}
+	tests := []struct {
+		name  string
+		cands []cand
+		want  int64
+	}{
+		{"the larger first", []cand{{100, 0.4}, {150, 0.3}, {200, 0.25}}, 100},
+		{"the larger last", []cand{{100, 0.3}, {150, 0.25}, {200, 0.4}}, 200},
+		{"equal", []cand{{100, 0.3}, {150, 0.3}}, 100},
+	}
+	for _, search := range []string{"gap", "small", "back"} {
+		for _, tt := range tests {
+			t.Run(search+", "+tt.name, func(t *testing.T) {
+				d := idle(t)
+				i := rulesState{spki: 1, npki: 0.01, since: 365, rr: irregular, rrOK: []int64{250}}.set(d)
+				for _, c := range tt.cands {
+					d.noise = append(d.noise, peak{v: c.v, i: d.lastQRS + c.at, small: search == "small"})
+				}
+				want := d.lastQRS + tt.want
+				switch search {
+				case "gap":
+					d.searchGap(i)
+				case "small":
+					d.takeSmall(i)
+				case "back":
+					d.searchBack()
+				}
+				if len(d.out) != 1 || d.lastQRS != want {
+					t.Errorf("beats %v, the last at %d; want one at %d", d.out, d.lastQRS, want)
+				}
+			})
+		}
+	}
+}
+
+// TestQRSLearning checks Learning: true while the levels are learnt and
+// until the first beat, false after it.
+func TestQRSLearning(t *testing.T) {
+	d := NewQRSDetector(rulesFs)
+	if !d.Learning() {
+		t.Errorf("a new detector: not learning")
+	}
+	d = idle(t)
+	if !d.Learning() {
+		t.Errorf("levels learnt, no beat yet: not learning")
+	}
+	d.lastR = 0
+	if d.Learning() {
+		t.Errorf("a beat at sample 0: learning")
+	}
+	d.learning = true
+	if !d.Learning() {
+		t.Errorf("learning again after a beat: not learning")
+	}
 }
