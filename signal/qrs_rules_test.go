@@ -684,6 +684,8 @@ func TestQRSRescue(t *testing.T) {
 		{"200 ms before", []int64{51}, []float64{1}, 1, true, 0},
 		{"a sample earlier", []int64{52}, []float64{1}, 1, true, 52},
 		{"the largest of two", []int64{150, 100}, []float64{1, 2}, 1, true, 100},
+		{"the largest of two, first", []int64{150, 100}, []float64{2, 1}, 1, true, 150},
+		{"the first of two equal", []int64{150, 100}, []float64{1, 1}, 1, true, 150},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
