@@ -69,11 +69,13 @@ import "math"
 //     as the typical beat, is not taken as a beat at once either, even when
 //     it resembles the template: the noise of moving electrodes holds
 //     complexes of a QRS's shape, but smaller and less steep. It stays a
-//     candidate for search-back, and the beat that ends an interval longer
-//     than 125% of the average of every interval takes the largest such
-//     candidate first (past the T-wave window and 200 ms before it): noise
-//     comes between beats that come on time, while a small beat that is
-//     missed leaves a long interval, in an irregular rhythm too.
+//     candidate for search-back, not for the noise veto's rescue (it
+//     resembles the next beat, as that noise does), and the beat that ends
+//     an interval longer than 125% of the average of every interval takes
+//     the largest such candidate first (past the T-wave window and 200 ms
+//     before it): noise comes between beats that come on time, while a
+//     small beat that is missed leaves a long interval, in an irregular
+//     rhythm too.
 //
 // The template is the average band-passed complex (120 ms around the R
 // peak) of the beats that resemble it, learnt from the first beats; the
