@@ -123,9 +123,11 @@ func TestQRSLocate(t *testing.T) {
 		v := rng.NormFloat64()
 		x = append(x, v)
 		d.Feed(v)
-		for _, i := range []int64{int64(n), int64(n) - 40, int64(n) + 30} {
+		// a peak now, a little before, one still to come, and one whose
+		// window reaches past the oldest sample the ring holds
+		for _, i := range []int64{int64(n), int64(n) - 40, int64(n) + 30, int64(n) - int64(d.hist) + 50} {
 			c := i - d.delay - win/2
-			lo := max(c-win/2-d.margin, int64(n)-int64(d.hist)+1, 0)
+			lo := max(c-win/2-d.margin, d.n-int64(d.hist)+1, 0) // the ring holds d.n-hist on; locate keeps a sample spare
 			hi := min(c+win/2, int64(n))
 			want := max(i-d.delay, 0)
 			if hi > lo {
