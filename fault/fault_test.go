@@ -210,7 +210,7 @@ func TestSchedule(t *testing.T) {
 	if reflect.DeepEqual(a, c) {
 		t.Error("another seed drew the same faults")
 	}
-	stalls := 0
+	stalls, busy, drops := 0, 0, 0
 	for i, o := range a {
 		if i > 0 && o.At < a[i-1].At {
 			t.Fatalf("out of order at %d: %v after %v", i, o.At, a[i-1].At)
@@ -222,10 +222,12 @@ func TestSchedule(t *testing.T) {
 				t.Errorf("a stall of %v, outside 5s..30s", o.Fault.For)
 			}
 		case fault.Busy:
+			busy++
 			if o.At != time.Minute {
 				t.Errorf("busy at %v", o.At)
 			}
 		case fault.Drop:
+			drops++
 			if o.At < 10*time.Minute || o.At >= 15*time.Minute {
 				t.Errorf("drop at %v, outside 10m..15m", o.At)
 			}
@@ -233,6 +235,9 @@ func TestSchedule(t *testing.T) {
 	}
 	if stalls < 150 || stalls > 250 { // 200 expected in 100 h; σ ≈ 14
 		t.Errorf("%d stalls in 100 h at 2 an hour", stalls)
+	}
+	if busy != 1 || drops != 1 {
+		t.Errorf("%d busy and %d drops, want each timed entry once", busy, drops)
 	}
 }
 
