@@ -90,3 +90,72 @@ func TestKindString(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleSeeded pins the first faults seed 7 draws, so that a change
+// to how a schedule draws its times and durations shows.
+func TestScheduleSeeded(t *testing.T) {
+	p, err := fault.ParsePlan([]byte(`
+- at: 1m
+  fault: busy
+- at: 10m
+  spread: 5m
+  fault: drop
+- fault: stall
+  perHour: 2
+  for: 5s..30s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Schedule(7)
+	for _, want := range []struct {
+		at   time.Duration
+		kind fault.Kind
+		for_ time.Duration
+	}{
+		{time.Minute, fault.Busy, 0},
+		{191053543433, fault.Stall, 17153 * time.Millisecond},
+		{866065433671, fault.Drop, 0},
+		{2125034807440, fault.Stall, 14382 * time.Millisecond},
+		{2603218605247, fault.Stall, 12139 * time.Millisecond},
+	} {
+		o, ok := s.Next()
+		if !ok || o.At != want.at || o.Fault.Kind != want.kind || o.Fault.For != want.for_ {
+			t.Fatalf("Next() = %v %v for %v, %v; want %v %v for %v", o.At, o.Fault.Kind, o.Fault.For, ok, want.at, want.kind, want.for_)
+		}
+	}
+}
+
+// TestParsePlanLimits checks each limit of a plan's entry on both of its
+// sides.
+func TestParsePlanLimits(t *testing.T) {
+	for _, tt := range []struct {
+		in string
+		ok bool
+	}{
+		{`[{fault: busy, at: 0s}]`, true},
+		{`[{fault: busy, at: -1ns}]`, false},
+		{`[{fault: busy, at: 8760h}]`, true},
+		{`[{fault: busy, at: 8760h0m0.000000001s}]`, false},
+		{`[{fault: busy, at: 1m, spread: 0s}]`, true},
+		{`[{fault: busy, at: 1m, spread: -1ns}]`, false},
+		{`[{fault: busy, at: 1m, spread: 8760h}]`, true},
+		{`[{fault: busy, at: 1m, spread: 8760h0m0.000000001s}]`, false},
+		{`[{fault: busy, perHour: 3600}]`, true},
+		{`[{fault: busy, perHour: 3600.001}]`, false},
+		{`[{fault: busy, perHour: 1e-9}]`, true},
+		{`[{fault: busy, perHour: -1e-9}]`, false},
+		{`[{fault: busy, perHour: 1, for: 1ns..5s}]`, true},
+		{`[{fault: busy, perHour: 1, for: 0s..5s}]`, false},
+		{`[{fault: busy, perHour: 1, for: 5s..5s}]`, true},
+		{`[{fault: busy, perHour: 1, for: 5s..4.999999999s}]`, false},
+	} {
+		_, err := fault.ParsePlan([]byte(tt.in))
+		if (err == nil) != tt.ok {
+			t.Errorf("ParsePlan(%s) = %v, want ok %v", tt.in, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, fault.ErrInvalid) {
+			t.Errorf("ParsePlan(%s) = %v, not ErrInvalid", tt.in, err)
+		}
+	}
+}
