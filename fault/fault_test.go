@@ -59,7 +59,7 @@ func TestParseRefuses(t *testing.T) {
 		{`{"fault": "busy", "path": "/Meas/ECG"}`, "busy does not take path; it takes for"},
 		{`{"fault": "stall", "speed": 3}`, "unknown parameter speed; it takes for, path"},
 		{`{"fault": "stall", "for": "5"}`, `for "5": a duration as Go writes them`},
-		{`{"fault": "stall", "for": "25h"}`, "for 25h0m0s is outside 0s..24h0m0s"},
+		{`{"fault": "stall", "for": "25h"}`, "for 25h0m0s is outside 0s..24h0m0s, or 0 until it ends otherwise"},
 		{`{"fault": "stall", "path": "Meas/ECG"}`, "a stream's path, such as /Meas/ECG"},
 		{`{"fault": "stuck", "for": "10ms"}`, "for 10ms is outside 100ms..24h0m0s"},
 		{`{"fault": "stuck", "mode": "loud"}`, "silent (it does not advertise) or refuse"},
