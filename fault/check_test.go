@@ -1,7 +1,9 @@
 package fault_test
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +158,67 @@ func TestParsePlanLimits(t *testing.T) {
 		}
 		if err != nil && !errors.Is(err, fault.ErrInvalid) {
 			t.Errorf("ParsePlan(%s) = %v, not ErrInvalid", tt.in, err)
+		}
+	}
+}
+
+// TestDescribe checks that every fault is described, that each default a
+// description gives is the one Parse fills in, and that a fault with no
+// default duration says what 0 means.
+func TestDescribe(t *testing.T) {
+	ds := fault.Describe()
+	if len(ds) != len(fault.Kinds()) {
+		t.Fatalf("%d descriptions of %d faults", len(ds), len(fault.Kinds()))
+	}
+	for _, d := range ds {
+		bare, err := fault.Parse([]byte(`{"fault": "` + d.Fault + `"}`))
+		if err != nil {
+			t.Fatalf("%s: %v", d.Fault, err)
+		}
+		given := map[string]any{"fault": d.Fault}
+		for _, p := range d.Params {
+			switch {
+			case p.Default == "":
+			case p.Name == "share" || p.Name == "rate" || p.Name == "value":
+				given[p.Name] = json.Number(p.Default)
+			case p.Default == "false":
+				given[p.Name] = false
+			default:
+				given[p.Name] = p.Default
+			}
+		}
+		b, _ := json.Marshal(given)
+		full, err := fault.Parse(b)
+		if err != nil || !reflect.DeepEqual(full, bare) {
+			t.Errorf("%s with its defaults %s: %v, %v; want %v", d.Fault, b, full, err, bare)
+		}
+	}
+	for _, tt := range []struct {
+		fault, param, def, help string
+	}{
+		{"stall", "for", "", "; 0 until it ends otherwise"},
+		{"stuck", "for", "30s", "100ms..24h0m0s"},
+		{"drop", "delay", "1s", "0 to 1m"},
+		{"stuck", "mode", "silent", "refuse"},
+		{"interference", "share", "0.5", "above 0"},
+		{"interference", "hideGap", "false", "true or false"},
+		{"battery", "rate", "1", "0.01 to 1000"},
+		{"firsthr", "value", "160", "1 to 300"},
+		{"dfu", "stay", "false", "true or false"},
+	} {
+		var found bool
+		for _, d := range ds {
+			for _, p := range d.Params {
+				if d.Fault == tt.fault && p.Name == tt.param {
+					found = true
+					if p.Default != tt.def || !strings.Contains(p.Help, tt.help) {
+						t.Errorf("%s's %s: default %q, help %q; want %q and %q", tt.fault, tt.param, p.Default, p.Help, tt.def, tt.help)
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s's %s is not described", tt.fault, tt.param)
 		}
 	}
 }
