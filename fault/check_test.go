@@ -1,6 +1,7 @@
 package fault_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -220,5 +221,45 @@ func TestDescribe(t *testing.T) {
 		if !found {
 			t.Errorf("%s's %s is not described", tt.fault, tt.param)
 		}
+	}
+}
+
+// TestOverlaps checks a fault's span at both of its ends: a fault that
+// starts at a span's end, or ends at its start, overlaps it.
+func TestOverlaps(t *testing.T) {
+	end := fault.Stamp{MS: 2000}
+	ended := fault.Record{Start: fault.Stamp{MS: 1000}, End: &end}
+	active := fault.Record{Start: fault.Stamp{MS: 1000}}
+	for _, tt := range []struct {
+		r        *fault.Record
+		from, to uint32
+		want     bool
+	}{
+		{&ended, 0, 999, false},
+		{&ended, 0, 1000, true},
+		{&ended, 2000, 3000, true},
+		{&ended, 2001, 3000, false},
+		{&active, 0, 999, false},
+		{&active, 0, 1000, true},
+		{&active, 5000, 6000, true},
+	} {
+		if got := tt.r.Overlaps(tt.from, tt.to); got != tt.want {
+			t.Errorf("a fault from %d to %v: Overlaps(%d, %d) = %v, want %v", tt.r.Start.MS, tt.r.End, tt.from, tt.to, got, tt.want)
+		}
+	}
+}
+
+// TestReadJSONLNamesTheLine checks that a line that is no record is named
+// by its number, blank lines counted.
+func TestReadJSONLNamesTheLine(t *testing.T) {
+	var buf bytes.Buffer
+	rec := fault.Record{ID: 1, Device: "000123", Fault: fault.Fault{Kind: fault.Busy}, Origin: fault.FromAPI}
+	if err := fault.WriteJSONL(&buf, []fault.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("\n{\"id\": 2}\n")
+	recs, err := fault.ReadJSONL(&buf)
+	if err == nil || !strings.HasPrefix(err.Error(), "line 3:") || len(recs) != 1 {
+		t.Errorf("ReadJSONL: %d records, %v; want 1 and an error of line 3", len(recs), err)
 	}
 }
