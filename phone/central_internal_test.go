@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // The central address derived from a state directory is a static random
@@ -30,6 +31,34 @@ func TestDeriveCentral(t *testing.T) {
 		}
 		if !addressRE.MatchString(got) || got[0] < 'C' {
 			t.Errorf("deriveCentral(%q) = %s, want XX:XX:XX:XX:XX:XX with the two top bits set", tt.dir, got)
+		}
+	}
+}
+
+// A phone's settings left out, or zero or negative where only a positive
+// one makes sense, take their defaults; those given are kept, a negative
+// Idle too (it keeps connections).
+func TestNewDefaults(t *testing.T) {
+	type settings struct {
+		name                string
+		idle, scan, timeout time.Duration
+	}
+	for _, tt := range []struct {
+		in   Config
+		want settings
+	}{
+		{Config{}, settings{DefaultName, DefaultIdle, time.Second, 5 * time.Second}},
+		{Config{Idle: -1, ScanInterval: -1, Timeout: -1}, settings{DefaultName, -1, time.Second, 5 * time.Second}},
+		{Config{Name: "x", Idle: 1, ScanInterval: 1, Timeout: 1}, settings{"x", 1, 1, 1}},
+	} {
+		ph, err := New(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := settings{ph.cfg.Name, ph.cfg.Idle, ph.cfg.ScanInterval, ph.cfg.Timeout}
+		ph.Close()
+		if got != tt.want {
+			t.Errorf("New(%+v): %+v, want %+v", tt.in, got, tt.want)
 		}
 	}
 }
