@@ -62,3 +62,17 @@ func TestNewDefaults(t *testing.T) {
 		}
 	}
 }
+
+// A phone that cannot start lets go of its state directory, which another
+// phone may then take.
+func TestNewFailsFreeingTheStateDir(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := New(Config{StateDir: dir, Address: "not an address"}); err == nil {
+		t.Fatal("a phone of central address \"not an address\" started")
+	}
+	ph, err := New(Config{StateDir: dir})
+	if err != nil {
+		t.Fatalf("the state directory of a phone that failed to start: %v", err)
+	}
+	ph.Close()
+}
