@@ -2,10 +2,15 @@ package bridgeclient_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 
 	"senseboard/bridge/bridgeclient"
 )
@@ -51,5 +56,73 @@ func TestDialShowsTheToken(t *testing.T) {
 		if h := <-got; h != tt.want {
 			t.Errorf("token %q: Authorization %q, want %q", tt.token, h, tt.want)
 		}
+	}
+}
+
+// fakeBridge answers each message on its WebSocket with the answers
+// answer gives, and reports the messages it got.
+func fakeBridge(t *testing.T, answer func(m bridgeclient.Message) []string) (string, <-chan bridgeclient.Message) {
+	t.Helper()
+	got := make(chan bridgeclient.Message, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.CloseNow()
+		for {
+			_, data, err := conn.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var m bridgeclient.Message
+			json.Unmarshal(data, &m)
+			got <- m
+			for _, a := range answer(m) {
+				conn.Write(r.Context(), websocket.MessageText, []byte(a))
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, got
+}
+
+// A client takes the answer to its message past what it cannot use:
+// text that is no JSON, answers and notifications for ids it does not
+// know. A message that names no device goes to the client's. A client
+// closed sends nothing more.
+func TestSendSkipsStrayMessages(t *testing.T) {
+	url, got := fakeBridge(t, func(m bridgeclient.Message) []string {
+		return []string{
+			"not JSON",
+			`{"type": "response", "id": "nobody", "response": 500}`,
+			`{"type": "notification", "id": "nobody", "uri": "/Meas/Temp"}`,
+			`{"type": "ended", "id": "nobody", "reason": "reset"}`,
+			fmt.Sprintf(`{"type": "response", "id": %q, "device": %q, "response": 200}`, m.ID, m.Device),
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	c, err := bridgeclient.Dial(ctx, url, &bridgeclient.Options{Device: "000123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		device, want string
+	}{
+		{"", "000123"},
+		{"000124", "000124"},
+	} {
+		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/Info", Device: tt.device})
+		if err != nil || r.Response != 200 || r.Device != tt.want {
+			t.Fatalf("Send to device %q: %+v, %v; want a 200 of %s", tt.device, r, err, tt.want)
+		}
+		if m := <-got; m.Device != tt.want {
+			t.Errorf("a message to device %q went to %q", tt.device, m.Device)
+		}
+	}
+	c.Close()
+	if _, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/Info"}); !errors.Is(err, bridgeclient.ErrClosed) {
+		t.Errorf("Send after Close: %v, want ErrClosed", err)
 	}
 }
