@@ -126,3 +126,54 @@ func TestSendSkipsStrayMessages(t *testing.T) {
 		t.Errorf("Send after Close: %v, want ErrClosed", err)
 	}
 }
+
+// A client with a token shows it on its HTTP calls too; one without shows
+// none. A refused call gives an Error with the bridge's status and words.
+func TestCallsShowTheToken(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/ws" {
+			conn, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer conn.CloseNow()
+			conn.Read(r.Context()) // until the client closes
+			return
+		}
+		got <- r.Header.Get("Authorization")
+		if r.URL.Path == "/api/devices/000999" {
+			http.Error(w, `{"error": "no device 000999"}`, http.StatusNotFound)
+			return
+		}
+		w.Write([]byte(`[{"serial": "000123"}]`))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	for _, tt := range []struct {
+		token, want string
+	}{
+		{"secret", "Bearer secret"},
+		{"", ""},
+	} {
+		c, err := bridgeclient.Dial(ctx, srv.URL, &bridgeclient.Options{Token: tt.token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := c.Devices(ctx)
+		if err != nil || len(ds) != 1 || ds[0].Serial != "000123" {
+			t.Errorf("Devices: %+v, %v", ds, err)
+		}
+		if h := <-got; h != tt.want {
+			t.Errorf("token %q: Authorization %q, want %q", tt.token, h, tt.want)
+		}
+		_, err = c.Device(ctx, "000999")
+		<-got
+		var e *bridgeclient.Error
+		if !errors.As(err, &e) || e.Status != http.StatusNotFound || e.Msg != "no device 000999" {
+			t.Errorf("Device(000999): %v, want an Error of status 404 saying no device 000999", err)
+		}
+		c.Close()
+	}
+}
