@@ -72,3 +72,53 @@ func TestDialAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestListenAnswers: a device takes a dial whose keepalive interval is
+// from 1 ms to maxEvery, both included, and keeps it for the stream; it
+// refuses one outside those limits.
+func TestListenAnswers(t *testing.T) {
+	l, nc := rawLink(t, Options{Interval: time.Hour})
+	ln, err := l.Listen("000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	most := maxEvery.Milliseconds()
+	for _, tt := range []struct {
+		every int64
+		ok    bool
+	}{
+		{1, true},
+		{most, true},
+		{most + 1, false},
+		{0, false},
+	} {
+		req, _ := json.Marshal(dialMsg{Program: "peer", Stream: 7, Every: tt.every})
+		msg, err := nc.Request(DialSubject("000123"), req, 30*time.Second) // hang guard
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep dialReply
+		if err := json.Unmarshal(msg.Data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if (rep.Error == "") != tt.ok {
+			t.Errorf("a dial of keepalives every %d ms: %+v, want taken %v", tt.every, rep, tt.ok)
+		}
+		if rep.Error != "" {
+			continue
+		}
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := c.(*Stream)
+		s.mu.Lock()
+		every := s.every
+		s.mu.Unlock()
+		c.Close()
+		if every != time.Duration(tt.every)*time.Millisecond {
+			t.Errorf("a dial of keepalives every %d ms: the stream keeps %v", tt.every, every)
+		}
+	}
+}
