@@ -177,3 +177,38 @@ func TestCallsShowTheToken(t *testing.T) {
 		c.Close()
 	}
 }
+
+// A refused subscription leaves its id free for another; a subscription
+// that lasts keeps its id from other subscriptions, though messages of
+// other kinds may name it.
+func TestSubscriptionIDs(t *testing.T) {
+	url, _ := fakeBridge(t, func(m bridgeclient.Message) []string {
+		status := 200
+		if m.Path == "/Refused" {
+			status = 404
+		}
+		return []string{fmt.Sprintf(`{"type": "response", "id": %q, "response": %d}`, m.ID, status)}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	c, err := bridgeclient.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 2 {
+		s, r, err := c.SubscribeMessage(ctx, bridgeclient.Message{ID: "s1", Path: "/Refused"})
+		if s != nil || err != nil || r.Response != 404 {
+			t.Fatalf("a refused subscription: %v, %+v, %v; want none, a 404", s, r, err)
+		}
+	}
+	if s, _, err := c.SubscribeMessage(ctx, bridgeclient.Message{ID: "s2", Path: "/Meas/Temp"}); s == nil || err != nil {
+		t.Fatalf("a subscription: %v, %v", s, err)
+	}
+	if s, _, err := c.SubscribeMessage(ctx, bridgeclient.Message{ID: "s2", Path: "/Meas/Temp"}); s != nil || err == nil {
+		t.Errorf("a second subscription of id s2: %v, %v; want an error", s, err)
+	}
+	if r, err := c.Send(ctx, bridgeclient.Message{Type: "get", ID: "s2", Path: "/Info"}); err != nil || !r.OK() {
+		t.Errorf("a get of the subscription's id: %+v, %v", r, err)
+	}
+}
