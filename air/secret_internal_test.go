@@ -21,8 +21,14 @@ func TestParseTokenLimits(t *testing.T) {
 		{strings.Repeat("Z", maxToken+1), false},
 		{" \n" + strings.Repeat("0", minToken) + "\n", true},
 		{strings.Repeat("-_", minToken/2), true},
-		{strings.Repeat("a", minToken-1) + ".", false},
+		{strings.Repeat("azAZ09-_", 2), true},
+		{strings.Repeat("a", minToken-1) + "`", false},
+		{strings.Repeat("a", minToken-1) + "{", false},
+		{strings.Repeat("a", minToken-1) + "@", false},
+		{strings.Repeat("a", minToken-1) + "[", false},
 		{strings.Repeat("a", minToken-1) + "/", false},
+		{strings.Repeat("a", minToken-1) + ":", false},
+		{strings.Repeat("a", minToken-1) + ".", false},
 	} {
 		tok, err := parseToken("t", []byte(tt.content))
 		if ok := err == nil; ok != tt.ok || ok && tok != strings.TrimSpace(tt.content) {
