@@ -97,16 +97,7 @@ func TestKindString(t *testing.T) {
 // TestScheduleSeeded pins the first faults seed 7 draws, so that a change
 // to how a schedule draws its times and durations shows.
 func TestScheduleSeeded(t *testing.T) {
-	p, err := fault.ParsePlan([]byte(`
-- at: 1m
-  fault: busy
-- at: 10m
-  spread: 5m
-  fault: drop
-- fault: stall
-  perHour: 2
-  for: 5s..30s
-`))
+	p, err := fault.ParsePlan([]byte(schedulePlan))
 	if err != nil {
 		t.Fatal(err)
 	}

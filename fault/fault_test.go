@@ -174,11 +174,8 @@ func TestParsePlan(t *testing.T) {
 	}
 }
 
-// TestSchedule draws a plan's faults for a device: the same seed gives the
-// same faults at the same times, another seed other random ones, and a
-// random entry comes about as often as it says.
-func TestSchedule(t *testing.T) {
-	p, err := fault.ParsePlan([]byte(`
+// schedulePlan has two timed entries, one with a spread, and a random one.
+const schedulePlan = `
 - at: 1m
   fault: busy
 - at: 10m
@@ -188,7 +185,13 @@ func TestSchedule(t *testing.T) {
   path: /Meas/ECG
   perHour: 2
   for: 5s..30s
-`))
+`
+
+// TestSchedule draws a plan's faults for a device: the same seed gives the
+// same faults at the same times, another seed other random ones, and a
+// random entry comes about as often as it says.
+func TestSchedule(t *testing.T) {
+	p, err := fault.ParsePlan([]byte(schedulePlan))
 	if err != nil {
 		t.Fatal(err)
 	}
