@@ -17,6 +17,7 @@ func TestDirectoryGoodbyes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer d.Close()
 	advert := func(program, gone string) {
 		b, _ := json.Marshal(Advert{Serial: "000555", Program: program, Every: 1000, Gone: gone})
 		d.advert(&nats.Msg{Subject: AdvertSubject("000555"), Data: b})
