@@ -449,3 +449,20 @@ func TestPush(t *testing.T) {
 		t.Errorf("pushed %q, ends %v", data, ends)
 	}
 }
+
+// A close's reason is at most maxReason bytes of UTF-8.
+func TestCloseReasonLimits(t *testing.T) {
+	for _, tt := range []struct {
+		reason string
+		ok     bool
+	}{
+		{strings.Repeat("r", maxReason), true},
+		{strings.Repeat("r", maxReason+1), false},
+		{"\xff", false},
+	} {
+		m, err := parseMessage(appendMessage(nil, message{kind: msgClose, stream: 7, body: []byte(tt.reason)}))
+		if ok := err == nil; ok != tt.ok || ok && string(m.body) != tt.reason {
+			t.Errorf("a close with a reason of %d bytes: %v, want ok %v", len(tt.reason), err, tt.ok)
+		}
+	}
+}

@@ -177,6 +177,7 @@ func TestParseErrors(t *testing.T) {
 		{"unsupported format", head + "paths:\n  /A:\n    put:\n      parameters:\n        - {name: v, in: query, required: true, type: integer, format: int128}\n      responses:\n        200: {description: ok}\n", "format \"int128\" is not supported"},
 		{"header parameter", head + "paths:\n  /A:\n    put:\n      parameters:\n        - {name: v, in: header, required: true, type: string}\n      responses:\n        200: {description: ok}\n", "location \"header\""},
 		{"no paths", head + "paths: {}\n", "no paths"},
+		{"bad pattern", head + "paths:\n  /A:\n    put:\n      parameters:\n        - {name: v, in: query, required: true, type: string, pattern: '(a'}\n      responses:\n        200: {description: ok}\n", "pattern"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("bad.yaml", []byte(tt.doc))
@@ -322,5 +323,32 @@ definitions:
 	}
 	if len(put.Params) != 3 || put.Params[1].TypeName() != "uint8" || put.Params[2].Record != "V" || put.Response != nil || put.Statuses[200] != "done" {
 		t.Errorf("PUT's parameters %+v, response %v, statuses %v; want X, q as a uint8 and the record V, none, 200 done", put.Params, put.Response, put.Statuses)
+	}
+}
+
+// A parameter's pattern is compiled when its definition is read.
+func TestParsePattern(t *testing.T) {
+	const doc = `swagger: '2.0'
+info: {version: NA, title: T, x-api-state: stable, x-api-required: true, x-api-type: public}
+paths:
+  /A:
+    put:
+      parameters:
+        - {name: v, in: query, required: true, type: string, pattern: '^[a-z]+$'}
+        - {name: w, in: query, required: false, type: string}
+      responses:
+        200: {description: ok}
+`
+	f, err := Parse("a.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &Set{}
+	if err := set.Add(f); err != nil {
+		t.Fatal(err)
+	}
+	ps := set.Resource("/A").Ops[resource.Put].Params
+	if len(ps) != 2 || ps[0].pattern == nil || !ps[0].pattern.MatchString("abc") || ps[0].pattern.MatchString("aBc") || ps[1].pattern != nil {
+		t.Errorf("parameters %+v, want v with its pattern compiled and w with none", ps)
 	}
 }

@@ -238,3 +238,39 @@ func TestRealWakesForEachCall(t *testing.T) {
 	r.AfterFunc(0, func() { close(release) })
 	wait(t, release, "a call made while another blocks")
 }
+
+// A pass runs the calls due by its time, those due exactly then too, with
+// helpers or without, and counts them; the later ones stay pending.
+func TestSchedulerDrainCounts(t *testing.T) {
+	for _, tt := range []struct {
+		at      []time.Duration
+		now     time.Duration
+		helpers int
+		ran     int
+	}{
+		{nil, time.Second, 0, 0},
+		{[]time.Duration{1, 2, 3}, 2, 0, 2},
+		{[]time.Duration{1, 2, 3}, 3, 0, 3},
+		{[]time.Duration{5, 1, 2, 7}, 5, 1, 3},
+		{[]time.Duration{4}, 3, 2, 0},
+	} {
+		s := newScheduler(time.Now())
+		s.owner = 1 // as if a runner were in charge: push arms no timer, the test drains
+		var mu sync.Mutex
+		var ran []time.Duration
+		for _, at := range tt.at {
+			c := &timedCall{f: func() { mu.Lock(); ran = append(ran, at); mu.Unlock() }, index: -1}
+			s.push(c, at)
+		}
+		n := s.drain(tt.now, tt.helpers)
+		if n != tt.ran || len(ran) != tt.ran || len(s.calls) != len(tt.at)-tt.ran {
+			t.Errorf("calls at %v drained at %v with %d helpers: %d counted, %d ran, %d pending; want %d ran",
+				tt.at, tt.now, tt.helpers, n, len(ran), len(s.calls), tt.ran)
+		}
+		for _, at := range ran {
+			if at > tt.now {
+				t.Errorf("calls at %v drained at %v: the call at %v ran", tt.at, tt.now, at)
+			}
+		}
+	}
+}

@@ -59,7 +59,7 @@ func TestParseRefuses(t *testing.T) {
 		{`{"fault": "busy", "path": "/Meas/ECG"}`, "busy does not take path; it takes for"},
 		{`{"fault": "stall", "speed": 3}`, "unknown parameter speed; it takes for, path"},
 		{`{"fault": "stall", "for": "5"}`, `for "5": a duration as Go writes them`},
-		{`{"fault": "stall", "for": "25h"}`, "for 25h0m0s is outside 0s..24h0m0s"},
+		{`{"fault": "stall", "for": "25h"}`, "for 25h0m0s is outside 0s..24h0m0s, or 0 until it ends otherwise"},
 		{`{"fault": "stall", "path": "Meas/ECG"}`, "a stream's path, such as /Meas/ECG"},
 		{`{"fault": "stuck", "for": "10ms"}`, "for 10ms is outside 100ms..24h0m0s"},
 		{`{"fault": "stuck", "mode": "loud"}`, "silent (it does not advertise) or refuse"},
@@ -174,11 +174,8 @@ func TestParsePlan(t *testing.T) {
 	}
 }
 
-// TestSchedule draws a plan's faults for a device: the same seed gives the
-// same faults at the same times, another seed other random ones, and a
-// random entry comes about as often as it says.
-func TestSchedule(t *testing.T) {
-	p, err := fault.ParsePlan([]byte(`
+// schedulePlan has two timed entries, one with a spread, and a random one.
+const schedulePlan = `
 - at: 1m
   fault: busy
 - at: 10m
@@ -188,7 +185,13 @@ func TestSchedule(t *testing.T) {
   path: /Meas/ECG
   perHour: 2
   for: 5s..30s
-`))
+`
+
+// TestSchedule draws a plan's faults for a device: the same seed gives the
+// same faults at the same times, another seed other random ones, and a
+// random entry comes about as often as it says.
+func TestSchedule(t *testing.T) {
+	p, err := fault.ParsePlan([]byte(schedulePlan))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +213,7 @@ func TestSchedule(t *testing.T) {
 	if reflect.DeepEqual(a, c) {
 		t.Error("another seed drew the same faults")
 	}
-	stalls := 0
+	stalls, busy, drops := 0, 0, 0
 	for i, o := range a {
 		if i > 0 && o.At < a[i-1].At {
 			t.Fatalf("out of order at %d: %v after %v", i, o.At, a[i-1].At)
@@ -222,10 +225,12 @@ func TestSchedule(t *testing.T) {
 				t.Errorf("a stall of %v, outside 5s..30s", o.Fault.For)
 			}
 		case fault.Busy:
+			busy++
 			if o.At != time.Minute {
 				t.Errorf("busy at %v", o.At)
 			}
 		case fault.Drop:
+			drops++
 			if o.At < 10*time.Minute || o.At >= 15*time.Minute {
 				t.Errorf("drop at %v, outside 10m..15m", o.At)
 			}
@@ -233,6 +238,9 @@ func TestSchedule(t *testing.T) {
 	}
 	if stalls < 150 || stalls > 250 { // 200 expected in 100 h; σ ≈ 14
 		t.Errorf("%d stalls in 100 h at 2 an hour", stalls)
+	}
+	if busy != 1 || drops != 1 {
+		t.Errorf("%d busy and %d drops, want each timed entry once", busy, drops)
 	}
 }
 

@@ -28,26 +28,28 @@ func TestStreamName(t *testing.T) {
 // A motion notification goes in chunks as large as stay below the SBEM
 // escape, in order, each stamped with the time of its first sample.
 func TestChunksOfSplits(t *testing.T) {
-	const n = 6
-	m := content.NewMotionData(1000, n, true, true, true)
-	for i := range n {
-		m.ArrayAcc[i].X, m.ArrayGyro[i].X, m.ArrayMagn[i].X = float32(i), float32(10+i), float32(20+i)
-	}
 	per := (maxChunk - 4) / (3 * 12) // samples of three arrays that fit
 	for _, tt := range []struct {
 		uri string
+		n   int      // samples
 		ts  []uint32 // of each chunk
 	}{
-		{"/Meas/IMU9/208", []uint32{1000, 1000 + uint32(per*1000/208)}},
-		{"/Meas/IMU9", []uint32{1000, 1000}},
+		{"/Meas/IMU9/208", 6, []uint32{1000, 1000 + uint32(per*1000/208)}},
+		{"/Meas/IMU9", 6, []uint32{1000, 1000}},
+		{"/Meas/IMU9/208", per, []uint32{1000}},
+		{"/Meas/IMU9/208", 2 * per, []uint32{1000, 1000 + uint32(per*1000/208)}},
 	} {
+		m := content.NewMotionData(1000, tt.n, true, true, true)
+		for i := range tt.n {
+			m.ArrayAcc[i].X, m.ArrayGyro[i].X, m.ArrayMagn[i].X = float32(i), float32(10+i), float32(20+i)
+		}
 		chunks := chunksOf(tt.uri, m, content.Layout{})
 		if len(chunks) != len(tt.ts) {
-			t.Fatalf("%s: %d chunks, want %d", tt.uri, len(chunks), len(tt.ts))
+			t.Fatalf("%s, %d samples: %d chunks, want %d", tt.uri, tt.n, len(chunks), len(tt.ts))
 		}
 		off := 0
 		for i, c := range chunks {
-			want := min(per, n-off)
+			want := min(per, tt.n-off)
 			part := content.NewMotionData(tt.ts[i], want, true, true, true)
 			copy(part.ArrayAcc, m.ArrayAcc[off:])
 			copy(part.ArrayGyro, m.ArrayGyro[off:])

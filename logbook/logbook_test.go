@@ -340,3 +340,21 @@ func TestLargeNotificationsLogged(t *testing.T) {
 		t.Errorf("%d IMU9 samples in 1 s at 208 Hz (magn %d)", n["MeasIMU9.ArrayAcc.x"], n["MeasIMU9.ArrayMagn.z"])
 	}
 }
+
+// A log whose index cannot be saved when it closes ends with an error: the
+// request that stops logging fails with 500, not 200.
+func TestStopFailsWhenTheIndexCannotBeSaved(t *testing.T) {
+	dir := t.TempDir()
+	d := senseboardtest.New(t, senseboard.Config{StateDir: dir})
+	d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Meas/Acc/52"))
+	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+	d.Advance(time.Second)
+	index := filepath.Join(dir, "logbook.json")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(index, "in the way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d.Expect(500, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+}

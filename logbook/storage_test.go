@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"senseboard/logbook"
@@ -103,5 +104,34 @@ func TestStorageFillsExactly(t *testing.T) {
 	}
 	if err := s.CloseLog(); err == nil {
 		t.Error("the index could not be saved, and CloseLog reported nothing")
+	}
+}
+
+// A new log erases the oldest only when it does not fit beside it: logs
+// that fill the storage exactly are all kept.
+func TestStorageKeepsLogsThatFitExactly(t *testing.T) {
+	for _, tt := range []struct {
+		capacity int
+		ids      []uint32 // kept after three logs
+	}{
+		{3 * len(sbem.Header), []uint32{1, 2, 3}},
+		{3*len(sbem.Header) - 1, []uint32{2, 3}},
+	} {
+		s, _ := openStorage(t, t.TempDir(), tt.capacity)
+		for range 3 {
+			if _, err := s.Create(1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CloseLog(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ids []uint32
+		for _, e := range s.Entries() {
+			ids = append(ids, e.ID)
+		}
+		if !slices.Equal(ids, tt.ids) {
+			t.Errorf("capacity %d: logs %v kept, want %v", tt.capacity, ids, tt.ids)
+		}
 	}
 }

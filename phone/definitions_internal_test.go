@@ -30,7 +30,8 @@ var fetchCacheRuns atomic.Int64
 // A file fetched from a device is parsed once: an app's file by its hash,
 // a built-in file of a firmware other than the bridge's by the hash of
 // that firmware's set; a file nothing identifies is asked for each time,
-// and an app's file whose hash differs from its index's is refused.
+// and an app's file whose hash differs from its index's is refused. Files
+// fetched later do not push out those fetched before.
 func TestFetchFileCache(t *testing.T) {
 	t.Parallel()
 	// the cache is the process's: names and sets of their own in each
@@ -53,6 +54,7 @@ func TestFetchFileCache(t *testing.T) {
 		{"another file of the second firmware", fileID{name: run + "fetchtest-ph.yaml", set: run + "other-firmware-1"}, 3},
 		{"an app's file", fileID{name: run + "fetchtest-app.yaml", sha256: hash}, 4},
 		{"the app's file again", fileID{name: run + "fetchtest-app.yaml", sha256: hash}, 4},
+		{"the first file again, after others", fileID{name: run + "fetchtest-a.yaml", set: run + "other-firmware-1"}, 4},
 		{"a file nothing identifies", fileID{name: run + "fetchtest-c.yaml"}, 5},
 		{"that file again", fileID{name: run + "fetchtest-c.yaml"}, 6},
 	} {
