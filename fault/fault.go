@@ -11,10 +11,8 @@
 package fault
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -22,6 +20,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"senseboard/internal/yamlnode"
 )
 
 // Kind names a fault.
@@ -287,7 +287,7 @@ func zeroNote(l limits) string {
 // {"fault": "stall", "path": "/Meas/ECG", "for": "30s"}. The fault is
 // checked (Check). The error names what is wrong and what is allowed.
 func Parse(data []byte) (Fault, error) {
-	n, err := oneDocument(data)
+	n, err := yamlnode.One(data, `an object such as {"fault": "stall"}`)
 	if err != nil {
 		return Fault{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -321,7 +321,7 @@ func parseNode(n *yaml.Node, extra func(key string, v *yaml.Node) (bool, error))
 	if kindNode == nil {
 		return f, fmt.Errorf("%w: name the fault with \"fault\"; allowed: %s", ErrInvalid, Names())
 	}
-	k, err := ParseKind(scalar(kindNode))
+	k, err := ParseKind(yamlnode.Scalar(kindNode))
 	if err != nil {
 		return f, err
 	}
@@ -369,13 +369,13 @@ func isParam(name string) bool {
 // set reads parameter key's value v into f.
 func (f *Fault) set(key string, v *yaml.Node) error {
 	var err error
-	s := scalar(v)
+	s := yamlnode.Scalar(v)
 	switch key {
 	case "for":
 		f.For, err = duration(key, s)
 	case "path":
 		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-			return fmt.Errorf("path %s: %s", describe(v), params[1].help)
+			return fmt.Errorf("path %s: %s", yamlnode.Describe(v), params[1].help)
 		}
 		f.Path = s
 	case "delay":
@@ -392,13 +392,13 @@ func (f *Fault) set(key string, v *yaml.Node) error {
 		case "refuse":
 			f.Mode = Refuse
 		default:
-			return fmt.Errorf("mode %s: %s", describe(v), params[3].help)
+			return fmt.Errorf("mode %s: %s", yamlnode.Describe(v), params[3].help)
 		}
 	case "share", "rate", "value":
 		var x float64
 		x, err = strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || v.Kind != yaml.ScalarNode {
-			return fmt.Errorf("%s %s: a number", key, describe(v))
+			return fmt.Errorf("%s %s: a number", key, yamlnode.Describe(v))
 		}
 		if x == 0 {
 			return fmt.Errorf("%s 0: leave it out for its default, or give a value in range", key)
@@ -414,7 +414,7 @@ func (f *Fault) set(key string, v *yaml.Node) error {
 	case "hideGap", "stay":
 		b, ok := boolean(v)
 		if !ok {
-			return fmt.Errorf("%s %s: true or false", key, describe(v))
+			return fmt.Errorf("%s %s: true or false", key, yamlnode.Describe(v))
 		}
 		if key == "stay" {
 			f.Stay = b
@@ -440,50 +440,6 @@ func boolean(v *yaml.Node) (bool, bool) {
 	}
 	b, err := strconv.ParseBool(v.Value)
 	return b, err == nil
-}
-
-// scalar returns the text of a scalar, and text that no parser takes for
-// a list or a mapping.
-func scalar(v *yaml.Node) string {
-	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-		return v.Value
-	}
-	return "(" + describe(v) + ")"
-}
-
-// describe names a value for a message.
-func describe(v *yaml.Node) string {
-	switch {
-	case v.Kind == yaml.MappingNode:
-		return "a mapping"
-	case v.Kind == yaml.SequenceNode:
-		return "a list"
-	case v.Kind != yaml.ScalarNode:
-		return "not a plain value"
-	case v.Tag == "!!null":
-		return "no value"
-	}
-	return strconv.Quote(v.Value)
-}
-
-// oneDocument parses data as exactly one YAML document (JSON is YAML).
-func oneDocument(data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var n yaml.Node
-	if err := dec.Decode(&n); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty; want an object such as {\"fault\": \"stall\"}")
-		}
-		return nil, err
-	}
-	var more yaml.Node
-	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-		return nil, errors.New("more than one document; give one")
-	}
-	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		return n.Content[0], nil
-	}
-	return &n, nil
 }
 
 // AppendJSON appends the fault as JSON: its name and the parameters it

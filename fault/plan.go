@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"senseboard/internal/yamlnode"
 	"senseboard/noise"
 )
 
@@ -60,7 +61,7 @@ const MaxAt = 365 * 24 * time.Hour
 //	    perHour: 2
 //	    for: 5s..30s
 func ParsePlan(data []byte) (Plan, error) {
-	n, err := oneDocument(data)
+	n, err := yamlnode.One(data, `an object such as {"fault": "stall"}`)
 	if err != nil {
 		return nil, fmt.Errorf("fault plan: %w", err)
 	}
@@ -108,7 +109,7 @@ func parseEntry(n *yaml.Node) (Entry, error) {
 		case "perHour":
 			perHour = v
 		case "for":
-			if s := scalar(v); strings.Contains(s, "..") {
+			if s := yamlnode.Scalar(v); strings.Contains(s, "..") {
 				forRange = v
 				return true, nil
 			}
@@ -127,32 +128,32 @@ func parseEntry(n *yaml.Node) (Entry, error) {
 	case at == nil && perHour == nil:
 		return e, fmt.Errorf("%w: %s: give at (a time since the device started, such as 2m) or perHour (how often it comes at random)", ErrInvalid, f.Kind)
 	case at != nil:
-		if e.At, err = duration("at", scalar(at)); err != nil || e.At < 0 || e.At > MaxAt {
-			return e, fmt.Errorf("%w: %s: at %s: a duration from 0 to %v since the device started", ErrInvalid, f.Kind, describe(at), MaxAt)
+		if e.At, err = duration("at", yamlnode.Scalar(at)); err != nil || e.At < 0 || e.At > MaxAt {
+			return e, fmt.Errorf("%w: %s: at %s: a duration from 0 to %v since the device started", ErrInvalid, f.Kind, yamlnode.Describe(at), MaxAt)
 		}
 		if spread != nil {
-			if e.Spread, err = duration("spread", scalar(spread)); err != nil || e.Spread < 0 || e.Spread > MaxAt {
-				return e, fmt.Errorf("%w: %s: spread %s: a duration from 0 to %v", ErrInvalid, f.Kind, describe(spread), MaxAt)
+			if e.Spread, err = duration("spread", yamlnode.Scalar(spread)); err != nil || e.Spread < 0 || e.Spread > MaxAt {
+				return e, fmt.Errorf("%w: %s: spread %s: a duration from 0 to %v", ErrInvalid, f.Kind, yamlnode.Describe(spread), MaxAt)
 			}
 		}
 		if forRange != nil {
-			return e, fmt.Errorf("%w: %s: for %s: a range is for faults that come at random (perHour); give one duration", ErrInvalid, f.Kind, describe(forRange))
+			return e, fmt.Errorf("%w: %s: for %s: a range is for faults that come at random (perHour); give one duration", ErrInvalid, f.Kind, yamlnode.Describe(forRange))
 		}
 	default:
 		if spread != nil {
 			return e, fmt.Errorf("%w: %s: spread is for timed faults (at)", ErrInvalid, f.Kind)
 		}
-		x, perr := strconv.ParseFloat(scalar(perHour), 64)
+		x, perr := strconv.ParseFloat(yamlnode.Scalar(perHour), 64)
 		if perr != nil || !(x > 0 && x <= MaxPerHour) {
-			return e, fmt.Errorf("%w: %s: perHour %s: how many times an hour on average, above 0 and at most %d", ErrInvalid, f.Kind, describe(perHour), MaxPerHour)
+			return e, fmt.Errorf("%w: %s: perHour %s: how many times an hour on average, above 0 and at most %d", ErrInvalid, f.Kind, yamlnode.Describe(perHour), MaxPerHour)
 		}
 		e.PerHour = x
 		if forRange != nil {
-			lo, hi, _ := strings.Cut(scalar(forRange), "..")
+			lo, hi, _ := strings.Cut(yamlnode.Scalar(forRange), "..")
 			a, err1 := duration("for", lo)
 			b, err2 := duration("for", hi)
 			if err1 != nil || err2 != nil || a <= 0 || b < a {
-				return e, fmt.Errorf("%w: %s: for %s: a range such as 5s..30s, the shorter first", ErrInvalid, f.Kind, describe(forRange))
+				return e, fmt.Errorf("%w: %s: for %s: a range such as 5s..30s, the shorter first", ErrInvalid, f.Kind, yamlnode.Describe(forRange))
 			}
 			f.For, e.ForMax = a, b
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"senseboard/internal/yamlnode"
 )
 
 // Stamp is a moment as the device tells it: its relative time in
@@ -97,7 +99,7 @@ func (r Record) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
 // ParseRecord reads a record as AppendJSON writes it.
 func ParseRecord(data []byte) (Record, error) {
 	var r Record
-	n, err := oneDocument(data)
+	n, err := yamlnode.One(data, `an object such as {"fault": "stall"}`)
 	if err != nil {
 		return r, fmt.Errorf("fault record: %w", err)
 	}
@@ -108,15 +110,15 @@ func ParseRecord(data []byte) (Record, error) {
 		case "id":
 			id, err := strconv.Atoi(v.Value)
 			if err != nil || v.Kind != yaml.ScalarNode || id < 1 {
-				return true, fmt.Errorf("id %s: a whole number from 1", describe(v))
+				return true, fmt.Errorf("id %s: a whole number from 1", yamlnode.Describe(v))
 			}
 			r.ID = id
 		case "device":
-			r.Device = scalar(v)
+			r.Device = yamlnode.Scalar(v)
 		case "origin":
-			r.Origin = scalar(v)
+			r.Origin = yamlnode.Scalar(v)
 		case "endedBy":
-			r.EndedBy = scalar(v)
+			r.EndedBy = yamlnode.Scalar(v)
 		case "start", "end":
 			if key == "end" && v.Tag == "!!null" {
 				return true, nil

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"senseboard/fault"
+	"senseboard/internal/yamlnode"
 )
 
 // Activity is what the wearer does.
@@ -493,7 +494,7 @@ func parseEvent(n *yaml.Node) (Event, error) {
 	if !ok {
 		return e, errors.New("an event has at: the time since the scenario started, for example 6m10s")
 	}
-	if e.At, err = parseDuration(scalar(at)); err != nil || e.At < 0 {
+	if e.At, err = parseDuration(yamlnode.Scalar(at)); err != nil || e.At < 0 {
 		return e, fmt.Errorf("at %q: a duration such as 6m10s", at.Value)
 	}
 	kinds := 0
@@ -524,45 +525,45 @@ func eventKind(e *Event, k string, v *yaml.Node) error {
 			e.Kind = DoubleTap
 		}
 		if !isTrue(v) {
-			return fmt.Errorf("%s: %s; give %s: true (or {}) for the event, or leave it out", k, describe(v), k)
+			return fmt.Errorf("%s: %s; give %s: true (or {}) for the event, or leave it out", k, yamlnode.Describe(v), k)
 		}
 	case "freeFall":
 		e.Kind = FreeFall
 		e.Duration = 400 * time.Millisecond
 		if !isTrue(v) {
-			if e.Duration, err = parseDuration(scalar(v)); err != nil || e.Duration < 50*time.Millisecond || e.Duration > 3*time.Second {
-				return fmt.Errorf("freeFall %s: a duration from 50ms to 3s, or true (or {}) for 400ms", describe(v))
+			if e.Duration, err = parseDuration(yamlnode.Scalar(v)); err != nil || e.Duration < 50*time.Millisecond || e.Duration > 3*time.Second {
+				return fmt.Errorf("freeFall %s: a duration from 50ms to 3s, or true (or {}) for 400ms", yamlnode.Describe(v))
 			}
 		}
 	case "shake":
 		e.Kind = Shake
 		e.Duration = time.Second
 		if !isTrue(v) {
-			if e.Duration, err = parseDuration(scalar(v)); err != nil || e.Duration <= 0 || e.Duration > time.Minute {
-				return fmt.Errorf("shake %s: a duration up to 1m, or true (or {}) for 1s", describe(v))
+			if e.Duration, err = parseDuration(yamlnode.Scalar(v)); err != nil || e.Duration <= 0 || e.Duration > time.Minute {
+				return fmt.Errorf("shake %s: a duration up to 1m, or true (or {}) for 1s", yamlnode.Describe(v))
 			}
 		}
 	case "contactLoss":
 		e.Kind = ContactLoss
 		e.Duration = 2 * time.Second
 		if !isTrue(v) {
-			if e.Duration, err = parseDuration(scalar(v)); err != nil || e.Duration <= 0 || e.Duration > time.Hour {
-				return fmt.Errorf("contactLoss %s: a duration up to 1h, or true (or {}) for 2s", describe(v))
+			if e.Duration, err = parseDuration(yamlnode.Scalar(v)); err != nil || e.Duration <= 0 || e.Duration > time.Hour {
+				return fmt.Errorf("contactLoss %s: a duration up to 1h, or true (or {}) for 2s", yamlnode.Describe(v))
 			}
 		}
 	case "gear":
 		e.Kind = Gear
-		if e.On, err = parseOnOff(scalar(v)); err != nil {
+		if e.On, err = parseOnOff(yamlnode.Scalar(v)); err != nil {
 			return fmt.Errorf("gear: %w", err)
 		}
 	case "posture":
 		e.Kind = SetPosture
-		if e.Posture, err = ParsePosture(scalar(v)); err != nil {
+		if e.Posture, err = ParsePosture(yamlnode.Scalar(v)); err != nil {
 			return err
 		}
 	case "battery":
 		e.Kind = Battery
-		if e.Value, err = parseLevel(scalar(v)); err != nil {
+		if e.Value, err = parseLevel(yamlnode.Scalar(v)); err != nil {
 			return fmt.Errorf("battery: %w", err)
 		}
 	default:
@@ -583,37 +584,13 @@ func isTrue(v *yaml.Node) bool {
 	return false
 }
 
-// scalar returns the text of a scalar, and text that no value parser takes
-// for anything else, so that a list or a mapping is refused, not read as "".
-func scalar(v *yaml.Node) string {
-	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-		return v.Value
-	}
-	return "(" + describe(v) + ")"
-}
-
-// describe names a value for a message.
-func describe(v *yaml.Node) string {
-	switch {
-	case v.Kind == yaml.MappingNode:
-		return "a mapping"
-	case v.Kind == yaml.SequenceNode:
-		return "a list"
-	case v.Kind != yaml.ScalarNode:
-		return "not a plain value"
-	case v.Tag == "!!null":
-		return "no value"
-	}
-	return strconv.Quote(v.Value)
-}
-
 // ParseInjection reads an event to inject at run time: a YAML or JSON
 // mapping with one event as in a scenario's events, without at (the event
 // happens now), such as {"doubleTap": true}, {"gear": "off"} or
 // {"freeFall": "400ms"}; or an activity switch, {"activity": "run",
 // "heartRate": 70}, where heartRate is optional.
 func ParseInjection(data []byte) (Event, error) {
-	n, err := oneDocument(data)
+	n, err := yamlnode.One(data, `a mapping`)
 	if err != nil {
 		return Event{}, fmt.Errorf("event: %w", err)
 	}
@@ -626,15 +603,15 @@ func ParseInjection(data []byte) (Event, error) {
 	}
 	if a, ok := m["activity"]; ok {
 		e := Event{Kind: SetActivity}
-		if e.Activity, err = ParseActivity(scalar(a)); err != nil {
+		if e.Activity, err = ParseActivity(yamlnode.Scalar(a)); err != nil {
 			return e, err
 		}
 		for _, k := range keys {
 			switch k {
 			case "activity":
 			case "heartRate":
-				if e.HeartRate, err = strconv.ParseFloat(scalar(m[k]), 64); err != nil {
-					return e, fmt.Errorf("heartRate %s: a number of beats per minute", describe(m[k]))
+				if e.HeartRate, err = strconv.ParseFloat(yamlnode.Scalar(m[k]), 64); err != nil {
+					return e, fmt.Errorf("heartRate %s: a number of beats per minute", yamlnode.Describe(m[k]))
 				}
 				if err := checkHR(e.HeartRate); err != nil {
 					return e, fmt.Errorf("heartRate: %w", err)
@@ -655,26 +632,6 @@ func ParseInjection(data []byte) (Event, error) {
 		return e, fmt.Errorf("event: %w", err)
 	}
 	return e, nil
-}
-
-// oneDocument parses data as exactly one YAML document (JSON is YAML).
-func oneDocument(data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var n yaml.Node
-	if err := dec.Decode(&n); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty; want a mapping")
-		}
-		return nil, err
-	}
-	var more yaml.Node
-	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-		return nil, errors.New("more than one document; give one")
-	}
-	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		return n.Content[0], nil
-	}
-	return &n, nil
 }
 
 func parseOnOff(s string) (bool, error) {
