@@ -17,6 +17,7 @@ import (
 	"senseboard/provider/ble"
 	"senseboard/resource"
 	"senseboard/transport/serial"
+	"senseboard/wire"
 )
 
 // TestDropAsASupervisionTimeout drops a connection of the radio link on a
@@ -102,5 +103,58 @@ func TestDropAsASupervisionTimeout(t *testing.T) {
 	again := open()
 	if m, err := again.Scan(ctx); err != nil || !m.Advertising {
 		t.Errorf("scan after the drop: %+v, %v", m, err)
+	}
+}
+
+// TestDropKeepsASlotForRequestsOnly: over a lost link, a request, or a
+// GATT write that carries one (GSP), times out at the central and keeps a
+// slot of the device's request pool (a pool of one is then exhausted);
+// other frames (serial data, the heart rate's notifications) take none.
+func TestDropKeepsASlotForRequestsOnly(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		kind wire.Kind
+		want resource.Status // of a GET /Info after the frame is dropped
+	}{
+		{"request", wire.Request, 429},
+		{"GATT write", link.GATTWrite, 429},
+		{"NUS write", link.NUSWrite, 200},
+		{"HRS notifications", link.HRSNotify, 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := profile.Default()
+			p.RequestPool = 1
+			d, err := senseboard.New(senseboard.Config{Profile: p, Clock: clock.NewVirtual(), Seed: 1, StateDir: filepath.Join(t.TempDir(), "state")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			dev, cen := net.Pipe()
+			go per.ServeConn(ctx, dev)
+			c, err := phoneCentral.Open(ctx, "device", cen, link.Handlers{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Connect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Faults.InjectJSON([]byte(`{"fault": "drop"}`)); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Send(tt.kind, []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			// A scan is answered over a lost link too, after the frame before it.
+			if _, err := c.Scan(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if env, _ := d.Call(resource.Get, "/Info"); env.Status != tt.want {
+				t.Errorf("GET /Info after a dropped %s frame: %d, want %d", link.KindName(tt.kind), env.Status, tt.want)
+			}
+		})
 	}
 }

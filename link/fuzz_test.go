@@ -116,6 +116,33 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
+// TestParseNotification: a payload holds the characteristic's 16-byte UUID
+// and then the value, which may be empty.
+func TestParseNotification(t *testing.T) {
+	data := radio.MustParseUUID(gspwire.DataUUID)
+	for _, tt := range []struct {
+		name    string
+		payload []byte
+		value   string // "" with ok: an empty value
+		ok      bool
+	}{
+		{"empty", nil, "", false},
+		{"a byte short of the UUID", data[:15], "", false},
+		{"the UUID alone", data[:], "", true},
+		{"the UUID and a value", append(data[:], 2, 1), "\x02\x01", true},
+	} {
+		char, value, err := link.ParseNotification(tt.payload)
+		switch {
+		case !tt.ok:
+			if !errors.Is(err, link.ErrNotification) {
+				t.Errorf("%s: %v, want ErrNotification", tt.name, err)
+			}
+		case err != nil || char != data || string(value) != tt.value:
+			t.Errorf("%s: %v %q %v, want %v %q", tt.name, char, value, err, data, tt.value)
+		}
+	}
+}
+
 // FuzzParseNotification: a GATTNotification payload that parses is the
 // characteristic and the value AppendNotification framed; one too short
 // for the UUID is refused with ErrNotification.
