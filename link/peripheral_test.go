@@ -671,3 +671,81 @@ func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 		vc.Advance(time.Second) // the device advertises again
 	}
 }
+
+// TestRadioScanNamesTheCentral: a scan names the central and the count of
+// its Bluetooth's power cycles, which the device hears: a device stuck
+// since that central's connection is reachable again once the central
+// turned its Bluetooth off and on. An anonymous central's scan names no
+// one, and is answered all the same.
+func TestRadioScanNamesTheCentral(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		address    string // of the central that scans; "" for none
+		powerCycle bool
+		wantStuck  bool
+	}{
+		{"the connected central after a power cycle", "C0:00:00:00:00:01", true, false},
+		{"the connected central without one", "C0:00:00:00:00:01", false, true},
+		{"another central after a power cycle", "C0:00:00:00:00:02", true, true},
+		{"an anonymous central", "", true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := senseboard.New(senseboard.Config{Clock: clock.NewVirtual(), Seed: 1, StateDir: filepath.Join(t.TempDir(), "state")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			open := func(c *link.Central) *link.Conn {
+				dev, cen := net.Pipe()
+				go per.ServeConn(ctx, dev)
+				l, err := c.Open(ctx, "device", cen, link.Handlers{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { l.Close() })
+				return l
+			}
+			first := &link.Central{Address: "C0:00:00:00:00:01", Name: "phone", Timeout: 5 * time.Second}
+			if _, err := open(first).Connect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			d.Radio.Stick(false, nil)
+			scanner := first
+			if tt.address != first.Address {
+				scanner = &link.Central{Address: tt.address, Name: "other", Timeout: 5 * time.Second}
+			}
+			if tt.powerCycle {
+				scanner.PowerCycle()
+			}
+			if m, err := open(scanner).Scan(ctx); err != nil || m.Serial != d.Serial() {
+				t.Fatalf("scan: %+v, %v", m, err)
+			}
+			if got := d.Radio.Stuck(); got != tt.wantStuck {
+				t.Errorf("stuck after the scan: %t, want %t", got, tt.wantStuck)
+			}
+		})
+	}
+}
+
+// TestRadioDisconnectWaitsForTheDevice: Disconnect returns once the
+// device has closed the stream.
+func TestRadioDisconnectWaitsForTheDevice(t *testing.T) {
+	t.Parallel()
+	_, dev := onAir(t, nil)
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := phone.Disconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-phone.Done():
+	default:
+		t.Error("Disconnect returned before the device closed the stream")
+	}
+}
