@@ -2,7 +2,9 @@ package link_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/resource"
+	"senseboard/wire"
 )
 
 // A central learns the device's own definitions over the radio link: the
@@ -107,5 +110,54 @@ func TestRadioDefinitionsNeedPairing(t *testing.T) {
 	}
 	if idx, err := phone.Definitions(ctx); err != nil || len(idx.Builtin.Files) == 0 || len(idx.Apps) != 0 {
 		t.Errorf("definitions after pairing: %+v, %v", idx, err)
+	}
+}
+
+// TestRadioDefinitionFileAtTheFrameLimit: a definition file is sent in one
+// frame, whose payload (the file's JSON message) may be wire.MaxPayload
+// bytes long and no longer; a longer one fails with its size.
+func TestRadioDefinitionFileAtTheFrameLimit(t *testing.T) {
+	t.Parallel()
+	d, dev := onAir(t, nil)
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// yaml returns a file's text whose message takes n bytes.
+	yaml := func(name string, n int) []byte {
+		msg, err := json.Marshal(link.DefinitionsMsg{File: &link.DefinitionFile{Name: name, SHA256: api.FileHash(nil)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]byte("#"), strings.Repeat("a", n-len(msg)-1)...)
+	}
+	for _, tt := range []struct {
+		name string
+		size int // of the file's message
+		err  string
+	}{
+		{"app-limit.yaml", wire.MaxPayload, ""},
+		{"app-over.yaml", wire.MaxPayload + 1, fmt.Sprintf("definitions: file app-over.yaml takes %d bytes in a frame; a frame carries at most %d", wire.MaxPayload+1, wire.MaxPayload)},
+	} {
+		raw := yaml(tt.name, tt.size)
+		if err := d.AddDefinitions(&api.File{Name: tt.name, Raw: raw}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := phone.DefinitionFile(ctx, tt.name)
+		if tt.err == "" {
+			if err != nil || f.YAML != string(raw) {
+				t.Errorf("%s: %d bytes of YAML, %v; want the %d bytes", tt.name, len(f.YAML), err, len(raw))
+			}
+			continue
+		}
+		var re *client.RemoteError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%s: %v, want a device error containing %q", tt.name, err, tt.err)
+		}
+	}
+	// the stream keeps serving
+	if env, err := phone.Do(ctx, resource.Get, "/Info"); err != nil || !env.OK() {
+		t.Errorf("GET /Info after the files: %+v, %v", env, err)
 	}
 }
