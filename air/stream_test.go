@@ -466,3 +466,151 @@ func TestCloseReasonLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestParseMessageErrors: a message too short for its stream id or its
+// sequence number is refused with an error that says which is missing.
+func TestParseMessageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		data string
+		want string // in the error; "" for none
+	}{
+		{"", "empty"},
+		{"D", "no stream id after the kind"},
+		{"D\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "no stream id after the kind"}, // an overflow
+		{"D\x01", "no sequence number after the stream id"},
+		{"D\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "no sequence number after the stream id"},
+		{"D\x00\x00", "stream id 0"},
+		{"D\x01\x00x", ""},
+	} {
+		m, err := parseMessage([]byte(tt.data))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q: %v", tt.data, err)
+		case tt.want != "" && (!errors.Is(err, ErrMessage) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q: %+v, %v; want ErrMessage: %s", tt.data, m, err, tt.want)
+		}
+	}
+}
+
+// TestKeepaliveBounds: a stream sends a keepalive once it has been silent
+// for half an interval, and not a nanosecond before; it ends when its peer
+// was silent for more than Missed of the peer's intervals, and not at
+// exactly that.
+func TestKeepaliveBounds(t *testing.T) {
+	l, nc := rawLink(t, Options{Interval: time.Hour, Missed: 3})
+	watch, err := nc.SubscribeSync(InboxSubject("peer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	t0 := time.Now()
+	for _, tt := range []struct {
+		name      string
+		sentAgo   time.Duration // before now
+		silent    time.Duration // the peer's, until the delivery caught up
+		keepalive bool
+		lost      bool
+	}{
+		{"silent a nanosecond short of half an interval", time.Hour/2 - 1, 0, false, false},
+		{"silent half an interval", time.Hour / 2, 0, true, false},
+		{"peer silent for Missed intervals", 0, 3 * time.Second, false, false},
+		{"peer silent a nanosecond longer", 0, 3*time.Second + 1, false, true},
+	} {
+		s := newStream(l, "000123", true, time.Second)
+		if err := l.add(s); err != nil {
+			t.Fatal(err)
+		}
+		s.connect("peer", 9)
+		s.sent, s.heard = t0.Add(-tt.sentAgo), t0
+		s.keepalive(t0, t0.Add(tt.silent))
+		s.mu.Lock()
+		lost := s.closed
+		s.mu.Unlock()
+		if lost || tt.lost { // the cases that end the stream come last: nothing to read
+			if lost != tt.lost {
+				t.Errorf("%s: lost %t, want %t", tt.name, lost, tt.lost)
+			}
+			continue
+		}
+		s.Close()
+		var kinds []byte
+		for {
+			msg, err := watch.NextMsg(30 * time.Second) // hang guard
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := parseMessage(msg.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.kind == msgClose {
+				break
+			}
+			kinds = append(kinds, m.kind)
+		}
+		if keepalive := string(kinds) == string(msgKeepalive); keepalive != tt.keepalive {
+			t.Errorf("%s: messages %q; want a keepalive %t", tt.name, kinds, tt.keepalive)
+		}
+	}
+}
+
+// TestReadBufferLimit: a stream holds up to its limit of unread bytes,
+// counted from what was read; one byte more ends it: its reader fell
+// behind.
+func TestReadBufferLimit(t *testing.T) {
+	l, err := newLink("nats://127.0.0.1:1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		bodies []int // the sizes of the data messages, in order
+		read   int   // bytes read after the first
+		behind bool
+	}{
+		{"at the limit", []int{10}, 0, false},
+		{"a byte over it", []int{10, 1}, 0, true},
+		{"at the limit after a read", []int{6, 8}, 4, false},
+		{"a byte over it after a read", []int{6, 9}, 4, true},
+	} {
+		s := newStream(l, "000123", false, time.Second)
+		s.limit = 10
+		for i, n := range tt.bodies {
+			s.receive(message{kind: msgData, stream: 1, seq: uint64(i), body: bytes.Repeat([]byte{'x'}, n)})
+			if i == 0 && tt.read > 0 {
+				if n, err := s.Read(make([]byte, tt.read)); n != tt.read || err != nil {
+					t.Fatalf("%s: read %d, %v", tt.name, n, err)
+				}
+			}
+		}
+		s.mu.Lock()
+		err := s.err
+		s.mu.Unlock()
+		if behind := errors.Is(err, ErrFellBehind); behind != tt.behind {
+			t.Errorf("%s: %v; want fallen behind %t", tt.name, err, tt.behind)
+		}
+	}
+}
+
+// TestPushTakesWhatWaitedFirst: data that arrives after Push but before
+// the delivery handed over what waited unread goes after it.
+func TestPushTakesWhatWaitedFirst(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour})
+	s := newStream(l, "000123", false, time.Hour)
+	if err := l.add(s); err != nil {
+		t.Fatal(err)
+	}
+	s.connect("peer", 1)
+	s.receive(message{kind: msgData, stream: s.id, seq: 0, body: []byte("ab")})
+	held, release := make(chan struct{}), make(chan struct{})
+	l.later(func() { close(held); <-release }) // the delivery waits
+	<-held
+	p := newPushed()
+	s.Push(p.take, p.end)
+	s.receive(message{kind: msgData, stream: s.id, seq: 1, body: []byte("cd")}) // as the delivery would, before Push's hand-over
+	close(release)
+	s.Close()
+	if data, _ := p.wait(t); data != "abcd" {
+		t.Errorf("pushed %q, want %q", data, "abcd")
+	}
+}
