@@ -502,3 +502,48 @@ func TestOpenRefusesWhatItDoesNotKnow(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceCloseReason: a stream the device closes reads as io.EOF at
+// the central after what was sent; one it closes after it left the air,
+// as an ErrLost that says why it left.
+func TestDeviceCloseReason(t *testing.T) {
+	addr := airtest.FreeLocal(t)
+	dev, phone := airtest.Local(t, addr, fast), airtest.Local(t, addr, fast)
+	for _, tt := range []struct {
+		serial string
+		leave  string // why the device left the air before it closed; "" for not
+		want   string // in the central's error; "" for io.EOF
+	}{
+		{"000120", "", ""},
+		{"000121", "switched off", "device 000121 went off the air: switched off"},
+	} {
+		serial := tt.serial
+		ln, err := dev.Listen(serial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, _ := ln.Accept()
+			accepted <- c
+		}()
+		c, err := phone.Dial(ctx, serial)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := <-accepted
+		d.Write([]byte("bye"))
+		if tt.leave != "" {
+			ln.Leave(tt.leave)
+		}
+		d.Close()
+		b, err := io.ReadAll(c)
+		if string(b) != "bye" || tt.want == "" && err != nil || tt.want != "" && (!errors.Is(err, air.ErrLost) || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("left %q: read %q, %v; want the reason %q", tt.leave, b, err, tt.want)
+		}
+		c.Close()
+		ln.Close()
+	}
+}

@@ -122,3 +122,46 @@ func TestListenAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestAdvertScan: an advert carries the scan when it is a JSON object, and
+// none when the scan is empty or something else.
+func TestAdvertScan(t *testing.T) {
+	l, nc := rawLink(t, Options{Interval: time.Hour})
+	watch, err := nc.SubscribeSync(AdvertSubject("000123"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	ln, err := l.Listen("000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, tt := range []struct {
+		scan, want string
+	}{
+		{`{"advertising":true}`, `{"advertising":true}`},
+		{"", ""},
+		{"[1]", ""},
+	} {
+		ln.SetScan(func() []byte { return []byte(tt.scan) })
+		l.nc.Publish(AdvertSubject("000123"), []byte("end")) // after the advert SetScan sent
+		var a Advert
+		for {
+			msg, err := watch.NextMsg(30 * time.Second) // hang guard
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(msg.Data) == "end" {
+				break
+			}
+			a = Advert{}
+			if err := json.Unmarshal(msg.Data, &a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if a.Serial != "000123" || string(a.Scan) != tt.want {
+			t.Errorf("scan %q: advert %+v; want the scan %q", tt.scan, a, tt.want)
+		}
+	}
+}

@@ -41,3 +41,20 @@ func TestDirectoryGoodbyes(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryCloseUnsubscribes: a closed directory hears no more adverts.
+func TestDirectoryCloseUnsubscribes(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour})
+	before := l.nc.NumSubscriptions()
+	d, err := l.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := l.nc.NumSubscriptions(); n != before+1 {
+		t.Fatalf("%d subscriptions with a directory, want %d", n, before+1)
+	}
+	d.Close()
+	if n := l.nc.NumSubscriptions(); n != before {
+		t.Errorf("%d subscriptions after the directory closed, want %d", n, before)
+	}
+}

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
 )
 
 // A token is 16 to 128 letters, digits, - or _, with spaces around; the
@@ -56,6 +60,44 @@ func TestReadSecretSize(t *testing.T) {
 		b, err := readSecret(file)
 		if ok := err == nil; ok != tt.ok || ok && len(b) != tt.size {
 			t.Errorf("a secret of %d bytes: %d read, %v; want ok %v", tt.size, len(b), err, tt.ok)
+		}
+	}
+}
+
+// A user JWT that expires at a second is refused from that second on.
+func TestCredentialsExpiry(t *testing.T) {
+	akp, err := nkeys.CreateAccount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ukp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	upub, _ := ukp.PublicKey()
+	uc := jwt.NewUserClaims(upub)
+	expires := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	uc.Expires = expires.Unix()
+	ujwt, err := uc.Encode(akp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := ukp.Seed()
+	b, err := jwt.FormatUserConfig(ujwt, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		now     time.Time
+		expired bool
+	}{
+		{expires.Add(-time.Second), false},
+		{expires, true},
+		{expires.Add(time.Second), true},
+	} {
+		err := parseCredentials("user.creds", b, tt.now)
+		if expired := errors.Is(err, ErrCredentials) && strings.Contains(err.Error(), "expired at 2030-01-01T00:00:00Z"); expired != tt.expired || !expired && err != nil {
+			t.Errorf("at %v: %v; want expired %t", tt.now, err, tt.expired)
 		}
 	}
 }

@@ -30,3 +30,19 @@ func TestTokenLimits(t *testing.T) {
 		}
 	}
 }
+
+// A scan's subject has no token after its kind.
+func TestParseScanSubject(t *testing.T) {
+	for _, tt := range []struct {
+		subject string
+		ok      bool
+	}{
+		{Prefix + "." + KindScan, true},
+		{Prefix + "." + KindScan + ".000123", false},
+	} {
+		s, err := ParseSubject(tt.subject)
+		if ok := err == nil; ok != tt.ok || ok && s != (Subject{Kind: KindScan}) {
+			t.Errorf("ParseSubject(%q) = %+v, %v; want ok %t", tt.subject, s, err, tt.ok)
+		}
+	}
+}
