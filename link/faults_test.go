@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,36 @@ import (
 	"senseboard/wire"
 )
 
+// onPipe makes a device of profile p (nil for the default) on clock clk,
+// whose radio link a central reaches over an in-memory pipe: open opens a
+// stream to it as central c.
+func onPipe(t *testing.T, p *profile.Profile, clk clock.Clock) (d *senseboard.Device, open func(c *link.Central) *link.Conn) {
+	t.Helper()
+	d, err := senseboard.New(senseboard.Config{Profile: p, Clock: clk, Seed: 1, StateDir: filepath.Join(t.TempDir(), "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		d.Close()
+	})
+	return d, func(c *link.Central) *link.Conn {
+		t.Helper()
+		dev, cen := net.Pipe()
+		wg.Go(func() { per.ServeConn(ctx, dev) })
+		l, err := c.Open(ctx, "device", cen, link.Handlers{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+}
+
 // TestDropAsASupervisionTimeout drops a connection of the radio link on a
 // virtual clock: the central hears nothing, and its requests get no
 // answer (each keeps a slot of the device's request pool: with a pool of
@@ -31,25 +62,9 @@ func TestDropAsASupervisionTimeout(t *testing.T) {
 	vclk := clock.NewVirtual()
 	p := profile.Default()
 	p.RequestPool = 1
-	d, err := senseboard.New(senseboard.Config{Profile: p, Clock: vclk, Seed: 1, StateDir: filepath.Join(t.TempDir(), "state")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	open := func() *link.Conn {
-		dev, cen := net.Pipe()
-		go per.ServeConn(ctx, dev)
-		c, err := phoneCentral.Open(ctx, "device", cen, link.Handlers{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	c := open()
+	d, open := onPipe(t, p, vclk)
+	ctx := context.Background()
+	c := open(phoneCentral)
 	if _, err := c.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +115,7 @@ func TestDropAsASupervisionTimeout(t *testing.T) {
 	if list[rec.ID-1].EndedBy != fault.EndedAdvertising || len(list) != 2 || list[1].Fault.Kind != fault.Busy || list[1].Origin != fault.FromDevice {
 		t.Errorf("ground truth %+v", list)
 	}
-	again := open()
+	again := open(phoneCentral)
 	if m, err := again.Scan(ctx); err != nil || !m.Advertising {
 		t.Errorf("scan after the drop: %+v, %v", m, err)
 	}
@@ -124,21 +139,9 @@ func TestDropKeepsASlotForRequestsOnly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := profile.Default()
 			p.RequestPool = 1
-			d, err := senseboard.New(senseboard.Config{Profile: p, Clock: clock.NewVirtual(), Seed: 1, StateDir: filepath.Join(t.TempDir(), "state")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			dev, cen := net.Pipe()
-			go per.ServeConn(ctx, dev)
-			c, err := phoneCentral.Open(ctx, "device", cen, link.Handlers{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			d, open := onPipe(t, p, clock.NewVirtual())
+			ctx := context.Background()
+			c := open(phoneCentral)
 			if _, err := c.Connect(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -690,24 +690,8 @@ func TestRadioScanNamesTheCentral(t *testing.T) {
 		{"an anonymous central", "", true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := senseboard.New(senseboard.Config{Clock: clock.NewVirtual(), Seed: 1, StateDir: filepath.Join(t.TempDir(), "state")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			open := func(c *link.Central) *link.Conn {
-				dev, cen := net.Pipe()
-				go per.ServeConn(ctx, dev)
-				l, err := c.Open(ctx, "device", cen, link.Handlers{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { l.Close() })
-				return l
-			}
+			d, open := onPipe(t, nil, clock.NewVirtual())
+			ctx := context.Background()
 			first := &link.Central{Address: "C0:00:00:00:00:01", Name: "phone", Timeout: 5 * time.Second}
 			if _, err := open(first).Connect(ctx); err != nil {
 				t.Fatal(err)
