@@ -129,7 +129,7 @@ type node struct {
 type table struct {
 	root   node
 	routes []*Route
-	shared bool // other routers may use it: never changed, copied by a registration
+	shared atomic.Bool // other routers may use it: never changed, copied by a registration
 }
 
 // Router matches paths to routes. It is not safe for concurrent registration;
@@ -235,7 +235,7 @@ func (rt *Router) route(pattern string, subtree bool) (*Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rt.t.shared {
+	if rt.t.shared.Load() {
 		rt.t = rt.t.clone()
 	}
 	n := &rt.t.root
@@ -317,7 +317,7 @@ func (t *table) clone() *table {
 // Clone returns a router of the same prefix, routes and handlers, to
 // which more can be registered without changing rt.
 func (rt *Router) Clone() *Router {
-	rt.t.shared = true // from now on a registration on either copies it
+	rt.t.shared.Store(true) // from now on a registration on either copies it
 	return &Router{prefix: rt.prefix, t: rt.t, handlers: slices.Clone(rt.handlers),
 		uris: make([]atomic.Pointer[string], len(rt.t.routes))}
 }
@@ -345,7 +345,7 @@ func (rt *Router) Share() {
 	if len(rt.uris) != cap(rt.uris) {
 		rt.uris = make([]atomic.Pointer[string], len(rt.t.routes)) // the same, without the room it grew
 	}
-	if rt.t.shared {
+	if rt.t.shared.Load() {
 		return
 	}
 	var key strings.Builder
@@ -367,7 +367,7 @@ func (rt *Router) Share() {
 		}
 		ts.m[key.String()] = append(ts.m[key.String()], rt.t)
 		ts.n++
-		rt.t.shared = true
+		rt.t.shared.Store(true)
 	}
 }
 
