@@ -68,14 +68,7 @@ func TestKeepaliveOnlyWhenSilent(t *testing.T) {
 	s.Close()
 	var got []string
 	for {
-		msg, err := watch.NextMsg(30 * time.Second) // hang guard
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := parseMessage(msg.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, msg := nextMessage(t, watch)
 		if m.stream != 9 {
 			t.Errorf("%q names stream %d, want the peer's 9", msg.Data, m.stream)
 		}
@@ -535,14 +528,7 @@ func TestKeepaliveBounds(t *testing.T) {
 		s.Close()
 		var kinds []byte
 		for {
-			msg, err := watch.NextMsg(30 * time.Second) // hang guard
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := parseMessage(msg.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m, _ := nextMessage(t, watch)
 			if m.kind == msgClose {
 				break
 			}
@@ -613,4 +599,19 @@ func TestPushTakesWhatWaitedFirst(t *testing.T) {
 	if data, _ := p.wait(t); data != "abcd" {
 		t.Errorf("pushed %q, want %q", data, "abcd")
 	}
+}
+
+// nextMessage reads the next message a subscription watches, as the
+// stream's message it carries.
+func nextMessage(t *testing.T, watch *nats.Subscription) (message, *nats.Msg) {
+	t.Helper()
+	msg, err := watch.NextMsg(30 * time.Second) // hang guard
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := parseMessage(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, msg
 }
