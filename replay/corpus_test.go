@@ -80,6 +80,12 @@ func scoreRecords(t testing.TB, dir string, records []string, rate float64) []sc
 	t.Helper()
 	out := make([]scoredRecord, len(records))
 	errs := make([]error, len(records))
+	heas := make([]string, len(records))
+	for i, rec := range records {
+		// here, not in the workers: a skip must come from the test's own
+		// goroutine, or the workers end and nobody takes the next record
+		heas[i] = needData(t, dir+"/"+rec+".hea")
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -87,7 +93,7 @@ func scoreRecords(t testing.TB, dir string, records []string, rate float64) []sc
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				hea := needData(t, dir+"/"+records[i]+".hea")
+				hea := heas[i]
 				r, err := loadLead(hea, corpusLead)
 				if err != nil {
 					errs[i] = err
