@@ -4,9 +4,11 @@
 package loopback
 
 import (
+	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -36,14 +38,14 @@ func FreePort(tb testing.TB) string {
 
 // FreePorts returns the first of n consecutive loopback ports that
 // nothing listens on at the moment of the call, for programs that listen
-// on ports that count up from one (senseboard run --devices n).
+// on ports that count up from one (senseboard run --devices n). The ports
+// lie below the system's range of ephemeral ports, so that no outgoing
+// connection takes one of them as its own before the program listens.
 func FreePorts(tb testing.TB, n int) int {
 	tb.Helper()
+	low := ephemeralLow()
 	for range 100 {
-		first, err := strconv.Atoi(FreePort(tb))
-		if err != nil || first+n > 65535 {
-			continue
-		}
+		first := rand.IntN(low-n-minPort) + minPort
 		free := true
 		var held []net.Listener
 		for p := first; p < first+n && free; p++ {
@@ -61,8 +63,31 @@ func FreePorts(tb testing.TB, n int) int {
 			return first
 		}
 	}
-	tb.Fatalf("no %d consecutive free loopback ports", n)
+	tb.Fatalf("no %d consecutive free loopback ports from %d to %d", n, minPort, low)
 	return 0
+}
+
+// minPort is the lowest port FreePorts gives, above the well-known and
+// commonly registered ones.
+const minPort = 20000
+
+// ephemeralLow is the first port of the system's ephemeral range (Linux's
+// ip_local_port_range), 32768 where it cannot be read or leaves no room.
+func ephemeralLow() int {
+	const fallback = 32768
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return fallback
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return fallback
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < minPort+1000 {
+		return fallback
+	}
+	return low
 }
 
 // Failing returns a listener whose first accepts fail with errs, one each,
