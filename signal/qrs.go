@@ -349,12 +349,7 @@ func (d *QRSDetector) classify(v float64, i int64) {
 // before i.
 func (d *QRSDetector) searchGap(i int64) {
 	_, t2 := d.thresholds()
-	best := -1
-	for k, p := range d.noise {
-		if p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 && (best < 0 || p.v > d.noise[best].v) {
-			best = k
-		}
-	}
+	best := d.largest(func(p peak) bool { return p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 })
 	if best < 0 {
 		return
 	}
@@ -371,17 +366,24 @@ func (d *QRSDetector) searchGap(i int64) {
 // was missed leaves an interval longer than the others, also in an
 // irregular rhythm.
 func (d *QRSDetector) takeSmall(i int64) {
-	best := -1
-	for k, p := range d.noise {
-		if p.small && p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && (best < 0 || p.v > d.noise[best].v) {
-			best = k
-		}
-	}
+	best := d.largest(func(p peak) bool { return p.small && p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac })
 	if best < 0 {
 		return
 	}
 	p := d.noise[best]
 	d.beat(p.i, d.locate(p.i), p.v, d.maxSlope(p.i))
+}
+
+// largest returns the index in d.noise of the largest kept peak that ok
+// accepts, the first of equal ones, or -1 when there is none.
+func (d *QRSDetector) largest(ok func(peak) bool) int {
+	best := -1
+	for k, p := range d.noise {
+		if ok(p) && (best < 0 || p.v > d.noise[best].v) {
+			best = k
+		}
+	}
+	return best
 }
 
 // keep keeps a peak for search-back, dropping the smallest kept when there
@@ -409,12 +411,7 @@ func (d *QRSDetector) keep(p peak) {
 // complex resembles the new beat's, both are beats of another shape than
 // the template (ventricular beats in a row), and it is taken first.
 func (d *QRSDetector) rescue(i, ri int64) {
-	best := -1
-	for k, p := range d.noise {
-		if p.vetoed && i-p.i > d.refrac && (best < 0 || p.v > d.noise[best].v) {
-			best = k
-		}
-	}
+	best := d.largest(func(p peak) bool { return p.vetoed && i-p.i > d.refrac })
 	if best < 0 {
 		return
 	}
@@ -436,12 +433,7 @@ func (d *QRSDetector) rescue(i, ri int64) {
 // above half the threshold.
 func (d *QRSDetector) searchBack() {
 	_, t2 := d.thresholds()
-	best := -1
-	for k, p := range d.noise {
-		if best < 0 || p.v > d.noise[best].v {
-			best = k
-		}
-	}
+	best := d.largest(func(peak) bool { return true })
 	if best < 0 {
 		// nothing to find: look again one interval later
 		d.search += float64(len(d.win))
