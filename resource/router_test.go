@@ -496,3 +496,43 @@ func TestShare(t *testing.T) {
 		t.Error("routers of other data share a table")
 	}
 }
+
+// TestCloneKeepsTheOriginal: a registration on a clone of a router whose
+// table is its own (not shared yet), or on the router after it was
+// cloned, changes neither the other's routes nor its handlers.
+func TestCloneKeepsTheOriginal(t *testing.T) {
+	ok := HandlerFunc(func(*Request) Response { return OK(nil) })
+	for _, tt := range []struct {
+		name       string
+		registerOn func(orig, clone *Router) *Router
+	}{
+		{"on the clone", func(orig, clone *Router) *Router { return clone }},
+		{"on the original", func(orig, clone *Router) *Router { return orig }},
+	} {
+		orig := NewRouter("")
+		if _, err := orig.Handle("/Info", Get, ok); err != nil {
+			t.Fatal(err)
+		}
+		clone := orig.Clone()
+		changed := tt.registerOn(orig, clone)
+		other := orig
+		if changed == orig {
+			other = clone
+		}
+		if _, err := changed.Handle("/Time", Get, ok); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if _, err := changed.Handle("/Info", Put, ok); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if other.Lookup("/Time") != nil || len(other.Routes()) != 1 || other.Routes()[0].Serves(Put) {
+			t.Errorf("%s: the other router changed: %d routes, /Info serves PUT %t", tt.name, len(other.Routes()), other.Routes()[0].Serves(Put))
+		}
+		if _, err := other.Resolve(Get, "/Info"); err != nil {
+			t.Errorf("%s: the other router lost /Info: %v", tt.name, err)
+		}
+		if changed.Lookup("/Time") == nil || !changed.Lookup("/Info").Serves(Put) {
+			t.Errorf("%s: the registrations are missing", tt.name)
+		}
+	}
+}
