@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -497,4 +498,59 @@ func TestQueueLetsLargeEndBuffersGo(t *testing.T) {
 		}
 		c.Close()
 	}
+}
+
+// TestStall: a stall holds the subscriptions its match accepts, which get
+// nothing while they stay registered; recovered runs once, when the last of
+// them has ended, and at once for a stall that holds none; End resumes those
+// left without it.
+func TestStall(t *testing.T) {
+	h := NewHub(0)
+	src := &recordingSource{}
+	qa, qb := NewQueue(8), NewQueue(8)
+	a, b := NewClient("a", qa), NewClient("b", qb)
+	sa, _ := subscribe(t, h, a, "/Meas/ECG/125", src)
+	sb, _ := subscribe(t, h, b, "/Meas/ECG/125", src)
+	sc, _ := subscribe(t, h, a, "/Meas/Acc/52", src)
+	recovered := 0
+	st := h.Stall(func(uri string) bool { return strings.HasPrefix(uri, "/Meas/ECG") }, func() { recovered++ })
+	if st.Len() != 2 || !sa.Stalled() || !sb.Stalled() || sc.Stalled() {
+		t.Fatalf("the stall holds %d; stalled a %t b %t acc %t", st.Len(), sa.Stalled(), sb.Stalled(), sc.Stalled())
+	}
+	if n := h.Topic("/Meas/ECG/125").Publish("ecg"); n != 0 || sa.Notify("ecg") || sa.Offer("ecg") {
+		t.Errorf("a stalled stream got notifications (Publish reached %d)", n)
+	}
+	if n := h.Topic("/Meas/Acc/52").Publish("acc"); n != 1 {
+		t.Errorf("a stream the stall does not hold reached %d, want 1", n)
+	}
+	if h.Unsubscribe(&Request{Client: a}, "/Meas/ECG/125"); recovered != 0 || st.Len() != 1 {
+		t.Errorf("one of two ended: recovered %d times, the stall holds %d", recovered, st.Len())
+	}
+	sa2, _ := subscribe(t, h, a, "/Meas/ECG/125", src) // subscribed again: not stalled
+	if sa2.Stalled() {
+		t.Error("a new subscription is stalled")
+	}
+	if h.Unsubscribe(&Request{Client: b}, "/Meas/ECG/125"); recovered != 1 || st.Len() != 0 {
+		t.Errorf("the last ended: recovered %d times, want 1; the stall holds %d", recovered, st.Len())
+	}
+	b.Close()
+	if recovered != 1 {
+		t.Errorf("recovered ran %d times", recovered)
+	}
+
+	none := 0
+	h.Stall(func(string) bool { return false }, func() { none++ })
+	if none != 1 {
+		t.Errorf("a stall of nothing recovered %d times, want 1 at once", none)
+	}
+
+	ended := 0
+	st = h.Stall(func(uri string) bool { return uri == "/Meas/Acc/52" }, func() { ended++ })
+	st.End()
+	if sc.Stalled() || ended != 0 || st.Len() != 0 {
+		t.Errorf("after End: stalled %t, recovered %d times, holds %d", sc.Stalled(), ended, st.Len())
+	}
+	a.Close()
+	qa.Drain(nil)
+	qb.Drain(nil)
 }
