@@ -216,3 +216,26 @@ func TestDetectionOfArrhythmias(t *testing.T) {
 		t.Errorf("Se %.2f%%, +P %.2f%%; want both at least 99.5%% (missed %v, false %v)", s.Se(), s.PP(), s.Missed, s.False)
 	}
 }
+
+// No wave of any beat reaches further than world.BeatsAhead before its R
+// peak: the ECG asks for the beats that far past its samples, and no
+// further.
+func TestWavesWithinBeatsAhead(t *testing.T) {
+	for _, b := range []world.Beat{
+		{Kind: world.Normal},
+		{Kind: world.Ventricular},
+		{Kind: world.AtrialPremature},
+		{Kind: world.Normal, Rhythm: world.AtrialFibrillation},
+	} {
+		m := &Model{}
+		db := m.drawBeat(b, math.Sqrt(2)) // the T wave at its widest
+		if db.n == 0 {
+			t.Fatalf("%v: no waves", b.Kind)
+		}
+		for _, wv := range db.waves[:db.n] {
+			if reach := -wv.lo; reach >= world.BeatsAhead.Seconds() {
+				t.Errorf("%v, %v: a wave at %v s of width %v reaches %v s before its R peak; BeatsAhead is %v", b.Kind, b.Rhythm, wv.at, wv.width, reach, world.BeatsAhead)
+			}
+		}
+	}
+}

@@ -227,21 +227,16 @@ func afWave(ts float64) float64 {
 	return amp * math.Sin(2*math.Pi*ph)
 }
 
-// beatsAhead is how far past a batch the beats that reach it lie: the
-// earliest wave of a beat (a P wave) ends well within 0.5 s before its R
-// peak.
-const beatsAhead = 500 * time.Millisecond
-
 // drawBeats prepares in m.drawn the beats that reach the samples from t0 to
-// t1: no wave reaches further than 0.5 s before its R peak or 0.8 s after
-// it. Asking for no more keeps the wearer's track from running ahead of the
+// t1: no wave reaches further than world.BeatsAhead before its R peak or
+// 0.8 s after it. Asking for no more keeps the wearer's track from running ahead of the
 // streams. m.mu is held.
 func (m *Model) drawBeats(t0, t1 time.Duration) {
-	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+beatsAhead)
+	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+world.BeatsAhead)
 	// the T wave's scale of each beat: from the interval its repolarisation
 	// spans (the next beat's), or its own when the next beat lies more than
 	// a second past the batch
-	after := m.w.NextBeat(t1 + beatsAhead)
+	after := m.w.NextBeat(t1 + world.BeatsAhead)
 	m.drawn = m.drawn[:0]
 	for k, b := range m.beats {
 		rr := b.RR.Seconds()
@@ -358,18 +353,18 @@ func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 	for i := range n {
 		respSin[i] = resp.next()
 	}
-	// the beats' waves: a beat reaches the samples from 0.5 s before its R
-	// peak to 0.8 s after it, a wave those within five widths of its
-	// centre
+	// the beats' waves: a beat reaches the samples from world.BeatsAhead
+	// before its R peak to 0.8 s after it, a wave those within five widths
+	// of its centre
 	t1 := t0 + time.Duration(n-1)*b.dt
 	for k := range m.drawn {
 		db := &m.drawn[k]
-		if db.at > t1+500*time.Millisecond || db.at < t0-800*time.Millisecond {
+		if db.at > t1+world.BeatsAhead || db.at < t0-800*time.Millisecond {
 			continue
 		}
 		// the samples within the beat's reach, i0 to i1
 		i0, i1 := 0, n-1
-		for i0 <= i1 && t0+time.Duration(i0)*b.dt-db.at < -500*time.Millisecond {
+		for i0 <= i1 && t0+time.Duration(i0)*b.dt-db.at < -world.BeatsAhead {
 			i0++
 		}
 		for i1 >= i0 && t0+time.Duration(i1)*b.dt-db.at > 800*time.Millisecond {

@@ -30,29 +30,36 @@ const Tick = 10 * time.Millisecond
 // G is standard gravity, m/s^2.
 const G = 9.80665
 
-// keep is how much control track the model keeps behind the latest time
-// asked for, and keepBeats how much of its beats. Streams read the track at
-// the times of their samples, at most a batch (a quarter of a second, the
-// heart rate's) behind the latest, and the ECG reads the beats from a
-// second before its samples: a few seconds keep a streaming wearer small
-// (the track is 12.5 KiB a second).
+// trackLen is how many ticks of control track the model keeps, the latest
+// computed and those before it, in a ring; keepBeats is how much of its
+// beats it keeps. Streams read the track at the times of their samples, at
+// most a batch (a quarter of a second, the heart rate's) behind the latest
+// batch's end, and the ECG's beats make the track run up to BeatsAhead past
+// it (a beat's interval comes from the track at the beat before): 0.6 s,
+// which the ring's 0.78 s holds with a margin (8 KiB a wearer).
 // An older time is computed again, from the latest checkpoint before it (a
 // tick kept every cpEvery, the latest cpKeep of them) or from the start:
 // the track is a function of the seed, the scenario and the injected
 // events, so it comes out the same.
 const (
-	keep      = 500 * time.Millisecond
+	trackLen  = 78
 	keepBeats = 5 * time.Second
-	// slack is how far the track grows past keep before it is compacted.
-	slack   = keep / 4
-	cpEvery = int64(10 * time.Second / Tick)
-	cpKeep  = 6
+	maxBeats  = 16 // beats kept before the older than keepBeats are dropped
+	cpEvery   = int64(10 * time.Second / Tick)
+	cpKeep    = 6
 )
 
-// checkpoint is a tick kept to compute the track again from.
+// BeatsAhead is how far past the samples of a batch the ECG asks for beats:
+// the earliest wave of a beat, a P wave, ends within 0.32 s before its R
+// peak.
+const BeatsAhead = 350 * time.Millisecond
+
+// checkpoint is a tick kept to compute the track again from, with the
+// slow processes that carry on from it.
 type checkpoint struct {
 	i int64
 	k tick
+	d drift
 }
 
 // Earth's magnetic field in the world frame (east, north, up), microtesla: a
@@ -67,18 +74,26 @@ const (
 	streamShake
 )
 
+// tick is the wearer's slow state at one step of the control track: what
+// the readers of the track interpolate between two ticks.
 type tick struct {
 	intensity float64
 	cadence   float64 // steps per second
 	phase     float64 // steps since the start
 	hr        float64 // bpm
-	wander    float64 // slow heart-rate wander, bpm
 	resp      float64 // breaths since the start
 	temp      float64 // skin temperature, K
 	heading   float64 // radians from north, clockwise
-	yawRate   float64 // rad/s
 	orient    Quat
 	omega     Vec3 // slow angular velocity, device frame, rad/s
+}
+
+// drift is the state of the random processes of the track at its latest
+// tick: each tick's comes from the previous one's, and no reader needs an
+// older one.
+type drift struct {
+	wander  float64 // slow heart-rate wander, bpm
+	yawRate float64 // rad/s
 }
 
 // Beat is one heartbeat.
@@ -117,10 +132,12 @@ type Wearer struct {
 	length time.Duration // of the scenario's segments
 
 	mu       sync.Mutex
-	injected []Event // sorted by At, relative to the origin
-	kinds    uint32  // bit k set: the scenario or an injection has an event of kind k
-	base     int64   // tick index of ticks[0]
-	ticks    []tick
+	injected []Event      // sorted by At, relative to the origin
+	kinds    uint32       // bit k set: the scenario or an injection has an event of kind k
+	ticks    []tick       // a ring of trackLen ticks: tick i at ticks[i%trackLen]
+	lo, hi   int64        // the ticks kept, lo to hi; none when hi < lo
+	drift    drift        // of tick hi
+	computed int64        // ticks computed, for tests
 	cps      []checkpoint // by index
 	beats    []Beat
 	turn     turn
@@ -152,7 +169,7 @@ func New(seed uint64, sc *Scenario, origin time.Duration) *Wearer {
 	if sc == nil {
 		sc = DefaultScenario()
 	}
-	w := &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length()}
+	w := &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length(), hi: -1}
 	for _, e := range sc.Events {
 		w.kinds |= 1 << e.Kind
 	}
@@ -185,13 +202,7 @@ func (w *Wearer) Inject(e Event) {
 	for len(w.cps) > 0 && w.cps[len(w.cps)-1].i >= from {
 		w.cps = w.cps[:len(w.cps)-1]
 	}
-	n := from - w.base
-	if n < 1 && w.base > 0 {
-		n = 0 // before the kept track: start again from a checkpoint
-	}
-	if n < int64(len(w.ticks)) {
-		w.ticks = w.ticks[:max(n, 0)]
-	}
+	w.hi = w.lo - 1 // the drift of an earlier tick is not kept: from a checkpoint again
 	for len(w.beats) > 1 && w.beats[len(w.beats)-1].At-w.origin > e.At {
 		w.beats = w.beats[:len(w.beats)-1]
 	}
@@ -412,8 +423,9 @@ func (w *Wearer) first() tick {
 	return k
 }
 
-// next computes tick i into k from tick i-1, p.
-func (w *Wearer) next(i int64, p, k *tick) {
+// next computes tick i into k from tick i-1, p, and steps d from tick
+// i-1's drift to tick i's.
+func (w *Wearer) next(i int64, p, k *tick, d *drift) {
 	const dt = float64(Tick) / float64(time.Second)
 	t := time.Duration(i) * Tick
 	a, restHR, cad := w.activityAt(t)
@@ -428,8 +440,8 @@ func (w *Wearer) next(i int64, p, k *tick) {
 	}
 	k.cadence += (target - p.cadence) * dt / tauCadence
 	k.phase += k.cadence * dt
-	k.wander += -p.wander*dt/tauWander + sdWander*math.Sqrt(2*dt/tauWander)*noise.Normal(noise.Key(w.seed, streamWander, uint64(i)))
-	hrT := restHR + hrRise(k.intensity) + k.wander
+	d.wander += -d.wander*dt/tauWander + sdWander*math.Sqrt(2*dt/tauWander)*noise.Normal(noise.Key(w.seed, streamWander, uint64(i)))
+	hrT := restHR + hrRise(k.intensity) + d.wander
 	tau := tauHRDown
 	if hrT > p.hr {
 		tau = tauHRUp
@@ -442,11 +454,11 @@ func (w *Wearer) next(i int64, p, k *tick) {
 	}
 	k.temp += (tempT - p.temp) * dt / tauTemp
 	if k.intensity > 0.3 {
-		k.yawRate += -p.yawRate*dt/10 + 0.05*math.Sqrt(2*dt/10)*noise.Normal(noise.Key(w.seed, streamYaw, uint64(i)))
+		d.yawRate += -d.yawRate*dt/10 + 0.05*math.Sqrt(2*dt/10)*noise.Normal(noise.Key(w.seed, streamYaw, uint64(i)))
 	} else {
-		k.yawRate *= 1 - dt
+		d.yawRate *= 1 - dt
 	}
-	k.heading = p.heading + k.yawRate*dt
+	k.heading = p.heading + d.yawRate*dt
 	if !(k.heading >= 0 && k.heading < 2*math.Pi) { // math.Mod returns the others as they are
 		k.heading = math.Mod(k.heading, 2*math.Pi)
 	}
@@ -462,50 +474,52 @@ func (w *Wearer) next(i int64, p, k *tick) {
 		k.orient = Slerp(p.orient, tr.goal, math.Min(1, turnRate*dt/ang))
 	}
 	// angular velocity in the device frame from the change of orientation
-	d := p.orient.Conj().Mul(k.orient)
-	if d.W < 0 {
-		d = Quat{-d.W, -d.X, -d.Y, -d.Z}
+	q := p.orient.Conj().Mul(k.orient)
+	if q.W < 0 {
+		q = Quat{-q.W, -q.X, -q.Y, -q.Z}
 	}
-	k.omega = Vec3{d.X, d.Y, d.Z}.Scale(2 / dt)
+	k.omega = Vec3{q.X, q.Y, q.Z}.Scale(2 / dt)
 	tr.from, tr.to, tr.omega, tr.stepOK = p.orient, k.orient, k.omega, true
 }
 
 // restart starts the track again at the latest checkpoint at or before
 // tick index i, or at the start.
 func (w *Wearer) restart(i int64) {
-	w.ticks = w.ticks[:0]
+	if w.ticks == nil {
+		w.ticks = make([]tick, trackLen)
+	}
 	for j := len(w.cps) - 1; j >= 0; j-- {
-		if w.cps[j].i <= i {
-			w.ticks, w.base = append(w.ticks, w.cps[j].k), w.cps[j].i
+		if cp := &w.cps[j]; cp.i <= i {
+			w.lo, w.hi, w.drift = cp.i, cp.i, cp.d
+			w.ticks[cp.i%trackLen] = cp.k
 			return
 		}
 	}
-	w.ticks, w.base = append(w.ticks, w.first()), 0
+	w.lo, w.hi, w.drift = 0, 0, drift{}
+	w.ticks[0] = w.first()
 }
 
 // ensure computes the track up to tick index i.
 func (w *Wearer) ensure(i int64) {
-	if len(w.ticks) == 0 {
+	if w.hi < w.lo {
 		w.restart(i)
 	}
-	for last := w.base + int64(len(w.ticks)) - 1; last < i; last++ {
-		w.ticks = append(w.ticks, tick{})
-		n := len(w.ticks)
-		w.next(last+1, &w.ticks[n-2], &w.ticks[n-1])
-		k := &w.ticks[n-1]
-		if (last+1)%cpEvery == 0 {
-			for len(w.cps) > 0 && w.cps[len(w.cps)-1].i >= last+1 {
+	for ; w.hi < i; w.hi++ {
+		j := w.hi + 1
+		k := &w.ticks[j%trackLen]
+		w.next(j, &w.ticks[w.hi%trackLen], k, &w.drift)
+		w.computed++
+		if j-w.lo == trackLen {
+			w.lo++ // k took its place
+		}
+		if j%cpEvery == 0 {
+			for len(w.cps) > 0 && w.cps[len(w.cps)-1].i >= j {
 				w.cps = w.cps[:len(w.cps)-1]
 			}
 			if len(w.cps) == cpKeep {
 				w.cps = append(w.cps[:0], w.cps[1:]...)
 			}
-			w.cps = append(w.cps, checkpoint{last + 1, *k})
-		}
-		if drop := int64(len(w.ticks)) - int64((keep+slack)/Tick); drop > 0 {
-			drop = int64(len(w.ticks)) - int64(keep/Tick)
-			w.ticks = append(w.ticks[:0], w.ticks[drop:]...)
-			w.base += drop
+			w.cps = append(w.cps, checkpoint{j, *k, w.drift})
 		}
 	}
 }
@@ -518,12 +532,12 @@ func (w *Wearer) track(t time.Duration) (*tick, *tick, float64) {
 		t = 0
 	}
 	i := int64(t / Tick)
-	if i < w.base {
+	if i < w.lo {
 		w.restart(i)
 	}
 	w.ensure(i + 1)
 	f := float64(t%Tick) / float64(Tick)
-	return &w.ticks[i-w.base], &w.ticks[i+1-w.base], f
+	return &w.ticks[i%trackLen], &w.ticks[(i+1)%trackLen], f
 }
 
 func lerp(a, b, f float64) float64 { return a + (b-a)*f }
@@ -677,7 +691,7 @@ func (w *Wearer) ensureBeats(from, t time.Duration) {
 		d := time.Duration(rr * float64(time.Second))
 		w.beats = append(w.beats, Beat{N: last.N + 1, At: last.At + d, RR: d})
 	}
-	if len(w.beats) > 64 {
+	if len(w.beats) > maxBeats {
 		cut := 0
 		for cut < len(w.beats)-2 && w.beats[len(w.beats)-1].At-w.beats[cut].At > keepBeats && w.beats[cut+1].At < from {
 			cut++

@@ -128,7 +128,7 @@ events:
 		w.ensure(i)
 		fresh.turn = turn{} // nothing to take: computed
 		fresh.ensure(i)
-		a, b := w.ticks[i-w.base], fresh.ticks[i-fresh.base]
+		a, b := w.ticks[i%trackLen], fresh.ticks[i%trackLen]
 		if !sameQuat(a.orient, b.orient) || a.omega != b.omega {
 			t.Fatalf("tick %d: orientation %v, angular velocity %v; computed: %v, %v", i, a.orient, a.omega, b.orient, b.omega)
 		}
@@ -324,4 +324,52 @@ func BenchmarkFillMotion(b *testing.B) {
 		t += 8 * time.Second / 1666
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*8), "ns/sample")
+}
+
+// Streams that read the wearer as the device's do, each a batch behind the
+// latest, with the ECG's beats asked for BeatsAhead past its batch, compute
+// each tick of the track once: the ring holds what they read.
+func TestTrackComputedOnceForStreams(t *testing.T) {
+	for _, name := range []string{"rest", "walk"} {
+		sc := DefaultScenario()
+		if name == "walk" {
+			sc = mustScenario(t, walkScenario)
+		}
+		w := New(3, sc, 0)
+		// the heart rate's batch at 256 Hz, the ECG's at 125 Hz and IMU6's at 52 Hz
+		batches := []struct{ n, rate int }{{64, 256}, {16, 125}, {4, 52}}
+		next := make([]int64, len(batches))
+		motion := make([]Motion, 4)
+		const end = 60 * time.Second
+		for {
+			// the batch that ends first runs first, as the clock runs them
+			j := 0
+			for i, b := range batches {
+				if time.Duration(next[i]+int64(b.n)-1)*time.Second/time.Duration(b.rate) < time.Duration(next[j]+int64(batches[j].n)-1)*time.Second/time.Duration(batches[j].rate) {
+					j = i
+				}
+			}
+			b := batches[j]
+			dt := time.Second / time.Duration(b.rate)
+			t0 := time.Duration(next[j]) * time.Second / time.Duration(b.rate)
+			t1 := t0 + time.Duration(b.n-1)*dt
+			if t1 > end {
+				break
+			}
+			next[j] += int64(b.n)
+			if b.rate == 52 {
+				w.FillMotion(motion, t0, dt)
+				continue
+			}
+			w.AppendBeats(nil, t0-time.Second, t1+BeatsAhead)
+			w.NextBeat(t1 + BeatsAhead)
+			w.Phases(t0)
+			w.Phases(t1)
+			w.ContactSteady(t0, t1)
+		}
+		// the track runs past the end by the beats' look-ahead, and a beat
+		if max := int64((end + BeatsAhead + 2*time.Second) / Tick); w.computed > max {
+			t.Errorf("%s: %d ticks computed for %v of streams; want at most %d, each once", name, w.computed, end, max)
+		}
+	}
 }
