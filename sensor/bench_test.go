@@ -88,3 +88,34 @@ func BenchmarkAppendXYZs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFleetECG synthesizes what a fleet device's ECG takes in a
+// second, for the default wearer (at rest): the ECG stream's 125 samples in
+// batches of 16 and the heart rate's 256 in batches of 64, interleaved as
+// the clock runs them. It reports the CPU time per device-second.
+func BenchmarkFleetECG(b *testing.B) {
+	m := NewModel(world.New(1, nil, 0), 1)
+	ecg, hr := make([]float64, 16), make([]float64, 64)
+	const ecgDT, hrDT = time.Second / 125, time.Second / 256
+	var ke, kh int64 // the next batch of each
+	next := func() {
+		if te, th := time.Duration(ke+15)*ecgDT, time.Duration(kh+63)*hrDT; te <= th {
+			m.FillECG(ecg, time.Duration(ke)*ecgDT, ecgDT)
+			ke += 16
+		} else {
+			m.FillECG(hr, time.Duration(kh)*hrDT, hrDT)
+			kh += 64
+		}
+	}
+	for time.Duration(kh)*hrDT < 10*time.Second {
+		next()
+	}
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		for end := time.Duration(kh)*hrDT + time.Second; time.Duration(kh)*hrDT < end; {
+			next()
+		}
+	}
+	reportCPU(b, cpu0)
+}
