@@ -373,3 +373,19 @@ func TestTrackComputedOnceForStreams(t *testing.T) {
 		}
 	}
 }
+
+// Nlerp, which the readers of the track interpolate with, stays within
+// 1.1e-7 rad of Slerp across the largest turn of a tick.
+func TestNlerpMatchesSlerpWithinATick(t *testing.T) {
+	const turn = turnRate * float64(Tick) / float64(time.Second)
+	for _, p := range []Posture{Sitting, LyingBack, LyingFront, Table} {
+		q := postureOrient(Standing, 0.3)
+		goal := postureOrient(p, 0.3)
+		r := Slerp(q, goal, math.Min(1, turn/Angle(q, goal)))
+		for f := 0.0; f <= 1; f += 1.0 / 64 {
+			if d := Angle(Nlerp(q, r, f), Slerp(q, r, f)); d > 1.1e-7 {
+				t.Errorf("%s, %v of a tick's turn: Nlerp is %.3g rad from Slerp", p, f, d)
+			}
+		}
+	}
+}
