@@ -18,6 +18,19 @@ func Key(seed, stream, index uint64) uint64 {
 	return Mix(seed ^ Mix(stream^Mix(index)))
 }
 
+// Stream is the keys of one stream of a seed, for numbers drawn at many
+// indexes, such as a sensor's noise at each sample: Key(i) is a pure
+// function of the seed, the stream number and i, from one mixing where the
+// package's Key takes three. Normal, Uniform and Gauss mix a key again, so
+// a number of a Stream has two mixings between its index and its bits.
+type Stream uint64
+
+// NewStream returns stream number stream of seed.
+func NewStream(seed, stream uint64) Stream { return Stream(Key(seed, stream, math.MaxUint64)) }
+
+// Key returns the key of index i.
+func (s Stream) Key(i uint64) uint64 { return Mix(uint64(s) ^ i) }
+
 // Uniform returns a number in [0, 1) for key.
 func Uniform(key uint64) float64 {
 	return float64(Mix(key)>>11) / (1 << 53)

@@ -25,6 +25,43 @@ func TestMoments(t *testing.T) {
 	}
 }
 
+// The numbers of a Stream at the sample times of a sensor (indexes a fixed
+// step apart, as nanoseconds are) have a standard normal's moments, no
+// correlation from one sample to the next, and none with another stream's
+// at the same times.
+func TestStreamMoments(t *testing.T) {
+	for _, step := range []uint64{1, 3906250, 8000000, 19230769} { // 256, 125 and 52 Hz in ns
+		a, b := NewStream(9, 100), NewStream(9, 101)
+		const n = 200000
+		var sum, sq, lag, cross, prev float64
+		for i := range uint64(n) {
+			x, y := Normal(a.Key(i*step)), Normal(b.Key(i*step))
+			sum += x
+			sq += x * x
+			lag += x * prev
+			cross += x * y
+			prev = x
+		}
+		mean, sd := sum/n, math.Sqrt(sq/n-(sum/n)*(sum/n))
+		if math.Abs(mean) > 0.01 || math.Abs(sd-1) > 0.01 {
+			t.Errorf("step %d: mean %.4f, sd %.4f; want 0 and 1", step, mean, sd)
+		}
+		// the correlations of n independent pairs spread by 1/sqrt(n), 0.0022
+		if r := lag / n; math.Abs(r) > 0.01 {
+			t.Errorf("step %d: correlation %.4f from one index to the next; want 0", step, r)
+		}
+		if r := cross / n; math.Abs(r) > 0.01 {
+			t.Errorf("step %d: correlation %.4f between two streams; want 0", step, r)
+		}
+	}
+	if NewStream(1, 2).Key(3) != NewStream(1, 2).Key(3) {
+		t.Error("same stream and index, different keys")
+	}
+	if NewStream(1, 2) == NewStream(1, 3) || NewStream(1, 2) == NewStream(2, 2) {
+		t.Error("streams collide")
+	}
+}
+
 func TestDeterministicAndDistinct(t *testing.T) {
 	if Gauss(Key(1, 2, 3)) != Gauss(Key(1, 2, 3)) {
 		t.Error("same key, different values")
@@ -44,6 +81,17 @@ func BenchmarkGauss(b *testing.B) {
 	i := uint64(0)
 	for b.Loop() {
 		s += Gauss(Key(1, 2, i))
+		i++
+	}
+	_ = s
+}
+
+func BenchmarkNormalStream(b *testing.B) {
+	var s float64
+	st := NewStream(1, 2)
+	i := uint64(0)
+	for b.Loop() {
+		s += Normal(st.Key(i))
 		i++
 	}
 	_ = s

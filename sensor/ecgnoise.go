@@ -48,6 +48,7 @@ const (
 type ecgNoise struct {
 	bw, ma, em float64
 	bwPhase    [len(bwTones)]float64
+	maN        noise.Stream // the muscle noise's, per sample
 }
 
 // newECGNoise sets the gains for the SNRs of n. The noise power for an SNR
@@ -62,6 +63,7 @@ func newECGNoise(n world.ECGNoise, seed uint64) ecgNoise {
 		return math.Sqrt(s / math.Pow(10, *snr/10))
 	}
 	e.bw, e.ma, e.em = gain(n.BaselineWander), gain(n.Muscle), gain(n.ElectrodeMotion)
+	e.maN = noise.NewStream(seed, streamMA)
 	for i := range e.bwPhase {
 		e.bwPhase[i] = 2 * math.Pi * noise.Uniform(noise.Key(seed, streamBW, uint64(i)))
 	}
@@ -99,7 +101,7 @@ func (e *ecgNoise) at(seed uint64, t time.Duration, ts float64) float64 {
 		v += e.bw * s / bwRMS
 	}
 	if e.ma != 0 {
-		v += e.ma * noise.Normal(noise.Key(seed, streamMA, uint64(t)))
+		v += e.ma * noise.Normal(e.maN.Key(uint64(t)))
 	}
 	if e.em != 0 {
 		s := 0.0

@@ -84,7 +84,7 @@ func (m *Model) fillECGOneByOne(dst []float64, t0, dt time.Duration) {
 	beats := m.drawn
 	for i := range dst {
 		t := t0 + time.Duration(i)*dt
-		nz := noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
+		nz := noise.Normal(noise.NewStream(m.seed, streamECG).Key(uint64(t)))
 		contact := c0
 		if !steady {
 			contact = m.w.Contact(t)

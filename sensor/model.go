@@ -61,6 +61,8 @@ type Model struct {
 	tempOff  float64    // K
 
 	noise ecgNoise // added ECG noise; off unless the scenario asks
+	// the per-sample noise of each sensor
+	accN, gyroN, magnN, ecgN noise.Stream
 
 	mu     sync.Mutex
 	motion []world.Motion
@@ -131,6 +133,10 @@ func NewModel(w *world.Wearer, seed uint64) *Model {
 	b := func(i uint64, sd float64) float64 { return sd * noise.Gauss(noise.Key(seed, streamBias, i)) }
 	return &Model{
 		noise:    newECGNoise(w.Scenario().ECGNoise, seed),
+		accN:     noise.NewStream(seed, streamAcc),
+		gyroN:    noise.NewStream(seed, streamGyro),
+		magnN:    noise.NewStream(seed, streamMagn),
+		ecgN:     noise.NewStream(seed, streamECG),
 		w:        w,
 		seed:     seed,
 		accBias:  world.Vec3{X: b(0, 0.04), Y: b(1, 0.04), Z: b(2, 0.04)},
@@ -145,8 +151,8 @@ func (m *Model) Wearer() *world.Wearer { return m.w }
 
 // axisNoise returns the noise of three axes of a sample: one keyed hash
 // per sample, then one mixing per axis.
-func (m *Model) axisNoise(stream uint64, t time.Duration) (x, y, z float64) {
-	k := noise.Key(m.seed, stream, uint64(t))
+func axisNoise(s noise.Stream, t time.Duration) (x, y, z float64) {
+	k := s.Key(uint64(t))
 	return noise.Normal(k), noise.Normal(k + 0x632BE59BD9B4E019), noise.Normal(k + 0x8CB92BA72F3D8DD7)
 }
 
@@ -167,17 +173,17 @@ func (m *Model) FillIMU(acc, gyro, magn []XYZ, t0, dt time.Duration, r Ranges) {
 		t := t0 + time.Duration(i)*dt
 		if acc != nil {
 			f := mo[i].Force.Add(m.accBias)
-			nx, ny, nz := m.axisNoise(streamAcc, t)
+			nx, ny, nz := axisNoise(m.accN, t)
 			acc[i] = accQ.xyz(f.X+accNoise*nx, f.Y+accNoise*ny, f.Z+accNoise*nz)
 		}
 		if gyro != nil {
 			g := mo[i].Rate.Scale(180 / math.Pi).Add(m.gyroBias)
-			nx, ny, nz := m.axisNoise(streamGyro, t)
+			nx, ny, nz := axisNoise(m.gyroN, t)
 			gyro[i] = gyroQ.xyz(g.X+gyroNoise*nx, g.Y+gyroNoise*ny, g.Z+gyroNoise*nz)
 		}
 		if magn != nil {
 			b := mo[i].Field.Add(m.hardIron)
-			nx, ny, nz := m.axisNoise(streamMagn, t)
+			nx, ny, nz := axisNoise(m.magnN, t)
 			magn[i] = magnQ.xyz(b.X+magnNoise*nx, b.Y+magnNoise*ny, b.Z+magnNoise*nz)
 		}
 	}
@@ -335,7 +341,7 @@ func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 	dts := b.dt.Seconds()
 	for i := range n {
 		t := t0 + time.Duration(i)*b.dt
-		nz[i] = noise.Normal(noise.Key(m.seed, streamECG, uint64(t)))
+		nz[i] = noise.Normal(m.ecgN.Key(uint64(t)))
 		on[i] = b.c0
 		if !b.steady {
 			on[i] = m.w.Contact(t)

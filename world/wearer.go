@@ -129,10 +129,11 @@ type State struct {
 
 // Wearer is the model of one wearer.
 type Wearer struct {
-	seed   uint64
-	sc     *Scenario
-	origin time.Duration
-	length time.Duration // of the scenario's segments
+	seed          uint64
+	wanderN, yawN noise.Stream // of the track, per tick
+	sc            *Scenario
+	origin        time.Duration
+	length        time.Duration // of the scenario's segments
 
 	mu       sync.Mutex
 	injected []Event      // sorted by At, relative to the origin
@@ -172,7 +173,8 @@ func New(seed uint64, sc *Scenario, origin time.Duration) *Wearer {
 	if sc == nil {
 		sc = DefaultScenario()
 	}
-	w := &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length(), hi: -1}
+	w := &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length(), hi: -1,
+		wanderN: noise.NewStream(seed, streamWander), yawN: noise.NewStream(seed, streamYaw)}
 	for _, e := range sc.Events {
 		w.kinds |= 1 << e.Kind
 	}
@@ -443,7 +445,7 @@ func (w *Wearer) next(i int64, p, k *tick, d *drift) {
 	}
 	k.cadence += (target - p.cadence) * dt / tauCadence
 	k.phase += k.cadence * dt
-	d.wander += -d.wander*dt/tauWander + sdWander*math.Sqrt(2*dt/tauWander)*noise.Normal(noise.Key(w.seed, streamWander, uint64(i)))
+	d.wander += -d.wander*dt/tauWander + sdWander*math.Sqrt(2*dt/tauWander)*noise.Normal(w.wanderN.Key(uint64(i)))
 	hrT := restHR + hrRise(k.intensity) + d.wander
 	tau := tauHRDown
 	if hrT > p.hr {
@@ -457,7 +459,7 @@ func (w *Wearer) next(i int64, p, k *tick, d *drift) {
 	}
 	k.temp += (tempT - p.temp) * dt / tauTemp
 	if k.intensity > 0.3 {
-		d.yawRate += -d.yawRate*dt/10 + 0.05*math.Sqrt(2*dt/10)*noise.Normal(noise.Key(w.seed, streamYaw, uint64(i)))
+		d.yawRate += -d.yawRate*dt/10 + 0.05*math.Sqrt(2*dt/10)*noise.Normal(w.yawN.Key(uint64(i)))
 	} else {
 		d.yawRate *= 1 - dt
 	}
