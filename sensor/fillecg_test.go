@@ -70,9 +70,7 @@ func (m *Model) fillECGOneByOne(dst []float64, t0, dt time.Duration) {
 		return
 	}
 	t1 := t0 + time.Duration(len(dst)-1)*dt
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.drawBeats(t0, t1)
+	beats := m.drawBeats(t0, t1, nil, nil)
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
 	in0, step0, resp0 := m.w.Phases(t0)
@@ -81,7 +79,6 @@ func (m *Model) fillECGOneByOne(dst []float64, t0, dt time.Duration) {
 	span := float64(t1 - t0)
 	first := 0
 	heart := !m.w.Scenario().Heart.Healthy()
-	beats := m.drawn
 	for i := range dst {
 		t := t0 + time.Duration(i)*dt
 		nz := noise.Normal(noise.NewStream(m.seed, streamECG).Key(uint64(t)))

@@ -227,8 +227,7 @@ func TestWavesWithinBeatsAhead(t *testing.T) {
 		{Kind: world.AtrialPremature},
 		{Kind: world.Normal, Rhythm: world.AtrialFibrillation},
 	} {
-		m := &Model{}
-		db := m.drawBeat(b, math.Sqrt(2)) // the T wave at its widest
+		db := drawBeat(b, math.Sqrt(2)) // the T wave at its widest
 		if db.n == 0 {
 			t.Fatalf("%v: no waves", b.Kind)
 		}

@@ -2,7 +2,6 @@ package sensor
 
 import (
 	"math"
-	"sync"
 	"time"
 
 	"senseboard/noise"
@@ -63,13 +62,17 @@ type Model struct {
 	noise ecgNoise // added ECG noise; off unless the scenario asks
 	// the per-sample noise of each sensor
 	accN, gyroN, magnN, ecgN noise.Stream
-
-	mu     sync.Mutex
-	motion []world.Motion
-	beats  []world.Beat
-	drawn  []drawnBeat // the beats of the batch being drawn
-	shape  [5]wave     // the waves of the beat being prepared
 }
+
+// A batch's working buffers are on the stack of the goroutine that asks
+// for it, not in the model: a fleet's devices share the goroutines of
+// their clock, whose stacks stay in the processor's caches where a
+// device's own buffers would not, and the model needs no lock. Batches
+// larger than these take buffers from the heap.
+const (
+	motionBuf = 8 // samples of a motion batch: a notification's at most
+	beatBuf   = 8 // beats of an ECG batch: a notification's reach 1.35 s at most besides its own span
+)
 
 // drawnBeat is a beat as a batch of the ECG draws it: its R peak and its
 // waves, with their T wave scaled to the beat's interval, less those of no
@@ -92,9 +95,10 @@ type drawnWave struct {
 }
 
 // drawBeat prepares beat b for drawing, sq scaling its T wave.
-func (m *Model) drawBeat(b world.Beat, sq float64) drawnBeat {
+func drawBeat(b world.Beat, sq float64) drawnBeat {
 	db := drawnBeat{at: b.At}
-	for j, wv := range beatWaves(b, &m.shape) {
+	var shape [5]wave
+	for j, wv := range beatWaves(b, &shape) {
 		if wv.amp == 0 {
 			continue // adds exactly nothing
 		}
@@ -159,12 +163,12 @@ func axisNoise(s noise.Stream, t time.Duration) (x, y, z float64) {
 // FillIMU implements IMUSource.
 func (m *Model) FillIMU(acc, gyro, magn []XYZ, t0, dt time.Duration, r Ranges) {
 	n := max(len(acc), len(gyro), len(magn))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if cap(m.motion) < n {
-		m.motion = make([]world.Motion, n)
+	var buf [motionBuf]world.Motion
+	mo := buf[:0]
+	if n > len(buf) {
+		mo = make([]world.Motion, 0, n)
 	}
-	mo := m.motion[:n]
+	mo = mo[:n]
 	m.w.FillMotion(mo, t0, dt)
 	accQ := newQuantizer(AccLSB(r.Acc), float64(r.Acc)*world.G)
 	gyroQ := newQuantizer(GyroLSB(r.Gyro), float64(r.Gyro))
@@ -233,27 +237,27 @@ func afWave(ts float64) float64 {
 	return amp * math.Sin(2*math.Pi*ph)
 }
 
-// drawBeats prepares in m.drawn the beats that reach the samples from t0 to
-// t1: no wave reaches further than world.BeatsAhead before its R peak or
-// 0.8 s after it. Asking for no more keeps the wearer's track from running ahead of the
-// streams. m.mu is held.
-func (m *Model) drawBeats(t0, t1 time.Duration) {
-	m.beats = m.w.AppendBeats(m.beats[:0], t0-time.Second, t1+world.BeatsAhead)
+// drawBeats appends to drawn the beats that reach the samples from t0 to
+// t1, with beats for the wearer's beats: no wave reaches further than
+// world.BeatsAhead before its R peak or 0.8 s after it. Asking for no more
+// keeps the wearer's track from running ahead of the streams.
+func (m *Model) drawBeats(t0, t1 time.Duration, beats []world.Beat, drawn []drawnBeat) []drawnBeat {
+	beats = m.w.AppendBeats(beats, t0-time.Second, t1+world.BeatsAhead)
 	// the T wave's scale of each beat: from the interval its repolarisation
 	// spans (the next beat's), or its own when the next beat lies more than
 	// a second past the batch
 	after := m.w.NextBeat(t1 + world.BeatsAhead)
-	m.drawn = m.drawn[:0]
-	for k, b := range m.beats {
+	for k, b := range beats {
 		rr := b.RR.Seconds()
 		switch {
-		case k+1 < len(m.beats):
-			rr = m.beats[k+1].RR.Seconds()
+		case k+1 < len(beats):
+			rr = beats[k+1].RR.Seconds()
 		case after.At < t1+time.Second:
 			rr = after.RR.Seconds()
 		}
-		m.drawn = append(m.drawn, m.drawBeat(b, math.Sqrt(math.Min(math.Max(rr, 0.25), 2))))
+		drawn = append(drawn, drawBeat(b, math.Sqrt(math.Min(math.Max(rr, 0.25), 2))))
 	}
+	return drawn
 }
 
 // FillECG implements ECGSource: beats from the wearer, baseline wander from
@@ -264,12 +268,12 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		return
 	}
 	t1 := t0 + time.Duration(len(dst)-1)*dt
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.drawBeats(t0, t1)
+	var beats [beatBuf]world.Beat
+	var drawn [beatBuf]drawnBeat
+	var b ecgBatch
+	b.drawn = m.drawBeats(t0, t1, beats[:0], drawn[:0])
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
-	var b ecgBatch
 	b.t0, b.dt = t0, dt
 	b.in0, b.step0, b.resp0 = m.w.Phases(t0)
 	b.in1, b.step1, b.resp1 = m.w.Phases(t1)
@@ -288,6 +292,7 @@ type ecgBatch struct {
 	in1, step1, resp1 float64 // and at the last
 	span              float64 // from the first sample to the last, ns
 	c0, steady, heart bool    // contact at the first sample, and whether it holds; an unhealthy heart
+	drawn             []drawnBeat
 }
 
 // ecgChunk is how many samples fillECG computes at a time: each of its
@@ -325,7 +330,7 @@ const (
 )
 
 // fillECG computes samples lo, lo+1, ... of batch b into dst (at most
-// ecgChunk of them), with the beats of m.drawn. Within a chunk each sine
+// ecgChunk of them), with the beats of b.drawn. Within a chunk each sine
 // and each wave of a beat is a phase or an offset that grows by the same
 // step from sample to sample: a sine is a rotation per sample (osc), and
 // a Gaussian wave exp(-x²/2) is a product per sample, its ratio from one
@@ -363,8 +368,8 @@ func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 	// before its R peak to 0.8 s after it, a wave those within five widths
 	// of its centre
 	t1 := t0 + time.Duration(n-1)*b.dt
-	for k := range m.drawn {
-		db := &m.drawn[k]
+	for k := range b.drawn {
+		db := &b.drawn[k]
 		if db.at > t1+world.BeatsAhead || db.at < t0-800*time.Millisecond {
 			continue
 		}
