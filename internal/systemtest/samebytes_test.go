@@ -126,11 +126,11 @@ func streamSums(t *testing.T, sc *world.Scenario, paths []string) []string {
 // recorded, for several wearers, subscribed together and each alone: a
 // change meant to make the device faster must not change what it says.
 // After an intended change of the streams,
-// `go test -run TestStreamBytesUnchanged -update-streams ./internal/systemtest` records the new sums.
+// `go test ./internal/systemtest -run TestStreamBytesUnchanged -update-streams` records the new sums.
 func TestStreamBytesUnchanged(t *testing.T) {
 	want, err := readStreamSums(streamBytesFile)
 	if errors.Is(err, fs.ErrNotExist) && !*updateStreams {
-		t.Skipf("no sums recorded for %s (go test -run TestStreamBytesUnchanged -update-streams ./internal/systemtest records them): %v", runtime.GOARCH, err)
+		t.Skipf("no sums recorded for %s (go test ./internal/systemtest -run TestStreamBytesUnchanged -update-streams records them): %v", runtime.GOARCH, err)
 	}
 	if err != nil && !*updateStreams {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func writeStreamSums(name string, sums map[string]string) error {
 	var b strings.Builder
 	b.WriteString("# SHA-256 of the notification wire frames of each stream, and their number,\n")
 	b.WriteString("# of TestStreamBytesUnchanged (samebytes_test.go). Rewrite only for an\n")
-	b.WriteString("# intended change of the streams: go test -run TestStreamBytesUnchanged -update-streams ./internal/systemtest\n")
+	b.WriteString("# intended change of the streams: go test ./internal/systemtest -run TestStreamBytesUnchanged -update-streams\n")
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s: %s\n", k, sums[k])
 	}
