@@ -15,9 +15,10 @@ import (
 // sample, against fillECGOneByOne, which computes one sample after the
 // other, each sine and wave by itself: every sample must lie within
 // 1e-12 mV of it (the ECG's unit is 3.8e-4 mV), at rates and batch
-// lengths that cross chunk boundaries, for a walking wearer with ectopic
-// beats, atrial fibrillation, added noise, a contact loss and the gear
-// off and on.
+// lengths that cross chunk boundaries (and one of 10 s, whose beats
+// overflow the batch's buffer on the stack), for a walking wearer with
+// ectopic beats, atrial fibrillation, added noise, a contact loss and the
+// gear off and on.
 func TestFillECGSameSignal(t *testing.T) {
 	sc, err := world.ParseScenario([]byte(`segments:
   - walk: 20s
@@ -43,7 +44,7 @@ events:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct{ rate, batch int }{{125, 16}, {256, 64}, {512, 16}, {200, 37}, {128, 1}, {250, 100}} {
+	for _, tt := range []struct{ rate, batch int }{{125, 16}, {256, 64}, {512, 16}, {200, 37}, {128, 1}, {250, 100}, {125, 1250}} {
 		t.Run(fmt.Sprintf("%dHz/%d", tt.rate, tt.batch), func(t *testing.T) {
 			t.Parallel()
 			chunked, oneByOne := NewModel(world.New(3, sc, 0), 3), NewModel(world.New(3, sc, 0), 3)
@@ -144,5 +145,29 @@ func (m *Model) fillECGOneByOne(dst []float64, t0, dt time.Duration) {
 			v += m.noise.at(m.seed, t, ts)
 		}
 		dst[i] = v + wander + motion + emg + hum
+	}
+}
+
+// A motion batch gives the samples each sample alone gives, whether it
+// fits the model's buffer on the stack or not.
+func TestFillIMUWhateverTheBatch(t *testing.T) {
+	sc, err := world.ParseScenario([]byte("segments:\n  - walk: 1h\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewModel(world.New(5, sc, 0), 5)
+	r := Ranges{Acc: 8, Gyro: 2000}
+	const dt = time.Second / 104
+	for _, n := range []int{1, motionBuf, motionBuf + 1, 40} {
+		acc, gyro, magn := make([]XYZ, n), make([]XYZ, n), make([]XYZ, n)
+		t0 := 3 * time.Second
+		m.FillIMU(acc, gyro, magn, t0, dt, r)
+		for i := range n {
+			a, g, b := make([]XYZ, 1), make([]XYZ, 1), make([]XYZ, 1)
+			m.FillIMU(a, g, b, t0+time.Duration(i)*dt, dt, r)
+			if acc[i] != a[0] || gyro[i] != g[0] || magn[i] != b[0] {
+				t.Fatalf("batch of %d, sample %d: %v %v %v; alone %v %v %v", n, i, acc[i], gyro[i], magn[i], a[0], g[0], b[0])
+			}
+		}
 	}
 }

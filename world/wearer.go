@@ -47,7 +47,7 @@ const G = 9.80665
 const (
 	trackLen  = 39
 	keepBeats = 5 * time.Second
-	maxBeats  = 16 // beats kept before the older than keepBeats are dropped
+	maxBeats  = 16 // how many beats gather before those older than keepBeats are dropped
 	cpEvery   = int64(10 * time.Second / Tick)
 	cpKeep    = 6
 )
