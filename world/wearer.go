@@ -45,7 +45,7 @@ const G = 9.80665
 // the track is a function of the seed, the scenario and the injected
 // events, so it comes out the same.
 const (
-	trackLen  = 39
+	trackLen  = int64(780 * time.Millisecond / Tick)
 	keepBeats = 5 * time.Second
 	maxBeats  = 16 // how many beats gather before those older than keepBeats are dropped
 	cpEvery   = int64(10 * time.Second / Tick)
