@@ -238,9 +238,10 @@ func afWave(ts float64) float64 {
 }
 
 // drawBeats appends to drawn the beats that reach the samples from t0 to
-// t1, with beats for the wearer's beats: no wave reaches further than
-// world.BeatsAhead before its R peak or 0.8 s after it. Asking for no more
-// keeps the wearer's track from running ahead of the streams.
+// t1, taking the wearer's beats into the buffer beats: no wave reaches
+// further than world.BeatsAhead before its R peak or 0.8 s after it.
+// Asking for no more keeps the wearer's track from running ahead of the
+// streams.
 func (m *Model) drawBeats(t0, t1 time.Duration, beats []world.Beat, drawn []drawnBeat) []drawnBeat {
 	beats = m.w.AppendBeats(beats, t0-time.Second, t1+world.BeatsAhead)
 	// the T wave's scale of each beat: from the interval its repolarisation
