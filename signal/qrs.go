@@ -100,8 +100,8 @@ type QRSDetector struct {
 	n      int64      // samples fed
 	hist   int
 	h      int       // where sample n goes in the rings: n % hist
-	xv     []float64 // input values, ring
-	bpv    []float64 // band-passed values, ring
+	xv     []float32 // input values, ring
+	bpv    []float32 // band-passed values, ring
 	refrac int64
 	margin int64 // how far around the expected place the R peak is looked for
 	tWave  int64
@@ -170,8 +170,8 @@ func NewQRSDetector(fs float64) *QRSDetector {
 		lastQRS: -1,
 		lastR:   -1,
 	}
-	d.xv = make([]float64, d.hist)
-	d.bpv = make([]float64, d.hist)
+	d.xv = make([]float32, d.hist)
+	d.bpv = make([]float32, d.hist)
 	d.noise = make([]peak, 0, maxPeaks)
 	d.rr, d.rrOK = make([]int64, 0, 8), make([]int64, 0, 8)
 	d.delay = bandPassDelay(d.bp, fs)
@@ -227,8 +227,8 @@ func (d *QRSDetector) Feed(x float64) {
 	if d.h++; d.h == d.hist {
 		d.h = 0
 	}
-	d.xv[h] = x
-	d.bpv[h] = b
+	d.xv[h] = float32(x)
+	d.bpv[h] = float32(b)
 	sq := der * der
 	d.wsum += sq - d.win[d.wi]
 	d.win[d.wi] = sq
@@ -517,7 +517,8 @@ func (d *QRSDetector) maxSlope(i int64) float64 {
 	// ring holds zeros, as the derivative's history did
 	j1, j3, j4 := (j+h-1)%h, (j+h-3)%h, (j+h-4)%h
 	for ; k <= i; k++ {
-		der := (2*d.bpv[j] + d.bpv[j1] - d.bpv[j3] - 2*d.bpv[j4]) * d.fs / 8
+		b0, b1, b3, b4 := float64(d.bpv[j]), float64(d.bpv[j1]), float64(d.bpv[j3]), float64(d.bpv[j4])
+		der := (2*b0 + b1 - b3 - 2*b4) * d.fs / 8
 		if v := math.Abs(der); v > s || v != v { // math.Max(s, v): slopes are not negative
 			s = v
 		}
@@ -546,11 +547,11 @@ func (d *QRSDetector) locate(i int64) int64 {
 	if hi <= lo {
 		return max(i-d.delay, 0)
 	}
-	x0, x1 := d.xv[int(lo%int64(d.hist))], d.xv[int(hi%int64(d.hist))]
+	x0, x1 := float64(d.xv[int(lo%int64(d.hist))]), float64(d.xv[int(hi%int64(d.hist))])
 	slope := (x1 - x0) / float64(hi-lo)
 	r, best := lo, -1.0
 	for k := lo; k <= hi; k++ {
-		v := math.Abs(d.xv[int(k%int64(d.hist))] - x0 - slope*float64(k-lo))
+		v := math.Abs(float64(d.xv[int(k%int64(d.hist))]) - x0 - slope*float64(k-lo))
 		if v > best {
 			best, r = v, k
 		}
@@ -598,7 +599,7 @@ func (d *QRSDetector) complex(r int64) []float64 {
 		if at := from + int64(k); at < 0 || at <= d.n-h || at >= d.n {
 			d.seg[k] = 0
 		} else {
-			d.seg[k] = d.bpv[j]
+			d.seg[k] = float64(d.bpv[j])
 		}
 		if j++; j == d.hist {
 			j = 0
