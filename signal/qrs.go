@@ -40,10 +40,15 @@ import "math"
 //     a new beat ends is longer than 140% of that average: the largest
 //     candidate above half the threshold, past the last beat's T-wave
 //     window and 200 ms before the new beat. In atrial fibrillation an
-//     early beat that the detector missed is followed by no pause. Both
-//     only while the noise level is under a twentieth of the signal level:
-//     noise makes the rhythm look irregular, and search-back in noise finds
-//     noise,
+//     early beat that the detector missed is followed by no pause. The
+//     average of every interval only while the noise level is under a
+//     twentieth of the signal level, the look into a long interval only
+//     while it is under a tenth: noise makes the rhythm look irregular, and
+//     search-back in noise finds noise. Above a twentieth the candidate must
+//     look like a beat: not held back as small (rule 11), at least 0.6
+//     times as steep as the typical beat, and correlating 0.9 or more with
+//     the template (the fibrillation waves of atrial fibrillation raise
+//     the noise level),
 //  9. recovery: after two and a half intervals without a beat, a candidate
 //     four times the others' level is a beat and the levels restart from
 //     it, so a QRS that shrank tenfold is found again within a few beats;
@@ -323,7 +328,7 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		}
 		if len(d.rr) > 0 && float64(i-d.lastQRS) > d.search {
 			d.searchBack()
-		} else if d.irregular() && d.npki <= d.spki/20 && float64(i-d.lastQRS) > 1.4*mean(d.rr) {
+		} else if d.irregular() && d.npki <= d.spki/10 && float64(i-d.lastQRS) > 1.4*mean(d.rr) {
 			d.searchGap(i)
 		}
 		if float64(i-d.lastQRS) > 1.25*mean(d.rr) {
@@ -346,16 +351,29 @@ func (d *QRSDetector) classify(v float64, i int64) {
 // searchGap looks, before the beat at i is taken, for a missed beat in the
 // gap since the last: the largest candidate above half the threshold, past
 // the T-wave window of the last beat and at least the refractory period
-// before i.
+// before i. While the noise level is above a twentieth of the signal level,
+// only a candidate that looks like a beat (likeBeat) is one: noise comes in
+// the gaps too.
 func (d *QRSDetector) searchGap(i int64) {
 	_, t2 := d.thresholds()
-	best := d.largest(func(p peak) bool { return p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 })
+	noisy := d.npki > d.spki/20
+	best := d.largest(func(p peak) bool {
+		return p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 && (!noisy || d.likeBeat(p))
+	})
 	if best < 0 {
 		return
 	}
 	p := d.noise[best]
 	d.spki = 0.25*p.v + 0.75*d.spki
 	d.beat(p.i, d.locate(p.i), p.v, d.maxSlope(p.i))
+}
+
+// likeBeat reports whether a kept peak looks like a beat of the running
+// template: not held back as small and shallow, at least 0.6 times as steep
+// as the typical beat, and its complex correlating 0.9 or more with the
+// template.
+func (d *QRSDetector) likeBeat(p peak) bool {
+	return !p.small && d.maxSlope(p.i) >= 0.6*d.typicalSlope() && d.corr(d.locate(p.i)) >= 0.9
 }
 
 // takeSmall looks, before the beat at i is taken, for a beat that the

@@ -347,7 +347,7 @@ func TestQRSClassify(t *testing.T) {
 		{"irregular, a gap of 140%: none", with(func(s *rulesState) { s.since, s.rr = 364, irregular }), 0.5, false, []kept{{180, 0.3, false}}, 1, 0, false, false},
 		{"regular, a gap over 140%: none", with(func(s *rulesState) { s.since, s.rr = 365, []int64{250, 250, 250, 250, 250, 250, 250, 290} }), 0.5, false, []kept{{180, 0.3, false}}, 1, 0, false, false},
 		{"irregular, noise at a twentieth of the signal: a beat in the gap", with(func(s *rulesState) { s.since, s.rr, s.npki = 365, irregular, 0.05 }), 0.5, false, []kept{{180, 0.3, false}}, 2, 0, false, false},
-		{"irregular, more noise: none", with(func(s *rulesState) { s.since, s.rr, s.npki = 365, irregular, 0.06 }), 0.5, false, []kept{{180, 0.3, false}}, 1, 0, false, false},
+		{"irregular, more noise, a candidate unlike a beat: none", with(func(s *rulesState) { s.since, s.rr, s.npki = 365, irregular, 0.06 }), 0.5, false, []kept{{180, 0.3, false}}, 1, 0, false, false},
 		{"irregular, the candidate at half the threshold: none", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{180, -1, false}}, 1, 0, false, false},
 		{"irregular, the candidate inside the T-wave window: none", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{365 - 91, 0.3, false}}, 1, 0, false, false},
 		{"irregular, the candidate at its end: a beat", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{365 - 92, 0.3, false}}, 2, 0, false, false},
@@ -1095,6 +1095,93 @@ func TestQRSLearnTemplate(t *testing.T) {
 		t.Errorf("the other shape after a complex unlike both: %d complexes; want 1", d.altN)
 	}
 	near("the other shape started again", d.alt, demean(x))
+}
+
+// TestQRSGapInNoise holds the look into a long interval of an irregular
+// rhythm in noise at both sides of its thresholds: up to a noise level of a
+// tenth of the signal level, and above a twentieth only for a candidate
+// that looks like a beat (not held as small, at least 0.6 times as steep as
+// the typical beat, correlating 0.9 or more with the template).
+func TestQRSGapInNoise(t *testing.T) {
+	irregular := []int64{250, 250, 250, 250, 250, 250, 250, 330}
+	const at = 180 // the candidate, samples before the beat that ends the gap
+	tests := []struct {
+		name  string
+		npki  float64
+		small bool
+		slope float64 // the candidate's; the typical beat's is 10
+		corr  float64 // the candidate's with the template; -1 for upside down
+		beats int
+	}{
+		{"noise at a tenth, like a beat: taken", 0.1, false, 8, 1, 2},
+		{"more noise: not taken", 0.11, false, 8, 1, 1},
+		{"noise at a twentieth, unlike a beat: taken", 0.05, false, 8, -1, 2},
+		{"more noise, unlike a beat: not taken", 0.06, false, 8, -1, 1},
+		{"0.6 times as steep as the typical beat: taken", 0.06, false, 6, 1, 2},
+		{"a little less steep: not taken", 0.06, false, 5.875, 1, 1},
+		{"correlating 0.905: taken", 0.06, false, 8, 0.905, 2},
+		{"correlating 0.895: not taken", 0.06, false, 8, 0.895, 1},
+		{"held as small: not taken", 0.06, true, 8, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			i := rulesState{spki: 1, npki: tt.npki, since: 365, rr: irregular, rrOK: []int64{250}, slope: 8, slopes: []float64{10}, lastSlope: 10}.set(d)
+			d.tmplN = 8
+			copy(d.tmpl, bump(d, 1))
+			c := i - at
+			d.bpv[int((c-10)%int64(d.hist))] = float32(tt.slope * 4 / rulesFs)
+			// the candidate's complex: a bump too small to change its
+			// steepness, upside down for -1, or with an odd part, as much
+			// as brings the correlation to tt.corr (by bisection)
+			put := func(a, e float64) float64 {
+				shape := bump(d, a)
+				for k := range shape {
+					q := float64(k-len(shape)/2) / 4
+					shape[k] += e * a * q * math.Exp(-q*q/2)
+				}
+				shapeAt(d, d.locate(c), shape)
+				return d.corr(d.locate(c))
+			}
+			switch {
+			case tt.corr < 0:
+				put(-0.002, 0)
+			case tt.corr < 1:
+				lo, hi := 0.0, 10.0
+				for range 60 {
+					if e := (lo + hi) / 2; put(0.002, e) > tt.corr {
+						lo = e
+					} else {
+						hi = e
+					}
+				}
+				put(0.002, lo)
+			default:
+				put(0.002, 0)
+			}
+			if s := d.maxSlope(c); s != tt.slope {
+				t.Fatalf("setup: the candidate's steepest slope %g; want %g", s, tt.slope)
+			}
+			if r := d.corr(d.locate(c)); tt.corr < 0 && r >= 0 || tt.corr >= 0 && math.Abs(r-tt.corr) > 0.001 {
+				t.Fatalf("setup: the candidate correlates %g with the template; want %g", r, tt.corr)
+			}
+			_, t2 := d.thresholds()
+			d.noise = append(d.noise, peak{v: 2 * t2, i: c, small: tt.small})
+			if tt.small {
+				// classify would take it as the small peak held in a long
+				// interval: look into the gap alone
+				d.searchGap(i)
+				if len(d.out) != tt.beats-1 {
+					t.Errorf("%d beats; want %d", len(d.out), tt.beats-1)
+				}
+				return
+			}
+			d.classify(0.5, i)
+			if len(d.out) != tt.beats {
+				t.Errorf("%d beats; want %d", len(d.out), tt.beats)
+			}
+		})
+	}
 }
 
 // TestQRSLargestCandidate checks that each search-back takes the largest
