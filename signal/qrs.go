@@ -40,10 +40,15 @@ import "math"
 //     a new beat ends is longer than 140% of that average: the largest
 //     candidate above half the threshold, past the last beat's T-wave
 //     window and 200 ms before the new beat. In atrial fibrillation an
-//     early beat that the detector missed is followed by no pause. Both
-//     only while the noise level is under a twentieth of the signal level:
-//     noise makes the rhythm look irregular, and search-back in noise finds
-//     noise,
+//     early beat that the detector missed is followed by no pause. The
+//     average of every interval only while the noise level is under a
+//     twentieth of the signal level, the look into a long interval only
+//     while it is under a tenth: noise makes the rhythm look irregular, and
+//     search-back in noise finds noise. Above a twentieth the candidate must
+//     look like a beat: not held back as small (rule 11), at least 0.6
+//     times as steep as the typical beat, and correlating 0.9 or more with
+//     the template (the fibrillation waves of atrial fibrillation raise
+//     the noise level),
 //  9. recovery: after two and a half intervals without a beat, a candidate
 //     four times the others' level is a beat and the levels restart from
 //     it, so a QRS that shrank tenfold is found again within a few beats;
@@ -100,8 +105,8 @@ type QRSDetector struct {
 	n      int64      // samples fed
 	hist   int
 	h      int       // where sample n goes in the rings: n % hist
-	xv     []float64 // input values, ring
-	bpv    []float64 // band-passed values, ring
+	xv     []float32 // input values, ring
+	bpv    []float32 // band-passed values, ring
 	refrac int64
 	margin int64 // how far around the expected place the R peak is looked for
 	tWave  int64
@@ -170,8 +175,8 @@ func NewQRSDetector(fs float64) *QRSDetector {
 		lastQRS: -1,
 		lastR:   -1,
 	}
-	d.xv = make([]float64, d.hist)
-	d.bpv = make([]float64, d.hist)
+	d.xv = make([]float32, d.hist)
+	d.bpv = make([]float32, d.hist)
 	d.noise = make([]peak, 0, maxPeaks)
 	d.rr, d.rrOK = make([]int64, 0, 8), make([]int64, 0, 8)
 	d.delay = bandPassDelay(d.bp, fs)
@@ -227,8 +232,8 @@ func (d *QRSDetector) Feed(x float64) {
 	if d.h++; d.h == d.hist {
 		d.h = 0
 	}
-	d.xv[h] = x
-	d.bpv[h] = b
+	d.xv[h] = float32(x)
+	d.bpv[h] = float32(b)
 	sq := der * der
 	d.wsum += sq - d.win[d.wi]
 	d.win[d.wi] = sq
@@ -323,7 +328,7 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		}
 		if len(d.rr) > 0 && float64(i-d.lastQRS) > d.search {
 			d.searchBack()
-		} else if d.irregular() && d.npki <= d.spki/20 && float64(i-d.lastQRS) > 1.4*mean(d.rr) {
+		} else if d.irregular() && d.npki <= d.spki/10 && float64(i-d.lastQRS) > 1.4*mean(d.rr) {
 			d.searchGap(i)
 		}
 		if float64(i-d.lastQRS) > 1.25*mean(d.rr) {
@@ -346,16 +351,29 @@ func (d *QRSDetector) classify(v float64, i int64) {
 // searchGap looks, before the beat at i is taken, for a missed beat in the
 // gap since the last: the largest candidate above half the threshold, past
 // the T-wave window of the last beat and at least the refractory period
-// before i.
+// before i. While the noise level is above a twentieth of the signal level,
+// only a candidate that looks like a beat (likeBeat) is one: noise comes in
+// the gaps too.
 func (d *QRSDetector) searchGap(i int64) {
 	_, t2 := d.thresholds()
-	best := d.largest(func(p peak) bool { return p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 })
+	noisy := d.npki > d.spki/20
+	best := d.largest(func(p peak) bool {
+		return p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 && (!noisy || d.likeBeat(p))
+	})
 	if best < 0 {
 		return
 	}
 	p := d.noise[best]
 	d.spki = 0.25*p.v + 0.75*d.spki
 	d.beat(p.i, d.locate(p.i), p.v, d.maxSlope(p.i))
+}
+
+// likeBeat reports whether a kept peak looks like a beat of the running
+// template: not held back as small and shallow, at least 0.6 times as steep
+// as the typical beat, and its complex correlating 0.9 or more with the
+// template.
+func (d *QRSDetector) likeBeat(p peak) bool {
+	return !p.small && d.maxSlope(p.i) >= 0.6*d.typicalSlope() && d.corr(d.locate(p.i)) >= 0.9
 }
 
 // takeSmall looks, before the beat at i is taken, for a beat that the
@@ -517,7 +535,8 @@ func (d *QRSDetector) maxSlope(i int64) float64 {
 	// ring holds zeros, as the derivative's history did
 	j1, j3, j4 := (j+h-1)%h, (j+h-3)%h, (j+h-4)%h
 	for ; k <= i; k++ {
-		der := (2*d.bpv[j] + d.bpv[j1] - d.bpv[j3] - 2*d.bpv[j4]) * d.fs / 8
+		b0, b1, b3, b4 := float64(d.bpv[j]), float64(d.bpv[j1]), float64(d.bpv[j3]), float64(d.bpv[j4])
+		der := (2*b0 + b1 - b3 - 2*b4) * d.fs / 8
 		if v := math.Abs(der); v > s || v != v { // math.Max(s, v): slopes are not negative
 			s = v
 		}
@@ -546,11 +565,11 @@ func (d *QRSDetector) locate(i int64) int64 {
 	if hi <= lo {
 		return max(i-d.delay, 0)
 	}
-	x0, x1 := d.xv[int(lo%int64(d.hist))], d.xv[int(hi%int64(d.hist))]
+	x0, x1 := float64(d.xv[int(lo%int64(d.hist))]), float64(d.xv[int(hi%int64(d.hist))])
 	slope := (x1 - x0) / float64(hi-lo)
 	r, best := lo, -1.0
 	for k := lo; k <= hi; k++ {
-		v := math.Abs(d.xv[int(k%int64(d.hist))] - x0 - slope*float64(k-lo))
+		v := math.Abs(float64(d.xv[int(k%int64(d.hist))]) - x0 - slope*float64(k-lo))
 		if v > best {
 			best, r = v, k
 		}
@@ -598,7 +617,7 @@ func (d *QRSDetector) complex(r int64) []float64 {
 		if at := from + int64(k); at < 0 || at <= d.n-h || at >= d.n {
 			d.seg[k] = 0
 		} else {
-			d.seg[k] = d.bpv[j]
+			d.seg[k] = float64(d.bpv[j])
 		}
 		if j++; j == d.hist {
 			j = 0

@@ -59,7 +59,7 @@ func (s rulesState) set(d *QRSDetector) int64 {
 	if s.slope > 0 {
 		// a lone value a of the band-passed signal has the derivative
 		// 2a*fs/8 at its own sample, the largest of the four it makes
-		d.bpv[int((i-10)%int64(d.hist))] = s.slope * 4 / rulesFs
+		d.bpv[int((i-10)%int64(d.hist))] = float32(s.slope * 4 / rulesFs)
 	}
 	return i
 }
@@ -82,8 +82,9 @@ func TestQRSThresholds(t *testing.T) {
 	}
 }
 
-// TestQRSMaxSlope checks the steepest slope against the derivative Feed
-// computes, over random input, at every distance from the stream's start.
+// TestQRSMaxSlope checks the steepest slope against the derivative of the
+// band-passed input as the ring holds it (in float32), over random input,
+// at every distance from the stream's start.
 func TestQRSMaxSlope(t *testing.T) {
 	d := NewQRSDetector(rulesFs)
 	bp := slices.Clone(d.bp)
@@ -94,7 +95,7 @@ func TestQRSMaxSlope(t *testing.T) {
 	for n := range 6 * rulesFs {
 		x := rng.NormFloat64()
 		d.Feed(x)
-		b := bp.Step(x)
+		b := float64(float32(bp.Step(x)))
 		der = append(der, math.Abs((2*b+hist[0]-hist[2]-2*hist[3])*rulesFs/8))
 		hist[3], hist[2], hist[1], hist[0] = hist[2], hist[1], hist[0], b
 		// the slopes still in the ring: its oldest 5 samples start no
@@ -121,7 +122,7 @@ func TestQRSLocate(t *testing.T) {
 	win := int64(len(d.win))
 	for n := range 6 * rulesFs {
 		v := rng.NormFloat64()
-		x = append(x, v)
+		x = append(x, float64(float32(v))) // as the ring holds it
 		d.Feed(v)
 		// a peak now, a little before, one still to come, and one whose
 		// window reaches past the oldest sample the ring holds
@@ -147,7 +148,8 @@ func TestQRSLocate(t *testing.T) {
 }
 
 // TestQRSComplex checks the complex copied around an R peak against the
-// band-passed input, with zeros outside what the ring holds.
+// band-passed input in float32, as the ring holds it, with zeros outside
+// what the ring holds.
 func TestQRSComplex(t *testing.T) {
 	d := NewQRSDetector(rulesFs)
 	bp := slices.Clone(d.bp)
@@ -157,7 +159,7 @@ func TestQRSComplex(t *testing.T) {
 	for n := range 6 * rulesFs {
 		x := rng.NormFloat64()
 		d.Feed(x)
-		b = append(b, bp.Step(x))
+		b = append(b, float64(float32(bp.Step(x))))
 		for _, r := range []int64{int64(n) - 100, int64(n) - 20, int64(n) - int64(d.hist) + 40} {
 			seg := d.complex(r)
 			from := r - d.half - d.lag + d.delay - 2
@@ -236,7 +238,7 @@ func TestQRSCorrelation(t *testing.T) {
 func shapeAt(d *QRSDetector, r int64, shape []float64) {
 	from := r - d.half + d.delay - 2
 	for k, v := range shape {
-		d.bpv[int((from+int64(k))%int64(d.hist))] = v
+		d.bpv[int((from+int64(k))%int64(d.hist))] = float32(v)
 	}
 }
 
@@ -324,7 +326,7 @@ func TestQRSClassify(t *testing.T) {
 		{"small, noise at a twentieth of the signal: a beat", small(func(s *rulesState) { s.npki = 0.05 }), 0.45, false, nil, 1, 0, false, false},
 		{"half the signal level: a beat", small(func(*rulesState) {}), 0.5, false, nil, 1, 0, false, false},
 		{"0.6 times as steep as the typical beat: a beat", small(func(s *rulesState) { s.slope, s.slopes = 6, []float64{10} }), 0.45, false, nil, 1, 0, false, false},
-		{"a little less steep: held", small(func(s *rulesState) { s.slope, s.slopes = 5.9, []float64{10} }), 0.45, false, nil, 0, 1, true, false},
+		{"a little less steep: held", small(func(s *rulesState) { s.slope, s.slopes = 5.875, []float64{10} }), 0.45, false, nil, 0, 1, true, false},
 		{"small, twice the signal level: held", small(func(s *rulesState) { s.spki, s.npki = 2, 0.11 }), 0.9, false, nil, 0, 1, true, false},
 		{"half of twice the signal level: a beat", small(func(s *rulesState) { s.spki, s.npki = 2, 0.11 }), 1, false, nil, 1, 0, false, false},
 		{"small, noise at a twentieth of twice the signal level: a beat", small(func(s *rulesState) { s.spki, s.npki = 2, 0.1 }), 0.9, false, nil, 1, 0, false, false},
@@ -345,7 +347,7 @@ func TestQRSClassify(t *testing.T) {
 		{"irregular, a gap of 140%: none", with(func(s *rulesState) { s.since, s.rr = 364, irregular }), 0.5, false, []kept{{180, 0.3, false}}, 1, 0, false, false},
 		{"regular, a gap over 140%: none", with(func(s *rulesState) { s.since, s.rr = 365, []int64{250, 250, 250, 250, 250, 250, 250, 290} }), 0.5, false, []kept{{180, 0.3, false}}, 1, 0, false, false},
 		{"irregular, noise at a twentieth of the signal: a beat in the gap", with(func(s *rulesState) { s.since, s.rr, s.npki = 365, irregular, 0.05 }), 0.5, false, []kept{{180, 0.3, false}}, 2, 0, false, false},
-		{"irregular, more noise: none", with(func(s *rulesState) { s.since, s.rr, s.npki = 365, irregular, 0.06 }), 0.5, false, []kept{{180, 0.3, false}}, 1, 0, false, false},
+		{"irregular, more noise, a candidate unlike a beat: none", with(func(s *rulesState) { s.since, s.rr, s.npki = 365, irregular, 0.06 }), 0.5, false, []kept{{180, 0.3, false}}, 1, 0, false, false},
 		{"irregular, the candidate at half the threshold: none", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{180, -1, false}}, 1, 0, false, false},
 		{"irregular, the candidate inside the T-wave window: none", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{365 - 91, 0.3, false}}, 1, 0, false, false},
 		{"irregular, the candidate at its end: a beat", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{365 - 92, 0.3, false}}, 2, 0, false, false},
@@ -1012,7 +1014,7 @@ func TestQRSLearnTemplate(t *testing.T) {
 		b := make([]float64, n)
 		for k := range b {
 			q := float64(k-n/2) / w
-			b[k] = a * math.Exp(-q*q/2)
+			b[k] = float64(float32(a * math.Exp(-q*q/2))) // as the ring holds it
 		}
 		return b
 	}
@@ -1082,7 +1084,7 @@ func TestQRSLearnTemplate(t *testing.T) {
 	// unlike both: the other shape starts again from it
 	x = make([]float64, n)
 	for k := range x {
-		x[k] = math.Sin(float64(k) * 2 * math.Pi * 3 / float64(n))
+		x[k] = float64(float32(math.Sin(float64(k) * 2 * math.Pi * 3 / float64(n))))
 	}
 	put(x)
 	if d.corr(r) >= 0.5 || d.likeAlt(r) {
@@ -1093,6 +1095,93 @@ func TestQRSLearnTemplate(t *testing.T) {
 		t.Errorf("the other shape after a complex unlike both: %d complexes; want 1", d.altN)
 	}
 	near("the other shape started again", d.alt, demean(x))
+}
+
+// TestQRSGapInNoise holds the look into a long interval of an irregular
+// rhythm in noise at both sides of its thresholds: up to a noise level of a
+// tenth of the signal level, and above a twentieth only for a candidate
+// that looks like a beat (not held as small, at least 0.6 times as steep as
+// the typical beat, correlating 0.9 or more with the template).
+func TestQRSGapInNoise(t *testing.T) {
+	irregular := []int64{250, 250, 250, 250, 250, 250, 250, 330}
+	const at = 180 // the candidate, samples before the beat that ends the gap
+	tests := []struct {
+		name  string
+		npki  float64
+		small bool
+		slope float64 // the candidate's; the typical beat's is 10
+		corr  float64 // the candidate's with the template; -1 for upside down
+		beats int
+	}{
+		{"noise at a tenth, like a beat: taken", 0.1, false, 8, 1, 2},
+		{"more noise: not taken", 0.11, false, 8, 1, 1},
+		{"noise at a twentieth, unlike a beat: taken", 0.05, false, 8, -1, 2},
+		{"more noise, unlike a beat: not taken", 0.06, false, 8, -1, 1},
+		{"0.6 times as steep as the typical beat: taken", 0.06, false, 6, 1, 2},
+		{"a little less steep: not taken", 0.06, false, 5.875, 1, 1},
+		{"correlating 0.905: taken", 0.06, false, 8, 0.905, 2},
+		{"correlating 0.895: not taken", 0.06, false, 8, 0.895, 1},
+		{"held as small: not taken", 0.06, true, 8, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			i := rulesState{spki: 1, npki: tt.npki, since: 365, rr: irregular, rrOK: []int64{250}, slope: 8, slopes: []float64{10}, lastSlope: 10}.set(d)
+			d.tmplN = 8
+			copy(d.tmpl, bump(d, 1))
+			c := i - at
+			d.bpv[int((c-10)%int64(d.hist))] = float32(tt.slope * 4 / rulesFs)
+			// the candidate's complex: a bump too small to change its
+			// steepness, upside down for -1, or with an odd part, as much
+			// as brings the correlation to tt.corr (by bisection)
+			put := func(a, e float64) float64 {
+				shape := bump(d, a)
+				for k := range shape {
+					q := float64(k-len(shape)/2) / 4
+					shape[k] += e * a * q * math.Exp(-q*q/2)
+				}
+				shapeAt(d, d.locate(c), shape)
+				return d.corr(d.locate(c))
+			}
+			switch {
+			case tt.corr < 0:
+				put(-0.002, 0)
+			case tt.corr < 1:
+				lo, hi := 0.0, 10.0
+				for range 60 {
+					if e := (lo + hi) / 2; put(0.002, e) > tt.corr {
+						lo = e
+					} else {
+						hi = e
+					}
+				}
+				put(0.002, lo)
+			default:
+				put(0.002, 0)
+			}
+			if s := d.maxSlope(c); s != tt.slope {
+				t.Fatalf("setup: the candidate's steepest slope %g; want %g", s, tt.slope)
+			}
+			if r := d.corr(d.locate(c)); tt.corr < 0 && r >= 0 || tt.corr >= 0 && math.Abs(r-tt.corr) > 0.001 {
+				t.Fatalf("setup: the candidate correlates %g with the template; want %g", r, tt.corr)
+			}
+			_, t2 := d.thresholds()
+			d.noise = append(d.noise, peak{v: 2 * t2, i: c, small: tt.small})
+			if tt.small {
+				// classify would take it as the small peak held in a long
+				// interval: look into the gap alone
+				d.searchGap(i)
+				if len(d.out) != tt.beats-1 {
+					t.Errorf("%d beats; want %d", len(d.out), tt.beats-1)
+				}
+				return
+			}
+			d.classify(0.5, i)
+			if len(d.out) != tt.beats {
+				t.Errorf("%d beats; want %d", len(d.out), tt.beats)
+			}
+		})
+	}
 }
 
 // TestQRSLargestCandidate checks that each search-back takes the largest
