@@ -330,8 +330,7 @@ func codeName(c int) string {
 // records of TestMITBIHDetection, both parts, and holds each database's
 // sensitivity and positive predictivity (without flutter episodes, EC57) and
 // the 99th percentile of its position errors to floors a little below what
-// the detector measured when they were set (docs/accuracy.md has the
-// figures). The noise stress test's records count apart, one per noise
+// the detector measures (docs/accuracy.md has the figures). The noise stress test's records count apart, one per noise
 // level.
 func TestCorpusDetection(t *testing.T) {
 	if testing.Short() {
@@ -342,15 +341,16 @@ func TestCorpusDetection(t *testing.T) {
 		records  []string // nil for every record of the database
 		se, pp   float64  // floors, percent
 		p99      time.Duration
-		measured string // when the floors were set
+		measured string // the detector's figures that the floors sit a little below
 	}{
-		{"devcorpus/svdb", nil, 99.9, 99.6, 80 * time.Millisecond, "Se 99.91%, +P 99.67%, 99% within 70 ms"},
+		{"devcorpus/svdb", nil, 99.9, 99.6, 80 * time.Millisecond, "Se 99.92%, +P 99.67%, 99% within 70 ms"},
 		{"devcorpus/qtdb", nil, 99.95, 99.9, 90 * time.Millisecond, "Se 99.97%, +P 99.96%, 99% within 77 ms"},
 		{"devcorpus/nstdb", []string{"119e24"}, 100, 99.9, 30 * time.Millisecond, "Se 100%, +P 99.95%, 99% within 25 ms"},
 		{"devcorpus/nstdb", []string{"119e18"}, 100, 99.9, 30 * time.Millisecond, "Se 100%, +P 99.95%, 99% within 25 ms"},
 		{"devcorpus/nstdb", []string{"119e12"}, 99.9, 99, 30 * time.Millisecond, "Se 100%, +P 99.20%, 99% within 26 ms"},
 		{"devcorpus/nstdb", []string{"119e06"}, 98.5, 88, 120 * time.Millisecond, "Se 98.63%, +P 88.44%, 99% within 115 ms"},
 		{"devcorpus/nstdb", []string{"119e00"}, 88.5, 76, 150 * time.Millisecond, "Se 88.97%, +P 76.61%, 99% within 141 ms"},
+		// the Se floor was 78% before the small-peak veto (Se 78.30% then)
 		{"devcorpus/nstdb", []string{"119e_6"}, 77.5, 68.5, 150 * time.Millisecond, "Se 77.90%, +P 69.31%, 99% within 143 ms"},
 	}
 	for _, tt := range tests {
@@ -364,7 +364,7 @@ func TestCorpusDetection(t *testing.T) {
 		}
 		with, without := total(scoreRecords(t, tt.dir, recs, 256))
 		name := tt.dir + " " + strings.Join(tt.records, " ")
-		t.Logf("%s: %s (floors set at %s)", name, scoreLine(with, without), tt.measured)
+		t.Logf("%s: %s (floors below %s)", name, scoreLine(with, without), tt.measured)
 		if without.Se() < tt.se || without.PP() < tt.pp {
 			t.Errorf("%s: Se %.2f%%, +P %.2f%%; want at least %g%% and %g%%", name, without.Se(), without.PP(), tt.se, tt.pp)
 		}
