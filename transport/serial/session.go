@@ -84,6 +84,15 @@ type Server struct {
 	// whose client has been silent (clients ping while idle);
 	// wire.SessionTimeout when zero.
 	IdleTimeout time.Duration
+	// WriteInterval, when positive, holds the writes of notifications to
+	// a line or TCP session at least this far apart on the device's clock:
+	// the notifications published meanwhile wait and leave together in the
+	// next write, as a radio's connection event carries what waited since
+	// the last one. A notification that finds no write within the interval
+	// leaves at once. Fewer writes cost the program and its client less
+	// CPU time, at the price of up to the interval of lateness. Zero writes
+	// when the clock's pass ends (clock.Batcher), or at once.
+	WriteInterval time.Duration
 
 	connsOnce sync.Once
 	conns     *ConnLimit
@@ -123,18 +132,82 @@ type session struct {
 	closeMu  sync.Once
 	reqBuf   []byte // reused by the reading goroutine for responses
 	welcome  []byte // the welcome frame, sent again to a repeated hello
+	pace     *pacer // holds writes apart, when set
 }
 
 // newSession starts the session of a line or TCP connection. On a clock
 // that runs its calls in passes (clock.Batcher, the real clock) its writer
 // is woken when the pass ends, not by each notification: the
-// notifications of a pass go out in one write.
+// notifications of a pass go out in one write. With srv.WriteInterval, it
+// is woken no sooner than that after its last write.
 func newSession(srv *Server, w *lockedWriter, token, name string) *session {
+	q, p := sessionQueue(srv.Device.Clock(), srv.WriteInterval)
+	return startSession(srv.log(), srv.Device, w, token, q, resource.NewClient(name, q), srv.Device.Do, p)
+}
+
+// sessionQueue returns the queue of a session on clk, and its pacer when
+// interval is positive.
+func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pacer) {
 	q := resource.NewQueue(QueueSize)
-	if b, ok := srv.Device.Clock().(clock.Batcher); ok {
+	var p *pacer
+	if interval > 0 {
+		p = newPacer(clk, interval)
+		q.DeferWake(p.later)
+	} else if b, ok := clk.(clock.Batcher); ok {
 		q.DeferWake(b.AfterPass)
 	}
-	return startSession(srv.log(), srv.Device, w, token, q, resource.NewClient(name, q), srv.Device.Do)
+	return q, p
+}
+
+// pacer holds a session's writes at least an interval apart on a clock.
+// Its later is the session's queue's deferral (resource.Queue.DeferWake):
+// the first notification to wait wakes the writer when the interval since
+// the last write has passed, at the end of that clock pass.
+type pacer struct {
+	clk      clock.Clock
+	interval time.Duration
+	next     atomic.Int64 // the clock's reading before which no write starts
+	once     sync.Once
+	call     *clock.Call // wakes the writer at next
+}
+
+func newPacer(clk clock.Clock, interval time.Duration) *pacer {
+	return &pacer{clk: clk, interval: interval}
+}
+
+// later wakes the writer now, or when the interval since its last write
+// has passed. wake is the queue's, the same at every call.
+func (p *pacer) later(wake func()) {
+	at := time.Duration(p.next.Load())
+	if at <= p.clk.Now() {
+		p.afterPass(wake)
+		return
+	}
+	p.once.Do(func() { p.call = clock.NewCall(p.clk, func() { p.afterPass(wake) }) })
+	if p.call != nil { // nil: the session has ended
+		p.call.At(at)
+	}
+}
+
+// afterPass runs wake when the clock's pass ends, or at once on a clock
+// without passes.
+func (p *pacer) afterPass(wake func()) {
+	if b, ok := p.clk.(clock.Batcher); ok {
+		b.AfterPass(wake)
+		return
+	}
+	wake()
+}
+
+// writing notes a write that starts now.
+func (p *pacer) writing() { p.next.Store(int64(p.clk.Now() + p.interval)) }
+
+// stop cancels a pending wake.
+func (p *pacer) stop() {
+	p.once.Do(func() {})
+	if p.call != nil {
+		p.call.Stop()
+	}
 }
 
 // Target is the device a session serves.
@@ -144,9 +217,9 @@ type Target interface {
 }
 
 // startSession starts a session whose client's notifications wait in q and
-// whose requests go to do.
+// whose requests go to do; p, when set, is the pacer q defers to.
 func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q *resource.Queue, c *resource.Client,
-	do func(*resource.Request) (resource.Envelope, error)) *session {
+	do func(*resource.Request) (resource.Envelope, error), p *pacer) *session {
 	s := &session{
 		log:    log,
 		dev:    dev,
@@ -158,6 +231,7 @@ func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q
 		done:   make(chan struct{}),
 		heard:  time.Now(),
 		subs:   map[string]uint32{},
+		pace:   p,
 	}
 	s.wg.Add(1)
 	go s.writer()
@@ -174,6 +248,9 @@ func (s *session) end() {
 		s.wg.Wait()
 		s.w.Resume()
 		s.queue.Close()
+		if s.pace != nil {
+			s.pace.stop()
+		}
 	})
 }
 
@@ -229,6 +306,9 @@ func (s *session) writer() {
 			}
 		}
 		if len(buf) > 0 {
+			if s.pace != nil {
+				s.pace.writing()
+			}
 			if _, err := s.w.Write(buf); err != nil {
 				s.failed()
 				return
