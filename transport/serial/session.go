@@ -130,9 +130,14 @@ type session struct {
 	subsMu   sync.Mutex
 	subs     map[string]uint32 // topic URI -> id of the request that subscribed
 	closeMu  sync.Once
-	reqBuf   []byte // reused by the reading goroutine for responses
-	welcome  []byte // the welcome frame, sent again to a repeated hello
-	pace     *pacer // holds writes apart, when set
+	reqBuf   []byte           // reused by the reading goroutine for responses
+	welcome  []byte           // the welcome frame, sent again to a repeated hello
+	pace     *pacer           // holds writes apart, when set
+	events   []resource.Event // drained from the queue, reused by the writer
+	// Without a writer goroutine (flush):
+	flushMu sync.Mutex  // held while notifications are written
+	more    atomic.Bool // a flush found flushMu held: its holder flushes again
+	buf     []byte      // the frames of a flush
 }
 
 // newSession starts the session of a line or TCP connection. On a clock
@@ -233,6 +238,10 @@ func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q
 		subs:   map[string]uint32{},
 		pace:   p,
 	}
+	if w.now != nil {
+		q.WakeWith(s.flush)
+		return s
+	}
 	s.wg.Add(1)
 	go s.writer()
 	return s
@@ -245,6 +254,8 @@ func (s *session) end() {
 		s.client.Close()
 		close(s.done)
 		s.w.Interrupt()
+		s.flushMu.Lock() // a flush under way ends, and no new one writes
+		s.flushMu.Unlock()
 		s.wg.Wait()
 		s.w.Resume()
 		s.queue.Close()
@@ -278,33 +289,13 @@ func (s *session) send(frame []byte) {
 func (s *session) writer() {
 	defer s.wg.Done()
 	var buf []byte
-	var events []resource.Event
 	for {
-		buf = buf[:0]
 		select {
 		case <-s.done:
 			return
 		case <-s.queue.Ready():
 		}
-		events = s.queue.Drain(events[:0])
-		for _, e := range events {
-			id, ok := e.Sub.Tag.(requestID)
-			if !ok || e.Ended != 0 {
-				id, ok = s.requestOf(e)
-			}
-			if !ok {
-				continue
-			}
-			var err error
-			if e.Ended != 0 {
-				buf, err = wire.AppendJSONFrame(buf, wire.Ended, id, &wire.EndedMsg{Reason: e.Ended.String()})
-			} else {
-				buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
-			}
-			if err != nil {
-				s.log.Error("encode notification", "err", err)
-			}
-		}
+		buf = s.encode(buf[:0])
 		if len(buf) > 0 {
 			if s.pace != nil {
 				s.pace.writing()
@@ -315,6 +306,116 @@ func (s *session) writer() {
 			}
 		}
 	}
+}
+
+// encode drains the queue and appends the frames of its events to buf.
+// Its caller holds the right to write notifications: the writer
+// goroutine, or flushMu.
+func (s *session) encode(buf []byte) []byte {
+	s.events = s.queue.Drain(s.events[:0])
+	for _, e := range s.events {
+		id, ok := e.Sub.Tag.(requestID)
+		if !ok || e.Ended != 0 {
+			id, ok = s.requestOf(e)
+		}
+		if !ok {
+			continue
+		}
+		var err error
+		if e.Ended != 0 {
+			buf, err = wire.AppendJSONFrame(buf, wire.Ended, id, &wire.EndedMsg{Reason: e.Ended.String()})
+		} else {
+			buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
+		}
+		if err != nil {
+			s.log.Error("encode notification", "err", err)
+		}
+	}
+	clear(s.events) // the contents go with the frames
+	return buf
+}
+
+// flush writes the notifications that wait, on the goroutine that wakes
+// the session's writer (the end of a clock's pass, mostly): a connection
+// that can write without waiting (lockedWriter.now) needs no goroutine of
+// its own. What the socket does not take at once, or what waits for a
+// response being written, a goroutine started for it writes, as long as
+// it takes; notifications that come meanwhile wait for it. flush never
+// waits for a write.
+func (s *session) flush() {
+	s.more.Store(true)
+	for s.more.Load() {
+		if !s.flushMu.TryLock() {
+			return // its holder flushes again once done
+		}
+		s.more.Store(false)
+		if !s.flushLocked() {
+			return // a goroutine finishes the write, then unlocks flushMu
+		}
+		s.flushMu.Unlock()
+	}
+}
+
+// flushLocked writes what waits without waiting, or hands what is left
+// to a goroutine and returns false; flushMu is held.
+func (s *session) flushLocked() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+	}
+	s.buf = s.encode(s.buf[:0])
+	if len(s.buf) == 0 {
+		return true
+	}
+	if s.pace != nil {
+		s.pace.writing()
+	}
+	if !s.w.mu.TryLock() { // a response is being written
+		s.finish(s.buf, false)
+		return false
+	}
+	n, err := s.w.writeNowLocked(s.buf)
+	switch {
+	case err != nil:
+		s.w.mu.Unlock()
+		s.failed()
+	case n < len(s.buf):
+		s.finish(s.buf[n:], true)
+		return false
+	default:
+		s.w.mu.Unlock()
+	}
+	if cap(s.buf) > maxKeptBuffer {
+		s.buf = nil
+	}
+	return true
+}
+
+// maxKeptBuffer bounds the buffer a session keeps between writes.
+const maxKeptBuffer = 16 << 10
+
+// finish writes rest on a goroutine of its own, which unlocks flushMu
+// when done, and s.w.mu too when locked says the caller holds it.
+func (s *session) finish(rest []byte, locked bool) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		var err error
+		if locked {
+			_, err = s.w.writeLocked(rest)
+			s.w.mu.Unlock()
+		} else {
+			_, err = s.w.Write(rest)
+		}
+		if err != nil {
+			s.failed()
+		}
+		s.flushMu.Unlock()
+		if err == nil && s.more.Load() {
+			s.flush()
+		}
+	}()
 }
 
 // requestID is the id of the request that made a subscription, kept in

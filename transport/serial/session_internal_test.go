@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -187,5 +188,45 @@ func TestNoWriteIntervalWritesAtOnce(t *testing.T) {
 		if _, writes := waitFrames(t, rec, i+1); writes != i+1 {
 			t.Fatalf("notification %d left in write %d, want %d", i+1, writes, i+1)
 		}
+	}
+}
+
+// A write without waiting on a TCP connection succeeds after a deadline
+// that an earlier write set has passed (a past deadline fails every write
+// of the connection, one that does not wait too), and what it wrote
+// follows what the earlier write wrote.
+func TestWriteNowAfterADeadlinePassed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	w := newLockedWriter(conn.(deadliner))
+	if w.now == nil {
+		t.Fatal("a TCP connection has no writer that does not wait")
+	}
+	if _, err := w.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetWriteDeadline(time.Now().Add(-time.Second)) // as if WriteTimeout had passed since
+	w.mu.Lock()
+	n, err := w.writeNowLocked([]byte("bc"))
+	w.mu.Unlock()
+	if n != 2 || err != nil {
+		t.Fatalf("a write without waiting after the deadline passed wrote %d bytes, %v; want 2, nil", n, err)
+	}
+	got := make([]byte, 3)
+	if _, err := io.ReadFull(client, got); err != nil || string(got) != "abc" {
+		t.Fatalf("the client read %q, %v; want \"abc\"", got, err)
 	}
 }
