@@ -166,8 +166,12 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 
 // pacer holds a session's writes at least an interval apart on a clock.
 // Its later is the session's queue's deferral (resource.Queue.DeferWake):
-// the first notification to wait wakes the writer when the interval since
-// the last write has passed, at the end of that clock pass.
+// the first notification to wait wakes the writer once the interval since
+// the last write has passed. On a clock that runs its calls in passes
+// (clock.Batcher) the wake is a call of the clock, due then or at once:
+// it runs among the pass's calls, after those due before it (the other
+// notifications of the pass), and the writes of a fleet's sessions share
+// the pass's goroutines.
 type pacer struct {
 	clk      clock.Clock
 	interval time.Duration
@@ -184,24 +188,14 @@ func newPacer(clk clock.Clock, interval time.Duration) *pacer {
 // has passed. wake is the queue's, the same at every call.
 func (p *pacer) later(wake func()) {
 	at := time.Duration(p.next.Load())
-	if at <= p.clk.Now() {
-		p.afterPass(wake)
+	if _, passes := p.clk.(clock.Batcher); !passes && at <= p.clk.Now() {
+		wake()
 		return
 	}
-	p.once.Do(func() { p.call = clock.NewCall(p.clk, func() { p.afterPass(wake) }) })
+	p.once.Do(func() { p.call = clock.NewCall(p.clk, wake) })
 	if p.call != nil { // nil: the session has ended
-		p.call.At(at)
+		p.call.At(at) // a time past is due at once
 	}
-}
-
-// afterPass runs wake when the clock's pass ends, or at once on a clock
-// without passes.
-func (p *pacer) afterPass(wake func()) {
-	if b, ok := p.clk.(clock.Batcher); ok {
-		b.AfterPass(wake)
-		return
-	}
-	wake()
 }
 
 // writing notes a write that starts now.
