@@ -168,8 +168,8 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 // Its later is the session's queue's deferral (resource.Queue.DeferWake):
 // the first notification to wait wakes the writer once the interval since
 // the last write has passed. On a clock that runs its calls in passes
-// (clock.Batcher) the wake is a call of the clock, due then or at once:
-// it runs among the pass's calls, after those due before it (the other
+// (clock.Batcher) the wake is a call of the clock, due then or now: it
+// runs among the pass's calls, after those due before it (the other
 // notifications of the pass), and the writes of a fleet's sessions share
 // the pass's goroutines.
 type pacer struct {
@@ -194,7 +194,9 @@ func (p *pacer) later(wake func()) {
 	}
 	p.once.Do(func() { p.call = clock.NewCall(p.clk, wake) })
 	if p.call != nil { // nil: the session has ended
-		p.call.At(at) // a time past is due at once
+		// Due now at the earliest: after the calls due before, which a
+		// time past would not be.
+		p.call.At(max(at, p.clk.Now()))
 	}
 }
 

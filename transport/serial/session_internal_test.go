@@ -230,3 +230,30 @@ func TestWriteNowAfterADeadlinePassed(t *testing.T) {
 		t.Fatalf("the client read %q, %v; want \"abc\"", got, err)
 	}
 }
+
+// On the real clock a write interval's wake is a call of the clock: the
+// notifications of one pass still leave together, in one write when the
+// pass ends, and the first after a quiet interval leaves at once.
+func TestWriteIntervalOnTheRealClock(t *testing.T) {
+	r := clock.NewReal()
+	rec, hub := pacedSession(t, r, time.Hour)
+	at := r.Now() + time.Millisecond
+	clock.At(r, at, func() {
+		for i, uri := range []string{"/A", "/B", "/C"} {
+			clock.At(r, at, func() {
+				hub.Topic(uri).Publish(i)
+				// a writer woken by this notification would write it alone now
+				time.Sleep(2 * time.Millisecond)
+			})
+		}
+	})
+	frames, writes := waitFrames(t, rec, 3)
+	if writes != 1 {
+		t.Errorf("3 notifications of one pass took %d writes, want 1", writes)
+	}
+	for i, f := range frames {
+		if f.Kind != wire.Notification || f.ID != uint32(i+1) || string(f.Payload) != string(rune('0'+i)) {
+			t.Errorf("frame %d: %v %d %q, want the notification of request %d with %d", i, f.Kind, f.ID, f.Payload, i+1, i)
+		}
+	}
+}
