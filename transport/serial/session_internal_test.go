@@ -119,6 +119,17 @@ func pacedSession(t *testing.T, clk clock.Clock, interval time.Duration) (*write
 	return rec, hub
 }
 
+// checkNotifications checks that frames are the notifications of requests
+// 1, 2, ... with 0, 1, ... in order.
+func checkNotifications(t *testing.T, frames []wire.Frame) {
+	t.Helper()
+	for i, f := range frames {
+		if f.Kind != wire.Notification || f.ID != uint32(i+1) || string(f.Payload) != string(rune('0'+i)) {
+			t.Errorf("frame %d: %v %d %q, want the notification of request %d with %d", i, f.Kind, f.ID, f.Payload, i+1, i)
+		}
+	}
+}
+
 // waitFrames waits until rec holds n frames and returns them with the
 // number of writes that carried them.
 func waitFrames(t *testing.T, rec *writeRecorder, n int) ([]wire.Frame, int) {
@@ -159,11 +170,7 @@ func TestWriteIntervalGathersNotifications(t *testing.T) {
 	if writes != 2 {
 		t.Errorf("3 notifications took %d writes, want 2: the first alone, the two of its interval together", writes)
 	}
-	for i, f := range frames {
-		if f.Kind != wire.Notification || f.ID != uint32(i+1) || string(f.Payload) != string(rune('0'+i)) {
-			t.Errorf("frame %d: %v %d %q, want the notification of request %d with %d", i, f.Kind, f.ID, f.Payload, i+1, i)
-		}
-	}
+	checkNotifications(t, frames)
 
 	// Once the interval after the last write has passed, the next one
 	// leaves at once again.
@@ -251,9 +258,5 @@ func TestWriteIntervalOnTheRealClock(t *testing.T) {
 	if writes != 1 {
 		t.Errorf("3 notifications of one pass took %d writes, want 1", writes)
 	}
-	for i, f := range frames {
-		if f.Kind != wire.Notification || f.ID != uint32(i+1) || string(f.Payload) != string(rune('0'+i)) {
-			t.Errorf("frame %d: %v %d %q, want the notification of request %d with %d", i, f.Kind, f.ID, f.Payload, i+1, i)
-		}
-	}
+	checkNotifications(t, frames)
 }
