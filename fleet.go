@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"senseboard/air"
 	"senseboard/clock"
@@ -62,6 +63,11 @@ type FleetOptions struct {
 	// or 4 per device for a larger fleet); MaxConnsPerDevice those of each
 	// device (serial.DefaultMaxConns).
 	MaxConns, MaxConnsPerDevice int
+	// WriteInterval is the least time between two writes of
+	// notifications to a device's TCP connection or line
+	// (serial.Server.WriteInterval); zero writes them when the clock's pass
+	// ends. The radio link's streams leave at its connection events.
+	WriteInterval time.Duration
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
 }
@@ -326,7 +332,8 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 		return nil, fmt.Errorf("device %s: %w", serialNo, err)
 	}
 	f.closers = append(f.closers, d, closerFunc(d.Faults.LogTo(filepath.Join(cfg.StateDir, FaultLog))))
-	srv := &serial.Server{Device: d.Core, Log: opts.Log.With("device", serialNo), MaxConns: opts.MaxConnsPerDevice, Program: f.conns}
+	srv := &serial.Server{Device: d.Core, Log: opts.Log.With("device", serialNo), MaxConns: opts.MaxConnsPerDevice, Program: f.conns,
+		WriteInterval: opts.WriteInterval}
 	m := &Member{Device: d, StateDir: cfg.StateDir, f: f, srv: srv, radio: &link.Peripheral{Server: srv, Radio: d.Radio}}
 
 	tty := filepath.Join(cfg.StateDir, "tty")

@@ -150,7 +150,6 @@ type Stream struct {
 	rdl     time.Time     // read deadline
 	wdl     time.Time     // write deadline
 	limit   int           // bytes buf may hold
-	scratch []byte
 
 	// Push: run on the link's delivery goroutine only
 	push    func([]byte) // takes the data once Push was called
@@ -351,9 +350,17 @@ func (s *Stream) sendLocked(m message) error {
 		return nil // a central's dial not yet answered: the device does not know the stream
 	}
 	m.stream = s.peer
-	s.scratch = appendMessage(s.scratch[:0], m)
-	return s.l.nc.Publish(s.out, s.scratch)
+	b := messageBuffers.Get().(*[]byte)
+	*b = appendMessage((*b)[:0], m)
+	err := s.l.nc.Publish(s.out, *b) // it copies what it sends
+	messageBuffers.Put(b)
+	return err
 }
+
+// messageBuffers hold the encoding of a message while it is published:
+// the streams share them, instead of each keeping one as large as its
+// largest message.
+var messageBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // Messages returns how many data messages the stream has sent and
 // received: a write of up to 32 KiB is one message, whatever frames it

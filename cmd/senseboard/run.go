@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"senseboard"
 	"senseboard/air"
@@ -62,6 +63,7 @@ type runOptions struct {
 	listen, listenFleet         string
 	beyond                      bool
 	maxConns, perDevice         int
+	writeInterval               time.Duration
 	devices                     int
 	seed                        int64
 	speed, scenario, faults     string
@@ -86,6 +88,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.listenFleet, "listen-fleet", "", "TCP address to serve every device on, one port for the fleet: a client names its device by serial (wbcmd --port TCP<host>:<port>/<serial>); the devices then have no ports of their own unless --listen is given")
 	fs.IntVar(&o.maxConns, "max-conns", 0, fmt.Sprintf("TCP connections and radio streams of all the devices together; one more is refused (default %d, or %d per device for more devices)", serial.DefaultProgramMaxConns, serial.ProgramConnsPerDevice))
 	fs.IntVar(&o.perDevice, "max-conns-per-device", serial.DefaultMaxConns, "TCP connections and radio streams of each device; one more is refused")
+	fs.DurationVar(&o.writeInterval, "write-interval", 0, fmt.Sprintf("least time between two writes of notifications to a TCP connection or a line: what is published meanwhile leaves together in the next write, at the price of up to this much lateness (default 0, writes at once, or %v for more than %d devices)", fleetWriteInterval, senseboard.DefaultPTYs))
 	fs.BoolVar(&o.beyond, "listen-beyond-loopback", false, "let --listen and --listen-fleet serve beyond loopback: the TCP ports have no authentication, and anyone who reaches them controls the devices")
 	fs.IntVar(&o.devices, "devices", 1, fmt.Sprintf("number of devices to run; serials, TCP ports and ptys count up (for more than %d devices, the Go collector runs at GOGC=%d unless $GOGC is set)", senseboard.DefaultPTYs, fleetGCPercent))
 	fs.StringVar(&o.speed, "speed", "1", "device time per second of real time: 1 real time, 10 ten times faster, max as fast as possible")
@@ -141,7 +144,8 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 	}
 	cfg = senseboard.Config{StateDir: o.state, Seed: o.seed}
 	opts = senseboard.FleetOptions{Devices: o.devices, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
-		Listen: o.listen, ListenFleet: o.listenFleet, MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice}
+		Listen: o.listen, ListenFleet: o.listenFleet, MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice,
+		WriteInterval: writeInterval(o.devices, o.writeInterval, flagSet(o.fs, "write-interval"))}
 	p := profile.Default()
 	if o.profile != "" {
 		var err error
@@ -239,6 +243,24 @@ func fleetGC(n int, getenv func(string) string) (int, bool) {
 		return 0, false
 	}
 	return fleetGCPercent, true
+}
+
+// fleetWriteInterval is the least time between two writes of
+// notifications to one connection in a large fleet. A streaming device
+// publishes a notification every 45 ms or so; written as they come, a
+// fleet of thousands makes tens of thousands of small writes a second,
+// and each costs the device program and its client a system call
+// (docs/performance.md).
+const fleetWriteInterval = 100 * time.Millisecond
+
+// writeInterval returns the write interval of a fleet of n devices: the
+// one given by --write-interval when set, else none for a few devices and
+// fleetWriteInterval for more.
+func writeInterval(n int, given time.Duration, set bool) time.Duration {
+	if set || n <= senseboard.DefaultPTYs {
+		return given
+	}
+	return fleetWriteInterval
 }
 
 // clearBridge keeps the bridge's port out of the devices' TCP ports: a

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"io"
 	"senseboard/profile"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"senseboard"
 )
@@ -92,6 +94,35 @@ func TestFleetGC(t *testing.T) {
 		}
 		if percent, set := fleetGC(tt.devices, getenv); percent != tt.percent || set != tt.set {
 			t.Errorf("fleetGC(%d, GOGC=%q) = %d, %v; want %d, %v", tt.devices, tt.gogc, percent, set, tt.percent, tt.set)
+		}
+	}
+}
+
+// TestFleetWriteInterval: a fleet larger than the pseudo-terminals'
+// writes notifications fleetWriteInterval apart, a smaller one at once,
+// unless --write-interval says otherwise (zero included).
+func TestFleetWriteInterval(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]string{"--devices", strconv.Itoa(senseboard.DefaultPTYs)}, 0},
+		{[]string{"--devices", strconv.Itoa(senseboard.DefaultPTYs + 1)}, fleetWriteInterval},
+		{[]string{"--devices", "5000", "--write-interval", "0"}, 0},
+		{[]string{"--devices", "5000", "--write-interval", "20ms"}, 20 * time.Millisecond},
+		{[]string{"--write-interval", "30ms"}, 30 * time.Millisecond},
+	} {
+		o, err := parseRunFlags(append([]string{"--state", t.TempDir(), "--listen", "none", "--http", "none", "--nats", "none"}, tt.args...), io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		_, opts, err := o.config(io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if opts.WriteInterval != tt.want {
+			t.Errorf("%q: write interval %v, want %v", tt.args, opts.WriteInterval, tt.want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"senseboard/wire"
@@ -48,20 +49,95 @@ type lockedWriter struct {
 	mu          sync.Mutex // held for a whole write
 	dmu         sync.Mutex // guards interrupted and the deadline
 	interrupted bool
+	deadline    bool // a write deadline is set
 	w           deadliner
+	now         *nowWriter // writes without waiting, when w can (a TCP connection)
+}
+
+// newLockedWriter returns the locked writer of w.
+func newLockedWriter(w deadliner) *lockedWriter {
+	return &lockedWriter{w: w, now: newNowWriter(w)}
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.writeLocked(p)
+}
+
+// writeLocked writes p, bounded by WriteTimeout; l.mu is held.
+func (l *lockedWriter) writeLocked(p []byte) (int, error) {
 	l.dmu.Lock()
 	if l.interrupted {
 		l.dmu.Unlock()
 		return 0, os.ErrDeadlineExceeded
 	}
 	l.w.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	l.deadline = true
 	l.dmu.Unlock()
 	return l.w.Write(p)
+}
+
+// writeNowLocked writes what of p the stream takes without waiting and
+// returns how much that was; l.mu is held and l.now is set.
+func (l *lockedWriter) writeNowLocked(p []byte) (int, error) {
+	l.dmu.Lock()
+	if l.interrupted {
+		l.dmu.Unlock()
+		return 0, os.ErrDeadlineExceeded
+	}
+	if l.deadline { // a past deadline fails any write, one that does not wait too
+		l.w.SetWriteDeadline(time.Time{})
+		l.deadline = false
+	}
+	l.dmu.Unlock()
+	return l.now.write(p)
+}
+
+// nowWriter writes to a connection's descriptor without waiting: one
+// write system call, which takes what the socket's buffer has room for.
+type nowWriter struct {
+	rc  syscall.RawConn
+	fn  func(fd uintptr) bool // w.do, made once
+	p   []byte
+	n   int
+	err error
+}
+
+// newNowWriter returns the nowWriter of w, or nil when w is not a
+// connection with a descriptor.
+func newNowWriter(w io.Writer) *nowWriter {
+	sc, ok := w.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	nw := &nowWriter{rc: rc}
+	nw.fn = nw.do
+	return nw
+}
+
+func (w *nowWriter) do(fd uintptr) bool {
+	w.n, w.err = syscall.Write(int(fd), w.p)
+	return true // done, whatever it wrote: never wait for room
+}
+
+// write writes what of p the socket takes at once.
+func (w *nowWriter) write(p []byte) (int, error) {
+	w.p = p
+	if err := w.rc.Write(w.fn); err != nil {
+		w.p = nil
+		return 0, err
+	}
+	n, err := max(w.n, 0), w.err
+	w.p, w.err = nil, nil
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR) {
+		err = nil // no room now: what is left waits
+	}
+	return n, err
 }
 
 // Interrupt fails the write under way and those that follow.
@@ -76,7 +152,7 @@ func (l *lockedWriter) Interrupt() {
 func (l *lockedWriter) Resume() {
 	l.dmu.Lock()
 	defer l.dmu.Unlock()
-	l.interrupted = false
+	l.interrupted, l.deadline = false, false
 	l.w.SetWriteDeadline(time.Time{})
 }
 
@@ -230,7 +306,7 @@ func serveConn(ctx context.Context, conn net.Conn, hello, idle time.Duration, pi
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	w := &lockedWriter{w: conn}
+	w := newLockedWriter(conn)
 	dec := wire.NewDecoder(0)
 	var cur *session
 	var srv *Server

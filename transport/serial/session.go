@@ -84,6 +84,15 @@ type Server struct {
 	// whose client has been silent (clients ping while idle);
 	// wire.SessionTimeout when zero.
 	IdleTimeout time.Duration
+	// WriteInterval, when positive, holds the writes of notifications to
+	// a line or TCP session at least this far apart on the device's clock:
+	// the notifications published meanwhile wait and leave together in the
+	// next write, as a radio's connection event carries what waited since
+	// the last one. A notification that finds no write within the interval
+	// leaves at once. Fewer writes cost the program and its client less
+	// CPU time, at the price of up to the interval of lateness. Zero writes
+	// when the clock's pass ends (clock.Batcher), or at once.
+	WriteInterval time.Duration
 
 	connsOnce sync.Once
 	conns     *ConnLimit
@@ -121,20 +130,85 @@ type session struct {
 	subsMu   sync.Mutex
 	subs     map[string]uint32 // topic URI -> id of the request that subscribed
 	closeMu  sync.Once
-	reqBuf   []byte // reused by the reading goroutine for responses
-	welcome  []byte // the welcome frame, sent again to a repeated hello
+	reqBuf   []byte           // reused by the reading goroutine for responses
+	welcome  []byte           // the welcome frame, sent again to a repeated hello
+	pace     *pacer           // holds writes apart, when set
+	events   []resource.Event // drained from the queue, reused by the writer
+	// Without a writer goroutine (flush):
+	flushMu sync.Mutex  // held while notifications are written
+	more    atomic.Bool // a flush found flushMu held: its holder flushes again
+	buf     []byte      // the frames of a flush
 }
 
 // newSession starts the session of a line or TCP connection. On a clock
 // that runs its calls in passes (clock.Batcher, the real clock) its writer
 // is woken when the pass ends, not by each notification: the
-// notifications of a pass go out in one write.
+// notifications of a pass go out in one write. With srv.WriteInterval, it
+// is woken no sooner than that after its last write.
 func newSession(srv *Server, w *lockedWriter, token, name string) *session {
+	q, p := sessionQueue(srv.Device.Clock(), srv.WriteInterval)
+	return startSession(srv.log(), srv.Device, w, token, q, resource.NewClient(name, q), srv.Device.Do, p)
+}
+
+// sessionQueue returns the queue of a session on clk, and its pacer when
+// interval is positive.
+func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pacer) {
 	q := resource.NewQueue(QueueSize)
-	if b, ok := srv.Device.Clock().(clock.Batcher); ok {
+	var p *pacer
+	if interval > 0 {
+		p = newPacer(clk, interval)
+		q.DeferWake(p.later)
+	} else if b, ok := clk.(clock.Batcher); ok {
 		q.DeferWake(b.AfterPass)
 	}
-	return startSession(srv.log(), srv.Device, w, token, q, resource.NewClient(name, q), srv.Device.Do)
+	return q, p
+}
+
+// pacer holds a session's writes at least an interval apart on a clock.
+// Its later is the session's queue's deferral (resource.Queue.DeferWake):
+// the first notification to wait wakes the writer once the interval since
+// the last write has passed. On a clock that runs its calls in passes
+// (clock.Batcher) the wake is a call of the clock, due then or now: it
+// runs among the pass's calls, after those due before it (the other
+// notifications of the pass), and the writes of a fleet's sessions share
+// the pass's goroutines.
+type pacer struct {
+	clk      clock.Clock
+	interval time.Duration
+	next     atomic.Int64 // the clock's reading before which no write starts
+	once     sync.Once
+	call     *clock.Call // wakes the writer at next
+}
+
+func newPacer(clk clock.Clock, interval time.Duration) *pacer {
+	return &pacer{clk: clk, interval: interval}
+}
+
+// later wakes the writer now, or when the interval since its last write
+// has passed. wake is the queue's, the same at every call.
+func (p *pacer) later(wake func()) {
+	at := time.Duration(p.next.Load())
+	if _, passes := p.clk.(clock.Batcher); !passes && at <= p.clk.Now() {
+		wake()
+		return
+	}
+	p.once.Do(func() { p.call = clock.NewCall(p.clk, wake) })
+	if p.call != nil { // nil: the session has ended
+		// Due now at the earliest: after the calls due before, which a
+		// time past would not be.
+		p.call.At(max(at, p.clk.Now()))
+	}
+}
+
+// writing notes a write that starts now.
+func (p *pacer) writing() { p.next.Store(int64(p.clk.Now() + p.interval)) }
+
+// stop cancels a pending wake.
+func (p *pacer) stop() {
+	p.once.Do(func() {})
+	if p.call != nil {
+		p.call.Stop()
+	}
 }
 
 // Target is the device a session serves.
@@ -144,9 +218,9 @@ type Target interface {
 }
 
 // startSession starts a session whose client's notifications wait in q and
-// whose requests go to do.
+// whose requests go to do; p, when set, is the pacer q defers to.
 func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q *resource.Queue, c *resource.Client,
-	do func(*resource.Request) (resource.Envelope, error)) *session {
+	do func(*resource.Request) (resource.Envelope, error), p *pacer) *session {
 	s := &session{
 		log:    log,
 		dev:    dev,
@@ -158,6 +232,11 @@ func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q
 		done:   make(chan struct{}),
 		heard:  time.Now(),
 		subs:   map[string]uint32{},
+		pace:   p,
+	}
+	if w.now != nil {
+		q.WakeWith(s.flush)
+		return s
 	}
 	s.wg.Add(1)
 	go s.writer()
@@ -171,9 +250,14 @@ func (s *session) end() {
 		s.client.Close()
 		close(s.done)
 		s.w.Interrupt()
+		s.flushMu.Lock() // a flush under way ends, and no new one writes
+		s.flushMu.Unlock()
 		s.wg.Wait()
 		s.w.Resume()
 		s.queue.Close()
+		if s.pace != nil {
+			s.pace.stop()
+		}
 	})
 }
 
@@ -201,40 +285,133 @@ func (s *session) send(frame []byte) {
 func (s *session) writer() {
 	defer s.wg.Done()
 	var buf []byte
-	var events []resource.Event
 	for {
-		buf = buf[:0]
 		select {
 		case <-s.done:
 			return
 		case <-s.queue.Ready():
 		}
-		events = s.queue.Drain(events[:0])
-		for _, e := range events {
-			id, ok := e.Sub.Tag.(requestID)
-			if !ok || e.Ended != 0 {
-				id, ok = s.requestOf(e)
-			}
-			if !ok {
-				continue
-			}
-			var err error
-			if e.Ended != 0 {
-				buf, err = wire.AppendJSONFrame(buf, wire.Ended, id, &wire.EndedMsg{Reason: e.Ended.String()})
-			} else {
-				buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
-			}
-			if err != nil {
-				s.log.Error("encode notification", "err", err)
-			}
-		}
+		buf = s.encode(buf[:0])
 		if len(buf) > 0 {
+			if s.pace != nil {
+				s.pace.writing()
+			}
 			if _, err := s.w.Write(buf); err != nil {
 				s.failed()
 				return
 			}
 		}
 	}
+}
+
+// encode drains the queue and appends the frames of its events to buf.
+// Its caller holds the right to write notifications: the writer
+// goroutine, or flushMu.
+func (s *session) encode(buf []byte) []byte {
+	s.events = s.queue.Drain(s.events[:0])
+	for _, e := range s.events {
+		id, ok := e.Sub.Tag.(requestID)
+		if !ok || e.Ended != 0 {
+			id, ok = s.requestOf(e)
+		}
+		if !ok {
+			continue
+		}
+		var err error
+		if e.Ended != 0 {
+			buf, err = wire.AppendJSONFrame(buf, wire.Ended, id, &wire.EndedMsg{Reason: e.Ended.String()})
+		} else {
+			buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
+		}
+		if err != nil {
+			s.log.Error("encode notification", "err", err)
+		}
+	}
+	clear(s.events) // the contents go with the frames
+	return buf
+}
+
+// flush writes the notifications that wait, on the goroutine that wakes
+// the session's writer (the end of a clock's pass, mostly): a connection
+// that can write without waiting (lockedWriter.now) needs no goroutine of
+// its own. What the socket does not take at once, or what waits for a
+// response being written, a goroutine started for it writes, as long as
+// it takes; notifications that come meanwhile wait for it. flush never
+// waits for a write.
+func (s *session) flush() {
+	s.more.Store(true)
+	for s.more.Load() {
+		if !s.flushMu.TryLock() {
+			return // its holder flushes again once done
+		}
+		s.more.Store(false)
+		if !s.flushLocked() {
+			return // a goroutine finishes the write, then unlocks flushMu
+		}
+		s.flushMu.Unlock()
+	}
+}
+
+// flushLocked writes what waits without waiting, or hands what is left
+// to a goroutine and returns false; flushMu is held.
+func (s *session) flushLocked() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+	}
+	s.buf = s.encode(s.buf[:0])
+	if len(s.buf) == 0 {
+		return true
+	}
+	if s.pace != nil {
+		s.pace.writing()
+	}
+	if !s.w.mu.TryLock() { // a response is being written
+		s.finish(s.buf, false)
+		return false
+	}
+	n, err := s.w.writeNowLocked(s.buf)
+	switch {
+	case err != nil:
+		s.w.mu.Unlock()
+		s.failed()
+	case n < len(s.buf):
+		s.finish(s.buf[n:], true)
+		return false
+	default:
+		s.w.mu.Unlock()
+	}
+	if cap(s.buf) > maxKeptBuffer {
+		s.buf = nil
+	}
+	return true
+}
+
+// maxKeptBuffer bounds the buffer a session keeps between writes.
+const maxKeptBuffer = 16 << 10
+
+// finish writes rest on a goroutine of its own, which unlocks flushMu
+// when done, and s.w.mu too when locked says the caller holds it.
+func (s *session) finish(rest []byte, locked bool) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		var err error
+		if locked {
+			_, err = s.w.writeLocked(rest)
+			s.w.mu.Unlock()
+		} else {
+			_, err = s.w.Write(rest)
+		}
+		if err != nil {
+			s.failed()
+		}
+		s.flushMu.Unlock()
+		if err == nil && s.more.Load() {
+			s.flush()
+		}
+	}()
 }
 
 // requestID is the id of the request that made a subscription, kept in

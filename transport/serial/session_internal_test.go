@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestNotificationsOfAPassLeaveInOneWrite(t *testing.T) {
 	q := resource.NewQueue(QueueSize)
 	q.DeferWake(r.AfterPass)
 	c := resource.NewClient("test", q)
-	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, &lockedWriter{w: rec}, "t", q, c, nil)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, &lockedWriter{w: rec}, "t", q, c, nil, nil)
 	defer s.end()
 	hub := resource.NewHub(0)
 	for i, uri := range []string{"/A", "/B", "/C"} {
@@ -96,4 +97,166 @@ func TestNotificationsOfAPassLeaveInOneWrite(t *testing.T) {
 			t.Fatalf("%d frames written in a minute, want 3", len(frames))
 		}
 	}
+}
+
+// pacedSession starts a session with three subscriptions, /A, /B and /C,
+// made by requests 1, 2 and 3, on clk with interval as a server's
+// WriteInterval.
+func pacedSession(t *testing.T, clk clock.Clock, interval time.Duration) (*writeRecorder, *resource.Hub) {
+	t.Helper()
+	rec := &writeRecorder{}
+	q, p := sessionQueue(clk, interval)
+	c := resource.NewClient("test", q)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, &lockedWriter{w: rec}, "t", q, c, nil, p)
+	t.Cleanup(s.end)
+	hub := resource.NewHub(0)
+	for i, uri := range []string{"/A", "/B", "/C"} {
+		if _, r := hub.Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, uri, acceptAll{}); !r.Status.OK() {
+			t.Fatalf("subscribe %s: %v", uri, r)
+		}
+		s.subs[uri] = uint32(i + 1)
+	}
+	return rec, hub
+}
+
+// checkNotifications checks that frames are the notifications of requests
+// 1, 2, ... with 0, 1, ... in order.
+func checkNotifications(t *testing.T, frames []wire.Frame) {
+	t.Helper()
+	for i, f := range frames {
+		if f.Kind != wire.Notification || f.ID != uint32(i+1) || string(f.Payload) != string(rune('0'+i)) {
+			t.Errorf("frame %d: %v %d %q, want the notification of request %d with %d", i, f.Kind, f.ID, f.Payload, i+1, i)
+		}
+	}
+}
+
+// waitFrames waits until rec holds n frames and returns them with the
+// number of writes that carried them.
+func waitFrames(t *testing.T, rec *writeRecorder, n int) ([]wire.Frame, int) {
+	t.Helper()
+	for hang := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		frames, writes := rec.frames()
+		if len(frames) >= n {
+			return frames, writes
+		}
+		if time.Now().After(hang) {
+			t.Fatalf("%d frames written in a minute, want %d", len(frames), n)
+		}
+	}
+}
+
+// With a write interval, a notification that finds no write within the
+// interval leaves at once, and those published in the interval after a
+// write wait for its end and leave together in one write.
+func TestWriteIntervalGathersNotifications(t *testing.T) {
+	v := clock.NewVirtual()
+	rec, hub := pacedSession(t, v, 50*time.Millisecond)
+
+	hub.Topic("/A").Publish(0)
+	if _, writes := waitFrames(t, rec, 1); writes != 1 {
+		t.Fatalf("the first notification took %d writes, want 1", writes)
+	}
+	v.Advance(10 * time.Millisecond)
+	hub.Topic("/B").Publish(1)
+	v.Advance(30 * time.Millisecond)
+	hub.Topic("/C").Publish(2)
+	v.Advance(9 * time.Millisecond) // 49 ms after the first write
+	time.Sleep(10 * time.Millisecond)
+	if frames, _ := rec.frames(); len(frames) != 1 {
+		t.Fatalf("%d frames written within the interval of the first write, want 1", len(frames))
+	}
+	v.Advance(time.Millisecond)
+	frames, writes := waitFrames(t, rec, 3)
+	if writes != 2 {
+		t.Errorf("3 notifications took %d writes, want 2: the first alone, the two of its interval together", writes)
+	}
+	checkNotifications(t, frames)
+
+	// Once the interval after the last write has passed, the next one
+	// leaves at once again.
+	v.Advance(time.Second)
+	hub.Topic("/A").Publish(3)
+	if _, writes := waitFrames(t, rec, 4); writes != 3 {
+		t.Errorf("a notification after a quiet second took write %d, want 3", writes)
+	}
+}
+
+// A server without a write interval, as a single device's is by default,
+// writes each notification at once on a clock without passes, however
+// close together they come.
+func TestNoWriteIntervalWritesAtOnce(t *testing.T) {
+	if (&Server{}).WriteInterval != 0 {
+		t.Fatal("a server's write interval is not zero by default")
+	}
+	v := clock.NewVirtual()
+	rec, hub := pacedSession(t, v, 0)
+	for i, uri := range []string{"/A", "/B", "/C"} {
+		hub.Topic(uri).Publish(i)
+		if _, writes := waitFrames(t, rec, i+1); writes != i+1 {
+			t.Fatalf("notification %d left in write %d, want %d", i+1, writes, i+1)
+		}
+	}
+}
+
+// A write without waiting on a TCP connection succeeds after a deadline
+// that an earlier write set has passed (a past deadline fails every write
+// of the connection, one that does not wait too), and what it wrote
+// follows what the earlier write wrote.
+func TestWriteNowAfterADeadlinePassed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	w := newLockedWriter(conn.(deadliner))
+	if w.now == nil {
+		t.Fatal("a TCP connection has no writer that does not wait")
+	}
+	if _, err := w.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetWriteDeadline(time.Now().Add(-time.Second)) // as if WriteTimeout had passed since
+	w.mu.Lock()
+	n, err := w.writeNowLocked([]byte("bc"))
+	w.mu.Unlock()
+	if n != 2 || err != nil {
+		t.Fatalf("a write without waiting after the deadline passed wrote %d bytes, %v; want 2, nil", n, err)
+	}
+	got := make([]byte, 3)
+	if _, err := io.ReadFull(client, got); err != nil || string(got) != "abc" {
+		t.Fatalf("the client read %q, %v; want \"abc\"", got, err)
+	}
+}
+
+// On the real clock a write interval's wake is a call of the clock: the
+// notifications of one pass still leave together, in one write when the
+// pass ends, and the first after a quiet interval leaves at once.
+func TestWriteIntervalOnTheRealClock(t *testing.T) {
+	r := clock.NewReal()
+	rec, hub := pacedSession(t, r, time.Hour)
+	at := r.Now() + time.Millisecond
+	clock.At(r, at, func() {
+		for i, uri := range []string{"/A", "/B", "/C"} {
+			clock.At(r, at, func() {
+				hub.Topic(uri).Publish(i)
+				// a writer woken by this notification would write it alone now
+				time.Sleep(2 * time.Millisecond)
+			})
+		}
+	})
+	frames, writes := waitFrames(t, rec, 3)
+	if writes != 1 {
+		t.Errorf("3 notifications of one pass took %d writes, want 1", writes)
+	}
+	checkNotifications(t, frames)
 }

@@ -67,7 +67,7 @@ type Session struct{ s *session }
 // requests go to do, and its client c's notifications wait in q. A write
 // that fails closes the stream.
 func (st *Stream) StartSession(q *resource.Queue, c *resource.Client, do func(*resource.Request) (resource.Envelope, error)) *Session {
-	s := startSession(st.srv.log(), st.srv.Device, st.w, "", q, c, do)
+	s := startSession(st.srv.log(), st.srv.Device, st.w, "", q, c, do, nil)
 	s.onBroken = func() { st.conn.Close() }
 	return &Session{s}
 }
