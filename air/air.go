@@ -250,12 +250,18 @@ func (l *Link) connect(url string, tries int) error {
 	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
 }
 
-// start takes the inbox, answers scans and starts the link's ticker.
+// start takes the inbox, answers scans and starts the link's ticker, once
+// the server holds its subscriptions.
 func (l *Link) start() error {
 	if _, err := l.nc.ChanSubscribe(l.inbox, l.msgs); err != nil {
 		return fmt.Errorf("air: the inbox %s: %w", l.inbox, err)
 	}
 	l.nc.Subscribe(ScanSubject, func(*nats.Msg) { l.advertiseAll() })
+	// The server holds the subscriptions before the link is used: a
+	// message to the inbox from another connection is not lost.
+	if err := l.nc.FlushTimeout(flushTimeout); err != nil {
+		return fmt.Errorf("air: the inbox %s: %w", l.inbox, err)
+	}
 	l.wg.Go(l.tick)
 	l.wg.Go(func() { l.serve(l.dials, l.answerDial, nil) })
 	l.wg.Go(func() { l.serve(l.msgs, l.deliver, l.taskCh) })
