@@ -1246,3 +1246,102 @@ func TestQRSLearning(t *testing.T) {
 		t.Errorf("learning again after a beat: not learning")
 	}
 }
+
+// TestQRSWide holds the test of a complex wide for its size at both sides
+// of its threshold: its steepest slope over its largest band-passed value
+// 0.7 of the typical beat's slope over the template's largest value.
+func TestQRSWide(t *testing.T) {
+	tests := []struct {
+		name  string
+		slope float64 // the complex's steepest slope
+		a     float64 // its largest band-passed value
+		want  bool
+	}{
+		{"under 0.7 of the typical ratio", 5.59, 1, true},
+		{"at 0.7", 5.6, 1, false},
+		{"steeper than the typical beat", 9, 1, false},
+		{"twice as tall, as steep", 11.19, 2, true},
+		{"twice as tall, at 0.7", 11.2, 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			i := rulesState{spki: 1, npki: 0.01, slopes: []float64{8, 8, 8, 8, 8, 8, 8, 8}}.set(d)
+			// a template whose largest value is 1 and a complex of mean 0
+			// whose largest value is a
+			clear(d.tmpl)
+			d.tmpl[len(d.tmpl)/2] = -1
+			r := i - 100
+			x := make([]float64, len(d.tmpl))
+			x[len(x)/2], x[len(x)/2+1] = tt.a, -tt.a
+			shapeAt(d, r, x)
+			if got := d.wide(r, tt.slope); got != tt.want {
+				t.Errorf("wide(slope %g, largest value %g) = %v; want %v (typical slope 8)", tt.slope, tt.a, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestQRSRecoveryShape checks what the recovery after two and a half
+// intervals does with its candidate once the template is learnt: one like
+// the template or the second template, or wide for its size, is a beat and
+// the levels restart from it; one unlike both and narrow is no beat, the
+// levels restart from it all the same, and the candidates are forgotten.
+func TestQRSRecoveryShape(t *testing.T) {
+	tests := []struct {
+		name    string
+		like    bool    // the candidate's complex is the template's shape
+		likeAlt bool    // the second template is the candidate's shape
+		typical float64 // the typical beat's steepness: high makes the candidate wide
+		want    bool
+	}{
+		{"like the template", true, false, 1e-6, true},
+		{"like the second template", false, true, 1e-6, true},
+		{"unlike both, wide", false, false, 1e6, true},
+		{"unlike both, narrow: an artefact", false, false, 1e-6, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			slopes := []float64{tt.typical, tt.typical, tt.typical, tt.typical, tt.typical, tt.typical, tt.typical, tt.typical}
+			rulesState{spki: 1.6, npki: 0, since: 625, rr: []int64{250}, rrOK: []int64{250}, slopes: slopes}.set(d)
+			copy(d.tmpl, bump(d, 1))
+			d.tmplN = 8
+			// an alternating complex: unlike the smooth template at every lag
+			alt := make([]float64, len(d.tmpl))
+			for k := range alt {
+				alt[k] = float64(1 - 2*(k%2))
+			}
+			if tt.likeAlt {
+				copy(d.alt, alt)
+				d.altN = 1
+			}
+			at := d.lastQRS + 150
+			d.noise = append(d.noise, peak{v: 0.1, i: at}, peak{v: 0.0249, i: d.lastQRS + 200}, peak{v: 0.025, i: d.lastQRS + 300})
+			r := d.locate(at)
+			if tt.like {
+				shapeAt(d, r, bump(d, 0.5))
+			} else {
+				shapeAt(d, r, alt)
+			}
+			d.bpv[int((at-10)%int64(d.hist))] = 1 // a steepest slope above 0
+			if c := d.corr(r); (c >= 0.5) != tt.like {
+				t.Fatalf("correlation with the template %g; want it at 0.5 or more: %v", c, tt.like)
+			}
+			search := d.search
+			d.searchBack()
+			if d.spki != 0.1 || math.Abs(d.npki-0.02495) > 1e-12 {
+				t.Errorf("levels %g and %g; want them from 0.1 and 0.02495", d.spki, d.npki)
+			}
+			if !tt.want {
+				if len(d.out) != 0 || len(d.noise) != 0 || d.search != search+float64(len(d.win)) {
+					t.Errorf("beats %v, %d candidates, search-back after %g; want none, none and %g", d.out, len(d.noise), d.search, search+float64(len(d.win)))
+				}
+				return
+			}
+			if len(d.out) != 1 || d.lastQRS != at {
+				t.Errorf("beats %v at the peak %d; want one at %d", d.out, d.lastQRS, at)
+			}
+		})
+	}
+}
