@@ -52,12 +52,12 @@ import "math"
 //  9. recovery: after two and a half intervals without a beat, the levels
 //     restart from a candidate four times the others' level, so a QRS that
 //     shrank tenfold is found again within a few beats; the candidate is a
-//     beat when it resembles the template or the second template, or is
-//     wide for its size (its steepest slope over its band-passed amplitude
-//     under 0.7 of the typical beat's), as a ventricular or fusion beat
-//     is; one unlike both and narrow is an artefact, and the candidates
-//     before it are forgotten. Otherwise the levels stay as they are,
-//     however long the pause,
+//     beat when it resembles the template or the second template, or
+//     comes on time: within a fifth of a whole number of regular intervals
+//     after the last beat, as a beat after missed ones does, of whatever
+//     shape (a ventricular or fusion beat); one unlike both and not on
+//     time is an artefact, and the candidates before it are forgotten.
+//     Otherwise the levels stay as they are, however long the pause,
 //  10. noise veto: while the signal is not clean (the noise level above a
 //     fortieth of the signal level), a candidate that comes before 80% of
 //     the regular RR average and does not resemble the running QRS template
@@ -472,9 +472,10 @@ func (d *QRSDetector) searchBack() {
 	// the other peaks' level: when the largest stands well above it, after
 	// two and a half intervals without a beat, the signal shrank (an
 	// electrode moved), and the levels start again from the largest. It is
-	// a beat when it resembles a template or is wide for its size (a
-	// ventricular or fusion beat); one unlike both templates and narrow is
-	// an artefact: no beat, and the candidates before it are forgotten
+	// a beat when it resembles a template or comes on time (onTime), as a
+	// beat of a new shape after missed ones does; one unlike both
+	// templates at another time is an artefact: no beat, and the
+	// candidates before it are forgotten
 	sum, n := 0.0, 0
 	for k, q := range d.noise {
 		if k != best {
@@ -484,14 +485,13 @@ func (d *QRSDetector) searchBack() {
 	}
 	long := float64(d.n-d.lastQRS) > 2.5*mean(d.rrOK)
 	if long && n > 0 && p.i-d.lastQRS >= d.tWave && p.v > 4*sum/float64(n) {
-		s := d.maxSlope(p.i)
 		d.spki, d.npki = p.v, sum/float64(n)
-		if d.corr(r) < 0.5 && !d.likeAlt(r) && !d.wide(r, s) {
+		if d.corr(r) < 0.5 && !d.likeAlt(r) && !d.onTime(r) {
 			d.noise = d.noise[:0] // the artefact with them
 			d.search += float64(len(d.win))
 			return
 		}
-		d.beat(p.i, r, p.v, s)
+		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 		return
 	}
 	// nothing found: look again one integration window later, the levels
@@ -499,21 +499,17 @@ func (d *QRSDetector) searchBack() {
 	d.search += float64(len(d.win))
 }
 
-// wide reports whether the complex at r, whose steepest slope is s, is
-// wide for its size: its steepest slope over its largest band-passed value
-// (mean removed) under 0.7 of the typical beat's steepest slope over the
-// template's largest value. A ventricular or fusion beat is wide: on the
-// development records the beats unlike both templates have a median of
-// 0.86 and the false beats unlike both 1.0.
-func (d *QRSDetector) wide(r int64, s float64) bool {
-	x := d.complex(r)[d.lag : int64(len(d.seg))-d.lag]
-	mu := mean(x)
-	a, at := 0.0, 0.0
-	for k, v := range x {
-		a = max(a, math.Abs(v-mu))
-		at = max(at, math.Abs(d.tmpl[k]))
-	}
-	return s*at < 0.7*d.typicalSlope()*a
+// onTime reports whether an R peak at r comes within a fifth of a whole
+// number k of regular intervals after the last beat's (|t/RR - k| < k/5):
+// where a beat comes after k-1 missed ones in a regular rhythm. From 2.5
+// intervals on, every time is on time (the windows of k and k+1 overlap).
+// On the development records, their signal dropped to a tenth for a
+// minute in every two, 105 of the 155 true recoveries of candidates unlike
+// both templates came on time, and 18 of the 90 false ones.
+func (d *QRSDetector) onTime(r int64) bool {
+	t, rr := float64(r-d.lastR), mean(d.rrOK)
+	k := math.Round(t / rr)
+	return 5*math.Abs(t-k*rr) < k*rr
 }
 
 // tWaveLike reports whether a peak at i whose steepest slope is s, inside

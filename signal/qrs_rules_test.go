@@ -1247,64 +1247,53 @@ func TestQRSLearning(t *testing.T) {
 	}
 }
 
-// TestQRSWide holds the test of a complex wide for its size at both sides
-// of its threshold: its steepest slope over its largest band-passed value
-// 0.7 of the typical beat's slope over the template's largest value.
-func TestQRSWide(t *testing.T) {
+// TestQRSOnTime holds the test of a recovery candidate's time at both
+// sides of its thresholds: within a fifth of a whole number k of regular
+// intervals (250 samples) after the last beat.
+func TestQRSOnTime(t *testing.T) {
 	tests := []struct {
-		name  string
-		slope float64 // the complex's steepest slope
-		a     float64 // its largest band-passed value
+		after int64 // samples from the last beat's R peak
 		want  bool
 	}{
-		{"under 0.7 of the typical ratio", 5.59, 1, true},
-		{"at 0.7", 5.6, 1, false},
-		{"steeper than the typical beat", 9, 1, false},
-		{"twice as tall, as steep", 11.19, 2, true},
-		{"twice as tall, at 0.7", 11.2, 2, false},
+		{0, false}, {100, false}, {199, false}, {200, false}, {201, true}, {250, true}, {299, true}, {300, false},
+		{374, false}, {375, false}, // half way: k is 2, 0.5 intervals off
+		{400, false}, {401, true}, {500, true}, {599, true}, {600, false},
+		// from 2.5 intervals on the windows of k and k+1 overlap: every
+		// time is on time
+		{625, true}, {650, true}, {900, true}, {1300, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := idle(t)
-			i := rulesState{spki: 1, npki: 0.01, slopes: []float64{8, 8, 8, 8, 8, 8, 8, 8}}.set(d)
-			// a template whose largest value is 1 and a complex of mean 0
-			// whose largest value is a
-			clear(d.tmpl)
-			d.tmpl[len(d.tmpl)/2] = -1
-			r := i - 100
-			x := make([]float64, len(d.tmpl))
-			x[len(x)/2], x[len(x)/2+1] = tt.a, -tt.a
-			shapeAt(d, r, x)
-			if got := d.wide(r, tt.slope); got != tt.want {
-				t.Errorf("wide(slope %g, largest value %g) = %v; want %v (typical slope 8)", tt.slope, tt.a, got, tt.want)
-			}
-		})
+		d := idle(t)
+		d.lastR = 100
+		d.rrOK = append(d.rrOK[:0], 250)
+		if got := d.onTime(d.lastR + tt.after); got != tt.want {
+			t.Errorf("%d samples after the last beat, regular interval 250: on time %v; want %v", tt.after, got, tt.want)
+		}
 	}
 }
 
 // TestQRSRecoveryShape checks what the recovery after two and a half
 // intervals does with its candidate once the template is learnt: one like
-// the template or the second template, or wide for its size, is a beat and
-// the levels restart from it; one unlike both and narrow is no beat, the
+// the template or the second template, or on time, is a beat and the
+// levels restart from it; one unlike both and not on time is no beat, the
 // levels restart from it all the same, and the candidates are forgotten.
 func TestQRSRecoveryShape(t *testing.T) {
 	tests := []struct {
 		name    string
-		like    bool    // the candidate's complex is the template's shape
-		likeAlt bool    // the second template is the candidate's shape
-		typical float64 // the typical beat's steepness: high makes the candidate wide
+		like    bool // the candidate's complex is the template's shape
+		likeAlt bool // the second template is the candidate's shape
+		onTime  bool
 		want    bool
 	}{
-		{"like the template", true, false, 1e-6, true},
-		{"like the second template", false, true, 1e-6, true},
-		{"unlike both, wide", false, false, 1e6, true},
-		{"unlike both, narrow: an artefact", false, false, 1e-6, false},
+		{"like the template", true, false, false, true},
+		{"like the second template", false, true, false, true},
+		{"unlike both, on time", false, false, true, true},
+		{"unlike both, not on time: an artefact", false, false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := idle(t)
-			slopes := []float64{tt.typical, tt.typical, tt.typical, tt.typical, tt.typical, tt.typical, tt.typical, tt.typical}
-			rulesState{spki: 1.6, npki: 0, since: 625, rr: []int64{250}, rrOK: []int64{250}, slopes: slopes}.set(d)
+			rulesState{spki: 1.6, npki: 0, since: 625, rr: []int64{250}, rrOK: []int64{250}}.set(d)
 			copy(d.tmpl, bump(d, 1))
 			d.tmplN = 8
 			// an alternating complex: unlike the smooth template at every lag
@@ -1324,9 +1313,18 @@ func TestQRSRecoveryShape(t *testing.T) {
 			} else {
 				shapeAt(d, r, alt)
 			}
-			d.bpv[int((at-10)%int64(d.hist))] = 1 // a steepest slope above 0
 			if c := d.corr(r); (c >= 0.5) != tt.like {
 				t.Fatalf("correlation with the template %g; want it at 0.5 or more: %v", c, tt.like)
+			}
+			// the regular interval: the candidate's distance from the last
+			// beat (on time) or two thirds of it (1.5 intervals: not)
+			rr := r - d.lastR
+			if !tt.onTime {
+				rr = rr * 2 / 3
+			}
+			d.rrOK = append(d.rrOK[:0], rr)
+			if d.onTime(r) != tt.onTime || float64(d.n-d.lastQRS) <= 2.5*mean(d.rrOK) {
+				t.Fatalf("on time %v, %d samples after the last beat; want %v and past 2.5 intervals of %d", d.onTime(r), d.n-d.lastQRS, tt.onTime, rr)
 			}
 			search := d.search
 			d.searchBack()
