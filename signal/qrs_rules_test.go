@@ -1246,3 +1246,100 @@ func TestQRSLearning(t *testing.T) {
 		t.Errorf("learning again after a beat: not learning")
 	}
 }
+
+// TestQRSOnTime holds the test of a recovery candidate's time at both
+// sides of its thresholds: within a fifth of a whole number k of regular
+// intervals (250 samples) after the last beat.
+func TestQRSOnTime(t *testing.T) {
+	tests := []struct {
+		after int64 // samples from the last beat's R peak
+		want  bool
+	}{
+		{0, false}, {100, false}, {199, false}, {200, false}, {201, true}, {250, true}, {299, true}, {300, false},
+		{374, false}, {375, false}, // half way: k is 2, 0.5 intervals off
+		{400, false}, {401, true}, {500, true}, {599, true}, {600, false},
+		// from 2.5 intervals on the windows of k and k+1 overlap: every
+		// time is on time
+		{625, true}, {650, true}, {900, true}, {1300, true},
+	}
+	for _, tt := range tests {
+		d := idle(t)
+		d.lastR = 100
+		d.rrOK = append(d.rrOK[:0], 250)
+		if got := d.onTime(d.lastR + tt.after); got != tt.want {
+			t.Errorf("%d samples after the last beat, regular interval 250: on time %v; want %v", tt.after, got, tt.want)
+		}
+	}
+}
+
+// TestQRSRecoveryShape checks what the recovery after two and a half
+// intervals does with its candidate once the template is learnt: one like
+// the template or the second template, or on time, is a beat and the
+// levels restart from it; one unlike both and not on time is no beat, the
+// levels restart from it all the same, and the candidates are forgotten.
+func TestQRSRecoveryShape(t *testing.T) {
+	tests := []struct {
+		name    string
+		like    bool // the candidate's complex is the template's shape
+		likeAlt bool // the second template is the candidate's shape
+		onTime  bool
+		want    bool
+	}{
+		{"like the template", true, false, false, true},
+		{"like the second template", false, true, false, true},
+		{"unlike both, on time", false, false, true, true},
+		{"unlike both, not on time: an artefact", false, false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			rulesState{spki: 1.6, npki: 0, since: 625, rr: []int64{250}, rrOK: []int64{250}}.set(d)
+			copy(d.tmpl, bump(d, 1))
+			d.tmplN = 8
+			// an alternating complex: unlike the smooth template at every lag
+			alt := make([]float64, len(d.tmpl))
+			for k := range alt {
+				alt[k] = float64(1 - 2*(k%2))
+			}
+			if tt.likeAlt {
+				copy(d.alt, alt)
+				d.altN = 1
+			}
+			at := d.lastQRS + 150
+			d.noise = append(d.noise, peak{v: 0.1, i: at}, peak{v: 0.0249, i: d.lastQRS + 200}, peak{v: 0.025, i: d.lastQRS + 300})
+			r := d.locate(at)
+			if tt.like {
+				shapeAt(d, r, bump(d, 0.5))
+			} else {
+				shapeAt(d, r, alt)
+			}
+			if c := d.corr(r); (c >= 0.5) != tt.like {
+				t.Fatalf("correlation with the template %g; want it at 0.5 or more: %v", c, tt.like)
+			}
+			// the regular interval: the candidate's distance from the last
+			// beat (on time) or two thirds of it (1.5 intervals: not)
+			rr := r - d.lastR
+			if !tt.onTime {
+				rr = rr * 2 / 3
+			}
+			d.rrOK = append(d.rrOK[:0], rr)
+			if d.onTime(r) != tt.onTime || float64(d.n-d.lastQRS) <= 2.5*mean(d.rrOK) {
+				t.Fatalf("on time %v, %d samples after the last beat; want %v and past 2.5 intervals of %d", d.onTime(r), d.n-d.lastQRS, tt.onTime, rr)
+			}
+			search := d.search
+			d.searchBack()
+			if d.spki != 0.1 || math.Abs(d.npki-0.02495) > 1e-12 {
+				t.Errorf("levels %g and %g; want them from 0.1 and 0.02495", d.spki, d.npki)
+			}
+			if !tt.want {
+				if len(d.out) != 0 || len(d.noise) != 0 || d.search != search+float64(len(d.win)) {
+					t.Errorf("beats %v, %d candidates, search-back after %g; want none, none and %g", d.out, len(d.noise), d.search, search+float64(len(d.win)))
+				}
+				return
+			}
+			if len(d.out) != 1 || d.lastQRS != at {
+				t.Errorf("beats %v at the peak %d; want one at %d", d.out, d.lastQRS, at)
+			}
+		})
+	}
+}
