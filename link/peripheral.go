@@ -264,33 +264,31 @@ func (rs *radioSession) connect(f wire.Frame) {
 		return dev.Do(req)
 	})
 	rs.wg.Add(1)
-	go rs.forward(link)
+	go rs.forward(link, rs.cur)
 	rs.reply(Connected, f.ID, &ConnectedMsg{Handle: link.Handle(), Interval: radio.Grant(link.Params(), m.Interval)})
 }
 
 // forward sends what the device sends over its BLE services to the
-// central (heart rate and serial data in their frames of their own, and
-// the notifications of the characteristics it switched on with
-// GATTNotify), and Disconnected when the connection ends, after what the
-// device sent before, which also closes the stream. What one connection
-// event carries goes in one write (one message of the radio link). It
-// exits when the connection ends, or when close stops it.
-func (rs *radioSession) forward(link *radio.Conn) {
+// central (heart rate and serial data in their frames of their own, the
+// notifications of the characteristics it switched on with GATTNotify,
+// and the notifications of the subscriptions of the connection's session,
+// which has no writer of its own), and Disconnected when the connection
+// ends, after what the device sent before, which also closes the stream.
+// What one connection event carries goes in one write (one message of
+// the radio link). It exits when the connection ends, or when close stops
+// it.
+func (rs *radioSession) forward(link *radio.Conn, cur *serial.Session) {
 	defer rs.wg.Done()
-	out := radioOut{rs: rs, hrs: link.HRS(), nus: link.NUS(), notes: link.Notifications()}
+	out := radioOut{rs: rs, link: link, cur: cur}
 	for {
-		out.buf = out.buf[:0]
 		select {
-		case n, ok := <-out.notes:
-			out.note(n, ok)
-		case d, ok := <-out.hrs:
-			out.heartRate(d, ok)
-		case b, ok := <-out.nus:
-			out.serial(b, ok)
+		case <-link.Wake():
+		case <-cur.Ready():
 		case <-link.Done():
 			// What the device sent before the connection ended (the
-			// answer to the request that reset it, say) waits in the
-			// channels, which are closed: it goes out first.
+			// answer to the request that reset it, say) waits to be
+			// taken: it goes out first.
+			out.buf = out.buf[:0]
 			link.Collect(out.drain)
 			rs.mu.Lock()
 			defer rs.mu.Unlock()
@@ -301,44 +299,51 @@ func (rs *radioSession) forward(link *radio.Conn) {
 		case <-rs.stop:
 			return
 		}
+		out.buf = out.buf[:0]
 		link.Collect(out.drain)
 		if len(out.buf) > 0 {
-			rs.st.Write(out.buf)
+			if _, err := rs.st.Write(out.buf); err != nil {
+				rs.st.Close() // the central no longer reads
+			}
+		}
+		if cap(out.buf) > maxKeptBuffer {
+			out.buf = nil
 		}
 	}
 }
+
+// maxKeptBuffer bounds the buffer forward keeps between writes.
+const maxKeptBuffer = 16 << 10
 
 // radioOut gathers the frames of what the device sends over its BLE
-// services; a closed channel is set to nil.
+// services and of its session's notifications.
 type radioOut struct {
-	rs    *radioSession
-	hrs   <-chan radio.HRSData
-	nus   <-chan []byte
-	notes <-chan radio.Notification
-	buf   []byte
+	rs   *radioSession
+	link *radio.Conn
+	cur  *serial.Session
+	got  radio.Taken
+	buf  []byte
 }
 
-// drain gathers what waits, without waiting.
+// drain gathers what waits, without waiting: the notifications of the
+// session's subscriptions, then what the BLE services sent.
 func (o *radioOut) drain() {
-	for {
-		select {
-		case n, ok := <-o.notes:
-			o.note(n, ok)
-		case d, ok := <-o.hrs:
-			o.heartRate(d, ok)
-		case b, ok := <-o.nus:
-			o.serial(b, ok)
-		default:
-			return
-		}
+	o.buf = o.cur.AppendNotifications(o.buf)
+	o.link.Take(&o.got)
+	for _, n := range o.got.Notes {
+		o.note(n)
 	}
+	for _, d := range o.got.HRS {
+		o.heartRate(d)
+	}
+	for _, b := range o.got.NUS {
+		o.serial(b)
+	}
+	clear(o.got.Notes) // the data is the connection's: let it go
+	clear(o.got.NUS)
 }
 
-func (o *radioOut) note(n radio.Notification, ok bool) {
-	if !ok {
-		o.notes = nil
-		return
-	}
+func (o *radioOut) note(n radio.Notification) {
 	o.rs.gattMu.Lock()
 	on := o.rs.gattOn[n.Char]
 	o.rs.gattMu.Unlock()
@@ -347,19 +352,11 @@ func (o *radioOut) note(n radio.Notification, ok bool) {
 	}
 }
 
-func (o *radioOut) heartRate(d radio.HRSData, ok bool) {
-	if !ok {
-		o.hrs = nil
-		return
-	}
+func (o *radioOut) heartRate(d radio.HRSData) {
 	o.buf = appendJSON(o.buf, HRSData, &d)
 }
 
-func (o *radioOut) serial(b []byte, ok bool) {
-	if !ok {
-		o.nus = nil
-		return
-	}
+func (o *radioOut) serial(b []byte) {
 	o.buf = appendJSON(o.buf, NUSData, &NUSMsg{Data: b})
 }
 

@@ -445,18 +445,12 @@ func (c *Conn) handOut(it *airItem) {
 		}
 		c.lostPart = !ok
 	case outHRS:
-		select {
-		case c.hrs <- it.hrs:
-		default:
-		}
+		put(&c.out, &c.out.hrs, it.hrs)
 		if it.note {
 			c.note(HeartRateMeasurement, it.data)
 		}
 	case outNUS:
-		select {
-		case c.nus <- it.data:
-		default:
-		}
+		put(&c.out, &c.out.nus, it.data)
 		if it.note {
 			c.note(NUSTX, it.data)
 		}
@@ -469,7 +463,7 @@ func (c *Conn) takes(it *airItem) bool {
 	if it.kind != outNUS {
 		return true
 	}
-	return len(c.nus) < cap(c.nus) || it.note && len(c.notes) < cap(c.notes)
+	return waiting(&c.out, &c.out.nus) < nusLimit || it.note && waiting(&c.out, &c.out.notes) < notesLimit
 }
 
 // own copies the data of a NUS item, which is the caller's, into the
@@ -483,12 +477,7 @@ func (c *Conn) own(it *airItem) {
 // note hands a notification of a characteristic to the central, and
 // reports false when the central had no room for it; c.p.mu is held.
 func (c *Conn) note(char UUID, data []byte) bool {
-	select {
-	case c.notes <- Notification{Char: char, Data: data}:
-		return true
-	default:
-		return false
-	}
+	return put(&c.out, &c.out.notes, Notification{Char: char, Data: data})
 }
 
 // send hands a notification of the connection's services to the air: with

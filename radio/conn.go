@@ -31,9 +31,7 @@ type Conn struct {
 	central *Central
 	handle  uint16
 	client  *resource.Client
-	hrs     chan HRSData
-	nus     chan []byte
-	notes   chan Notification
+	out     outbox // what the device sends the central over its services
 
 	// GATT: set by attach before attached is closed
 	services []*Service
@@ -45,7 +43,7 @@ type Conn struct {
 	mtu       int
 	notifying map[UUID]bool // characteristics with notifications on
 	encrypted bool
-	ended     bool   // hrs, nus and notes are closed
+	ended     bool   // out is closed
 	slab      []byte // notification data is carved from it
 	lostPart  bool   // a part of the stream notification being handed out was lost: its later parts go with it
 
@@ -159,8 +157,9 @@ func (c *Conn) Disconnect() { c.end(fmt.Errorf("%w: the central disconnected", E
 // Drop ends the connection from the device's side; why says why.
 func (c *Conn) Drop(why string) { c.end(fmt.Errorf("%w: %s", ErrDisconnected, why)) }
 
-// end closes the connection: subscriptions made over it end, the HRS, NUS
-// and notification channels close, the services and the peripheral hear of
+// end closes the connection: subscriptions made over it end, what the
+// device sends the central closes (its channels close, and Wake wakes the
+// reader), the services and the peripheral hear of
 // it, and the device advertises again unless told not to.
 func (c *Conn) end(reason error) {
 	c.once.Do(func() {
@@ -176,9 +175,7 @@ func (c *Conn) end(reason error) {
 		hrsWasOn := c.notifying[HeartRateMeasurement]
 		clear(c.notifying)
 		c.ended = true
-		close(c.hrs)
-		close(c.nus)
-		close(c.notes)
+		c.out.close()
 		c.airMu.Lock()
 		c.airEnd = true
 		waiters := c.waiters
@@ -295,8 +292,9 @@ func (c *Conn) SetHRSNotifications(on bool) error {
 }
 
 // HRS receives the heart-rate measurements the device sends while
-// notifications are on. It is closed when the connection ends.
-func (c *Conn) HRS() <-chan HRSData { return c.hrs }
+// notifications are on, up to 64 waiting (see Take for a central that
+// reads without a channel). It is closed when the connection ends.
+func (c *Conn) HRS() <-chan HRSData { return channel(&c.out, &c.out.hrs) }
 
 // SendHRS sends a heart-rate measurement to the central when it has
 // notifications on: on HRS as it is, and on Notifications as the service's
@@ -329,9 +327,9 @@ func (c *Conn) WriteNUS(data []byte) error {
 	return c.Write(NUSRX, data)
 }
 
-// NUS receives the data the device sends over its serial service. It is
-// closed when the connection ends.
-func (c *Conn) NUS() <-chan []byte { return c.nus }
+// NUS receives the data the device sends over its serial service, up to
+// 64 packets waiting (see Take). It is closed when the connection ends.
+func (c *Conn) NUS() <-chan []byte { return channel(&c.out, &c.out.nus) }
 
 // SendNUS sends data of the serial service to the central: on NUS, and
 // on Notifications as a notification of TX when the central has them on.

@@ -360,7 +360,7 @@ func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, f
 	}
 	a := &c.air.cfg
 	if !a.Enabled {
-		if flow && len(c.notes)+len(parts) > cap(c.notes) {
+		if flow && waiting(&c.out, &c.out.notes)+len(parts) > notesLimit {
 			return false, nil
 		}
 		for i, data := range parts {
@@ -374,7 +374,7 @@ func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, f
 	}
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	if flow && len(c.notes)+c.air.notes+len(parts) > cap(c.notes) || !c.air.roomFor(now, len(parts), owner, limit, flow) {
+	if flow && waiting(&c.out, &c.out.notes)+c.air.notes+len(parts) > notesLimit || !c.air.roomFor(now, len(parts), owner, limit, flow) {
 		return false, nil
 	}
 	for i, data := range parts {
@@ -426,9 +426,11 @@ func (c *Conn) carve(b []byte) []byte {
 	return c.slab[i:len(c.slab):len(c.slab)]
 }
 
-// Notifications receives the notifications the device sends the central.
-// It is closed when the connection ends.
-func (c *Conn) Notifications() <-chan Notification { return c.notes }
+// Notifications receives the notifications the device sends the central,
+// up to 256 waiting: the device's notification queue, which TryNotify's
+// flow control counts (see Take for a central that reads without a
+// channel). It is closed when the connection ends.
+func (c *Conn) Notifications() <-chan Notification { return channel(&c.out, &c.out.notes) }
 
 // The heart-rate service and its measurement characteristic.
 var (

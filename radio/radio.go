@@ -218,9 +218,6 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 		p:         p,
 		central:   c,
 		handle:    p.nextHandle,
-		hrs:       make(chan HRSData, 64),
-		nus:       make(chan []byte, 64),
-		notes:     make(chan Notification, 256),
 		attached:  make(chan struct{}),
 		params:    p.preferred,
 		mtu:       DefaultMTU,
@@ -228,6 +225,7 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 		done:      make(chan struct{}),
 		airMTU:    DefaultMTU,
 	}
+	conn.out.init()
 	conn.air.cfg = p.cfg.Airtime
 	conn.air.interf = &p.interf
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))

@@ -221,7 +221,21 @@ type Target interface {
 // whose requests go to do; p, when set, is the pacer q defers to.
 func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q *resource.Queue, c *resource.Client,
 	do func(*resource.Request) (resource.Envelope, error), p *pacer) *session {
-	s := &session{
+	s := unwrittenSession(log, dev, w, token, q, c, do, p)
+	if w.now != nil {
+		q.WakeWith(s.flush)
+		return s
+	}
+	s.wg.Add(1)
+	go s.writer()
+	return s
+}
+
+// unwrittenSession returns a session that writes no notifications: its
+// owner does (Session.AppendNotifications).
+func unwrittenSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q *resource.Queue, c *resource.Client,
+	do func(*resource.Request) (resource.Envelope, error), p *pacer) *session {
+	return &session{
 		log:    log,
 		dev:    dev,
 		do:     do,
@@ -234,13 +248,6 @@ func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q
 		subs:   map[string]uint32{},
 		pace:   p,
 	}
-	if w.now != nil {
-		q.WakeWith(s.flush)
-		return s
-	}
-	s.wg.Add(1)
-	go s.writer()
-	return s
 }
 
 // end ends the session's subscriptions and stops its writer, interrupting

@@ -64,19 +64,38 @@ func (st *Stream) NoSession(f wire.Frame) { noSession(st.w, f) }
 type Session struct{ s *session }
 
 // StartSession starts the session of the line protocol on the stream: its
-// requests go to do, and its client c's notifications wait in q. A write
-// that fails closes the stream.
+// requests go to do, and its client c's notifications wait in q. The
+// session has no writer of its own: its caller writes the notifications
+// that wait (AppendNotifications) when Ready receives, in the frames of
+// its own stream, which a protocol like the radio link writes when its
+// connection events carry them anyway. A write of the session's that
+// fails closes the stream.
 func (st *Stream) StartSession(q *resource.Queue, c *resource.Client, do func(*resource.Request) (resource.Envelope, error)) *Session {
-	s := startSession(st.srv.log(), st.srv.Device, st.w, "", q, c, do, nil)
+	s := unwrittenSession(st.srv.log(), st.srv.Device, st.w, "", q, c, do, nil)
 	s.onBroken = func() { st.conn.Close() }
 	return &Session{s}
+}
+
+// Ready receives when notifications may wait to be written.
+func (s *Session) Ready() <-chan struct{} { return s.s.queue.Ready() }
+
+// AppendNotifications appends the frames of the notifications that wait
+// to buf and returns it; after End it appends none. One goroutine at a
+// time calls it, the one that writes them.
+func (s *Session) AppendNotifications(buf []byte) []byte {
+	select {
+	case <-s.s.done:
+		return buf
+	default:
+		return s.s.encode(buf)
+	}
 }
 
 // Handle acts on a frame of the line protocol: a request, a ping, a
 // repeated hello; other kinds are refused.
 func (s *Session) Handle(f wire.Frame) { s.s.handle(f) }
 
-// End ends the session's subscriptions and stops its writer.
+// End ends the session's subscriptions.
 func (s *Session) End() { s.s.end() }
 
 // Accept serves each connection of ln with serve, on a goroutine of its
