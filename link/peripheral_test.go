@@ -569,6 +569,44 @@ func TestRadioSendsByConnectionEvent(t *testing.T) {
 	t.Logf("%d notifications in %d messages", n, m)
 }
 
+// The notifications of a subscription of the line protocol over the radio
+// link, which the stream's sender writes with what each connection event
+// carries (the session has no writer of its own), reach the central in
+// order, and the subscription ends with the connection.
+func TestRadioSessionNotifications(t *testing.T) {
+	t.Parallel()
+	_, dev := onAir(t, nil)
+	ctx := context.Background()
+	phone := openRadio(t, dev)
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sub, env, err := phone.Subscribe(ctx, "/Meas/Acc/104")
+	if err != nil || env.Response != 200 {
+		t.Fatalf("subscribe: %+v, %v", env, err)
+	}
+	var last float64
+	for i := range 20 {
+		n := <-sub.C()
+		var m struct{ Timestamp float64 }
+		if err := json.Unmarshal(n.Payload, &m); err != nil {
+			t.Fatalf("notification %d: %v (%s)", i, err, n.Payload)
+		}
+		if i > 0 && m.Timestamp <= last {
+			t.Fatalf("notification %d at %v after one at %v", i, m.Timestamp, last)
+		}
+		last = m.Timestamp
+	}
+	if err := phone.Disconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range sub.C() {
+	}
+	if sub.Err() == nil {
+		t.Error("the subscription did not end with the connection")
+	}
+}
+
 // gatedConn is the device's end of a stream whose writes that carry GATT
 // notifications wait while the gate is shut: the device's sender of
 // notifications is held up, as by a slow stream.
