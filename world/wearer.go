@@ -537,7 +537,7 @@ func (w *Wearer) track(t time.Duration) (*tick, *tick, float64) {
 		t = 0
 	}
 	i := int64(t / Tick)
-	if i < w.lo {
+	if i < w.lo || w.hi < w.lo { // before the ring, or none since an injection
 		w.restart(i)
 	}
 	w.ensure(i + 1)

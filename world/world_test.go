@@ -389,3 +389,21 @@ func TestNlerpMatchesSlerpWithinATick(t *testing.T) {
 		}
 	}
 }
+
+// A read after an injection, whose tick's successor is a checkpoint kept
+// from before the injection, gives what a wearer that never read before
+// gives: the track starts again at or before the tick read, not at the
+// checkpoint after it with the tick read left over from earlier reads.
+func TestTrackAfterInjectBesideACheckpoint(t *testing.T) {
+	tap := Event{At: 19 * time.Second, Kind: Tap}
+	at := time.Duration(cpEvery-1)*Tick + Tick/2 // between the tick before a checkpoint and the checkpoint
+	read := New(7, nil, 0)
+	read.At(20 * time.Second)        // checkpoints at 10 s and 20 s
+	read.At(9500 * time.Millisecond) // the ring holds the ticks before 10 s
+	read.Inject(tap)
+	fresh := New(7, nil, 0)
+	fresh.Inject(tap)
+	if got, want := read.At(at), fresh.At(at); got != want {
+		t.Errorf("at %v after reads and an injection: %+v\nwant, as without the reads: %+v", at, got, want)
+	}
+}
