@@ -142,6 +142,9 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 	if o.maxConns < 0 || o.perDevice <= 0 || o.maxConns == 0 && flagSet(o.fs, "max-conns") {
 		return cfg, opts, fmt.Errorf("--max-conns %d, --max-conns-per-device %d: give positive numbers of connections", o.maxConns, o.perDevice)
 	}
+	if o.writeInterval < 0 {
+		return cfg, opts, fmt.Errorf("--write-interval %v: give 0 (write at once) or a positive duration such as 100ms", o.writeInterval)
+	}
 	cfg = senseboard.Config{StateDir: o.state, Seed: o.seed}
 	opts = senseboard.FleetOptions{Devices: o.devices, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
 		Listen: o.listen, ListenFleet: o.listenFleet, MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice,

@@ -112,12 +112,19 @@ func TestFleetWriteInterval(t *testing.T) {
 		{[]string{"--devices", "5000", "--write-interval", "0"}, 0},
 		{[]string{"--devices", "5000", "--write-interval", "20ms"}, 20 * time.Millisecond},
 		{[]string{"--write-interval", "30ms"}, 30 * time.Millisecond},
+		{[]string{"--devices", "5000", "--write-interval", "-1ms"}, -1}, // refused
 	} {
 		o, err := parseRunFlags(append([]string{"--state", t.TempDir(), "--listen", "none", "--http", "none", "--nats", "none"}, tt.args...), io.Discard)
 		if err != nil {
 			t.Fatalf("%q: %v", tt.args, err)
 		}
 		_, opts, err := o.config(io.Discard)
+		if tt.want < 0 {
+			if err == nil || !strings.Contains(err.Error(), "--write-interval -1ms") {
+				t.Errorf("%q: %v, want a refusal naming the flag and its value", tt.args, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("%q: %v", tt.args, err)
 		}
