@@ -651,7 +651,11 @@ func (g *gatedConn) setShut(shut bool) {
 // with them, and Disconnected comes after all. (Each round gives the
 // sender the choice between the end and what waits, one chance in four of
 // taking the end first: a sender that did so lost the answer, in one of
-// the 24 rounds but once in 1000 runs.)
+// the 24 rounds but once in 1000 runs.) The notification that holds up
+// the sender is the device's own, not the answer to a write: the sender
+// at the gate holds the stream's writer, and a write's Ack that came
+// after it would wait there too, keeping the device from reading
+// PUT_SYSTEMMODE.
 func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 	t.Parallel()
 	p := profile.Default()
@@ -664,9 +668,6 @@ func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 	defer d.Close()
 	per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
 	ctx := context.Background()
-	write := func(l *link.Conn, c gspwire.Command) {
-		go l.WriteChar(ctx, gspwire.CommandUUID, gspwire.AppendCommand(nil, c)) // its Ack may wait at the gate
-	}
 	for round := range 24 {
 		devEnd, centralEnd := net.Pipe()
 		gate := &gatedConn{Conn: devEnd, waiting: make(chan struct{}, 1)}
@@ -683,12 +684,15 @@ func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 		if err := l.SetNotify(ctx, gspwire.DataUUID, true); err != nil {
 			t.Fatal(err)
 		}
-		gate.setShut(true)
-		write(l, gspwire.Command{Code: gspwire.Hello, Ref: 1}) // its answer holds up the sender
-		<-gate.waiting
-		write(l, gspwire.Command{Code: gspwire.PutSystemMode, Ref: 107, Value: 5})
 		conn := d.Radio.Current()
-		for len(conn.Notifications()) == 0 { // the answer waits for the sender
+		gate.setShut(true)
+		if err := conn.Notify(radio.MustParseUUID(gspwire.DataUUID), []byte{gspwire.Data, 1}); err != nil { // holds up the sender
+			t.Fatal(err)
+		}
+		<-gate.waiting
+		put := gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.PutSystemMode, Ref: 107, Value: 5})
+		go l.WriteChar(ctx, gspwire.CommandUUID, put)
+		for len(conn.Notifications()) == 0 { // the answer waits for the sender (the Ack, at the gate)
 			time.Sleep(time.Millisecond)
 		}
 		vc.Advance(device.SwitchDelay) // the reset ends the connection
