@@ -247,6 +247,7 @@ type recordConn struct {
 	writes []string
 	fail   error
 	closed bool
+	wrote  chan struct{} // if not nil, told of each write without waiting
 }
 
 func (c *recordConn) Write(p []byte) (int, error) {
@@ -256,6 +257,10 @@ func (c *recordConn) Write(p []byte) (int, error) {
 		return 0, c.fail
 	}
 	c.writes = append(c.writes, string(p))
+	select {
+	case c.wrote <- struct{}{}:
+	default:
+	}
 	return len(p), nil
 }
 
@@ -301,16 +306,17 @@ func TestBatchConn(t *testing.T) {
 		t.Errorf("write after close: %v", err)
 	}
 
-	// the delay sends what waits
-	rc = &recordConn{}
+	// the delay sends what waits, in one write: here both writes wait
+	// while a write to the server is under way (wmu), however soon the
+	// delay ends
+	rc = &recordConn{wrote: make(chan struct{}, 1)}
 	c = newBatchConn(rc, time.Millisecond)
+	c.wmu.Lock()
 	c.Write([]byte("a"))
 	c.Write([]byte("b"))
-	deadline := time.Now().Add(30 * time.Second) // hang guard
-	for len(rc.written()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if w := rc.written(); strings.Join(w, "") != "ab" {
+	c.wmu.Unlock()
+	<-rc.wrote
+	if w := rc.written(); len(w) != 1 || w[0] != "ab" {
 		t.Errorf("after the delay: %q", w)
 	}
 
