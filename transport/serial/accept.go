@@ -188,7 +188,7 @@ func (s *Server) Admit(ctx context.Context, conn net.Conn, kind ConnKind, serve 
 	release, err := s.admit(kind)
 	if err != nil {
 		s.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
-		refuseConn(ctx, conn, err)
+		refuseConn(ctx, conn, err, s.HelloTimeout)
 		return
 	}
 	defer release()
@@ -229,17 +229,19 @@ func acceptLoop(ctx context.Context, ln net.Listener, log *slog.Logger, handle f
 	}
 }
 
-// refuseTimeout bounds how long a refused connection may take to say what
-// it wants.
-const refuseTimeout = 2 * time.Second
-
 // refuseConn answers the first frame of a connection with why it is
 // refused, a Refuse to a hello and an Error to anything else, and closes it.
-func refuseConn(ctx context.Context, conn net.Conn, why error) {
+// The client has as long to say hello as an admitted one (hello, the
+// HelloTimeout constant when zero): one whose hello comes late, behind
+// what a busy radio link between programs carries, still learns why.
+func refuseConn(ctx context.Context, conn net.Conn, why error, hello time.Duration) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	conn.SetDeadline(time.Now().Add(refuseTimeout))
+	if hello <= 0 {
+		hello = HelloTimeout
+	}
+	conn.SetDeadline(time.Now().Add(hello))
 	dec := wire.NewDecoder(0)
 	answered := false
 	readFrames(&stopAfter{r: conn, done: &answered}, func(b []byte) {

@@ -60,7 +60,7 @@ func (f *Fleet) Serve(ctx context.Context, ln net.Listener) error {
 		if !f.Program.take(TCPConn) {
 			err := programFull(f.Program)
 			f.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
-			refuseConn(ctx, conn, err)
+			refuseConn(ctx, conn, err, f.HelloTimeout)
 			return
 		}
 		defer f.Program.put(TCPConn)
