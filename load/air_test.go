@@ -38,11 +38,13 @@ func onAir(t *testing.T, n int) (*senseboard.Fleet, *air.Link) {
 // TestAir runs the load against three devices over the radio link between
 // programs: the three default streams arrive through the BLE throughput
 // model, whole notifications in order, the notifications of a connection
-// event in one message. On the real clock, a device that the machine's
-// other work holds back more than its ECG front end holds loses whole ECG
-// notifications, as the hardware does; the test asserts nothing of time:
-// that the streams keep up is the load's to measure, and the throughput
-// model's tests show it on a virtual clock.
+// event in one message, and none of the IMU's is lost. On the
+// real clock, a device whose link the machine's other work holds back more
+// than its ECG front end holds (two notifications, the topic's Limit)
+// loses whole ECG notifications, as the hardware does, so ECG may lose
+// some; the test asserts nothing of time: that the streams keep up is the
+// load's to measure, and the throughput model's tests show it on a
+// virtual clock.
 func TestAir(t *testing.T) {
 	t.Parallel()
 	_, link := onAir(t, 3)
@@ -62,8 +64,8 @@ func TestAir(t *testing.T) {
 		if s.Rate == 0 {
 			continue
 		}
-		if s.Notifications < 3 || s.Samples != s.Notifications*batch[s.Path] || s.Lost%batch[s.Path] != 0 || s.Disorder != 0 {
-			t.Errorf("%s: %d notifications, %d samples, lost %d, out of order %d; want at least one per device, %d samples each, whole notifications lost if any",
+		if s.Notifications < 3 || s.Samples != s.Notifications*batch[s.Path] || s.Lost != 0 && s.Path != "/Meas/ECG/125" || s.Disorder != 0 {
+			t.Errorf("%s: %d notifications, %d samples, lost %d, out of order %d; want at least one per device, %d samples each, none lost but ECG notifications",
 				s.Path, s.Notifications, s.Samples, s.Lost, s.Disorder, batch[s.Path])
 		}
 	}
