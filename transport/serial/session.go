@@ -176,8 +176,10 @@ type pacer struct {
 	clk      clock.Clock
 	interval time.Duration
 	next     atomic.Int64 // the clock's reading before which no write starts
-	once     sync.Once
-	call     *clock.Call // wakes the writer at next
+
+	mu      sync.Mutex
+	call    *clock.Call // wakes the writer at next
+	stopped bool        // by stop: later does nothing
 }
 
 func newPacer(clk clock.Clock, interval time.Duration) *pacer {
@@ -185,27 +187,35 @@ func newPacer(clk clock.Clock, interval time.Duration) *pacer {
 }
 
 // later wakes the writer now, or when the interval since its last write
-// has passed. wake is the queue's, the same at every call.
+// has passed; after stop it does nothing. wake is the queue's, the same at
+// every call.
 func (p *pacer) later(wake func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
 	at := time.Duration(p.next.Load())
 	if _, passes := p.clk.(clock.Batcher); !passes && at <= p.clk.Now() {
 		wake()
 		return
 	}
-	p.once.Do(func() { p.call = clock.NewCall(p.clk, wake) })
-	if p.call != nil { // nil: the session has ended
-		// Due now at the earliest: after the calls due before, which a
-		// time past would not be.
-		p.call.At(max(at, p.clk.Now()))
+	if p.call == nil {
+		p.call = clock.NewCall(p.clk, wake)
 	}
+	// Due now at the earliest: after the calls due before, which a time
+	// past would not be.
+	p.call.At(max(at, p.clk.Now()))
 }
 
 // writing notes a write that starts now.
 func (p *pacer) writing() { p.next.Store(int64(p.clk.Now() + p.interval)) }
 
-// stop cancels a pending wake.
+// stop cancels a pending wake, and the wakes of later calls of later.
 func (p *pacer) stop() {
-	p.once.Do(func() {})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
 	if p.call != nil {
 		p.call.Stop()
 	}

@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -259,4 +261,30 @@ func TestWriteIntervalOnTheRealClock(t *testing.T) {
 		t.Errorf("3 notifications of one pass took %d writes, want 1", writes)
 	}
 	checkNotifications(t, frames)
+}
+
+// TestPacerStopIsFinal: once stop has returned, no wake of the pacer is
+// pending, whichever of stop and a later called at the same time (a
+// notification published as the session ends) ran first; a later after
+// stop wakes nothing.
+func TestPacerStopIsFinal(t *testing.T) {
+	for round := range 200 {
+		vc := clock.NewVirtual()
+		p := newPacer(vc, time.Millisecond)
+		p.writing() // the wake is due after the interval, not now
+		var woke atomic.Int32
+		wake := func() { woke.Add(1) }
+		var wg sync.WaitGroup
+		wg.Go(func() { p.later(wake) })
+		if round%2 == 0 {
+			runtime.Gosched() // later first, most of the time
+		}
+		p.stop()
+		wg.Wait()
+		p.later(wake)
+		vc.Advance(time.Second) // runs what is due on this goroutine
+		if n := woke.Load(); n != 0 {
+			t.Fatalf("round %d: the pacer woke the writer %d times after stop", round, n)
+		}
+	}
 }
