@@ -141,7 +141,6 @@ type Wearer struct {
 	ticks    []tick       // a ring of trackLen ticks: tick i at ticks[i%trackLen]
 	lo, hi   int64        // the ticks kept, lo to hi; none when hi < lo
 	drift    drift        // of tick hi
-	computed int64        // ticks computed, for tests
 	cps      []checkpoint // by index
 	beats    []Beat
 	turn     turn
@@ -513,7 +512,6 @@ func (w *Wearer) ensure(i int64) {
 		j := w.hi + 1
 		k := &w.ticks[j%trackLen]
 		w.next(j, &w.ticks[w.hi%trackLen], k, &w.drift)
-		w.computed++
 		if j-w.lo == trackLen {
 			w.lo++ // k took its place
 		}
