@@ -25,7 +25,10 @@ import (
 // what it saw, next to what was injected.
 type FaultOptions struct {
 	// StallAfter is how long a stream may be silent, while its connection
-	// lasts, before the load takes it for stalled; 3 s when zero.
+	// lasts, before the load takes it for stalled; 3 s when zero. The
+	// silence is counted in the load's own running time: time its process
+	// did not run (stopped, or starved of processor time) does not count,
+	// so that a pause of the load is not taken for one of the device.
 	StallAfter time.Duration
 	// Truth reads the ground truth of a device's faults, by serial number
 	// (the faults.jsonl that senseboard run --faults keeps in each
@@ -43,7 +46,10 @@ type FaultOptions struct {
 // injected.
 type FaultReport struct {
 	// Stalls counts streams silent for StallAfter while their connection
-	// lasted, each then subscribed to again.
+	// lasted, each then subscribed to again; the device's answer to that
+	// (any answer, 429 too) shows its link was up, so that a lost link,
+	// silent until its supervision timeout ends the connection, is not
+	// counted.
 	Stalls int64
 	// Reconnects counts connections made again after one ended, and
 	// ReconnectP50 and ReconnectMax say how long the devices were out of
@@ -87,6 +93,11 @@ type keeper struct {
 	probes  []*probe
 	start   time.Time
 
+	// run's goroutine's alone: the time of the last look, and the
+	// silence of each probe's streams (silent)
+	looked time.Time
+	quiet  map[*probe][]time.Duration
+
 	mu         sync.Mutex
 	btOffUntil time.Time
 	busy       map[*probe]bool // being connected again or resubscribed
@@ -96,8 +107,17 @@ type keeper struct {
 }
 
 func newKeeper(cfg Config, central *link.Central, probes []*probe) *keeper {
-	return &keeper{cfg: cfg, o: cfg.Faults, central: central, probes: probes, start: time.Now(), busy: map[*probe]bool{}}
+	k := &keeper{cfg: cfg, o: cfg.Faults, central: central, probes: probes, start: time.Now(), busy: map[*probe]bool{}, quiet: map[*probe][]time.Duration{}}
+	k.looked = k.start
+	for _, p := range probes {
+		k.quiet[p] = make([]time.Duration, len(cfg.Subscribe))
+	}
+	return k
 }
+
+// lookEvery is how often the keeper looks at the connections and the
+// streams, and the most silence a look adds.
+const lookEvery = 100 * time.Millisecond
 
 // run watches the connections and the streams, and carries out the
 // load's own phoneoffs, until ctx ends; it waits for the reconnections it
@@ -106,13 +126,14 @@ func (k *keeper) run(ctx context.Context) {
 	defer k.wg.Wait()
 	sched := k.o.PhoneOff.Schedule(k.o.Seed)
 	next, more := sched.Next()
-	t := time.NewTicker(100 * time.Millisecond)
+	t := time.NewTicker(lookEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
+		case <-t.C:
+			now := time.Now()
 			if more && now.Sub(k.start) >= next.At {
 				k.phoneOff(next.Fault.For)
 				next, more = sched.Next()
@@ -120,6 +141,7 @@ func (k *keeper) run(ctx context.Context) {
 			for _, p := range k.probes {
 				k.look(ctx, p, now)
 			}
+			k.looked = now
 		}
 	}
 }
@@ -140,25 +162,20 @@ func (k *keeper) phoneOff(d time.Duration) {
 }
 
 // look checks a device: a connection that ended is made again, a stream
-// silent too long is subscribed to again.
+// silent too long (silent) is subscribed to again. A device being
+// connected again or resubscribed, or while the load's Bluetooth is off,
+// starts its streams' silence anew.
 func (k *keeper) look(ctx context.Context, p *probe, now time.Time) {
 	k.mu.Lock()
-	if k.busy[p] || now.Before(k.btOffUntil) {
-		k.mu.Unlock()
+	skip := k.busy[p] || now.Before(k.btOffUntil)
+	k.mu.Unlock()
+	if skip {
+		clear(k.quiet[p])
 		return
 	}
+	silent := k.silent(p, now)
 	p.mu.Lock()
 	conn := p.conn
-	var silent []int
-	for i := range p.tally {
-		last := p.tally[i].last
-		if last.Before(p.subscribed) {
-			last = p.subscribed
-		}
-		if now.Sub(last) > k.o.StallAfter {
-			silent = append(silent, i)
-		}
-	}
 	p.mu.Unlock()
 	ended := false
 	select {
@@ -167,13 +184,11 @@ func (k *keeper) look(ctx context.Context, p *probe, now time.Time) {
 	default:
 	}
 	if !ended && len(silent) == 0 {
-		k.mu.Unlock()
 		return
 	}
+	clear(k.quiet[p])
+	k.mu.Lock()
 	k.busy[p] = true
-	if !ended {
-		k.rep.Stalls += int64(len(silent))
-	}
 	k.mu.Unlock()
 	k.wg.Go(func() {
 		defer func() {
@@ -187,6 +202,37 @@ func (k *keeper) look(ctx context.Context, p *probe, now time.Time) {
 			k.resubscribe(ctx, p, conn, silent)
 		}
 	})
+}
+
+// silent returns the streams of p silent for StallAfter, as a look at now
+// finds them. A stream heard since the last look (k.looked) has been
+// silent since it was heard; one not heard has been silent for as long
+// again as since the last look, but at most lookEvery: a look that comes
+// later is one the load's process was stopped or starved for, and the
+// notifications of that time may still wait to be read. So a stream is
+// silent for StallAfter only when the keeper looked for that long, and
+// heard nothing.
+func (k *keeper) silent(p *probe, now time.Time) []int {
+	step := min(now.Sub(k.looked), lookEvery)
+	quiet := k.quiet[p]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var silent []int
+	for i := range p.tally {
+		last := p.tally[i].last
+		if last.Before(p.subscribed) {
+			last = p.subscribed
+		}
+		if last.After(k.looked) {
+			quiet[i] = max(min(now.Sub(last), step), 0) // 0: heard after now
+		} else {
+			quiet[i] += step
+		}
+		if quiet[i] > k.o.StallAfter {
+			silent = append(silent, i)
+		}
+	}
+	return silent
 }
 
 // reconnect connects to a device again, until it succeeds or ctx ends,
@@ -240,16 +286,28 @@ func (k *keeper) subscribeAll(ctx context.Context, p *probe, np *probe) error {
 	return nil
 }
 
-// resubscribe subscribes again to the silent streams of p.
+// resubscribe subscribes again to the silent streams of p. An answer of
+// the device, to an unsubscription or a subscription, counts them as
+// stalled: its link was up while they were silent. A lost link answers
+// nothing until the connection ends.
 func (k *keeper) resubscribe(ctx context.Context, p *probe, conn *client.Conn, silent []int) {
+	answered := false
+	defer func() {
+		if answered {
+			k.mu.Lock()
+			k.rep.Stalls += int64(len(silent))
+			k.mu.Unlock()
+		}
+	}()
 	for _, i := range silent {
 		p.mu.Lock()
 		old := p.subs[i]
 		p.mu.Unlock()
 		uctx, cancel := context.WithTimeout(ctx, k.cfg.Timeout)
-		old.Unsubscribe(uctx)
+		_, uerr := old.Unsubscribe(uctx)
 		cancel()
 		s, err := k.subscribe(ctx, p, conn, i, k.cfg.Subscribe[i])
+		answered = answered || uerr == nil || err == nil || errors.Is(err, errRefused)
 		if err != nil {
 			return // the connection ends, or the device resets: look sees to it
 		}
@@ -259,8 +317,12 @@ func (k *keeper) resubscribe(ctx context.Context, p *probe, conn *client.Conn, s
 	}
 }
 
+// errRefused is a subscription the device answered with an error status.
+var errRefused = errors.New("refused")
+
 // subscribe subscribes to path i over conn, its notifications counted in
 // p's tally; a device that answers 429 is reset, and the error says so.
+// An error status is errRefused.
 func (k *keeper) subscribe(ctx context.Context, p *probe, conn *client.Conn, i int, path string) (*client.Subscription, error) {
 	sctx, cancel := context.WithTimeout(ctx, k.cfg.Timeout)
 	defer cancel()
@@ -274,10 +336,10 @@ func (k *keeper) subscribe(ctx context.Context, p *probe, conn *client.Conn, i i
 		k.rep.Resets++
 		k.mu.Unlock()
 		conn.Do(sctx, resource.Put, "/System/Mode", resource.Uint8(5))
-		return nil, fmt.Errorf("%s: subscribe %s: 429; the device was reset", p.name, path)
+		return nil, fmt.Errorf("%s: subscribe %s: %w with 429; the device was reset", p.name, path, errRefused)
 	}
 	if !env.OK() {
-		return nil, fmt.Errorf("%s: subscribe %s: status %d %s", p.name, path, env.Response, env.Content)
+		return nil, fmt.Errorf("%s: subscribe %s: %w with status %d %s", p.name, path, errRefused, env.Response, env.Content)
 	}
 	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,5 +90,41 @@ func TestAirUnderFaults(t *testing.T) {
 	Print(&b, r)
 	if !strings.Contains(b.String(), "faults seen     stalls") || !strings.Contains(b.String(), "faults injected stall 4  drop 2  busy 2  phoneoff 1") {
 		t.Errorf("summary:\n%s", b.String())
+	}
+}
+
+// TestStallSilence counts a stream's silence as the keeper's looks find
+// it: a second in which the load's process did not run is not taken for a
+// second of the device's silence, and a stream the keeper looked for and
+// did not hear for StallAfter is silent.
+func TestStallSilence(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	p := &probe{subscribed: t0, tally: make([]tally, 2)}
+	k := newKeeper(Config{Subscribe: []string{"/Meas/IMU6/52", "/Meas/ECG/125"}, Faults: &FaultOptions{StallAfter: 300 * time.Millisecond}}, nil, []*probe{p})
+	k.looked = t0
+	for _, l := range []struct {
+		at    int    // ms, of the look
+		heard [2]int // ms, when each stream was heard last; 0 for not since the look before
+		want  []int  // the silent streams
+	}{
+		{100, [2]int{80, 80}, nil},
+		{200, [2]int{180, 190}, nil},
+		{300, [2]int{280, 290}, nil},
+		// the process is stopped for a second: the notifications of that
+		// time wait to be read; the ECG's do not come
+		{1300, [2]int{0, 0}, nil},
+		{1400, [2]int{1350, 0}, nil},
+		{1500, [2]int{1510, 0}, []int{1}}, // the IMU6 heard as the look reads
+	} {
+		for i, ms := range l.heard {
+			if ms > 0 {
+				p.tally[i].last = at(ms)
+			}
+		}
+		if got := k.silent(p, at(l.at)); !slices.Equal(got, l.want) {
+			t.Errorf("look at %d ms: silent %v, want %v (silence %v)", l.at, got, l.want, k.quiet[p])
+		}
+		k.looked = at(l.at)
 	}
 }
