@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,46 +18,36 @@ import (
 )
 
 // TestAirUnderFaults runs the load as a client that copes with faults,
-// against two devices of a fleet on a virtual clock twenty times faster
-// than real time, whose plan drops their links, stalls their ECG and exhausts
-// their request pools; the load turns its own Bluetooth off once. It sees
-// each fault, recovers from it, and reports it next to the devices' ground
-// truth.
+// against two devices of a fleet on a virtual clock ten times faster than
+// real time. The load turns its own Bluetooth off once; then the devices'
+// links drop, their request pools are exhausted and their ECG stalls, and
+// their IMU6 stalls, each fault injected once the load has coped with the
+// ones before, so that what it sees does not depend on how fast the
+// machine runs it. It sees each fault, recovers from it, and reports it
+// next to the devices' ground truth: as many as were injected, no more. A
+// dropped link is silent for longer than the load waits before it takes a
+// stream for stalled (the supervision timeout, 4 s of the devices', is
+// 400 ms), and is not taken for a stall.
 func TestAirUnderFaults(t *testing.T) {
 	t.Parallel()
-	plan, err := fault.ParsePlan([]byte(`
-- at: 40s
-  fault: drop
-  delay: 1s
-- at: 50s
-  fault: stall
-  path: /Meas/ECG
-- at: 60s
-  fault: busy
-- at: 61s
-  fault: stall
-  path: /Meas/IMU6
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	addr := airtest.FreeLocal(t)
 	devices := airtest.Local(t, addr, air.Options{})
 	dir := t.TempDir()
-	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir, Seed: 7, Faults: plan},
-		senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: devices, Speed: 20})
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir, Seed: 7},
+		senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: devices, Speed: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	fleetCtx, stopFleet := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { h.Run(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	wg.Go(func() { h.Run(fleetCtx) })
+	t.Cleanup(func() { stopFleet(); wg.Wait() })
 	link := airtest.Local(t, addr, air.Options{Name: Name})
-	phoneOff, err := fault.ParsePlan([]byte("- at: 1s\n  fault: phoneoff\n  for: 300ms\n"))
+	phoneOff, err := fault.ParsePlan([]byte("- at: 100ms\n  fault: phoneoff\n  for: 300ms\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	serials := []string{"000123", "000124"}
 	truth := func(serial string) ([]fault.Record, error) {
 		f, err := os.Open(filepath.Join(dir, serial, senseboard.FaultLog))
 		if err != nil {
@@ -65,30 +56,111 @@ func TestAirUnderFaults(t *testing.T) {
 		defer f.Close()
 		return fault.ReadJSONL(f)
 	}
-	// 7 s of the load is 140 s of the devices': the last fault, at 61 s,
-	// leaves room for a busy machine's late reconnects and resubscriptions
-	r, err := Run(context.Background(), Config{Air: link, Serials: []string{"000123", "000124"}, Subscribe: []string{"/Meas/IMU6/52", "/Meas/ECG/125"},
-		Duration: 7 * time.Second, Interval: time.Hour, Timeout: time.Minute,
+	ended := func() bool { // every fault of the devices' ground truth has ended
+		for _, s := range serials {
+			recs, err := truth(s)
+			if err != nil || slices.ContainsFunc(recs, func(r fault.Record) bool { return r.Active() }) {
+				return false
+			}
+		}
+		return true
+	}
+
+	// Each step injects its faults into both devices, and ends once the
+	// load has seen them (seen) and recovered: it has connected again, and
+	// subscribed to both streams, after each connection that ended. Then
+	// the next step begins. The first step's fault is the load's own
+	// phoneoff, 100 ms into its measurement.
+	steps := []struct {
+		faults []string
+		seen   func(f *FaultReport) bool
+	}{
+		{nil, func(f *FaultReport) bool { return f.PhoneOffs >= 1 && f.Reconnects >= 2 }},
+		{[]string{`{"fault": "drop", "delay": "1s"}`}, func(f *FaultReport) bool { return f.Reconnects >= 4 }},
+		// the load learns that the pool is exhausted when it subscribes
+		// again to the stalled ECG: 429, and it resets the device
+		{[]string{`{"fault": "busy"}`, `{"fault": "stall", "path": "/Meas/ECG"}`},
+			func(f *FaultReport) bool { return f.Stalls >= 2 && f.Resets >= 2 && f.Reconnects >= 6 }},
+		{[]string{`{"fault": "stall", "path": "/Meas/IMU6"}`}, func(f *FaultReport) bool { return f.Stalls >= 4 && ended() }},
+	}
+	// the steps' conditions are the load's only bound; this one, the test
+	// binary's, leaves time to say which step's faults it did not see
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if d, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-time.Until(d)/10))
+		defer cancel()
+	}
+	step := 0
+	var injectErr error
+	progress := func(r Report) {
+		if step == len(steps) || !steps[step].seen(r.Faults) {
+			return
+		}
+		step++
+		if step == len(steps) {
+			cancel()
+			return
+		}
+		for _, js := range steps[step].faults {
+			for _, m := range h.Members {
+				if _, err := m.Device.Faults.InjectJSON([]byte(js)); err != nil {
+					injectErr = err
+					cancel()
+				}
+			}
+		}
+	}
+	// the load measures until it has seen the last step's faults
+	r, err := Run(ctx, Config{Air: link, Serials: serials, Subscribe: []string{"/Meas/IMU6/52", "/Meas/ECG/125"},
+		Duration: 24 * time.Hour, Interval: 20 * time.Millisecond, Progress: progress, Timeout: time.Minute,
 		Faults: &FaultOptions{StallAfter: 300 * time.Millisecond, Truth: truth, PhoneOff: phoneOff}})
-	if err != nil && !strings.Contains(err.Error(), "delivery below threshold") {
+	if err != nil {
 		t.Fatal(err)
+	}
+	if injectErr != nil {
+		t.Fatal(injectErr)
 	}
 	f := r.Faults
 	if f == nil {
 		t.Fatal("no fault report")
 	}
-	// each device: a reconnect after the phoneoff, after the drop, and
-	// after the reset of the exhausted pool; a stall of its ECG, and one of
-	// its IMU6, which it subscribes to again and gets 429 for
-	if f.PhoneOffs != 1 || f.Reconnects < 6 || f.Stalls < 4 || f.TooMany < 2 || f.Resets < 2 || f.ReconnectMax <= 0 {
-		t.Errorf("the load saw %+v", f)
+	var records strings.Builder
+	for _, s := range serials {
+		recs, err := truth(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			fmt.Fprintf(&records, "\n  %s", rec.AppendJSON(nil))
+		}
 	}
-	if f.Injected["drop"] != 2 || f.Injected["stall"] != 4 || f.Injected["busy"] != 2 || f.Injected["phoneoff"] != 1 || f.TruthErr != "" {
+	if step < len(steps) {
+		t.Fatalf("the test's deadline came before the load saw the faults of step %d %v: it saw %+v; the devices' ground truth:%s", step, steps[step].faults, f, records.String())
+	}
+	// each device: a reconnect after the phoneoff, after the drop, and
+	// after the reset of the exhausted pool; a stall of its ECG, which it
+	// subscribes to again and gets 429 for, and one of its IMU6
+	if f.PhoneOffs != 1 || f.Reconnects != 6 || f.Stalls != 4 || f.TooMany != 2 || f.Resets != 2 || f.ReconnectMax <= 0 {
+		t.Errorf("the load saw %+v; the devices' ground truth:%s", f, records.String())
+	}
+	if f.Injected["drop"] != 2 || f.Injected["stall"] != 4 || f.Injected["busy"] != 2 || f.Injected["phoneoff"] != 1 || len(f.Injected) != 4 || f.TruthErr != "" {
 		t.Errorf("injected %v (%s)", f.Injected, f.TruthErr)
+	}
+	for _, s := range serials {
+		recs, _ := truth(s)
+		var got []string
+		for _, rec := range recs {
+			got = append(got, rec.Fault.Kind.String()+" "+rec.EndedBy)
+		}
+		want := []string{"drop advertising", "busy reset", "stall resubscribed", "stall resubscribed"}
+		if !slices.Equal(got, want) {
+			t.Errorf("device %s's faults ended %q, want %q", s, got, want)
+		}
 	}
 	var b strings.Builder
 	Print(&b, r)
-	if !strings.Contains(b.String(), "faults seen     stalls") || !strings.Contains(b.String(), "faults injected stall 4  drop 2  busy 2  phoneoff 1") {
+	if !strings.Contains(b.String(), "faults seen     stalls 4  reconnects 6") || !strings.Contains(b.String(), "faults injected stall 4  drop 2  busy 2  phoneoff 1") {
 		t.Errorf("summary:\n%s", b.String())
 	}
 }
