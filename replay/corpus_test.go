@@ -75,8 +75,10 @@ type scoredRecord struct {
 }
 
 // scoreRecords loads the records of a database and scores the detector on
-// each at rate, on every core.
-func scoreRecords(t testing.TB, dir string, records []string, rate float64) []scoredRecord {
+// each at rate, on every core. With a drop seed other than 0, the records'
+// signal drops at places drawn from it (dropsOf); the beats and detections
+// of their flat stretches are not scored.
+func scoreRecords(t testing.TB, dir string, records []string, rate float64, dropSeed uint64) []scoredRecord {
 	t.Helper()
 	out := make([]scoredRecord, len(records))
 	errs := make([]error, len(records))
@@ -110,7 +112,16 @@ func scoreRecords(t testing.TB, dir string, records []string, rate float64) []sc
 				for len(ref) > 0 && ref[len(ref)-1] >= r.Length {
 					ref = ref[:len(ref)-1]
 				}
-				with, without := scoreRecording(ref, detectRecording(r, rate), 10*time.Second, vf)
+				var drops []drop
+				if dropSeed != 0 {
+					drops = dropsOf(dropSeed, dir+"/"+records[i], r.Length)
+				}
+				found := detectRecording(r, rate, drops)
+				if off := flat(drops); off != nil {
+					ref = slices.DeleteFunc(slices.Clone(ref), func(b time.Duration) bool { return inSpans(b, off) })
+					found = slices.DeleteFunc(found, func(b time.Duration) bool { return inSpans(b, off) })
+				}
+				with, without := scoreRecording(ref, found, 10*time.Second, vf)
 				out[i] = scoredRecord{name: records[i], with: with, without: without}
 			}
 		}()
@@ -176,12 +187,21 @@ func scoreLine(with, without signal.Scored) string {
 // TestCorpusReport prints, when QRS_CORPUS is set, the detector's figures on
 // every database of the shared data as docs/accuracy.md's tables have them:
 // QRS_CORPUS=dev, held or all chooses the part, QRS_RATES the rates
-// (comma-separated, 125,256,512 by default), QRS_DETAIL=1 adds each record.
-// It checks nothing: TestCorpusDetection holds the floors.
+// (comma-separated, 125,256,512 by default), QRS_DETAIL=1 adds each record,
+// QRS_DROP=seed (a positive integer) makes signal drops in every record at
+// places drawn from the seed (dropsOf). It checks nothing:
+// TestCorpusDetection holds the floors.
 func TestCorpusReport(t *testing.T) {
 	part := os.Getenv("QRS_CORPUS")
 	if part == "" {
 		t.Skip("QRS_CORPUS (dev, held or all) is not set")
+	}
+	var dropSeed uint64
+	if s := os.Getenv("QRS_DROP"); s != "" {
+		var err error
+		if dropSeed, err = strconv.ParseUint(s, 10, 64); err != nil || dropSeed == 0 {
+			t.Fatalf("QRS_DROP=%q; want a seed, a positive integer", s)
+		}
 	}
 	rates := []float64{125, 256, 512}
 	if s := os.Getenv("QRS_RATES"); s != "" {
@@ -207,7 +227,7 @@ func TestCorpusReport(t *testing.T) {
 				continue
 			}
 			for _, rate := range rates {
-				recs := scoreRecords(t, db.dir, db.part(held), rate)
+				recs := scoreRecords(t, db.dir, db.part(held), rate, dropSeed)
 				with, without := total(recs)
 				fmt.Printf("| %s | %g Hz | %s |\n", db.name, rate, scoreLine(with, without))
 				if db.apart {
@@ -362,7 +382,7 @@ func TestCorpusDetection(t *testing.T) {
 				}
 			}
 		}
-		with, without := total(scoreRecords(t, tt.dir, recs, 256))
+		with, without := total(scoreRecords(t, tt.dir, recs, 256, 0))
 		name := tt.dir + " " + strings.Join(tt.records, " ")
 		t.Logf("%s: %s (floors below %s)", name, scoreLine(with, without), tt.measured)
 		if without.Se() < tt.se || without.PP() < tt.pp {
