@@ -165,14 +165,13 @@ func scoreRecording(ref, found []time.Duration, skip time.Duration, vf []span) (
 // data, resampled from 360 Hz to each ECG rate of the device, and reports
 // sensitivity, positive predictivity and beat position errors per record and
 // in total (docs/accuracy.md holds the figures). The first 10 s (filter
-// settling and learning) are not scored. The totals must reach Se 99.75% at
+// settling and learning) are not scored. The totals must reach Se 99.8% at
 // 200 Hz and above and 99.7% at 125 and 128 Hz, +P 99.7% at every rate (it
-// measured Se 99.80% to 99.81%, +P 99.71% to 99.75%: record 105's noise
+// measured Se 99.80% to 99.82%, +P 99.71% to 99.75%: record 105's noise
 // gives 27 to 31 of its 34 to 39 false beats), a median position error of at
 // most 10 ms and 99% of beats within 50 ms. The targets for records the
-// detector was not developed on are 99.8% and 99.5%; at 250 Hz it misses
-// one beat more than 99.8% allows. Half of these six records are
-// development records (docs/accuracy.md).
+// detector was not developed on are 99.8% and 99.5%. Half of these six
+// records are development records (docs/accuracy.md).
 func TestMITBIHDetection(t *testing.T) {
 	records := []string{"100", "101", "103", "105", "119", "208"}
 	rates := []float64{256, 125, 128, 200, 250, 500, 512}
@@ -207,7 +206,7 @@ func TestMITBIHDetection(t *testing.T) {
 		t.Logf("%3g Hz total        beats %5d  TP %5d  FN %4d  FP %4d  Se %6.2f%%  +P %6.2f%%  median %2d ms  p99 %3d ms; without VF/VFL: Se %6.2f%%  +P %6.2f%%",
 			rate, all.TP+all.FN, all.TP, all.FN, all.FP, all.Se(), all.PP(),
 			all.ErrorQuantile(0.5).Milliseconds(), all.ErrorQuantile(0.99).Milliseconds(), allEC.Se(), allEC.PP())
-		se, pp := 99.75, 99.7
+		se, pp := 99.8, 99.7
 		if rate < 200 {
 			se = 99.7
 		}

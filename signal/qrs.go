@@ -50,7 +50,8 @@ import "math"
 //     the template (the fibrillation waves of atrial fibrillation raise
 //     the noise level),
 //  9. recovery: after two and a half intervals without a beat, the levels
-//     restart from a candidate four times the others' level, so a QRS that
+//     restart from a candidate four times the others' level, or twice it
+//     when it correlates 0.95 or more with the template, so a QRS that
 //     shrank tenfold is found again within a few beats; the candidate is a
 //     beat when it resembles the template or the second template, or
 //     comes on time: within a fifth of a whole number of regular intervals
@@ -469,9 +470,10 @@ func (d *QRSDetector) searchBack() {
 		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 		return
 	}
-	// the other peaks' level: when the largest stands well above it, after
-	// two and a half intervals without a beat, the signal shrank (an
-	// electrode moved), and the levels start again from the largest. It is
+	// the other peaks' level: when the largest stands well above it
+	// (stands), after two and a half intervals without a beat, the signal
+	// shrank (an electrode moved), and the levels start again from the
+	// largest. It is
 	// a beat when it resembles a template or comes on time (onTime), as a
 	// beat of a new shape after missed ones does; one unlike both
 	// templates at another time is an artefact: no beat, and the
@@ -484,7 +486,7 @@ func (d *QRSDetector) searchBack() {
 		}
 	}
 	long := float64(d.n-d.lastQRS) > 2.5*mean(d.rrOK)
-	if long && n > 0 && p.i-d.lastQRS >= d.tWave && p.v > 4*sum/float64(n) {
+	if long && n > 0 && p.i-d.lastQRS >= d.tWave && d.stands(p.v, sum/float64(n), r) {
 		d.spki, d.npki = p.v, sum/float64(n)
 		if d.corr(r) < 0.5 && !d.likeAlt(r) && !d.onTime(r) {
 			d.noise = d.noise[:0] // the artefact with them
@@ -497,6 +499,15 @@ func (d *QRSDetector) searchBack() {
 	// nothing found: look again one integration window later, the levels
 	// as they are (a long pause is no reason to take noise for a beat)
 	d.search += float64(len(d.win))
+}
+
+// stands reports whether a recovery candidate of integrated peak v whose R
+// peak is at r stands above the other candidates' level, others: four
+// times it, or twice it when its complex correlates 0.95 or more with the
+// template. A QRS that shrank keeps its shape, and its T wave and the
+// noise, which shrank with it, may stand at a third or half of it.
+func (d *QRSDetector) stands(v, others float64, r int64) bool {
+	return v > 4*others || v > 2*others && d.corr(r) >= 0.95
 }
 
 // onTime reports whether an R peak at r comes within a fifth of a whole
