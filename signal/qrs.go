@@ -72,8 +72,11 @@ import "math"
 //     candidate that resembles the second template, of the beats unlike the
 //     first, is not vetoed: in atrial fibrillation no pause follows a
 //     ventricular beat, and beats of a shape seen before are beats. On a
-//     clean signal early beats of another shape are taken at once, and
-//     beats that come on time are taken whatever their shape,
+//     clean signal early beats of another shape are taken at once, unless
+//     they are under half the signal level and less than 0.6 times as
+//     steep as the typical beat in a regular rhythm (the long quiet
+//     stretches of a slow rhythm keep the noise level low), and beats that
+//     come on time are taken whatever their shape,
 //  11. small-peak veto: while the noise level is above a twentieth of the
 //     signal level, a candidate that comes before 80% of the regular RR
 //     average, under half the signal level and less than 0.6 times as steep
@@ -322,7 +325,11 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		}
 		r := d.locate(i)
 		early := float64(i-d.lastQRS) < 0.8*mean(d.rrOK)
-		if early && d.npki > d.spki/40 && d.corr(r) < 0.5 && !d.likeAlt(r) {
+		// on a clean signal, only a small and shallow peak in a regular
+		// rhythm: the quiet stretches of a slow rhythm keep the noise level
+		// low, and an artefact in them would be taken
+		weak := v < 0.5*d.spki && s < 0.6*d.typicalSlope() && !d.irregular()
+		if early && (d.npki > d.spki/40 || weak) && d.corr(r) < 0.5 && !d.likeAlt(r) {
 			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
 			d.keep(peak{v: v, i: i, vetoed: true})
 			return

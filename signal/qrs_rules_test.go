@@ -356,6 +356,13 @@ func TestQRSClassify(t *testing.T) {
 		{"at 80% of the interval, noisy, unlike: a beat", with(func(s *rulesState) { s.since, s.npki = 200, 0.03 }), 0.5, true, nil, 1, 0, false, false},
 		{"a sample earlier, noisy, unlike: vetoed", with(func(s *rulesState) { s.since, s.npki = 199, 0.03 }), 0.5, true, nil, 0, 1, false, true},
 		{"early, noisy, like the template: a beat", with(func(s *rulesState) { s.since, s.npki = 150, 0.03 }), 0.5, false, nil, 1, 0, false, false},
+		// on a clean signal, only when small and shallow in a regular rhythm
+		{"clean, early, unlike, small, shallow: vetoed", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.45, true, nil, 0, 1, false, true},
+		{"clean, half the signal level: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.5, true, nil, 1, 0, false, false},
+		{"clean, 0.6 times as steep as the typical beat: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 12, []float64{20} }), 0.45, true, nil, 1, 0, false, false},
+		{"clean, small, shallow, like the template: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.45, false, nil, 1, 0, false, false},
+		{"clean, small, shallow, unlike, irregular: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes, s.rr = 150, 11.75, []float64{20}, irregular }), 0.45, true, nil, 1, 0, false, false},
+		{"clean, small, shallow, unlike, at 80% of the interval: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 200, 11.75, []float64{20} }), 0.45, true, nil, 1, 0, false, false},
 
 		// the small-peak veto
 		{"small, shallow, early, in noise: held", small(func(*rulesState) {}), 0.45, false, nil, 0, 1, true, false},
