@@ -365,7 +365,7 @@ func TestCorpusDetection(t *testing.T) {
 	}{
 		{"devcorpus/svdb", nil, 99.9, 99.6, 80 * time.Millisecond, "Se 99.92%, +P 99.67%, 99% within 70 ms"},
 		{"devcorpus/qtdb", nil, 99.95, 99.9, 90 * time.Millisecond, "Se 99.97%, +P 99.96%, 99% within 77 ms"},
-		{"devcorpus/nstdb", []string{"119e24"}, 100, 99.9, 30 * time.Millisecond, "Se 100%, +P 99.95%, 99% within 25 ms"},
+		{"devcorpus/nstdb", []string{"119e24"}, 100, 99.9, 30 * time.Millisecond, "Se 100%, +P 100%, 99% within 25 ms"},
 		{"devcorpus/nstdb", []string{"119e18"}, 100, 99.9, 30 * time.Millisecond, "Se 100%, +P 99.95%, 99% within 25 ms"},
 		{"devcorpus/nstdb", []string{"119e12"}, 99.9, 99, 30 * time.Millisecond, "Se 100%, +P 99.20%, 99% within 26 ms"},
 		{"devcorpus/nstdb", []string{"119e06"}, 98.5, 88, 120 * time.Millisecond, "Se 98.63%, +P 88.44%, 99% within 115 ms"},
