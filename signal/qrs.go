@@ -328,8 +328,8 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		// on a clean signal, only a small and shallow peak in a regular
 		// rhythm: the quiet stretches of a slow rhythm keep the noise level
 		// low, and an artefact in them would be taken
-		weak := v < 0.5*d.spki && s < 0.6*d.typicalSlope() && !d.irregular()
-		if early && (d.npki > d.spki/40 || weak) && d.corr(r) < 0.5 && !d.likeAlt(r) {
+		if early && (d.npki > d.spki/40 || v < 0.5*d.spki && s < 0.6*d.typicalSlope() && !d.irregular()) &&
+			d.corr(r) < 0.5 && !d.likeAlt(r) {
 			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
 			d.keep(peak{v: v, i: i, vetoed: true})
 			return
@@ -480,10 +480,9 @@ func (d *QRSDetector) searchBack() {
 	// the other peaks' level: when the largest stands well above it
 	// (stands), after two and a half intervals without a beat, the signal
 	// shrank (an electrode moved), and the levels start again from the
-	// largest. It is
-	// a beat when it resembles a template or comes on time (onTime), as a
-	// beat of a new shape after missed ones does; one unlike both
-	// templates at another time is an artefact: no beat, and the
+	// largest. It is a beat when it resembles a template or comes on time
+	// (onTime), as a beat of a new shape after missed ones does; one unlike
+	// both templates at another time is an artefact: no beat, and the
 	// candidates before it are forgotten
 	sum, n := 0.0, 0
 	for k, q := range d.noise {
