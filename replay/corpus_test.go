@@ -75,8 +75,10 @@ type scoredRecord struct {
 }
 
 // scoreRecords loads the records of a database and scores the detector on
-// each at rate, on every core.
-func scoreRecords(t testing.TB, dir string, records []string, rate float64) []scoredRecord {
+// each at rate, on every core. With a drop seed other than 0, the records'
+// signal drops at places drawn from it (dropsOf); the beats and detections
+// of their flat stretches are not scored.
+func scoreRecords(t testing.TB, dir string, records []string, rate float64, dropSeed uint64) []scoredRecord {
 	t.Helper()
 	out := make([]scoredRecord, len(records))
 	errs := make([]error, len(records))
@@ -110,7 +112,16 @@ func scoreRecords(t testing.TB, dir string, records []string, rate float64) []sc
 				for len(ref) > 0 && ref[len(ref)-1] >= r.Length {
 					ref = ref[:len(ref)-1]
 				}
-				with, without := scoreRecording(ref, detectRecording(r, rate), 10*time.Second, vf)
+				var drops []drop
+				if dropSeed != 0 {
+					drops = dropsOf(dropSeed, dir+"/"+records[i], r.Length)
+				}
+				found := detectRecording(r, rate, drops)
+				if off := flat(drops); off != nil {
+					ref = slices.DeleteFunc(slices.Clone(ref), func(b time.Duration) bool { return inSpans(b, off) })
+					found = slices.DeleteFunc(found, func(b time.Duration) bool { return inSpans(b, off) })
+				}
+				with, without := scoreRecording(ref, found, 10*time.Second, vf)
 				out[i] = scoredRecord{name: records[i], with: with, without: without}
 			}
 		}()
@@ -176,12 +187,21 @@ func scoreLine(with, without signal.Scored) string {
 // TestCorpusReport prints, when QRS_CORPUS is set, the detector's figures on
 // every database of the shared data as docs/accuracy.md's tables have them:
 // QRS_CORPUS=dev, held or all chooses the part, QRS_RATES the rates
-// (comma-separated, 125,256,512 by default), QRS_DETAIL=1 adds each record.
-// It checks nothing: TestCorpusDetection holds the floors.
+// (comma-separated, 125,256,512 by default), QRS_DETAIL=1 adds each record,
+// QRS_DROP=seed (a positive integer) makes signal drops in every record at
+// places drawn from the seed (dropsOf). It checks nothing:
+// TestCorpusDetection holds the floors.
 func TestCorpusReport(t *testing.T) {
 	part := os.Getenv("QRS_CORPUS")
 	if part == "" {
 		t.Skip("QRS_CORPUS (dev, held or all) is not set")
+	}
+	var dropSeed uint64
+	if s := os.Getenv("QRS_DROP"); s != "" {
+		var err error
+		if dropSeed, err = strconv.ParseUint(s, 10, 64); err != nil || dropSeed == 0 {
+			t.Fatalf("QRS_DROP=%q; want a seed, a positive integer", s)
+		}
 	}
 	rates := []float64{125, 256, 512}
 	if s := os.Getenv("QRS_RATES"); s != "" {
@@ -207,7 +227,7 @@ func TestCorpusReport(t *testing.T) {
 				continue
 			}
 			for _, rate := range rates {
-				recs := scoreRecords(t, db.dir, db.part(held), rate)
+				recs := scoreRecords(t, db.dir, db.part(held), rate, dropSeed)
 				with, without := total(recs)
 				fmt.Printf("| %s | %g Hz | %s |\n", db.name, rate, scoreLine(with, without))
 				if db.apart {
@@ -345,13 +365,12 @@ func TestCorpusDetection(t *testing.T) {
 	}{
 		{"devcorpus/svdb", nil, 99.9, 99.6, 80 * time.Millisecond, "Se 99.92%, +P 99.67%, 99% within 70 ms"},
 		{"devcorpus/qtdb", nil, 99.95, 99.9, 90 * time.Millisecond, "Se 99.97%, +P 99.96%, 99% within 77 ms"},
-		{"devcorpus/nstdb", []string{"119e24"}, 100, 99.9, 30 * time.Millisecond, "Se 100%, +P 99.95%, 99% within 25 ms"},
+		{"devcorpus/nstdb", []string{"119e24"}, 100, 99.9, 30 * time.Millisecond, "Se 100%, +P 100%, 99% within 25 ms"},
 		{"devcorpus/nstdb", []string{"119e18"}, 100, 99.9, 30 * time.Millisecond, "Se 100%, +P 99.95%, 99% within 25 ms"},
 		{"devcorpus/nstdb", []string{"119e12"}, 99.9, 99, 30 * time.Millisecond, "Se 100%, +P 99.20%, 99% within 26 ms"},
 		{"devcorpus/nstdb", []string{"119e06"}, 98.5, 88, 120 * time.Millisecond, "Se 98.63%, +P 88.44%, 99% within 115 ms"},
 		{"devcorpus/nstdb", []string{"119e00"}, 88.5, 76, 150 * time.Millisecond, "Se 88.97%, +P 76.61%, 99% within 141 ms"},
-		// the Se floor was 78% before the small-peak veto (Se 78.30% then)
-		{"devcorpus/nstdb", []string{"119e_6"}, 77.5, 68.5, 150 * time.Millisecond, "Se 77.90%, +P 69.31%, 99% within 143 ms"},
+		{"devcorpus/nstdb", []string{"119e_6"}, 78, 68.5, 150 * time.Millisecond, "Se 78.40%, +P 69.23%, 99% within 143 ms"},
 	}
 	for _, tt := range tests {
 		recs := tt.records
@@ -362,7 +381,7 @@ func TestCorpusDetection(t *testing.T) {
 				}
 			}
 		}
-		with, without := total(scoreRecords(t, tt.dir, recs, 256))
+		with, without := total(scoreRecords(t, tt.dir, recs, 256, 0))
 		name := tt.dir + " " + strings.Join(tt.records, " ")
 		t.Logf("%s: %s (floors below %s)", name, scoreLine(with, without), tt.measured)
 		if without.Se() < tt.se || without.PP() < tt.pp {
@@ -370,6 +389,40 @@ func TestCorpusDetection(t *testing.T) {
 		}
 		if p := with.ErrorQuantile(0.99); p > tt.p99 {
 			t.Errorf("%s: 99%% of beats within %v; want within %v", name, p, tt.p99)
+		}
+	}
+}
+
+// TestCorpusDrops scores the detector at 256 Hz on the development part of
+// the Supraventricular and QT databases with the signal drops of seed 1
+// (dropsOf), and holds their sensitivity and positive predictivity to floors
+// a little below what the detector measures: the recovery from a drop
+// (docs/accuracy.md, "Signal drops"). The previous release, whose recovery
+// waited for a candidate four times the others' level, measured Se 98.77%
+// and 98.44%.
+func TestCorpusDrops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scoring 20 hours of ECG takes about 2 s: run without -short")
+	}
+	tests := []struct {
+		dir      string
+		se, pp   float64 // floors, percent
+		measured string
+	}{
+		{"devcorpus/svdb", 99.2, 99.7, "Se 99.29%, +P 99.76%"},
+		{"devcorpus/qtdb", 99.3, 99.7, "Se 99.37%, +P 99.77%"},
+	}
+	for _, tt := range tests {
+		var recs []string
+		for _, db := range corpus {
+			if db.dir == tt.dir {
+				recs = db.part(false)
+			}
+		}
+		with, without := total(scoreRecords(t, tt.dir, recs, 256, 1))
+		t.Logf("%s with drops: %s (floors below %s)", tt.dir, scoreLine(with, without), tt.measured)
+		if without.Se() < tt.se || without.PP() < tt.pp {
+			t.Errorf("%s with drops: Se %.2f%%, +P %.2f%%; want at least %g%% and %g%%", tt.dir, without.Se(), without.PP(), tt.se, tt.pp)
 		}
 	}
 }

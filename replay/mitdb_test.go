@@ -13,8 +13,9 @@ import (
 
 // detectRecording plays a recording's ECG at rate through the device's front
 // end (0.5 Hz high-pass, 40 Hz low-pass) into the QRS detector, as /Meas/HR
-// does, and returns the beats found, flushing the detector at the end.
-func detectRecording(r *Recording, rate float64) []time.Duration {
+// does, and returns the beats found, flushing the detector at the end. The
+// input is changed in the signal drops given (nil for none).
+func detectRecording(r *Recording, rate float64, drops []drop) []time.Duration {
 	src := NewSource(0, nil, r)
 	hp, _ := signal.Butterworth(signal.HighPass, 2, 0.5, rate)
 	lp, _ := signal.Butterworth(signal.LowPass, 2, 40, rate)
@@ -23,6 +24,7 @@ func detectRecording(r *Recording, rate float64) []time.Duration {
 	n := int(r.Length.Seconds() * rate)
 	buf := make([]float64, 1024)
 	var found []time.Duration
+	var dropped dropState
 	pop := func() {
 		for {
 			k, ok := det.Pop()
@@ -35,7 +37,8 @@ func detectRecording(r *Recording, rate float64) []time.Duration {
 	for i := 0; i < n; i += len(buf) {
 		chunk := buf[:min(len(buf), n-i)]
 		src.FillECG(chunk, at(int64(i)), time.Duration(float64(time.Second)/rate))
-		for _, x := range chunk {
+		for k, x := range chunk {
+			x = dropped.apply(drops, at(int64(i+k)), x)
 			det.Feed(lp.Step(hp.Step(x)))
 			pop()
 		}
@@ -162,14 +165,13 @@ func scoreRecording(ref, found []time.Duration, skip time.Duration, vf []span) (
 // data, resampled from 360 Hz to each ECG rate of the device, and reports
 // sensitivity, positive predictivity and beat position errors per record and
 // in total (docs/accuracy.md holds the figures). The first 10 s (filter
-// settling and learning) are not scored. The totals must reach Se 99.75% at
+// settling and learning) are not scored. The totals must reach Se 99.8% at
 // 200 Hz and above and 99.7% at 125 and 128 Hz, +P 99.7% at every rate (it
-// measured Se 99.80% to 99.81%, +P 99.71% to 99.75%: record 105's noise
+// measured Se 99.80% to 99.82%, +P 99.71% to 99.75%: record 105's noise
 // gives 27 to 31 of its 34 to 39 false beats), a median position error of at
 // most 10 ms and 99% of beats within 50 ms. The targets for records the
-// detector was not developed on are 99.8% and 99.5%; at 250 Hz it misses
-// one beat more than 99.8% allows. Half of these six records are
-// development records (docs/accuracy.md).
+// detector was not developed on are 99.8% and 99.5%. Half of these six
+// records are development records (docs/accuracy.md).
 func TestMITBIHDetection(t *testing.T) {
 	records := []string{"100", "101", "103", "105", "119", "208"}
 	rates := []float64{256, 125, 128, 200, 250, 500, 512}
@@ -190,7 +192,7 @@ func TestMITBIHDetection(t *testing.T) {
 	for _, rate := range rates {
 		var all, allEC signal.Scored
 		for i, r := range recs {
-			with, without := scoreRecording(r.Beats, detectRecording(r, rate), skip, vfs[i])
+			with, without := scoreRecording(r.Beats, detectRecording(r, rate, nil), skip, vfs[i])
 			all.Add(with)
 			allEC.Add(without)
 			t.Logf("%3g Hz record %-4s  beats %5d  TP %5d  FN %4d  FP %4d  Se %6.2f%%  +P %6.2f%%  median %2d ms  p99 %3d ms",
@@ -204,7 +206,7 @@ func TestMITBIHDetection(t *testing.T) {
 		t.Logf("%3g Hz total        beats %5d  TP %5d  FN %4d  FP %4d  Se %6.2f%%  +P %6.2f%%  median %2d ms  p99 %3d ms; without VF/VFL: Se %6.2f%%  +P %6.2f%%",
 			rate, all.TP+all.FN, all.TP, all.FN, all.FP, all.Se(), all.PP(),
 			all.ErrorQuantile(0.5).Milliseconds(), all.ErrorQuantile(0.99).Milliseconds(), allEC.Se(), allEC.PP())
-		se, pp := 99.75, 99.7
+		se, pp := 99.8, 99.7
 		if rate < 200 {
 			se = 99.7
 		}

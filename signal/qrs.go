@@ -50,7 +50,8 @@ import "math"
 //     the template (the fibrillation waves of atrial fibrillation raise
 //     the noise level),
 //  9. recovery: after two and a half intervals without a beat, the levels
-//     restart from a candidate four times the others' level, so a QRS that
+//     restart from a candidate four times the others' level, or twice it
+//     when it correlates 0.95 or more with the template, so a QRS that
 //     shrank tenfold is found again within a few beats; the candidate is a
 //     beat when it resembles the template or the second template, or
 //     comes on time: within a fifth of a whole number of regular intervals
@@ -71,8 +72,11 @@ import "math"
 //     candidate that resembles the second template, of the beats unlike the
 //     first, is not vetoed: in atrial fibrillation no pause follows a
 //     ventricular beat, and beats of a shape seen before are beats. On a
-//     clean signal early beats of another shape are taken at once, and
-//     beats that come on time are taken whatever their shape,
+//     clean signal early beats of another shape are taken at once, unless
+//     they are under half the signal level and less than 0.6 times as
+//     steep as the typical beat in a regular rhythm (the long quiet
+//     stretches of a slow rhythm keep the noise level low), and beats that
+//     come on time are taken whatever their shape,
 //  11. small-peak veto: while the noise level is above a twentieth of the
 //     signal level, a candidate that comes before 80% of the regular RR
 //     average, under half the signal level and less than 0.6 times as steep
@@ -321,7 +325,11 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		}
 		r := d.locate(i)
 		early := float64(i-d.lastQRS) < 0.8*mean(d.rrOK)
-		if early && d.npki > d.spki/40 && d.corr(r) < 0.5 && !d.likeAlt(r) {
+		// on a clean signal, only a small and shallow peak in a regular
+		// rhythm: the quiet stretches of a slow rhythm keep the noise level
+		// low, and an artefact in them would be taken
+		if early && (d.npki > d.spki/40 || v < 0.5*d.spki && s < 0.6*d.typicalSlope() && !d.irregular()) &&
+			d.corr(r) < 0.5 && !d.likeAlt(r) {
 			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
 			d.keep(peak{v: v, i: i, vetoed: true})
 			return
@@ -469,12 +477,12 @@ func (d *QRSDetector) searchBack() {
 		d.beat(p.i, r, p.v, d.maxSlope(p.i))
 		return
 	}
-	// the other peaks' level: when the largest stands well above it, after
-	// two and a half intervals without a beat, the signal shrank (an
-	// electrode moved), and the levels start again from the largest. It is
-	// a beat when it resembles a template or comes on time (onTime), as a
-	// beat of a new shape after missed ones does; one unlike both
-	// templates at another time is an artefact: no beat, and the
+	// the other peaks' level: when the largest stands well above it
+	// (stands), after two and a half intervals without a beat, the signal
+	// shrank (an electrode moved), and the levels start again from the
+	// largest. It is a beat when it resembles a template or comes on time
+	// (onTime), as a beat of a new shape after missed ones does; one unlike
+	// both templates at another time is an artefact: no beat, and the
 	// candidates before it are forgotten
 	sum, n := 0.0, 0
 	for k, q := range d.noise {
@@ -484,7 +492,7 @@ func (d *QRSDetector) searchBack() {
 		}
 	}
 	long := float64(d.n-d.lastQRS) > 2.5*mean(d.rrOK)
-	if long && n > 0 && p.i-d.lastQRS >= d.tWave && p.v > 4*sum/float64(n) {
+	if long && n > 0 && p.i-d.lastQRS >= d.tWave && d.stands(p.v, sum/float64(n), r) {
 		d.spki, d.npki = p.v, sum/float64(n)
 		if d.corr(r) < 0.5 && !d.likeAlt(r) && !d.onTime(r) {
 			d.noise = d.noise[:0] // the artefact with them
@@ -497,6 +505,15 @@ func (d *QRSDetector) searchBack() {
 	// nothing found: look again one integration window later, the levels
 	// as they are (a long pause is no reason to take noise for a beat)
 	d.search += float64(len(d.win))
+}
+
+// stands reports whether a recovery candidate of integrated peak v whose R
+// peak is at r stands above the other candidates' level, others: four
+// times it, or twice it when its complex correlates 0.95 or more with the
+// template. A QRS that shrank keeps its shape, and its T wave and the
+// noise, which shrank with it, may stand at a third or half of it.
+func (d *QRSDetector) stands(v, others float64, r int64) bool {
+	return v > 4*others || v > 2*others && d.corr(r) >= 0.95
 }
 
 // onTime reports whether an R peak at r comes within a fifth of a whole

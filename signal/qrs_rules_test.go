@@ -257,6 +257,42 @@ func bump(d *QRSDetector, a float64) []float64 {
 	return b
 }
 
+// putCorr writes a complex at the R peak r whose correlation with the
+// template (a bump) is c: the bump upside down for -1 (a negative
+// correlation, the lags allowed), or with as much of
+// an odd part as brings the correlation to c (by bisection).
+func putCorr(t *testing.T, d *QRSDetector, r int64, c float64) {
+	t.Helper()
+	put := func(e float64) float64 {
+		shape := bump(d, 0.002)
+		for k := range shape {
+			q := float64(k-len(shape)/2) / 4
+			shape[k] += e * 0.002 * q * math.Exp(-q*q/2)
+		}
+		shapeAt(d, r, shape)
+		return d.corr(r)
+	}
+	switch {
+	case c < 0:
+		shapeAt(d, r, bump(d, -0.002))
+	case c < 1:
+		lo, hi := 0.0, 10.0
+		for range 60 {
+			if e := (lo + hi) / 2; put(e) > c {
+				lo = e
+			} else {
+				hi = e
+			}
+		}
+		put(lo)
+	default:
+		put(0)
+	}
+	if got := d.corr(r); c < 0 && got >= 0 || c >= 0 && c < 1 && math.Abs(got-c) > 1e-3 || c == 1 && got < 0.999 {
+		t.Fatalf("setup: correlation %g; want %g", got, c)
+	}
+}
+
 // TestQRSClassify holds each rule classify applies to a peak of the
 // integrated signal at both sides of its thresholds: the refractory period,
 // the threshold, the T-wave window and its steepness tests, the noise veto
@@ -320,6 +356,13 @@ func TestQRSClassify(t *testing.T) {
 		{"at 80% of the interval, noisy, unlike: a beat", with(func(s *rulesState) { s.since, s.npki = 200, 0.03 }), 0.5, true, nil, 1, 0, false, false},
 		{"a sample earlier, noisy, unlike: vetoed", with(func(s *rulesState) { s.since, s.npki = 199, 0.03 }), 0.5, true, nil, 0, 1, false, true},
 		{"early, noisy, like the template: a beat", with(func(s *rulesState) { s.since, s.npki = 150, 0.03 }), 0.5, false, nil, 1, 0, false, false},
+		// on a clean signal, only when small and shallow in a regular rhythm
+		{"clean, early, unlike, small, shallow: vetoed", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.45, true, nil, 0, 1, false, true},
+		{"clean, half the signal level: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.5, true, nil, 1, 0, false, false},
+		{"clean, 0.6 times as steep as the typical beat: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 12, []float64{20} }), 0.45, true, nil, 1, 0, false, false},
+		{"clean, small, shallow, like the template: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.45, false, nil, 1, 0, false, false},
+		{"clean, small, shallow, unlike, irregular: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes, s.rr = 150, 11.75, []float64{20}, irregular }), 0.45, true, nil, 1, 0, false, false},
+		{"clean, small, shallow, unlike, at 80% of the interval: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 200, 11.75, []float64{20} }), 0.45, true, nil, 1, 0, false, false},
 
 		// the small-peak veto
 		{"small, shallow, early, in noise: held", small(func(*rulesState) {}), 0.45, false, nil, 0, 1, true, false},
@@ -589,9 +632,10 @@ func TestQRSBeat(t *testing.T) {
 
 // TestQRSSearchBack holds search-back at its thresholds: the largest
 // candidate above half the threshold is a beat; when none is, after two
-// and a half intervals without a beat, one four times the others' level
-// and past the T-wave window is a beat of a signal that shrank, and the
-// levels start again from it; otherwise nothing, and it looks again an
+// and a half intervals without a beat, one past the T-wave window four
+// times the others' level, or twice it when it correlates 0.95 or more
+// with the template, is a beat of a signal that shrank, and the levels
+// start again from it; otherwise nothing, and it looks again an
 // integration window later.
 func TestQRSSearchBack(t *testing.T) {
 	type cand struct {
@@ -602,18 +646,22 @@ func TestQRSSearchBack(t *testing.T) {
 		name    string
 		since   int64 // samples from the last beat to now
 		cands   []cand
-		want    int64 // the candidate taken, by its place after the last beat; 0 for none
-		restart bool  // the levels start again from it
+		corr    float64 // the largest candidate's correlation with the template; 0 for no template, -1 upside down
+		want    int64   // the candidate taken, by its place after the last beat; 0 for none
+		restart bool    // the levels start again from it
 	}{
-		{"the largest above half the threshold", 300, []cand{{100, 0.3}, {150, 0.4}, {200, 0.35}}, 150, false},
-		{"at half the threshold, soon: none", 300, []cand{{150, 0}}, 0, false},
-		{"after two and a half intervals, four times the others", 626, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 150, true},
-		{"at two and a half intervals: none", 625, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, false},
-		{"at four times the others: none", 626, []cand{{150, 0.1}, {200, 0.025}, {300, 0.025}}, 0, false},
-		{"alone: none", 626, []cand{{150, 0.1}}, 0, false},
-		{"inside the T-wave window: none", 626, []cand{{91, 0.1}, {200, 0.02}, {300, 0.02}}, 0, false},
-		{"at its end", 626, []cand{{92, 0.1}, {200, 0.02}, {300, 0.02}}, 92, true},
-		{"no candidate", 626, nil, 0, false},
+		{"the largest above half the threshold", 300, []cand{{100, 0.3}, {150, 0.4}, {200, 0.35}}, 0, 150, false},
+		{"at half the threshold, soon: none", 300, []cand{{150, 0}}, 0, 0, false},
+		{"after two and a half intervals, four times the others", 626, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, 150, true},
+		{"at two and a half intervals: none", 625, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, 0, false},
+		{"at four times the others, unlike the template: none", 626, []cand{{150, 0.1}, {200, 0.025}, {300, 0.025}}, -1, 0, false},
+		{"twice the others, correlating 0.955", 626, []cand{{150, 0.1}, {200, 0.0499}, {300, 0.05}}, 0.955, 150, true},
+		{"correlating 0.945: none", 626, []cand{{150, 0.1}, {200, 0.0499}, {300, 0.05}}, 0.945, 0, false},
+		{"at twice the others: none", 626, []cand{{150, 0.1}, {200, 0.05}, {300, 0.05}}, 1, 0, false},
+		{"alone: none", 626, []cand{{150, 0.1}}, 0, 0, false},
+		{"inside the T-wave window: none", 626, []cand{{91, 0.1}, {200, 0.02}, {300, 0.02}}, 0, 0, false},
+		{"at its end", 626, []cand{{92, 0.1}, {200, 0.02}, {300, 0.02}}, 0, 92, true},
+		{"no candidate", 626, nil, 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -628,6 +676,11 @@ func TestQRSSearchBack(t *testing.T) {
 					v = t2
 				}
 				d.noise = append(d.noise, peak{v: v, i: d.lastQRS + c.at})
+			}
+			if tt.corr != 0 {
+				d.tmplN = 8
+				copy(d.tmpl, bump(d, 1))
+				putCorr(t, d, d.locate(d.lastQRS+tt.cands[0].at), tt.corr)
 			}
 			search, last := d.search, d.lastQRS
 			d.searchBack()
