@@ -329,9 +329,9 @@ func BenchmarkFillMotion(b *testing.B) {
 // Streams that read the wearer as the device's do, each a batch behind the
 // latest, with the ECG's beats asked for BeatsAhead past its batch, compute
 // each tick of the track once: the ring holds what they read. The track
-// computes a tick again only when it starts again from a checkpoint
-// (restart), which moves the ticks it keeps, lo to hi, back; kept moving
-// forward, each tick up to hi was computed once.
+// computes a tick again only when a read asks for one before the ticks it
+// keeps (lo to hi) and it starts again from a checkpoint (restart); so
+// each read finds the first tick it asks for kept, or ahead of those kept.
 func TestTrackComputedOnceForStreams(t *testing.T) {
 	for _, name := range []string{"rest", "walk"} {
 		sc := DefaultScenario()
@@ -344,13 +344,11 @@ func TestTrackComputedOnceForStreams(t *testing.T) {
 		next := make([]int64, len(batches))
 		motion := make([]Motion, 4)
 		const end = 60 * time.Second
-		lo, hi := w.lo, w.hi
-		forward := func(at time.Duration) { // the track kept moving forward
+		held := func(read string, at time.Duration) { // the ring holds what read asks for, from at on
 			t.Helper()
-			if w.lo < lo || w.hi < hi {
-				t.Fatalf("%s: the batch at %v started the track again, at ticks %d to %d after %d to %d: it computes them twice", name, at, w.lo, w.hi, lo, hi)
+			if i := int64(at / Tick); w.lo <= w.hi && i < w.lo {
+				t.Fatalf("%s: %s at %v asks for tick %d, before the ticks kept, %d to %d: the track starts again and computes them twice", name, read, at, i, w.lo, w.hi)
 			}
-			lo, hi = w.lo, w.hi
 		}
 		for {
 			// the batch that ends first runs first, as the clock runs them
@@ -369,20 +367,25 @@ func TestTrackComputedOnceForStreams(t *testing.T) {
 			}
 			next[j] += int64(b.n)
 			if b.rate == 52 {
+				held("FillMotion", t0)
 				w.FillMotion(motion, t0, dt)
-				forward(t0)
 				continue
+			}
+			if n := len(w.beats); n > 0 { // the beats go on from the last one kept
+				held("AppendBeats", w.beats[n-1].At-w.origin)
 			}
 			w.AppendBeats(nil, t0-time.Second, t1+BeatsAhead)
 			w.NextBeat(t1 + BeatsAhead)
+			held("Phases", t0)
 			w.Phases(t0)
+			held("Phases", t1)
 			w.Phases(t1)
+			held("ContactSteady", t0)
 			w.ContactSteady(t0, t1)
-			forward(t0)
 		}
 		// the track runs past the end by the beats' look-ahead, and a beat
 		if max := int64((end + BeatsAhead + 2*time.Second) / Tick); w.hi > max {
-			t.Errorf("%s: %d ticks computed for %v of streams; want at most %d", name, w.hi, end, max)
+			t.Errorf("%s: the track ran to tick %d for %v of streams; want at most %d", name, w.hi, end, max)
 		}
 	}
 }
