@@ -691,7 +691,8 @@ func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 		}
 		<-gate.waiting
 		put := gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.PutSystemMode, Ref: 107, Value: 5})
-		go l.WriteChar(ctx, gspwire.CommandUUID, put)
+		var wrote sync.WaitGroup // the write's Ack waits at the gate
+		wrote.Go(func() { l.WriteChar(ctx, gspwire.CommandUUID, put) })
 		for len(conn.Notifications()) == 0 { // the answer waits for the sender (the Ack, at the gate)
 			time.Sleep(time.Millisecond)
 		}
@@ -701,6 +702,7 @@ func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 		<-l.Done()
 		l.Close()
 		<-served
+		wrote.Wait()
 		var answers []string
 		for len(got) > 0 {
 			if b := <-got; b[0] == gspwire.CommandResponse {
