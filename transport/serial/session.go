@@ -191,15 +191,20 @@ func newPacer(clk clock.Clock, interval time.Duration) *pacer {
 // every call.
 func (p *pacer) later(wake func()) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.stopped {
+		p.mu.Unlock()
 		return
 	}
 	at := time.Duration(p.next.Load())
 	if _, passes := p.clk.(clock.Batcher); !passes && at <= p.clk.Now() {
+		// Outside the lock, as a wake that ends the session stops the
+		// pacer. One that runs beside stop is harmless: flush checks that
+		// the session is done.
+		p.mu.Unlock()
 		wake()
 		return
 	}
+	defer p.mu.Unlock()
 	if p.call == nil {
 		p.call = clock.NewCall(p.clk, wake)
 	}
