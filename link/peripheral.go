@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"senseboard/radio"
 	"senseboard/resource"
@@ -71,6 +72,7 @@ type radioSession struct {
 	cur     *serial.Session // the session of the connection's requests
 
 	out    radioOut       // the sender's: what a connection event carries, gathered
+	unsent atomic.Bool    // the device handed out something that send left to the holder of mu
 	endOne sync.Once      // starts disconnected
 	wg     sync.WaitGroup // disconnected
 
@@ -78,14 +80,19 @@ type radioSession struct {
 	gattOn map[radio.UUID]bool // characteristics switched on with GATTNotify
 }
 
-// feed decodes what the stream reads and handles each frame.
+// feed decodes what the stream reads and handles each frame; what the
+// device handed the central meanwhile goes out after the answers.
 func (rs *radioSession) feed(b []byte) {
 	rs.mu.Lock()
-	defer rs.mu.Unlock()
 	rs.dec.Feed(b, rs.handle)
 	if o := rs.dec.Oversized; o.OK {
 		rs.dec.Oversized.OK = false
 		rs.fail(o.ID, fmt.Errorf("%s frame of %d bytes exceeds the maximum payload of %d bytes", KindName(o.Kind), o.Length, wire.MaxPayload))
+	}
+	link, cur := rs.link, rs.cur
+	rs.mu.Unlock()
+	if link != nil && rs.unsent.Load() {
+		rs.send(link, cur)
 	}
 }
 
@@ -279,17 +286,24 @@ func (rs *radioSession) connect(f wire.Frame) {
 // connection's session. What one connection event carries goes in one
 // write (one message of the radio link), in order, one write at a time;
 // a write that may wait is left to a goroutine of the session's while
-// what comes meanwhile waits in the connection, within its limits. When
-// the connection ends it starts disconnected, once.
+// what comes meanwhile waits in the connection, within its limits. While
+// a frame is handled (mu is held), what its handling hands out waits for
+// its answer: feed sends it after. When the connection ends it starts
+// disconnected, once.
 func (rs *radioSession) send(link *radio.Conn, cur *serial.Session) {
-	if link.Err() == nil {
-		cur.Flush()
+	if link.Err() != nil {
+		rs.endOne.Do(func() {
+			rs.wg.Add(1)
+			go rs.disconnected(link, cur)
+		})
 		return
 	}
-	rs.endOne.Do(func() {
-		rs.wg.Add(1)
-		go rs.disconnected(link, cur)
-	})
+	rs.unsent.Store(true)
+	for rs.unsent.Load() && rs.mu.TryLock() {
+		rs.unsent.Store(false)
+		cur.Flush()
+		rs.mu.Unlock()
+	}
 }
 
 // disconnected writes what the device sent before the connection ended

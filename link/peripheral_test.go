@@ -822,7 +822,18 @@ func TestRadioSenderUnderASlowReader(t *testing.T) {
 		}
 		conn := d.Radio.Current()
 		gate.setShut(true)
-		sent := 0
+		if ok, err := conn.TryNotify(char, []byte{0, 0}); !ok || err != nil {
+			t.Fatalf("model %t: the first notification was not taken (%v)", model, err)
+		}
+		for waiting := false; !waiting; { // its write waits for the central
+			select {
+			case <-gate.waiting:
+				waiting = true
+			default:
+				vc.Advance(conn.Interval())
+			}
+		}
+		sent := 1
 		for conn.Untaken() < 256 {
 			if ok, err := conn.TryNotify(char, binary.LittleEndian.AppendUint16(nil, uint16(sent))); err != nil {
 				t.Fatal(err)
@@ -832,7 +843,6 @@ func TestRadioSenderUnderASlowReader(t *testing.T) {
 				vc.Advance(conn.Interval()) // the transmit queue is full: the next event carries some
 			}
 		}
-		<-gate.waiting // the first write waits for the central
 		if ok, err := conn.TryNotify(char, []byte{0xff, 0xff}); ok || err != nil {
 			t.Fatalf("model %t: with 256 notifications waiting one more was taken (%v)", model, err)
 		}
