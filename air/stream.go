@@ -317,6 +317,11 @@ func (s *Stream) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// WriteNow is Write: a stream's writes never wait for the peer, so it
+// takes all of p at once. A writer that must not wait (one on the
+// goroutine of a connection event, serial.NowWriter) asks for it.
+func (s *Stream) WriteNow(p []byte) (int, error) { return s.Write(p) }
+
 func (s *Stream) write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -39,18 +39,17 @@ func TestOverGATT(t *testing.T) {
 	}
 	// next waits for a notification; the connection's events come with
 	// the device's time, so it lets time pass while none is there.
+	var in notes
 	next := func() []byte {
 		t.Helper()
 		for {
-			select {
-			case n := <-rc.Notifications():
+			if n, ok := in.next(rc); ok {
 				if n.Char != gsp.DataID || len(n.Data) > 61 {
 					t.Fatalf("notification of %d bytes on %s", len(n.Data), n.Char)
 				}
 				return n.Data
-			default:
-				d.Advance(5 * time.Millisecond)
 			}
+			d.Advance(5 * time.Millisecond)
 		}
 	}
 	response := func(ref uint8) []byte {
@@ -77,12 +76,8 @@ func TestOverGATT(t *testing.T) {
 	parts := map[byte]int{}
 	for parts[gspwire.DataPart3] == 0 {
 		d.Advance(20 * time.Millisecond)
-		select {
-		case n := <-rc.Notifications():
-			if n.Data[1] == 3 {
-				parts[n.Data[0]]++
-			}
-		default:
+		if n, ok := in.next(rc); ok && n.Data[1] == 3 {
+			parts[n.Data[0]]++
 		}
 	}
 	write(gspwire.Command{Code: gspwire.Unsubscribe, Ref: 3})
@@ -125,10 +120,38 @@ func TestOverGATT(t *testing.T) {
 
 // gattPeer is a central connected to the GSP service over the radio's
 // GATT layer, on a device whose time passes while it waits.
+// notes reads the notifications a central takes from its connection
+// (radio.Conn.Take) one at a time.
+type notes struct {
+	got  radio.Taken
+	left []radio.Notification
+}
+
+// next returns the next notification that has arrived, if one has.
+func (n *notes) next(rc *radio.Conn) (radio.Notification, bool) {
+	if !n.arrived(rc) {
+		return radio.Notification{}, false
+	}
+	first := n.left[0]
+	n.left = n.left[1:]
+	return first, true
+}
+
+// arrived reports whether a notification has arrived that next has not
+// returned.
+func (n *notes) arrived(rc *radio.Conn) bool {
+	if len(n.left) == 0 {
+		rc.Take(&n.got)
+		n.left = append(n.left[:0], n.got.Notes...)
+	}
+	return len(n.left) > 0
+}
+
 type gattPeer struct {
 	t    *testing.T
 	d    *senseboardtest.Rig
 	rc   *radio.Conn
+	in   notes
 	held [][]byte
 }
 
@@ -158,15 +181,13 @@ func (p *gattPeer) next() []byte {
 		return n
 	}
 	for {
-		select {
-		case n := <-p.rc.Notifications():
+		if n, ok := p.in.next(p.rc); ok {
 			if len(n.Data) > gspwire.MaxNotification(p.rc.MTU()) {
 				p.t.Fatalf("notification of %d bytes at MTU %d", len(n.Data), p.rc.MTU())
 			}
 			return n.Data
-		default:
-			p.d.Advance(50 * time.Millisecond)
 		}
+		p.d.Advance(50 * time.Millisecond)
 	}
 }
 

@@ -113,12 +113,14 @@ func streamOverGATT(t *testing.T, prof *profile.Profile, dur time.Duration, read
 	for range int(dur / (10 * time.Millisecond)) {
 		d.Advance(10 * time.Millisecond)
 		run.most = max(run.most, p.rc.Waiting())
-		for reads && len(p.rc.Notifications()) > 0 {
-			take((<-p.rc.Notifications()).Data)
+		for reads && p.in.arrived(p.rc) {
+			n, _ := p.in.next(p.rc)
+			take(n.Data)
 		}
 	}
-	for len(p.rc.Notifications()) > 0 {
-		take((<-p.rc.Notifications()).Data)
+	for p.in.arrived(p.rc) {
+		n, _ := p.in.next(p.rc)
+		take(n.Data)
 	}
 	run.waiting = p.rc.Waiting()
 	return run

@@ -33,16 +33,9 @@ func run(d *senseboardtest.Rig, conn *radio.Conn, dt time.Duration) []radio.HRSD
 	var got []radio.HRSData
 	for range int(dt / time.Second) {
 		d.Advance(time.Second)
-		for more := true; more; {
-			select {
-			case m, ok := <-conn.HRS():
-				if more = ok; ok {
-					got = append(got, m)
-				}
-			default:
-				more = false
-			}
-		}
+		var took radio.Taken
+		conn.Take(&took)
+		got = append(got, took.HRS...)
 	}
 	return got
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"senseboard/radio"
 	"senseboard/resource"
@@ -34,7 +35,7 @@ func (p *Peripheral) ServeConn(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	rs := &radioSession{p: p, st: p.Server.NewStream(conn), dec: wire.NewDecoder(0), stop: make(chan struct{})}
+	rs := &radioSession{p: p, st: p.Server.NewStream(conn), dec: wire.NewDecoder(0)}
 	defer rs.close()
 	rs.st.Read(rs.feed)
 }
@@ -70,34 +71,40 @@ type radioSession struct {
 	link    *radio.Conn     // nil until connect
 	cur     *serial.Session // the session of the connection's requests
 
-	stop chan struct{}  // closed to stop forward
-	wg   sync.WaitGroup // forward
+	out    radioOut       // the sender's: what a connection event carries, gathered
+	unsent atomic.Bool    // the device handed out something that send left to the holder of mu
+	endOne sync.Once      // starts disconnected
+	wg     sync.WaitGroup // disconnected
 
 	gattMu sync.Mutex
 	gattOn map[radio.UUID]bool // characteristics switched on with GATTNotify
 }
 
-// feed decodes what the stream reads and handles each frame.
+// feed decodes what the stream reads and handles each frame; what the
+// device handed the central meanwhile goes out after the answers.
 func (rs *radioSession) feed(b []byte) {
 	rs.mu.Lock()
-	defer rs.mu.Unlock()
 	rs.dec.Feed(b, rs.handle)
 	if o := rs.dec.Oversized; o.OK {
 		rs.dec.Oversized.OK = false
 		rs.fail(o.ID, fmt.Errorf("%s frame of %d bytes exceeds the maximum payload of %d bytes", KindName(o.Kind), o.Length, wire.MaxPayload))
 	}
+	link, cur := rs.link, rs.cur
+	rs.mu.Unlock()
+	if link != nil && rs.unsent.Load() {
+		rs.send(link, cur)
+	}
 }
 
-// close ends the connection, stops forward and waits for it, and ends the
-// session.
+// close ends the connection, waits for its Disconnected to be written,
+// and ends the session.
 func (rs *radioSession) close() {
 	rs.mu.Lock()
 	link, cur := rs.link, rs.cur
 	rs.mu.Unlock()
 	if link != nil {
-		link.Disconnect()
+		link.Disconnect() // wakes the sender, which starts disconnected before it returns
 	}
-	close(rs.stop)
 	rs.wg.Wait()
 	if cur != nil {
 		cur.End()
@@ -257,63 +264,60 @@ func (rs *radioSession) connect(f wire.Frame) {
 	}
 	rs.central, rs.link = central, link
 	dev := rs.p.Server.Device
-	rs.cur = rs.st.StartSession(q, link.Client(), func(req *resource.Request) (resource.Envelope, error) {
+	rs.out = radioOut{rs: rs, link: link}
+	cur := rs.st.StartSession(q, link.Client(), func(req *resource.Request) (resource.Envelope, error) {
 		if err := link.Admit(); err != nil {
 			return resource.Envelope{}, err
 		}
 		return dev.Do(req)
-	})
-	rs.wg.Add(1)
-	go rs.forward(link, rs.cur)
+	}, rs.out.gather)
+	rs.out.cur, rs.cur = cur, cur
+	link.WakeWith(func() { rs.send(link, cur) })
 	rs.reply(Connected, f.ID, &ConnectedMsg{Handle: link.Handle(), Interval: radio.Grant(link.Params(), m.Interval)})
 }
 
-// forward sends what the device sends over its BLE services to the
-// central (heart rate and serial data in their frames of their own, the
-// notifications of the characteristics it switched on with GATTNotify,
-// and the notifications of the subscriptions of the connection's session,
-// which has no writer of its own), and Disconnected when the connection
-// ends, after what the device sent before, which also closes the stream.
-// What one connection event carries goes in one write (one message of
-// the radio link). It exits when the connection ends, or when close stops
-// it.
-func (rs *radioSession) forward(link *radio.Conn, cur *serial.Session) {
-	defer rs.wg.Done()
-	out := radioOut{rs: rs, link: link, cur: cur}
-	for {
-		select {
-		case <-link.Wake():
-		case <-cur.Ready():
-		case <-link.Done():
-			// What the device sent before the connection ended (the
-			// answer to the request that reset it, say) waits to be
-			// taken: it goes out first.
-			out.buf = out.buf[:0]
-			link.Collect(out.drain)
-			rs.mu.Lock()
-			defer rs.mu.Unlock()
-			out.buf = appendJSON(out.buf, Disconnected, &DisconnectedMsg{Reason: link.Err().Error()})
-			rs.st.Write(out.buf)
-			rs.st.Close()
-			return
-		case <-rs.stop:
-			return
-		}
-		out.buf = out.buf[:0]
-		link.Collect(out.drain)
-		if len(out.buf) > 0 {
-			if _, err := rs.st.Write(out.buf); err != nil {
-				rs.st.Close() // the central no longer reads
-			}
-		}
-		if cap(out.buf) > maxKeptBuffer {
-			out.buf = nil
-		}
+// send is the sender of the connection: called when the device handed
+// the central something (see radio.Conn.WakeWith), on the goroutine that
+// handed it out (the connection event's, mostly), it writes what waits
+// (gather) with the session's Flush: what the device sends over its BLE
+// services (heart rate and serial data in frames of their own, the
+// notifications of the characteristics the central switched on with
+// GATTNotify) and the notifications of the subscriptions of the
+// connection's session. What one connection event carries goes in one
+// write (one message of the radio link), in order, one write at a time;
+// a write that may wait is left to a goroutine of the session's while
+// what comes meanwhile waits in the connection, within its limits. While
+// a frame is handled (mu is held), what its handling hands out waits for
+// its answer: feed sends it after. When the connection ends it starts
+// disconnected, once.
+func (rs *radioSession) send(link *radio.Conn, cur *serial.Session) {
+	if link.Err() != nil {
+		rs.endOne.Do(func() {
+			rs.wg.Add(1)
+			go rs.disconnected(link, cur)
+		})
+		return
+	}
+	rs.unsent.Store(true)
+	for rs.unsent.Load() && rs.mu.TryLock() {
+		rs.unsent.Store(false)
+		cur.Flush()
+		rs.mu.Unlock()
 	}
 }
 
-// maxKeptBuffer bounds the buffer forward keeps between writes.
-const maxKeptBuffer = 16 << 10
+// disconnected writes what the device sent before the connection ended
+// (the answer to the request that reset it, say) and then Disconnected,
+// after every write before, and closes the stream. It waits for the frame
+// being handled, so that the answer to a request that ends the
+// connection goes out before Disconnected.
+func (rs *radioSession) disconnected(link *radio.Conn, cur *serial.Session) {
+	defer rs.wg.Done()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	cur.WriteLast(appendJSON(nil, Disconnected, &DisconnectedMsg{Reason: link.Err().Error()}))
+	rs.st.Close()
+}
 
 // radioOut gathers the frames of what the device sends over its BLE
 // services and of its session's notifications.
@@ -325,8 +329,16 @@ type radioOut struct {
 	buf  []byte
 }
 
-// drain gathers what waits, without waiting: the notifications of the
-// session's subscriptions, then what the BLE services sent.
+// gather appends what waits, without waiting, while no connection event
+// hands out more: the notifications of the session's subscriptions, then
+// what the BLE services sent. The session's flush calls it, one at a time.
+func (o *radioOut) gather(buf []byte) []byte {
+	o.buf = buf
+	o.link.Collect(o.drain)
+	buf, o.buf = o.buf, nil
+	return buf
+}
+
 func (o *radioOut) drain() {
 	o.buf = o.cur.AppendNotifications(o.buf)
 	o.link.Take(&o.got)
@@ -339,8 +351,6 @@ func (o *radioOut) drain() {
 	for _, b := range o.got.NUS {
 		o.serial(b)
 	}
-	clear(o.got.Notes) // the data is the connection's: let it go
-	clear(o.got.NUS)
 }
 
 func (o *radioOut) note(n radio.Notification) {

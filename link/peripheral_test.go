@@ -2,6 +2,7 @@ package link_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -693,7 +694,7 @@ func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 		put := gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.PutSystemMode, Ref: 107, Value: 5})
 		var wrote sync.WaitGroup // the write's Ack waits at the gate
 		wrote.Go(func() { l.WriteChar(ctx, gspwire.CommandUUID, put) })
-		for len(conn.Notifications()) == 0 { // the answer waits for the sender (the Ack, at the gate)
+		for conn.Untaken() == 0 { // the answer waits for the sender (the Ack, at the gate)
 			time.Sleep(time.Millisecond)
 		}
 		vc.Advance(device.SwitchDelay) // the reset ends the connection
@@ -775,5 +776,97 @@ func TestRadioDisconnectWaitsForTheDevice(t *testing.T) {
 	case <-phone.Done():
 	default:
 		t.Error("Disconnect returned before the device closed the stream")
+	}
+}
+
+// A central that does not read holds up neither the device nor its
+// clock: the sender leaves the write that waits for the central to a
+// goroutine of the session's, and what the device sends meanwhile waits
+// in the connection, in order, up to its limit of 256 notifications,
+// beyond which flow control refuses it (TryNotify). Once the central
+// reads it gets every notification the connection took, in the order
+// sent, and not the one refused. With the throughput model off the
+// notifications are written from the sender's goroutine, with it on from
+// the connection event's (the virtual clock's Advance, here the test's):
+// a write that waited for the central on either would hang the test.
+func TestRadioSenderUnderASlowReader(t *testing.T) {
+	t.Parallel()
+	char := radio.MustParseUUID("00000012-0000-4000-8000-000000000000")
+	for _, model := range []bool{false, true} {
+		p := profile.Default()
+		p.BLE.Airtime.Enabled = model
+		vc := clock.NewVirtual()
+		d, err := senseboard.New(senseboard.Config{Profile: p, Clock: vc, StateDir: filepath.Join(t.TempDir(), "state"), Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if err := d.Radio.AddService(&radio.Service{UUID: radio.MustParseUUID("00000011-0000-4000-8000-000000000000"),
+			Characteristics: []radio.Characteristic{{UUID: char, Props: radio.PropNotify}}}); err != nil {
+			t.Fatal(err)
+		}
+		per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+		ctx := context.Background()
+		devEnd, centralEnd := net.Pipe()
+		gate := &gatedConn{Conn: devEnd, waiting: make(chan struct{}, 1)}
+		served := make(chan struct{})
+		go func() { per.ServeConn(ctx, gate); close(served) }()
+		got := make(chan int, 512)
+		l, err := phoneCentral.Open(ctx, "radio", centralEnd, link.Handlers{Notification: func(c radio.UUID, b []byte) {
+			if c == char {
+				got <- int(binary.LittleEndian.Uint16(b))
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetNotify(ctx, char.String(), true); err != nil {
+			t.Fatal(err)
+		}
+		conn := d.Radio.Current()
+		gate.setShut(true)
+		if ok, err := conn.TryNotify(char, []byte{0, 0}); !ok || err != nil {
+			t.Fatalf("model %t: the first notification was not taken (%v)", model, err)
+		}
+		for waiting := false; !waiting; { // its write waits for the central
+			select {
+			case <-gate.waiting:
+				waiting = true
+			default:
+				vc.Advance(conn.Interval())
+			}
+		}
+		sent := 1
+		for conn.Untaken() < 256 {
+			if ok, err := conn.TryNotify(char, binary.LittleEndian.AppendUint16(nil, uint16(sent))); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				sent++
+			} else {
+				vc.Advance(conn.Interval()) // the transmit queue is full: the next event carries some
+			}
+		}
+		if ok, err := conn.TryNotify(char, []byte{0xff, 0xff}); ok || err != nil {
+			t.Fatalf("model %t: with 256 notifications waiting one more was taken (%v)", model, err)
+		}
+		gate.setShut(false)
+		vc.Advance(time.Second) // the events carry what waits for the air
+		for want := range sent {
+			if n := <-got; n != want {
+				t.Fatalf("model %t: notification %d of %d is %d", model, want, sent, n)
+			}
+		}
+		if ok, err := conn.TryNotify(char, binary.LittleEndian.AppendUint16(nil, uint16(sent))); !ok || err != nil {
+			t.Fatalf("model %t: the connection took nothing once the central read (%v)", model, err)
+		}
+		vc.Advance(time.Second)
+		if n := <-got; n != sent {
+			t.Fatalf("model %t: after the %d notifications came %d; want %d", model, sent, n, sent)
+		}
+		l.Close()
+		<-served
 	}
 }

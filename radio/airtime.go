@@ -315,7 +315,7 @@ type airSink struct{ c *Conn }
 func (s airSink) Notify(n resource.Notification) bool { return s.c.admitContent(n) }
 
 func (s airSink) Ended(sub *resource.Subscription, reason resource.EndReason) {
-	s.c.sink.Ended(sub, reason)
+	s.c.subEnded(sub, reason)
 }
 
 // queueLocked puts an admitted item in the transmit queue, where it takes
@@ -420,6 +420,7 @@ func (c *Conn) runEvents(kind eventKind) {
 	for _, f := range waiters {
 		f()
 	}
+	c.out.wakeReader()
 }
 
 // handOut delivers an item the air carried out, or one that leaves at once
@@ -429,7 +430,9 @@ func (c *Conn) runEvents(kind eventKind) {
 func (c *Conn) handOut(it *airItem) {
 	switch it.kind {
 	case outSub:
-		if !c.sink.Notify(resource.Notification{Sub: it.owner, Content: it.content}) && it.owner.Active() {
+		if c.sink.Notify(resource.Notification{Sub: it.owner, Content: it.content}) {
+			c.out.handed()
+		} else if it.owner.Active() {
 			it.owner.Lost() // carried, but the reader had no room: lost as over the air, and counted
 		}
 	case outGATT:
@@ -554,8 +557,9 @@ func (c *Conn) Waiting() int {
 }
 
 // Collect runs f while no connection event hands out what it carried: a
-// transport that drains Notifications, HRS and NUS in f sees the
-// notifications of each event whole, and can send them together.
+// transport that takes what waits in f (Take, and the sink given to
+// Connect) sees the notifications of each event whole, and can send them
+// together.
 func (c *Conn) Collect(f func()) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()

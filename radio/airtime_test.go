@@ -57,18 +57,21 @@ func burst(tb testing.TB, c *radio.Conn, n, size int) int {
 	return took
 }
 
-// arrived reads off the notifications that have arrived, as the central
+// arrived takes the notifications that have arrived, as the central
 // does, and returns their first bytes.
 func arrived(c *radio.Conn) []byte {
 	var got []byte
-	for {
-		select {
-		case n := <-c.Notifications():
-			got = append(got, n.Data[0])
-		default:
-			return got
-		}
+	for _, n := range took(c).Notes {
+		got = append(got, n.Data[0])
 	}
+	return got
+}
+
+// took takes what the device sent the central, as the central does.
+func took(c *radio.Conn) radio.Taken {
+	var t radio.Taken
+	c.Take(&t)
+	return t
 }
 
 // A connection event carries PacketsPerEvent packets of DataLength bytes;
@@ -218,16 +221,14 @@ func BenchmarkNotify(b *testing.B) {
 	data := make([]byte, 68) // an ECG notification of 16 samples
 	b.ReportAllocs()
 	sent := 0
+	var got radio.Taken
 	for b.Loop() {
 		clk.Advance(15 * time.Millisecond)
 		if c.Notify(streamChar, data) != nil {
 			b.Fatal("refused")
 		}
-		select {
-		case <-c.Notifications():
-			sent++
-		default:
-		}
+		c.Take(&got)
+		sent += len(got.Notes)
 	}
 	b.ReportMetric(float64(sent)/float64(b.N), "sent/op")
 }
@@ -263,8 +264,10 @@ func ExampleConn_TryNotify() {
 	}
 	send()
 	fmt.Println("at once:", sent)
-	for len(c.Notifications()) < chunks {
+	var got radio.Taken
+	for arrived := 0; arrived < chunks; arrived += len(got.Notes) {
 		clk.Advance(c.Interval())
+		c.Take(&got)
 	}
 	fmt.Println("all", chunks, "arrived after", clk.Now())
 	// Output:

@@ -158,9 +158,9 @@ func (c *Conn) Disconnect() { c.end(fmt.Errorf("%w: the central disconnected", E
 func (c *Conn) Drop(why string) { c.end(fmt.Errorf("%w: %s", ErrDisconnected, why)) }
 
 // end closes the connection: subscriptions made over it end, what the
-// device sends the central closes (its channels close, and Wake wakes the
-// reader), the services and the peripheral hear of
-// it, and the device advertises again unless told not to.
+// device sends the central closes (the reader is woken, see WakeWith),
+// the services and the peripheral hear of it, and the device advertises
+// again unless told not to.
 func (c *Conn) end(reason error) {
 	c.once.Do(func() {
 		p := c.p
@@ -192,6 +192,8 @@ func (c *Conn) end(reason error) {
 			f()
 		}
 		c.client.Close()
+		c.out.handed() // the reader hears of the end, now that Err tells it
+		c.out.wakeReader()
 		<-c.attached
 		c.detach()
 		if h := p.hosted(); h != nil {
@@ -291,19 +293,16 @@ func (c *Conn) SetHRSNotifications(on bool) error {
 	return c.SetNotify(HeartRateMeasurement, on)
 }
 
-// HRS receives the heart-rate measurements the device sends while
-// notifications are on, up to 64 waiting (see Take for a central that
-// reads without a channel). It is closed when the connection ends.
-func (c *Conn) HRS() <-chan HRSData { return channel(&c.out, &c.out.hrs) }
-
 // SendHRS sends a heart-rate measurement to the central when it has
-// notifications on: on HRS as it is, and on Notifications as the service's
-// Heart Rate Measurement. A central that does not read loses it, as over
-// the air, and so does one whose connection has no room for it (see
-// Airtime).
+// notifications on: it takes it (Take) as it is, among the heart-rate
+// measurements, and as the service's Heart Rate Measurement among the
+// notifications. Up to 64 measurements wait. A central that does not read
+// loses it, as over the air, and so does one whose connection has no room
+// for it (see Airtime).
 func (c *Conn) SendHRS(d HRSData) {
 	m := AppendHeartRateMeasurement(nil, d)
 	now := c.p.clk.Now()
+	defer c.out.wakeReader() // after the unlock
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	if !c.notifying[HeartRateMeasurement] || c.ended || c.lost.Load() {
@@ -327,16 +326,14 @@ func (c *Conn) WriteNUS(data []byte) error {
 	return c.Write(NUSRX, data)
 }
 
-// NUS receives the data the device sends over its serial service, up to
-// 64 packets waiting (see Take). It is closed when the connection ends.
-func (c *Conn) NUS() <-chan []byte { return channel(&c.out, &c.out.nus) }
-
-// SendNUS sends data of the serial service to the central: on NUS, and
-// on Notifications as a notification of TX when the central has them on.
-// A central that does not read loses it, and so does one whose connection
-// has no room for it (see Airtime).
+// SendNUS sends data of the serial service to the central: it takes it
+// (Take) among the serial data, up to 64 packets waiting, and as a
+// notification of TX when the central has them on. A central that does
+// not read loses it, and so does one whose connection has no room for it
+// (see Airtime).
 func (c *Conn) SendNUS(b []byte) {
 	now := c.p.clk.Now()
+	defer c.out.wakeReader() // after the unlock
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	if c.ended || c.lost.Load() {

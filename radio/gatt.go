@@ -343,6 +343,7 @@ func (c *Conn) TryNotify(char UUID, data []byte) (bool, error) {
 // in notifications (the first parts), and a loss is counted once.
 func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, flow bool) (bool, error) {
 	now := c.p.clk.Now()
+	defer c.out.wakeReader() // after the unlock
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	for _, data := range parts {
@@ -425,12 +426,6 @@ func (c *Conn) carve(b []byte) []byte {
 	c.slab = append(c.slab, b...)
 	return c.slab[i:len(c.slab):len(c.slab)]
 }
-
-// Notifications receives the notifications the device sends the central,
-// up to 256 waiting: the device's notification queue, which TryNotify's
-// flow control counts (see Take for a central that reads without a
-// channel). It is closed when the connection ends.
-func (c *Conn) Notifications() <-chan Notification { return channel(&c.out, &c.out.notes) }
 
 // The heart-rate service and its measurement characteristic.
 var (

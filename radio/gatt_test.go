@@ -94,8 +94,8 @@ func TestGATTWriteAndNotify(t *testing.T) {
 	if err := c.Write(echoIn, []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	if n := <-c.Notifications(); n.Char != echoOut || string(n.Data) != "HELLO" {
-		t.Errorf("notification %s %q", n.Char, n.Data)
+	if got := took(c).Notes; len(got) != 1 || got[0].Char != echoOut || string(got[0].Data) != "HELLO" {
+		t.Errorf("notifications %v; want HELLO of %s", got, echoOut)
 	}
 	for _, tt := range []struct {
 		name string
@@ -120,10 +120,13 @@ func TestGATTWriteAndNotify(t *testing.T) {
 	if err := c.Write(echoIn, make([]byte, 20)); err != nil {
 		t.Errorf("a write of 20 bytes at MTU 23: %v", err)
 	}
-	<-c.Notifications()
+	if got := took(c).Notes; len(got) != 1 {
+		t.Errorf("%d notifications of the write of 20 bytes; want 1", len(got))
+	}
 	c.Disconnect()
-	if _, open := <-c.Notifications(); open {
-		t.Error("notifications open after the end")
+	c.Write(echoIn, []byte("after"))
+	if got := took(c).Notes; len(got) != 0 {
+		t.Errorf("%d notifications after the end", len(got))
 	}
 	if closed != 1 || fmt.Sprint(switches) != "[true]" || fmt.Sprint(mtus) != "[23]" {
 		t.Errorf("the service was closed %d times and heard switches %v and MTUs %v", closed, switches, mtus)
@@ -190,11 +193,12 @@ func TestHeartRateServiceNotifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SendHRS(radio.HRSData{Average: 72.5, RRData: []uint16{830, 1000}})
-	if n := <-c.Notifications(); n.Char != radio.HeartRateMeasurement || fmt.Sprintf("% X", n.Data) != "10 49 51 03 00 04" {
-		t.Errorf("measurement %s % X", n.Char, n.Data)
+	got := took(c)
+	if len(got.Notes) != 1 || got.Notes[0].Char != radio.HeartRateMeasurement || fmt.Sprintf("% X", got.Notes[0].Data) != "10 49 51 03 00 04" {
+		t.Errorf("measurement %v; want 10 49 51 03 00 04 of %s", got.Notes, radio.HeartRateMeasurement)
 	}
-	if d := <-c.HRS(); d.Average != 72.5 {
-		t.Errorf("typed measurement %+v", d)
+	if len(got.HRS) != 1 || got.HRS[0].Average != 72.5 {
+		t.Errorf("typed measurement %+v", got.HRS)
 	}
 	c.Disconnect()
 	if heard := h.heard; fmt.Sprint(heard) != "[true false]" {
@@ -248,7 +252,9 @@ func ExamplePeripheral_AddService() {
 	c, _ := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", "phone"), resource.NewQueue(1))
 	c.SetNotify(echoOut, true)
 	c.Write(echoIn, []byte("hello"))
-	n := <-c.Notifications()
+	var got radio.Taken
+	c.Take(&got)
+	n := got.Notes[0]
 	fmt.Println(n.Char, n.Data, c.MTU())
 	c.Disconnect()
 	// Output: 00000003-0000-4000-8000-000000000000 [5] 247

@@ -1,6 +1,9 @@
 package radio
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // The limits of what waits for the central to take it: the device's
 // notification queue (which flow control counts, see Notify) and the
@@ -19,42 +22,35 @@ const keepCap = 32
 // outbox holds what a connection hands the central and the central has not
 // taken yet: notifications, heart-rate measurements and serial data, each
 // in order up to its limit. What waits is held in storage that grows as
-// items wait and goes when the central takes them (Take), and wake hears
-// of each hand-out, so an idle or a quiet connection holds no queue of its
-// limit's size. A central that reads a channel (Notifications, HRS, NUS)
-// gets one of the limit's capacity, which holds the items of its kind from
-// then on; Take takes them from it too.
+// items wait and goes when the central takes them (Take), so an idle or a
+// quiet connection holds no queue of its limit's size. The reader hears
+// of what was handed out through its wake function (WakeWith), called
+// once the connection's locks are let go.
 type outbox struct {
 	mu     sync.Mutex // taken after p.mu and airMu; nothing is called under it
 	notes  queue[Notification]
 	hrs    queue[HRSData]
 	nus    queue[[]byte]
 	closed bool
-	wake   chan struct{} // capacity 1: something was handed out, or the connection ended
+	wake   func() // the reader's, set by WakeWith
+
+	pending atomic.Bool // something was handed out since the reader was last woken
 }
 
 func (o *outbox) init() {
 	o.notes.limit, o.hrs.limit, o.nus.limit = notesLimit, hrsLimit, nusLimit
-	o.wake = make(chan struct{}, 1)
 }
 
-// signal wakes the reader, without waiting; o.mu is held.
-func (o *outbox) signal() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-}
-
-// put adds v to q and wakes the reader; it reports false, and drops v,
-// when q is full or the connection ended.
+// put adds v to q; it reports false, and drops v, when q is full or the
+// connection ended. The reader is woken when the caller lets go of the
+// connection's locks (wakeReader).
 func put[T any](o *outbox, q *queue[T], v T) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed || !q.put(v) {
 		return false
 	}
-	o.signal()
+	o.pending.Store(true)
 	return true
 }
 
@@ -62,39 +58,35 @@ func put[T any](o *outbox, q *queue[T], v T) bool {
 func waiting[T any](o *outbox, q *queue[T]) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return q.len()
+	return len(q.items)
 }
 
-// channel returns q's channel, made on the first call with what waits.
-func channel[T any](o *outbox, q *queue[T]) <-chan T {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if q.ch == nil {
-		q.ch = make(chan T, q.limit)
-		for _, v := range q.items {
-			q.ch <- v
-		}
-		q.items = nil
-		if o.closed {
-			close(q.ch)
-		}
-	}
-	return q.ch
-}
-
-// close ends the outbox: nothing more is put, the channels close and the
-// reader wakes; what waits stays to be taken.
+// close ends the outbox: nothing more is put; what waits stays to be
+// taken, and the reader is woken (wakeReader) to hear of the end.
 func (o *outbox) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed {
+	o.closed = true
+	o.pending.Store(true)
+}
+
+// handed notes that something for the reader was handed out other than
+// by put: a notification of the connection's subscriptions.
+func (o *outbox) handed() { o.pending.Store(true) }
+
+// wakeReader calls the reader's wake function when something was handed
+// out since it was last called. Its caller holds none of the connection's
+// locks.
+func (o *outbox) wakeReader() {
+	if !o.pending.Load() {
 		return
 	}
-	o.closed = true
-	o.notes.close()
-	o.hrs.close()
-	o.nus.close()
-	o.signal()
+	o.mu.Lock()
+	wake := o.wake
+	o.mu.Unlock()
+	if wake != nil && o.pending.Swap(false) {
+		wake()
+	}
 }
 
 // take swaps what waits with the reader's.
@@ -106,23 +98,13 @@ func (o *outbox) take(t *Taken) {
 	t.NUS = o.nus.take(t.NUS)
 }
 
-// queue is one kind of item of an outbox, in order, at most limit of them:
-// in items, or in ch once a reader asked for a channel.
+// queue is one kind of item of an outbox, in order, at most limit of them.
 type queue[T any] struct {
 	items []T
-	ch    chan T
 	limit int
 }
 
 func (q *queue[T]) put(v T) bool {
-	if q.ch != nil {
-		select {
-		case q.ch <- v:
-			return true
-		default:
-			return false
-		}
-	}
 	if len(q.items) >= q.limit {
 		return false
 	}
@@ -130,44 +112,16 @@ func (q *queue[T]) put(v T) bool {
 	return true
 }
 
-func (q *queue[T]) len() int {
-	if q.ch != nil {
-		return len(q.ch)
-	}
-	return len(q.items)
-}
-
 // take returns what waits and keeps spare, emptied, as the storage of what
-// comes next, unless it is large. With a channel, what waits in it is
-// taken into spare.
+// comes next, unless it is large.
 func (q *queue[T]) take(spare []T) []T {
 	clear(spare)
 	if cap(spare) > keepCap {
 		spare = nil
 	}
-	if q.ch != nil {
-		spare = spare[:0]
-		for {
-			select {
-			case v, ok := <-q.ch:
-				if !ok { // closed, and empty
-					return spare
-				}
-				spare = append(spare, v)
-			default:
-				return spare
-			}
-		}
-	}
 	items := q.items
 	q.items = spare[:0]
 	return items
-}
-
-func (q *queue[T]) close() {
-	if q.ch != nil {
-		close(q.ch)
-	}
 }
 
 // Taken is what a central took from its connection with Take: the
@@ -182,13 +136,28 @@ type Taken struct {
 // Take replaces t's items with what the device sent the central since the
 // last Take, without waiting; t's slices become the storage of what the
 // device sends next, so a reader passes the same Taken again once it is
-// done with its items. It takes also after the connection ended, what the
-// device sent before. A kind the central asked a channel for
-// (Notifications, HRS, NUS) is taken from the channel: a central reads
-// one way or the other.
+// done with its items (Take clears them). It takes also after the
+// connection ended, what the device sent before.
 func (c *Conn) Take(t *Taken) { c.out.take(t) }
 
-// Wake receives when the device sends the central something to take with
-// Take, and when the connection ends. It holds one wake-up: a reader that
-// takes everything after each wake-up misses nothing.
-func (c *Conn) Wake() <-chan struct{} { return c.out.wake }
+// Untaken returns how many notifications of its characteristics the
+// device handed the central that it has not taken yet (Take): the
+// device's notification queue, which TryNotify's flow control counts, at
+// most 256.
+func (c *Conn) Untaken() int { return waiting(&c.out, &c.out.notes) }
+
+// WakeWith makes the connection call wake when it hands the central
+// something to take with Take: a notification of its services, or a
+// notification or end of a subscription made over it (to the sink given
+// to Connect); and when the connection ends. A reader that takes
+// everything after each call misses nothing. wake is called on the
+// goroutine that handed it out (the connection event's, mostly: the
+// device clock's), once the connection's locks are let go, and at once
+// when something waits already; it must not block. Call WakeWith once,
+// right after Connect.
+func (c *Conn) WakeWith(wake func()) {
+	c.out.mu.Lock()
+	c.out.wake = wake
+	c.out.mu.Unlock()
+	c.out.wakeReader()
+}

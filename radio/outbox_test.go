@@ -1,7 +1,9 @@
 package radio_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"senseboard/clock"
 	"senseboard/profile"
@@ -11,12 +13,14 @@ import (
 
 // A central that takes with Take gets the notifications in the order they
 // were sent; while it does not take, the connection refuses a
-// flow-controlled notification once 256 wait, as the channel of
-// Notifications did, and takes them again once the central took what
-// waits. A wake-up tells of what waits.
+// flow-controlled notification once 256 wait, and takes them again once
+// the central took what waits. A wake-up tells of what waits.
 func TestTakeOrderAndLimit(t *testing.T) {
 	c := newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
+	woken := 0
+	c.WakeWith(func() { woken++ })
 	for round := range 3 {
+		woken = 0
 		sent := 0
 		for ; ; sent++ {
 			ok, err := c.TryNotify(streamChar, []byte{byte(sent), byte(sent >> 8)})
@@ -30,10 +34,8 @@ func TestTakeOrderAndLimit(t *testing.T) {
 		if sent != 256 {
 			t.Fatalf("round %d: the connection took %d notifications the central did not read; want 256", round, sent)
 		}
-		select {
-		case <-c.Wake():
-		default:
-			t.Fatalf("round %d: no wake-up with 256 notifications waiting", round)
+		if woken != sent {
+			t.Fatalf("round %d: %d wake-ups for %d notifications handed out; want one each", round, woken, sent)
 		}
 		var got radio.Taken
 		c.Take(&got)
@@ -82,8 +84,7 @@ func TestTakeServicesLimit(t *testing.T) {
 }
 
 // What the device sent before the connection ended is taken after it,
-// and a wake-up tells of the end; a channel asked for after the end holds
-// what waited, and is closed.
+// and a wake-up tells of the end.
 func TestTakeAfterTheEnd(t *testing.T) {
 	c := newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
 	for i := range 3 {
@@ -93,48 +94,83 @@ func TestTakeAfterTheEnd(t *testing.T) {
 	}
 	var got radio.Taken
 	c.Take(&got)
-	<-c.Wake()
 	if err := c.Notify(streamChar, []byte{3}); err != nil {
 		t.Fatal(err)
 	}
+	woken := 0
+	c.WakeWith(func() { woken++ })
+	if woken != 1 {
+		t.Errorf("WakeWith with a notification waiting woke the reader %d times; want once", woken)
+	}
 	c.Disconnect()
-	<-c.Wake()
+	if woken != 2 {
+		t.Errorf("the end woke the reader %d times; want once", woken-1)
+	}
 	if err := c.Notify(streamChar, []byte{4}); err != nil {
 		t.Fatal(err)
 	}
-	ch := c.Notifications()
-	var after []byte
-	for n := range ch {
-		after = append(after, n.Data[0])
-	}
-	if len(after) != 1 || after[0] != 3 {
-		t.Errorf("after the end the channel held %v; want [3]", after)
-	}
 	c.Take(&got)
-	if len(got.Notes) != 0 {
-		t.Errorf("took %d notifications the channel held", len(got.Notes))
+	if len(got.Notes) != 1 || got.Notes[0].Data[0] != 3 {
+		t.Errorf("after the end took %v; want the notification 3 sent before it", got.Notes)
 	}
 }
 
-// A central that reads the channel of Notifications gets it with what
-// waited before it asked, in order, and Take takes from it too.
-func TestNotificationsChannelHoldsWhatWaited(t *testing.T) {
-	c := newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
-	for i := range 4 {
-		if err := c.Notify(streamChar, []byte{byte(i)}); err != nil {
+// The reader is woken with none of the connection's locks held, on the
+// goroutine that handed out, with the model on (by the connection event)
+// and off (by the sender), for notifications of the services and of the
+// subscriptions made over the connection: its wake function can take
+// what waits, and ask the connection what it likes, at once.
+func TestWakeWithTakesAtOnce(t *testing.T) {
+	for _, a := range []profile.Airtime{{}, profile.DefaultAirtime} {
+		clk := clock.NewVirtual()
+		p := newPeripheral(t, radio.Config{HRS: true, NUS: true, Clock: clk, Airtime: a})
+		q := resource.NewQueue(16)
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), q)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	ch := c.Notifications()
-	if len(ch) != 4 || cap(ch) != 256 {
-		t.Fatalf("the channel holds %d of %d; want 4 of 256", len(ch), cap(ch))
-	}
-	if n := <-ch; n.Data[0] != 0 {
-		t.Fatalf("first read %d; want 0", n.Data[0])
-	}
-	var got radio.Taken
-	c.Take(&got)
-	if len(got.Notes) != 3 || got.Notes[0].Data[0] != 1 || got.Notes[2].Data[0] != 3 {
-		t.Fatalf("took %d notifications (%v); want 1, 2, 3", len(got.Notes), got.Notes)
+		var got radio.Taken
+		var hrs []float32
+		var events []resource.Event
+		c.WakeWith(func() {
+			c.Notifying(radio.HeartRateMeasurement) // takes the connection's lock
+			c.Waiting()                             // and the model's
+			c.Take(&got)
+			for _, d := range got.HRS {
+				hrs = append(hrs, d.Average)
+			}
+			events = q.Drain(events)
+		})
+		if err := c.SetHRSNotifications(true); err != nil {
+			t.Fatal(err)
+		}
+		hub := resource.NewHub(0)
+		sub, resp := hub.Subscribe(&resource.Request{Client: c.Client()}, "/Test", nopSource{})
+		if !resp.Status.OK() {
+			t.Fatal(resp)
+		}
+		for i := range 5 {
+			c.SendHRS(radio.HRSData{Average: float32(i)})
+			sub.Notify(i)
+			clk.Advance(c.Interval())
+		}
+		clk.Advance(time.Second)
+		hub.End(sub, resource.EndReset)
+		c.Disconnect()
+		if fmt.Sprint(hrs) != "[0 1 2 3 4]" {
+			t.Errorf("enabled %v: the reader took the measurements %v; want [0 1 2 3 4]", a.Enabled, hrs)
+		}
+		var contents []any
+		ended := 0
+		for _, e := range events {
+			if e.Ended != 0 {
+				ended++
+			} else {
+				contents = append(contents, e.Content)
+			}
+		}
+		if fmt.Sprint(contents) != "[0 1 2 3 4]" || ended != 1 {
+			t.Errorf("enabled %v: the reader took the notifications %v and %d ends; want [0 1 2 3 4] and 1", a.Enabled, contents, ended)
+		}
 	}
 }

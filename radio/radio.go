@@ -471,11 +471,25 @@ func (p *Peripheral) Reset() {
 type lostSink struct{ c *Conn }
 
 func (s lostSink) Notify(n resource.Notification) bool {
-	return !s.c.lost.Load() && s.c.sink.Notify(n)
+	if s.c.lost.Load() || !s.c.sink.Notify(n) {
+		return false
+	}
+	s.c.out.handed()
+	s.c.out.wakeReader()
+	return true
 }
 
 func (s lostSink) Ended(sub *resource.Subscription, reason resource.EndReason) {
-	s.c.sink.Ended(sub, reason)
+	s.c.subEnded(sub, reason)
+}
+
+// subEnded hands the end of a subscription made over the connection to the
+// transport's sink, and wakes the reader. It is called under none of the
+// connection's locks.
+func (c *Conn) subEnded(sub *resource.Subscription, reason resource.EndReason) {
+	c.sink.Ended(sub, reason)
+	c.out.handed()
+	c.out.wakeReader()
 }
 
 // PowerOff drops the connection, after what waits for the air has gone

@@ -151,32 +151,36 @@ func TestOpenSettingsChecksValues(t *testing.T) {
 	}
 }
 
-func TestChannelsCloseWhenTheConnectionEnds(t *testing.T) {
+// What the device sent before the connection ended is taken after it,
+// and nothing sent after; the reader is woken at the end.
+func TestTakeWhenTheConnectionEnds(t *testing.T) {
 	p := newPeripheral(t, radio.Config{HRS: true, NUS: true})
 	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
 	if err != nil {
 		t.Fatal(err)
 	}
+	woken := 0
+	c.WakeWith(func() { woken++ })
 	if err := c.SetHRSNotifications(true); err != nil {
 		t.Fatal(err)
 	}
 	c.SendHRS(radio.HRSData{Average: 60})
 	c.SendNUS([]byte{1})
+	before := woken
 	c.Disconnect()
-	if d, ok := <-c.HRS(); !ok || d.Average != 60 {
-		t.Errorf("the measurement sent before the end: %+v, %v", d, ok)
-	}
-	if _, ok := <-c.HRS(); ok {
-		t.Error("HRS channel open after the end")
-	}
-	if b, ok := <-c.NUS(); !ok || !bytes.Equal(b, []byte{1}) {
-		t.Errorf("the data sent before the end: %v, %v", b, ok)
-	}
-	if _, ok := <-c.NUS(); ok {
-		t.Error("NUS channel open after the end")
+	if woken != before+1 || c.Err() == nil {
+		t.Errorf("the end woke the reader %d times (Err %v); want once, with Err set", woken-before, c.Err())
 	}
 	c.SendHRS(radio.HRSData{}) // sending after the end is harmless
 	c.SendNUS([]byte{2})
+	var got radio.Taken
+	c.Take(&got)
+	if len(got.HRS) != 1 || got.HRS[0].Average != 60 {
+		t.Errorf("measurements taken after the end: %+v; want the one sent before", got.HRS)
+	}
+	if len(got.NUS) != 1 || !bytes.Equal(got.NUS[0], []byte{1}) {
+		t.Errorf("serial data taken after the end: %v; want the one sent before", got.NUS)
+	}
 	if !errors.Is(c.Err(), radio.ErrDisconnected) {
 		t.Errorf("Err %v", c.Err())
 	}

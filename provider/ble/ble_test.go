@@ -409,21 +409,17 @@ func TestHRSAndNUS(t *testing.T) {
 	}
 	d.Expect(200, resource.Post, "/Comm/Ble/HRS", sbt.Record(t, "HRSData", `{"average": 72.5, "rrData": [830, 826]}`))
 	d.Advance(conn.Interval()) // the next connection event carries it
-	select {
-	case got := <-conn.HRS():
-		if got.Average != 72.5 || fmt.Sprint(got.RRData) != "[830 826]" {
-			t.Errorf("central got %+v", got)
-		}
-	default:
-		t.Error("the central got no heart-rate update")
+	var got radio.Taken
+	if conn.Take(&got); len(got.HRS) != 1 || got.HRS[0].Average != 72.5 || fmt.Sprint(got.HRS[0].RRData) != "[830 826]" {
+		t.Errorf("central got %+v; want one update of 72.5 with [830 826]", got.HRS)
 	}
 	if err := conn.WriteNUS([]byte("hi")); err != nil {
 		t.Fatal(err)
 	}
 	d.Expect(200, resource.Post, "/Comm/Ble/NUS", sbt.Record(t, "NUSData", `{"Data": [1, 2, 3]}`))
 	d.Advance(conn.Interval())
-	if got := <-conn.NUS(); !bytes.Equal(got, []byte{1, 2, 3}) {
-		t.Errorf("central got % X", got)
+	if conn.Take(&got); len(got.NUS) != 1 || !bytes.Equal(got.NUS[0], []byte{1, 2, 3}) {
+		t.Errorf("central got % X; want 01 02 03", got.NUS)
 	}
 	conn.Disconnect()
 	if got := hrs.Contents(); len(got) != 2 || got[0].(*ble.HRSState).Enabled != true || got[1].(*ble.HRSState).Enabled != false {

@@ -51,12 +51,31 @@ type lockedWriter struct {
 	interrupted bool
 	deadline    bool // a write deadline is set
 	w           deadliner
-	now         *nowWriter // writes without waiting, when w can (a TCP connection)
+	now         NowWriter // writes without waiting, when w can (a TCP connection, a NowWriter)
+}
+
+// NowWriter is a connection that can write without waiting for its
+// reader. WriteNow writes what of p the connection takes at once and
+// returns how much that was; an error is one of the connection's. A
+// connection that is one (the radio link's streams over NATS, whose
+// writes never wait for the peer) is written on the goroutine that has
+// something to write, as a TCP connection is while its socket has room
+// (a session's notifications, the radio link's connection events); on
+// other connections a goroutine started for a write that may wait
+// writes it.
+type NowWriter interface {
+	WriteNow(p []byte) (int, error)
 }
 
 // newLockedWriter returns the locked writer of w.
 func newLockedWriter(w deadliner) *lockedWriter {
-	return &lockedWriter{w: w, now: newNowWriter(w)}
+	l := &lockedWriter{w: w}
+	if nw, ok := w.(NowWriter); ok {
+		l.now = nw
+	} else if nw := newNowWriter(w); nw != nil {
+		l.now = nw
+	}
+	return l
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -91,7 +110,7 @@ func (l *lockedWriter) writeNowLocked(p []byte) (int, error) {
 		l.deadline = false
 	}
 	l.dmu.Unlock()
-	return l.now.write(p)
+	return l.now.WriteNow(p)
 }
 
 // nowWriter writes to a connection's descriptor without waiting: one
@@ -125,8 +144,8 @@ func (w *nowWriter) do(fd uintptr) bool {
 	return true // done, whatever it wrote: never wait for room
 }
 
-// write writes what of p the socket takes at once.
-func (w *nowWriter) write(p []byte) (int, error) {
+// WriteNow writes what of p the socket takes at once.
+func (w *nowWriter) WriteNow(p []byte) (int, error) {
 	w.p = p
 	if err := w.rc.Write(w.fn); err != nil {
 		w.p = nil

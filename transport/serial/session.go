@@ -135,9 +135,10 @@ type session struct {
 	pace     *pacer           // holds writes apart, when set
 	events   []resource.Event // drained from the queue, reused by the writer
 	// Without a writer goroutine (flush):
-	flushMu sync.Mutex  // held while notifications are written
-	more    atomic.Bool // a flush found flushMu held: its holder flushes again
-	buf     []byte      // the frames of a flush
+	flushMu sync.Mutex              // held while notifications are written
+	more    atomic.Bool             // a flush found flushMu held: its holder flushes again
+	buf     []byte                  // the frames of a flush
+	gather  func(buf []byte) []byte // appends what a flush writes: encode, or a protocol's (Stream.StartSession)
 }
 
 // newSession starts the session of a line or TCP connection. On a clock
@@ -246,11 +247,11 @@ func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q
 	return s
 }
 
-// unwrittenSession returns a session that writes no notifications: its
-// owner does (Session.AppendNotifications).
+// unwrittenSession returns a session that writes no notifications by
+// itself: its owner starts a writer, or flushes (Session.Flush).
 func unwrittenSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q *resource.Queue, c *resource.Client,
 	do func(*resource.Request) (resource.Envelope, error), p *pacer) *session {
-	return &session{
+	s := &session{
 		log:    log,
 		dev:    dev,
 		do:     do,
@@ -263,6 +264,8 @@ func unwrittenSession(log *slog.Logger, dev Target, w *lockedWriter, token strin
 		subs:   map[string]uint32{},
 		pace:   p,
 	}
+	s.gather = s.encode
+	return s
 }
 
 // end ends the session's subscriptions and stops its writer, interrupting
@@ -353,13 +356,14 @@ func (s *session) encode(buf []byte) []byte {
 	return buf
 }
 
-// flush writes the notifications that wait, on the goroutine that wakes
-// the session's writer (the end of a clock's pass, mostly): a connection
-// that can write without waiting (lockedWriter.now) needs no goroutine of
-// its own. What the socket does not take at once, or what waits for a
-// response being written, a goroutine started for it writes, as long as
-// it takes; notifications that come meanwhile wait for it. flush never
-// waits for a write.
+// flush writes the notifications that wait (what gather appends), on the
+// goroutine that wakes the session's writer (the end of a clock's pass,
+// mostly): a connection that can write without waiting (lockedWriter.now)
+// needs no goroutine of its own. What the connection does not take at
+// once, what waits for a response being written, and everything on a
+// connection that cannot write without waiting, a goroutine started for
+// it writes, as long as it takes; notifications that come meanwhile wait
+// for it. flush never waits for a write.
 func (s *session) flush() {
 	s.more.Store(true)
 	for s.more.Load() {
@@ -382,14 +386,14 @@ func (s *session) flushLocked() bool {
 		return true
 	default:
 	}
-	s.buf = s.encode(s.buf[:0])
+	s.buf = s.gather(s.buf[:0])
 	if len(s.buf) == 0 {
 		return true
 	}
 	if s.pace != nil {
 		s.pace.writing()
 	}
-	if !s.w.mu.TryLock() { // a response is being written
+	if s.w.now == nil || !s.w.mu.TryLock() { // a write that may wait, or a response is being written
 		s.finish(s.buf, false)
 		return false
 	}

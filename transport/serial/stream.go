@@ -23,7 +23,7 @@ type Stream struct {
 
 // NewStream returns a stream of conn, served for the server's device.
 func (s *Server) NewStream(conn net.Conn) *Stream {
-	return &Stream{srv: s, conn: conn, w: &lockedWriter{w: conn}}
+	return &Stream{srv: s, conn: conn, w: newLockedWriter(conn)}
 }
 
 // Read reads the stream and hands what it reads to feed until the stream
@@ -65,23 +65,48 @@ type Session struct{ s *session }
 
 // StartSession starts the session of the line protocol on the stream: its
 // requests go to do, and its client c's notifications wait in q. The
-// session has no writer of its own: its caller writes the notifications
-// that wait (AppendNotifications) when Ready receives, in the frames of
-// its own stream, which a protocol like the radio link writes when its
-// connection events carry them anyway. A write of the session's that
+// session has no writer of its own: its owner calls Flush when something
+// may wait to be written, and what gather appends to the buffer it is
+// given goes out in one write (the frames of the protocol's own, such as
+// what a connection event of the radio link carries, and the session's
+// notifications, AppendNotifications). A write of the session's that
 // fails closes the stream.
-func (st *Stream) StartSession(q *resource.Queue, c *resource.Client, do func(*resource.Request) (resource.Envelope, error)) *Session {
+func (st *Stream) StartSession(q *resource.Queue, c *resource.Client, do func(*resource.Request) (resource.Envelope, error), gather func(buf []byte) []byte) *Session {
 	s := unwrittenSession(st.srv.log(), st.srv.Device, st.w, "", q, c, do, nil)
+	s.gather = gather
 	s.onBroken = func() { st.conn.Close() }
 	return &Session{s}
 }
 
-// Ready receives when notifications may wait to be written.
-func (s *Session) Ready() <-chan struct{} { return s.s.queue.Ready() }
+// Flush writes what waits to be written (StartSession's gather), without
+// waiting, on the goroutine that calls it: on a connection that writes
+// without waiting (a NowWriter) it writes what the connection takes at
+// once. What is left, or what waits for a response being written or for a
+// connection whose writes wait for the reader, a goroutine of the
+// session's writes, as long as it takes; a Flush meanwhile leaves what
+// waits to that goroutine, which gathers again once done. So one write is
+// under way at a time, in order, and what waits while a reader is slow
+// stays where it waits, and counts against its limits. Flush never waits
+// for a write, and does nothing after End.
+func (s *Session) Flush() { s.s.flush() }
+
+// WriteLast writes, after every write of the session's before it, what
+// waits to be written (StartSession's gather) and then tail, in one
+// write, and waits for it: the last words of a protocol's connection,
+// before it closes the stream.
+func (s *Session) WriteLast(tail []byte) error {
+	ss := s.s
+	ss.flushMu.Lock()
+	defer ss.flushMu.Unlock()
+	ss.buf = append(ss.gather(ss.buf[:0]), tail...)
+	_, err := ss.w.Write(ss.buf)
+	ss.buf = nil
+	return err
+}
 
 // AppendNotifications appends the frames of the notifications that wait
-// to buf and returns it; after End it appends none. One goroutine at a
-// time calls it, the one that writes them.
+// to buf and returns it; after End it appends none. It is called by
+// StartSession's gather, which a Flush calls.
 func (s *Session) AppendNotifications(buf []byte) []byte {
 	select {
 	case <-s.s.done:
