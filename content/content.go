@@ -3,9 +3,11 @@
 // HRData, TempData), the capability and configuration records of /Meas,
 // and the time record the data logger writes (DetailedTime); their JSON,
 // their binary form as firmware 2.3 sends it over GSP and the data logger
-// writes it to its logs (Append), and the size of that form (Size). The
-// providers that make them, the GSP module, the data logger, the radio's
-// throughput model and the load all use this one package.
+// writes it to its logs (Append), and the size of that form (Size); the
+// pools that the streams' motion and ECG notifications come from and go
+// back to (recycle.go). The providers that make them, the GSP module, the
+// data logger, the radio's throughput model and the load all use this one
+// package.
 package content
 
 import (
@@ -25,7 +27,9 @@ const ECGArraySize = 16
 // magnetometer or IMU stream: the arrays the stream carries, synchronized
 // sample for sample.
 type MotionData struct {
-	Timestamp uint32       `json:"Timestamp"`
+	Timestamp uint32 `json:"Timestamp"`
+	refs      uint32 // of one made by NewMotionData: its pool and holders (recycle.go)
+
 	ArrayAcc  []sensor.XYZ `json:"ArrayAcc,omitempty"`
 	ArrayGyro []sensor.XYZ `json:"ArrayGyro,omitempty"`
 	ArrayMagn []sensor.XYZ `json:"ArrayMagn,omitempty"`
@@ -52,27 +56,17 @@ type (
 
 // NewMotionData returns a notification stamped ts whose arrays of the
 // accelerometer, gyroscope and magnetometer, those that are on, hold n
-// samples each (n at most MaxBatch), in one allocation.
+// samples each (n at most MaxBatch), in one allocation, their samples
+// zero. It comes from a pool: its maker releases it once published
+// (Release).
 func NewMotionData(ts uint32, n int, acc, gyro, magn bool) *MotionData {
-	var m *MotionData
-	var store []sensor.XYZ
 	sensors := 0
 	for _, on := range []bool{acc, gyro, magn} {
 		if on {
 			sensors++
 		}
 	}
-	switch size := n * sensors; {
-	case size <= 8:
-		w := new(motionData8)
-		m, store = &w.m, w.store[:]
-	case size <= 16:
-		w := new(motionData16)
-		m, store = &w.m, w.store[:]
-	default:
-		w := new(motionData24)
-		m, store = &w.m, w.store[:]
-	}
+	m, store := motionStore(n * sensors)
 	m.Timestamp = ts
 	take := func() []sensor.XYZ {
 		a := store[:n:n]
@@ -119,14 +113,17 @@ type ECGData struct {
 	Samples   []int32 `json:"Samples"`
 	Timestamp uint32  `json:"Timestamp"`
 
+	refs uint32 // of one made by NewECGData: its pool and holders (recycle.go)
+
 	store [ECGArraySize]int32
 }
 
 // NewECGData returns a notification stamped ts with room for n samples (n
-// at most ECGArraySize), in one allocation.
+// at most ECGArraySize), in one allocation, its samples zero. It comes
+// from a pool: its maker releases it once published (Release).
 func NewECGData(ts uint32, n int) *ECGData {
-	e := &ECGData{Timestamp: ts}
-	e.Samples = e.store[:n:n]
+	e := ecgStore()
+	e.Timestamp, e.Samples = ts, e.store[:n:n]
 	return e
 }
 

@@ -111,3 +111,68 @@ func TestExactFloat32Reach(t *testing.T) {
 		}
 	}
 }
+
+// A notification from NewMotionData or NewECGData goes back for reuse once
+// its last holder releases it, and comes back cleared; one that a holder
+// keeps, or still holds, never does.
+func TestNotificationsRecycled(t *testing.T) {
+	const tries = 100 // the pools may drop what goes back (under the race detector, a quarter)
+	reused := 0
+	for range tries {
+		m := NewMotionData(7, 4, true, true, false)
+		m.ArrayAcc[3] = sensor.XYZ{X: 1}
+		m.Release()
+		again := NewMotionData(8, 4, true, true, false)
+		if again == m {
+			reused++
+		}
+		if again.Timestamp != 8 || len(again.ArrayAcc) != 4 || len(again.ArrayGyro) != 4 || again.ArrayMagn != nil || again.ArrayAcc[3] != (sensor.XYZ{}) {
+			t.Fatalf("a motion notification taken again = %+v, want stamped 8 with 4 zero samples of acc and gyro", again)
+		}
+		again.Release()
+	}
+	if reused == 0 {
+		t.Errorf("a released motion notification was never reused in %d tries", tries)
+	}
+
+	reused = 0
+	for range tries {
+		e := NewECGData(7, 16)
+		e.Samples[15] = 9
+		e.Release()
+		again := NewECGData(8, 16)
+		if again == e {
+			reused++
+		}
+		if again.Timestamp != 8 || len(again.Samples) != 16 || again.Samples[15] != 0 {
+			t.Fatalf("an ECG notification taken again = %+v, want stamped 8 with 16 zero samples", again)
+		}
+		again.Release()
+	}
+	if reused == 0 {
+		t.Errorf("a released ECG notification was never reused in %d tries", tries)
+	}
+
+	for _, spare := range []func(*MotionData){
+		func(m *MotionData) { m.Keep() },
+		func(m *MotionData) { m.Hold() },
+	} {
+		for range tries {
+			m := NewMotionData(7, 4, true, true, false)
+			spare(m)
+			m.Release()
+			if again := NewMotionData(8, 4, true, true, false); again == m {
+				t.Fatal("a motion notification still held or kept was reused")
+			}
+		}
+	}
+
+	// One not made by NewMotionData has nothing to go back to.
+	m := &MotionData{Timestamp: 1}
+	m.Hold()
+	m.Release()
+	m.Release()
+	if m.Timestamp != 1 {
+		t.Errorf("a motion notification made as a literal changed on release: %+v", m)
+	}
+}

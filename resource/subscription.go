@@ -148,7 +148,7 @@ func (s *Subscription) Notify(content any) bool {
 	if !s.active.Load() || s.stall.Load() != nil {
 		return false
 	}
-	if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
+	if s.hand(content) {
 		return true
 	}
 	s.dropped.Add(1)
@@ -160,7 +160,45 @@ func (s *Subscription) Notify(content any) bool {
 // it again later. A transfer that must lose nothing (a log read by
 // subscription) paces itself this way.
 func (s *Subscription) Offer(content any) bool {
-	return s.active.Load() && s.stall.Load() == nil && s.Client.sink.Notify(Notification{Sub: s, Content: content})
+	return s.active.Load() && s.stall.Load() == nil && s.hand(content)
+}
+
+// Recyclable is notification content that its maker reuses once every
+// holder is done with it, so that a stream's notifications need not be
+// allocated one by one. Its maker holds it while it publishes it, and
+// releases it after. Delivering it to a subscriber's Queue adds a holder;
+// the Queue's consumer releases the content once it is done with it (a
+// session, once it has encoded the notification), or never, and then the
+// content is not reused. Any other sink may keep what it takes without
+// saying when it is done, so delivering to one keeps the content from ever
+// being reused.
+type Recyclable interface {
+	// Hold adds a holder.
+	Hold()
+	// Release ends a hold; the last gives the content back to its maker.
+	Release()
+	// Keep makes the content never go back to its maker.
+	Keep()
+}
+
+// hand gives content to the subscriber's sink and reports whether the sink
+// took it: a Recyclable is held for a Queue while the queue keeps it, and
+// kept for good by any other sink.
+func (s *Subscription) hand(content any) bool {
+	r, ok := content.(Recyclable)
+	if !ok {
+		return s.Client.sink.Notify(Notification{Sub: s, Content: content})
+	}
+	if _, queue := s.Client.sink.(*Queue); !queue {
+		r.Keep()
+		return s.Client.sink.Notify(Notification{Sub: s, Content: content})
+	}
+	r.Hold()
+	if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
+		return true
+	}
+	r.Release()
+	return false
 }
 
 // Stalled reports whether the subscription is stalled (Hub.Stall).
@@ -207,7 +245,8 @@ func (t *Topic) Subscriptions() []*Subscription {
 }
 
 // Publish delivers content to every subscriber and returns how many took it.
-// It never blocks and takes no lock; content must not be modified afterwards.
+// It never blocks and takes no lock; content must not be modified afterwards
+// (a Recyclable's maker holds it until Publish returns).
 func (t *Topic) Publish(content any) int {
 	p := t.subs.Load()
 	if p == nil {
@@ -218,7 +257,7 @@ func (t *Topic) Publish(content any) int {
 		if s.stall.Load() != nil {
 			continue // stalled: the source sends it nothing
 		}
-		if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
+		if s.hand(content) {
 			n++
 		} else {
 			s.dropped.Add(1)

@@ -554,3 +554,46 @@ func TestStall(t *testing.T) {
 	qa.Drain(nil)
 	qb.Drain(nil)
 }
+
+// recyclable is content that counts its holders (Recyclable).
+type recyclable struct {
+	holds, releases, keeps int
+}
+
+func (r *recyclable) Hold()    { r.holds++ }
+func (r *recyclable) Release() { r.releases++ }
+func (r *recyclable) Keep()    { r.keeps++ }
+
+// sliceSink is a sink that is no Queue: it keeps what it takes.
+type sliceSink struct{ got []any }
+
+func (s *sliceSink) Notify(n Notification) bool     { s.got = append(s.got, n.Content); return true }
+func (s *sliceSink) Ended(*Subscription, EndReason) {}
+
+// Delivering recyclable content holds it for each queue that takes it,
+// holds nothing for a queue that refuses it, and keeps it for good for a
+// sink that is no queue, which may keep what it takes.
+func TestPublishHoldsRecyclableForQueues(t *testing.T) {
+	h := NewHub(0)
+	src := &recordingSource{}
+	full := NewQueue(1)
+	full.Notify(Notification{Sub: &Subscription{}, Content: "filler"})
+	for i, sink := range []Sink{NewQueue(4), NewQueue(4), full, &sliceSink{}} {
+		subscribe(t, h, NewClient(fmt.Sprint(i), sink), "/R", src)
+	}
+	r := &recyclable{}
+	if n := h.Topic("/R").Publish(r); n != 3 {
+		t.Fatalf("Publish delivered to %d, want 3", n)
+	}
+	// Two queues took it, the full one refused it, the other sink kept it.
+	if r.holds != 3 || r.releases != 1 || r.keeps != 1 {
+		t.Errorf("holds %d, releases %d, keeps %d; want 3, 1, 1", r.holds, r.releases, r.keeps)
+	}
+
+	one := &recyclable{}
+	q := NewQueue(4)
+	s, _ := subscribe(t, h, NewClient("one", q), "/One", src)
+	if !s.Notify(one) || one.holds != 1 || one.releases != 0 || one.keeps != 0 {
+		t.Errorf("Subscription.Notify to a queue: holds %d, releases %d, keeps %d; want 1, 0, 0", one.holds, one.releases, one.keeps)
+	}
+}

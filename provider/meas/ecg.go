@@ -268,6 +268,7 @@ func (p *ECG) fire(st *ecgStream, at time.Duration, n int) {
 	lost := 0
 	if ints != nil {
 		lost += (st.ints.Subscribers() - st.ints.Publish(ints)) * n
+		ints.Release()
 	}
 	if mv != nil {
 		lost += (st.mv.Subscribers() - st.mv.Publish(mv)) * n

@@ -255,6 +255,7 @@ func (p *IMU) fireMotion(ms *motionStream, at time.Duration, n int) {
 	m := content.NewMotionData(relTime(p.d, at), n, ms.kind.acc(), ms.kind.gyro(), ms.kind.magn())
 	p.src.FillIMU(m.ArrayAcc, m.ArrayGyro, m.ArrayMagn, at, ms.period(), sensor.Ranges{Acc: p.accRange, Gyro: p.gyroRange})
 	ms.topic.Publish(m)
+	m.Release()
 }
 
 // detector runs the motion detectors on the accelerometer while it runs.

@@ -347,6 +347,9 @@ func (s *session) encode(buf []byte) []byte {
 			buf, err = wire.AppendJSONFrame(buf, wire.Ended, id, &wire.EndedMsg{Reason: e.Ended.String()})
 		} else {
 			buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
+			if r, ok := e.Content.(resource.Recyclable); ok {
+				r.Release() // encoded: the frame holds what it said
+			}
 		}
 		if err != nil {
 			s.log.Error("encode notification", "err", err)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -285,6 +286,62 @@ func TestPacerStopIsFinal(t *testing.T) {
 		vc.Advance(time.Second) // runs what is due on this goroutine
 		if n := woke.Load(); n != 0 {
 			t.Fatalf("round %d: the pacer woke the writer %d times after stop", round, n)
+		}
+	}
+}
+
+// counted is notification content that counts its holds
+// (resource.Recyclable): its maker's, taken when made, and those the
+// queue's delivery adds. The last release spoils it, as a reuse would.
+type counted struct {
+	v    atomic.Int64
+	refs atomic.Int32
+	kept atomic.Bool
+}
+
+func (c *counted) Hold() { c.refs.Add(1) }
+func (c *counted) Keep() { c.kept.Store(true) }
+func (c *counted) Release() {
+	if c.refs.Add(-1) == 0 {
+		c.v.Store(-1)
+	}
+}
+func (c *counted) AppendJSON(b []byte) []byte { return strconv.AppendInt(b, c.v.Load(), 10) }
+
+// A session releases a recyclable notification once it has encoded it,
+// so that its maker may reuse it; not before, and only its own hold.
+func TestSessionReleasesEncodedNotifications(t *testing.T) {
+	rec, hub := pacedSession(t, clock.NewVirtual(), 0)
+	var made []*counted
+	for i, uri := range []string{"/A", "/B", "/C"} {
+		c := &counted{}
+		c.v.Store(int64(i))
+		c.refs.Store(1) // the maker's hold while it publishes
+		if n := hub.Topic(uri).Publish(c); n != 1 {
+			t.Fatalf("publish %s: %d subscribers took it, want 1", uri, n)
+		}
+		c.Release()
+		made = append(made, c)
+	}
+	frames, _ := waitFrames(t, rec, 3)
+	checkNotifications(t, frames) // none spoilt before it was encoded
+	for hang := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		left := 0
+		for _, c := range made {
+			if c.refs.Load() != 0 {
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(hang) {
+			t.Fatalf("%d of %d notifications still held after a minute", left, len(made))
+		}
+	}
+	for i, c := range made {
+		if c.kept.Load() {
+			t.Errorf("notification %d kept for good by a session's queue", i)
 		}
 	}
 }

@@ -1,0 +1,140 @@
+package content
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"senseboard/sensor"
+)
+
+// A stream's notifications are many and short-lived: a streaming device
+// publishes a score of them a second, each kept only until its
+// subscribers' sessions have encoded it. NewMotionData and NewECGData take
+// them from pools, and they go back once every holder has released them
+// (resource.Recyclable): their maker, once it has published them, and each
+// queue that took them, once its consumer is done. A notification that a
+// holder keeps (a sink that is not a queue) or never releases (a consumer
+// that does not say when it is done) is left to the collector, as one not
+// made by these functions always is.
+//
+// What a notification keeps to go back, its holds and its pool, is one
+// word in the room its alignment leaves after its timestamp: it costs a
+// notification that never goes back no memory.
+
+// A notification's refs word: its pool in the top bits (0: none, made
+// otherwise), its holders in the rest.
+const (
+	poolShift = 28
+	holdsMask = 1<<poolShift - 1
+	// keptHolds is added to the holders of a notification that is kept:
+	// more than it will ever have, so that releases never bring it back.
+	keptHolds = 1 << 24
+)
+
+// The pools, as a notification's refs word names them.
+const (
+	noPool = iota
+	motionPool8
+	motionPool16
+	motionPool24
+	ecgPool
+)
+
+var pools = [...]sync.Pool{
+	motionPool8:  {New: func() any { return new(motionData8) }},
+	motionPool16: {New: func() any { return new(motionData16) }},
+	motionPool24: {New: func() any { return new(motionData24) }},
+	ecgPool:      {New: func() any { return new(ECGData) }},
+}
+
+func hold(refs *uint32) {
+	if atomic.LoadUint32(refs)>>poolShift != noPool {
+		atomic.AddUint32(refs, 1)
+	}
+}
+
+func keep(refs *uint32) {
+	if atomic.LoadUint32(refs)>>poolShift != noPool {
+		atomic.AddUint32(refs, keptHolds)
+	}
+}
+
+// release ends a hold and reports the pool the notification goes back to,
+// noPool while it is held or when it has none.
+func release(refs *uint32) int {
+	if atomic.LoadUint32(refs)>>poolShift == noPool {
+		return noPool
+	}
+	r := atomic.AddUint32(refs, ^uint32(0))
+	if r&holdsMask != 0 {
+		return noPool
+	}
+	return int(r >> poolShift)
+}
+
+// Hold adds a holder of a notification made by NewMotionData
+// (resource.Recyclable); on any other it does nothing.
+func (m *MotionData) Hold() { hold(&m.refs) }
+
+// Keep makes a notification made by NewMotionData never reused.
+func (m *MotionData) Keep() { keep(&m.refs) }
+
+// Release ends a hold of a notification made by NewMotionData; the last
+// gives it back for reuse, after which its holders must not read it.
+func (m *MotionData) Release() {
+	// m is the first field of the pool's item it was made in
+	// (motionStore), which begins where m does.
+	switch p := release(&m.refs); p {
+	case motionPool8:
+		pools[p].Put((*motionData8)(unsafe.Pointer(m)))
+	case motionPool16:
+		pools[p].Put((*motionData16)(unsafe.Pointer(m)))
+	case motionPool24:
+		pools[p].Put((*motionData24)(unsafe.Pointer(m)))
+	}
+}
+
+// Hold adds a holder of a notification made by NewECGData
+// (resource.Recyclable); on any other it does nothing.
+func (e *ECGData) Hold() { hold(&e.refs) }
+
+// Keep makes a notification made by NewECGData never reused.
+func (e *ECGData) Keep() { keep(&e.refs) }
+
+// Release ends a hold of a notification made by NewECGData; the last gives
+// it back for reuse, after which its holders must not read it.
+func (e *ECGData) Release() {
+	if p := release(&e.refs); p == ecgPool {
+		pools[p].Put(e)
+	}
+}
+
+// motionStore takes a notification and its arrays' room for size samples
+// from a pool, cleared, held by its maker.
+func motionStore(size int) (*MotionData, []sensor.XYZ) {
+	var m *MotionData
+	var store []sensor.XYZ
+	var p uint32
+	switch {
+	case size <= 8:
+		w := pools[motionPool8].Get().(*motionData8)
+		m, store, p = &w.m, w.store[:], motionPool8
+	case size <= 16:
+		w := pools[motionPool16].Get().(*motionData16)
+		m, store, p = &w.m, w.store[:], motionPool16
+	default:
+		w := pools[motionPool24].Get().(*motionData24)
+		m, store, p = &w.m, w.store[:], motionPool24
+	}
+	clear(store)
+	*m = MotionData{refs: p<<poolShift | 1}
+	return m, store
+}
+
+// ecgStore takes a notification from its pool, cleared, held by its maker.
+func ecgStore() *ECGData {
+	e := pools[ecgPool].Get().(*ECGData)
+	*e = ECGData{refs: ecgPool<<poolShift | 1}
+	return e
+}
