@@ -647,13 +647,11 @@ func (g *gatedConn) setShut(shut bool) {
 }
 
 // The answer to PUT_SYSTEMMODE reaches the central before Disconnected,
-// though the device's sender of notifications was still busy with the
-// ones before it when the switch ended the connection: the answer waits
-// with them, and Disconnected comes after all. (Each round gives the
-// sender the choice between the end and what waits, one chance in four of
-// taking the end first: a sender that did so lost the answer, in one of
-// the 24 rounds but once in 1000 runs.) The notification that holds up
-// the sender is the device's own, not the answer to a write: the sender
+// though the write of the notifications before it still waited for the
+// central when the switch ended the connection: the answer waits in the
+// connection, and Disconnected goes out after it and after that write
+// (serial.Session.WriteLast), in every round. The notification that holds
+// up the write is the device's own, not the answer to a write: its write
 // at the gate holds the stream's writer, and a write's Ack that came
 // after it would wait there too, keeping the device from reading
 // PUT_SYSTEMMODE.
