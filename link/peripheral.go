@@ -103,7 +103,11 @@ func (rs *radioSession) close() {
 	link, cur := rs.link, rs.cur
 	rs.mu.Unlock()
 	if link != nil {
-		link.Disconnect() // wakes the sender, which starts disconnected before it returns
+		link.Disconnect()
+		// The end's wake-up starts disconnected, on this goroutine or on
+		// one that took the wake-up first (a notification's, say): send
+		// starts it here unless one did, and returns once it has.
+		rs.send(link, cur)
 	}
 	rs.wg.Wait()
 	if cur != nil {

@@ -647,13 +647,11 @@ func (g *gatedConn) setShut(shut bool) {
 }
 
 // The answer to PUT_SYSTEMMODE reaches the central before Disconnected,
-// though the device's sender of notifications was still busy with the
-// ones before it when the switch ended the connection: the answer waits
-// with them, and Disconnected comes after all. (Each round gives the
-// sender the choice between the end and what waits, one chance in four of
-// taking the end first: a sender that did so lost the answer, in one of
-// the 24 rounds but once in 1000 runs.) The notification that holds up
-// the sender is the device's own, not the answer to a write: the sender
+// though the write of the notifications before it still waited for the
+// central when the switch ended the connection: the answer waits in the
+// connection, and Disconnected goes out after it and after that write
+// (serial.Session.WriteLast), in every round. The notification that holds
+// up the write is the device's own, not the answer to a write: its write
 // at the gate holds the stream's writer, and a write's Ack that came
 // after it would wait there too, keeping the device from reading
 // PUT_SYSTEMMODE.
@@ -867,6 +865,69 @@ func TestRadioSenderUnderASlowReader(t *testing.T) {
 			t.Fatalf("model %t: after the %d notifications came %d; want %d", model, sent, n, sent)
 		}
 		l.Close()
+		<-served
+	}
+}
+
+// nowConn is the device's end of a stream that writes without waiting, as
+// a stream over NATS does (serial.NowWriter): the sender writes on the
+// goroutine that hands something out.
+type nowConn struct{ net.Conn }
+
+func (c nowConn) WriteNow(p []byte) (int, error) { return c.Conn.Write(p) }
+
+// echoHandler notifies what the central writes, while it handles the write.
+type echoHandler struct {
+	c   *radio.Conn
+	out radio.UUID
+}
+
+func (e echoHandler) Write(_ radio.UUID, data []byte) error { return e.c.Notify(e.out, data) }
+func (echoHandler) Notifying(radio.UUID, bool)              {}
+func (echoHandler) Close()                                  {}
+
+// A notification the device hands out while it handles a frame (here the
+// echo of a write) goes out after the frame's answer, on a stream that
+// writes at once on the goroutine that hands something out as on one that
+// does not.
+func TestRadioNotificationAfterTheFramesAnswer(t *testing.T) {
+	t.Parallel()
+	in := radio.MustParseUUID("00000021-0000-4000-8000-000000000000")
+	out := radio.MustParseUUID("00000022-0000-4000-8000-000000000000")
+	p := profile.Default()
+	p.BLE.Airtime.Enabled = false // the echo reaches the sender at once, while the write is handled
+	d, err := senseboard.New(senseboard.Config{Profile: p, Clock: clock.NewVirtual(), StateDir: filepath.Join(t.TempDir(), "state"), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Radio.AddService(&radio.Service{UUID: radio.MustParseUUID("00000020-0000-4000-8000-000000000000"),
+		Characteristics: []radio.Characteristic{{UUID: in, Props: radio.PropWrite}, {UUID: out, Props: radio.PropNotify}},
+		Open:            func(c *radio.Conn) radio.Handler { return echoHandler{c, out} }}); err != nil {
+		t.Fatal(err)
+	}
+	per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+	for _, now := range []bool{true, false} {
+		devEnd, central := net.Pipe()
+		var conn net.Conn = devEnd
+		if now {
+			conn = nowConn{devEnd}
+		}
+		served := make(chan struct{})
+		go func() { per.ServeConn(context.Background(), conn); close(served) }()
+		hello, _ := wire.AppendJSONFrame(nil, wire.Hello, 1, &wire.HelloMsg{Protocol: wire.Version, Client: "test", Session: "test"})
+		connect, _ := wire.AppendJSONFrame(nil, link.Connect, 2, &link.ConnectMsg{Address: "C0:53:42:00:00:01", Name: "test"})
+		notify, _ := wire.AppendJSONFrame(nil, link.GATTNotify, 3, &link.GATTNotifyMsg{Char: out.String(), On: true})
+		write, _ := wire.AppendJSONFrame(nil, link.GATTWrite, 4, &link.GATTWriteMsg{Char: in.String(), Data: []byte("echo")})
+		got := frametest.ReadUntil(t, central, func(f wire.Frame) bool { return f.Kind == link.GATTNotification }, hello, connect, notify, write)
+		if !frametest.Answered(got, 4) {
+			var frames []string
+			for _, f := range got {
+				frames = append(frames, fmt.Sprintf("%v %d", f.Kind, f.ID))
+			}
+			t.Errorf("writes at once %t: the echo came before the write's answer; frames %q", now, frames)
+		}
+		central.Close()
 		<-served
 	}
 }

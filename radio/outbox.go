@@ -153,7 +153,8 @@ func (c *Conn) Untaken() int { return waiting(&c.out, &c.out.notes) }
 // everything after each call misses nothing. wake is called on the
 // goroutine that handed it out (the connection event's, mostly: the
 // device clock's), once the connection's locks are let go, and at once
-// when something waits already; it must not block. Call WakeWith once,
+// when something waits already; it must not block, and goroutines that
+// hand out at the same time may call it at once. Call WakeWith once,
 // right after Connect.
 func (c *Conn) WakeWith(wake func()) {
 	c.out.mu.Lock()
