@@ -113,7 +113,8 @@ type Link interface {
 	Notify(sub *resource.Subscription, parts [][]byte) bool
 	// TryNotify sends a notification that must not be lost (command
 	// responses, log data), or sends nothing and reports false when the
-	// link has no room for it now.
+	// link has no room for it now. The connection's Drop waits for it to
+	// return, so it must not call Drop.
 	TryNotify(b []byte) bool
 	// WhenRoom calls f once, when the link may have room again (or has
 	// closed). f must not block.
@@ -162,6 +163,7 @@ type Conn struct {
 	link   Link
 	closed atomic.Bool
 	gen    atomic.Uint32 // counts Drop: what was queued before the last is not sent
+	sendMu sync.Mutex    // held over a send and its check of gen (send), and by Drop
 
 	// owned by the app goroutine
 	subs    map[uint8]*app.Subscription
@@ -214,10 +216,16 @@ func (c *Conn) Write(cmd []byte) {
 
 // Drop drops what the connection had still to send and must not lose: a
 // FETCH_LOG's data, a log read by subscription, answers that wait for room.
-// It takes effect at once, on the caller's goroutine; streams go on. The
-// GATT service calls it when the central switches the data
-// characteristic's notifications off, as the firmware's sends then fail.
-func (c *Conn) Drop() { c.gen.Add(1) }
+// It takes effect at once, on the caller's goroutine, once a send under
+// way has ended: nothing queued before it goes out after it returns.
+// Streams go on. The GATT service calls it when the central switches the
+// data characteristic's notifications off, as the firmware's sends then
+// fail, so that none goes out once the central switches them on again.
+func (c *Conn) Drop() {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	c.gen.Add(1)
+}
 
 // Close ends the connection: its streams are unsubscribed, as the firmware
 // does when the central disconnects.
@@ -265,16 +273,17 @@ func (c *Conn) reliable(ctx *app.Context, b []byte) {
 func (c *Conn) pump(ctx *app.Context) {
 	for len(c.pending) > 0 && !c.closed.Load() {
 		o := &c.pending[0]
-		if o.gen != c.gen.Load() { // dropped
-			c.pending[0] = outgoing{}
-			c.pending = c.pending[1:]
-			continue
-		}
 		b, n := o.note, 0
 		if o.fetch {
 			b, n = c.chunk(o)
 		}
-		if !c.link.TryNotify(b) {
+		sent, dropped := c.send(o.gen, b)
+		if dropped {
+			c.pending[0] = outgoing{}
+			c.pending = c.pending[1:]
+			continue
+		}
+		if !sent {
 			if !c.waiting {
 				c.waiting = true
 				c.link.WhenRoom(func() {
@@ -295,6 +304,17 @@ func (c *Conn) pump(ctx *app.Context) {
 	if len(c.pending) == 0 {
 		c.pending = nil
 	}
+}
+
+// send sends b with TryNotify unless what was queued at gen was dropped
+// since (Drop), and reports which.
+func (c *Conn) send(gen uint32, b []byte) (sent, dropped bool) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if gen != c.gen.Load() {
+		return false, true
+	}
+	return c.link.TryNotify(b), false
 }
 
 // chunk returns a fetch's next DATA notification, [Data, ref, offset
