@@ -83,7 +83,8 @@ func release(refs *uint32) int {
 // (resource.Recyclable); on any other it does nothing.
 func (m *MotionData) Hold() { hold(&m.refs) }
 
-// Keep makes a notification made by NewMotionData never reused.
+// Keep makes a notification made by NewMotionData never reused; its
+// releases do nothing from then on.
 func (m *MotionData) Keep() { keep(&m.refs) }
 
 // Release ends a hold of a notification made by NewMotionData; the last
@@ -105,7 +106,8 @@ func (m *MotionData) Release() {
 // (resource.Recyclable); on any other it does nothing.
 func (e *ECGData) Hold() { hold(&e.refs) }
 
-// Keep makes a notification made by NewECGData never reused.
+// Keep makes a notification made by NewECGData never reused; its releases
+// do nothing from then on.
 func (e *ECGData) Keep() { keep(&e.refs) }
 
 // Release ends a hold of a notification made by NewECGData; the last gives
