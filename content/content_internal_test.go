@@ -197,4 +197,11 @@ func TestNotificationsRecycled(t *testing.T) {
 	if m.Timestamp != 1 {
 		t.Errorf("a motion notification made as a literal changed on release: %+v", m)
 	}
+	for _, magn := range []bool{false, true} {
+		for _, n := range []int{1, MaxBatch} {
+			if again := NewMotionData(8, n, true, true, magn); again == m {
+				t.Fatal("a motion notification made as a literal was taken from a pool")
+			}
+		}
+	}
 }
