@@ -153,16 +153,38 @@ func TestNotificationsRecycled(t *testing.T) {
 		t.Errorf("a released ECG notification was never reused in %d tries", tries)
 	}
 
-	for _, spare := range []func(*MotionData){
-		func(m *MotionData) { m.Keep() },
-		func(m *MotionData) { m.Hold() },
+	for _, spare := range []struct {
+		name string
+		f    func(*MotionData)
+	}{
+		{"kept", func(m *MotionData) { m.Keep() }},
+		{"held", func(m *MotionData) { m.Hold() }},
+		// Every sink that is no queue keeps it: as many as subscribe.
+		{"kept by 16 sinks", func(m *MotionData) {
+			for range 16 {
+				m.Keep()
+			}
+		}},
+		// A sink that kept it hands it on to a consumer that releases
+		// what it encodes (the radio's sessions).
+		{"kept, released more than held", func(m *MotionData) {
+			m.Keep()
+			m.Release()
+			m.Release()
+		}},
 	} {
 		for range tries {
-			m := NewMotionData(7, 4, true, true, false)
-			spare(m)
+			m := NewMotionData(7, 4, true, true, false) // 8 samples: the smallest pool
+			spare.f(m)
 			m.Release()
 			if again := NewMotionData(8, 4, true, true, false); again == m {
-				t.Fatal("a motion notification still held or kept was reused")
+				t.Fatalf("a motion notification %s was reused", spare.name)
+			}
+			// Nor does it go to the pool of another size.
+			for _, magn := range []bool{false, true} { // 16 samples, 24
+				if again := NewMotionData(8, MaxBatch, true, true, magn); again == m {
+					t.Fatalf("a motion notification %s was taken again for a larger one", spare.name)
+				}
 			}
 		}
 	}
@@ -174,5 +196,12 @@ func TestNotificationsRecycled(t *testing.T) {
 	m.Release()
 	if m.Timestamp != 1 {
 		t.Errorf("a motion notification made as a literal changed on release: %+v", m)
+	}
+	for _, magn := range []bool{false, true} {
+		for _, n := range []int{1, MaxBatch} {
+			if again := NewMotionData(8, n, true, true, magn); again == m {
+				t.Fatal("a motion notification made as a literal was taken from a pool")
+			}
+		}
 	}
 }

@@ -23,13 +23,14 @@ import (
 // notification that never goes back no memory.
 
 // A notification's refs word: its pool in the top bits (0: none, made
-// otherwise), its holders in the rest.
+// otherwise), whether it is kept, and its holders in the rest.
 const (
 	poolShift = 28
-	holdsMask = 1<<poolShift - 1
-	// keptHolds is added to the holders of a notification that is kept:
-	// more than it will ever have, so that releases never bring it back.
-	keptHolds = 1 << 24
+	// kept marks a notification that is kept: it never goes back, and
+	// releases leave it as it is. However many sinks keep it, it is one
+	// bit, so that keeping never reaches its pool.
+	kept      = 1 << (poolShift - 1)
+	holdsMask = kept - 1
 )
 
 // The pools, as a notification's refs word names them.
@@ -56,28 +57,34 @@ func hold(refs *uint32) {
 
 func keep(refs *uint32) {
 	if atomic.LoadUint32(refs)>>poolShift != noPool {
-		atomic.AddUint32(refs, keptHolds)
+		atomic.OrUint32(refs, kept)
 	}
 }
 
 // release ends a hold and reports the pool the notification goes back to,
-// noPool while it is held or when it has none.
+// noPool while it is held, once it is kept, or when it has none.
 func release(refs *uint32) int {
-	if atomic.LoadUint32(refs)>>poolShift == noPool {
-		return noPool
+	for {
+		r := atomic.LoadUint32(refs)
+		if r>>poolShift == noPool || r&kept != 0 {
+			return noPool
+		}
+		if !atomic.CompareAndSwapUint32(refs, r, r-1) {
+			continue
+		}
+		if (r-1)&holdsMask != 0 {
+			return noPool
+		}
+		return int(r >> poolShift)
 	}
-	r := atomic.AddUint32(refs, ^uint32(0))
-	if r&holdsMask != 0 {
-		return noPool
-	}
-	return int(r >> poolShift)
 }
 
 // Hold adds a holder of a notification made by NewMotionData
 // (resource.Recyclable); on any other it does nothing.
 func (m *MotionData) Hold() { hold(&m.refs) }
 
-// Keep makes a notification made by NewMotionData never reused.
+// Keep makes a notification made by NewMotionData never reused; its
+// releases do nothing from then on.
 func (m *MotionData) Keep() { keep(&m.refs) }
 
 // Release ends a hold of a notification made by NewMotionData; the last
@@ -99,7 +106,8 @@ func (m *MotionData) Release() {
 // (resource.Recyclable); on any other it does nothing.
 func (e *ECGData) Hold() { hold(&e.refs) }
 
-// Keep makes a notification made by NewECGData never reused.
+// Keep makes a notification made by NewECGData never reused; its releases
+// do nothing from then on.
 func (e *ECGData) Keep() { keep(&e.refs) }
 
 // Release ends a hold of a notification made by NewECGData; the last gives

@@ -171,13 +171,17 @@ func (s *Subscription) Offer(content any) bool {
 // session, once it has encoded the notification), or never, and then the
 // content is not reused. Any other sink may keep what it takes without
 // saying when it is done, so delivering to one keeps the content from ever
-// being reused.
+// being reused. Such a sink may hand the content on to a Queue of its own
+// whose consumer releases what it takes (the radio's, whose sessions
+// encode it): a release of kept content does nothing.
 type Recyclable interface {
 	// Hold adds a holder.
 	Hold()
 	// Release ends a hold; the last gives the content back to its maker.
+	// Once the content is kept, it does nothing.
 	Release()
-	// Keep makes the content never go back to its maker.
+	// Keep makes the content never go back to its maker, however many
+	// keep it.
 	Keep()
 }
 
