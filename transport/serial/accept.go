@@ -30,6 +30,12 @@ const (
 	ProgramConnsPerDevice = 4
 	// HelloTimeout closes a connection that has not said hello.
 	HelloTimeout = 10 * time.Second
+	// MaxRefusing bounds the refused connections of a program that wait
+	// for their hello at once, to be answered why (see Server.Admit); one
+	// more is closed at once, unanswered, so that a flood of connections
+	// over a limit holds no more than this many goroutines and file
+	// descriptors for a HelloTimeout.
+	MaxRefusing = 16
 )
 
 // ProgramMaxConns is the default limit of the connections of a program
@@ -63,11 +69,16 @@ const (
 )
 
 // ConnLimit bounds the connections of several servers together: the
-// devices of one program. Its zero value is no limit.
+// devices of one program. Its zero value is no limit on connections; the
+// refused connections that wait for their hello are bounded by
+// MaxRefusing all the same.
 type ConnLimit struct {
 	max   int64
 	n     atomic.Int64
 	kinds [2]atomic.Int64 // by ConnKind
+
+	maxRefusing int64 // MaxRefusing when 0
+	refusing    atomic.Int64
 }
 
 // NewConnLimit returns a limit of max connections at once.
@@ -105,6 +116,32 @@ func (l *ConnLimit) put(kind ConnKind) {
 	if l != nil {
 		l.kinds[kind].Add(-1)
 		l.n.Add(-1)
+	}
+}
+
+// takeRefusing counts in a refused connection that waits for its hello,
+// or reports that MaxRefusing of them wait already. A nil limit has room
+// for any number.
+func (l *ConnLimit) takeRefusing() bool {
+	if l == nil {
+		return true
+	}
+	max := l.maxRefusing
+	if max <= 0 {
+		max = MaxRefusing
+	}
+	if l.refusing.Add(1) > max {
+		l.refusing.Add(-1)
+		return false
+	}
+	return true
+}
+
+// putRefusing counts a refused connection out once it is answered or
+// closed.
+func (l *ConnLimit) putRefusing() {
+	if l != nil {
+		l.refusing.Add(-1)
 	}
 }
 
@@ -183,12 +220,19 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, kind ConnKind, ser
 // Admit serves a connection of a kind that the caller took itself as
 // Accept serves each of a listener's: counted against the device's and
 // the program's limits while serve serves it, or refused with a frame
-// that says which limit is reached. It returns when serve does.
+// that says which limit is reached. A refused connection waits up to
+// HelloTimeout for its hello to be answered; at most MaxRefusing of the
+// program's (of the device's, without a Program limit) wait at once, and
+// one more is closed at once, unanswered. It returns when serve does, or
+// when the refused connection is closed.
 func (s *Server) Admit(ctx context.Context, conn net.Conn, kind ConnKind, serve func(net.Conn)) {
 	release, err := s.admit(kind)
 	if err != nil {
-		s.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
-		refuseConn(ctx, conn, err, s.HelloTimeout)
+		waiting := s.Program
+		if waiting == nil {
+			waiting = s.conns // set by admit
+		}
+		refuseConn(ctx, conn, err, s.HelloTimeout, waiting, s.log())
 		return
 	}
 	defer release()
@@ -234,8 +278,17 @@ func acceptLoop(ctx context.Context, ln net.Listener, log *slog.Logger, handle f
 // The client has as long to say hello as an admitted one (hello, the
 // HelloTimeout constant when zero): one whose hello comes late, behind
 // what a busy radio link between programs carries, still learns why.
-func refuseConn(ctx context.Context, conn net.Conn, why error, hello time.Duration) {
+// The connections that wait so are counted in waiting, which bounds them
+// (MaxRefusing); past it the connection is closed at once, unanswered,
+// and logged at debug level only, as a flood would be logged at length.
+func refuseConn(ctx context.Context, conn net.Conn, why error, hello time.Duration, waiting *ConnLimit, log *slog.Logger) {
 	defer conn.Close()
+	if !waiting.takeRefusing() {
+		log.Debug("connection closed unanswered: too many refused connections wait for their hello", "addr", conn.RemoteAddr().String(), "err", why)
+		return
+	}
+	defer waiting.putRefusing()
+	log.Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", why)
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	if hello <= 0 {

@@ -58,9 +58,7 @@ func NewFleet(servers []*Server) (*Fleet, error) {
 func (f *Fleet) Serve(ctx context.Context, ln net.Listener) error {
 	return acceptLoop(ctx, ln, f.log(), func(conn net.Conn) {
 		if !f.Program.take(TCPConn) {
-			err := programFull(f.Program)
-			f.log().Warn("connection refused", "addr", conn.RemoteAddr().String(), "err", err)
-			refuseConn(ctx, conn, err, f.HelloTimeout)
+			refuseConn(ctx, conn, programFull(f.Program), f.HelloTimeout, f.Program, f.log())
 			return
 		}
 		defer f.Program.put(TCPConn)
