@@ -678,3 +678,61 @@ func TestIntervalUnits(t *testing.T) {
 		}
 	}
 }
+
+// A stream payload goes out in parts of at most MTU-3 bytes, each behind a
+// 2-byte header, and a notification of n bytes is n+7 bytes on the air,
+// cut into packets of DataLength bytes.
+func TestStreamPackets(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		dataLength int
+		n, mtu     int
+		want       int
+	}{
+		{"no bytes: a part of its header alone", 27, 0, 247, 1},          // 9 bytes
+		{"one part", 27, 100, 247, 5},                                    // 109 bytes
+		{"a full part", 27, 242, 247, 10},                                // 251 bytes
+		{"a byte more: a second part", 27, 243, 247, 11},                 // 251 and 10 bytes
+		{"three parts", 27, 500, 247, 21},                                // 251, 251 and 25 bytes
+		{"full parts just over a packet", 27, 38, 24, 4},                 // 28 and 28 bytes
+		{"the smallest MTU", 27, 40, 23, 3},                              // 27, 27 and 13 bytes
+		{"a full part with the data length extension", 251, 242, 247, 1}, // 251 bytes
+		{"two parts with the data length extension", 251, 243, 247, 2},   // 251 and 10 bytes
+	} {
+		a := profile.Airtime{DataLength: tc.dataLength}
+		if got := radio.StreamPackets(&a, tc.n, tc.mtu); got != tc.want {
+			t.Errorf("%s: StreamPackets(data length %d, %d bytes, MTU %d) = %d; want %d", tc.name, tc.dataLength, tc.n, tc.mtu, got, tc.want)
+		}
+	}
+}
+
+// The connection events run lazily, when something asks for room and when
+// the event timer fires, armed for the first event that is not missed:
+// what arrives, and when, is the same as when every event runs at its
+// time.
+func TestAirtimeLazyEventsAsEager(t *testing.T) {
+	for _, missed := range []float64{0.2, 0.5} {
+		run := func(eager bool) []arrival {
+			clk := clock.NewVirtual()
+			c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 8, MissedEvents: missed}, 7, clk)
+			id := byte(0)
+			return watch(t, clk, c, 4*time.Second, func(now time.Duration) {
+				if eager {
+					c.RunEvent()
+				}
+				// half a second of notifications, then half a second idle
+				if now%time.Second < 500*time.Millisecond && now%(70*time.Millisecond) == 0 {
+					id++
+					c.Notify(streamChar, []byte{id})
+				}
+			})
+		}
+		lazy, eager := run(false), run(true)
+		if len(lazy) < 20 {
+			t.Fatalf("missed %v: %d arrivals; want at least 20", missed, len(lazy))
+		}
+		if fmt.Sprint(lazy) != fmt.Sprint(eager) {
+			t.Errorf("missed %v: the events run lazily carried\n%v\nand run at their times\n%v", missed, lazy, eager)
+		}
+	}
+}
