@@ -736,3 +736,39 @@ func TestAirtimeLazyEventsAsEager(t *testing.T) {
 		}
 	}
 }
+
+// A subscription's notification whose size the device does not know
+// (Config.NotificationSize unset) takes a full MTU on the air: 244 bytes,
+// 10 packets of 27 bytes.
+func TestAirtimeUnsizedNotificationTakesTheMTU(t *testing.T) {
+	for _, tt := range []struct {
+		packetsPerEvent int
+		left            int // of 7, after one event
+	}{
+		{10, 6},
+		{20, 5},
+		{32, 4},
+	} {
+		clk := clock.NewVirtual()
+		p := newPeripheral(t, radio.Config{
+			Clock:   clk,
+			Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: tt.packetsPerEvent, DataLength: 27, TXQueue: 8},
+		})
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, resp := resource.NewHub(0).Subscribe(&resource.Request{Client: c.Client()}, "/Meas/Acc/13", nopSource{})
+		if !resp.Status.OK() {
+			t.Fatal(resp.Status)
+		}
+		for range 7 {
+			sub.Notify(new(int))
+		}
+		clk.Advance(c.Interval())
+		if got := c.Waiting(); got != tt.left {
+			t.Errorf("%d packets an event: %d of 7 notifications wait after one event; want %d", tt.packetsPerEvent, got, tt.left)
+		}
+		c.Disconnect()
+	}
+}
