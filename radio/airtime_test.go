@@ -772,3 +772,83 @@ func TestAirtimeUnsizedNotificationTakesTheMTU(t *testing.T) {
 		c.Disconnect()
 	}
 }
+
+// Interference makes a share of the connection events carry nothing while
+// it lasts: what waits then leaves later than the next event, and after
+// it ends, at the next event again.
+func TestInterferenceMissesEvents(t *testing.T) {
+	clk := clock.NewVirtual()
+	p := newPeripheral(t, radio.Config{HRS: true, Clock: clk, Seed: 5,
+		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}})
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect()
+	if err := c.SetHRSNotifications(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetInterference(0.5, false); err != nil {
+		t.Fatal(err)
+	}
+	interval := c.Interval()
+	sent := map[float32]time.Duration{}
+	late := map[bool]int{} // by whether the interference lasted
+	var got radio.Taken
+	for clk.Now() < 2*time.Second {
+		clk.Advance(time.Millisecond)
+		now := clk.Now()
+		if now == time.Second {
+			p.EndInterference()
+		}
+		if now%(40*time.Millisecond) == 0 {
+			id := float32(now / time.Millisecond)
+			sent[id] = now
+			c.SendHRS(radio.HRSData{Average: id})
+		}
+		c.Take(&got)
+		for _, d := range got.HRS {
+			at := sent[d.Average]
+			if now-at > interval {
+				late[at < time.Second]++
+			}
+		}
+	}
+	if late[true] == 0 || late[false] != 0 {
+		t.Errorf("%d measurements were late while the interference lasted, %d after it; want some and none", late[true], late[false])
+	}
+}
+
+// Interference that empties every event holds what waits until it ends;
+// then it leaves at the next event, with nothing more sent.
+func TestInterferenceEndReleases(t *testing.T) {
+	clk := clock.NewVirtual()
+	p := newPeripheral(t, radio.Config{HRS: true, Clock: clk,
+		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}})
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect()
+	if err := c.SetHRSNotifications(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetInterference(1, false); err != nil {
+		t.Fatal(err)
+	}
+	c.SendHRS(radio.HRSData{Average: 60})
+	var got radio.Taken
+	var at time.Duration
+	for clk.Now() < 2*time.Second && at == 0 {
+		clk.Advance(time.Millisecond)
+		if clk.Now() == time.Second {
+			p.EndInterference()
+		}
+		if c.Take(&got); len(got.HRS) > 0 {
+			at = clk.Now()
+		}
+	}
+	if want := time.Second + c.Interval(); at < time.Second || at > want {
+		t.Errorf("the measurement arrived at %v; want after the interference ended at 1s, by %v", at, want)
+	}
+}

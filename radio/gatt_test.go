@@ -271,3 +271,51 @@ func (*hrsHost) Connected(*radio.Conn)      {}
 func (*hrsHost) Disconnected(*radio.Conn)   {}
 func (h *hrsHost) HRSNotifications(on bool) { h.heard = append(h.heard, on) }
 func (*hrsHost) NUSWritten([]byte)          {}
+
+// A heart-rate measurement, and serial data the central has TX
+// notifications on for, is a notification of the service's characteristic
+// when it fits the MTU (MTU-3 bytes), and is taken among its service's
+// items whatever its size.
+func TestServicesNotifyWhatFitsTheMTU(t *testing.T) {
+	for _, tt := range []struct {
+		rr    int // RR intervals: 2 bytes each, after a flag and the rate
+		notes int
+	}{
+		{8, 1},  // 18 bytes
+		{9, 1},  // 20 bytes: MTU 23 - 3
+		{10, 0}, // 22 bytes
+	} {
+		p := newPeripheral(t, radio.Config{HRS: true, NUS: true})
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetMTU(radio.MinMTU); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetHRSNotifications(true); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetNotify(radio.NUSTX, true); err != nil {
+			t.Fatal(err)
+		}
+		c.SendHRS(radio.HRSData{Average: 60, RRData: make([]uint16, tt.rr)})
+		c.SendNUS(make([]byte, 2+2*tt.rr)) // as many bytes as the measurement
+		var got radio.Taken
+		c.Take(&got)
+		hrs, nus := 0, 0
+		for _, n := range got.Notes {
+			switch n.Char {
+			case radio.HeartRateMeasurement:
+				hrs++
+			case radio.NUSTX:
+				nus++
+			}
+		}
+		if len(got.HRS) != 1 || len(got.NUS) != 1 || hrs != tt.notes || nus != tt.notes {
+			t.Errorf("%d bytes at MTU %d: took %d measurements, %d serial packets and %d, %d notifications of them; want 1, 1, %d and %d",
+				2+2*tt.rr, radio.MinMTU, len(got.HRS), len(got.NUS), hrs, nus, tt.notes, tt.notes)
+		}
+		c.Disconnect()
+	}
+}

@@ -250,3 +250,63 @@ func ExampleParseAdvertisement() {
 	fmt.Println(seen.Name, seen.PassKey, seen.HRS, err)
 	// Output: Senseboard 000123 true true <nil>
 }
+
+// Pairing checks the pass key when the device has one, and takes any
+// central's when it has none.
+func TestPairChecksThePassKey(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		pin, given string
+		want       error
+	}{
+		{"no pass key", "", "", nil},
+		{"no pass key, one given", "", "654321", nil},
+		{"the pass key", "123456", "123456", nil},
+		{"another pass key", "123456", "654321", radio.ErrPassKey},
+		{"none given", "123456", "", radio.ErrNoPassKey},
+	} {
+		p := newPeripheral(t, radio.Config{})
+		if tt.pin != "" {
+			if err := p.SetPassKey(tt.pin); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Pair(tt.given, false); !errors.Is(err, tt.want) || (err == nil) != c.Encrypted() {
+			t.Errorf("%s: Pair(%q) = %v, encrypted %v; want %v", tt.name, tt.given, err, c.Encrypted(), tt.want)
+		}
+		c.Disconnect()
+	}
+}
+
+// SetParams refuses parameters out of range and keeps the ones it had.
+func TestSetParamsChecks(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cp   radio.ConnParams
+		ok   bool
+	}{
+		{"in range", radio.ConnParams{MinConnInterval: 6, MaxConnInterval: 40, SupTimeout: 400}, true},
+		{"min above max", radio.ConnParams{MinConnInterval: 40, MaxConnInterval: 6, SupTimeout: 400}, false},
+		{"supervision timeout too short", radio.ConnParams{MinConnInterval: 6, MaxConnInterval: 40, SupTimeout: 5}, false},
+	} {
+		p := newPeripheral(t, radio.Config{})
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := c.Params()
+		err = c.SetParams(tt.cp)
+		want := before
+		if tt.ok {
+			want = tt.cp
+		}
+		if (err == nil) != tt.ok || c.Params() != want {
+			t.Errorf("%s: SetParams(%+v) = %v, params %+v; want ok %v, params %+v", tt.name, tt.cp, err, c.Params(), tt.ok, want)
+		}
+		c.Disconnect()
+	}
+}
