@@ -319,3 +319,30 @@ func TestServicesNotifyWhatFitsTheMTU(t *testing.T) {
 		c.Disconnect()
 	}
 }
+
+// A write of the central carries at most MTU-3 bytes, at the smallest MTU
+// as at others.
+func TestWriteFitsTheMTU(t *testing.T) {
+	for _, tt := range []struct {
+		mtu, n int
+		want   error
+	}{
+		{radio.MinMTU, 20, nil},
+		{radio.MinMTU, 21, radio.ErrTooLong},
+		{100, 97, nil},
+		{100, 98, radio.ErrTooLong},
+	} {
+		p := newPeripheral(t, radio.Config{NUS: true})
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetMTU(tt.mtu); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteNUS(make([]byte, tt.n)); !errors.Is(err, tt.want) {
+			t.Errorf("a write of %d bytes at MTU %d: %v; want %v", tt.n, tt.mtu, err, tt.want)
+		}
+		c.Disconnect()
+	}
+}
