@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"senseboard/clock"
 	"senseboard/nvm"
+	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/resource"
 )
@@ -320,8 +322,8 @@ func TestServicesNotifyWhatFitsTheMTU(t *testing.T) {
 	}
 }
 
-// A write of the central carries at most MTU-3 bytes, at the smallest MTU
-// as at others.
+// A write of the central, and a notification of the device, carries at
+// most MTU-3 bytes, at the smallest MTU as at others.
 func TestWriteFitsTheMTU(t *testing.T) {
 	for _, tt := range []struct {
 		mtu, n int
@@ -344,5 +346,33 @@ func TestWriteFitsTheMTU(t *testing.T) {
 			t.Errorf("a write of %d bytes at MTU %d: %v; want %v", tt.n, tt.mtu, err, tt.want)
 		}
 		c.Disconnect()
+
+		c = newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
+		if err := c.SetMTU(tt.mtu); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.TryNotify(streamChar, make([]byte, tt.n)); !errors.Is(err, tt.want) {
+			t.Errorf("a notification of %d bytes at MTU %d: %v; want %v", tt.n, tt.mtu, err, tt.want)
+		}
+	}
+}
+
+// A notification the central has no room for is lost whole; the next one
+// arrives once the central took what waited.
+func TestNotifyAfterALoss(t *testing.T) {
+	c := newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
+	for i := range 257 {
+		if err := c.Notify(streamChar, []byte{byte(i)}, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got radio.Taken
+	c.Take(&got)
+	if err := c.Notify(streamChar, []byte{1}, []byte{2}); err != nil {
+		t.Fatal(err)
+	}
+	c.Take(&got)
+	if len(got.Notes) != 2 || got.Notes[0].Data[0] != 1 || got.Notes[1].Data[0] != 2 {
+		t.Errorf("after a loss, took %v; want the two parts of the notification sent after", got.Notes)
 	}
 }
