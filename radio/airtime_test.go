@@ -739,20 +739,21 @@ func TestAirtimeLazyEventsAsEager(t *testing.T) {
 
 // A subscription's notification whose size the device does not know
 // (Config.NotificationSize unset) takes a full MTU on the air: 244 bytes,
-// 10 packets of 27 bytes.
+// 251 with the headers, 10 packets of 27 bytes or one of 251.
 func TestAirtimeUnsizedNotificationTakesTheMTU(t *testing.T) {
 	for _, tt := range []struct {
-		packetsPerEvent int
-		left            int // of 7, after one event
+		dataLength, packetsPerEvent int
+		left                        int // of 7, after one event
 	}{
-		{10, 6},
-		{20, 5},
-		{32, 4},
+		{27, 10, 6},
+		{27, 20, 5},
+		{27, 32, 4},
+		{251, 1, 6},
 	} {
 		clk := clock.NewVirtual()
 		p := newPeripheral(t, radio.Config{
 			Clock:   clk,
-			Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: tt.packetsPerEvent, DataLength: 27, TXQueue: 8},
+			Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: tt.packetsPerEvent, DataLength: tt.dataLength, TXQueue: 8},
 		})
 		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(64))
 		if err != nil {
@@ -767,7 +768,7 @@ func TestAirtimeUnsizedNotificationTakesTheMTU(t *testing.T) {
 		}
 		clk.Advance(c.Interval())
 		if got := c.Waiting(); got != tt.left {
-			t.Errorf("%d packets an event: %d of 7 notifications wait after one event; want %d", tt.packetsPerEvent, got, tt.left)
+			t.Errorf("%d packets of %d bytes an event: %d of 7 notifications wait after one event; want %d", tt.packetsPerEvent, tt.dataLength, got, tt.left)
 		}
 		c.Disconnect()
 	}

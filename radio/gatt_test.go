@@ -358,21 +358,42 @@ func TestWriteFitsTheMTU(t *testing.T) {
 }
 
 // A notification the central has no room for is lost whole; the next one
-// arrives once the central took what waited.
+// arrives once the central took what waited, with the model off and on.
 func TestNotifyAfterALoss(t *testing.T) {
-	c := newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
-	for i := range 257 {
-		if err := c.Notify(streamChar, []byte{byte(i)}, []byte{byte(i)}); err != nil {
+	for _, a := range []profile.Airtime{{}, {Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}} {
+		clk := clock.NewVirtual()
+		c := newAirtimeLink(t, a, 1, clk)
+		for i := range 257 {
+			if err := c.Notify(streamChar, []byte{byte(i)}, []byte{byte(i)}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(c.Interval())
+		}
+		var got radio.Taken
+		c.Take(&got)
+		if err := c.Notify(streamChar, []byte{1}, []byte{2}); err != nil {
 			t.Fatal(err)
 		}
+		clk.Advance(c.Interval())
+		c.Take(&got)
+		if len(got.Notes) != 2 || got.Notes[0].Data[0] != 1 || got.Notes[1].Data[0] != 2 {
+			t.Errorf("enabled %v: after a loss, took %v; want the two parts of the notification sent after", a.Enabled, got.Notes)
+		}
 	}
-	var got radio.Taken
-	c.Take(&got)
-	if err := c.Notify(streamChar, []byte{1}, []byte{2}); err != nil {
-		t.Fatal(err)
-	}
-	c.Take(&got)
-	if len(got.Notes) != 2 || got.Notes[0].Data[0] != 1 || got.Notes[1].Data[0] != 2 {
-		t.Errorf("after a loss, took %v; want the two parts of the notification sent after", got.Notes)
+}
+
+// The rate is one byte up to 255 and two from 256 (flag bit 0).
+func TestHeartRateMeasurementRate(t *testing.T) {
+	for _, tt := range []struct {
+		bpm  float32
+		want string
+	}{
+		{254, "00 fe"},
+		{255, "00 ff"},
+		{256, "01 00 01"},
+	} {
+		if got := fmt.Sprintf("% x", radio.AppendHeartRateMeasurement(nil, radio.HRSData{Average: tt.bpm})); got != tt.want {
+			t.Errorf("%v bpm: % s; want %s", tt.bpm, got, tt.want)
+		}
 	}
 }

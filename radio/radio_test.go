@@ -396,3 +396,36 @@ func TestAdvSettingsPackets(t *testing.T) {
 		}
 	}
 }
+
+// The limits of the settings hold at their ends: a central's connection
+// interval of 6 to 3200 units, an advertising interval of MinInterval to
+// MaxInterval, and the bonding policies up to BondingSameMac.
+func TestSettingsLimits(t *testing.T) {
+	for _, tt := range []struct {
+		interval uint16
+		ok       bool
+	}{{5, false}, {radio.ConnIntervalMin, true}, {radio.ConnIntervalMax, true}, {radio.ConnIntervalMax + 1, false}} {
+		p := newPeripheral(t, radio.Config{})
+		central := radio.NewCentral("AA:BB:CC:00:00:01", "")
+		central.Interval = tt.interval
+		c, err := p.Connect(central, resource.NewQueue(1))
+		if (err == nil) != tt.ok {
+			t.Errorf("a central asking for an interval of %d units: %v; want ok %v", tt.interval, err, tt.ok)
+		}
+		if err == nil {
+			c.Disconnect()
+		}
+	}
+	for _, tt := range []struct {
+		interval uint16
+		ok       bool
+	}{{radio.MinInterval - 1, false}, {radio.MinInterval, true}, {radio.MaxInterval, true}, {radio.MaxInterval + 1, false}} {
+		s := radio.AdvSettings{Interval: tt.interval}
+		if err := s.Validate(); (err == nil) != tt.ok {
+			t.Errorf("an advertising interval of %d: %v; want ok %v", tt.interval, err, tt.ok)
+		}
+	}
+	if !radio.BondingSameMac.Valid() || (radio.BondingSameMac + 1).Valid() {
+		t.Errorf("BondingSameMac valid %v, the one after it %v; want true and false", radio.BondingSameMac.Valid(), (radio.BondingSameMac + 1).Valid())
+	}
+}
