@@ -774,21 +774,29 @@ func TestAirtimeUnsizedNotificationTakesTheMTU(t *testing.T) {
 	}
 }
 
+// newHRSLink connects a central to a device with the heart-rate service
+// under the throughput model, with the service's notifications on.
+func newHRSLink(tb testing.TB, clk clock.Clock, seed uint64) (*radio.Peripheral, *radio.Conn) {
+	tb.Helper()
+	p := newPeripheral(tb, radio.Config{HRS: true, Clock: clk, Seed: seed,
+		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}})
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Disconnect)
+	if err := c.SetHRSNotifications(true); err != nil {
+		tb.Fatal(err)
+	}
+	return p, c
+}
+
 // Interference makes a share of the connection events carry nothing while
 // it lasts: what waits then leaves later than the next event, and after
 // it ends, at the next event again.
 func TestInterferenceMissesEvents(t *testing.T) {
 	clk := clock.NewVirtual()
-	p := newPeripheral(t, radio.Config{HRS: true, Clock: clk, Seed: 5,
-		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}})
-	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Disconnect()
-	if err := c.SetHRSNotifications(true); err != nil {
-		t.Fatal(err)
-	}
+	p, c := newHRSLink(t, clk, 5)
 	if err := p.SetInterference(0.5, false); err != nil {
 		t.Fatal(err)
 	}
@@ -824,16 +832,7 @@ func TestInterferenceMissesEvents(t *testing.T) {
 // then it leaves at the next event, with nothing more sent.
 func TestInterferenceEndReleases(t *testing.T) {
 	clk := clock.NewVirtual()
-	p := newPeripheral(t, radio.Config{HRS: true, Clock: clk,
-		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}})
-	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Disconnect()
-	if err := c.SetHRSNotifications(true); err != nil {
-		t.Fatal(err)
-	}
+	p, c := newHRSLink(t, clk, 1)
 	if err := p.SetInterference(1, false); err != nil {
 		t.Fatal(err)
 	}

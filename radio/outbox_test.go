@@ -21,16 +21,7 @@ func TestTakeOrderAndLimit(t *testing.T) {
 	c.WakeWith(func() { woken++ })
 	for round := range 3 {
 		woken = 0
-		sent := 0
-		for ; ; sent++ {
-			ok, err := c.TryNotify(streamChar, []byte{byte(sent), byte(sent >> 8)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				break
-			}
-		}
+		sent := tryNumbered(t, c, 0)
 		if sent != 256 {
 			t.Fatalf("round %d: the connection took %d notifications the central did not read; want 256", round, sent)
 		}
@@ -50,6 +41,21 @@ func TestTakeOrderAndLimit(t *testing.T) {
 		c.Take(&got)
 		if len(got.Notes) != 0 {
 			t.Fatalf("round %d: took %d notifications again", round, len(got.Notes))
+		}
+	}
+}
+
+// tryNumbered sends notifications numbered from n with TryNotify until
+// one is refused, and returns the number of the one refused.
+func tryNumbered(tb testing.TB, c *radio.Conn, n int) int {
+	tb.Helper()
+	for ; ; n++ {
+		ok, err := c.TryNotify(streamChar, []byte{byte(n), byte(n >> 8)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !ok {
+			return n
 		}
 	}
 }
@@ -193,15 +199,7 @@ func TestTryNotifyCountsWhatIsInTheAir(t *testing.T) {
 			c := newAirtimeLink(t, tt.a, 1, clk)
 			sent := 0
 			for range 200 { // connection events: far more than 256 notifications need
-				for ; ; sent++ {
-					ok, err := c.TryNotify(streamChar, []byte{byte(sent), byte(sent >> 8)})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !ok {
-						break
-					}
-				}
+				sent = tryNumbered(t, c, sent)
 				clk.Advance(c.Interval())
 			}
 			if sent != 256 || c.Untaken() != 256 || c.Waiting() != 0 {
