@@ -353,6 +353,19 @@ func (c *Conn) armLocked(now time.Duration) {
 	c.evTimer = c.p.clk.AfterFunc(at-now, c.event)
 }
 
+// rearm arms the event timer anew, for the next connection event that
+// carries packets as the model now has it (after interference ended).
+func (c *Conn) rearm() {
+	now := c.p.clk.Now()
+	c.airMu.Lock()
+	defer c.airMu.Unlock()
+	if c.evTimer != nil {
+		c.evTimer.Stop()
+		c.evTimer = nil
+	}
+	c.armLocked(now)
+}
+
 // eventKind says which connection events runEvents runs.
 type eventKind uint8
 

@@ -678,3 +678,177 @@ func TestIntervalUnits(t *testing.T) {
 		}
 	}
 }
+
+// A stream payload goes out in parts of at most MTU-3 bytes, each behind a
+// 2-byte header, and a notification of n bytes is n+7 bytes on the air,
+// cut into packets of DataLength bytes.
+func TestStreamPackets(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		dataLength int
+		n, mtu     int
+		want       int
+	}{
+		{"no bytes: a part of its header alone", 27, 0, 247, 1},          // 9 bytes
+		{"one part", 27, 100, 247, 5},                                    // 109 bytes
+		{"a full part", 27, 242, 247, 10},                                // 251 bytes
+		{"a byte more: a second part", 27, 243, 247, 11},                 // 251 and 10 bytes
+		{"three parts", 27, 500, 247, 21},                                // 251, 251 and 25 bytes
+		{"full parts just over a packet", 27, 38, 24, 4},                 // 28 and 28 bytes
+		{"the smallest MTU", 27, 40, 23, 3},                              // 27, 27 and 13 bytes
+		{"a full part with the data length extension", 251, 242, 247, 1}, // 251 bytes
+		{"two parts with the data length extension", 251, 243, 247, 2},   // 251 and 10 bytes
+	} {
+		a := profile.Airtime{DataLength: tc.dataLength}
+		if got := radio.StreamPackets(&a, tc.n, tc.mtu); got != tc.want {
+			t.Errorf("%s: StreamPackets(data length %d, %d bytes, MTU %d) = %d; want %d", tc.name, tc.dataLength, tc.n, tc.mtu, got, tc.want)
+		}
+	}
+}
+
+// The connection events run lazily, when something asks for room and when
+// the event timer fires, armed for the first event that is not missed:
+// what arrives, and when, is the same as when every event runs at its
+// time.
+func TestAirtimeLazyEventsAsEager(t *testing.T) {
+	for _, missed := range []float64{0.2, 0.5} {
+		run := func(eager bool) []arrival {
+			clk := clock.NewVirtual()
+			c := newAirtimeLink(t, profile.Airtime{Enabled: true, PacketsPerEvent: 1, DataLength: 251, TXQueue: 8, MissedEvents: missed}, 7, clk)
+			id := byte(0)
+			return watch(t, clk, c, 4*time.Second, func(now time.Duration) {
+				if eager {
+					c.RunEvent()
+				}
+				// half a second of notifications, then half a second idle
+				if now%time.Second < 500*time.Millisecond && now%(70*time.Millisecond) == 0 {
+					id++
+					c.Notify(streamChar, []byte{id})
+				}
+			})
+		}
+		lazy, eager := run(false), run(true)
+		if len(lazy) < 20 {
+			t.Fatalf("missed %v: %d arrivals; want at least 20", missed, len(lazy))
+		}
+		if fmt.Sprint(lazy) != fmt.Sprint(eager) {
+			t.Errorf("missed %v: the events run lazily carried\n%v\nand run at their times\n%v", missed, lazy, eager)
+		}
+	}
+}
+
+// A subscription's notification whose size the device does not know
+// (Config.NotificationSize unset) takes a full MTU on the air: 244 bytes,
+// 251 with the headers, 10 packets of 27 bytes or one of 251.
+func TestAirtimeUnsizedNotificationTakesTheMTU(t *testing.T) {
+	for _, tt := range []struct {
+		dataLength, packetsPerEvent int
+		left                        int // of 7, after one event
+	}{
+		{27, 10, 6},
+		{27, 20, 5},
+		{27, 32, 4},
+		{251, 1, 6},
+	} {
+		clk := clock.NewVirtual()
+		p := newPeripheral(t, radio.Config{
+			Clock:   clk,
+			Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: tt.packetsPerEvent, DataLength: tt.dataLength, TXQueue: 8},
+		})
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, resp := resource.NewHub(0).Subscribe(&resource.Request{Client: c.Client()}, "/Meas/Acc/13", nopSource{})
+		if !resp.Status.OK() {
+			t.Fatal(resp.Status)
+		}
+		for range 7 {
+			sub.Notify(new(int))
+		}
+		clk.Advance(c.Interval())
+		if got := c.Waiting(); got != tt.left {
+			t.Errorf("%d packets of %d bytes an event: %d of 7 notifications wait after one event; want %d", tt.packetsPerEvent, tt.dataLength, got, tt.left)
+		}
+		c.Disconnect()
+	}
+}
+
+// newHRSLink connects a central to a device with the heart-rate service
+// under the throughput model, with the service's notifications on.
+func newHRSLink(tb testing.TB, clk clock.Clock, seed uint64) (*radio.Peripheral, *radio.Conn) {
+	tb.Helper()
+	p := newPeripheral(tb, radio.Config{HRS: true, Clock: clk, Seed: seed,
+		Airtime: profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}})
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Disconnect)
+	if err := c.SetHRSNotifications(true); err != nil {
+		tb.Fatal(err)
+	}
+	return p, c
+}
+
+// Interference makes a share of the connection events carry nothing while
+// it lasts: what waits then leaves later than the next event, and after
+// it ends, at the next event again.
+func TestInterferenceMissesEvents(t *testing.T) {
+	clk := clock.NewVirtual()
+	p, c := newHRSLink(t, clk, 5)
+	if err := p.SetInterference(0.5, false); err != nil {
+		t.Fatal(err)
+	}
+	interval := c.Interval()
+	sent := map[float32]time.Duration{}
+	late := map[bool]int{} // by whether the interference lasted
+	var got radio.Taken
+	for clk.Now() < 2*time.Second {
+		clk.Advance(time.Millisecond)
+		now := clk.Now()
+		if now == time.Second {
+			p.EndInterference()
+		}
+		if now%(40*time.Millisecond) == 0 {
+			id := float32(now / time.Millisecond)
+			sent[id] = now
+			c.SendHRS(radio.HRSData{Average: id})
+		}
+		c.Take(&got)
+		for _, d := range got.HRS {
+			at := sent[d.Average]
+			if now-at > interval {
+				late[at < time.Second]++
+			}
+		}
+	}
+	if late[true] == 0 || late[false] != 0 {
+		t.Errorf("%d measurements were late while the interference lasted, %d after it; want some and none", late[true], late[false])
+	}
+}
+
+// Interference that empties every event holds what waits until it ends;
+// then it leaves at the next event, with nothing more sent.
+func TestInterferenceEndReleases(t *testing.T) {
+	clk := clock.NewVirtual()
+	p, c := newHRSLink(t, clk, 1)
+	if err := p.SetInterference(1, false); err != nil {
+		t.Fatal(err)
+	}
+	c.SendHRS(radio.HRSData{Average: 60})
+	var got radio.Taken
+	var at time.Duration
+	for clk.Now() < 2*time.Second && at == 0 {
+		clk.Advance(time.Millisecond)
+		if clk.Now() == time.Second {
+			p.EndInterference()
+		}
+		if c.Take(&got); len(got.HRS) > 0 {
+			at = clk.Now()
+		}
+	}
+	if want := time.Second + c.Interval(); at < time.Second || at > want {
+		t.Errorf("the measurement arrived at %v; want after the interference ended at 1s, by %v", at, want)
+	}
+}

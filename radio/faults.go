@@ -230,12 +230,16 @@ func (p *Peripheral) SetInterference(share float64, hideGap bool) error {
 	return nil
 }
 
-// EndInterference ends the interference from now.
+// EndInterference ends the interference from now: what waits for the air
+// leaves at the next connection event.
 func (p *Peripheral) EndInterference() {
 	if in := p.interf.Load(); in != nil && in.until == 0 {
 		end := *in
 		end.until = max(p.clk.Now(), in.from+1)
 		p.interf.Store(&end)
+		if c := p.Current(); c != nil {
+			c.rearm() // its timer is for an event past those the interference emptied
+		}
 	}
 }
 

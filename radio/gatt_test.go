@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"senseboard/clock"
 	"senseboard/nvm"
+	"senseboard/profile"
 	"senseboard/radio"
 	"senseboard/resource"
 )
@@ -271,3 +273,127 @@ func (*hrsHost) Connected(*radio.Conn)      {}
 func (*hrsHost) Disconnected(*radio.Conn)   {}
 func (h *hrsHost) HRSNotifications(on bool) { h.heard = append(h.heard, on) }
 func (*hrsHost) NUSWritten([]byte)          {}
+
+// A heart-rate measurement, and serial data the central has TX
+// notifications on for, is a notification of the service's characteristic
+// when it fits the MTU (MTU-3 bytes), and is taken among its service's
+// items whatever its size.
+func TestServicesNotifyWhatFitsTheMTU(t *testing.T) {
+	for _, tt := range []struct {
+		rr    int // RR intervals: 2 bytes each, after a flag and the rate
+		notes int
+	}{
+		{8, 1},  // 18 bytes
+		{9, 1},  // 20 bytes: MTU 23 - 3
+		{10, 0}, // 22 bytes
+	} {
+		p := newPeripheral(t, radio.Config{HRS: true, NUS: true})
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetMTU(radio.MinMTU); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetHRSNotifications(true); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetNotify(radio.NUSTX, true); err != nil {
+			t.Fatal(err)
+		}
+		c.SendHRS(radio.HRSData{Average: 60, RRData: make([]uint16, tt.rr)})
+		c.SendNUS(make([]byte, 2+2*tt.rr)) // as many bytes as the measurement
+		var got radio.Taken
+		c.Take(&got)
+		hrs, nus := 0, 0
+		for _, n := range got.Notes {
+			switch n.Char {
+			case radio.HeartRateMeasurement:
+				hrs++
+			case radio.NUSTX:
+				nus++
+			}
+		}
+		if len(got.HRS) != 1 || len(got.NUS) != 1 || hrs != tt.notes || nus != tt.notes {
+			t.Errorf("%d bytes at MTU %d: took %d measurements, %d serial packets and %d, %d notifications of them; want 1, 1, %d and %d",
+				2+2*tt.rr, radio.MinMTU, len(got.HRS), len(got.NUS), hrs, nus, tt.notes, tt.notes)
+		}
+		c.Disconnect()
+	}
+}
+
+// A write of the central, and a notification of the device, carries at
+// most MTU-3 bytes, at the smallest MTU as at others.
+func TestWriteFitsTheMTU(t *testing.T) {
+	for _, tt := range []struct {
+		mtu, n int
+		want   error
+	}{
+		{radio.MinMTU, 20, nil},
+		{radio.MinMTU, 21, radio.ErrTooLong},
+		{100, 97, nil},
+		{100, 98, radio.ErrTooLong},
+	} {
+		p := newPeripheral(t, radio.Config{NUS: true})
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetMTU(tt.mtu); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteNUS(make([]byte, tt.n)); !errors.Is(err, tt.want) {
+			t.Errorf("a write of %d bytes at MTU %d: %v; want %v", tt.n, tt.mtu, err, tt.want)
+		}
+		c.Disconnect()
+
+		c = newAirtimeLink(t, profile.Airtime{}, 1, clock.NewVirtual())
+		if err := c.SetMTU(tt.mtu); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.TryNotify(streamChar, make([]byte, tt.n)); !errors.Is(err, tt.want) {
+			t.Errorf("a notification of %d bytes at MTU %d: %v; want %v", tt.n, tt.mtu, err, tt.want)
+		}
+	}
+}
+
+// A notification the central has no room for is lost whole; the next one
+// arrives once the central took what waited, with the model off and on.
+func TestNotifyAfterALoss(t *testing.T) {
+	for _, a := range []profile.Airtime{{}, {Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8}} {
+		clk := clock.NewVirtual()
+		c := newAirtimeLink(t, a, 1, clk)
+		for i := range 257 {
+			if err := c.Notify(streamChar, []byte{byte(i)}, []byte{byte(i)}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(c.Interval())
+		}
+		var got radio.Taken
+		c.Take(&got)
+		if err := c.Notify(streamChar, []byte{1}, []byte{2}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(c.Interval())
+		c.Take(&got)
+		if len(got.Notes) != 2 || got.Notes[0].Data[0] != 1 || got.Notes[1].Data[0] != 2 {
+			t.Errorf("enabled %v: after a loss, took %v; want the two parts of the notification sent after", a.Enabled, got.Notes)
+		}
+	}
+}
+
+// The rate is one byte up to 255 and two from 256 (flag bit 0).
+func TestHeartRateMeasurementRate(t *testing.T) {
+	for _, tt := range []struct {
+		bpm  float32
+		want string
+	}{
+		{254, "00 fe"},
+		{255, "00 ff"},
+		{256, "01 00 01"},
+	} {
+		if got := fmt.Sprintf("% x", radio.AppendHeartRateMeasurement(nil, radio.HRSData{Average: tt.bpm})); got != tt.want {
+			t.Errorf("%v bpm: % s; want %s", tt.bpm, got, tt.want)
+		}
+	}
+}

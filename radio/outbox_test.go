@@ -21,16 +21,7 @@ func TestTakeOrderAndLimit(t *testing.T) {
 	c.WakeWith(func() { woken++ })
 	for round := range 3 {
 		woken = 0
-		sent := 0
-		for ; ; sent++ {
-			ok, err := c.TryNotify(streamChar, []byte{byte(sent), byte(sent >> 8)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				break
-			}
-		}
+		sent := tryNumbered(t, c, 0)
 		if sent != 256 {
 			t.Fatalf("round %d: the connection took %d notifications the central did not read; want 256", round, sent)
 		}
@@ -50,6 +41,21 @@ func TestTakeOrderAndLimit(t *testing.T) {
 		c.Take(&got)
 		if len(got.Notes) != 0 {
 			t.Fatalf("round %d: took %d notifications again", round, len(got.Notes))
+		}
+	}
+}
+
+// tryNumbered sends notifications numbered from n with TryNotify until
+// one is refused, and returns the number of the one refused.
+func tryNumbered(tb testing.TB, c *radio.Conn, n int) int {
+	tb.Helper()
+	for ; ; n++ {
+		ok, err := c.TryNotify(streamChar, []byte{byte(n), byte(n >> 8)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !ok {
+			return n
 		}
 	}
 }
@@ -171,6 +177,80 @@ func TestWakeWithTakesAtOnce(t *testing.T) {
 		}
 		if fmt.Sprint(contents) != "[0 1 2 3 4]" || ended != 1 {
 			t.Errorf("enabled %v: the reader took the notifications %v and %d ends; want [0 1 2 3 4] and 1", a.Enabled, contents, ended)
+		}
+	}
+}
+
+// TryNotify's flow control counts what waits for the air with what waits
+// for the central: a central that does not take is handed 256
+// notifications in all, however many wait for the air on the way, and
+// loses none of them.
+func TestTryNotifyCountsWhatIsInTheAir(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		a    profile.Airtime
+	}{
+		{"model off", profile.Airtime{}},
+		{"a transmit queue of 8", profile.Airtime{Enabled: true, PacketsPerEvent: 2, DataLength: 251, TXQueue: 8}},
+		{"a transmit queue of 64", profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 64}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := clock.NewVirtual()
+			c := newAirtimeLink(t, tt.a, 1, clk)
+			sent := 0
+			for range 200 { // connection events: far more than 256 notifications need
+				sent = tryNumbered(t, c, sent)
+				clk.Advance(c.Interval())
+			}
+			if sent != 256 || c.Untaken() != 256 || c.Waiting() != 0 {
+				t.Fatalf("the connection took %d notifications; %d wait for the central and %d for the air; want 256, 256 and 0",
+					sent, c.Untaken(), c.Waiting())
+			}
+			var got radio.Taken
+			c.Take(&got)
+			for i, n := range got.Notes {
+				if v := int(n.Data[0]) | int(n.Data[1])<<8; v != i {
+					t.Fatalf("notification %d is %d; want %d", i, v, i)
+				}
+			}
+			if len(got.Notes) != sent {
+				t.Fatalf("took %d notifications; want %d", len(got.Notes), sent)
+			}
+		})
+	}
+}
+
+// Serial data that the central has TX notifications on for goes out as a
+// notification of TX also when the serial service's queue is full, and is
+// copied only while one of the two has room.
+func TestSendNUSWithTXNotifications(t *testing.T) {
+	p := newPeripheral(t, radio.Config{NUS: true})
+	c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect()
+	if err := c.SetNotify(radio.NUSTX, true); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 20)
+	for i := range 300 {
+		before := c.SlabUsed()
+		c.SendNUS(data)
+		// Data is copied into the slab, or into a new one when it is full.
+		copied := c.SlabUsed() != before
+		if want := i < 256; copied != want { // past 256 both are full
+			t.Fatalf("send %d: copied %v; want %v", i+1, copied, want)
+		}
+	}
+	var got radio.Taken
+	c.Take(&got)
+	if len(got.NUS) != 64 || len(got.Notes) != 256 {
+		t.Errorf("took %d serial packets and %d TX notifications; want 64 and 256", len(got.NUS), len(got.Notes))
+	}
+	for _, n := range got.Notes {
+		if n.Char != radio.NUSTX {
+			t.Fatalf("a notification of %s; want %s", n.Char, radio.NUSTX)
 		}
 	}
 }

@@ -250,3 +250,182 @@ func ExampleParseAdvertisement() {
 	fmt.Println(seen.Name, seen.PassKey, seen.HRS, err)
 	// Output: Senseboard 000123 true true <nil>
 }
+
+// Pairing checks the pass key when the device has one, and takes any
+// central's when it has none.
+func TestPairChecksThePassKey(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		pin, given string
+		want       error
+	}{
+		{"no pass key", "", "", nil},
+		{"no pass key, one given", "", "654321", nil},
+		{"the pass key", "123456", "123456", nil},
+		{"another pass key", "123456", "654321", radio.ErrPassKey},
+		{"none given", "123456", "", radio.ErrNoPassKey},
+	} {
+		p := newPeripheral(t, radio.Config{})
+		if tt.pin != "" {
+			if err := p.SetPassKey(tt.pin); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Pair(tt.given, false); !errors.Is(err, tt.want) || (err == nil) != c.Encrypted() {
+			t.Errorf("%s: Pair(%q) = %v, encrypted %v; want %v", tt.name, tt.given, err, c.Encrypted(), tt.want)
+		}
+		c.Disconnect()
+	}
+}
+
+// SetParams refuses parameters out of range and keeps the ones it had.
+func TestSetParamsChecks(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cp   radio.ConnParams
+		ok   bool
+	}{
+		{"in range", radio.ConnParams{MinConnInterval: 6, MaxConnInterval: 40, SupTimeout: 400}, true},
+		{"min above max", radio.ConnParams{MinConnInterval: 40, MaxConnInterval: 6, SupTimeout: 400}, false},
+		{"supervision timeout too short", radio.ConnParams{MinConnInterval: 6, MaxConnInterval: 40, SupTimeout: 5}, false},
+	} {
+		p := newPeripheral(t, radio.Config{})
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), resource.NewQueue(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := c.Params()
+		err = c.SetParams(tt.cp)
+		want := before
+		if tt.ok {
+			want = tt.cp
+		}
+		if (err == nil) != tt.ok || c.Params() != want {
+			t.Errorf("%s: SetParams(%+v) = %v, params %+v; want ok %v, params %+v", tt.name, tt.cp, err, c.Params(), tt.ok, want)
+		}
+		c.Disconnect()
+	}
+}
+
+// ParseAD reads structures up to the packet's end or a zero length, after
+// which only zeros may follow, and refuses a structure that runs past the
+// end.
+func TestParseADBounds(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		packet []byte
+		n      int // structures; -1: an error
+	}{
+		{"to the end", []byte{2, radio.ADFlags, 6, 3, radio.ADUUID16Complete, 0x0D, 0x18}, 2},
+		{"zeros after the last", []byte{2, radio.ADFlags, 6, 0, 0, 0}, 1},
+		{"data after a zero length", []byte{2, radio.ADFlags, 6, 0, 5}, -1},
+		{"past the end by one", []byte{3, radio.ADFlags, 6}, -1},
+		{"past the end by two", []byte{4, radio.ADFlags, 6}, -1},
+	} {
+		ads, err := radio.ParseAD(tt.packet)
+		if n := len(ads); err != nil && tt.n != -1 || err == nil && n != tt.n {
+			t.Errorf("%s: ParseAD(% x) = %d structures, %v; want %d (-1: an error)", tt.name, tt.packet, n, err, tt.n)
+		}
+	}
+}
+
+// ParseAdvertisement reads an empty flags structure as no flags and the
+// whole 16-bit UUIDs of a list of odd length.
+func TestParseAdvertisementShortData(t *testing.T) {
+	a, err := radio.ParseAdvertisement([]byte{1, radio.ADFlags, 4, radio.ADUUID16Complete, 0x0D, 0x18, 0x99})
+	if err != nil || a.Flags != 0 || fmt.Sprint(a.Services16) != "[6157]" {
+		t.Errorf("ParseAdvertisement = flags %d, 16-bit services %v, %v; want 0, [6157] (0x180D)", a.Flags, a.Services16, err)
+	}
+}
+
+// AppendAdv leaves out, whole, a structure that would not fit in the
+// packet after what dst held, and adds none for an empty list; the scan
+// response shortens a name only past 29 bytes.
+func TestAppendAdvFits(t *testing.T) {
+	uuid := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	for _, tt := range []struct {
+		name   string
+		a      radio.Advertisement
+		prefix int // bytes in dst before
+		want   int // bytes appended
+	}{
+		{"flags alone", radio.Advertisement{Flags: 6}, 0, 3},
+		{"31 bytes", radio.Advertisement{Flags: 6, Manufacturer: true, Services128: [][16]byte{uuid}, Services16: []uint16{0x180D}}, 0, 31},
+		{"a list that does not fit", radio.Advertisement{Flags: 6, Manufacturer: true, Services128: [][16]byte{uuid}, Services16: []uint16{0x180D, 0x180F}}, 0, 27},
+		{"after bytes of dst", radio.Advertisement{Flags: 6, Manufacturer: true, Services128: [][16]byte{uuid}, Services16: []uint16{0x180D}}, 5, 31},
+	} {
+		dst := make([]byte, tt.prefix)
+		if got := len(tt.a.AppendAdv(dst)) - tt.prefix; got != tt.want {
+			t.Errorf("%s: appended %d bytes; want %d", tt.name, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		n     int
+		short bool
+	}{{29, false}, {30, true}} {
+		a := radio.Advertisement{Name: strings.Repeat("N", tt.n)}
+		b := a.AppendScanResp(nil)
+		if short := b[1] == radio.ADShortName; short != tt.short || len(b) != 2+min(tt.n, 29) {
+			t.Errorf("a name of %d bytes: % x; want shortened %v", tt.n, b, tt.short)
+		}
+	}
+}
+
+// A custom advertising packet's bytes are 0..255, and an empty AdvPacket
+// is refused (the default content is null), while an empty scan response
+// is allowed.
+func TestAdvSettingsPackets(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		adv, scan []int
+		ok        bool
+	}{
+		{"bytes 0 and 255", []int{2, 0xFF, 0, 0}, nil, true},
+		{"a byte of 256", []int{2, 0xFF, 256}, nil, false},
+		{"a byte of -1", []int{2, 0xFF, -1}, nil, false},
+		{"an empty advertising packet", []int{}, nil, false},
+		{"an empty scan response", []int{2, 1, 6}, []int{}, true},
+	} {
+		s := radio.AdvSettings{AdvPacket: tt.adv, ScanRespPacket: tt.scan, Interval: radio.MinInterval}
+		if err := s.Validate(); (err == nil) != tt.ok {
+			t.Errorf("%s: Validate = %v; want ok %v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+// The limits of the settings hold at their ends: a central's connection
+// interval of 6 to 3200 units, an advertising interval of MinInterval to
+// MaxInterval, and the bonding policies up to BondingSameMac.
+func TestSettingsLimits(t *testing.T) {
+	for _, tt := range []struct {
+		interval uint16
+		ok       bool
+	}{{5, false}, {radio.ConnIntervalMin, true}, {radio.ConnIntervalMax, true}, {radio.ConnIntervalMax + 1, false}} {
+		p := newPeripheral(t, radio.Config{})
+		central := radio.NewCentral("AA:BB:CC:00:00:01", "")
+		central.Interval = tt.interval
+		c, err := p.Connect(central, resource.NewQueue(1))
+		if (err == nil) != tt.ok {
+			t.Errorf("a central asking for an interval of %d units: %v; want ok %v", tt.interval, err, tt.ok)
+		}
+		if err == nil {
+			c.Disconnect()
+		}
+	}
+	for _, tt := range []struct {
+		interval uint16
+		ok       bool
+	}{{radio.MinInterval - 1, false}, {radio.MinInterval, true}, {radio.MaxInterval, true}, {radio.MaxInterval + 1, false}} {
+		s := radio.AdvSettings{Interval: tt.interval}
+		if err := s.Validate(); (err == nil) != tt.ok {
+			t.Errorf("an advertising interval of %d: %v; want ok %v", tt.interval, err, tt.ok)
+		}
+	}
+	if !radio.BondingSameMac.Valid() || (radio.BondingSameMac + 1).Valid() {
+		t.Errorf("BondingSameMac valid %v, the one after it %v; want true and false", radio.BondingSameMac.Valid(), (radio.BondingSameMac + 1).Valid())
+	}
+}
