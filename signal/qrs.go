@@ -325,16 +325,19 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		}
 		r := d.locate(i)
 		early := float64(i-d.lastQRS) < 0.8*mean(d.rrOK)
-		// on a clean signal, only a small and shallow peak in a regular
-		// rhythm: the quiet stretches of a slow rhythm keep the noise level
-		// low, and an artefact in them would be taken
-		if early && (d.npki > d.spki/40 || v < 0.5*d.spki && s < 0.6*d.typicalSlope() && !d.irregular()) &&
+		// under half the signal level and less than 0.6 times as steep as
+		// the typical beat
+		small := early && v < 0.5*d.spki && s < 0.6*d.typicalSlope()
+		// on a clean signal, only a small peak in a regular rhythm: the
+		// quiet stretches of a slow rhythm keep the noise level low, and
+		// an artefact in them would be taken
+		if early && (d.npki > d.spki/40 || small && !d.irregular()) &&
 			d.corr(r) < 0.5 && !d.likeAlt(r) {
 			d.npki = 0.125*v + 0.875*d.npki // noise unlike a QRS, too early
 			d.keep(peak{v: v, i: i, vetoed: true})
 			return
 		}
-		if early && d.npki > d.spki/20 && s < 0.6*d.typicalSlope() && v < 0.5*d.spki {
+		if small && d.npki > d.spki/20 {
 			d.npki = 0.125*v + 0.875*d.npki // noise like a small QRS, too early
 			d.keep(peak{v: v, i: i, small: true})
 			return
