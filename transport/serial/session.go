@@ -335,27 +335,34 @@ func (s *session) writer() {
 func (s *session) encode(buf []byte) []byte {
 	s.events = s.queue.Drain(s.events[:0])
 	for _, e := range s.events {
-		id, ok := e.Sub.Tag.(requestID)
-		if !ok || e.Ended != 0 {
-			id, ok = s.requestOf(e)
-		}
-		if !ok {
-			continue
-		}
-		var err error
-		if e.Ended != 0 {
-			buf, err = wire.AppendJSONFrame(buf, wire.Ended, id, &wire.EndedMsg{Reason: e.Ended.String()})
-		} else {
-			buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
-			if r, ok := e.Content.(resource.Recyclable); ok {
-				r.Release() // encoded: the frame holds what it said
-			}
-		}
-		if err != nil {
-			s.log.Error("encode notification", "err", err)
+		buf = s.appendEvent(buf, e)
+		if r, ok := e.Content.(resource.Recyclable); ok {
+			r.Release() // encoded, or of no request: the frame holds what it said
 		}
 	}
 	clear(s.events) // the contents go with the frames
+	return buf
+}
+
+// appendEvent appends the frame of a notification or an end of
+// subscription, nothing when no request of the session's made it.
+func (s *session) appendEvent(buf []byte, e resource.Event) []byte {
+	id, ok := e.Sub.Tag.(requestID)
+	if !ok || e.Ended != 0 {
+		id, ok = s.requestOf(e)
+	}
+	if !ok {
+		return buf
+	}
+	var err error
+	if e.Ended != 0 {
+		buf, err = wire.AppendJSONFrame(buf, wire.Ended, id, &wire.EndedMsg{Reason: e.Ended.String()})
+	} else {
+		buf, err = wire.AppendJSONFrame(buf, wire.Notification, id, e.Content)
+	}
+	if err != nil {
+		s.log.Error("encode notification", "err", err)
+	}
 	return buf
 }
 
