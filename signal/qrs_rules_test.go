@@ -360,6 +360,8 @@ func TestQRSClassify(t *testing.T) {
 		{"clean, early, unlike, small, shallow: vetoed", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.45, true, nil, 0, 1, false, true},
 		{"clean, half the signal level: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.5, true, nil, 1, 0, false, false},
 		{"clean, 0.6 times as steep as the typical beat: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 12, []float64{20} }), 0.45, true, nil, 1, 0, false, false},
+		{"clean, small at twice the signal level: vetoed", with(func(s *rulesState) { s.since, s.slope, s.slopes, s.spki = 150, 11.75, []float64{20}, 2 }), 0.9, true, nil, 0, 1, false, true},
+		{"clean, half of twice the signal level: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes, s.spki = 150, 11.75, []float64{20}, 2 }), 1, true, nil, 1, 0, false, false},
 		{"clean, small, shallow, like the template: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 150, 11.75, []float64{20} }), 0.45, false, nil, 1, 0, false, false},
 		{"clean, small, shallow, unlike, irregular: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes, s.rr = 150, 11.75, []float64{20}, irregular }), 0.45, true, nil, 1, 0, false, false},
 		{"clean, small, shallow, unlike, at 80% of the interval: a beat", with(func(s *rulesState) { s.since, s.slope, s.slopes = 200, 11.75, []float64{20} }), 0.45, true, nil, 1, 0, false, false},
