@@ -139,6 +139,7 @@ type session struct {
 	more    atomic.Bool             // a flush found flushMu held: its holder flushes again
 	buf     []byte                  // the frames of a flush
 	gather  func(buf []byte) []byte // appends what a flush writes: encode, or a protocol's (Stream.StartSession)
+	again   func()                  // flushes what came while a write waited: flush, or a protocol's (Stream.StartSession)
 }
 
 // newSession starts the session of a line or TCP connection. On a clock
@@ -264,7 +265,7 @@ func unwrittenSession(log *slog.Logger, dev Target, w *lockedWriter, token strin
 		subs:   map[string]uint32{},
 		pace:   p,
 	}
-	s.gather = s.encode
+	s.gather, s.again = s.encode, s.flush
 	return s
 }
 
@@ -428,7 +429,8 @@ func (s *session) flushLocked() bool {
 const maxKeptBuffer = 16 << 10
 
 // finish writes rest on a goroutine of its own, which unlocks flushMu
-// when done, and s.w.mu too when locked says the caller holds it.
+// when done, and s.w.mu too when locked says the caller holds it; then,
+// when a flush came meanwhile, it flushes again (again).
 func (s *session) finish(rest []byte, locked bool) {
 	s.wg.Add(1)
 	go func() {
@@ -445,7 +447,7 @@ func (s *session) finish(rest []byte, locked bool) {
 		}
 		s.flushMu.Unlock()
 		if err == nil && s.more.Load() {
-			s.flush()
+			s.again()
 		}
 	}()
 }
