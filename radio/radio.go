@@ -229,7 +229,7 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	conn.air.cfg = p.cfg.Airtime
 	conn.air.interf = &p.interf
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
-	conn.air.start(p.clk.Now(), Duration(Grant(conn.params, c.Interval)))
+	conn.air.start(p.airNow(), Duration(Grant(conn.params, c.Interval)))
 	conn.sink = sink
 	if conn.air.cfg.Enabled {
 		sink = airSink{conn}
