@@ -82,7 +82,9 @@ type Server struct {
 	HelloTimeout time.Duration
 	// IdleTimeout ends the session of a TCP connection or Stream
 	// whose client has been silent (clients ping while idle);
-	// wire.SessionTimeout when zero.
+	// wire.SessionTimeout when zero. It is the stream's read deadline:
+	// a radio stream over NATS judges it by what its program's inbox
+	// delivered (air.Stream.SetReadDeadline).
 	IdleTimeout time.Duration
 	// WriteInterval, when positive, holds the writes of notifications to
 	// a line or TCP session at least this far apart on the device's clock:
