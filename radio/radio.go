@@ -308,9 +308,9 @@ func (p *Peripheral) startAdvertising() {
 		p.advTimer.Stop()
 		p.advTimer = nil
 	}
-	if t := p.st.Get().Adv.Timeout; t > 0 && p.cfg.Clock != nil {
+	if t := p.st.Get().Adv.Timeout; t > 0 {
 		var timer clock.Timer
-		timer = p.cfg.Clock.AfterFunc(time.Duration(t)*time.Second, func() {
+		timer = p.clk.AfterFunc(time.Duration(t)*time.Second, func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if p.advTimer == timer {
