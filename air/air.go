@@ -146,7 +146,8 @@ type Link struct {
 	closed    bool
 	marks     map[uint64]time.Time // the marks sent and not yet taken back, with when they went
 	markSeq   uint64               // names the next mark
-	caught    time.Time            // when the mark taken back last went
+	caught    time.Time            // when the mark taken back last went; when the link was made, before
+	moved     chan struct{}        // closed and replaced when caught moves on (deliveredPast)
 
 	taskMu    sync.Mutex
 	tasks     []func()      // what the streams leave to the delivery goroutine (later)
@@ -210,7 +211,8 @@ func newLink(url string, o Options) (*Link, error) {
 	return &Link{opts: o, log: o.Log, id: id, inbox: InboxSubject(id), url: Redact(url), listeners: map[string]*Listener{},
 		streams: map[uint64]*Stream{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
 		dials: make(chan *nats.Msg, dialQueue), msgs: make(chan *nats.Msg, o.PendingMessages),
-		taskCh: make(chan struct{}, 1), marks: map[uint64]time.Time{}, markSeq: uint64(rand.Int64())}, nil
+		taskCh: make(chan struct{}, 1), marks: map[uint64]time.Time{}, markSeq: uint64(rand.Int64()),
+		caught: time.Now(), moved: make(chan struct{})}, nil
 }
 
 // connect makes the NATS connection; tries says how often to try.
@@ -327,6 +329,8 @@ func (l *Link) deliver(msg *nats.Msg) {
 		if at, ok := l.marks[m.seq]; ok { // not a mark of this link's: ignored
 			delete(l.marks, m.seq)
 			l.caught = at
+			close(l.moved)
+			l.moved = make(chan struct{})
 		}
 		l.mu.Unlock()
 		return
@@ -363,6 +367,18 @@ func (l *Link) caughtUp() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.caught
+}
+
+// deliveredPast returns nil when the delivery has caught up past t: what
+// the peers sent until t has been taken. Otherwise it returns a channel
+// that is closed when the delivery moves on, to ask again then.
+func (l *Link) deliveredPast(t time.Time) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.caught.Before(t) {
+		return nil
+	}
+	return l.moved
 }
 
 // dialQueue bounds the dial requests that wait to be answered; NATS drops

@@ -284,15 +284,19 @@ func (s *Stream) Read(p []byte) (int, error) {
 			s.mu.Unlock()
 			return 0, err
 		}
-		if !s.rdl.IsZero() && !time.Now().Before(s.rdl) {
-			s.mu.Unlock()
-			return 0, os.ErrDeadlineExceeded
+		dl := s.rdl
+		var delivered <-chan struct{} // moves on while the delivery is behind the deadline
+		if !dl.IsZero() && !time.Now().Before(dl) {
+			if delivered = s.l.deliveredPast(dl); delivered == nil {
+				s.mu.Unlock()
+				return 0, os.ErrDeadlineExceeded
+			}
 		}
-		wake, dl := s.wake, s.rdl
+		wake := s.wake
 		s.waiting = true
 		s.mu.Unlock()
 		var tc <-chan time.Time
-		if !dl.IsZero() {
+		if !dl.IsZero() && delivered == nil {
 			if timer == nil {
 				timer = time.NewTimer(time.Until(dl))
 			} else {
@@ -303,6 +307,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		select {
 		case <-wake:
 		case <-tc:
+		case <-delivered:
 		}
 	}
 }
@@ -540,7 +545,13 @@ func (s *Stream) SetDeadline(t time.Time) error {
 	return s.SetWriteDeadline(t)
 }
 
-// SetReadDeadline bounds the wait of reads.
+// SetReadDeadline bounds the wait of reads: a read fails with
+// os.ErrDeadlineExceeded once t has passed and the link's delivery has
+// caught up past it (a mark the link sent after t came back, see
+// Link.tick). What the peer sent before t is read, however long it waited
+// in the program's inbox behind a delivery that fell behind: a deadline
+// bounds the peer's silence, not the program's. On a link that keeps up
+// that is up to one interval (Options.Interval) after t.
 func (s *Stream) SetReadDeadline(t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -621,3 +621,52 @@ func nextMessage(t *testing.T, watch *nats.Subscription) (message, *nats.Msg) {
 	}
 	return m, msg
 }
+
+// TestReadDeadlineWaitsForTheDelivery: a read deadline passes once the
+// link's delivery has caught up past it (a mark sent after it came back):
+// what the peer sent before it, waiting in the program's inbox behind a
+// delivery that is held up, is read, not taken for the peer's silence.
+func TestReadDeadlineWaitsForTheDelivery(t *testing.T) {
+	l, nc := rawLink(t, Options{Interval: time.Hour}) // the link's own ticks never come: the test sends the marks
+	s := newStream(l, "000123", true, time.Hour)
+	if err := l.add(s); err != nil {
+		t.Fatal(err)
+	}
+	s.connect("peer", 9)
+	release := make(chan struct{})
+	var once sync.Once
+	releaseOnce := func() { once.Do(func() { close(release) }) }
+	l.later(func() { <-release }) // the delivery is held up
+	nc.Publish(l.inbox, appendMessage(nil, message{kind: msgData, stream: s.id, seq: 0, body: []byte("ping")}))
+	nc.Flush()
+	s.SetReadDeadline(time.Now()) // past before the read starts
+	read := make(chan struct{})
+	go func() {
+		defer releaseOnce()
+		for {
+			s.mu.Lock()
+			waiting := s.waiting
+			s.mu.Unlock()
+			select {
+			case <-read:
+				return
+			default:
+			}
+			if waiting {
+				return // the read waits for the delivery
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	buf := make([]byte, 8)
+	n, err := s.Read(buf)
+	close(read)
+	if err != nil || string(buf[:n]) != "ping" {
+		t.Fatalf("a read past its deadline, while the peer's message waited in the inbox: %q, %v; want the message", buf[:n], err)
+	}
+	s.SetReadDeadline(time.Now())
+	l.mark(time.Now()) // once it comes back the delivery has caught up past the deadline
+	if n, err := s.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a read past its deadline once the delivery caught up past it: %q, %v; want the deadline's error", buf[:n], err)
+	}
+}

@@ -40,6 +40,31 @@ type Batcher interface {
 	AfterPass(f func())
 }
 
+// A Lagging clock may run its calls later than they fall due: the real
+// clock, when its process is held up (descheduled on a busy machine,
+// stopped) or its scheduler falls behind, runs the calls that fell due
+// meanwhile at once. Due tells when the calls under way fell due: work
+// that models time as a timeline of its own (the radio's connection
+// events) reads it rather than Now, so that what ran late is placed when
+// it fell due, as on a virtual clock, whose calls read Now at their due
+// time.
+type Lagging interface {
+	Clock
+	// Due returns when the call under way fell due. Outside the clock's
+	// calls it returns the time they have reached while some run, and Now
+	// while none does.
+	Due() time.Duration
+}
+
+// Due returns when the call under way on c fell due (Lagging), or c's
+// reading now on a clock that does not tell it.
+func Due(c Clock) time.Duration {
+	if l, ok := c.(Lagging); ok {
+		return l.Due()
+	}
+	return c.Now()
+}
+
 // scheduling is a clock on which At and Call schedule a timedCall by the
 // clock's own reading, without allocating: the real and the virtual clock.
 type scheduling interface {
@@ -101,6 +126,18 @@ func (r *Real) AfterFunc(d time.Duration, f func()) Timer {
 	p := newPending(r, f)
 	r.s.push(&p.timedCall, r.s.since()+max(d, 0))
 	return p
+}
+
+// Due implements Lagging: while a pass of the clock's scheduler runs, the
+// time the call it started last fell due; the calls of a pass start in
+// time order, so a call reads its own due time, or that of one started
+// beside it by another of the pass's goroutines; other goroutines read
+// it too. Between passes it returns Now.
+func (r *Real) Due() time.Duration {
+	if d := r.s.reached.Load(); d > 0 {
+		return time.Duration(d - 1)
+	}
+	return r.Now()
 }
 
 // AfterPass implements Batcher: f runs when the pass of the clock's

@@ -60,6 +60,7 @@ type scheduler struct {
 	lastWake time.Duration // when the runner in charge last started on the due calls
 	lastRan  int           // how many calls it ran then
 	ran      atomic.Uint64 // calls run: the watchdog's measure of progress
+	reached  atomic.Int64  // 1 + the due time of the call started last in the passes under way; 0 between passes (Real.Due)
 	seen     uint64        // ran when the watchdog last looked
 
 	passMu    sync.Mutex
@@ -224,6 +225,7 @@ func (s *scheduler) work(now time.Duration) int {
 		}
 		c := s.calls.pop()
 		s.mu.Unlock()
+		s.reached.Store(int64(c.at) + 1)
 		c.f()
 		s.ran.Add(1)
 		n++
@@ -255,6 +257,9 @@ func (s *scheduler) beginPass() {
 func (s *scheduler) endPass(buf []func()) []func() {
 	s.passMu.Lock()
 	s.passes--
+	if s.passes == 0 {
+		s.reached.Store(0)
+	}
 	buf = append(buf[:0], s.afterPass...)
 	clear(s.afterPass)
 	s.afterPass = s.afterPass[:0]

@@ -269,12 +269,13 @@ func (rs *radioSession) connect(f wire.Frame) {
 	rs.central, rs.link = central, link
 	dev := rs.p.Server.Device
 	rs.out = radioOut{rs: rs, link: link}
-	cur := rs.st.StartSession(q, link.Client(), func(req *resource.Request) (resource.Envelope, error) {
+	var cur *serial.Session
+	cur = rs.st.StartSession(q, link.Client(), func(req *resource.Request) (resource.Envelope, error) {
 		if err := link.Admit(); err != nil {
 			return resource.Envelope{}, err
 		}
 		return dev.Do(req)
-	}, rs.out.gather)
+	}, rs.out.gather, func() { rs.send(link, cur) })
 	rs.out.cur, rs.cur = cur, cur
 	link.WakeWith(func() { rs.send(link, cur) })
 	rs.reply(Connected, f.ID, &ConnectedMsg{Handle: link.Handle(), Interval: radio.Grant(link.Params(), m.Interval)})
@@ -290,10 +291,11 @@ func (rs *radioSession) connect(f wire.Frame) {
 // connection's session. What one connection event carries goes in one
 // write (one message of the radio link), in order, one write at a time;
 // a write that may wait is left to a goroutine of the session's while
-// what comes meanwhile waits in the connection, within its limits. While
-// a frame is handled (mu is held), what its handling hands out waits for
-// its answer: feed sends it after. When the connection ends it starts
-// disconnected, once.
+// what comes meanwhile waits in the connection, within its limits, and
+// that goroutine sends it through here once done (StartSession's again).
+// While a frame is handled (mu is held), what its handling hands out
+// waits for its answer: feed sends it after. When the connection ends it
+// starts disconnected, once.
 func (rs *radioSession) send(link *radio.Conn, cur *serial.Session) {
 	if link.Err() != nil {
 		rs.endOne.Do(func() {

@@ -1,6 +1,7 @@
 package link_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"senseboard"
@@ -930,4 +932,124 @@ func TestRadioNotificationAfterTheFramesAnswer(t *testing.T) {
 		central.Close()
 		<-served
 	}
+}
+
+// heldEcho notifies what the central writes, while it handles the write,
+// and then holds the write's handling until release is closed.
+type heldEcho struct {
+	c       *radio.Conn
+	out     radio.UUID
+	entered chan<- struct{}
+	release <-chan struct{}
+}
+
+func (e heldEcho) Write(_ radio.UUID, data []byte) error {
+	err := e.c.Notify(e.out, data)
+	e.entered <- struct{}{}
+	<-e.release
+	return err
+}
+func (heldEcho) Notifying(radio.UUID, bool) {}
+func (heldEcho) Close()                     {}
+
+// A notification the device hands out while it handles a frame goes out
+// after the frame's answer also when a write of the connection's still
+// waited for the central: the goroutine that finishes that write gathers
+// what came meanwhile under the stream's order, so it leaves the echo to
+// the frame's handling rather than write it before the answer.
+func TestRadioNotificationAfterTheFramesAnswerBehindAWrite(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		in := radio.MustParseUUID("00000031-0000-4000-8000-000000000000")
+		out := radio.MustParseUUID("00000032-0000-4000-8000-000000000000")
+		tick := radio.MustParseUUID("00000033-0000-4000-8000-000000000000")
+		p := profile.Default()
+		p.BLE.Airtime.Enabled = false // what the device hands out reaches the sender at once
+		d, err := senseboard.New(senseboard.Config{Profile: p, Clock: clock.NewVirtual(), StateDir: filepath.Join(t.TempDir(), "state"), Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		entered, release := make(chan struct{}), make(chan struct{})
+		if err := d.Radio.AddService(&radio.Service{UUID: radio.MustParseUUID("00000030-0000-4000-8000-000000000000"),
+			Characteristics: []radio.Characteristic{{UUID: in, Props: radio.PropWrite}, {UUID: out, Props: radio.PropNotify}, {UUID: tick, Props: radio.PropNotify}},
+			Open:            func(c *radio.Conn) radio.Handler { return heldEcho{c, out, entered, release} }}); err != nil {
+			t.Fatal(err)
+		}
+		per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+		devEnd, central := net.Pipe()
+		gate := &gatedConn{Conn: devEnd, waiting: make(chan struct{}, 1)}
+		served := make(chan struct{})
+		go func() { per.ServeConn(context.Background(), gate); close(served) }()
+		released := false
+		defer func() {
+			if !released {
+				close(release)
+			}
+			central.Close()
+			<-served
+		}()
+		frames := make(chan wire.Frame, 64)
+		go func() {
+			defer close(frames)
+			dec := wire.NewDecoder(0)
+			buf := make([]byte, 8192)
+			for {
+				n, err := central.Read(buf)
+				dec.Feed(buf[:n], func(f wire.Frame) {
+					f.Payload = append([]byte(nil), f.Payload...)
+					frames <- f
+				})
+				if err != nil {
+					return
+				}
+			}
+		}()
+		send := func(kind wire.Kind, id uint32, v any) {
+			b, _ := wire.AppendJSONFrame(nil, kind, id, v)
+			if _, err := central.Write(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// next returns the next frame other than a notification of tick.
+		next := func() wire.Frame {
+			for f := range frames {
+				if f.Kind != link.GATTNotification || !bytes.HasPrefix(f.Payload, tick[:]) {
+					return f
+				}
+			}
+			t.Fatal("the stream closed")
+			return wire.Frame{}
+		}
+		send(wire.Hello, 1, &wire.HelloMsg{Protocol: wire.Version, Client: "test", Session: "test"})
+		send(link.Connect, 2, &link.ConnectMsg{Address: "C0:53:42:00:00:01", Name: "test"})
+		send(link.GATTNotify, 3, &link.GATTNotifyMsg{Char: out.String(), On: true})
+		send(link.GATTNotify, 4, &link.GATTNotifyMsg{Char: tick.String(), On: true})
+		if f := next(); f.Kind != wire.Welcome {
+			t.Fatalf("got %v %d; want the welcome", f.Kind, f.ID)
+		}
+		for id := uint32(2); id <= 4; id++ {
+			if f := next(); f.ID != id {
+				t.Fatalf("got %v %d; want the answer to frame %d", f.Kind, f.ID, id)
+			}
+		}
+		conn := d.Radio.Current()
+		gate.setShut(true)
+		if err := conn.Notify(tick, []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		<-gate.waiting                                       // its write waits for the central
+		if err := conn.Notify(tick, []byte{2}); err != nil { // waits behind it
+			t.Fatal(err)
+		}
+		send(link.GATTWrite, 5, &link.GATTWriteMsg{Char: in.String(), Data: []byte("echo")})
+		<-entered // the write is handled, its echo handed out
+		gate.setShut(false)
+		synctest.Wait() // the write that waited is done, and what its goroutine does next
+		close(release)
+		released = true
+		if f := next(); f.ID != 5 {
+			t.Errorf("got %v %d before the write's answer; want the answer first", f.Kind, f.ID)
+		}
+	})
 }

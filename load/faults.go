@@ -162,15 +162,20 @@ func (k *keeper) phoneOff(d time.Duration) {
 }
 
 // look checks a device: a connection that ended is made again, a stream
-// silent too long (silent) is subscribed to again. A device being
-// connected again or resubscribed, or while the load's Bluetooth is off,
-// starts its streams' silence anew.
+// silent too long (silent) is subscribed to again. While the load's
+// Bluetooth is off a device's streams' silence starts anew; while the
+// device is being connected again or resubscribed, it is not counted, and
+// each stream's counts on once it is done: a stream's silence starts anew
+// when that stream is subscribed to again, not when another of the
+// device's is.
 func (k *keeper) look(ctx context.Context, p *probe, now time.Time) {
 	k.mu.Lock()
-	skip := k.busy[p] || now.Before(k.btOffUntil)
+	busy, off := k.busy[p], now.Before(k.btOffUntil)
 	k.mu.Unlock()
-	if skip {
+	if off {
 		clear(k.quiet[p])
+	}
+	if busy || off {
 		return
 	}
 	silent := k.silent(p, now)
@@ -186,7 +191,12 @@ func (k *keeper) look(ctx context.Context, p *probe, now time.Time) {
 	if !ended && len(silent) == 0 {
 		return
 	}
-	clear(k.quiet[p])
+	if ended {
+		clear(k.quiet[p])
+	}
+	for _, i := range silent {
+		k.quiet[p][i] = 0
+	}
 	k.mu.Lock()
 	k.busy[p] = true
 	k.mu.Unlock()
@@ -220,8 +230,8 @@ func (k *keeper) silent(p *probe, now time.Time) []int {
 	var silent []int
 	for i := range p.tally {
 		last := p.tally[i].last
-		if last.Before(p.subscribed) {
-			last = p.subscribed
+		if last.Before(p.subscribed[i]) {
+			last = p.subscribed[i]
 		}
 		if last.After(k.looked) {
 			quiet[i] = max(min(now.Sub(last), step), 0) // 0: heard after now
@@ -281,7 +291,10 @@ func (k *keeper) subscribeAll(ctx context.Context, p *probe, np *probe) error {
 		p.msgsDone += int64(got - p.msgs0)
 		_, p.msgs0 = np.air.Messages()
 	}
-	p.conn, p.air, p.subs, p.subscribed = np.conn, np.air, subs, time.Now()
+	p.conn, p.air, p.subs = np.conn, np.air, subs
+	for i := range p.subscribed {
+		p.subscribed[i] = time.Now()
+	}
 	p.mu.Unlock()
 	return nil
 }
@@ -312,7 +325,7 @@ func (k *keeper) resubscribe(ctx context.Context, p *probe, conn *client.Conn, s
 			return // the connection ends, or the device resets: look sees to it
 		}
 		p.mu.Lock()
-		p.subs[i], p.subscribed = s, time.Now()
+		p.subs[i], p.subscribed[i] = s, time.Now()
 		p.mu.Unlock()
 	}
 }

@@ -168,35 +168,61 @@ func TestAirUnderFaults(t *testing.T) {
 // TestStallSilence counts a stream's silence as the keeper's looks find
 // it: a second in which the load's process did not run is not taken for a
 // second of the device's silence, and a stream the keeper looked for and
-// did not hear for StallAfter is silent.
+// did not hear for StallAfter is silent. Each stream's silence is its
+// own: it goes on while another stream of the device is subscribed to
+// again, and after, since that subscription starts only the other's
+// silence anew.
 func TestStallSilence(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	p := &probe{subscribed: t0, tally: make([]tally, 2)}
-	k := newKeeper(Config{Subscribe: []string{"/Meas/IMU6/52", "/Meas/ECG/125"}, Faults: &FaultOptions{StallAfter: 300 * time.Millisecond}}, nil, []*probe{p})
-	k.looked = t0
-	for _, l := range []struct {
-		at    int    // ms, of the look
-		heard [2]int // ms, when each stream was heard last; 0 for not since the look before
-		want  []int  // the silent streams
+	type look struct {
+		at            int    // ms, of the look
+		heard         [2]int // ms, when each stream was heard last; 0 for not since the look before
+		resubscribing bool   // the IMU6 is being subscribed to again, until 50 ms after the look
+		want          []int  // the silent streams
+	}
+	for _, tt := range []struct {
+		name  string
+		looks []look
 	}{
-		{100, [2]int{80, 80}, nil},
-		{200, [2]int{180, 190}, nil},
-		{300, [2]int{280, 290}, nil},
-		// the process is stopped for a second: the notifications of that
-		// time wait to be read; the ECG's do not come
-		{1300, [2]int{0, 0}, nil},
-		{1400, [2]int{1350, 0}, nil},
-		{1500, [2]int{1510, 0}, []int{1}}, // the IMU6 heard as the look reads
+		{"a pause of the process", []look{
+			{100, [2]int{80, 80}, false, nil},
+			{200, [2]int{180, 190}, false, nil},
+			{300, [2]int{280, 290}, false, nil},
+			// the process is stopped for a second: the notifications of
+			// that time wait to be read; the ECG's do not come
+			{1300, [2]int{0, 0}, false, nil},
+			{1400, [2]int{1350, 0}, false, nil},
+			{1500, [2]int{1510, 0}, false, []int{1}}, // the IMU6 heard as the look reads
+		}},
+		{"another stream subscribed to again", []look{
+			{100, [2]int{80, 80}, false, nil},
+			{200, [2]int{180, 180}, false, nil}, // the ECG's last
+			{300, [2]int{290, 0}, false, nil},
+			{400, [2]int{0, 0}, true, nil},
+			{500, [2]int{490, 0}, false, nil},
+			{600, [2]int{590, 0}, false, []int{1}},
+		}},
 	} {
-		for i, ms := range l.heard {
-			if ms > 0 {
-				p.tally[i].last = at(ms)
+		t.Run(tt.name, func(t *testing.T) {
+			p := &probe{subscribed: []time.Time{t0, t0}, tally: make([]tally, 2)}
+			k := newKeeper(Config{Subscribe: []string{"/Meas/IMU6/52", "/Meas/ECG/125"}, Faults: &FaultOptions{StallAfter: 300 * time.Millisecond}}, nil, []*probe{p})
+			k.looked = t0
+			for _, l := range tt.looks {
+				for i, ms := range l.heard {
+					if ms > 0 {
+						p.tally[i].last = at(ms)
+					}
+				}
+				k.busy[p] = l.resubscribing
+				if l.resubscribing {
+					k.look(context.Background(), p, at(l.at))
+					p.subscribed[0] = at(l.at + 50)
+				} else if got := k.silent(p, at(l.at)); !slices.Equal(got, l.want) {
+					t.Errorf("look at %d ms: silent %v, want %v (silence %v)", l.at, got, l.want, k.quiet[p])
+				}
+				k.looked = at(l.at)
 			}
-		}
-		if got := k.silent(p, at(l.at)); !slices.Equal(got, l.want) {
-			t.Errorf("look at %d ms: silent %v, want %v (silence %v)", l.at, got, l.want, k.quiet[p])
-		}
-		k.looked = at(l.at)
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,14 +156,14 @@ type probe struct {
 	addr   string // TCP address, "" on the radio link
 	serial string // serial number, "" when the address does not say
 	// conn, air, subs and subscribed change when the load connects again
-	// (Config.Faults), under mu
+	// or subscribes again (Config.Faults), under mu
 	conn       *client.Conn
 	air        *air.Stream // nil over TCP
 	subs       []*client.Subscription
-	subscribed time.Time
-	msgs0      uint64    // data messages of air received before the subscriptions were made
-	msgsDone   int64     // data messages of streams that ended (Config.Faults)
-	since      time.Time // when its subscriptions were made
+	subscribed []time.Time // when each path was subscribed to last
+	msgs0      uint64      // data messages of air received before the subscriptions were made
+	msgsDone   int64       // data messages of streams that ended (Config.Faults)
+	since      time.Time   // when its subscriptions were made
 	mu         sync.Mutex
 	tally      []tally // one per path
 }
@@ -384,7 +385,7 @@ func connect(ctx context.Context, cfg Config, central *link.Central, i int, rate
 		}
 	}
 	d.since = time.Now()
-	d.subscribed = d.since
+	d.subscribed = slices.Repeat([]time.Time{d.since}, len(cfg.Subscribe))
 	if d.air != nil {
 		_, d.msgs0 = d.air.Messages()
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"senseboard/clock"
 	"senseboard/noise"
 	"senseboard/profile"
 	"senseboard/resource"
@@ -350,13 +351,20 @@ func (c *Conn) armLocked(now time.Duration) {
 		c.evTimer.Stop()
 	}
 	c.evAt = at
-	c.evTimer = c.p.clk.AfterFunc(at-now, c.event)
+	c.evTimer = clock.At(c.p.clk, at, c.event) // at the event's time, however late now is read
 }
+
+// airNow returns the time of the throughput model: when the clock's call
+// under way fell due (clock.Due), so that what a call that runs late
+// (after the process was held up) hands the model, and the connection
+// events due meanwhile, are placed when they fell due, in order, as they
+// would have run in time.
+func (p *Peripheral) airNow() time.Duration { return clock.Due(p.clk) }
 
 // rearm arms the event timer anew, for the next connection event that
 // carries packets as the model now has it (after interference ended).
 func (c *Conn) rearm() {
-	now := c.p.clk.Now()
+	now := c.p.airNow()
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
 	if c.evTimer != nil {
@@ -390,7 +398,7 @@ func (c *Conn) flush() {
 // runEvents runs the connection events of kind, hands out in order what
 // they carried, and calls back whoever waited for room.
 func (c *Conn) runEvents(kind eventKind) {
-	now := c.p.clk.Now()
+	now := c.p.airNow()
 	c.outMu.Lock()
 	c.airMu.Lock()
 	if c.evTimer != nil { // a write's event comes before it
@@ -539,7 +547,7 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	if n.Sub != nil && n.Sub.Topic != nil {
 		limit = n.Sub.Topic.Limit
 	}
-	now := c.p.clk.Now()
+	now := c.p.airNow()
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
 	packets, parts := NotificationPackets(a, c.airMTU-3), 1 // airMTU is the model's, under airMu

@@ -852,3 +852,69 @@ func TestInterferenceEndReleases(t *testing.T) {
 		t.Errorf("the measurement arrived at %v; want after the interference ended at 1s, by %v", at, want)
 	}
 }
+
+// lagClock is a virtual clock whose process was held up until resumed: it
+// reads at least resumed, while the calls that fell due meanwhile run late,
+// one after the other, as a real clock's do when its process resumes. Due
+// tells when the call under way fell due (clock.Lagging), and AfterFunc
+// counts from the reading, as a real clock's does.
+type lagClock struct {
+	*clock.Virtual
+	resumed time.Duration
+}
+
+func (c *lagClock) Now() time.Duration { return max(c.Virtual.Now(), c.resumed) }
+func (c *lagClock) Due() time.Duration { return c.Virtual.Now() }
+func (c *lagClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	return c.Virtual.AfterFunc(c.Now()+d-c.Virtual.Now(), f)
+}
+
+// The throughput model takes a notification, and runs a connection event,
+// at the time it fell due: after the process was held up, a stream's
+// notifications that fell due meanwhile run at once, late, and are
+// modelled as if they had run in time, with the events between them. So
+// the ECG front end's buffer of two notifications loses none of them, as
+// on a clock that was never held up; taken at the clock's reading, all
+// would reach the transmit queue at one instant and all past two be lost.
+func TestAirtimeAdmitsWhenDue(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		clk := &lagClock{Virtual: clock.NewVirtual()}
+		p := newPeripheral(t, radio.Config{
+			Clock:            clk,
+			Airtime:          profile.Airtime{Enabled: true, PacketsPerEvent: 4, DataLength: 251, TXQueue: 8},
+			NotificationSize: func(any) int { return 68 },
+		})
+		q := resource.NewQueue(4096)
+		c, err := p.Connect(radio.NewCentral("AA:BB:CC:00:00:01", ""), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, resp := resource.NewHub(0).Subscribe(&resource.Request{Client: c.Client()}, "/Meas/ECG/125", limitSource{2})
+		if !resp.Status.OK() {
+			t.Fatal(resp.Status)
+		}
+		// A notification every 30 ms, against an event every 50 ms: two
+		// wait at most.
+		const every = 30 * time.Millisecond
+		sent, next := 0, time.Duration(0)
+		var batch *clock.Call
+		batch = clock.NewCall(clk, func() {
+			q.Drain(nil) // the transport takes what the air carried
+			sub.Notify(new(int))
+			sent++
+			next += every
+			batch.At(next)
+		})
+		batch.At(next)
+		clk.AdvanceTo(200 * time.Millisecond)
+		if held {
+			clk.resumed = 900 * time.Millisecond
+		}
+		clk.AdvanceTo(time.Second)
+		batch.Stop()
+		c.Disconnect()
+		if sub.Dropped() != 0 || sent < 30 {
+			t.Errorf("held up %t: %d of %d notifications lost; want none", held, sub.Dropped(), sent)
+		}
+	}
+}

@@ -109,7 +109,7 @@ func (c *Conn) SetParams(cp ConnParams) error {
 	if err := cp.Validate(); err != nil {
 		return err
 	}
-	now := c.p.clk.Now()
+	now := c.p.airNow()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	c.params = cp
@@ -301,7 +301,7 @@ func (c *Conn) SetHRSNotifications(on bool) error {
 // for it (see Airtime).
 func (c *Conn) SendHRS(d HRSData) {
 	m := AppendHeartRateMeasurement(nil, d)
-	now := c.p.clk.Now()
+	now := c.p.airNow()
 	defer c.out.wakeReader() // after the unlock
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
@@ -332,7 +332,7 @@ func (c *Conn) WriteNUS(data []byte) error {
 // not read loses it, and so does one whose connection has no room for it
 // (see Airtime).
 func (c *Conn) SendNUS(b []byte) {
-	now := c.p.clk.Now()
+	now := c.p.airNow()
 	defer c.out.wakeReader() // after the unlock
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()

@@ -226,7 +226,7 @@ func (p *Peripheral) SetInterference(share float64, hideGap bool) error {
 	if !p.cfg.Airtime.Enabled {
 		return errors.New("interference needs the throughput model (profile ble.airtime), which is off")
 	}
-	p.interf.Store(&interference{share: share, hideGap: hideGap, from: p.clk.Now()})
+	p.interf.Store(&interference{share: share, hideGap: hideGap, from: p.airNow()})
 	return nil
 }
 
@@ -235,7 +235,7 @@ func (p *Peripheral) SetInterference(share float64, hideGap bool) error {
 func (p *Peripheral) EndInterference() {
 	if in := p.interf.Load(); in != nil && in.until == 0 {
 		end := *in
-		end.until = max(p.clk.Now(), in.from+1)
+		end.until = max(p.airNow(), in.from+1)
 		p.interf.Store(&end)
 		if c := p.Current(); c != nil {
 			c.rearm() // its timer is for an event past those the interference emptied

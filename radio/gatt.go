@@ -342,7 +342,7 @@ func (c *Conn) TryNotify(char UUID, data []byte) (bool, error) {
 // subscription whose stream they are: its topic's Limit applies, counted
 // in notifications (the first parts), and a loss is counted once.
 func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, flow bool) (bool, error) {
-	now := c.p.clk.Now()
+	now := c.p.airNow()
 	defer c.out.wakeReader() // after the unlock
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
@@ -389,7 +389,7 @@ func (c *Conn) notify(char UUID, parts [][]byte, owner *resource.Subscription, f
 // It calls f also when the connection ends, so that the sender stops. f
 // runs on the goroutine of the device's clock and must not block.
 func (c *Conn) WhenRoom(f func()) {
-	now := c.p.clk.Now()
+	now := c.p.airNow()
 	c.p.mu.Lock()
 	if c.ended {
 		c.p.mu.Unlock()

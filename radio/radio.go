@@ -229,7 +229,7 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	conn.air.cfg = p.cfg.Airtime
 	conn.air.interf = &p.interf
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
-	conn.air.start(p.clk.Now(), Duration(Grant(conn.params, c.Interval)))
+	conn.air.start(p.airNow(), Duration(Grant(conn.params, c.Interval)))
 	conn.sink = sink
 	if conn.air.cfg.Enabled {
 		sink = airSink{conn}
@@ -308,9 +308,9 @@ func (p *Peripheral) startAdvertising() {
 		p.advTimer.Stop()
 		p.advTimer = nil
 	}
-	if t := p.st.Get().Adv.Timeout; t > 0 && p.cfg.Clock != nil {
+	if t := p.st.Get().Adv.Timeout; t > 0 {
 		var timer clock.Timer
-		timer = p.cfg.Clock.AfterFunc(time.Duration(t)*time.Second, func() {
+		timer = p.clk.AfterFunc(time.Duration(t)*time.Second, func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if p.advTimer == timer {

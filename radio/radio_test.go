@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"senseboard/clock"
 	"senseboard/nvm"
 	"senseboard/profile"
 	"senseboard/radio"
@@ -427,5 +429,54 @@ func TestSettingsLimits(t *testing.T) {
 	}
 	if !radio.BondingSameMac.Valid() || (radio.BondingSameMac + 1).Valid() {
 		t.Errorf("BondingSameMac valid %v, the one after it %v; want true and false", radio.BondingSameMac.Valid(), (radio.BondingSameMac + 1).Valid())
+	}
+}
+
+// The advertising timeout stops advertising that many seconds after it
+// started, and for good: it does not start again by itself. Settings
+// changed while the device advertises count the timeout from then, and
+// a timeout of 0 never stops it.
+func TestAdvertisingTimeout(t *testing.T) {
+	clk := clock.NewVirtual()
+	p := newPeripheral(t, radio.Config{Clock: clk})
+	advertising := func() bool { _, ok := p.Advertising(); return ok }
+	if !advertising() {
+		t.Fatal("a new device does not advertise")
+	}
+	if err := p.SetAdvSettings(radio.AdvSettings{Interval: radio.DefaultInterval, Timeout: 3}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Second)
+	if err := p.SetAdvSettings(radio.AdvSettings{Interval: radio.DefaultInterval, Timeout: 3}); err != nil { // from now
+		t.Fatal(err)
+	}
+	clk.Advance(3*time.Second - time.Millisecond)
+	if !advertising() {
+		t.Fatal("advertising stopped before its timeout counted from the last settings")
+	}
+	clk.Advance(time.Millisecond)
+	if advertising() {
+		t.Fatal("still advertising at its timeout")
+	}
+	clk.Advance(time.Minute)
+	if advertising() {
+		t.Fatal("advertising started again by itself")
+	}
+	if err := p.StartAdvertising(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(3 * time.Second)
+	if advertising() {
+		t.Fatal("advertising started again ran past its timeout")
+	}
+	if err := p.SetAdvSettings(radio.AdvSettings{Interval: radio.DefaultInterval}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StartAdvertising(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Hour)
+	if !advertising() {
+		t.Error("advertising without a timeout stopped")
 	}
 }

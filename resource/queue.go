@@ -133,7 +133,7 @@ func (q *Queue) Cap() int { return q.cap }
 
 // Drain appends the waiting events to dst in order, notifications before
 // ends, and empties the queue. Notifications of subscriptions that have
-// ended are skipped.
+// ended are skipped, and their Recyclable content released.
 func (q *Queue) Drain(dst []Event) []Event {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -145,6 +145,8 @@ func (q *Queue) Drain(dst []Event) []Event {
 		e.Sub.pending.Add(-1)
 		if e.Sub.Active() {
 			dst = append(dst, e)
+		} else {
+			discard(e)
 		}
 	}
 	q.n = 0
@@ -162,11 +164,23 @@ func (q *Queue) release() {
 	}
 }
 
-// Close makes the queue drop everything from now on and discards what waits.
+// Close makes the queue drop everything from now on and discards what
+// waits, releasing its Recyclable content.
 func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
+	for _, e := range q.buf[:q.n] {
+		discard(e)
+	}
 	q.buf, q.n = nil, 0
 	q.ends = nil
+}
+
+// discard ends the queue's hold of the content of a notification no
+// consumer takes (Recyclable).
+func discard(e Event) {
+	if r, ok := e.Content.(Recyclable); ok {
+		r.Release()
+	}
 }

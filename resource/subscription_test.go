@@ -597,3 +597,38 @@ func TestPublishHoldsRecyclableForQueues(t *testing.T) {
 		t.Errorf("Subscription.Notify to a queue: holds %d, releases %d, keeps %d; want 1, 0, 0", one.holds, one.releases, one.keeps)
 	}
 }
+
+// A queue releases the recyclable content it holds and no consumer will
+// take: a notification Drain skips because its subscription ended, and
+// what waits when the queue closes. What Drain hands its consumer stays
+// held, for the consumer to release.
+func TestQueueReleasesWhatItDiscards(t *testing.T) {
+	h := NewHub(0)
+	src := &recordingSource{}
+	q := NewQueue(8)
+	c := NewClient("c", q)
+	subscribe(t, h, c, "/Kept", src)
+	subscribe(t, h, c, "/Ended", src)
+	taken, skipped := &recyclable{}, &recyclable{}
+	h.Topic("/Kept").Publish(taken)
+	h.Topic("/Ended").Publish(skipped)
+	if r := h.Unsubscribe(&Request{Op: Unsubscribe, Client: c}, "/Ended"); !r.Status.OK() {
+		t.Fatalf("unsubscribe: %v", r)
+	}
+	events := q.Drain(nil)
+	if len(events) != 1 || events[0].Content != taken {
+		t.Fatalf("Drain gave %v; want the kept notification alone", events)
+	}
+	if taken.releases != 0 || skipped.releases != 1 {
+		t.Errorf("after Drain: the notification taken released %d times, the one skipped %d; want 0, 1", taken.releases, skipped.releases)
+	}
+	waiting := &recyclable{}
+	h.Topic("/Kept").Publish(waiting)
+	q.Close()
+	if waiting.holds != 1 || waiting.releases != 1 {
+		t.Errorf("after Close: the notification that waited held %d times, released %d; want 1, 1", waiting.holds, waiting.releases)
+	}
+	if q.Drain(nil) != nil {
+		t.Error("a closed queue gave events")
+	}
+}

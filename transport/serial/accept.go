@@ -79,7 +79,17 @@ type ConnLimit struct {
 
 	maxRefusing int64 // MaxRefusing when 0
 	refusing    atomic.Int64
+
+	// the refused connections closed unanswered past maxRefusing, warned
+	// of at most once every unansweredWarnEvery (unansweredWarning)
+	unanswered atomic.Int64     // since the last warning
+	warned     atomic.Int64     // when the last warning went, in Unix nanoseconds; 0 for never
+	now        func() time.Time // time.Now when nil
 }
+
+// unansweredWarnEvery is how often at most a program warns of the refused
+// connections it closed unanswered.
+const unansweredWarnEvery = time.Minute
 
 // NewConnLimit returns a limit of max connections at once.
 func NewConnLimit(max int) *ConnLimit { return &ConnLimit{max: int64(max)} }
@@ -135,6 +145,22 @@ func (l *ConnLimit) takeRefusing() bool {
 		return false
 	}
 	return true
+}
+
+// unansweredWarning counts a refused connection closed unanswered and,
+// when a warning of it is due (the first, and then at most one every
+// unansweredWarnEvery), reports how many were since the last one.
+func (l *ConnLimit) unansweredWarning() (closed int64, warn bool) {
+	l.unanswered.Add(1)
+	now := time.Now
+	if l.now != nil {
+		now = l.now
+	}
+	t, last := now().UnixNano(), l.warned.Load()
+	if last != 0 && t-last < int64(unansweredWarnEvery) || !l.warned.CompareAndSwap(last, t) {
+		return 0, false
+	}
+	return l.unanswered.Swap(0), true
 }
 
 // putRefusing counts a refused connection out once it is answered or
@@ -280,11 +306,16 @@ func acceptLoop(ctx context.Context, ln net.Listener, log *slog.Logger, handle f
 // what a busy radio link between programs carries, still learns why.
 // The connections that wait so are counted in waiting, which bounds them
 // (MaxRefusing); past it the connection is closed at once, unanswered,
-// and logged at debug level only, as a flood would be logged at length.
+// and logged at debug level, as a flood would be logged at length, and
+// in a warning once a minute at most, with how many were since the last.
 func refuseConn(ctx context.Context, conn net.Conn, why error, hello time.Duration, waiting *ConnLimit, log *slog.Logger) {
 	defer conn.Close()
 	if !waiting.takeRefusing() {
-		log.Debug("connection closed unanswered: too many refused connections wait for their hello", "addr", conn.RemoteAddr().String(), "err", why)
+		const msg = "connection closed unanswered: too many refused connections wait for their hello"
+		log.Debug(msg, "addr", conn.RemoteAddr().String(), "err", why)
+		if n, warn := waiting.unansweredWarning(); warn {
+			log.Warn(msg, "closed", n, "err", why) // closed: since the last warning
+		}
 		return
 	}
 	defer waiting.putRefusing()

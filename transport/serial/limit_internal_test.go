@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,4 +211,72 @@ func TestRefusalWaitsHelloTimeout(t *testing.T) {
 		<-done
 		release()
 	}
+}
+
+// warnings records the messages of the warnings logged.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "closed" {
+			msg += fmt.Sprintf(" (%v)", a.Value)
+		}
+		return true
+	})
+	w.mu.Lock()
+	w.msgs = append(w.msgs, msg)
+	w.mu.Unlock()
+	return nil
+}
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	msgs := w.msgs
+	w.msgs = nil
+	return msgs
+}
+
+// TestRefusingPastTheCapWarns: connections closed unanswered past the cap
+// of refused connections are logged as a warning, at most once a minute,
+// with how many were closed since the warning before.
+func TestRefusingPastTheCapWarns(t *testing.T) {
+	w := &warnings{}
+	s := &Server{Program: NewConnLimit(1), HelloTimeout: time.Hour, Log: slog.New(w)}
+	release, err := s.admit(TCPConn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.Program.maxRefusing, s.Program.now = 1, func() time.Time { return now }
+	held, dev, heldDone := refuseOn(t, s)
+	<-dev.set
+	if got := w.take(); len(got) != 1 || !strings.HasPrefix(got[0], "connection refused") {
+		t.Fatalf("warnings of the refused connection that waits: %q", got)
+	}
+	closeUnanswered := func(n int) {
+		for range n {
+			_, _, done := refuseOn(t, s)
+			<-done
+		}
+	}
+	closeUnanswered(3)
+	if got := w.take(); len(got) != 1 || !strings.Contains(got[0], "closed unanswered") || !strings.HasSuffix(got[0], "(1)") {
+		t.Errorf("three connections closed unanswered: warnings %q; want one, of the first", got)
+	}
+	now = now.Add(time.Minute)
+	closeUnanswered(1)
+	if got := w.take(); len(got) != 1 || !strings.HasSuffix(got[0], "(3)") {
+		t.Errorf("a minute later one more closed unanswered: warnings %q; want one, of the three since the warning", got)
+	}
+	held.Close()
+	<-heldDone
 }

@@ -462,6 +462,62 @@ func TestModeSwitchAnsweredFirst(t *testing.T) {
 	}
 }
 
+// TestSubscribeAgainAfterTheEnd: once a subscription ended, by the
+// client (unsubscribe, or DELETE of /X/Subscription) or by the device (a
+// reset ends them all), subscribing to the same resource again is a new
+// subscription, whose notifications carry the id of the request that made
+// it, not the old one's.
+func TestSubscribeAgainAfterTheEnd(t *testing.T) {
+	reset, _ := wire.AppendJSONFrame(nil, wire.Request, 2, &wire.RequestMsg{Op: "put", Path: "/System/Mode", Params: []wire.Param{wire.EncodeParam(resource.Uint8(5))}})
+	for _, tt := range []struct {
+		name      string
+		op, path  string // of the subscription
+		end       []byte // request 2, which ends it
+		deviceEnd bool   // the device tells of the end
+	}{
+		{"unsubscribe", "subscribe", "/Meas/Acc/13", request(2, "unsubscribe", "/Meas/Acc/13"), false},
+		{"delete", "post", "/Meas/Acc/13/Subscription", request(2, "delete", "/Meas/Acc/13/Subscription"), false},
+		{"a reset", "subscribe", "/Meas/Acc/13", reset, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, addr, _ := newDevice(t)
+			r := dialRaw(t, addr)
+			r.hello("again", 1)
+			r.nextKind(wire.Welcome)
+			r.send(request(1, tt.op, tt.path))
+			r.nextKind(wire.Response)
+			if f := r.nextKind(wire.Notification); f.ID != 1 {
+				t.Fatalf("a notification of request 1's subscription has id %d", f.ID)
+			}
+			r.send(tt.end)
+			r.nextKind(wire.Response)
+			if tt.deviceEnd {
+				if f := r.nextKind(wire.Ended); f.ID != 1 {
+					t.Fatalf("the device ended subscription %d, want 1", f.ID)
+				}
+			}
+			r.send(request(3, tt.op, tt.path))
+			for {
+				f := r.next()
+				if f.Kind == wire.Response && f.ID == 3 {
+					break
+				}
+			}
+			// a notification of the old subscription may still be on its
+			// way; then come the new one's
+			for stale := 0; ; stale++ {
+				f := r.nextKind(wire.Notification)
+				if f.ID == 3 {
+					break
+				}
+				if f.ID != 1 || stale == 3 {
+					t.Fatalf("after the subscription made again by request 3: notifications of request %d", f.ID)
+				}
+			}
+		})
+	}
+}
+
 // lockedClient opens the pty as a client that holds the line's lock, and
 // says hello as one, in session; it returns the terminal, which it does
 // not read.

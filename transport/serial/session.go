@@ -82,7 +82,9 @@ type Server struct {
 	HelloTimeout time.Duration
 	// IdleTimeout ends the session of a TCP connection or Stream
 	// whose client has been silent (clients ping while idle);
-	// wire.SessionTimeout when zero.
+	// wire.SessionTimeout when zero. It is the stream's read deadline:
+	// a radio stream over NATS judges it by what its program's inbox
+	// delivered (air.Stream.SetReadDeadline).
 	IdleTimeout time.Duration
 	// WriteInterval, when positive, holds the writes of notifications to
 	// a line or TCP session at least this far apart on the device's clock:
@@ -139,6 +141,7 @@ type session struct {
 	more    atomic.Bool             // a flush found flushMu held: its holder flushes again
 	buf     []byte                  // the frames of a flush
 	gather  func(buf []byte) []byte // appends what a flush writes: encode, or a protocol's (Stream.StartSession)
+	again   func()                  // flushes what came while a write waited: flush, or a protocol's (Stream.StartSession)
 }
 
 // newSession starts the session of a line or TCP connection. On a clock
@@ -264,7 +267,7 @@ func unwrittenSession(log *slog.Logger, dev Target, w *lockedWriter, token strin
 		subs:   map[string]uint32{},
 		pace:   p,
 	}
-	s.gather = s.encode
+	s.gather, s.again = s.encode, s.flush
 	return s
 }
 
@@ -428,7 +431,8 @@ func (s *session) flushLocked() bool {
 const maxKeptBuffer = 16 << 10
 
 // finish writes rest on a goroutine of its own, which unlocks flushMu
-// when done, and s.w.mu too when locked says the caller holds it.
+// when done, and s.w.mu too when locked says the caller holds it; then,
+// when a flush came meanwhile, it flushes again (again).
 func (s *session) finish(rest []byte, locked bool) {
 	s.wg.Add(1)
 	go func() {
@@ -445,7 +449,7 @@ func (s *session) finish(rest []byte, locked bool) {
 		}
 		s.flushMu.Unlock()
 		if err == nil && s.more.Load() {
-			s.flush()
+			s.again()
 		}
 	}()
 }

@@ -2,8 +2,10 @@ package serial
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"runtime"
 	"strconv"
@@ -333,5 +335,62 @@ func TestSessionReleasesEncodedNotifications(t *testing.T) {
 		if c.kept.Load() {
 			t.Errorf("notification %d kept for good by a session's queue", i)
 		}
+	}
+}
+
+// nowRecorder is a stream that writes without waiting (NowWriter), and
+// records its writes.
+type nowRecorder struct{ writeRecorder }
+
+func (w *nowRecorder) WriteNow(p []byte) (int, error) { return w.Write(p) }
+
+// errorLog records the messages of the errors logged.
+type errorLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *errorLog) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelError }
+func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, r.Message)
+	return nil
+}
+func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *errorLog) WithGroup(string) slog.Handler      { return l }
+
+// A session on a connection that writes without waiting (a TCP
+// connection, a NowWriter) has no writer goroutine: a notification is
+// written on the goroutine that publishes it, before Publish returns. One
+// whose content does not encode is logged as an error, and the others
+// still go out.
+func TestSessionWritesOnThePublisher(t *testing.T) {
+	rec := &nowRecorder{}
+	errs := &errorLog{}
+	q := resource.NewQueue(QueueSize)
+	c := resource.NewClient("test", q)
+	s := startSession(slog.New(errs), nil, newLockedWriter(rec), "t", q, c, nil, nil)
+	defer s.end()
+	hub := resource.NewHub(0)
+	for i, uri := range []string{"/A", "/B"} {
+		if _, r := hub.Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, uri, acceptAll{}); !r.Status.OK() {
+			t.Fatalf("subscribe %s: %v", uri, r)
+		}
+		s.subs[uri] = uint32(i + 1)
+	}
+	hub.Topic("/A").Publish(0)
+	if frames, writes := rec.frames(); len(frames) != 1 || writes != 1 {
+		t.Fatalf("once Publish returned: %d frames in %d writes, want the notification", len(frames), writes)
+	}
+	hub.Topic("/B").Publish(math.NaN()) // JSON has no NaN
+	hub.Topic("/A").Publish(2)
+	if frames, _ := rec.frames(); len(frames) != 2 || frames[1].ID != 1 || string(frames[1].Payload) != "2" {
+		t.Errorf("after a notification that does not encode: frames %v, want the next one of /A", frames)
+	}
+	errs.mu.Lock()
+	defer errs.mu.Unlock()
+	if len(errs.msgs) != 1 || errs.msgs[0] != "encode notification" {
+		t.Errorf("errors logged %q, want the one notification that does not encode", errs.msgs)
 	}
 }

@@ -69,11 +69,18 @@ type Session struct{ s *session }
 // may wait to be written, and what gather appends to the buffer it is
 // given goes out in one write (the frames of the protocol's own, such as
 // what a connection event of the radio link carries, and the session's
-// notifications, AppendNotifications). A write of the session's that
-// fails closes the stream.
-func (st *Stream) StartSession(q *resource.Queue, c *resource.Client, do func(*resource.Request) (resource.Envelope, error), gather func(buf []byte) []byte) *Session {
+// notifications, AppendNotifications). When a Flush came while a write
+// of the session's waited for the reader, the goroutine that wrote calls
+// again once done, which calls Flush in the protocol's order: under the
+// lock that orders its gathering with the protocol's own writes, say; nil
+// calls Flush. A write of the session's that fails closes the stream.
+func (st *Stream) StartSession(q *resource.Queue, c *resource.Client, do func(*resource.Request) (resource.Envelope, error),
+	gather func(buf []byte) []byte, again func()) *Session {
 	s := unwrittenSession(st.srv.log(), st.srv.Device, st.w, "", q, c, do, nil)
 	s.gather = gather
+	if again != nil {
+		s.again = again
+	}
 	s.onBroken = func() { st.conn.Close() }
 	return &Session{s}
 }
@@ -84,10 +91,10 @@ func (st *Stream) StartSession(q *resource.Queue, c *resource.Client, do func(*r
 // once. What is left, or what waits for a response being written or for a
 // connection whose writes wait for the reader, a goroutine of the
 // session's writes, as long as it takes; a Flush meanwhile leaves what
-// waits to that goroutine, which gathers again once done. So one write is
-// under way at a time, in order, and what waits while a reader is slow
-// stays where it waits, and counts against its limits. Flush never waits
-// for a write, and does nothing after End.
+// waits to that goroutine, which gathers again once done (StartSession's
+// again). So one write is under way at a time, in order, and what waits
+// while a reader is slow stays where it waits, and counts against its
+// limits. Flush never waits for a write, and does nothing after End.
 func (s *Session) Flush() { s.s.flush() }
 
 // WriteLast writes, after every write of the session's before it, what

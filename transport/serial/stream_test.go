@@ -41,7 +41,7 @@ func TestFlushWritesAtOnceOnANowWriter(t *testing.T) {
 		buf = append(buf, next[0]...)
 		next = next[1:]
 		return buf
-	})
+	}, nil)
 	for _, want := range []string{"first", "second"} {
 		s.Flush()
 		conn.mu.Lock()
@@ -72,7 +72,7 @@ func TestStreamSessionFlushOnAPipe(t *testing.T) {
 			return append(buf, msgs[i]...)
 		}
 		return buf
-	})
+	}, nil)
 	defer dev.Close()
 	defer s.End()
 	for _, want := range msgs {

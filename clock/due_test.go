@@ -1,0 +1,36 @@
+package clock
+
+import (
+	"testing"
+	"time"
+)
+
+// The calls of a real clock's pass that run late read the times they fell
+// due with Due, while Now reads later; between passes Due reads Now. A
+// virtual clock's calls run at their due time: Due is its Now.
+func TestDueIsWhenTheCallFellDue(t *testing.T) {
+	s := newScheduler(time.Now().Add(-time.Hour)) // the calls below fell due long ago
+	s.owner = 1                                   // as if a runner were in charge: push arms no timer, the test runs the pass
+	r := &Real{s: s}
+	var _ Lagging = r
+	var dues, nows []time.Duration
+	for _, at := range []time.Duration{time.Second, 2 * time.Second} {
+		s.push(&timedCall{f: func() { dues, nows = append(dues, Due(r)), append(nows, r.Now()) }, index: -1}, at)
+	}
+	s.beginPass()
+	s.drain(s.since(), 0)
+	s.endPass(nil)
+	if len(dues) != 2 || dues[0] != time.Second || dues[1] != 2*time.Second || nows[0] < time.Hour {
+		t.Errorf("calls due at 1s and 2s that ran after an hour read Due %v and Now %v", dues, nows)
+	}
+	before := r.Now()
+	between := Due(r)
+	if after := r.Now(); between < before || between > after {
+		t.Errorf("between passes Due read %v, Now %v then %v; want Now", between, before, after)
+	}
+	v := NewVirtual()
+	v.Advance(time.Second)
+	if Due(v) != v.Now() {
+		t.Errorf("a virtual clock's Due is %v, its Now %v", Due(v), v.Now())
+	}
+}
