@@ -78,7 +78,7 @@ type pending struct {
 }
 
 func newPending(on scheduling, f func()) *pending {
-	return &pending{timedCall: timedCall{f: f, index: -1}, on: on}
+	return &pending{timedCall: timedCall{f: f}, on: on}
 }
 
 // Stop cancels the call if it has not started.
@@ -125,7 +125,7 @@ type Call struct {
 
 // NewCall returns a call of f on c, not yet scheduled.
 func NewCall(c Clock, f func()) *Call {
-	return &Call{clk: c, entry: timedCall{f: f, index: -1}}
+	return &Call{clk: c, entry: timedCall{f: f}}
 }
 
 // At schedules the call to run when the clock reads t (at once if t has

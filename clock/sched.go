@@ -81,11 +81,7 @@ func (s *scheduler) since() time.Duration { return time.Since(s.start) }
 func (s *scheduler) stop(c *timedCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.index < 0 {
-		return false
-	}
-	s.calls.remove(c.index)
-	return true
+	return s.calls.remove(c)
 }
 
 // push schedules c to run at scheduler time t, after the calls already
@@ -93,14 +89,10 @@ func (s *scheduler) stop(c *timedCall) bool {
 func (s *scheduler) push(c *timedCall, t time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.index >= 0 {
-		s.calls.remove(c.index)
-	}
 	s.seq++
-	c.at, c.seq = t, s.seq
-	s.calls.push(c)
-	if s.owner == 0 && c.index == 0 {
-		s.arm(c.at - wakeLead)
+	s.calls.push(c, t, s.seq)
+	if s.owner == 0 && s.calls.e[0].c == c {
+		s.arm(t - wakeLead)
 	}
 }
 
@@ -120,7 +112,7 @@ func (s *scheduler) arm(t time.Duration) {
 func (s *scheduler) fire() {
 	s.mu.Lock()
 	s.armedFor = 0
-	if s.owner == 0 && len(s.calls) == 0 {
+	if s.owner == 0 && s.calls.len() == 0 {
 		s.mu.Unlock()
 		return
 	}
@@ -151,7 +143,7 @@ func (s *scheduler) run(g uint64) {
 			return // a new runner took over while a call held this one up
 		}
 		now := s.since()
-		if now-s.lastWake >= wakeQuantum && len(s.calls) > 0 && s.calls[0].at <= now {
+		if now-s.lastWake >= wakeQuantum && s.calls.len() > 0 && s.calls.first() <= now {
 			s.lastWake = now
 			helpers := 0
 			if s.lastRan >= parallelBatch {
@@ -166,13 +158,13 @@ func (s *scheduler) run(g uint64) {
 			s.mu.Unlock()
 			continue
 		}
-		if len(s.calls) == 0 {
+		if s.calls.len() == 0 {
 			s.owner = 0
 			s.stopTimer()
 			s.mu.Unlock()
 			return
 		}
-		wake := max(s.calls[0].at, s.lastWake+wakeQuantum)
+		wake := max(s.calls.first(), s.lastWake+wakeQuantum)
 		if wake-now > wakeLead {
 			s.owner = 0
 			s.stopTimer()
@@ -218,7 +210,7 @@ func (s *scheduler) work(now time.Duration) int {
 	n := 0
 	for {
 		s.mu.Lock()
-		if len(s.calls) == 0 || s.calls[0].at > now {
+		if s.calls.len() == 0 || s.calls.first() > now {
 			s.mu.Unlock()
 			return n
 		}
