@@ -115,14 +115,17 @@ func (c *Client) Close() {
 
 // Subscription is one client's subscription to one topic.
 type Subscription struct {
+	// what a publisher reads for each notification, together
+	stall   atomic.Pointer[Stall]
+	queue   *Queue // the client's sink when it is a Queue
+	active  atomic.Bool
+	limit   int32        // from the topic: most notifications waiting in a Queue
+	pending atomic.Int32 // notifications waiting in a Queue
+
 	id      uint64
 	Topic   *Topic
 	Client  *Client
 	dropped atomic.Uint64
-	active  atomic.Bool
-	limit   int32        // from the topic: most notifications waiting in a Queue
-	pending atomic.Int32 // notifications waiting in a Queue
-	stall   atomic.Pointer[Stall]
 	// Tag is free for the client's transport (for example a bridge message id).
 	Tag any
 }
@@ -190,19 +193,21 @@ type Recyclable interface {
 // kept for good by any other sink.
 func (s *Subscription) hand(content any) bool {
 	r, ok := content.(Recyclable)
-	if !ok {
-		return s.Client.sink.Notify(Notification{Sub: s, Content: content})
+	if q := s.queue; q != nil {
+		if !ok {
+			return q.Notify(Notification{Sub: s, Content: content})
+		}
+		r.Hold()
+		if q.Notify(Notification{Sub: s, Content: content}) {
+			return true
+		}
+		r.Release()
+		return false
 	}
-	if _, queue := s.Client.sink.(*Queue); !queue {
+	if ok {
 		r.Keep()
-		return s.Client.sink.Notify(Notification{Sub: s, Content: content})
 	}
-	r.Hold()
-	if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
-		return true
-	}
-	r.Release()
-	return false
+	return s.Client.sink.Notify(Notification{Sub: s, Content: content})
 }
 
 // Stalled reports whether the subscription is stalled (Hub.Stall).
@@ -350,6 +355,7 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 	}
 	h.nextID++
 	s := &Subscription{id: h.nextID, Topic: t, Client: c, limit: int32(t.Limit)}
+	s.queue, _ = c.sink.(*Queue)
 	s.active.Store(true)
 	var subs []*Subscription
 	if p := t.subs.Load(); p != nil {
