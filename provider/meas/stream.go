@@ -21,16 +21,18 @@ import (
 // the owning provider's lock held; its batcher's fireBatch runs with it
 // held too.
 type stream struct {
+	// what a batch's call reads first, together
 	call    clock.Call // s.tick, scheduled again for each batch without allocating
 	mu      *sync.Mutex
 	batcher batcher
-	clk     clock.Clock
+	k       int64 // next sample
+	t0      time.Duration
 	rate    int
 	batch   int
-	t0      time.Duration
-	k       int64 // next sample
-	made    bool  // call is made
 	run     bool
+	made    bool // call is made
+
+	clk clock.Clock
 }
 
 // A batcher is the stream's owner (the stream of a provider, which embeds
