@@ -55,13 +55,14 @@ func (h *timedHeap) first() time.Duration { return h.e[0].at }
 // push makes c pending at time at with order seq, which is larger than any
 // the heap holds, in place of its pending run if it has one.
 func (h *timedHeap) push(c *timedCall, at time.Duration, seq uint64) {
-	if c.pending() {
-		h.stale++
-	}
+	again := c.pending()
 	c.at, c.seq = at, seq
 	h.e = append(h.e, heapEntry{at, seq, c})
 	h.up(len(h.e)-1, h.e[len(h.e)-1])
-	h.settle()
+	if again { // its old entry is stale, and may be the first
+		h.stale++
+		h.settle()
+	}
 }
 
 // remove takes c out of the heap if it is pending and reports whether it was.
