@@ -103,7 +103,7 @@ type pending struct {
 }
 
 func newPending(on scheduling, f func()) *pending {
-	return &pending{timedCall: timedCall{f: f, index: -1}, on: on}
+	return &pending{timedCall: timedCall{f: f}, on: on}
 }
 
 // Stop cancels the call if it has not started.
@@ -162,7 +162,17 @@ type Call struct {
 
 // NewCall returns a call of f on c, not yet scheduled.
 func NewCall(c Clock, f func()) *Call {
-	return &Call{clk: c, entry: timedCall{f: f, index: -1}}
+	call := new(Call)
+	call.Init(c, f)
+	return call
+}
+
+// Init makes c a call of f on clk, not yet scheduled, as NewCall does, for
+// a Call kept in the state of what it calls: a fleet's clock runs thousands
+// of calls, and a call that leads straight to the state it works on meets
+// one cache miss fewer. c must not be pending.
+func (c *Call) Init(clk Clock, f func()) {
+	*c = Call{clk: clk, entry: timedCall{f: f}}
 }
 
 // At schedules the call to run when the clock reads t (at once if t has

@@ -82,11 +82,7 @@ func (s *scheduler) since() time.Duration { return time.Since(s.start) }
 func (s *scheduler) stop(c *timedCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.index < 0 {
-		return false
-	}
-	s.calls.remove(c.index)
-	return true
+	return s.calls.remove(c)
 }
 
 // push schedules c to run at scheduler time t, after the calls already
@@ -94,14 +90,10 @@ func (s *scheduler) stop(c *timedCall) bool {
 func (s *scheduler) push(c *timedCall, t time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.index >= 0 {
-		s.calls.remove(c.index)
-	}
 	s.seq++
-	c.at, c.seq = t, s.seq
-	s.calls.push(c)
-	if s.owner == 0 && c.index == 0 {
-		s.arm(c.at - wakeLead)
+	s.calls.push(c, t, s.seq)
+	if s.owner == 0 && s.calls.e[0].c == c {
+		s.arm(t - wakeLead)
 	}
 }
 
@@ -121,7 +113,7 @@ func (s *scheduler) arm(t time.Duration) {
 func (s *scheduler) fire() {
 	s.mu.Lock()
 	s.armedFor = 0
-	if s.owner == 0 && len(s.calls) == 0 {
+	if s.owner == 0 && s.calls.len() == 0 {
 		s.mu.Unlock()
 		return
 	}
@@ -152,7 +144,7 @@ func (s *scheduler) run(g uint64) {
 			return // a new runner took over while a call held this one up
 		}
 		now := s.since()
-		if now-s.lastWake >= wakeQuantum && len(s.calls) > 0 && s.calls[0].at <= now {
+		if now-s.lastWake >= wakeQuantum && s.calls.len() > 0 && s.calls.first() <= now {
 			s.lastWake = now
 			helpers := 0
 			if s.lastRan >= parallelBatch {
@@ -167,13 +159,13 @@ func (s *scheduler) run(g uint64) {
 			s.mu.Unlock()
 			continue
 		}
-		if len(s.calls) == 0 {
+		if s.calls.len() == 0 {
 			s.owner = 0
 			s.stopTimer()
 			s.mu.Unlock()
 			return
 		}
-		wake := max(s.calls[0].at, s.lastWake+wakeQuantum)
+		wake := max(s.calls.first(), s.lastWake+wakeQuantum)
 		if wake-now > wakeLead {
 			s.owner = 0
 			s.stopTimer()
@@ -219,7 +211,7 @@ func (s *scheduler) work(now time.Duration) int {
 	n := 0
 	for {
 		s.mu.Lock()
-		if len(s.calls) == 0 || s.calls[0].at > now {
+		if s.calls.len() == 0 || s.calls.first() > now {
 			s.mu.Unlock()
 			return n
 		}

@@ -164,7 +164,7 @@ func TestSchedulerDrainAllocs(t *testing.T) {
 	s := newScheduler(time.Now())
 	s.owner = 1 // as if a runner were in charge: push arms no timer, the test drains
 	ran := 0
-	c := &timedCall{f: func() { ran++ }, index: -1}
+	c := &timedCall{f: func() { ran++ }}
 	n := testing.AllocsPerRun(100, func() {
 		s.push(c, 0)
 		s.drain(s.since(), 0)
@@ -202,7 +202,7 @@ func TestRealAfterFuncAndReschedule(t *testing.T) {
 	c.At(time.Hour)
 	c.At(2 * time.Hour) // in place of the earliest pending run
 	r.s.mu.Lock()
-	n := len(r.s.calls)
+	n := r.s.calls.len()
 	r.s.mu.Unlock()
 	if n != 1 || !c.Stop() || c.Stop() {
 		t.Errorf("%d runs pending after scheduling one twice, want 1, which Stop cancels once", n)
@@ -259,13 +259,13 @@ func TestSchedulerDrainCounts(t *testing.T) {
 		var mu sync.Mutex
 		var ran []time.Duration
 		for _, at := range tt.at {
-			c := &timedCall{f: func() { mu.Lock(); ran = append(ran, at); mu.Unlock() }, index: -1}
+			c := &timedCall{f: func() { mu.Lock(); ran = append(ran, at); mu.Unlock() }}
 			s.push(c, at)
 		}
 		n := s.drain(tt.now, tt.helpers)
-		if n != tt.ran || len(ran) != tt.ran || len(s.calls) != len(tt.at)-tt.ran {
+		if n != tt.ran || len(ran) != tt.ran || s.calls.len() != len(tt.at)-tt.ran {
 			t.Errorf("calls at %v drained at %v with %d helpers: %d counted, %d ran, %d pending; want %d ran",
-				tt.at, tt.now, tt.helpers, n, len(ran), len(s.calls), tt.ran)
+				tt.at, tt.now, tt.helpers, n, len(ran), s.calls.len(), tt.ran)
 		}
 		for _, at := range ran {
 			if at > tt.now {

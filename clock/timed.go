@@ -5,16 +5,19 @@ import "time"
 // timedCall is a call at a time, pending in a timedHeap. Calls due at the
 // same time run in the order they were made (seq).
 type timedCall struct {
-	at    time.Duration
-	seq   uint64
-	f     func()
-	index int // in the heap; -1 when not in it (not yet scheduled, taken or stopped)
+	at  time.Duration
+	seq uint64 // its pending entry's in the heap; 0 when not pending
+	f   func()
 }
 
-// heapEntry is a pending call with its order keys copied beside it, so that
-// ordering the heap reads only the heap's own array: a fleet keeps thousands
-// of calls pending, and following each call's pointer to compare it costs a
-// cache miss.
+// pending reports whether c waits in a heap.
+func (c *timedCall) pending() bool { return c.seq != 0 }
+
+// heapEntry is a call with its order keys copied beside it, so that ordering
+// the heap reads only the heap's own array: a fleet keeps thousands of calls
+// pending, and following each call's pointer to compare it costs a cache
+// miss. An entry whose seq is no longer its call's is stale: the call was
+// stopped or scheduled again.
 type heapEntry struct {
 	at  time.Duration
 	seq uint64
@@ -28,59 +31,118 @@ func (e heapEntry) before(o heapEntry) bool {
 	return e.seq < o.seq
 }
 
+func (e heapEntry) stale() bool { return e.c.seq != e.seq }
+
 // timedHeap orders pending calls by time, then by seq: a 4-ary heap (fewer
 // levels than a binary one, for about as many comparisons per level).
-type timedHeap []heapEntry
+//
+// A call stopped or scheduled anew leaves its entry in place, stale, rather
+// than finding and removing it: the heap then never writes to the calls it
+// moves, whose memory a fleet's thousands of calls keep out of the caches.
+// The earliest entry is never stale, and the heap is rebuilt without its
+// stale entries once they are the most of it.
+type timedHeap struct {
+	e     []heapEntry
+	stale int // stale entries
+}
 
-// push adds c.
-func (h *timedHeap) push(c *timedCall) {
-	*h = append(*h, heapEntry{c.at, c.seq, c})
-	h.up(len(*h)-1, (*h)[len(*h)-1])
+// len returns the number of pending calls.
+func (h *timedHeap) len() int { return len(h.e) - h.stale }
+
+// first returns the earliest pending call's time; the heap must not be empty.
+func (h *timedHeap) first() time.Duration { return h.e[0].at }
+
+// push makes c pending at time at with order seq, which is larger than any
+// the heap holds, in place of its pending run if it has one.
+func (h *timedHeap) push(c *timedCall, at time.Duration, seq uint64) {
+	again := c.pending()
+	c.at, c.seq = at, seq
+	h.e = append(h.e, heapEntry{at, seq, c})
+	h.up(len(h.e)-1, h.e[len(h.e)-1])
+	if again { // its old entry is stale, and may be the first
+		h.stale++
+		h.settle()
+	}
+}
+
+// remove takes c out of the heap if it is pending and reports whether it was.
+func (h *timedHeap) remove(c *timedCall) bool {
+	if !c.pending() {
+		return false
+	}
+	c.seq = 0
+	h.stale++
+	h.settle()
+	return true
 }
 
 // pop removes and returns the earliest call; the heap must not be empty.
 func (h *timedHeap) pop() *timedCall {
-	c := (*h)[0].c
-	h.remove(0)
+	c := h.e[0].c
+	h.removeFirst()
+	c.seq = 0
+	h.settle()
 	return c
 }
 
-// remove removes the call at index i.
-func (h *timedHeap) remove(i int) {
-	old := *h
-	c := old[i].c
-	last := old[len(old)-1]
-	old[len(old)-1] = heapEntry{}
-	*h = old[:len(old)-1]
-	c.index = -1
-	if i == len(*h) {
+// settle drops the stale entries at the top, so that the first entry is a
+// pending call's, and rebuilds the heap once stale entries are the most of
+// it.
+func (h *timedHeap) settle() {
+	if h.stale > 32 && 2*h.stale > len(h.e) {
+		h.rebuild()
 		return
 	}
-	if i > 0 && last.before((*h)[(i-1)/4]) {
-		h.up(i, last)
-	} else {
-		h.down(i, last)
+	for len(h.e) > 0 && h.e[0].stale() {
+		h.removeFirst()
+		h.stale--
+	}
+}
+
+// rebuild drops every stale entry and orders the rest again.
+func (h *timedHeap) rebuild() {
+	live := h.e[:0]
+	for _, e := range h.e {
+		if !e.stale() {
+			live = append(live, e)
+		}
+	}
+	clear(h.e[len(live):])
+	h.e, h.stale = live, 0
+	for i := (len(live) - 2) / 4; i >= 0 && len(live) > 1; i-- {
+		h.down(i, live[i])
+	}
+}
+
+// removeFirst removes the first entry.
+func (h *timedHeap) removeFirst() {
+	n := len(h.e) - 1
+	last := h.e[n]
+	h.e[n] = heapEntry{}
+	h.e = h.e[:n]
+	if n > 0 {
+		h.down(0, last)
 	}
 }
 
 // up places e at index i or above it, moving the later parents down.
-func (h timedHeap) up(i int, e heapEntry) {
+func (h *timedHeap) up(i int, e heapEntry) {
+	a := h.e
 	for i > 0 {
 		p := (i - 1) / 4
-		if !e.before(h[p]) {
+		if !e.before(a[p]) {
 			break
 		}
-		h[i] = h[p]
-		h[i].c.index = i
+		a[i] = a[p]
 		i = p
 	}
-	h[i] = e
-	e.c.index = i
+	a[i] = e
 }
 
 // down places e at index i or below it, moving the earlier children up.
-func (h timedHeap) down(i int, e heapEntry) {
-	n := len(h)
+func (h *timedHeap) down(i int, e heapEntry) {
+	a := h.e
+	n := len(a)
 	for {
 		first := 4*i + 1
 		if first >= n {
@@ -88,17 +150,15 @@ func (h timedHeap) down(i int, e heapEntry) {
 		}
 		m := first
 		for j := first + 1; j < min(first+4, n); j++ {
-			if h[j].before(h[m]) {
+			if a[j].before(a[m]) {
 				m = j
 			}
 		}
-		if !h[m].before(e) {
+		if !a[m].before(e) {
 			break
 		}
-		h[i] = h[m]
-		h[i].c.index = i
+		a[i] = a[m]
 		i = m
 	}
-	h[i] = e
-	e.c.index = i
+	a[i] = e
 }

@@ -8,58 +8,87 @@ import (
 )
 
 // The heap gives its calls back in time order, calls at the same time in
-// the order they were made, after any mix of pushes, pops and removals, and
-// keeps each call's index where the call is.
+// the order they were made, after any mix of pushes, pops, calls scheduled
+// again and calls removed; its first entry is always a pending call's, and
+// the stale entries that removed and rescheduled calls leave behind never
+// outnumber the pending ones for long.
 func TestTimedHeapOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var h timedHeap
-	var want []*timedCall // pending, in the order the heap must give them
-	seq := uint64(0)
-	check := func() {
-		t.Helper()
-		for i, e := range h {
-			if e.c.index != i || e.at != e.c.at || e.seq != e.c.seq {
-				t.Fatalf("entry %d: call's index %d, keys %v/%d for call at %v/%d", i, e.c.index, e.at, e.seq, e.c.at, e.c.seq)
+	for _, tt := range []struct {
+		name  string
+		again int // in ten: how often a step schedules a pending call again or removes one
+	}{
+		{"few removals", 2},
+		{"mostly removals", 7},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var h timedHeap
+			var want []*timedCall // pending, in the order the heap must give them
+			calls := make([]*timedCall, 40)
+			for i := range calls {
+				calls[i] = &timedCall{}
 			}
-		}
-	}
-	for step := range 5000 {
-		switch r := rng.IntN(10); {
-		case r < 5 || len(want) == 0: // push; few distinct times, so that ties are common
-			seq++
-			c := &timedCall{at: time.Duration(rng.IntN(50)), seq: seq}
-			h.push(c)
-			i, _ := slices.BinarySearchFunc(want, c, func(a, b *timedCall) int {
+			seq := uint64(0)
+			order := func(a, b *timedCall) int {
 				if a.at != b.at {
 					return int(a.at - b.at)
 				}
 				return int(a.seq) - int(b.seq)
-			})
-			want = slices.Insert(want, i, c)
-		case r < 8:
-			c := h.pop()
-			if c != want[0] || c.index != -1 {
-				t.Fatalf("step %d: popped %v/%d (index %d), want %v/%d", step, c.at, c.seq, c.index, want[0].at, want[0].seq)
 			}
-			want = want[1:]
-		default:
-			k := rng.IntN(len(want))
-			c := want[k]
-			h.remove(c.index)
-			if c.index != -1 {
-				t.Fatalf("step %d: a removed call keeps index %d", step, c.index)
+			push := func(c *timedCall) {
+				if k := slices.Index(want, c); k >= 0 {
+					want = slices.Delete(want, k, k+1)
+				}
+				seq++
+				h.push(c, time.Duration(rng.IntN(50)), seq) // few distinct times, so that ties are common
+				i, _ := slices.BinarySearchFunc(want, c, order)
+				want = slices.Insert(want, i, c)
 			}
-			want = slices.Delete(want, k, k+1)
-		}
-		if len(h) != len(want) {
-			t.Fatalf("step %d: %d calls in the heap, want %d", step, len(h), len(want))
-		}
-		check()
-	}
-	for len(want) > 0 {
-		if c := h.pop(); c != want[0] {
-			t.Fatalf("popped %v/%d, want %v/%d", c.at, c.seq, want[0].at, want[0].seq)
-		}
-		want = want[1:]
+			maxLen := 0
+			for step := range 20000 {
+				switch r := rng.IntN(10); {
+				case r < tt.again && len(want) > 0 && rng.IntN(2) == 0: // schedule a pending call again
+					push(want[rng.IntN(len(want))])
+				case r < tt.again && len(want) > 0: // remove a pending call
+					k := rng.IntN(len(want))
+					c := want[k]
+					if !h.remove(c) || h.remove(c) || c.pending() {
+						t.Fatalf("step %d: removing a pending call should succeed once", step)
+					}
+					want = slices.Delete(want, k, k+1)
+				case r < 8 || len(want) == 0: // push a call that is not pending
+					c := calls[rng.IntN(len(calls))]
+					if c.pending() {
+						continue
+					}
+					push(c)
+				default:
+					c := h.pop()
+					if c != want[0] || c.pending() {
+						t.Fatalf("step %d: popped %v/%d (pending %v), want %v/%d", step, c.at, c.seq, c.pending(), want[0].at, want[0].seq)
+					}
+					want = want[1:]
+				}
+				if h.len() != len(want) {
+					t.Fatalf("step %d: %d calls in the heap, want %d", step, h.len(), len(want))
+				}
+				if len(want) > 0 && (h.e[0].c != want[0] || h.first() != want[0].at) {
+					t.Fatalf("step %d: the first entry is not the earliest pending call", step)
+				}
+				maxLen = max(maxLen, len(h.e))
+			}
+			if maxLen > 2*len(calls)+33 {
+				t.Errorf("the heap held %d entries for at most %d pending calls", maxLen, len(calls))
+			}
+			for len(want) > 0 {
+				if c := h.pop(); c != want[0] {
+					t.Fatalf("popped %v/%d, want %v/%d", c.at, c.seq, want[0].at, want[0].seq)
+				}
+				want = want[1:]
+			}
+			if h.len() != 0 || len(h.e) != 0 {
+				t.Errorf("emptied heap: %d pending, %d entries", h.len(), len(h.e))
+			}
+		})
 	}
 }

@@ -73,11 +73,7 @@ func (v *Virtual) schedule(c *timedCall, t time.Duration) { v.push(c, t-v.Now())
 func (v *Virtual) unschedule(c *timedCall) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if c.index < 0 {
-		return false
-	}
-	v.events.remove(c.index)
-	return true
+	return v.events.remove(c)
 }
 
 // Now returns the clock's time.
@@ -98,12 +94,8 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 // already scheduled for then, in place of its pending run if it has one.
 func (v *Virtual) push(c *timedCall, d time.Duration) {
 	v.mu.Lock()
-	if c.index >= 0 {
-		v.events.remove(c.index)
-	}
 	v.seq++
-	c.at, c.seq = v.now+max(d, 0), v.seq
-	v.events.push(c)
+	v.events.push(c, v.now+max(d, 0), v.seq)
 	v.mu.Unlock()
 	select {
 	case v.wake <- struct{}{}:
@@ -115,17 +107,17 @@ func (v *Virtual) push(c *timedCall, d time.Duration) {
 func (v *Virtual) Pending() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return len(v.events)
+	return v.events.len()
 }
 
 // Next returns the time of the earliest scheduled call.
 func (v *Virtual) Next() (time.Duration, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.events) == 0 {
+	if v.events.len() == 0 {
 		return 0, false
 	}
-	return v.events[0].at, true
+	return v.events.first(), true
 }
 
 // Advance moves the clock forward by d, running every call due on the way.
@@ -144,7 +136,7 @@ func (v *Virtual) advanceTo(ctx context.Context, t time.Duration) {
 			return
 		}
 		v.mu.Lock()
-		if len(v.events) == 0 || v.events[0].at > t {
+		if v.events.len() == 0 || v.events.first() > t {
 			if t > v.now {
 				v.now = t
 			}

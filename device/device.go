@@ -110,6 +110,11 @@ type Config struct {
 // providers serve it. The package senseboard's Device is a core with every
 // provider and the parts they model.
 type Core struct {
+	// the relative time's, read for every notification of every stream,
+	// together in the first cache line
+	resetAt  atomic.Int64 // clock reading of the last reset, ns
+	driftPPM float64      // oscillator rate error, ppm, as configured
+
 	prof    *profile.Profile
 	clock   clock.Clock
 	defs    *api.Set
@@ -126,8 +131,6 @@ type Core struct {
 	providers []Provider
 	unserved  map[string]bool // of AppModules, lower case: not routed until ServeModule
 
-	resetAt  atomic.Int64 // clock reading of the last reset, ns
-	driftPPM float64      // oscillator rate error, ppm, as configured
 	mode     atomic.Uint32
 	next     atomic.Uint32 // pending mode, 0 when none
 	switchMu sync.Mutex

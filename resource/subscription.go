@@ -115,14 +115,17 @@ func (c *Client) Close() {
 
 // Subscription is one client's subscription to one topic.
 type Subscription struct {
+	// what a publisher reads for each notification, together
+	stall   atomic.Pointer[Stall]
+	queue   *Queue // the client's sink when it is a Queue
+	active  atomic.Bool
+	limit   int32        // from the topic: most notifications waiting in a Queue
+	pending atomic.Int32 // notifications waiting in a Queue
+
 	id      uint64
 	Topic   *Topic
 	Client  *Client
 	dropped atomic.Uint64
-	active  atomic.Bool
-	limit   int32        // from the topic: most notifications waiting in a Queue
-	pending atomic.Int32 // notifications waiting in a Queue
-	stall   atomic.Pointer[Stall]
 	// Tag is free for the client's transport (for example a bridge message id).
 	Tag any
 }
@@ -190,19 +193,21 @@ type Recyclable interface {
 // kept for good by any other sink.
 func (s *Subscription) hand(content any) bool {
 	r, ok := content.(Recyclable)
-	if !ok {
-		return s.Client.sink.Notify(Notification{Sub: s, Content: content})
+	if q := s.queue; q != nil {
+		if !ok {
+			return q.Notify(Notification{Sub: s, Content: content})
+		}
+		r.Hold()
+		if q.Notify(Notification{Sub: s, Content: content}) {
+			return true
+		}
+		r.Release()
+		return false
 	}
-	if _, queue := s.Client.sink.(*Queue); !queue {
+	if ok {
 		r.Keep()
-		return s.Client.sink.Notify(Notification{Sub: s, Content: content})
 	}
-	r.Hold()
-	if s.Client.sink.Notify(Notification{Sub: s, Content: content}) {
-		return true
-	}
-	r.Release()
-	return false
+	return s.Client.sink.Notify(Notification{Sub: s, Content: content})
 }
 
 // Stalled reports whether the subscription is stalled (Hub.Stall).
@@ -215,7 +220,7 @@ type Topic struct {
 	args []Value
 	src  Source
 	hub  *Hub
-	subs atomic.Pointer[[]*Subscription]
+	subs atomic.Pointer[subList]
 	// Limit, when positive, is how many notifications of the topic may wait
 	// for one subscriber in its client's Queue; more are dropped. A source
 	// sets it in Subscribe (the ECG front end holds 32 samples: two
@@ -223,6 +228,22 @@ type Topic struct {
 	Limit int
 	// Data is free for the Source (for example the sensor stream feeding it).
 	Data any
+}
+
+// subList is a topic's subscribers. With one, the slice and its array are
+// one small allocation: a publisher meets one cache miss for both.
+type subList struct {
+	subs []*Subscription
+	one  [1]*Subscription
+}
+
+func newSubList(subs []*Subscription) *subList {
+	l := &subList{subs: subs}
+	if len(subs) == 1 {
+		l.one[0] = subs[0]
+		l.subs = l.one[:]
+	}
+	return l
 }
 
 // URI returns the topic's canonical URI.
@@ -234,7 +255,7 @@ func (t *Topic) Args() []Value { return t.args }
 // Subscribers returns the number of subscribers.
 func (t *Topic) Subscribers() int {
 	if p := t.subs.Load(); p != nil {
-		return len(*p)
+		return len(p.subs)
 	}
 	return 0
 }
@@ -243,7 +264,7 @@ func (t *Topic) Subscribers() int {
 // caller's.
 func (t *Topic) Subscriptions() []*Subscription {
 	if p := t.subs.Load(); p != nil {
-		return append([]*Subscription(nil), (*p)...)
+		return append([]*Subscription(nil), p.subs...)
 	}
 	return nil
 }
@@ -257,7 +278,7 @@ func (t *Topic) Publish(content any) int {
 		return 0
 	}
 	n := 0
-	for _, s := range *p {
+	for _, s := range p.subs {
 		if s.stall.Load() != nil {
 			continue // stalled: the source sends it nothing
 		}
@@ -350,13 +371,14 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 	}
 	h.nextID++
 	s := &Subscription{id: h.nextID, Topic: t, Client: c, limit: int32(t.Limit)}
+	s.queue, _ = c.sink.(*Queue)
 	s.active.Store(true)
 	var subs []*Subscription
 	if p := t.subs.Load(); p != nil {
-		subs = append(subs, *p...)
+		subs = append(subs, p.subs...)
 	}
 	subs = append(subs, s)
-	t.subs.Store(&subs)
+	t.subs.Store(newSubList(subs))
 	if fresh {
 		h.topics[uri] = t
 	}
@@ -411,7 +433,7 @@ func (h *Hub) EndAll(reason EndReason) {
 	var all []*Subscription
 	for _, t := range h.topics {
 		if p := t.subs.Load(); p != nil {
-			all = append(all, *p...)
+			all = append(all, p.subs...)
 		}
 	}
 	h.mu.Unlock()
@@ -431,7 +453,7 @@ func (h *Hub) detach(s *Subscription, reason EndReason, tell bool) {
 	}
 	var subs []*Subscription
 	if p := t.subs.Load(); p != nil {
-		for _, o := range *p {
+		for _, o := range p.subs {
 			if o != s {
 				subs = append(subs, o)
 			}
@@ -443,7 +465,7 @@ func (h *Hub) detach(s *Subscription, reason EndReason, tell bool) {
 			delete(h.topics, t.uri)
 		}
 	} else {
-		t.subs.Store(&subs)
+		t.subs.Store(newSubList(subs))
 	}
 	h.count.Add(-1)
 	var emptied *Stall
@@ -486,7 +508,7 @@ func (h *Hub) Stall(match func(uri string) bool, recovered func()) *Stall {
 			continue
 		}
 		if p := t.subs.Load(); p != nil {
-			for _, s := range *p {
+			for _, s := range p.subs {
 				if s.stall.CompareAndSwap(nil, st) {
 					st.subs[s] = true
 				}

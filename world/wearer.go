@@ -610,7 +610,7 @@ func (w *Wearer) ContactSteady(t0, t1 time.Duration) (on, steady bool) {
 	defer w.mu.Unlock()
 	on = w.contactAt(t0 - w.origin)
 	steady = on == w.contactAt(t1-w.origin)
-	if steady {
+	if steady && w.kinds&(1<<Gear|1<<ContactLoss) != 0 {
 		w.eventsIn(t0-w.origin, t1-w.origin+1, func(e Event) {
 			if e.Kind == Gear || e.Kind == ContactLoss {
 				steady = false
@@ -720,17 +720,21 @@ func (w *Wearer) FillMotion(dst []Motion, t0, dt time.Duration) {
 	r0 := t0 - w.origin
 	r1 := r0 + time.Duration(len(dst)-1)*dt
 	// the momentary events that can touch this batch
+	// (looked for only when there are any: the scenario's list is a
+	// cache miss more for each batch of a fleet's devices)
 	var evs [8]Event
 	ne := 0
-	w.eventsIn(r0-4*time.Second, r1+time.Millisecond, func(e Event) {
-		switch e.Kind {
-		case Tap, DoubleTap, FreeFall, Shake:
-			if ne < len(evs) {
-				evs[ne] = e
-				ne++
+	if w.kinds&(1<<Tap|1<<DoubleTap|1<<FreeFall|1<<Shake) != 0 {
+		w.eventsIn(r0-4*time.Second, r1+time.Millisecond, func(e Event) {
+			switch e.Kind {
+			case Tap, DoubleTap, FreeFall, Shake:
+				if ne < len(evs) {
+					evs[ne] = e
+					ne++
+				}
 			}
-		}
-	})
+		})
+	}
 	for i := range dst {
 		t := r0 + time.Duration(i)*dt
 		a, b, f := w.track(t)

@@ -74,6 +74,7 @@ func (p *ECG) SetSource(src sensor.ECGSource) {
 
 type ecgStream struct {
 	stream
+	p          *ECG
 	hp, lp     signal.Cascade
 	ints, mv   *resource.Topic
 	buf        []float64
@@ -202,9 +203,8 @@ func (s ecgSource) Subscribe(t *resource.Topic, req *resource.Request) resource.
 		return resource.Errorf(resource.StatusConflict, "the ECG runs at %d Hz for another subscription; only one rate at a time (subscribe at %d Hz, or end that subscription first)", p.st.rate, p.st.rate)
 	}
 	if p.st == nil {
-		st := &ecgStream{buf: make([]float64, content.ECGArraySize)}
-		st.stream = stream{clk: p.d.Clock(), rate: int(rate), batch: content.ECGArraySize, mu: &p.mu}
-		st.fire = func(k int64, at time.Duration, n int) { p.fire(st, at, n) }
+		st := &ecgStream{p: p, buf: make([]float64, content.ECGArraySize)}
+		st.stream = stream{clk: p.d.Clock(), rate: int(rate), batch: content.ECGArraySize, mu: &p.mu, batcher: st}
 		p.design(st)
 		p.st = st
 		p.rate.Store(int32(rate))
@@ -241,6 +241,8 @@ func (s ecgSource) Unsubscribed(t *resource.Topic) {
 		p.rate.Store(0)
 	}
 }
+
+func (st *ecgStream) fireBatch(at time.Duration, n int) { st.p.fire(st, at, n) }
 
 // fire publishes a batch; p.mu is held.
 func (p *ECG) fire(st *ecgStream, at time.Duration, n int) {

@@ -86,6 +86,7 @@ func (p *HR) publish(average float32, rr uint16) {
 
 type hrStream struct {
 	stream
+	p      *HR
 	hp, lp signal.Cascade
 	det    *signal.QRSDetector
 	buf    []float64
@@ -127,11 +128,10 @@ func (s hrSource) Subscribe(t *resource.Topic, _ *resource.Request) resource.Res
 	defer p.mu.Unlock()
 	p.topic = t
 	if p.st == nil {
-		st := &hrStream{det: signal.NewQRSDetector(HRRate), buf: make([]float64, hrBatch), lastR: -1}
+		st := &hrStream{p: p, det: signal.NewQRSDetector(HRRate), buf: make([]float64, hrBatch), lastR: -1}
 		st.hp, _ = signal.Butterworth(signal.HighPass, 2, 0.5, HRRate)
 		st.lp, _ = signal.Butterworth(signal.LowPass, 2, 40, HRRate)
-		st.stream = stream{clk: p.d.Clock(), rate: HRRate, batch: hrBatch, mu: &p.mu}
-		st.fire = func(k int64, at time.Duration, n int) { p.fire(st, at, n) }
+		st.stream = stream{clk: p.d.Clock(), rate: HRRate, batch: hrBatch, mu: &p.mu, batcher: st}
 		p.st = st
 		st.start()
 	}
@@ -153,6 +153,8 @@ func (s hrSource) Unsubscribed(t *resource.Topic) {
 		}
 	}
 }
+
+func (st *hrStream) fireBatch(at time.Duration, n int) { st.p.fire(st, at, n) }
 
 // fire feeds a batch to the detector and notifies each beat; p.mu is held.
 func (p *HR) fire(st *hrStream, at time.Duration, n int) {

@@ -204,6 +204,7 @@ func (p *IMU) Register(d *device.Core) error {
 // motionStream feeds one motion topic.
 type motionStream struct {
 	stream
+	p     *IMU
 	kind  motionKind
 	topic *resource.Topic
 }
@@ -222,9 +223,8 @@ func (s motionSource) Subscribe(t *resource.Topic, req *resource.Request) resour
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if t.Data == nil {
-		ms := &motionStream{kind: s.kind, topic: t}
-		ms.stream = stream{clk: p.d.Clock(), rate: int(rate), batch: BatchSize(int(rate)), mu: &p.mu}
-		ms.fire = func(k int64, at time.Duration, n int) { p.fireMotion(ms, at, n) }
+		ms := &motionStream{p: p, kind: s.kind, topic: t}
+		ms.stream = stream{clk: p.d.Clock(), rate: int(rate), batch: BatchSize(int(rate)), mu: &p.mu, batcher: ms}
 		t.Data = ms
 		ms.start()
 		if s.kind.acc() {
@@ -250,6 +250,8 @@ func (s motionSource) Unsubscribed(t *resource.Topic) {
 	}
 }
 
+func (ms *motionStream) fireBatch(at time.Duration, n int) { ms.p.fireMotion(ms, at, n) }
+
 // fireMotion publishes a batch; p.mu is held.
 func (p *IMU) fireMotion(ms *motionStream, at time.Duration, n int) {
 	m := content.NewMotionData(relTime(p.d, at), n, ms.kind.acc(), ms.kind.gyro(), ms.kind.magn())
@@ -268,6 +270,7 @@ func (p *IMU) fireMotion(ms *motionStream, at time.Duration, n int) {
 // that way is a tap older than the window that nobody asked about.
 type detector struct {
 	stream
+	p        *IMU
 	md       *signal.MotionDetector
 	buf      []sensor.XYZ
 	clearTap time.Duration // when the double-tap state returns to 0
@@ -281,9 +284,8 @@ const detectorBatch = 16
 const catchUpWindow = 20 * time.Second
 
 func (p *IMU) startDetector() {
-	det := &detector{md: signal.NewMotionDetector(signal.DetectorRate), buf: make([]sensor.XYZ, detectorBatch)}
-	det.stream = stream{clk: p.d.Clock(), rate: signal.DetectorRate, batch: detectorBatch, mu: &p.mu}
-	det.fire = func(k int64, at time.Duration, n int) { p.fireDetector(det, at, n) }
+	det := &detector{p: p, md: signal.NewMotionDetector(signal.DetectorRate), buf: make([]sensor.XYZ, detectorBatch)}
+	det.stream = stream{clk: p.d.Clock(), rate: signal.DetectorRate, batch: detectorBatch, mu: &p.mu, batcher: det}
 	p.det = det
 	det.begin()
 	if p.watchers > 0 {
@@ -359,6 +361,8 @@ func (p *IMU) stopDetector() {
 		p.det = nil
 	}
 }
+
+func (det *detector) fireBatch(at time.Duration, n int) { det.p.fireDetector(det, at, n) }
 
 // fireDetector feeds a batch to the detectors; p.mu is held.
 func (p *IMU) fireDetector(det *detector, at time.Duration, n int) {

@@ -18,17 +18,29 @@ import (
 )
 
 // stream emits batches of samples at an exact rate. Its methods run with
-// the owning provider's lock held; fire runs with it held too.
+// the owning provider's lock held; its batcher's fireBatch runs with it
+// held too.
 type stream struct {
-	clk   clock.Clock
-	rate  int
-	batch int
-	t0    time.Duration
-	k     int64       // next sample
-	call  *clock.Call // s.tick, scheduled again for each batch without allocating
-	mu    *sync.Mutex
-	fire  func(first int64, t time.Duration, n int)
-	run   bool
+	// what a batch's call reads first, together
+	call    clock.Call // s.tick, scheduled again for each batch without allocating
+	mu      *sync.Mutex
+	batcher batcher
+	k       int64 // next sample
+	t0      time.Duration
+	rate    int
+	batch   int
+	run     bool
+	made    bool // call is made
+
+	clk clock.Clock
+}
+
+// A batcher is the stream's owner (the stream of a provider, which embeds
+// it): fireBatch publishes a batch of n samples whose first is taken at t.
+// An interface on the owner rather than a closure, so that the call of a
+// batch reaches the stream's state without a pointer more to follow.
+type batcher interface {
+	fireBatch(t time.Duration, n int)
 }
 
 // sampleTime returns the clock reading of sample k.
@@ -47,8 +59,9 @@ func (s *stream) start() {
 // begin sets the stream's first sample at the clock's time, without running it.
 func (s *stream) begin() {
 	s.t0, s.k = s.clk.Now(), 0
-	if s.call == nil {
-		s.call = clock.NewCall(s.clk, s.tick)
+	if !s.made {
+		s.call.Init(s.clk, s.tick)
+		s.made = true
 	}
 }
 
@@ -70,13 +83,13 @@ func (s *stream) tick() {
 	}
 	k := s.k
 	s.k += int64(s.batch)
-	s.fire(k, s.sampleTime(k), s.batch)
+	s.batcher.fireBatch(s.sampleTime(k), s.batch)
 	s.schedule()
 }
 
 func (s *stream) stop() {
 	s.run = false
-	if s.call != nil {
+	if s.made {
 		s.call.Stop()
 	}
 }
