@@ -15,7 +15,7 @@ func TestDueIsWhenTheCallFellDue(t *testing.T) {
 	var _ Lagging = r
 	var dues, nows []time.Duration
 	for _, at := range []time.Duration{time.Second, 2 * time.Second} {
-		s.push(&timedCall{f: func() { dues, nows = append(dues, Due(r)), append(nows, r.Now()) }, index: -1}, at)
+		s.push(&timedCall{f: func() { dues, nows = append(dues, Due(r)), append(nows, r.Now()) }}, at)
 	}
 	s.beginPass()
 	s.drain(s.since(), 0)
