@@ -51,8 +51,8 @@ type Batcher interface {
 type Lagging interface {
 	Clock
 	// Due returns when the call under way fell due. Outside the clock's
-	// calls it returns the time they have reached while some run, and Now
-	// while none does.
+	// calls it returns the time they have reached while a pass of them
+	// runs, and Now between passes.
 	Due() time.Duration
 }
 
@@ -132,7 +132,8 @@ func (r *Real) AfterFunc(d time.Duration, f func()) Timer {
 // time the call it started last fell due; the calls of a pass start in
 // time order, so a call reads its own due time, or that of one started
 // beside it by another of the pass's goroutines; other goroutines read
-// it too. Between passes it returns Now.
+// it too. Between passes it returns Now, also beside a pass whose call
+// is held up past the watchdog's limit (a new runner took over from it).
 func (r *Real) Due() time.Duration {
 	if d := r.s.reached.Load(); d > 0 {
 		return time.Duration(d - 1)

@@ -19,7 +19,7 @@ func TestDueIsWhenTheCallFellDue(t *testing.T) {
 	}
 	s.beginPass()
 	s.drain(s.since(), 0)
-	s.endPass(nil)
+	s.endPass(nil, s.owner)
 	if len(dues) != 2 || dues[0] != time.Second || dues[1] != 2*time.Second || nows[0] < time.Hour {
 		t.Errorf("calls due at 1s and 2s that ran after an hour read Due %v and Now %v", dues, nows)
 	}
@@ -32,5 +32,35 @@ func TestDueIsWhenTheCallFellDue(t *testing.T) {
 	v.Advance(time.Second)
 	if Due(v) != v.Now() {
 		t.Errorf("a virtual clock's Due is %v, its Now %v", Due(v), v.Now())
+	}
+}
+
+// A pass whose call is held up past the watchdog's limit stays under way
+// while a new runner runs the passes after it: between those, Due reads
+// Now, not the due time of the call the new runner ran last, which falls
+// further behind for as long as the clock has nothing to run; and the end
+// of the pass held up leaves a call of the new runner's its due time.
+func TestDueBesideAPassHeldUp(t *testing.T) {
+	s := newScheduler(time.Now().Add(-time.Hour))
+	const old, runner = 1, 2
+	s.owner = runner // the watchdog replaced the runner old, whose call is held up
+	r := &Real{s: s}
+	s.beginPass() // old's
+	s.push(&timedCall{f: func() {}, index: -1}, time.Second)
+	s.beginPass()
+	s.drain(s.since(), 0)
+	s.endPass(nil, runner)
+	before := r.Now()
+	between := r.Due()
+	if after := r.Now(); between < before || between > after {
+		t.Errorf("between the passes of the runner in charge Due read %v, Now %v then %v; want Now", between, before, after)
+	}
+	var due time.Duration
+	s.push(&timedCall{f: func() { s.endPass(nil, old); due = r.Due() }, index: -1}, 2*time.Second)
+	s.beginPass()
+	s.drain(s.since(), 0)
+	s.endPass(nil, runner)
+	if due != 2*time.Second {
+		t.Errorf("a call due at 2s read Due %v once the pass held up ended beside it", due)
 	}
 }

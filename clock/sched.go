@@ -60,7 +60,7 @@ type scheduler struct {
 	lastWake time.Duration // when the runner in charge last started on the due calls
 	lastRan  int           // how many calls it ran then
 	ran      atomic.Uint64 // calls run: the watchdog's measure of progress
-	reached  atomic.Int64  // 1 + the due time of the call started last in the passes under way; 0 between passes (Real.Due)
+	reached  atomic.Int64  // 1 + the due time of the call started last in the pass under way; 0 once a pass ends (Real.Due)
 	seen     uint64        // ran when the watchdog last looked
 
 	passMu    sync.Mutex
@@ -153,7 +153,7 @@ func (s *scheduler) run(g uint64) {
 			s.mu.Unlock()
 			s.beginPass()
 			n := s.drain(now, helpers)
-			hooks = s.endPass(hooks)
+			hooks = s.endPass(hooks, g)
 			s.mu.Lock()
 			s.lastRan = n
 			s.mu.Unlock()
@@ -244,12 +244,19 @@ func (s *scheduler) beginPass() {
 	s.passMu.Unlock()
 }
 
-// endPass notes the end of a pass and runs what deferToPassEnd deferred, taking
-// it into buf, which it returns emptied for the next pass.
-func (s *scheduler) endPass(buf []func()) []func() {
+// endPass notes the end of a pass of runner g and runs what deferToPassEnd
+// deferred, taking it into buf, which it returns emptied for the next
+// pass.
+func (s *scheduler) endPass(buf []func(), g uint64) []func() {
+	s.mu.Lock()
+	inCharge := s.owner == g
+	s.mu.Unlock()
 	s.passMu.Lock()
 	s.passes--
-	if s.passes == 0 {
+	if s.passes == 0 || inCharge {
+		// Between the passes of the runner in charge Due reads Now, also
+		// while the pass of one the watchdog replaced is held up; that
+		// pass's end leaves the reading of the one under way.
 		s.reached.Store(0)
 	}
 	buf = append(buf[:0], s.afterPass...)
