@@ -46,7 +46,7 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 	s.owner = runner // the watchdog replaced the runner old, whose call is held up
 	r := &Real{s: s}
 	s.beginPass() // old's
-	s.push(&timedCall{f: func() {}, index: -1}, time.Second)
+	s.push(&timedCall{f: func() {}}, time.Second)
 	s.beginPass()
 	s.drain(s.since(), 0)
 	s.endPass(nil, runner)
@@ -56,7 +56,7 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 		t.Errorf("between the passes of the runner in charge Due read %v, Now %v then %v; want Now", between, before, after)
 	}
 	var due time.Duration
-	s.push(&timedCall{f: func() { s.endPass(nil, old); due = r.Due() }, index: -1}, 2*time.Second)
+	s.push(&timedCall{f: func() { s.endPass(nil, old); due = r.Due() }}, 2*time.Second)
 	s.beginPass()
 	s.drain(s.since(), 0)
 	s.endPass(nil, runner)
