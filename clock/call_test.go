@@ -129,3 +129,40 @@ type wrapped struct{ v *Virtual }
 
 func (w wrapped) Now() time.Duration                        { return w.v.Now() }
 func (w wrapped) AfterFunc(d time.Duration, f func()) Timer { return w.v.AfterFunc(d, f) }
+
+// Init of a pending Call cancels the run: the clock counts it no more and
+// runs the call made in its place when scheduled. Init for another clock
+// panics, where the entry the first clock still holds of the stopped call
+// would look pending to it once the other clock's order numbers reach the
+// entry's: the first clock would run the call and lose the count of its
+// own.
+func TestCallInit(t *testing.T) {
+	v := NewVirtual()
+	var ran []string
+	var c Call
+	c.Init(v, func() { ran = append(ran, "old") })
+	At(v, 5, func() { ran = append(ran, "at 5") })
+	c.At(10)
+	c.Init(v, func() { ran = append(ran, "new") })
+	if n := v.Pending(); n != 1 {
+		t.Errorf("%d calls pending after Init of a pending call beside one other, want 1", n)
+	}
+	v.Advance(20)
+	c.At(30)
+	v.Advance(20)
+	if want := []string{"at 5", "new"}; !slices.Equal(ran, want) {
+		t.Errorf("ran %v, want %v", ran, want)
+	}
+
+	var d Call
+	d.Init(v, func() {})
+	At(v, 50, func() {})
+	d.At(60)
+	d.Stop()
+	defer func() {
+		if recover() == nil {
+			t.Error("Init for another clock of a call scheduled on one did not panic")
+		}
+	}()
+	d.Init(NewVirtual(), func() {})
+}

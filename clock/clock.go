@@ -171,8 +171,19 @@ func NewCall(c Clock, f func()) *Call {
 // Init makes c a call of f on clk, not yet scheduled, as NewCall does, for
 // a Call kept in the state of what it calls: a fleet's clock runs thousands
 // of calls, and a call that leads straight to the state it works on meets
-// one cache miss fewer. c must not be pending.
+// one cache miss fewer. A pending run of c is cancelled.
+//
+// A Call made for a *Real or *Virtual clock stays on it: the clock's heap
+// may hold an entry of the call after it ran or stopped, which the order
+// numbers of another clock could make pending again. Init for another
+// clock panics.
 func (c *Call) Init(clk Clock, f func()) {
+	if old, ok := c.clk.(scheduling); ok {
+		if s, _ := clk.(scheduling); s != old {
+			panic("clock: Call.Init for a clock other than the call's")
+		}
+	}
+	c.Stop()
 	*c = Call{clk: clk, entry: timedCall{f: f}}
 }
 

@@ -215,9 +215,10 @@ func (s *scheduler) work(now time.Duration) int {
 			s.mu.Unlock()
 			return n
 		}
+		at := s.calls.first() // not c.at once unlocked: c may be scheduled again meanwhile
 		c := s.calls.pop()
 		s.mu.Unlock()
-		s.reached.Store(int64(c.at) + 1)
+		s.reached.Store(int64(at) + 1)
 		c.f()
 		s.ran.Add(1)
 		n++

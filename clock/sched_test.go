@@ -2,9 +2,11 @@ package clock
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -272,5 +274,30 @@ func TestSchedulerDrainCounts(t *testing.T) {
 				t.Errorf("calls at %v drained at %v: the call at %v ran", tt.at, tt.now, at)
 			}
 		}
+	}
+}
+
+// A call scheduled again from another goroutine while the scheduler takes
+// it to run: the run reads the time its call fell due, not the time the
+// other goroutine gives it meanwhile (under go test -race, a read of the
+// call's time outside the scheduler's lock is a race).
+func TestRealCallScheduledAgainWhileItRuns(t *testing.T) {
+	r := NewReal()
+	var ran, ahead atomic.Int64
+	c := NewCall(r, func() {
+		if Due(r) > r.Now() {
+			ahead.Add(1)
+		}
+		ran.Add(1)
+	})
+	for ran.Load() < 100 {
+		c.At(r.Now())
+		c.At(r.Now() + time.Hour) // in place of the run the runner may be taking
+		c.At(r.Now())
+		runtime.Gosched()
+	}
+	c.Stop()
+	if n := ahead.Load(); n > 0 {
+		t.Errorf("%d of %d runs read a Due ahead of Now: the time of a run scheduled meanwhile", n, ran.Load())
 	}
 }

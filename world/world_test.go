@@ -2,6 +2,7 @@ package world
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -421,5 +422,52 @@ func TestTrackAfterInjectBesideACheckpoint(t *testing.T) {
 	fresh.Inject(tap)
 	if got, want := read.At(at), fresh.At(at); got != want {
 		t.Errorf("at %v after reads and an injection: %+v\nwant, as without the reads: %+v", at, got, want)
+	}
+}
+
+// A wearer whose scenario has no momentary events sees one of each kind
+// injected after it has been read: a batch of motion and a contact check
+// look for events only of the kinds the wearer has, and an injection adds
+// its kind. Each kind is injected alone, so that none stands in for another.
+func TestInjectedEventOfEachKindIsSeen(t *testing.T) {
+	const origin = time.Minute
+	at := origin + 30*time.Second
+	t0, t1 := at-time.Second, at+3*time.Second
+	motion := func(w *Wearer) []Motion {
+		m := make([]Motion, 4*104)
+		w.FillMotion(m, t0, time.Second/104)
+		return m
+	}
+	for _, tt := range []struct {
+		name   string
+		events []Event
+		motion bool // the batch of motion changes; otherwise contact is not steady
+	}{
+		{"tap", []Event{{At: at, Kind: Tap}}, true},
+		{"double tap", []Event{{At: at, Kind: DoubleTap}}, true},
+		{"free fall", []Event{{At: at, Kind: FreeFall, Duration: 500 * time.Millisecond}}, true},
+		{"shake", []Event{{At: at, Kind: Shake, Duration: time.Second}}, true},
+		{"gear off and on", []Event{{At: at, Kind: Gear, On: false}, {At: at + time.Second, Kind: Gear, On: true}}, false},
+		{"contact loss", []Event{{At: at, Kind: ContactLoss, Duration: time.Second}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := New(8, nil, origin)
+			before := motion(w)
+			if on, steady := w.ContactSteady(t0, t1); !on || !steady {
+				t.Fatalf("before the injection: contact %v, steady %v; want on and steady", on, steady)
+			}
+			for _, e := range tt.events {
+				w.Inject(e)
+			}
+			if tt.motion {
+				if after := motion(w); slices.Equal(after, before) {
+					t.Errorf("the motion around an injected %s is the motion without it", tt.name)
+				}
+				return
+			}
+			if on, steady := w.ContactSteady(t0, t1); !on || steady {
+				t.Errorf("around an injected %s: contact %v, steady %v; want on and not steady", tt.name, on, steady)
+			}
+		})
 	}
 }
