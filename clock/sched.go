@@ -23,9 +23,17 @@ import (
 // sleeps the remaining time precisely (sleepUntil).
 //
 // Calls that fall due close together run together: a runner wakes at most
-// once per wakeQuantum, so the wake-ups of a process stay at about a
-// thousand a second however many devices its clock runs, at the price of
-// up to wakeQuantum of lateness when calls crowd. Due calls start in time
+// once per quantum (a millisecond, or what NewRealQuantum gives), so the
+// wake-ups of a process stay at about a thousand a second however many
+// devices its clock runs, at the price of up to a quantum of lateness when
+// calls crowd. A quantum longer than wakeLead is the lateness its clock's
+// users accept: its runner sleeps on the runtime timer alone, armed for
+// the next wake, and leaves between passes. A precise sleep is a system
+// call that holds the runner's processor (P) for up to wakeLead, which
+// the runtime then hands to another thread, and a busy program pays in
+// thread wake-ups and in the runtime's monitor polling every 20 µs; the
+// runtime timer costs none of it, and its millisecond is a small part of
+// a longer quantum. Due calls start in time
 // order (calls due at the same time in the order they were made),
 // including those the calls make: a runner that is behind brings every
 // stream forward in step. When many calls fell due at the last wake, up to
@@ -38,9 +46,9 @@ import (
 // a pass can hand a transport several pieces of data, and it sends them
 // together once the pass ends.
 const (
-	wakeLead    = time.Millisecond
-	wakeQuantum = time.Millisecond
-	stallLimit  = 20 * time.Millisecond
+	wakeLead       = time.Millisecond
+	defaultQuantum = time.Millisecond
+	stallLimit     = 20 * time.Millisecond
 	// parallelBatch is how many calls a wake must have run for the next
 	// one to share the work among goroutines.
 	parallelBatch = 64
@@ -50,6 +58,8 @@ const (
 // durations since start.
 type scheduler struct {
 	start    time.Time
+	quantum  time.Duration // a runner wakes at most once per quantum
+	lead     time.Duration // how early the timer fires for a precise sleep; 0 sleeps on the timer alone
 	mu       sync.Mutex
 	calls    timedHeap
 	seq      uint64
@@ -67,8 +77,13 @@ type scheduler struct {
 	afterPass []func() // what deferToPassEnd deferred to the end of the passes under way
 }
 
-func newScheduler(start time.Time) *scheduler {
-	s := &scheduler{start: start}
+// newScheduler returns a scheduler whose runners wake at most once per
+// quantum, sleeping precisely when it is no longer than wakeLead.
+func newScheduler(start time.Time, quantum time.Duration) *scheduler {
+	s := &scheduler{start: start, quantum: quantum}
+	if quantum <= wakeLead {
+		s.lead = wakeLead
+	}
 	s.timer = time.AfterFunc(time.Hour, s.fire)
 	s.timer.Stop()
 	return s
@@ -100,7 +115,7 @@ func (s *scheduler) push(c *timedCall, t time.Duration) {
 	c.at, c.seq = t, s.seq
 	s.calls.push(c)
 	if s.owner == 0 && c.index == 0 {
-		s.arm(c.at - wakeLead)
+		s.arm(max(c.at, s.lastWake+s.quantum) - s.lead)
 	}
 }
 
@@ -151,7 +166,7 @@ func (s *scheduler) run(g uint64) {
 			return // a new runner took over while a call held this one up
 		}
 		now := s.since()
-		if now-s.lastWake >= wakeQuantum && len(s.calls) > 0 && s.calls[0].at <= now {
+		if now-s.lastWake >= s.quantum && len(s.calls) > 0 && s.calls[0].at <= now {
 			s.lastWake = now
 			helpers := 0
 			if s.lastRan >= parallelBatch {
@@ -172,11 +187,11 @@ func (s *scheduler) run(g uint64) {
 			s.mu.Unlock()
 			return
 		}
-		wake := max(s.calls[0].at, s.lastWake+wakeQuantum)
-		if wake-now > wakeLead {
+		wake := max(s.calls[0].at, s.lastWake+s.quantum)
+		if wake-now > s.lead {
 			s.owner = 0
 			s.stopTimer()
-			s.arm(wake - wakeLead)
+			s.arm(wake - s.lead)
 			s.mu.Unlock()
 			return
 		}
