@@ -36,8 +36,10 @@ import (
 // a longer quantum. Due calls start in time
 // order (calls due at the same time in the order they were made),
 // including those the calls make: a runner that is behind brings every
-// stream forward in step. When many calls fell due at the last wake, up to
-// GOMAXPROCS goroutines of the runner share them, and it waits for them. A
+// stream forward in step. When the calls of the last wake took more than
+// half a quantum, up to GOMAXPROCS goroutines of the runner share those of
+// the next, and it waits for them: a runner alone keeps up with the rest,
+// without the helpers' wake-ups and their contention for the schedule. A
 // call that blocks holds up the calls behind it only until the watchdog
 // (stallLimit) hands the schedule to a new runner.
 //
@@ -49,9 +51,6 @@ const (
 	wakeLead       = time.Millisecond
 	defaultQuantum = time.Millisecond
 	stallLimit     = 20 * time.Millisecond
-	// parallelBatch is how many calls a wake must have run for the next
-	// one to share the work among goroutines.
-	parallelBatch = 64
 )
 
 // scheduler runs the calls of one real clock. Its times are the clock's:
@@ -68,7 +67,7 @@ type scheduler struct {
 	owner    uint64        // generation of the runner in charge, 0 when none
 	gen      uint64
 	lastWake time.Duration // when the runner in charge last started on the due calls
-	lastRan  int           // how many calls it ran then
+	lastTook time.Duration // how long its calls took then
 	ran      atomic.Uint64 // calls run: the watchdog's measure of progress
 	seen     uint64        // ran when the watchdog last looked
 
@@ -168,16 +167,14 @@ func (s *scheduler) run(g uint64) {
 		now := s.since()
 		if now-s.lastWake >= s.quantum && len(s.calls) > 0 && s.calls[0].at <= now {
 			s.lastWake = now
-			helpers := 0
-			if s.lastRan >= parallelBatch {
-				helpers = runtime.GOMAXPROCS(0) - 1
-			}
+			helpers := s.helpers()
 			s.mu.Unlock()
 			s.beginPass()
-			n := s.drain(now, helpers)
+			s.drain(now, helpers)
+			took := s.since() - now
 			hooks = s.endPass(hooks)
 			s.mu.Lock()
-			s.lastRan = n
+			s.lastTook = took
 			s.mu.Unlock()
 			continue
 		}
@@ -198,6 +195,16 @@ func (s *scheduler) run(g uint64) {
 		s.mu.Unlock()
 		s.sleepUntil(wake)
 	}
+}
+
+// helpers returns how many goroutines help the runner with the next pass:
+// none unless the calls of the last took more than half a quantum; s.mu is
+// held.
+func (s *scheduler) helpers() int {
+	if s.lastTook > s.quantum/2 {
+		return runtime.GOMAXPROCS(0) - 1
+	}
+	return 0
 }
 
 // stopTimer stops the runtime timer; s.mu is held.

@@ -2,6 +2,7 @@ package clock
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -331,6 +332,28 @@ func TestRealQuantum(t *testing.T) {
 	} {
 		if tt.r.Quantum() != tt.quantum || tt.r.s.lead != tt.lead {
 			t.Errorf("quantum %v and lead %v, want %v and %v", tt.r.Quantum(), tt.r.s.lead, tt.quantum, tt.lead)
+		}
+	}
+}
+
+// A pass is shared among goroutines only when the calls of the last took
+// more than half a quantum: a runner alone keeps up with fewer.
+func TestSchedulerHelpers(t *testing.T) {
+	more := runtime.GOMAXPROCS(0) - 1
+	for _, tt := range []struct {
+		quantum, took time.Duration
+		helpers       int
+	}{
+		{time.Millisecond, 0, 0},
+		{time.Millisecond, 500 * time.Microsecond, 0},
+		{time.Millisecond, 600 * time.Microsecond, more},
+		{5 * time.Millisecond, 2 * time.Millisecond, 0},
+		{5 * time.Millisecond, 3 * time.Millisecond, more},
+	} {
+		s := newScheduler(time.Now(), tt.quantum)
+		s.lastTook = tt.took
+		if got := s.helpers(); got != tt.helpers {
+			t.Errorf("quantum %v, last pass %v: %d helpers, want %d", tt.quantum, tt.took, got, tt.helpers)
 		}
 	}
 }
