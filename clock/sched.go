@@ -29,11 +29,10 @@ import (
 // calls crowd. A quantum longer than wakeLead is the lateness its clock's
 // users accept: its runner sleeps on the runtime timer alone, armed for
 // the next wake, and leaves between passes. A precise sleep is a system
-// call that holds the runner's processor (P) for up to wakeLead, which
-// the runtime then hands to another thread, and a busy program pays in
-// thread wake-ups and in the runtime's monitor polling every 20 µs; the
-// runtime timer costs none of it, and its millisecond is a small part of
-// a longer quantum. Due calls start in time
+// call that holds the runner's processor (P) for up to wakeLead while the
+// goroutines the pass made ready wait, or another thread is woken to take
+// it over; the runtime timer's millisecond is a small part of a longer
+// quantum. Due calls start in time
 // order (calls due at the same time in the order they were made),
 // including those the calls make: a runner that is behind brings every
 // stream forward in step. When the calls of the last wake took more than
