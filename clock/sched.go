@@ -24,9 +24,9 @@ import (
 //
 // Calls that fall due close together run together: a runner wakes at most
 // once per quantum (a millisecond, or what NewRealQuantum gives), so the
-// wake-ups of a process stay at about a thousand a second however many
-// devices its clock runs, at the price of up to a quantum of lateness when
-// calls crowd. A quantum longer than wakeLead is the lateness its clock's
+// wake-ups of a process stay at one a quantum, a thousand a second at a
+// millisecond, however many devices its clock runs, at the price of up to
+// a quantum of lateness when calls crowd. A quantum longer than wakeLead is the lateness its clock's
 // users accept: its runner sleeps on the runtime timer alone, armed for
 // the next wake, and leaves between passes. A precise sleep is a system
 // call that holds the runner's processor (P) for up to wakeLead while the
