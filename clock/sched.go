@@ -35,10 +35,12 @@ import (
 // quantum. Due calls start in time
 // order (calls due at the same time in the order they were made),
 // including those the calls make: a runner that is behind brings every
-// stream forward in step. When the calls of the last wake took more than
-// half a quantum, up to GOMAXPROCS goroutines of the runner share those of
-// the next, and it waits for them: a runner alone keeps up with the rest,
-// without the helpers' wake-ups and their contention for the schedule. A
+// stream forward in step. When the last wake ran more than parallelBatch
+// calls per millisecond of its quantum, up to GOMAXPROCS goroutines of the
+// runner share the next, and it waits for them: a runner alone keeps up
+// with fewer, without the helpers' wake-ups and their contention for the
+// schedule. (Counted, not timed: a pass that the system held up is no
+// busier, and helpers that it holds up as well make the runner wait.) A
 // call that blocks holds up the calls behind it only until the watchdog
 // (stallLimit) hands the schedule to a new runner.
 //
@@ -50,6 +52,10 @@ const (
 	wakeLead       = time.Millisecond
 	defaultQuantum = time.Millisecond
 	stallLimit     = 20 * time.Millisecond
+	// parallelBatch is how many calls per millisecond of the quantum a
+	// wake must have run for the next one to share the work among
+	// goroutines.
+	parallelBatch = 64
 )
 
 // scheduler runs the calls of one real clock. Its times are the clock's:
@@ -66,7 +72,7 @@ type scheduler struct {
 	owner    uint64        // generation of the runner in charge, 0 when none
 	gen      uint64
 	lastWake time.Duration // when the runner in charge last started on the due calls
-	lastTook time.Duration // how long its calls took then
+	lastRan  int           // how many calls it ran then
 	ran      atomic.Uint64 // calls run: the watchdog's measure of progress
 	seen     uint64        // ran when the watchdog last looked
 
@@ -169,11 +175,10 @@ func (s *scheduler) run(g uint64) {
 			helpers := s.helpers()
 			s.mu.Unlock()
 			s.beginPass()
-			s.drain(now, helpers)
-			took := s.since() - now
+			n := s.drain(now, helpers)
 			hooks = s.endPass(hooks)
 			s.mu.Lock()
-			s.lastTook = took
+			s.lastRan = n
 			s.mu.Unlock()
 			continue
 		}
@@ -197,10 +202,10 @@ func (s *scheduler) run(g uint64) {
 }
 
 // helpers returns how many goroutines help the runner with the next pass:
-// none unless the calls of the last took more than half a quantum; s.mu is
-// held.
+// none unless the last ran parallelBatch calls or more per millisecond of
+// the quantum; s.mu is held.
 func (s *scheduler) helpers() int {
-	if s.lastTook > s.quantum/2 {
+	if s.lastRan >= parallelBatch*int(s.quantum/time.Millisecond) {
 		return runtime.GOMAXPROCS(0) - 1
 	}
 	return 0

@@ -336,24 +336,26 @@ func TestRealQuantum(t *testing.T) {
 	}
 }
 
-// A pass is shared among goroutines only when the calls of the last took
-// more than half a quantum: a runner alone keeps up with fewer.
+// A pass is shared among goroutines only when the last ran parallelBatch
+// calls or more per millisecond of the quantum: a runner alone keeps up
+// with fewer, and a single device's few calls a pass never share one.
 func TestSchedulerHelpers(t *testing.T) {
 	more := runtime.GOMAXPROCS(0) - 1
 	for _, tt := range []struct {
-		quantum, took time.Duration
-		helpers       int
+		quantum time.Duration
+		ran     int
+		helpers int
 	}{
 		{time.Millisecond, 0, 0},
-		{time.Millisecond, 500 * time.Microsecond, 0},
-		{time.Millisecond, 600 * time.Microsecond, more},
-		{5 * time.Millisecond, 2 * time.Millisecond, 0},
-		{5 * time.Millisecond, 3 * time.Millisecond, more},
+		{time.Millisecond, 63, 0},
+		{time.Millisecond, 64, more},
+		{5 * time.Millisecond, 250, 0}, // 2,000 streaming devices
+		{5 * time.Millisecond, 320, more},
 	} {
 		s := newScheduler(time.Now(), tt.quantum)
-		s.lastTook = tt.took
+		s.lastRan = tt.ran
 		if got := s.helpers(); got != tt.helpers {
-			t.Errorf("quantum %v, last pass %v: %d helpers, want %d", tt.quantum, tt.took, got, tt.helpers)
+			t.Errorf("quantum %v, %d calls in the last pass: %d helpers, want %d", tt.quantum, tt.ran, got, tt.helpers)
 		}
 	}
 }
