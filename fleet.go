@@ -68,6 +68,11 @@ type FleetOptions struct {
 	// (serial.Server.WriteInterval); zero writes them when the clock's pass
 	// ends. The radio link's streams leave at its connection events.
 	WriteInterval time.Duration
+	// ClockQuantum is the least time between two wakes of the devices'
+	// real clock (clock.NewRealQuantum): the calls that fall due within it
+	// run together, up to that late. Zero is NewReal's millisecond; it
+	// does nothing on a virtual clock or one the Config gives.
+	ClockQuantum time.Duration
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
 }
@@ -179,7 +184,7 @@ func NewFleet(cfg Config, opts FleetOptions) (f *Fleet, err error) {
 		return nil, fmt.Errorf("speed %v: the devices keep the time of the clock they are given; give a speed without a clock", speed)
 	case cfg.Clock != nil:
 	case speed == 0 || speed == 1:
-		cfg.Clock = clock.NewReal()
+		cfg.Clock = clock.NewRealQuantum(opts.ClockQuantum)
 	case speed > 0: // Run drives it, as fast as possible at +Inf
 		f.vclk = clock.NewVirtual()
 		if !math.IsInf(speed, 1) {

@@ -268,3 +268,21 @@ func TestFleetLimitsGrow(t *testing.T) {
 		}
 	}
 }
+
+// The devices of a fleet on real time share a clock of the quantum the
+// options give, NewReal's millisecond when they give none.
+func TestFleetClockQuantum(t *testing.T) {
+	for _, q := range []time.Duration{0, 5 * time.Millisecond} {
+		h, err := senseboard.NewFleet(senseboard.Config{StateDir: t.TempDir()},
+			senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", ClockQuantum: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c0, ok := h.Members[0].Device.Clock().(*clock.Real)
+		want := max(q, time.Millisecond)
+		if !ok || c0.Quantum() != want || h.Members[1].Device.Clock() != clock.Clock(c0) {
+			t.Errorf("quantum %v: the devices' clocks %T %v, want one real clock of quantum %v", q, h.Members[0].Device.Clock(), c0, want)
+		}
+		h.Close()
+	}
+}

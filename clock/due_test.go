@@ -9,7 +9,7 @@ import (
 // due with Due, while Now reads later; between passes Due reads Now. A
 // virtual clock's calls run at their due time: Due is its Now.
 func TestDueIsWhenTheCallFellDue(t *testing.T) {
-	s := newScheduler(time.Now().Add(-time.Hour)) // the calls below fell due long ago
+	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum) // the calls below fell due long ago
 	s.owner = 1                                   // as if a runner were in charge: push arms no timer, the test runs the pass
 	r := &Real{s: s}
 	var _ Lagging = r
@@ -41,7 +41,7 @@ func TestDueIsWhenTheCallFellDue(t *testing.T) {
 // further behind for as long as the clock has nothing to run; and the end
 // of the pass held up leaves a call of the new runner's its due time.
 func TestDueBesideAPassHeldUp(t *testing.T) {
-	s := newScheduler(time.Now().Add(-time.Hour))
+	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum)
 	const old, runner = 1, 2
 	s.owner = runner // the watchdog replaced the runner old, whose call is held up
 	r := &Real{s: s}

@@ -23,13 +23,24 @@ import (
 // sleeps the remaining time precisely (sleepUntil).
 //
 // Calls that fall due close together run together: a runner wakes at most
-// once per wakeQuantum, so the wake-ups of a process stay at about a
-// thousand a second however many devices its clock runs, at the price of
-// up to wakeQuantum of lateness when calls crowd. Due calls start in time
+// once per quantum (a millisecond, or what NewRealQuantum gives), so the
+// wake-ups of a process stay at one a quantum, a thousand a second at a
+// millisecond, however many devices its clock runs, at the price of up to
+// a quantum of lateness when calls crowd. A quantum longer than wakeLead is the lateness its clock's
+// users accept: its runner sleeps on the runtime timer alone, armed for
+// the next wake, and leaves between passes. A precise sleep is a system
+// call that holds the runner's processor (P) for up to wakeLead while the
+// goroutines the pass made ready wait, or another thread is woken to take
+// it over; the runtime timer's millisecond is a small part of a longer
+// quantum. Due calls start in time
 // order (calls due at the same time in the order they were made),
 // including those the calls make: a runner that is behind brings every
-// stream forward in step. When many calls fell due at the last wake, up to
-// GOMAXPROCS goroutines of the runner share them, and it waits for them. A
+// stream forward in step. When the last wake ran more than parallelBatch
+// calls per millisecond of its quantum, up to GOMAXPROCS goroutines of the
+// runner share the next, and it waits for them: a runner alone keeps up
+// with fewer, without the helpers' wake-ups and their contention for the
+// schedule. (Counted, not timed: a pass that the system held up is no
+// busier, and helpers that it holds up as well make the runner wait.) A
 // call that blocks holds up the calls behind it only until the watchdog
 // (stallLimit) hands the schedule to a new runner.
 //
@@ -38,11 +49,12 @@ import (
 // a pass can hand a transport several pieces of data, and it sends them
 // together once the pass ends.
 const (
-	wakeLead    = time.Millisecond
-	wakeQuantum = time.Millisecond
-	stallLimit  = 20 * time.Millisecond
-	// parallelBatch is how many calls a wake must have run for the next
-	// one to share the work among goroutines.
+	wakeLead       = time.Millisecond
+	defaultQuantum = time.Millisecond
+	stallLimit     = 20 * time.Millisecond
+	// parallelBatch is how many calls per millisecond of the quantum a
+	// wake must have run for the next one to share the work among
+	// goroutines.
 	parallelBatch = 64
 )
 
@@ -50,6 +62,8 @@ const (
 // durations since start.
 type scheduler struct {
 	start    time.Time
+	quantum  time.Duration // a runner wakes at most once per quantum
+	lead     time.Duration // how early the timer fires for a precise sleep; 0 sleeps on the timer alone
 	mu       sync.Mutex
 	calls    timedHeap
 	seq      uint64
@@ -68,8 +82,13 @@ type scheduler struct {
 	afterPass []func() // what deferToPassEnd deferred to the end of the passes under way
 }
 
-func newScheduler(start time.Time) *scheduler {
-	s := &scheduler{start: start}
+// newScheduler returns a scheduler whose runners wake at most once per
+// quantum, sleeping precisely when it is no longer than wakeLead.
+func newScheduler(start time.Time, quantum time.Duration) *scheduler {
+	s := &scheduler{start: start, quantum: quantum}
+	if quantum <= wakeLead {
+		s.lead = wakeLead
+	}
 	s.timer = time.AfterFunc(time.Hour, s.fire)
 	s.timer.Stop()
 	return s
@@ -93,7 +112,7 @@ func (s *scheduler) push(c *timedCall, t time.Duration) {
 	s.seq++
 	s.calls.push(c, t, s.seq)
 	if s.owner == 0 && s.calls.e[0].c == c {
-		s.arm(t - wakeLead)
+		s.arm(max(t, s.lastWake+s.quantum) - s.lead)
 	}
 }
 
@@ -144,12 +163,9 @@ func (s *scheduler) run(g uint64) {
 			return // a new runner took over while a call held this one up
 		}
 		now := s.since()
-		if now-s.lastWake >= wakeQuantum && s.calls.len() > 0 && s.calls.first() <= now {
+		if now-s.lastWake >= s.quantum && s.calls.len() > 0 && s.calls.first() <= now {
 			s.lastWake = now
-			helpers := 0
-			if s.lastRan >= parallelBatch {
-				helpers = runtime.GOMAXPROCS(0) - 1
-			}
+			helpers := s.helpers()
 			s.mu.Unlock()
 			s.beginPass()
 			n := s.drain(now, helpers)
@@ -165,17 +181,27 @@ func (s *scheduler) run(g uint64) {
 			s.mu.Unlock()
 			return
 		}
-		wake := max(s.calls.first(), s.lastWake+wakeQuantum)
-		if wake-now > wakeLead {
+		wake := max(s.calls.first(), s.lastWake+s.quantum)
+		if wake-now > s.lead {
 			s.owner = 0
 			s.stopTimer()
-			s.arm(wake - wakeLead)
+			s.arm(wake - s.lead)
 			s.mu.Unlock()
 			return
 		}
 		s.mu.Unlock()
 		s.sleepUntil(wake)
 	}
+}
+
+// helpers returns how many goroutines help the runner with the next pass:
+// none unless the last ran parallelBatch calls or more per millisecond of
+// the quantum; s.mu is held.
+func (s *scheduler) helpers() int {
+	if s.lastRan >= parallelBatch*int(s.quantum/time.Millisecond) {
+		return runtime.GOMAXPROCS(0) - 1
+	}
+	return 0
 }
 
 // stopTimer stops the runtime timer; s.mu is held.

@@ -163,7 +163,7 @@ func TestAfterPassIsTheClocks(t *testing.T) {
 // A pass without helpers allocates nothing: the scheduler runs about a
 // thousand of them a second.
 func TestSchedulerDrainAllocs(t *testing.T) {
-	s := newScheduler(time.Now())
+	s := newScheduler(time.Now(), defaultQuantum)
 	s.owner = 1 // as if a runner were in charge: push arms no timer, the test drains
 	ran := 0
 	c := &timedCall{f: func() { ran++ }}
@@ -218,7 +218,7 @@ func TestRealWakesForEachCall(t *testing.T) {
 	later := NewReal()
 	far := later.AfterFunc(time.Hour, func() {})
 	defer far.Stop()
-	old := &Real{s: newScheduler(time.Now().Add(-time.Hour))}
+	old := &Real{s: newScheduler(time.Now().Add(-time.Hour), defaultQuantum)}
 	for _, tt := range []struct {
 		name string
 		r    *Real
@@ -256,7 +256,7 @@ func TestSchedulerDrainCounts(t *testing.T) {
 		{[]time.Duration{5, 1, 2, 7}, 5, 1, 3},
 		{[]time.Duration{4}, 3, 2, 0},
 	} {
-		s := newScheduler(time.Now())
+		s := newScheduler(time.Now(), defaultQuantum)
 		s.owner = 1 // as if a runner were in charge: push arms no timer, the test drains
 		var mu sync.Mutex
 		var ran []time.Duration
@@ -299,5 +299,89 @@ func TestRealCallScheduledAgainWhileItRuns(t *testing.T) {
 	c.Stop()
 	if n := ahead.Load(); n > 0 {
 		t.Errorf("%d of %d runs read a Due ahead of Now: the time of a run scheduled meanwhile", n, ran.Load())
+	}
+}
+
+// A clock with a quantum runs the calls that fall due within a quantum of
+// its last wake together, in the next wake's pass, none before its time;
+// the passes start at least a quantum apart.
+func TestRealQuantumGathersCalls(t *testing.T) {
+	const q = 50 * time.Millisecond
+	r := NewRealQuantum(q)
+	var mu sync.Mutex
+	pass := 0               // passes ended
+	passOf := map[int]int{} // call -> the pass it ran in
+	var starts []time.Duration
+	var wg sync.WaitGroup
+	base := r.Now() + 5*time.Millisecond
+	const n = 4
+	wg.Add(n)
+	for i := range n {
+		due := base + time.Duration(i)*2*time.Millisecond // all within a quantum of the first
+		At(r, due, func() {
+			defer wg.Done()
+			now := r.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if now < due {
+				t.Errorf("call %d due at %v ran at %v", i, due, now)
+			}
+			passOf[i] = pass
+			if len(starts) == pass {
+				starts = append(starts, now)
+				r.AfterPass(func() { mu.Lock(); pass++; mu.Unlock() })
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if passOf[n-1] > 1 || passOf[n-2] != passOf[n-1] {
+		t.Errorf("calls due %v apart within a quantum of %v ran in passes %v, want at most two, the last calls together",
+			2*time.Millisecond, q, passOf)
+	}
+	if len(starts) == 2 && starts[1]-starts[0] < q {
+		t.Errorf("passes started at %v, less than the quantum %v apart", starts, q)
+	}
+}
+
+// NewReal's quantum is a millisecond, and a quantum below it is raised to
+// it; a longer one sleeps on the runtime's timer alone.
+func TestRealQuantum(t *testing.T) {
+	for _, tt := range []struct {
+		r             *Real
+		quantum, lead time.Duration
+	}{
+		{NewReal(), time.Millisecond, wakeLead},
+		{NewRealQuantum(0), time.Millisecond, wakeLead},
+		{NewRealQuantum(5 * time.Millisecond), 5 * time.Millisecond, 0},
+	} {
+		if tt.r.Quantum() != tt.quantum || tt.r.s.lead != tt.lead {
+			t.Errorf("quantum %v and lead %v, want %v and %v", tt.r.Quantum(), tt.r.s.lead, tt.quantum, tt.lead)
+		}
+	}
+}
+
+// A pass is shared among goroutines only when the last ran parallelBatch
+// calls or more per millisecond of the quantum: a runner alone keeps up
+// with fewer, and a single device's few calls a pass never share one.
+func TestSchedulerHelpers(t *testing.T) {
+	more := runtime.GOMAXPROCS(0) - 1
+	for _, tt := range []struct {
+		quantum time.Duration
+		ran     int
+		helpers int
+	}{
+		{time.Millisecond, 0, 0},
+		{time.Millisecond, 63, 0},
+		{time.Millisecond, 64, more},
+		{5 * time.Millisecond, 250, 0}, // 2,000 streaming devices
+		{5 * time.Millisecond, 320, more},
+	} {
+		s := newScheduler(time.Now(), tt.quantum)
+		s.lastRan = tt.ran
+		if got := s.helpers(); got != tt.helpers {
+			t.Errorf("quantum %v, %d calls in the last pass: %d helpers, want %d", tt.quantum, tt.ran, got, tt.helpers)
+		}
 	}
 }

@@ -100,7 +100,8 @@ func TestFleetGC(t *testing.T) {
 
 // TestFleetWriteInterval: a fleet larger than the pseudo-terminals'
 // writes notifications fleetWriteInterval apart, a smaller one at once,
-// unless --write-interval says otherwise (zero included).
+// unless --write-interval says otherwise (zero included); the devices'
+// clock wakes at most every twentieth of the interval.
 func TestFleetWriteInterval(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
@@ -128,8 +129,8 @@ func TestFleetWriteInterval(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tt.args, err)
 		}
-		if opts.WriteInterval != tt.want {
-			t.Errorf("%q: write interval %v, want %v", tt.args, opts.WriteInterval, tt.want)
+		if opts.WriteInterval != tt.want || opts.ClockQuantum != tt.want/20 {
+			t.Errorf("%q: write interval %v and clock quantum %v, want %v and %v", tt.args, opts.WriteInterval, opts.ClockQuantum, tt.want, tt.want/20)
 		}
 	}
 }
