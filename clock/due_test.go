@@ -10,7 +10,7 @@ import (
 // virtual clock's calls run at their due time: Due is its Now.
 func TestDueIsWhenTheCallFellDue(t *testing.T) {
 	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum) // the calls below fell due long ago
-	s.owner = 1                                   // as if a runner were in charge: push arms no timer, the test runs the pass
+	s.owner = 1                                                   // as if a runner were in charge: push arms no timer, the test runs the pass
 	r := &Real{s: s}
 	var _ Lagging = r
 	var dues, nows []time.Duration
