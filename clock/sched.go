@@ -26,16 +26,16 @@ import (
 // once per quantum (a millisecond, or what NewRealQuantum gives), so the
 // wake-ups of a process stay at one a quantum, a thousand a second at a
 // millisecond, however many devices its clock runs, at the price of up to
-// a quantum of lateness when calls crowd. A quantum longer than wakeLead is the lateness its clock's
-// users accept: its runner sleeps on the runtime timer alone, armed for
-// the next wake, and leaves between passes. A precise sleep is a system
-// call that holds the runner's processor (P) for up to wakeLead while the
-// goroutines the pass made ready wait, or another thread is woken to take
-// it over; the runtime timer's millisecond is a small part of a longer
-// quantum. Due calls start in time
-// order (calls due at the same time in the order they were made),
-// including those the calls make: a runner that is behind brings every
-// stream forward in step. When the last wake ran more than parallelBatch
+// a quantum of lateness when calls crowd. A quantum longer than wakeLead
+// is the lateness its clock's users accept: its runner sleeps on the
+// runtime timer alone, armed for the next wake, and leaves between passes.
+// A precise sleep is a system call that holds the runner's processor (P)
+// for up to wakeLead while the goroutines the pass made ready wait, or
+// another thread is woken to take it over; the runtime timer's millisecond
+// is a small part of a longer quantum. Due calls start in time order
+// (calls due at the same time in the order they were made), including
+// those the calls make: a runner that is behind brings every stream
+// forward in step. When the last wake ran more than parallelBatch
 // calls per millisecond of its quantum, up to GOMAXPROCS goroutines of the
 // runner share the next, and it waits for them: a runner alone keeps up
 // with fewer, without the helpers' wake-ups and their contention for the
