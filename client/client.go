@@ -463,9 +463,14 @@ func (c *Conn) answer(f wire.Frame) bool {
 }
 
 // keepalive pings while the session is idle, so that a line's session
-// stays alive: PingInterval after the last frame sent. It wakes only when a
-// ping may be due, since a program may hold thousands of connections. It
-// exits when the connection closes.
+// stays alive: PingInterval after the last frame sent or the last pong.
+// Each ping waits for its pong (reading the stream, so nothing piles up
+// unread) until the next ping is due, no longer: a pong may wait behind everything the device
+// sent before it, for longer than the device waits to hear from the
+// client (wire.SessionTimeout), and a keepalive that waited for it would
+// leave the device to hear nothing. A pong that comes later is read and
+// dropped. keepalive wakes only when a ping may be due, since a program
+// may hold thousands of connections. It exits when the connection closes.
 func (c *Conn) keepalive() {
 	defer c.wg.Done()
 	t := time.NewTimer(wire.PingInterval)
@@ -475,16 +480,27 @@ func (c *Conn) keepalive() {
 		case <-c.done:
 			return
 		case <-t.C:
-			c.writeMu.Lock()
-			wait := time.Until(c.lastSent.Add(wire.PingInterval))
-			c.writeMu.Unlock()
+			wait := c.untilPing()
 			if wait <= 0 {
-				c.Ping(context.Background()) // reads its pong: nothing piles up unread
-				wait = wire.PingInterval
+				ctx, cancel := context.WithTimeout(context.Background(), wire.PingInterval)
+				err := c.Ping(ctx)
+				cancel()
+				wait = wire.PingInterval // after the pong
+				if err != nil {
+					wait = c.untilPing() // after the ping: now
+				}
 			}
-			t.Reset(wait)
+			t.Reset(max(wait, 0))
 		}
 	}
+}
+
+// untilPing returns how long until a keepalive ping is due: PingInterval
+// after the last frame sent.
+func (c *Conn) untilPing() time.Duration {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return time.Until(c.lastSent.Add(wire.PingInterval))
 }
 
 // shut closes the connection with a reason; it is safe to call more than once.
