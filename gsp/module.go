@@ -426,12 +426,17 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 	// by subscription starts at once); they wait for it, so that the
 	// answer comes first, as clients that take the next notification for
 	// the answer need.
+	// deliver encodes what it sends: the notifications borrow their
+	// content (app.Subscription.Borrow), and those that wait hold it.
 	var early []any
 	answered := false
 	s = ctx.Subscribe(cmd.Path, func(v any) {
 		switch {
 		case c.subs[ref] != s:
 		case !answered:
+			if r, ok := v.(resource.Recyclable); ok {
+				r.Hold()
+			}
 			early = append(early, v)
 		default:
 			c.deliver(ctx, s, ref, v)
@@ -453,9 +458,13 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 			if c.subs[ref] == s {
 				c.deliver(ctx, s, ref, v)
 			}
+			if r, ok := v.(resource.Recyclable); ok {
+				r.Release()
+			}
 		}
 		early = nil
 	})
+	s.Borrow()
 	c.subs[ref] = s
 }
 
