@@ -4,12 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"senseboard/api"
 	"senseboard/app"
 	"senseboard/clock"
-	"senseboard/device"
-	"senseboard/profile"
-	"senseboard/provider/info"
 )
 
 // pooled is notification content that counts its holds, as a pooled
@@ -41,22 +37,7 @@ paths:
         200: {description: Unsubscribed.}
 `)
 	for _, borrow := range []bool{true, false} {
-		set, err := api.LoadFiles("info.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := profile.Default()
-		if err := p.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		inf, err := info.New(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := device.New(device.Config{Profile: p, Clock: clock.NewReal(), Definitions: set, Providers: []device.Provider{inf}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
 		pub, err := app.Run(d, funcApp{"pub", func(ctx *app.Context) error { return ctx.Provide(definition, app.Handlers{}) }})
 		if err != nil {
 			t.Fatal(err)
@@ -97,6 +78,5 @@ paths:
 		}
 		sub.Stop()
 		pub.Stop()
-		d.Close()
 	}
 }

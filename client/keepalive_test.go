@@ -21,26 +21,10 @@ func TestKeepalive(t *testing.T) {
 	served := make(chan struct{})
 	go func() { // a device that welcomes and answers pings
 		defer close(served)
-		dec := wire.NewDecoder(0)
-		b := make([]byte, 4096)
-		for {
-			n, err := dev.Read(b)
-			if err != nil {
-				return
-			}
-			dec.Feed(b[:n], func(f wire.Frame) {
-				switch f.Kind {
-				case wire.Hello:
-					var h wire.HelloMsg
-					json.Unmarshal(f.Payload, &h)
-					out, _ := wire.AppendJSONFrame(nil, wire.Welcome, 0, &wire.WelcomeMsg{Protocol: wire.Version, Session: h.Session})
-					dev.Write(out)
-				case wire.Ping:
-					pings <- time.Now()
-					dev.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
-				}
-			})
-		}
+		fakeDevice(dev, func(id uint32) {
+			pings <- time.Now()
+			dev.Write(wire.AppendFrame(nil, wire.Pong, id, nil))
+		})
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
 	defer cancel()
@@ -88,27 +72,13 @@ func TestKeepaliveBehindBacklog(t *testing.T) {
 		}
 		defer dev.Close()
 		conns <- dev
-		dec := wire.NewDecoder(0)
-		b := make([]byte, 4096)
-		for {
-			n, err := dev.Read(b)
-			if err != nil {
-				return
+		fakeDevice(dev, func(id uint32) {
+			if held.Load() {
+				pings <- id
+			} else {
+				dev.Write(wire.AppendFrame(nil, wire.Pong, id, nil))
 			}
-			dec.Feed(b[:n], func(f wire.Frame) {
-				switch {
-				case f.Kind == wire.Hello:
-					var h wire.HelloMsg
-					json.Unmarshal(f.Payload, &h)
-					out, _ := wire.AppendJSONFrame(nil, wire.Welcome, 0, &wire.WelcomeMsg{Protocol: wire.Version, Session: h.Session})
-					dev.Write(out)
-				case f.Kind == wire.Ping && held.Load():
-					pings <- f.ID
-				case f.Kind == wire.Ping:
-					dev.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
-				}
-			})
-		}
+		})
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
 	defer cancel()
@@ -134,5 +104,29 @@ func TestKeepaliveBehindBacklog(t *testing.T) {
 	dev.Write(late) // the backlog clears
 	if err := c.Ping(ctx); err != nil {
 		t.Errorf("a ping after the late pongs: %v", err)
+	}
+}
+
+// fakeDevice welcomes the client on dev, and hands the id of each ping to
+// ping, until dev fails.
+func fakeDevice(dev net.Conn, ping func(id uint32)) {
+	dec := wire.NewDecoder(0)
+	b := make([]byte, 4096)
+	for {
+		n, err := dev.Read(b)
+		if err != nil {
+			return
+		}
+		dec.Feed(b[:n], func(f wire.Frame) {
+			switch f.Kind {
+			case wire.Hello:
+				var h wire.HelloMsg
+				json.Unmarshal(f.Payload, &h)
+				out, _ := wire.AppendJSONFrame(nil, wire.Welcome, 0, &wire.WelcomeMsg{Protocol: wire.Version, Session: h.Session})
+				dev.Write(out)
+			case wire.Ping:
+				ping(f.ID)
+			}
+		})
 	}
 }
