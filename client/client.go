@@ -465,12 +465,13 @@ func (c *Conn) answer(f wire.Frame) bool {
 // keepalive pings while the session is idle, so that a line's session
 // stays alive: PingInterval after the last frame sent or the last pong.
 // Each ping waits for its pong (reading the stream, so nothing piles up
-// unread) until the next ping is due, no longer: a pong may wait behind everything the device
-// sent before it, for longer than the device waits to hear from the
-// client (wire.SessionTimeout), and a keepalive that waited for it would
-// leave the device to hear nothing. A pong that comes later is read and
-// dropped. keepalive wakes only when a ping may be due, since a program
-// may hold thousands of connections. It exits when the connection closes.
+// unread) until the next ping is due, no longer: a pong may wait behind
+// everything the device sent before it, for longer than the device waits
+// to hear from the client (wire.SessionTimeout), and a keepalive that
+// waited for it would leave the device to hear nothing. A pong that comes
+// later is read and dropped. keepalive wakes only when a ping may be due,
+// since a program may hold thousands of connections. It exits when the
+// connection closes.
 func (c *Conn) keepalive() {
 	defer c.wg.Done()
 	t := time.NewTimer(wire.PingInterval)

@@ -425,9 +425,9 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 	// Notifications can reach the app before the answer does (a log read
 	// by subscription starts at once); they wait for it, so that the
 	// answer comes first, as clients that take the next notification for
-	// the answer need.
-	// deliver encodes what it sends: the notifications borrow their
-	// content (app.Subscription.Borrow), and those that wait hold it.
+	// the answer need. The subscription borrows its notifications
+	// (app.Subscription.Borrow): deliver encodes what it sends at once,
+	// and those that wait hold their content until delivered.
 	var early []any
 	answered := false
 	s = ctx.Subscribe(cmd.Path, func(v any) {
