@@ -459,6 +459,9 @@ func (c *Context) deliverNotes() {
 		}
 		s.res = e.Sub
 		s.onNotify(e.Content)
+		if r, ok := e.Content.(resource.Recyclable); ok && s.borrows {
+			r.Release() // the queue's hold: the app is done with it
+		}
 	}
 	clear(c.noteBuf)
 	c.step.release(held)
@@ -601,8 +604,21 @@ type Subscription struct {
 	path     string
 	params   []resource.Value
 	onNotify func(content any)
+	borrows  bool                   // onNotify keeps no content: it goes back after (Borrow)
 	res      *resource.Subscription // the device's, from the first notification
 }
+
+// Borrow says that onNotify is done with the content it is given when it
+// returns: it keeps neither the content nor anything in it (the sample
+// arrays of a *content.MotionData, say) for later. The content may then go
+// back to its maker once onNotify returns, to be reused for a later
+// notification (resource.Recyclable), which spares a streaming device an
+// allocation a notification. An onNotify that keeps some content after
+// all holds it first (the Recyclable's Hold) and releases it once done
+// with it. Without Borrow the content is the app's to keep as long as it
+// likes, and never goes back. Call Borrow on the app's goroutine right
+// after Subscribe or SubscribeNow, before any notification comes.
+func (s *Subscription) Borrow() { s.borrows = true }
 
 // Resource returns the device's subscription behind s, from its first
 // notification on (nil before): its topic, with the topic's Limit, and its
@@ -612,7 +628,8 @@ type Subscription struct {
 func (s *Subscription) Resource() *resource.Subscription { return s.res }
 
 // Subscribe subscribes to the resource at path. onNotify receives each
-// notification's content, which is shared and must not be modified; done
+// notification's content, which is shared and must not be modified; the
+// app may keep it, unless it said it would not (Subscription.Borrow). done
 // receives the subscribe envelope. Unsubscribe with the returned handle.
 func (c *Context) Subscribe(path string, onNotify func(content any), done func(resource.Envelope), params ...resource.Value) *Subscription {
 	s := &Subscription{c: c, path: path, params: params, onNotify: onNotify}

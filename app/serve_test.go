@@ -15,9 +15,12 @@ import (
 	"senseboard/resource"
 )
 
-// heapCore is a device core whose heap module (/System/Memory/Heap) is
-// left to an app.
-func heapCore(t *testing.T) *device.Core {
+// heapCore is a device core on a virtual clock whose heap module
+// (/System/Memory/Heap) is left to an app.
+func heapCore(t *testing.T) *device.Core { return heapCoreOn(t, clock.NewVirtual()) }
+
+// heapCoreOn is a heapCore on clk.
+func heapCoreOn(t *testing.T, clk clock.Clock) *device.Core {
 	t.Helper()
 	set, err := api.LoadFiles("info.yaml", "system_memory.yaml")
 	if err != nil {
@@ -32,7 +35,7 @@ func heapCore(t *testing.T) *device.Core {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := device.New(device.Config{Profile: p, Clock: clock.NewVirtual(), Definitions: set, Providers: []device.Provider{inf}, AppModules: []string{"Heap"}})
+	d, err := device.New(device.Config{Profile: p, Clock: clk, Definitions: set, Providers: []device.Provider{inf}, AppModules: []string{"Heap"}})
 	if err != nil {
 		t.Fatal(err)
 	}

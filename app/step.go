@@ -23,6 +23,10 @@ type holder interface {
 //
 // It is also the sink of the app's subscriptions: a notification the
 // queue takes holds the clock until the app's goroutine has handled it.
+// Not being a resource.Queue itself, it is handed pooled content to keep
+// (resource.Recyclable's Keep): on a virtual clock an app's notifications
+// never go back to their pool, whether it borrows them
+// (Subscription.Borrow) or not.
 type step struct {
 	clock holder
 	notes *resource.Queue

@@ -463,9 +463,15 @@ func (c *Conn) answer(f wire.Frame) bool {
 }
 
 // keepalive pings while the session is idle, so that a line's session
-// stays alive: PingInterval after the last frame sent. It wakes only when a
-// ping may be due, since a program may hold thousands of connections. It
-// exits when the connection closes.
+// stays alive: PingInterval after the last frame sent or the last pong.
+// Each ping waits for its pong (reading the stream, so nothing piles up
+// unread) until the next ping is due, no longer: a pong may wait behind
+// everything the device sent before it, for longer than the device waits
+// to hear from the client (wire.SessionTimeout), and a keepalive that
+// waited for it would leave the device to hear nothing. A pong that comes
+// later is read and dropped. keepalive wakes only when a ping may be due,
+// since a program may hold thousands of connections. It exits when the
+// connection closes.
 func (c *Conn) keepalive() {
 	defer c.wg.Done()
 	t := time.NewTimer(wire.PingInterval)
@@ -475,16 +481,25 @@ func (c *Conn) keepalive() {
 		case <-c.done:
 			return
 		case <-t.C:
-			c.writeMu.Lock()
-			wait := time.Until(c.lastSent.Add(wire.PingInterval))
-			c.writeMu.Unlock()
+			wait := c.untilPing()
 			if wait <= 0 {
-				c.Ping(context.Background()) // reads its pong: nothing piles up unread
-				wait = wire.PingInterval
+				_, err := c.call(context.Background(), wire.Ping, nil, 0, nil, wire.PingInterval)
+				wait = wire.PingInterval // after the pong
+				if err != nil {
+					wait = c.untilPing() // after the ping: now
+				}
 			}
-			t.Reset(wait)
+			t.Reset(max(wait, 0))
 		}
 	}
+}
+
+// untilPing returns how long until a keepalive ping is due: PingInterval
+// after the last frame sent.
+func (c *Conn) untilPing() time.Duration {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return time.Until(c.lastSent.Add(wire.PingInterval))
 }
 
 // shut closes the connection with a reason; it is safe to call more than once.
@@ -544,7 +559,7 @@ func (c *Conn) CloseFor(why error) error {
 // returns the frame of kind answer with its id that answers it. The
 // device's Error frame is a *RemoteError.
 func (c *Conn) Call(ctx context.Context, kind wire.Kind, payload []byte, answer wire.Kind) (wire.Frame, error) {
-	return c.call(ctx, kind, encoded(payload), answer, nil)
+	return c.call(ctx, kind, encoded(payload), answer, nil, c.opts.Timeout)
 }
 
 // encoded is a frame's payload encoded already.
@@ -558,13 +573,14 @@ func (c *Conn) Send(kind wire.Kind, payload []byte) error {
 // roundTrip sends a frame with a JSON payload (none when nil) and waits
 // for the answer with the same id.
 func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, before func(id uint32)) (wire.Frame, error) {
-	return c.call(ctx, kind, payload, 0, before)
+	return c.call(ctx, kind, payload, 0, before, c.opts.Timeout)
 }
 
-// call sends a frame and waits for the answer with the same id: a frame
-// of kind answer, or of the line protocol's when it is 0. The payload is
-// encoded, or a value to encode as JSON, or none when nil.
-func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wire.Kind, before func(id uint32)) (wire.Frame, error) {
+// call sends a frame and waits for the answer with the same id, for
+// timeout at most: a frame of kind answer, or of the line protocol's when
+// it is 0. The payload is encoded, or a value to encode as JSON, or none
+// when nil.
+func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wire.Kind, before func(id uint32), timeout time.Duration) (wire.Frame, error) {
 	if err := ctx.Err(); err != nil { // as net/http: a request whose context has ended is not sent
 		return wire.Frame{}, err
 	}
@@ -598,11 +614,11 @@ func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wir
 		c.forget(id)
 		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
 	}
-	f, err := c.await(ctx, ch, time.Now().Add(c.opts.Timeout))
+	f, err := c.await(ctx, ch, time.Now().Add(timeout))
 	switch {
 	case errors.Is(err, errTimeout):
 		c.forget(id)
-		return wire.Frame{}, fmt.Errorf("%s: %w within %v (is it off in FullPowerOff?)", c.port, ErrNoAnswer, c.opts.Timeout)
+		return wire.Frame{}, fmt.Errorf("%s: %w within %v (is it off in FullPowerOff?)", c.port, ErrNoAnswer, timeout)
 	case err != nil:
 		c.forget(id)
 		return wire.Frame{}, err

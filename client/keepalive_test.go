@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,26 +21,10 @@ func TestKeepalive(t *testing.T) {
 	served := make(chan struct{})
 	go func() { // a device that welcomes and answers pings
 		defer close(served)
-		dec := wire.NewDecoder(0)
-		b := make([]byte, 4096)
-		for {
-			n, err := dev.Read(b)
-			if err != nil {
-				return
-			}
-			dec.Feed(b[:n], func(f wire.Frame) {
-				switch f.Kind {
-				case wire.Hello:
-					var h wire.HelloMsg
-					json.Unmarshal(f.Payload, &h)
-					out, _ := wire.AppendJSONFrame(nil, wire.Welcome, 0, &wire.WelcomeMsg{Protocol: wire.Version, Session: h.Session})
-					dev.Write(out)
-				case wire.Ping:
-					pings <- time.Now()
-					dev.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
-				}
-			})
-		}
+		fakeDevice(dev, func(id uint32) {
+			pings <- time.Now()
+			dev.Write(wire.AppendFrame(nil, wire.Pong, id, nil))
+		})
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
 	defer cancel()
@@ -59,5 +44,89 @@ func TestKeepalive(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("ping %d did not come", i+1)
 		}
+	}
+}
+
+// TestKeepaliveBehindBacklog: a pong held up behind what the device
+// sends before it does not hold up the next ping, however long the
+// client's Timeout, since the device ends a session it has heard nothing
+// from for wire.SessionTimeout; pongs that come late are read and
+// dropped, and the pings after them are answered.
+func TestKeepaliveBehindBacklog(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held atomic.Bool // the device's pongs wait behind a backlog
+	held.Store(true)
+	pings := make(chan uint32, 16) // the ids of the pings held
+	conns := make(chan net.Conn, 1)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		dev, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer dev.Close()
+		conns <- dev
+		fakeDevice(dev, func(id uint32) {
+			if held.Load() {
+				pings <- id
+			} else {
+				dev.Write(wire.AppendFrame(nil, wire.Pong, id, nil))
+			}
+		})
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), &client.Options{Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Close(); <-served }()
+	dev := <-conns
+	// Two pings while the first one's pong is held: the keepalive must
+	// not wait for it up to the Timeout, leaving the device to hear
+	// nothing more.
+	var late []byte
+	for i := range 2 {
+		select {
+		case id := <-pings:
+			late = wire.AppendFrame(late, wire.Pong, id, nil)
+		case <-ctx.Done():
+			t.Fatalf("%d ping(s) while the first pong was held; the device ends a session silent for %v", i, wire.SessionTimeout)
+		}
+	}
+	held.Store(false)
+	dev.Write(late) // the backlog clears
+	if err := c.Ping(ctx); err != nil {
+		t.Errorf("a ping after the late pongs: %v", err)
+	}
+}
+
+// fakeDevice welcomes the client on dev, and hands the id of each ping to
+// ping, until dev fails.
+func fakeDevice(dev net.Conn, ping func(id uint32)) {
+	dec := wire.NewDecoder(0)
+	b := make([]byte, 4096)
+	for {
+		n, err := dev.Read(b)
+		if err != nil {
+			return
+		}
+		dec.Feed(b[:n], func(f wire.Frame) {
+			switch f.Kind {
+			case wire.Hello:
+				var h wire.HelloMsg
+				json.Unmarshal(f.Payload, &h)
+				out, _ := wire.AppendJSONFrame(nil, wire.Welcome, 0, &wire.WelcomeMsg{Protocol: wire.Version, Session: h.Session})
+				dev.Write(out)
+			case wire.Ping:
+				ping(f.ID)
+			}
+		})
 	}
 }

@@ -26,9 +26,14 @@ const ECGArraySize = 16
 // MotionData is a notification of an accelerometer, gyroscope,
 // magnetometer or IMU stream: the arrays the stream carries, synchronized
 // sample for sample.
+//
+// A MotionData is used through its pointer: a copy would share its holds
+// and pool, and releasing it would give the pool memory that is not the
+// pool's (go vet reports copies).
 type MotionData struct {
 	Timestamp uint32 `json:"Timestamp"`
 	refs      uint32 // of one made by NewMotionData: its pool and holders (recycle.go)
+	_         noCopy
 
 	ArrayAcc  []sensor.XYZ `json:"ArrayAcc,omitempty"`
 	ArrayGyro []sensor.XYZ `json:"ArrayGyro,omitempty"`
@@ -109,11 +114,16 @@ func (m *MotionData) AppendJSON(b []byte) []byte {
 
 // ECGData is a notification of /Meas/ECG/{RequiredSampleRate}: samples in
 // units of 0.38147 microvolt.
+//
+// An ECGData is used through its pointer: a copy would share its holds
+// and pool, and its samples, and releasing it would give the pool one it
+// did not make (go vet reports copies).
 type ECGData struct {
 	Samples   []int32 `json:"Samples"`
 	Timestamp uint32  `json:"Timestamp"`
 
 	refs uint32 // of one made by NewECGData: its pool and holders (recycle.go)
+	_    noCopy
 
 	store [ECGArraySize]int32
 }

@@ -205,3 +205,35 @@ func TestNotificationsRecycled(t *testing.T) {
 		}
 	}
 }
+
+// A pooled notification stamped anew (WithTimestamp) gives a copy that is
+// not pooled, whose release gives nothing back, and the copy's samples
+// stay its own: a motion original is kept from its pool, whose arrays the
+// copy shares, and an ECG copy has samples of its own.
+func TestWithTimestampOfPooled(t *testing.T) {
+	m := NewMotionData(1, 4, true, true, false)
+	m.ArrayAcc[0].X = 7
+	mc := WithTimestamp(m, 2).(*MotionData)
+	if mc.refs>>poolShift != noPool {
+		t.Errorf("the copy of a pooled motion notification names pool %d; want none", mc.refs>>poolShift)
+	}
+	if mc.Timestamp != 2 || mc.ArrayAcc[0].X != 7 || len(mc.ArrayGyro) != 4 {
+		t.Errorf("the copy: %+v", mc)
+	}
+	m.Release() // its maker's hold: kept, it stays
+	if m.refs&kept == 0 {
+		t.Error("a pooled motion notification whose arrays a copy shares can still go back to its pool")
+	}
+
+	e := NewECGData(1, 3)
+	e.Samples[0] = 5
+	ec := WithTimestamp(e, 2).(*ECGData)
+	if ec.refs>>poolShift != noPool {
+		t.Errorf("the copy of a pooled ECG notification names pool %d; want none", ec.refs>>poolShift)
+	}
+	e.Samples[0] = 9 // as a reuse of it would
+	if ec.Timestamp != 2 || len(ec.Samples) != 3 || ec.Samples[0] != 5 {
+		t.Errorf("the copy after its original changed: %+v", ec)
+	}
+	e.Release()
+}

@@ -33,6 +33,14 @@ const (
 	holdsMask = kept - 1
 )
 
+// noCopy makes go vet (copylocks) report a copy of the pooled
+// notification it is in: a copy's Release would give back what its pool
+// did not make. It takes no room.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
 // The pools, as a notification's refs word names them.
 const (
 	noPool = iota

@@ -16,19 +16,20 @@ func Timestamp(c any) (uint32, bool) {
 	return 0, false
 }
 
-// WithTimestamp returns a copy of a stream notification stamped ts (its
-// arrays shared with c, which notifications never change), or c itself
-// when it has no Timestamp.
+// WithTimestamp returns a copy of a stream notification stamped ts, or c
+// itself when it has no Timestamp. A motion notification's copy shares
+// its arrays with c, which notifications never change: a pooled c is kept
+// from going back to its pool (Keep), where its arrays would be reused.
+// The copy is not pooled: its holds and releases do nothing.
 func WithTimestamp(c any, ts uint32) any {
 	switch v := c.(type) {
 	case *MotionData:
-		w := *v
-		w.Timestamp = ts
-		return &w
+		v.Keep()
+		return &MotionData{Timestamp: ts, ArrayAcc: v.ArrayAcc, ArrayGyro: v.ArrayGyro, ArrayMagn: v.ArrayMagn}
 	case *ECGData:
-		w := *v
-		w.Timestamp = ts
-		return &w
+		w := &ECGData{Timestamp: ts}
+		w.Samples = append(w.store[:0:len(w.store)], v.Samples...)
+		return w
 	case *ECGDataMV:
 		w := *v
 		w.Timestamp = ts

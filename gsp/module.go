@@ -425,13 +425,18 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 	// Notifications can reach the app before the answer does (a log read
 	// by subscription starts at once); they wait for it, so that the
 	// answer comes first, as clients that take the next notification for
-	// the answer need.
+	// the answer need. The subscription borrows its notifications
+	// (app.Subscription.Borrow): deliver encodes what it sends at once,
+	// and those that wait hold their content until delivered.
 	var early []any
 	answered := false
 	s = ctx.Subscribe(cmd.Path, func(v any) {
 		switch {
 		case c.subs[ref] != s:
 		case !answered:
+			if r, ok := v.(resource.Recyclable); ok {
+				r.Hold()
+			}
 			early = append(early, v)
 		default:
 			c.deliver(ctx, s, ref, v)
@@ -453,9 +458,13 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 			if c.subs[ref] == s {
 				c.deliver(ctx, s, ref, v)
 			}
+			if r, ok := v.(resource.Recyclable); ok {
+				r.Release()
+			}
 		}
 		early = nil
 	})
+	s.Borrow()
 	c.subs[ref] = s
 }
 

@@ -139,6 +139,7 @@ type airQueue struct {
 	interf   *interferencePtr
 	interval time.Duration // between connection events
 	origin   time.Duration // time of event 0
+	latest   time.Duration // the model's time: the latest it was given (at)
 	next     int64         // the first event not run yet
 	count    uint64        // events since the connection began: the key of the missed ones
 	items    []airItem     // ring of what waits for the air
@@ -174,9 +175,21 @@ type airItem struct {
 	note    bool // outHRS, outNUS: also a notification of the characteristic
 }
 
-// start anchors the connection events at now with an interval.
+// start anchors the connection events at now (the model's time at now)
+// with an interval.
 func (q *airQueue) start(now, interval time.Duration) {
-	q.origin, q.interval, q.next = now, interval, 0
+	q.origin, q.interval, q.next = q.at(now), interval, 0
+}
+
+// at returns the model's time at now and moves it on to now: the latest
+// time the model was given, so that it never goes back. Its callers read
+// the time when their clock's call fell due (Peripheral.airNow), and calls
+// on other goroutines, or due before the last one that ran, may read an
+// earlier time than the model has seen: what they do counts at the
+// model's time.
+func (q *airQueue) at(now time.Duration) time.Duration {
+	q.latest = max(q.latest, now)
+	return q.latest
 }
 
 // eventTime returns the time of event k.
@@ -195,8 +208,9 @@ func (q *airQueue) missed(k int64) bool {
 	return share > 0 && noise.Uniform(noise.Key(q.key, streamAir, n)) < share
 }
 
-// run runs the connection events up to now.
+// run runs the connection events up to now (the model's time at now).
 func (q *airQueue) run(now time.Duration) {
+	now = q.at(now)
 	if now < q.origin {
 		return
 	}
@@ -212,10 +226,11 @@ func (q *airQueue) run(now time.Duration) {
 	}
 }
 
-// write runs a connection event at now, in which a write of the central
-// arrived (it did arrive, so the event is not missed), and lets the
-// following events come every interval from it.
+// write runs a connection event at now (the model's time at now), in
+// which a write of the central arrived (it did arrive, so the event is not
+// missed), and lets the following events come every interval from it.
 func (q *airQueue) write(now time.Duration) {
+	now = q.at(now)
 	q.run(now)
 	q.origin, q.next = now, 1
 	q.send(q.cfg.PacketsPerEvent)
@@ -294,10 +309,11 @@ func (q *airQueue) push(it airItem) {
 	q.used += it.places
 }
 
-// nextEvent returns the time of the next connection event after now that
-// carries something: when what waits leaves, and the queue may have room
-// again.
+// nextEvent returns the time of the next connection event after now (the
+// model's time at now) that carries something: when what waits leaves, and
+// the queue may have room again.
 func (q *airQueue) nextEvent(now time.Duration) time.Duration {
+	now = max(now, q.latest)
 	k := int64(0)
 	if now >= q.origin {
 		k = int64((now-q.origin)/q.interval) + 1

@@ -98,7 +98,7 @@ func (a *App) Start(ctx *app.Context) error {
 		if !env.Status.OK() {
 			ctx.Logf(device.LevelError, "step counter: no accelerometer: %s", env.Error)
 		}
-	}, resource.Uint16(Rate))
+	}, resource.Uint16(Rate)).Borrow() // onAcc keeps nothing of a notification
 	return nil
 }
 
