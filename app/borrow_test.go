@@ -58,12 +58,17 @@ paths:
 		if !<-subscribed {
 			t.Fatal("the app's subscription failed")
 		}
+		// The app's goroutine waits until the maker has let go, so that
+		// onNotify sees the queue's hold alone.
+		gate := make(chan struct{})
+		sub.Context().Run(func() { <-gate })
 		c := &pooled{}
 		c.Hold() // its maker's
 		if n, err := pub.Context().Notify("/Sample/Pool", c); n != 1 || err != nil {
 			t.Fatalf("notify: %d took it, %v", n, err)
 		}
 		c.Release()
+		close(gate)
 		if during := <-handled; during != 1 {
 			t.Errorf("borrow %v: %d holds while onNotify runs; want the queue's one", borrow, during)
 		}
