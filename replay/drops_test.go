@@ -66,9 +66,9 @@ const floorWindow = 10 * time.Second
 // own rate) in the 10 s before the drop: the standard deviation of white
 // noise that would give the median absolute value of the series' second
 // difference x[i] − (x[i−1] + x[i+1])/2, a high-pass residual that the QRS
-// complexes, a tenth of the time, leave unmoved. Each floor's noise is
-// drawn from seed and the drop's place, the same on every lead's series of
-// a record where the drops are (their levels differ).
+// complexes, a tenth of the time, hardly move. Each floor's noise is drawn
+// from seed and the drop's place: every lead of a record gets the same
+// noise, each at its own level.
 func withFloors(drops []drop, ecg *Series, factor float64, seed uint64) []drop {
 	out := slices.Clone(drops)
 	x := ecg.Axes[0]
@@ -195,6 +195,13 @@ func TestDropFloors(t *testing.T) {
 		}
 		if got := math.Sqrt(sum2 / float64(n)); math.Abs(got-tt.want) > 0.05*tt.want {
 			t.Errorf("deviation within the drop %g; want %g within 5%%", got, tt.want)
+		}
+	}
+	// the same drops give the same samples
+	a, b := dropState{scale: 1}, dropState{scale: 1}
+	for i, x := range ecg.Axes[0] {
+		if ya, yb := a.apply(floored, ecg.T[i], x), b.apply(floored, ecg.T[i], x); ya != yb {
+			t.Fatalf("sample %d: %g and %g from the same drops", i, ya, yb)
 		}
 	}
 }
