@@ -2,7 +2,10 @@ package replay
 
 import (
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
+	"slices"
+	"testing"
 	"time"
 )
 
@@ -10,10 +13,16 @@ import (
 // input scaled by gain (an electrode that moved, and the QRS complexes
 // shrank), or, with gain 0, held flat at its value when the drop began (an
 // electrode off). The records have few drops of their own, so the rules
-// that recover from one are judged on these.
+// that recover from one are judged on these. An amplitude drop with a floor
+// (withFloors) scales the input by gain and adds white Gaussian noise, so
+// that the noise stays at the level the input had before the drop: an
+// electrode that moved, whose amplifier noise does not shrink with the
+// signal.
 type drop struct {
 	from, to time.Duration
 	gain     float64
+	floor    float64 // the noise's standard deviation at the record's own rate; 0 for none
+	seed     uint64  // of the floor's noise
 }
 
 // dropsOf returns the drops of a record named name (its database's
@@ -23,9 +32,7 @@ type drop struct {
 // 0.35, or one time in four a flat stretch of 0.5 to 8 s. The same seed
 // and name give the same drops, on every lead and at every rate.
 func dropsOf(seed uint64, name string, length time.Duration) []drop {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
+	rng := rand.New(rand.NewPCG(seed, nameHash(name)))
 	u := func(lo, hi float64) time.Duration {
 		return time.Duration((lo + rng.Float64()*(hi-lo)) * float64(time.Second))
 	}
@@ -39,6 +46,52 @@ func dropsOf(seed uint64, name string, length time.Duration) []drop {
 		}
 		out = append(out, d)
 		t = d.to + u(30, 150)
+	}
+	return out
+}
+
+// nameHash is a record's name hashed, for seeds.
+func nameHash(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
+}
+
+// floorWindow is the stretch before a drop whose noise level its floor
+// keeps.
+const floorWindow = 10 * time.Second
+
+// withFloors returns drops with a noise floor under each amplitude drop of
+// factor times the noise level of the series ecg (its own samples, at its
+// own rate) in the 10 s before the drop: the standard deviation of white
+// noise that would give the median absolute value of the series' second
+// difference x[i] − (x[i−1] + x[i+1])/2, a high-pass residual that the QRS
+// complexes, a tenth of the time, hardly move. Each floor's noise is drawn
+// from seed and the drop's place: every lead of a record gets the same
+// noise, each at its own level.
+func withFloors(drops []drop, ecg *Series, factor float64, seed uint64) []drop {
+	out := slices.Clone(drops)
+	x := ecg.Axes[0]
+	var r []float64
+	for k := range out {
+		d := &out[k]
+		if d.gain == 0 {
+			continue
+		}
+		lo, _ := slices.BinarySearch(ecg.T, d.from-floorWindow)
+		hi, _ := slices.BinarySearch(ecg.T, d.from)
+		r = r[:0]
+		for i := max(lo, 1); i < min(hi, len(x)-1); i++ {
+			r = append(r, math.Abs(x[i]-(x[i-1]+x[i+1])/2))
+		}
+		if len(r) == 0 {
+			continue
+		}
+		slices.Sort(r)
+		// for white noise of deviation σ the residual's deviation is
+		// σ√1.5, and a normal variable's median absolute value 0.6745σ
+		d.floor = factor * r[len(r)/2] / 0.6745 / math.Sqrt(1.5)
+		d.seed = seed ^ uint64(d.from)
 	}
 	return out
 }
@@ -63,13 +116,17 @@ type dropState struct {
 	k    int     // the drop now or next
 	in   bool    // in drop k's flat stretch, holding held
 	held float64 // the input when the flat stretch began
+	// scale is the floors' deviation at the stream's rate over theirs at
+	// the record's: √(rate / record's rate), the same noise power per Hz
+	scale float64
+	noise *rand.Rand // of drop k's floor
 }
 
 // apply returns the input x at time t as drops change it.
 func (s *dropState) apply(drops []drop, t time.Duration, x float64) float64 {
 	for s.k < len(drops) && t >= drops[s.k].to {
 		s.k++
-		s.in = false
+		s.in, s.noise = false, nil
 	}
 	if s.k == len(drops) || t < drops[s.k].from {
 		return x
@@ -78,10 +135,73 @@ func (s *dropState) apply(drops []drop, t time.Duration, x float64) float64 {
 		// the gain changes over rampTime at either end: a step of the
 		// baseline would be a drop's artefact of its own
 		ramp := min(float64(t-d.from), float64(d.to-t), float64(rampTime)) / float64(rampTime)
-		return x * (1 - (1-d.gain)*ramp)
+		g := 1 - (1-d.gain)*ramp
+		if d.floor == 0 {
+			return x * g
+		}
+		if s.noise == nil {
+			s.noise = rand.New(rand.NewPCG(d.seed, uint64(s.k)))
+		}
+		// the input's own noise, scaled by g, and the floor's make the
+		// floor's level: g²σ² + (1 − g²)σ²
+		return x*g + d.floor*s.scale*math.Sqrt(max(0, 1-g*g))*s.noise.NormFloat64()
 	}
 	if !s.in {
 		s.held, s.in = x, true
 	}
 	return s.held
+}
+
+// TestDropFloors checks that a drop's noise floor is the record's own noise
+// level, read past the QRS-like spikes, and that within the drop the input
+// keeps that level while the drop without a floor shrinks it.
+func TestDropFloors(t *testing.T) {
+	const rate, sigma = 128.0, 0.02
+	rng := rand.New(rand.NewPCG(7, 7))
+	ecg := &Series{Rate: rate, Axes: [][]float64{nil}}
+	for i := range int(60 * rate) {
+		x := sigma * rng.NormFloat64()
+		if i%128 < 6 { // a complex of 1 mV, 6 samples a second
+			x += 1
+		}
+		ecg.T = append(ecg.T, time.Duration(float64(i)/rate*float64(time.Second)))
+		ecg.Axes[0] = append(ecg.Axes[0], x)
+	}
+	drops := []drop{{from: 20 * time.Second, to: 50 * time.Second, gain: 0.1}, {from: 52 * time.Second, to: 54 * time.Second}}
+	floored := withFloors(drops, ecg, 1, 3)
+	// the complexes, 5% of the samples, raise the median a little
+	if got := floored[0].floor; math.Abs(got-sigma) > 0.15*sigma {
+		t.Errorf("floor %g; want the record's noise, %g, within 15%%", got, sigma)
+	}
+	if floored[1].floor != 0 || drops[0].floor != 0 {
+		t.Errorf("floors %g on a flat stretch and %g on the drops given; want 0 and 0", floored[1].floor, drops[0].floor)
+	}
+	for _, tt := range []struct {
+		drops []drop
+		want  float64
+	}{
+		{drops, 0.1 * sigma},
+		{floored, floored[0].floor},
+	} {
+		s := dropState{scale: 1}
+		var sum2 float64
+		var n int
+		for i, x := range ecg.Axes[0] {
+			y := s.apply(tt.drops, ecg.T[i], x)
+			if ecg.T[i] >= 25*time.Second && ecg.T[i] < 45*time.Second && i%128 >= 6 {
+				sum2 += y * y
+				n++
+			}
+		}
+		if got := math.Sqrt(sum2 / float64(n)); math.Abs(got-tt.want) > 0.05*tt.want {
+			t.Errorf("deviation within the drop %g; want %g within 5%%", got, tt.want)
+		}
+	}
+	// the same drops give the same samples
+	a, b := dropState{scale: 1}, dropState{scale: 1}
+	for i, x := range ecg.Axes[0] {
+		if ya, yb := a.apply(floored, ecg.T[i], x), b.apply(floored, ecg.T[i], x); ya != yb {
+			t.Fatalf("sample %d: %g and %g from the same drops", i, ya, yb)
+		}
+	}
 }

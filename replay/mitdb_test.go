@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func detectRecording(r *Recording, rate float64, drops []drop) []time.Duration {
 	n := int(r.Length.Seconds() * rate)
 	buf := make([]float64, 1024)
 	var found []time.Duration
-	var dropped dropState
+	dropped := dropState{scale: math.Sqrt(rate / r.Series[ECG].Rate)}
 	pop := func() {
 		for {
 			k, ok := det.Pop()
