@@ -82,7 +82,10 @@ func withFloors(drops []drop, ecg *Series, factor float64, seed uint64) []drop {
 		hi, _ := slices.BinarySearch(ecg.T, d.from)
 		r = r[:0]
 		for i := max(lo, 1); i < min(hi, len(x)-1); i++ {
-			r = append(r, math.Abs(x[i]-(x[i-1]+x[i+1])/2))
+			// a missing sample (NaN) leaves no residual
+			if v := math.Abs(x[i] - (x[i-1]+x[i+1])/2); !math.IsNaN(v) {
+				r = append(r, v)
+			}
 		}
 		if len(r) == 0 {
 			continue
@@ -172,6 +175,14 @@ func TestDropFloors(t *testing.T) {
 	// the complexes, 5% of the samples, raise the median a little
 	if got := floored[0].floor; math.Abs(got-sigma) > 0.15*sigma {
 		t.Errorf("floor %g; want the record's noise, %g, within 15%%", got, sigma)
+	}
+	// 4 s of the 10 s before the drop missing: the rest gives the level
+	missing := &Series{Rate: rate, T: ecg.T, Axes: [][]float64{slices.Clone(ecg.Axes[0])}}
+	for i := int(12 * rate); i < int(16*rate); i++ {
+		missing.Axes[0][i] = math.NaN()
+	}
+	if got := withFloors(drops, missing, 1, 3)[0].floor; math.Abs(got-sigma) > 0.15*sigma {
+		t.Errorf("floor %g with samples missing; want the record's noise, %g, within 15%%", got, sigma)
 	}
 	if floored[1].floor != 0 || drops[0].floor != 0 {
 		t.Errorf("floors %g on a flat stretch and %g on the drops given; want 0 and 0", floored[1].floor, drops[0].floor)
