@@ -82,7 +82,10 @@ func withFloors(drops []drop, ecg *Series, factor float64, seed uint64) []drop {
 		hi, _ := slices.BinarySearch(ecg.T, d.from)
 		r = r[:0]
 		for i := max(lo, 1); i < min(hi, len(x)-1); i++ {
-			r = append(r, math.Abs(x[i]-(x[i-1]+x[i+1])/2))
+			// a missing sample (NaN) leaves no residual
+			if v := math.Abs(x[i] - (x[i-1]+x[i+1])/2); !math.IsNaN(v) {
+				r = append(r, v)
+			}
 		}
 		if len(r) == 0 {
 			continue
@@ -142,8 +145,8 @@ func (s *dropState) apply(drops []drop, t time.Duration, x float64) float64 {
 		if s.noise == nil {
 			s.noise = rand.New(rand.NewPCG(d.seed, uint64(s.k)))
 		}
-		// the input's own noise, scaled by g, and the floor's make the
-		// floor's level: g²σ² + (1 − g²)σ²
+		// the input's own noise σ scaled by g and the floor's of factor f
+		// make g²σ² + (1 − g²)f²σ²: σ² at every g with factor 1
 		return x*g + d.floor*s.scale*math.Sqrt(max(0, 1-g*g))*s.noise.NormFloat64()
 	}
 	if !s.in {
@@ -172,6 +175,14 @@ func TestDropFloors(t *testing.T) {
 	// the complexes, 5% of the samples, raise the median a little
 	if got := floored[0].floor; math.Abs(got-sigma) > 0.15*sigma {
 		t.Errorf("floor %g; want the record's noise, %g, within 15%%", got, sigma)
+	}
+	// 4 s of the 10 s before the drop missing: the rest gives the level
+	missing := &Series{Rate: rate, T: ecg.T, Axes: [][]float64{slices.Clone(ecg.Axes[0])}}
+	for i := int(12 * rate); i < int(16*rate); i++ {
+		missing.Axes[0][i] = math.NaN()
+	}
+	if got := withFloors(drops, missing, 1, 3)[0].floor; math.Abs(got-sigma) > 0.15*sigma {
+		t.Errorf("floor %g with samples missing; want the record's noise, %g, within 15%%", got, sigma)
 	}
 	if floored[1].floor != 0 || drops[0].floor != 0 {
 		t.Errorf("floors %g on a flat stretch and %g on the drops given; want 0 and 0", floored[1].floor, drops[0].floor)
@@ -203,5 +214,90 @@ func TestDropFloors(t *testing.T) {
 		if ya, yb := a.apply(floored, ecg.T[i], x), b.apply(floored, ecg.T[i], x); ya != yb {
 			t.Fatalf("sample %d: %g and %g from the same drops", i, ya, yb)
 		}
+	}
+}
+
+// whiteSeries returns an ECG series of white Gaussian noise of deviation
+// sigma at rate, length long.
+func whiteSeries(rate, sigma float64, length time.Duration, seed uint64) *Series {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	s := &Series{Channel: ECG, Rate: rate, Axes: [][]float64{nil}}
+	for i := range int(length.Seconds() * rate) {
+		s.T = append(s.T, time.Duration(float64(i)/rate*float64(time.Second)))
+		s.Axes[0] = append(s.Axes[0], sigma*rng.NormFloat64())
+	}
+	return s
+}
+
+// TestDropFloorRates checks that a drop's noise floor, played at any rate
+// through the front end as the detector gets it, keeps the level that the
+// record's own noise had there before the drop: the floor has the record's
+// power per hertz at every rate.
+func TestDropFloorRates(t *testing.T) {
+	const sigma = 0.02
+	for _, recRate := range []float64{128, 360} { // SVDB's rate and MIT-BIH's
+		r := &Recording{Length: 120 * time.Second}
+		r.Series[ECG] = whiteSeries(recRate, sigma, r.Length, 5)
+		drops := withFloors([]drop{{from: 40 * time.Second, to: 100 * time.Second, gain: 0.05}}, r.Series[ECG], 1, 3)
+		for _, rate := range []float64{125, 256, 512} {
+			var sum2 [2]float64
+			var n [2]int
+			i := 0
+			playECG(r, rate, drops, func(y float64) {
+				at := time.Duration(float64(i) / rate * float64(time.Second))
+				i++
+				k := -1
+				switch {
+				case at >= 20*time.Second && at < 38*time.Second:
+					k = 0 // before the drop
+				case at >= 50*time.Second && at < 90*time.Second:
+					k = 1 // within it, past the ramp and the filters' settling
+				}
+				if k >= 0 {
+					sum2[k] += y * y
+					n[k]++
+				}
+			})
+			before, within := math.Sqrt(sum2[0]/float64(n[0])), math.Sqrt(sum2[1]/float64(n[1]))
+			// the record's noise, resampled, loses a little of its power
+			// near 40 Hz: measured 3% to 9% less than the floor
+			if ratio := within / before; math.Abs(ratio-1) > 0.15 {
+				t.Errorf("a record at %g Hz played at %g Hz: noise %.4f before the drop and %.4f within it (%.2f times); want the same within 15%%",
+					recRate, rate, before, within, ratio)
+			}
+		}
+	}
+}
+
+// TestDropFloorRamps checks that a drop's noise floor keeps the noise's
+// level while the gain falls and rises again, and that the drops leave the
+// input outside them as it is.
+func TestDropFloorRamps(t *testing.T) {
+	const rate, sigma = 1000.0, 0.02
+	ecg := whiteSeries(rate, sigma, 60*time.Second, 9)
+	var drops []drop
+	for from := 5 * time.Second; from < 55*time.Second; from += 5 * time.Second {
+		drops = append(drops, drop{from: from, to: from + 2*time.Second, gain: 0.1, floor: sigma, seed: uint64(from)})
+	}
+	var spans, ramps []span
+	for _, d := range drops {
+		spans = append(spans, span{d.from, d.to})
+		ramps = append(ramps, span{d.from, d.from + rampTime}, span{d.to - rampTime, d.to})
+	}
+	s := dropState{scale: 1}
+	var sum2 float64
+	var n int
+	for i, x := range ecg.Axes[0] {
+		y := s.apply(drops, ecg.T[i], x)
+		switch {
+		case inSpans(ecg.T[i], ramps):
+			sum2 += y * y
+			n++
+		case !inSpans(ecg.T[i], spans) && y != x:
+			t.Fatalf("at %v, outside the drops: %g; want the input, %g", ecg.T[i], y, x)
+		}
+	}
+	if got := math.Sqrt(sum2 / float64(n)); math.Abs(got-sigma) > 0.05*sigma {
+		t.Errorf("deviation within the ramps %g; want the record's noise, %g, within 5%%", got, sigma)
 	}
 }

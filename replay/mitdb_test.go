@@ -13,40 +13,48 @@ import (
 )
 
 // detectRecording plays a recording's ECG at rate through the device's front
-// end (0.5 Hz high-pass, 40 Hz low-pass) into the QRS detector, as /Meas/HR
-// does, and returns the beats found, flushing the detector at the end. The
-// input is changed in the signal drops given (nil for none).
+// end into the QRS detector, as /Meas/HR does, and returns the beats found,
+// flushing the detector at the end. The input is changed in the signal
+// drops given (nil for none).
 func detectRecording(r *Recording, rate float64, drops []drop) []time.Duration {
-	src := NewSource(0, nil, r)
-	hp, _ := signal.Butterworth(signal.HighPass, 2, 0.5, rate)
-	lp, _ := signal.Butterworth(signal.LowPass, 2, 40, rate)
 	det := signal.NewQRSDetector(rate)
-	at := func(k int64) time.Duration { return time.Duration(float64(k) / rate * float64(time.Second)) }
-	n := int(r.Length.Seconds() * rate)
-	buf := make([]float64, 1024)
 	var found []time.Duration
-	dropped := dropState{scale: math.Sqrt(rate / r.Series[ECG].Rate)}
 	pop := func() {
 		for {
 			k, ok := det.Pop()
 			if !ok {
 				return
 			}
-			found = append(found, at(k))
+			found = append(found, time.Duration(float64(k)/rate*float64(time.Second)))
 		}
 	}
+	playECG(r, rate, drops, func(x float64) {
+		det.Feed(x)
+		pop()
+	})
+	det.Flush()
+	pop()
+	return found
+}
+
+// playECG plays a recording's ECG at rate, changed in the signal drops
+// given (nil for none), through the device's front end (0.5 Hz high-pass,
+// 40 Hz low-pass), and gives each sample to feed.
+func playECG(r *Recording, rate float64, drops []drop, feed func(float64)) {
+	src := NewSource(0, nil, r)
+	hp, _ := signal.Butterworth(signal.HighPass, 2, 0.5, rate)
+	lp, _ := signal.Butterworth(signal.LowPass, 2, 40, rate)
+	at := func(k int64) time.Duration { return time.Duration(float64(k) / rate * float64(time.Second)) }
+	n := int(r.Length.Seconds() * rate)
+	buf := make([]float64, 1024)
+	dropped := dropState{scale: math.Sqrt(rate / r.Series[ECG].Rate)}
 	for i := 0; i < n; i += len(buf) {
 		chunk := buf[:min(len(buf), n-i)]
 		src.FillECG(chunk, at(int64(i)), time.Duration(float64(time.Second)/rate))
 		for k, x := range chunk {
-			x = dropped.apply(drops, at(int64(i+k)), x)
-			det.Feed(lp.Step(hp.Step(x)))
-			pop()
+			feed(lp.Step(hp.Step(dropped.apply(drops, at(int64(i+k)), x))))
 		}
 	}
-	det.Flush()
-	pop()
-	return found
 }
 
 // span is a time interval [from, to).
