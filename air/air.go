@@ -157,7 +157,7 @@ type Link struct {
 	tasksDone bool          // the delivery goroutine is gone: later runs what it is given at once
 
 	stop chan struct{}
-	wg   sync.WaitGroup // tick, the two serve loops, and the local server's keeper
+	wg   sync.WaitGroup // the sender, tick, the two serve loops, and the local server's keeper
 }
 
 // ErrNoServer is a NATS server that cannot be reached.

@@ -61,9 +61,10 @@ type pending struct {
 // writers wait for it.
 const sendLimit = 4 << 20
 
-// keepSendBuffer is the most a shard's buffers keep between batches;
-// larger ones, grown while the connection was slow, go.
-const keepSendBuffer = 64 << 10
+// keepSendBuffer is the most a shard's buffers keep between batches
+// (the sender's of all shards together, at most 2 × 64 × 8 KiB); larger
+// ones, grown while the sender fell behind, go.
+const keepSendBuffer = 8 << 10
 
 func newSender(l *Link) *sender {
 	sn := &sender{l: l, kick: make(chan struct{}, 1), left: make(chan struct{})}

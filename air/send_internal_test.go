@@ -60,6 +60,16 @@ func watch(t *testing.T, nc *nats.Conn) (got func() []message, wait func(n int))
 	return got, wait
 }
 
+// watchedStream is a link on a server of the test's, a stream of it with
+// id 1, and watch's view of every inbox on that server.
+func watchedStream(t *testing.T) (l *Link, s *Stream, got func() []message, wait func(n int)) {
+	l, nc := rawLink(t, Options{Interval: time.Hour})
+	got, wait = watch(t, nc)
+	s = newStream(l, "000123", true, time.Hour)
+	s.id = 1
+	return l, s, got, wait
+}
+
 // TestSenderKeepsEachStreamsOrder: writers of many streams at once, two
 // streams to a shard and a writer to a stream, each hand the sender their
 // messages; every message reaches the peer's inbox once, each stream's in
@@ -112,10 +122,7 @@ func TestSenderKeepsEachStreamsOrder(t *testing.T) {
 // message handed over after refuses with ErrClosed, and so does a writer
 // that waited for room.
 func TestSenderClose(t *testing.T) {
-	l, nc := rawLink(t, Options{Interval: time.Hour})
-	got, wait := watch(t, nc)
-	s := newStream(l, "000123", true, time.Hour)
-	s.id = 1
+	l, s, got, wait := watchedStream(t)
 	to := InboxSubject("peer")
 	for seq := range uint64(100) {
 		if err := l.send.send(s, to, message{kind: msgData, stream: 1, seq: seq, body: []byte("x")}); err != nil {
@@ -141,10 +148,7 @@ func TestSenderClose(t *testing.T) {
 // test holds the sender in a round, at a shard's lock, while the writer
 // hands it more than the limit.
 func TestSenderWaitsForRoom(t *testing.T) {
-	l, nc := rawLink(t, Options{Interval: time.Hour})
-	got, wait := watch(t, nc)
-	s := newStream(l, "000123", true, time.Hour)
-	s.id = 1
+	l, s, got, wait := watchedStream(t)
 	to := InboxSubject("peer")
 	body := make([]byte, maxChunk)
 	n := sendLimit/len(body) + 8 // more than the limit

@@ -312,8 +312,11 @@ func (s *Stream) Read(p []byte) (int, error) {
 	}
 }
 
-// Write sends p to the peer. It does not wait for the peer: it fails only
-// when the stream ended or the NATS connection cannot take the message.
+// Write sends p to the peer. It does not wait for the peer: it hands p to
+// the link's sender, which publishes it after what the stream sent
+// before, and fails only when the stream ended. A message the NATS
+// connection does not take ends the stream, with ErrLost, when the sender
+// meets it.
 func (s *Stream) Write(p []byte) (int, error) {
 	n, err := s.write(p)
 	if errors.Is(err, ErrLost) {
