@@ -130,6 +130,8 @@ type Link struct {
 	inbox string // InboxSubject(id)
 	url   string // as given, without credentials
 
+	send *sender // publishes what the streams send, and the marks
+
 	token string // of the computer's own server; "" when joined elsewhere
 	creds string // what the program shows the server, for messages
 
@@ -155,7 +157,7 @@ type Link struct {
 	tasksDone bool          // the delivery goroutine is gone: later runs what it is given at once
 
 	stop chan struct{}
-	wg   sync.WaitGroup // tick, the two serve loops, and the local server's keeper
+	wg   sync.WaitGroup // the sender, tick, the two serve loops, and the local server's keeper
 }
 
 // ErrNoServer is a NATS server that cannot be reached.
@@ -208,11 +210,13 @@ func newLink(url string, o Options) (*Link, error) {
 	} else if !token(id) {
 		return nil, fmt.Errorf("air: program id %q: %w", id, ErrProgram)
 	}
-	return &Link{opts: o, log: o.Log, id: id, inbox: InboxSubject(id), url: Redact(url), listeners: map[string]*Listener{},
+	l := &Link{opts: o, log: o.Log, id: id, inbox: InboxSubject(id), url: Redact(url), listeners: map[string]*Listener{},
 		streams: map[uint64]*Stream{}, dirs: map[*Directory]struct{}{}, stop: make(chan struct{}),
 		dials: make(chan *nats.Msg, dialQueue), msgs: make(chan *nats.Msg, o.PendingMessages),
 		taskCh: make(chan struct{}, 1), marks: map[uint64]time.Time{}, markSeq: uint64(rand.Int64()),
-		caught: time.Now(), moved: make(chan struct{})}, nil
+		caught: time.Now(), moved: make(chan struct{})}
+	l.send = newSender(l)
+	return l, nil
 }
 
 // connect makes the NATS connection; tries says how often to try.
@@ -264,6 +268,7 @@ func (l *Link) start() error {
 	if err := l.nc.FlushTimeout(flushTimeout); err != nil {
 		return fmt.Errorf("air: the inbox %s: %w", l.inbox, err)
 	}
+	l.wg.Go(l.send.run)
 	l.wg.Go(l.tick)
 	l.wg.Go(func() { l.serve(l.dials, l.answerDial, nil) })
 	l.wg.Go(func() { l.serve(l.msgs, l.deliver, l.taskCh) })
@@ -356,7 +361,7 @@ func (l *Link) mark(now time.Time) {
 	}
 	l.marks[seq] = now
 	l.mu.Unlock()
-	l.nc.Publish(l.inbox, appendMessage(nil, message{kind: msgMark, seq: seq}))
+	l.send.mark(message{kind: msgMark, seq: seq}) // after what the streams sent before it
 }
 
 // maxMarks bounds the marks that wait to be taken back.
@@ -620,6 +625,7 @@ func (l *Link) Close() error {
 	for _, s := range l.allStreams() {
 		s.Close()
 	}
+	l.send.close()
 	l.flush()
 	l.nc.Close()
 	l.wg.Wait()

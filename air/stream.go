@@ -312,8 +312,11 @@ func (s *Stream) Read(p []byte) (int, error) {
 	}
 }
 
-// Write sends p to the peer. It does not wait for the peer: it fails only
-// when the stream ended or the NATS connection cannot take the message.
+// Write sends p to the peer. It does not wait for the peer: it hands p to
+// the link's sender, which publishes it after what the stream sent
+// before, and fails only when the stream ended. A message the NATS
+// connection does not take ends the stream, with ErrLost, when the sender
+// meets it.
 func (s *Stream) Write(p []byte) (int, error) {
 	n, err := s.write(p)
 	if errors.Is(err, ErrLost) {
@@ -353,24 +356,16 @@ func (s *Stream) write(p []byte) (int, error) {
 	return n, nil
 }
 
-// sendLocked sends m, of the peer's id of the stream, to the peer's
-// inbox; s.mu is held.
+// sendLocked hands m, of the peer's id of the stream, to the link's
+// sender for the peer's inbox, after the stream's messages before it;
+// s.mu is held.
 func (s *Stream) sendLocked(m message) error {
 	if s.out == "" {
 		return nil // a central's dial not yet answered: the device does not know the stream
 	}
 	m.stream = s.peer
-	b := messageBuffers.Get().(*[]byte)
-	*b = appendMessage((*b)[:0], m)
-	err := s.l.nc.Publish(s.out, *b) // it copies what it sends
-	messageBuffers.Put(b)
-	return err
+	return s.l.send.send(s, s.out, m)
 }
-
-// messageBuffers hold the encoding of a message while it is published:
-// the streams share them, instead of each keeping one as large as its
-// largest message.
-var messageBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // Messages returns how many data messages the stream has sent and
 // received: a write of up to 32 KiB is one message, whatever frames it

@@ -69,6 +69,7 @@ type runOptions struct {
 	speed, scenario, faults     string
 	verbose                     bool
 	cpuProfile, memProfile      string
+	mutexProfile                string
 	replay                      listFlag
 	bridge                      *bridgeFlags
 }
@@ -97,6 +98,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs.BoolVar(&o.verbose, "v", false, "log sessions and events to stderr, and list every device at start")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the program to this file until it ends (go tool pprof reads it)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a profile of the program's memory in use to this file when it is asked to stop, before the devices stop (go tool pprof reads it)")
+	fs.StringVar(&o.mutexProfile, "mutexprofile", "", "record where the program's goroutines wait for one another's locks, and write the profile to this file when it is asked to stop (go tool pprof reads it)")
 	o.bridge = addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
 	fs.Var(&o.replay, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
 	fs.Usage = func() {
@@ -360,11 +362,19 @@ func (o *runOptions) serve(h *senseboard.Fleet, cfg senseboard.Config, ln net.Li
 	defer stop()
 	printRunning(stdout, h, svc, link, o.verbose)
 	warnFiles(stderr, h)
+	if o.mutexProfile != "" {
+		runtime.SetMutexProfileFraction(mutexFraction)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	context.AfterFunc(sig, func() {
 		if o.memProfile != "" {
 			if err := writeHeapProfile(o.memProfile); err != nil {
 				fmt.Fprintf(stderr, "senseboard: %v\n", err)
+			}
+		}
+		if o.mutexProfile != "" {
+			if err := writeProfile("mutex", o.mutexProfile); err != nil {
+				fmt.Fprintf(stderr, "senseboard: --mutexprofile: %v\n", err)
 			}
 		}
 		cancel()
@@ -405,6 +415,24 @@ func writeHeapProfile(path string) error {
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
 		f.Close()
 		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return f.Close()
+}
+
+// mutexFraction is the share of the waits for a lock that --mutexprofile
+// records, one in this many: enough for where a fleet waits, at little
+// cost.
+const mutexFraction = 20
+
+// writeProfile writes the runtime's profile of a name to the file path.
+func writeProfile(name, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
 	}
 	return f.Close()
 }

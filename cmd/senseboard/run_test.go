@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
 	"senseboard/profile"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,5 +169,35 @@ func TestBridgeClearsDevicePorts(t *testing.T) {
 		case c.http != "" && (err != nil || *o.bridge.http != c.http):
 			t.Errorf("%v: bridge on %s, %v; want %s", c.args, *o.bridge.http, err, c.http)
 		}
+	}
+}
+
+// TestWriteProfile: --mutexprofile's writer writes the runtime's profile
+// in pprof's format (gzip-compressed), and says so when the file cannot
+// be made.
+func TestWriteProfile(t *testing.T) {
+	defer runtime.SetMutexProfileFraction(runtime.SetMutexProfileFraction(1))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 1000 {
+				mu.Lock()
+				runtime.Gosched()
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	path := filepath.Join(t.TempDir(), "mutex.prof")
+	if err := writeProfile("mutex", path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("profile: %d bytes, %v; want pprof's gzip", len(b), err)
+	}
+	if err := writeProfile("mutex", t.TempDir()); err == nil {
+		t.Error("a directory taken as the profile's file")
 	}
 }
