@@ -77,7 +77,8 @@ type scoredRecord struct {
 
 // scoreRecords loads the records of a database and scores the detector on
 // each at rate, on every core. With a drop seed other than 0, the records'
-// signal drops at places drawn from it (dropsOf), with a noise floor of
+// signal drops at places drawn from it (dropsOf), each around the record's
+// baseline before it (withBaselines), with a noise floor of
 // floor times the record's noise level under each amplitude drop when floor
 // is above 0 (withFloors); the beats and detections of their flat stretches
 // are not scored.
@@ -117,7 +118,7 @@ func scoreRecords(t testing.TB, dir string, records []string, rate float64, drop
 				}
 				var drops []drop
 				if dropSeed != 0 {
-					drops = dropsOf(dropSeed, dir+"/"+records[i], r.Length)
+					drops = withBaselines(dropsOf(dropSeed, dir+"/"+records[i], r.Length), r.Series[ECG])
 					if floor > 0 {
 						drops = withFloors(drops, r.Series[ECG], floor, dropSeed^nameHash(dir+"/"+records[i]))
 					}
