@@ -436,7 +436,8 @@ func TestCorpusDetection(t *testing.T) {
 // floors a little below what the detector measures: the recovery from a
 // drop (docs/accuracy.md, "Signal drops"). The previous release, whose
 // recovery waited for a candidate four times the others' level, measured
-// Se 98.77% and 98.44% without the noise floor.
+// Se 98.77% and 98.44% without the noise floor, on the drops before they
+// kept the record's baseline.
 func TestCorpusDrops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scoring 26 hours of ECG twice takes about 4 s of CPU: run without -short")
