@@ -90,19 +90,23 @@ func withBaselines(drops []drop, ecg *Series) []drop {
 			continue
 		}
 		lo, hi := window(ecg, d.from)
-		v = v[:0]
-		for _, y := range x[lo:hi] {
-			if !math.IsNaN(y) {
-				v = append(v, y)
-			}
+		v = append(v[:0], x[lo:hi]...)
+		if m, ok := median(v); ok {
+			d.base = m
 		}
-		if len(v) == 0 {
-			continue
-		}
-		slices.Sort(v)
-		d.base = v[len(v)/2]
 	}
 	return out
+}
+
+// median returns the median of the values of v that are not NaN (missing
+// samples), reordering v, and false if there are none.
+func median(v []float64) (float64, bool) {
+	v = slices.DeleteFunc(v, math.IsNaN)
+	if len(v) == 0 {
+		return 0, false
+	}
+	slices.Sort(v)
+	return v[len(v)/2], true
 }
 
 // withFloors returns drops with a noise floor under each amplitude drop of
@@ -125,18 +129,16 @@ func withFloors(drops []drop, ecg *Series, factor float64, seed uint64) []drop {
 		lo, hi := window(ecg, d.from)
 		r = r[:0]
 		for i := max(lo, 1); i < min(hi, len(x)-1); i++ {
-			// a missing sample (NaN) leaves no residual
-			if v := math.Abs(x[i] - (x[i-1]+x[i+1])/2); !math.IsNaN(v) {
-				r = append(r, v)
-			}
+			// a missing sample (NaN) leaves no residual: median skips it
+			r = append(r, math.Abs(x[i]-(x[i-1]+x[i+1])/2))
 		}
-		if len(r) == 0 {
+		m, ok := median(r)
+		if !ok {
 			continue
 		}
-		slices.Sort(r)
 		// for white noise of deviation σ the residual's deviation is
 		// σ√1.5, and a normal variable's median absolute value 0.6745σ
-		d.floor = factor * r[len(r)/2] / 0.6745 / math.Sqrt(1.5)
+		d.floor = factor * m / 0.6745 / math.Sqrt(1.5)
 		d.seed = seed ^ uint64(d.from)
 	}
 	return out
