@@ -11,13 +11,13 @@ import (
 
 // drop is a simulated signal drop in a corpus record, from from to to: the
 // input scaled by gain around the record's baseline base (an electrode that
-// moved, and the QRS complexes shrank), or, with gain 0, held flat at its value when the drop began (an
-// electrode off). The records have few drops of their own, so the rules
-// that recover from one are judged on these. An amplitude drop with a floor
-// (withFloors) scales the input by gain and adds white Gaussian noise, so
-// that the noise stays at the level the input had before the drop: an
-// electrode that moved, whose amplifier noise does not shrink with the
-// signal.
+// moved, and the QRS complexes shrank), or, with gain 0, held flat at its
+// value when the drop began (an electrode off). The records have few drops
+// of their own, so the rules that recover from one are judged on these. An
+// amplitude drop with a floor (withFloors) scales the input by gain and adds
+// white Gaussian noise, so that the noise stays at the level the input had
+// before the drop: an electrode that moved, whose amplifier noise does not
+// shrink with the signal.
 type drop struct {
 	from, to time.Duration
 	gain     float64
@@ -58,14 +58,14 @@ func nameHash(name string) uint64 {
 	return h.Sum64()
 }
 
-// floorWindow is the stretch before a drop whose baseline the drop keeps
+// levelWindow is the stretch before a drop whose baseline the drop keeps
 // and whose noise level its floor keeps.
-const floorWindow = 10 * time.Second
+const levelWindow = 10 * time.Second
 
 // window returns the indices [lo, hi) of the samples of ecg in the
-// floorWindow before time t.
+// levelWindow before time t.
 func window(ecg *Series, t time.Duration) (lo, hi int) {
-	lo, _ = slices.BinarySearch(ecg.T, t-floorWindow)
+	lo, _ = slices.BinarySearch(ecg.T, t-levelWindow)
 	hi, _ = slices.BinarySearch(ecg.T, t)
 	return lo, min(hi, len(ecg.Axes[0]))
 }
@@ -413,14 +413,12 @@ func TestDropBaselines(t *testing.T) {
 		// after the front end: the median of every second from 5 s
 		// before the drop to 8 s after it stays at 0 (the complexes, whose
 		// mean the high-pass takes out, lower it by about 0.01 mV),
-		// where scaling the offset swings it by several mV at either end
+		// where scaling the offset swings it by 1 to 2 mV at either end
 		const out = 256.0
 		var y []float64
 		playECG(r, out, tt.drops, func(v float64) { y = append(y, v) })
 		for sec := 15; sec < 58; sec++ {
-			w := slices.Clone(y[int(float64(sec)*out):int(float64(sec+1)*out)])
-			slices.Sort(w)
-			if m := w[len(w)/2]; math.Abs(m) > 0.05 {
+			if m, _ := median(slices.Clone(y[int(float64(sec)*out):int(float64(sec+1)*out)])); math.Abs(m) > 0.05 {
 				t.Errorf("%s: at %d s, after the front end, the baseline is %.3f mV; want 0 within 0.05", tt.name, sec, m)
 			}
 		}
