@@ -10,17 +10,18 @@ import (
 )
 
 // drop is a simulated signal drop in a corpus record, from from to to: the
-// input scaled by gain (an electrode that moved, and the QRS complexes
-// shrank), or, with gain 0, held flat at its value when the drop began (an
-// electrode off). The records have few drops of their own, so the rules
-// that recover from one are judged on these. An amplitude drop with a floor
-// (withFloors) scales the input by gain and adds white Gaussian noise, so
-// that the noise stays at the level the input had before the drop: an
-// electrode that moved, whose amplifier noise does not shrink with the
-// signal.
+// input scaled by gain around the record's baseline base (an electrode that
+// moved, and the QRS complexes shrank), or, with gain 0, held flat at its
+// value when the drop began (an electrode off). The records have few drops
+// of their own, so the rules that recover from one are judged on these. An
+// amplitude drop with a floor (withFloors) scales the input by gain and adds
+// white Gaussian noise, so that the noise stays at the level the input had
+// before the drop: an electrode that moved, whose amplifier noise does not
+// shrink with the signal.
 type drop struct {
 	from, to time.Duration
 	gain     float64
+	base     float64 // the record's baseline before the drop (withBaselines); 0 for none
 	floor    float64 // the noise's standard deviation at the record's own rate; 0 for none
 	seed     uint64  // of the floor's noise
 }
@@ -57,9 +58,56 @@ func nameHash(name string) uint64 {
 	return h.Sum64()
 }
 
-// floorWindow is the stretch before a drop whose noise level its floor
-// keeps.
-const floorWindow = 10 * time.Second
+// levelWindow is the stretch before a drop whose baseline the drop keeps
+// and whose noise level its floor keeps.
+const levelWindow = 10 * time.Second
+
+// window returns the indices [lo, hi) of the samples of ecg in the
+// levelWindow before time t.
+func window(ecg *Series, t time.Duration) (lo, hi int) {
+	lo, _ = slices.BinarySearch(ecg.T, t-levelWindow)
+	hi, _ = slices.BinarySearch(ecg.T, t)
+	return lo, min(hi, len(ecg.Axes[0]))
+}
+
+// withBaselines returns drops with each amplitude drop's baseline: the
+// median of the series ecg's samples (its own, at its own rate) in the
+// 10 s before the drop, which the QRS complexes, a tenth of the time,
+// hardly move; missing samples (NaN) are left out, and a drop with none
+// keeps a baseline of 0. A drop scales the input around its baseline, so
+// that a record's DC offset stays where it was: scaled with the rest, an
+// offset many times the QRS (14 mV under a QRS of 0.3 mV in QT sele0116's
+// second lead) falls and rises with the gain, and the front end's 0.5 Hz
+// high-pass makes that a swing of the baseline of several mV at either end
+// of the drop, an artefact of the drop's own.
+func withBaselines(drops []drop, ecg *Series) []drop {
+	out := slices.Clone(drops)
+	x := ecg.Axes[0]
+	var v []float64
+	for k := range out {
+		d := &out[k]
+		if d.gain == 0 {
+			continue
+		}
+		lo, hi := window(ecg, d.from)
+		v = append(v[:0], x[lo:hi]...)
+		if m, ok := median(v); ok {
+			d.base = m
+		}
+	}
+	return out
+}
+
+// median returns the median of the values of v that are not NaN (missing
+// samples), reordering v, and false if there are none.
+func median(v []float64) (float64, bool) {
+	v = slices.DeleteFunc(v, math.IsNaN)
+	if len(v) == 0 {
+		return 0, false
+	}
+	slices.Sort(v)
+	return v[len(v)/2], true
+}
 
 // withFloors returns drops with a noise floor under each amplitude drop of
 // factor times the noise level of the series ecg (its own samples, at its
@@ -78,22 +126,19 @@ func withFloors(drops []drop, ecg *Series, factor float64, seed uint64) []drop {
 		if d.gain == 0 {
 			continue
 		}
-		lo, _ := slices.BinarySearch(ecg.T, d.from-floorWindow)
-		hi, _ := slices.BinarySearch(ecg.T, d.from)
+		lo, hi := window(ecg, d.from)
 		r = r[:0]
 		for i := max(lo, 1); i < min(hi, len(x)-1); i++ {
-			// a missing sample (NaN) leaves no residual
-			if v := math.Abs(x[i] - (x[i-1]+x[i+1])/2); !math.IsNaN(v) {
-				r = append(r, v)
-			}
+			// a missing sample (NaN) leaves no residual: median skips it
+			r = append(r, math.Abs(x[i]-(x[i-1]+x[i+1])/2))
 		}
-		if len(r) == 0 {
+		m, ok := median(r)
+		if !ok {
 			continue
 		}
-		slices.Sort(r)
 		// for white noise of deviation σ the residual's deviation is
 		// σ√1.5, and a normal variable's median absolute value 0.6745σ
-		d.floor = factor * r[len(r)/2] / 0.6745 / math.Sqrt(1.5)
+		d.floor = factor * m / 0.6745 / math.Sqrt(1.5)
 		d.seed = seed ^ uint64(d.from)
 	}
 	return out
@@ -135,19 +180,21 @@ func (s *dropState) apply(drops []drop, t time.Duration, x float64) float64 {
 		return x
 	}
 	if d := drops[s.k]; d.gain > 0 {
-		// the gain changes over rampTime at either end: a step of the
-		// baseline would be a drop's artefact of its own
+		// the gain changes over rampTime at either end, around the
+		// baseline: a step of the baseline, or of the record's DC offset,
+		// would be a drop's artefact of its own
 		ramp := min(float64(t-d.from), float64(d.to-t), float64(rampTime)) / float64(rampTime)
 		g := 1 - (1-d.gain)*ramp
+		y := d.base + (x-d.base)*g
 		if d.floor == 0 {
-			return x * g
+			return y
 		}
 		if s.noise == nil {
 			s.noise = rand.New(rand.NewPCG(d.seed, uint64(s.k)))
 		}
 		// the input's own noise σ scaled by g and the floor's of factor f
 		// make g²σ² + (1 − g²)f²σ²: σ² at every g with factor 1
-		return x*g + d.floor*s.scale*math.Sqrt(max(0, 1-g*g))*s.noise.NormFloat64()
+		return y + d.floor*s.scale*math.Sqrt(max(0, 1-g*g))*s.noise.NormFloat64()
 	}
 	if !s.in {
 		s.held, s.in = x, true
@@ -299,5 +346,81 @@ func TestDropFloorRamps(t *testing.T) {
 	}
 	if got := math.Sqrt(sum2 / float64(n)); math.Abs(got-sigma) > 0.05*sigma {
 		t.Errorf("deviation within the ramps %g; want the record's noise, %g, within 5%%", got, sigma)
+	}
+}
+
+// TestDropBaselines checks that a drop scales the input around the
+// record's baseline before it, so that a record with a DC offset many
+// times its QRS (as QT sele0116's second lead, 14 mV under 0.3 mV) keeps
+// its baseline in and around the drop, plain or with a floor, both in the
+// samples and after the front end.
+func TestDropBaselines(t *testing.T) {
+	const rate, sigma, offset, qrs = 128.0, 0.01, 14.0, 0.3
+	spike := func(i int) bool { return i%128 < 6 } // a complex, 6 samples a second
+	ecg := whiteSeries(rate, sigma, 60*time.Second, 11)
+	for i := range ecg.Axes[0] {
+		ecg.Axes[0][i] += offset
+		if spike(i) {
+			ecg.Axes[0][i] += qrs
+		}
+	}
+	plain := withBaselines([]drop{{from: 20 * time.Second, to: 50 * time.Second, gain: 0.1}, {from: 52 * time.Second, to: 54 * time.Second}}, ecg)
+	if got := plain[0].base; math.Abs(got-offset) > sigma/4 {
+		t.Errorf("baseline %g; want the offset, %g, within %g", got, offset, sigma/4)
+	}
+	if plain[1].base != 0 {
+		t.Errorf("baseline %g on a flat stretch; want 0", plain[1].base)
+	}
+	// 4 s of the 10 s before the drop missing: the rest gives the
+	// baseline; all 10 s missing: none
+	missing := &Series{Rate: rate, T: ecg.T, Axes: [][]float64{slices.Clone(ecg.Axes[0])}}
+	for i := int(12 * rate); i < int(16*rate); i++ {
+		missing.Axes[0][i] = math.NaN()
+	}
+	if got := withBaselines(plain[:1], missing)[0].base; math.Abs(got-offset) > sigma/4 {
+		t.Errorf("baseline %g with samples missing; want the offset, %g, within %g", got, offset, sigma/4)
+	}
+	for i := int(10 * rate); i < int(20*rate); i++ {
+		missing.Axes[0][i] = math.NaN()
+	}
+	if got := withBaselines([]drop{{from: 20 * time.Second, to: 50 * time.Second, gain: 0.1}}, missing)[0].base; got != 0 {
+		t.Errorf("baseline %g with the 10 s before the drop missing; want 0", got)
+	}
+
+	r := &Recording{Length: 60 * time.Second}
+	r.Series[ECG] = ecg
+	for _, tt := range []struct {
+		name  string
+		drops []drop
+	}{
+		{"plain", plain[:1]},
+		{"with a floor", withFloors(plain[:1], ecg, 1, 3)},
+	} {
+		// in the samples: the baseline within the drop, past its ramps
+		s := dropState{scale: 1}
+		var sum float64
+		var n int
+		for i, x := range ecg.Axes[0] {
+			y := s.apply(tt.drops, ecg.T[i], x)
+			if ecg.T[i] >= 21*time.Second && ecg.T[i] < 49*time.Second && !spike(i) {
+				sum += y
+				n++
+			}
+		}
+		if got := sum / float64(n); math.Abs(got-offset) > sigma {
+			t.Errorf("%s: baseline within the drop %g; want the offset, %g, within %g", tt.name, got, offset, sigma)
+		}
+		// after the front end: the median of every second from 5 s
+		// before the drop to 8 s after it stays at 0 (the complexes, whose
+		// mean the high-pass takes out, lower it by about 0.01 mV),
+		// where scaling the offset swings it by 1 to 2 mV at either end
+		const out = 256.0
+		var y []float64
+		playECG(r, out, tt.drops, func(v float64) { y = append(y, v) })
+		for sec := 15; sec < 58; sec++ {
+			if m, _ := median(slices.Clone(y[int(float64(sec)*out):int(float64(sec+1)*out)])); math.Abs(m) > 0.05 {
+				t.Errorf("%s: at %d s, after the front end, the baseline is %.3f mV; want 0 within 0.05", tt.name, sec, m)
+			}
+		}
 	}
 }
