@@ -360,14 +360,22 @@ func (c *Conn) armLocked(now time.Duration) {
 	if len(c.air.out) == 0 {
 		at = c.air.nextEvent(now)
 	}
-	if c.evTimer != nil {
+	if c.evOn {
 		if c.evAt <= at {
 			return
 		}
-		c.evTimer.Stop()
+		c.ev.Stop()
 	}
-	c.evAt = at
-	c.evTimer = clock.At(c.p.clk, at, c.event) // at the event's time, however late now is read
+	c.evAt, c.evOn = at, true
+	c.ev.At(at) // at the event's time, however late now is read
+}
+
+// stopEventLocked disarms the event timer; c.airMu is held.
+func (c *Conn) stopEventLocked() {
+	if c.evOn {
+		c.ev.Stop()
+		c.evOn = false
+	}
 }
 
 // airNow returns the time of the throughput model: when the clock's call
@@ -383,10 +391,7 @@ func (c *Conn) rearm() {
 	now := c.p.airNow()
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	if c.evTimer != nil {
-		c.evTimer.Stop()
-		c.evTimer = nil
-	}
+	c.stopEventLocked()
 	c.armLocked(now)
 }
 
@@ -417,10 +422,7 @@ func (c *Conn) runEvents(kind eventKind) {
 	now := c.p.airNow()
 	c.outMu.Lock()
 	c.airMu.Lock()
-	if c.evTimer != nil { // a write's event comes before it
-		c.evTimer.Stop()
-		c.evTimer = nil
-	}
+	c.stopEventLocked() // a write's event comes before it
 	switch kind {
 	case eventWrite:
 		c.air.write(now)

@@ -54,8 +54,9 @@ type Conn struct {
 	airMu   sync.Mutex
 	air     airQueue
 	airMTU  int
-	waiters []func()    // WhenRoom callbacks
-	evTimer clock.Timer // the next connection event, while something waits
+	waiters []func()   // WhenRoom callbacks
+	ev      clock.Call // the next connection event (event), kept for reuse
+	evOn    bool       // ev is armed, for evAt: something waits
 	evAt    time.Duration
 	airEnd  bool // the connection ended: nothing more is admitted or armed
 	outMu   sync.Mutex
@@ -116,10 +117,7 @@ func (c *Conn) SetParams(cp ConnParams) error {
 	c.airMu.Lock()
 	c.air.run(now)
 	c.air.start(now, Duration(Grant(cp, c.central.Interval)))
-	if c.evTimer != nil {
-		c.evTimer.Stop()
-		c.evTimer = nil
-	}
+	c.stopEventLocked()
 	c.armLocked(now)
 	c.airMu.Unlock()
 	return nil
@@ -180,10 +178,7 @@ func (c *Conn) end(reason error) {
 		c.airEnd = true
 		waiters := c.waiters
 		c.waiters = nil
-		if c.evTimer != nil {
-			c.evTimer.Stop()
-			c.evTimer = nil
-		}
+		c.stopEventLocked()
 		c.airMu.Unlock()
 		p.mu.Unlock()
 		c.reason = reason

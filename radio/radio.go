@@ -226,6 +226,7 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 		airMTU:    DefaultMTU,
 	}
 	conn.out.init()
+	conn.ev.Init(p.clk, conn.event)
 	conn.air.cfg = p.cfg.Airtime
 	conn.air.interf = &p.interf
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
