@@ -173,11 +173,11 @@ func (s *Subscription) Offer(content any) bool {
 // releases it after. Delivering it to a subscriber's Queue adds a holder;
 // the Queue's consumer releases the content once it is done with it (a
 // session, once it has encoded the notification), or never, and then the
-// content is not reused. Any other sink may keep what it takes without
-// saying when it is done, so delivering to one keeps the content from ever
-// being reused. Such a sink may hand the content on to a Queue of its own
-// whose consumer releases what it takes (the radio's, whose sessions
-// encode it): a release of kept content does nothing.
+// content is not reused. A HoldingSink is held for as a Queue is. Any
+// other sink may keep what it takes without saying when it is done, so
+// delivering to one keeps the content from ever being reused. Such a sink
+// may hand the content on to a Queue of its own whose consumer releases
+// what it takes: a release of kept content does nothing.
 type Recyclable interface {
 	// Hold adds a holder.
 	Hold()
