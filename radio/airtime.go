@@ -326,10 +326,15 @@ func (q *airQueue) nextEvent(now time.Duration) time.Duration {
 
 // airSink is the sink of a connection's subscriptions: what the model
 // admits waits for the air and then goes on to the transport's sink, the
-// rest is dropped (and counted on its subscription).
+// rest is dropped (and counted on its subscription). It holds the
+// Recyclable content it admits (resource.HoldingSink) and hands its hold
+// on with it (handOut).
 type airSink struct{ c *Conn }
 
 func (s airSink) Notify(n resource.Notification) bool { return s.c.admitContent(n) }
+
+// HoldsRecyclable marks airSink as a resource.HoldingSink.
+func (airSink) HoldsRecyclable() {}
 
 func (s airSink) Ended(sub *resource.Subscription, reason resource.EndReason) {
 	s.c.subEnded(sub, reason)
@@ -360,14 +365,22 @@ func (c *Conn) armLocked(now time.Duration) {
 	if len(c.air.out) == 0 {
 		at = c.air.nextEvent(now)
 	}
-	if c.evTimer != nil {
+	if c.evOn {
 		if c.evAt <= at {
 			return
 		}
-		c.evTimer.Stop()
+		c.ev.Stop()
 	}
-	c.evAt = at
-	c.evTimer = clock.At(c.p.clk, at, c.event) // at the event's time, however late now is read
+	c.evAt, c.evOn = at, true
+	c.ev.At(at) // at the event's time, however late now is read
+}
+
+// stopEventLocked disarms the event timer; c.airMu is held.
+func (c *Conn) stopEventLocked() {
+	if c.evOn {
+		c.ev.Stop()
+		c.evOn = false
+	}
 }
 
 // airNow returns the time of the throughput model: when the clock's call
@@ -383,10 +396,7 @@ func (c *Conn) rearm() {
 	now := c.p.airNow()
 	c.airMu.Lock()
 	defer c.airMu.Unlock()
-	if c.evTimer != nil {
-		c.evTimer.Stop()
-		c.evTimer = nil
-	}
+	c.stopEventLocked()
 	c.armLocked(now)
 }
 
@@ -417,10 +427,7 @@ func (c *Conn) runEvents(kind eventKind) {
 	now := c.p.airNow()
 	c.outMu.Lock()
 	c.airMu.Lock()
-	if c.evTimer != nil { // a write's event comes before it
-		c.evTimer.Stop()
-		c.evTimer = nil
-	}
+	c.stopEventLocked() // a write's event comes before it
 	switch kind {
 	case eventWrite:
 		c.air.write(now)
@@ -442,6 +449,8 @@ func (c *Conn) runEvents(kind eventKind) {
 	for i := range out {
 		if !c.ended && !c.lost.Load() { // a lost link carries nothing
 			c.handOut(&out[i])
+		} else if out[i].kind == outSub {
+			release(out[i].content)
 		}
 		if out[i].kind == outGATT || out[i].note {
 			notes++
@@ -467,9 +476,17 @@ func (c *Conn) runEvents(kind eventKind) {
 func (c *Conn) handOut(it *airItem) {
 	switch it.kind {
 	case outSub:
+		// The content's hold goes with it to a sink that releases what it
+		// takes; any other may keep it.
+		if r, ok := it.content.(resource.Recyclable); ok && !c.sinkHolds {
+			r.Keep()
+		}
 		if c.sink.Notify(resource.Notification{Sub: it.owner, Content: it.content}) {
 			c.out.handed()
-		} else if it.owner.Active() {
+			break
+		}
+		release(it.content)
+		if it.owner.Active() {
 			it.owner.Lost() // carried, but the reader had no room: lost as over the air, and counted
 		}
 	case outGATT:
@@ -579,6 +596,11 @@ func (c *Conn) admitContent(n resource.Notification) bool {
 	}
 	content := n.Content
 	if hide || len(c.stamps) > 0 {
+		// A notification that goes out restamped may be a copy that
+		// shares the original's arrays: the original is never reused.
+		if r, ok := content.(resource.Recyclable); ok {
+			r.Keep()
+		}
 		content = c.stampLocked(n.Sub, content, hide)
 	}
 	c.queueLocked(now, airItem{packets: packets, places: parts, owner: n.Sub, kind: outSub, content: content})
@@ -601,4 +623,12 @@ func (c *Conn) Collect(f func()) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	f()
+}
+
+// release ends the hold of a subscription's notification that waited for
+// the air (airSink) and goes no further.
+func release(content any) {
+	if r, ok := content.(resource.Recyclable); ok {
+		r.Release()
+	}
 }

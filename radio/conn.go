@@ -50,16 +50,18 @@ type Conn struct {
 	// the throughput model, guarded by airMu (taken after p.mu); outMu
 	// orders the hand-out of what connection events carry (taken before
 	// p.mu and airMu)
-	sink    resource.Sink // the transport's, for the subscriptions' notifications
-	airMu   sync.Mutex
-	air     airQueue
-	airMTU  int
-	waiters []func()    // WhenRoom callbacks
-	evTimer clock.Timer // the next connection event, while something waits
-	evAt    time.Duration
-	airEnd  bool // the connection ended: nothing more is admitted or armed
-	outMu   sync.Mutex
-	spare   []airItem // the hand-out's buffer
+	sink      resource.Sink // the transport's, for the subscriptions' notifications
+	sinkHolds bool          // sink releases the Recyclable content it takes (a Queue or resource.HoldingSink)
+	airMu     sync.Mutex
+	air       airQueue
+	airMTU    int
+	waiters   []func()   // WhenRoom callbacks
+	ev        clock.Call // the next connection event (event), kept for reuse
+	evOn      bool       // ev is armed, for evAt: something waits
+	evAt      time.Duration
+	airEnd    bool // the connection ended: nothing more is admitted or armed
+	outMu     sync.Mutex
+	spare     []airItem // the hand-out's buffer
 
 	// a lost link (Drop): nothing gets through until the supervision
 	// timeout ends the connection; then the device advertises again
@@ -116,10 +118,7 @@ func (c *Conn) SetParams(cp ConnParams) error {
 	c.airMu.Lock()
 	c.air.run(now)
 	c.air.start(now, Duration(Grant(cp, c.central.Interval)))
-	if c.evTimer != nil {
-		c.evTimer.Stop()
-		c.evTimer = nil
-	}
+	c.stopEventLocked()
 	c.armLocked(now)
 	c.airMu.Unlock()
 	return nil
@@ -180,10 +179,7 @@ func (c *Conn) end(reason error) {
 		c.airEnd = true
 		waiters := c.waiters
 		c.waiters = nil
-		if c.evTimer != nil {
-			c.evTimer.Stop()
-			c.evTimer = nil
-		}
+		c.stopEventLocked()
 		c.airMu.Unlock()
 		p.mu.Unlock()
 		c.reason = reason

@@ -226,11 +226,16 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 		airMTU:    DefaultMTU,
 	}
 	conn.out.init()
+	conn.ev.Init(p.clk, conn.event)
 	conn.air.cfg = p.cfg.Airtime
 	conn.air.interf = &p.interf
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
 	conn.air.start(p.airNow(), Duration(Grant(conn.params, c.Interval)))
 	conn.sink = sink
+	switch sink.(type) {
+	case *resource.Queue, resource.HoldingSink:
+		conn.sinkHolds = true
+	}
 	if conn.air.cfg.Enabled {
 		sink = airSink{conn}
 	} else {

@@ -118,6 +118,7 @@ type Subscription struct {
 	// what a publisher reads for each notification, together
 	stall   atomic.Pointer[Stall]
 	queue   *Queue // the client's sink when it is a Queue
+	holds   bool   // the client's sink is a HoldingSink
 	active  atomic.Bool
 	limit   int32        // from the topic: most notifications waiting in a Queue
 	pending atomic.Int32 // notifications waiting in a Queue
@@ -172,11 +173,11 @@ func (s *Subscription) Offer(content any) bool {
 // releases it after. Delivering it to a subscriber's Queue adds a holder;
 // the Queue's consumer releases the content once it is done with it (a
 // session, once it has encoded the notification), or never, and then the
-// content is not reused. Any other sink may keep what it takes without
-// saying when it is done, so delivering to one keeps the content from ever
-// being reused. Such a sink may hand the content on to a Queue of its own
-// whose consumer releases what it takes (the radio's, whose sessions
-// encode it): a release of kept content does nothing.
+// content is not reused. A HoldingSink is held for as a Queue is. Any
+// other sink may keep what it takes without saying when it is done, so
+// delivering to one keeps the content from ever being reused. Such a sink
+// may hand the content on to a Queue of its own whose consumer releases
+// what it takes: a release of kept content does nothing.
 type Recyclable interface {
 	// Hold adds a holder.
 	Hold()
@@ -188,26 +189,51 @@ type Recyclable interface {
 	Keep()
 }
 
+// HoldingSink is a sink that, like a Queue, sees that the Recyclable
+// content it takes is released once done with, so that delivering to it
+// need not keep the content for good: the deliverer holds the content for
+// the sink before Notify and releases it when Notify refuses it; what the
+// sink takes, it releases, or hands on with its hold to a Queue (whose
+// consumer releases it) or to another HoldingSink. It may keep content
+// (Keep) it cannot follow. The radio's throughput model is one: what it
+// admits waits for the air and then goes on to the transport's queue.
+type HoldingSink interface {
+	Sink
+	// HoldsRecyclable says that the sink follows the contract above; it
+	// does nothing.
+	HoldsRecyclable()
+}
+
 // hand gives content to the subscriber's sink and reports whether the sink
-// took it: a Recyclable is held for a Queue while the queue keeps it, and
-// kept for good by any other sink.
+// took it: a Recyclable is held for a Queue or a HoldingSink while it
+// keeps it, and kept for good by any other sink.
 func (s *Subscription) hand(content any) bool {
 	r, ok := content.(Recyclable)
+	n := Notification{Sub: s, Content: content}
 	if q := s.queue; q != nil {
 		if !ok {
-			return q.Notify(Notification{Sub: s, Content: content})
+			return q.Notify(n)
 		}
 		r.Hold()
-		if q.Notify(Notification{Sub: s, Content: content}) {
+		if q.Notify(n) {
 			return true
 		}
 		r.Release()
 		return false
 	}
-	if ok {
+	switch {
+	case !ok:
+	case s.holds:
+		r.Hold()
+		if s.Client.sink.Notify(n) {
+			return true
+		}
+		r.Release()
+		return false
+	default:
 		r.Keep()
 	}
-	return s.Client.sink.Notify(Notification{Sub: s, Content: content})
+	return s.Client.sink.Notify(n)
 }
 
 // Stalled reports whether the subscription is stalled (Hub.Stall).
@@ -372,6 +398,7 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 	h.nextID++
 	s := &Subscription{id: h.nextID, Topic: t, Client: c, limit: int32(t.Limit)}
 	s.queue, _ = c.sink.(*Queue)
+	_, s.holds = c.sink.(HoldingSink)
 	s.active.Store(true)
 	var subs []*Subscription
 	if p := t.subs.Load(); p != nil {

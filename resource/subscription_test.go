@@ -570,24 +570,44 @@ type sliceSink struct{ got []any }
 func (s *sliceSink) Notify(n Notification) bool     { s.got = append(s.got, n.Content); return true }
 func (s *sliceSink) Ended(*Subscription, EndReason) {}
 
-// Delivering recyclable content holds it for each queue that takes it,
-// holds nothing for a queue that refuses it, and keeps it for good for a
-// sink that is no queue, which may keep what it takes.
+// holdingSink is a HoldingSink that takes what it is told to.
+type holdingSink struct {
+	take bool
+	got  []any
+}
+
+func (s *holdingSink) Notify(n Notification) bool {
+	if s.take {
+		s.got = append(s.got, n.Content)
+	}
+	return s.take
+}
+func (s *holdingSink) Ended(*Subscription, EndReason) {}
+func (s *holdingSink) HoldsRecyclable()               {}
+
+// Delivering recyclable content holds it for each queue or holding sink
+// that takes it, holds nothing for one that refuses it, and keeps it for
+// good for any other sink, which may keep what it takes.
 func TestPublishHoldsRecyclableForQueues(t *testing.T) {
 	h := NewHub(0)
 	src := &recordingSource{}
 	full := NewQueue(1)
 	full.Notify(Notification{Sub: &Subscription{}, Content: "filler"})
-	for i, sink := range []Sink{NewQueue(4), NewQueue(4), full, &sliceSink{}} {
+	taking, refusing := &holdingSink{take: true}, &holdingSink{}
+	for i, sink := range []Sink{NewQueue(4), NewQueue(4), full, &sliceSink{}, taking, refusing} {
 		subscribe(t, h, NewClient(fmt.Sprint(i), sink), "/R", src)
 	}
 	r := &recyclable{}
-	if n := h.Topic("/R").Publish(r); n != 3 {
-		t.Fatalf("Publish delivered to %d, want 3", n)
+	if n := h.Topic("/R").Publish(r); n != 4 {
+		t.Fatalf("Publish delivered to %d, want 4", n)
 	}
-	// Two queues took it, the full one refused it, the other sink kept it.
-	if r.holds != 3 || r.releases != 1 || r.keeps != 1 {
-		t.Errorf("holds %d, releases %d, keeps %d; want 3, 1, 1", r.holds, r.releases, r.keeps)
+	// Two queues and the taking holding sink took it, the full queue and
+	// the refusing holding sink refused it, the other sink kept it.
+	if r.holds != 5 || r.releases != 2 || r.keeps != 1 {
+		t.Errorf("holds %d, releases %d, keeps %d; want 5, 2, 1", r.holds, r.releases, r.keeps)
+	}
+	if len(taking.got) != 1 || len(refusing.got) != 0 {
+		t.Errorf("the holding sinks got %d and %d notifications; want 1 and 0", len(taking.got), len(refusing.got))
 	}
 
 	one := &recyclable{}
