@@ -250,3 +250,39 @@ func TestSenderFailsStreamOfRefusedMessage(t *testing.T) {
 		t.Errorf("read after a refused message: %v, want ErrLost", err)
 	}
 }
+
+// TestSenderKeepsSmallBuffers: a batch of many small messages (a fleet's
+// keepalives) leaves its shard no list longer than keepSendMsgs, nor a
+// buffer larger than keepSendBuffer, for the batches after it. The test's
+// sender starts once the batch waits, so that it takes the batch in one
+// round.
+func TestSenderKeepsSmallBuffers(t *testing.T) {
+	l, s, got, wait := watchedStream(t)
+	sn := newSender(l)
+	t.Cleanup(sn.close)
+	to := InboxSubject("peer")
+	const n = 4 * keepSendMsgs
+	for seq := range uint64(n) {
+		if err := sn.send(s, to, message{kind: msgKeepalive, stream: 1, seq: seq}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go sn.run()
+	wait(n)
+	// The next batch swaps the shard's list and buffer for the ones the
+	// sender kept of the batch before.
+	if err := sn.send(s, to, message{kind: msgKeepalive, stream: 1, seq: n}); err != nil {
+		t.Fatal(err)
+	}
+	wait(n + 1)
+	if len(got()) != n+1 {
+		t.Fatalf("%d messages came, want %d", len(got()), n+1)
+	}
+	sh := &sn.shards[s.id%sendShards]
+	sh.mu.Lock()
+	msgs, buf := cap(sh.msgs), cap(sh.buf)
+	sh.mu.Unlock()
+	if msgs > keepSendMsgs || buf > keepSendBuffer {
+		t.Errorf("the shard keeps room for %d messages and %d bytes after a batch of %d small ones; want at most %d and %d", msgs, buf, n, keepSendMsgs, keepSendBuffer)
+	}
+}
