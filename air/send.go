@@ -61,10 +61,15 @@ type pending struct {
 // writers wait for it.
 const sendLimit = 4 << 20
 
-// keepSendBuffer is the most a shard's buffers keep between batches
-// (the sender's of all shards together, at most 2 × 64 × 8 KiB); larger
-// ones, grown while the sender fell behind, go.
-const keepSendBuffer = 8 << 10
+// keepSendBuffer is the most a shard's buffer of encodings keeps between
+// batches, and keepSendMsgs the most messages its list keeps (8 KiB of
+// them): the sender's and the shards' together keep at most 2 × 64 × 16
+// KiB. Larger ones, grown while the sender fell behind or by a batch of
+// many small messages, go.
+const (
+	keepSendBuffer = 8 << 10
+	keepSendMsgs   = 256
+)
 
 func newSender(l *Link) *sender {
 	sn := &sender{l: l, kick: make(chan struct{}, 1), left: make(chan struct{})}
@@ -152,7 +157,7 @@ func (sn *sender) run() {
 		}
 		for i := range taken {
 			sn.publish(taken[i].msgs, taken[i].buf)
-			if cap(taken[i].buf) > keepSendBuffer {
+			if cap(taken[i].buf) > keepSendBuffer || cap(taken[i].msgs) > keepSendMsgs {
 				taken[i].msgs, taken[i].buf = nil, nil
 			}
 		}

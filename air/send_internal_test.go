@@ -118,35 +118,65 @@ func TestSenderKeepsEachStreamsOrder(t *testing.T) {
 	}
 }
 
-// TestSenderClose: what waits when the sender closes is published; a
-// message handed over after refuses with ErrClosed, and so does a writer
-// that waited for room.
+// TestSenderClose: what waits when the sender closes is published before
+// close returns; a message handed over after refuses with ErrClosed, and
+// so does a writer that waited for room. The test's sender starts only
+// once close has sealed it, so that its messages surely wait at close.
 func TestSenderClose(t *testing.T) {
 	l, s, got, wait := watchedStream(t)
+	sn := newSender(l)
 	to := InboxSubject("peer")
 	for seq := range uint64(100) {
-		if err := l.send.send(s, to, message{kind: msgData, stream: 1, seq: seq, body: []byte("x")}); err != nil {
+		if err := sn.send(s, to, message{kind: msgData, stream: 1, seq: seq, body: []byte("x")}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l.send.close()
-	wait(100)
-	if err := l.send.send(s, to, message{kind: msgData, stream: 1, seq: 100, body: []byte("x")}); !errors.Is(err, ErrClosed) {
+	closed := make(chan struct{})
+	go func() {
+		sn.close()
+		close(closed)
+	}()
+	for hang := time.Now().Add(60 * time.Second); !sn.sealed.Load(); runtime.Gosched() { // hang guard
+		if time.Now().After(hang) {
+			t.Fatal("close never sealed the sender")
+		}
+	}
+	go sn.run()
+	<-closed
+	// A message the connection publishes after close returned comes
+	// after what close published.
+	if err := l.nc.Publish(to, appendMessage(nil, message{kind: msgMark, seq: 1})); err != nil {
+		t.Fatal(err)
+	}
+	before := -1 // the messages before the mark
+	for before < 0 {
+		msgs := got()
+		for i, m := range msgs {
+			if m.kind == msgMark {
+				before = i
+				break
+			}
+		}
+		if before < 0 {
+			wait(len(msgs) + 1)
+		}
+	}
+	if before != 100 {
+		t.Errorf("%d messages came before close returned, want the 100 that waited", before)
+	}
+	if err := sn.send(s, to, message{kind: msgData, stream: 1, seq: 100, body: []byte("x")}); !errors.Is(err, ErrClosed) {
 		t.Errorf("handed over after close: %v, want ErrClosed", err)
 	}
-	l.send.size.Store(sendLimit) // as if the sender were behind: a writer waits for room
-	if err := l.send.send(s, to, message{kind: msgData, stream: 1, seq: 100, body: []byte("x")}); !errors.Is(err, ErrClosed) {
+	sn.size.Store(sendLimit) // as if the sender were behind: a writer waits for room
+	if err := sn.send(s, to, message{kind: msgData, stream: 1, seq: 100, body: []byte("x")}); !errors.Is(err, ErrClosed) {
 		t.Errorf("waited for room after close: %v, want ErrClosed", err)
-	}
-	if n := len(got()); n != 100 {
-		t.Errorf("%d messages came, want 100", n)
 	}
 }
 
 // TestSenderWaitsForRoom: a writer that finds sendLimit bytes waiting
 // waits until the sender takes them, and its messages go after them. The
 // test holds the sender in a round, at a shard's lock, while the writer
-// hands it more than the limit.
+// hands it more than the limit, until the writer waits for room.
 func TestSenderWaitsForRoom(t *testing.T) {
 	l, s, got, wait := watchedStream(t)
 	to := InboxSubject("peer")
@@ -154,6 +184,8 @@ func TestSenderWaitsForRoom(t *testing.T) {
 	n := sendLimit/len(body) + 8 // more than the limit
 	held := &l.send.shards[sendShards-1].mu
 	held.Lock()
+	var release sync.Once
+	t.Cleanup(func() { release.Do(held.Unlock) }) // before the link's Close, which takes every shard
 	done := make(chan error, 1)
 	go func() {
 		for seq := range uint64(n) {
@@ -164,17 +196,20 @@ func TestSenderWaitsForRoom(t *testing.T) {
 		}
 		done <- nil
 	}()
-	for hang := time.Now().Add(60 * time.Second); l.send.size.Load() < sendLimit; runtime.Gosched() { // hang guard
+	for hang := time.Now().Add(60 * time.Second); !waitsForRoom(); time.Sleep(time.Millisecond) { // hang guard
+		select {
+		case err := <-done:
+			t.Fatalf("the writer handed over all of %d messages (%d bytes wait, the limit is %d) while the sender was held: %v", n, l.send.size.Load(), sendLimit, err)
+		default:
+		}
 		if time.Now().After(hang) {
-			t.Fatalf("%d bytes wait, never the limit", l.send.size.Load())
+			t.Fatalf("%d bytes wait, and the writer never waited for room", l.send.size.Load())
 		}
 	}
-	select {
-	case err := <-done:
-		t.Fatalf("the writer handed over all of %d messages past the limit: %v", n, err)
-	default:
+	if size := l.send.size.Load(); size < sendLimit || size >= sendLimit+maxChunk+16 {
+		t.Errorf("the writer waits with %d bytes waiting; want the limit, %d, reached by its last message", size, sendLimit)
 	}
-	held.Unlock()
+	release.Do(held.Unlock)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +219,18 @@ func TestSenderWaitsForRoom(t *testing.T) {
 			t.Fatalf("message %d came where %d was due", m.seq, i)
 		}
 	}
+}
+
+// waitsForRoom reports whether a goroutine waits in sender.send for
+// room.
+func waitsForRoom() bool {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "sync.(*Cond).Wait") && strings.Contains(g, "air.(*sender).send(") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestSenderFailsStreamOfRefusedMessage: a message the NATS connection
@@ -201,5 +248,41 @@ func TestSenderFailsStreamOfRefusedMessage(t *testing.T) {
 	}
 	if _, err := s.Read(make([]byte, 1)); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "did not take") {
 		t.Errorf("read after a refused message: %v, want ErrLost", err)
+	}
+}
+
+// TestSenderKeepsSmallBuffers: a batch of many small messages (a fleet's
+// keepalives) leaves its shard no list longer than keepSendMsgs, nor a
+// buffer larger than keepSendBuffer, for the batches after it. The test's
+// sender starts once the batch waits, so that it takes the batch in one
+// round.
+func TestSenderKeepsSmallBuffers(t *testing.T) {
+	l, s, got, wait := watchedStream(t)
+	sn := newSender(l)
+	t.Cleanup(sn.close)
+	to := InboxSubject("peer")
+	const n = 4 * keepSendMsgs
+	for seq := range uint64(n) {
+		if err := sn.send(s, to, message{kind: msgKeepalive, stream: 1, seq: seq}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go sn.run()
+	wait(n)
+	// The next batch swaps the shard's list and buffer for the ones the
+	// sender kept of the batch before.
+	if err := sn.send(s, to, message{kind: msgKeepalive, stream: 1, seq: n}); err != nil {
+		t.Fatal(err)
+	}
+	wait(n + 1)
+	if len(got()) != n+1 {
+		t.Fatalf("%d messages came, want %d", len(got()), n+1)
+	}
+	sh := &sn.shards[s.id%sendShards]
+	sh.mu.Lock()
+	msgs, buf := cap(sh.msgs), cap(sh.buf)
+	sh.mu.Unlock()
+	if msgs > keepSendMsgs || buf > keepSendBuffer {
+		t.Errorf("the shard keeps room for %d messages and %d bytes after a batch of %d small ones; want at most %d and %d", msgs, buf, n, keepSendMsgs, keepSendBuffer)
 	}
 }
