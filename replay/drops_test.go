@@ -353,7 +353,8 @@ func TestDropFloorRamps(t *testing.T) {
 // record's baseline before it, so that a record with a DC offset many
 // times its QRS (as QT sele0116's second lead, 14 mV under 0.3 mV) keeps
 // its baseline in and around the drop, plain or with a floor, both in the
-// samples and after the front end.
+// samples and after the front end; and that a flat stretch makes no step of
+// the offset either.
 func TestDropBaselines(t *testing.T) {
 	const rate, sigma, offset, qrs = 128.0, 0.01, 14.0, 0.3
 	spike := func(i int) bool { return i%128 < 6 } // a complex, 6 samples a second
@@ -395,25 +396,33 @@ func TestDropBaselines(t *testing.T) {
 	}{
 		{"plain", plain[:1]},
 		{"with a floor", withFloors(plain[:1], ecg, 1, 3)},
+		// a flat stretch, which has no baseline of its own, holds the
+		// input where it began, offset and all: no step of the offset
+		{"flat", withBaselines([]drop{{from: 30500 * time.Millisecond, to: 37500 * time.Millisecond}}, ecg)},
 	} {
-		// in the samples: the baseline within the drop, past its ramps
-		s := dropState{scale: 1}
-		var sum float64
-		var n int
-		for i, x := range ecg.Axes[0] {
-			y := s.apply(tt.drops, ecg.T[i], x)
-			if ecg.T[i] >= 21*time.Second && ecg.T[i] < 49*time.Second && !spike(i) {
-				sum += y
-				n++
+		// in the samples: the baseline within an amplitude drop, past its
+		// ramps
+		if d := tt.drops[0]; d.gain > 0 {
+			s := dropState{scale: 1}
+			var sum float64
+			var n int
+			for i, x := range ecg.Axes[0] {
+				y := s.apply(tt.drops, ecg.T[i], x)
+				if ecg.T[i] >= d.from+time.Second && ecg.T[i] < d.to-time.Second && !spike(i) {
+					sum += y
+					n++
+				}
+			}
+			if got := sum / float64(n); math.Abs(got-offset) > sigma {
+				t.Errorf("%s: baseline within the drop %g; want the offset, %g, within %g", tt.name, got, offset, sigma)
 			}
 		}
-		if got := sum / float64(n); math.Abs(got-offset) > sigma {
-			t.Errorf("%s: baseline within the drop %g; want the offset, %g, within %g", tt.name, got, offset, sigma)
-		}
 		// after the front end: the median of every second from 5 s
-		// before the drop to 8 s after it stays at 0 (the complexes, whose
-		// mean the high-pass takes out, lower it by about 0.01 mV),
-		// where scaling the offset swings it by 1 to 2 mV at either end
+		// before the amplitude drop to 8 s after it (the flat stretch
+		// within them) stays at 0 (the complexes, whose mean the
+		// high-pass takes out, lower it by about 0.01 mV), where scaling
+		// the offset swings it by 1 to 2 mV at either end, and a flat
+		// stretch at 0 steps it by the offset
 		const out = 256.0
 		var y []float64
 		playECG(r, out, tt.drops, func(v float64) { y = append(y, v) })
