@@ -383,6 +383,30 @@ func (c *Conn) stopEventLocked() {
 	}
 }
 
+// releaseWaitingLocked releases the subscriptions' notifications that wait
+// for the air, or were carried out and wait to be handed out, when the
+// connection ends: no event hands them out any more (runEvents releases
+// what it carries after the end). The items stay, without their content,
+// so that Waiting still counts them. c.airMu is held.
+func (c *Conn) releaseWaitingLocked() {
+	q := &c.air
+	for i, j := 0, q.head; i < q.n; i++ {
+		if it := &q.items[j]; it.kind == outSub {
+			release(it.content)
+			it.content = nil
+		}
+		if j++; j == len(q.items) {
+			j = 0
+		}
+	}
+	for i := range q.out {
+		if it := &q.out[i]; it.kind == outSub {
+			release(it.content)
+			it.content = nil
+		}
+	}
+}
+
 // airNow returns the time of the throughput model: when the clock's call
 // under way fell due (clock.Due), so that what a call that runs late
 // (after the process was held up) hands the model, and the connection

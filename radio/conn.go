@@ -180,6 +180,7 @@ func (c *Conn) end(reason error) {
 		waiters := c.waiters
 		c.waiters = nil
 		c.stopEventLocked()
+		c.releaseWaitingLocked()
 		c.airMu.Unlock()
 		p.mu.Unlock()
 		c.reason = reason

@@ -61,19 +61,21 @@ func airtimeConn(t *testing.T, clk clock.Clock, sink resource.Sink, topics int) 
 // A subscription's recyclable notification is held while it waits for
 // the air and its hold goes on with it to a transport's queue, whose
 // consumer releases it; one the model or the queue refuses is released
-// at once, one the link loses on the way too, and one handed to a sink
-// that is no queue is kept for good.
+// at once, one the link loses on the way or the connection's end leaves
+// waiting too, and one handed to a sink that is no queue is kept for good.
 func TestAirHoldsRecyclableForTheTransport(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		sink     func() resource.Sink
-		drain    bool // the queue's consumer takes what arrives
+		drain    bool // the queue's consumer takes what arrives (none once the connection ended)
 		lose     bool // the link is lost while notifications wait
+		end      bool // the connection ends while notifications wait
 		wantKept bool // what the sink took is kept
 	}{
 		{name: "queue", sink: func() resource.Sink { return resource.NewQueue(1 << 12) }, drain: true},
 		{name: "full queue", sink: func() resource.Sink { return resource.NewQueue(1) }},
 		{name: "link lost", sink: func() resource.Sink { return resource.NewQueue(1 << 12) }, drain: true, lose: true},
+		{name: "connection ends", sink: func() resource.Sink { return resource.NewQueue(1 << 12) }, drain: true, end: true},
 		{name: "no queue", sink: func() resource.Sink { return &keepingSink{} }, wantKept: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,6 +94,13 @@ func TestAirHoldsRecyclableForTheTransport(t *testing.T) {
 					p.Drop(0, nil) // what waits for the air goes nowhere
 					break
 				}
+				if tt.end && i == 300 {
+					if c.Waiting() == 0 {
+						t.Fatal("nothing waits for the air when the connection ends")
+					}
+					c.Disconnect() // what waits for the air goes nowhere
+					break
+				}
 				clk.Advance(time.Millisecond) // faster than the air: some are refused
 			}
 			clk.Advance(time.Second)
@@ -106,7 +115,7 @@ func TestAirHoldsRecyclableForTheTransport(t *testing.T) {
 			}
 			c.Disconnect()
 			refused := subs[0].Dropped()
-			if !tt.lose && tt.drain && (taken == 0 || refused == 0) {
+			if !tt.lose && !tt.end && tt.drain && (taken == 0 || refused == 0) {
 				t.Fatalf("%d notifications taken, %d refused; want some of each", taken, refused)
 			}
 			kept := 0
@@ -135,10 +144,26 @@ func TestAirHoldsRecyclableForTheTransport(t *testing.T) {
 // the throughput model while the consumer reads and releases them on a
 // goroutine of its own and the provider makes new ones from the pool: a
 // notification reused before its last holder was done would show another
-// one's samples (and, under the race detector, a race).
+// one's samples (and, under the race detector, a race). On a real clock
+// the connection events run on the clock's goroutine while notifications
+// are admitted and the event timer armed again.
 func TestPooledNotificationsIntactOverTheAir(t *testing.T) {
-	const streams, rounds, n = 6, 2000, 16
-	clk := clock.NewVirtual()
+	t.Run("virtual clock", func(t *testing.T) {
+		clk := clock.NewVirtual()
+		pooledOverTheAir(t, clk, 2000, func() { clk.Advance(2 * time.Millisecond) }, func() { clk.Advance(time.Second) })
+	})
+	t.Run("real clock", func(t *testing.T) {
+		// No bound on time: the rounds go as fast as they can (most are
+		// refused), then the air carries out what waits.
+		pooledOverTheAir(t, clock.NewReal(), 300, func() { time.Sleep(100 * time.Microsecond) }, func() {})
+	})
+}
+
+// pooledOverTheAir publishes rounds of pooled ECG notifications of six
+// subscriptions over a connection on clk, calling step after each round
+// and settle after the last, and checks what arrives.
+func pooledOverTheAir(t *testing.T, clk clock.Clock, rounds int, step, settle func()) {
+	const streams, n = 6, 16
 	q := resource.NewQueue(1 << 12)
 	_, c, subs := airtimeConn(t, clk, q, streams)
 	stream := make(map[*resource.Subscription]int32, streams)
@@ -182,9 +207,9 @@ func TestPooledNotificationsIntactOverTheAir(t *testing.T) {
 			s.Notify(e)
 			e.Release()
 		}
-		clk.Advance(2 * time.Millisecond)
+		step()
 	}
-	clk.Advance(time.Second)
+	settle()
 	for q.Len() > 0 || c.Waiting() > 0 {
 		time.Sleep(time.Millisecond)
 	}
