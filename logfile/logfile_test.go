@@ -238,6 +238,35 @@ func TestEDFFillsGap(t *testing.T) {
 	}
 }
 
+// A busy device loses notifications before its data logger takes them:
+// a run of lost records neither slows the measured rate (which would put
+// the records after it before their time, overlapping those before) nor
+// stops the export; the run is filled and annotated as a gap.
+func TestEDFMeasuresRateAcrossLostRecords(t *testing.T) {
+	w := sbem.NewWriter()
+	acc := xyzLayout("MeasAcc", "ArrayAcc")
+	log := []byte(sbem.Header)
+	var err error
+	for k := range 30 { // 4 samples at 52 Hz a record; the 6th to 9th are lost
+		if k >= 5 && k < 9 {
+			continue
+		}
+		if log, err = w.AppendRecord(log, acc, 4, xyzRecord(uint32(math.Round(float64(k)*4000/52)), 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := logfile.EDF(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Signals[0]; s.Rate != 52 || len(s.Samples) != 120 {
+		t.Errorf("%s: %d samples at %g Hz, want 120 at 52 Hz", s.Label, len(s.Samples), s.Rate)
+	}
+	if len(f.Annotations) != 1 || f.Annotations[0].Text != "Acc: 16 samples lost" || f.Annotations[0].Onset != 20*time.Second/52 {
+		t.Errorf("annotations %v, want 16 samples lost at %v", f.Annotations, 20*time.Second/52)
+	}
+}
+
 // A log names no sample rate: a stream's rate is measured from the time
 // between its records, and a stream whose records give none is refused,
 // named, instead of being given a rate guessed.
