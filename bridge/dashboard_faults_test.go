@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -32,6 +33,14 @@ func TestDashboardFaults(t *testing.T) {
 	p.poll("the fault in the list", `!!document.querySelector('#faults tr.active[data-id="1"]')`)
 	if row := p.text(`#faults tr[data-id="1"]`); !strings.Contains(row, "firsthr") || !strings.Contains(row, "value 150") || !strings.Contains(row, "api") {
 		t.Errorf("the fault's row: %q", row)
+	}
+	// the list is read every second, and its rows stay as they are
+	// while it says the same: they are not replaced under the pointer
+	evaluate[bool](p, "keep the row", `(window.row = document.querySelector('#faults tr[data-id="1"]'), true)`)
+	reads := evaluate[int](p, "the tab's reads", `window.senseboard.faults.reads`)
+	p.poll("two reads of the list", fmt.Sprintf(`window.senseboard.faults.reads >= %d`, reads+2))
+	if !evaluate[bool](p, "the row kept", `document.contains(window.row)`) {
+		t.Error("a read of the same list replaced its rows")
 	}
 	// a bad parameter: the device's reason shows
 	p.do("bad share", chromedp.SetValue(`form[data-fault="interference"] input[name=share]`, "3"),

@@ -53,7 +53,7 @@ func TestDashboardLogs(t *testing.T) {
 
 	// every download of the log
 	for _, f := range []string{"sbem", "csv", "json", "edf"} {
-		got := evaluate[string](p, "download "+f, `fetch(document.querySelector('#logs tr[data-log="1"] a[data-format="`+f+`"]').href).then((r) => r.status + ' ' + r.headers.get('Content-Disposition'))`, chromedp.EvalAwaitPromise)
+		got := evaluate[string](p, "download "+f, `fetch(document.querySelector('#logs tr[data-log="1"] a[data-format="`+f+`"]').href).then(async (r) => r.status + ' ' + (r.ok ? r.headers.get('Content-Disposition') : await r.text()))`, chromedp.EvalAwaitPromise)
 		if want := "200 attachment; filename=000123-log1." + f; got != want {
 			t.Errorf("download of %s: %q, want %q", f, got, want)
 		}

@@ -3,6 +3,7 @@ package edf
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -115,19 +116,45 @@ func (s *Stream) Add(ms float64, values []float64) error {
 // Adds returns how many times Add added rows to the stream.
 func (s *Stream) Adds() int { return len(s.chunks) }
 
-// MeasuredRate returns the rate the stream's timestamps give: the rows
-// before its last chunk over the time from its first chunk to its last;
-// 0 when that time is none.
+// MeasuredRate returns the rate the stream's timestamps give, 0 when they
+// give none (fewer than two chunks at different times). Each step from one
+// device time to the next later one gives the rows it holds over its
+// time; the steps near the median step's rate (within a quarter of their
+// time, and a millisecond more since timestamps are whole milliseconds)
+// give the rate: their rows over their time. A step over records lost on
+// the way (a busy device drops notifications) holds rows for a shorter
+// time than it spans, and so does not slow the rate down.
 func (s *Stream) MeasuredRate() float64 {
-	if len(s.chunks) < 2 {
+	type step struct{ rows, ms float64 }
+	var steps []step
+	from := 0
+	for k := 1; k < len(s.chunks); k++ {
+		c, f := s.chunks[k], s.chunks[from]
+		switch {
+		case c.ms > f.ms:
+			steps = append(steps, step{float64(c.first - f.first), c.ms - f.ms})
+			from = k
+		case c.ms < f.ms: // the time went back: measure from here on
+			from = k
+		}
+	}
+	if len(steps) == 0 {
 		return 0
 	}
-	first, last := s.chunks[0], s.chunks[len(s.chunks)-1]
-	span := last.ms - first.ms
-	if span <= 0 {
-		return 0
+	rates := make([]float64, len(steps))
+	for i, st := range steps {
+		rates[i] = st.rows / st.ms
 	}
-	return float64(last.first-first.first) / (span / 1000)
+	slices.Sort(rates)
+	median := rates[len(rates)/2] // rows per ms
+	var rows, ms float64
+	for _, st := range steps {
+		if want := st.rows / median; math.Abs(st.ms-want) <= want/4+1 {
+			rows += st.rows
+			ms += st.ms
+		}
+	}
+	return rows / ms * 1000
 }
 
 // familyRates are the sample rates of the device family's streams.

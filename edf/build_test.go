@@ -96,9 +96,10 @@ func TestBuilderFillBudget(t *testing.T) {
 	}
 }
 
-// A stream measures its rate from the rows before its last Add over the
-// time from its first Add to its last; Adds counts the Adds that brought
-// rows, so a caller can say why a stream has no rate.
+// A stream measures its rate from the steps between its Adds at
+// different times, leaving out the steps over lost Adds and back in time;
+// Adds counts the Adds that brought rows, so a caller can say why a stream
+// has no rate.
 func TestStreamMeasuredRate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -111,6 +112,9 @@ func TestStreamMeasuredRate(t *testing.T) {
 		{"two at one time", []float64{5, 5}, 0, 2},
 		{"two 20 ms apart", []float64{0, 20}, 100, 2},
 		{"three with an empty one", []float64{0, -1, 20, 40}, 100, 3},
+		{"two lost between", []float64{0, 20, 40, 100, 120}, 100, 5},
+		{"whole milliseconds", []float64{0, 12, 25, 37, 50, 62, 75}, 160, 7},
+		{"a step back", []float64{500, 520, 0, 20, 40}, 100, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b edf.Builder

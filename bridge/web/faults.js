@@ -4,7 +4,11 @@
 // a button that ends it. It uses app.js's helpers: $, el, api and state.
 'use strict';
 
-const faultsTab = { kinds: null, serial: '', busy: false };
+const faultsTab = {
+  kinds: null, serial: '', busy: false,
+  shown: '', // the device and list the table shows, as JSON
+  reads: 0, // lists read, each shown or found shown already
+};
 window.senseboard.faults = faultsTab;
 
 function faultsInfo(text, error) {
@@ -70,6 +74,11 @@ async function refreshFaults() {
     const list = await api('GET', `api/devices/${encodeURIComponent(serial)}/faults`);
     faultsTab.serial = serial;
     faultsTab.list = list;
+    // the table is built again only when the list changed: a row replaced
+    // under the pointer would lose a click on its End button
+    const shown = JSON.stringify([serial, list]);
+    if (shown === faultsTab.shown) return;
+    faultsTab.shown = shown;
     $('#faults tbody').replaceChildren(...list.slice().reverse().map((r) => el('tr', { 'data-id': r.id, class: r.end ? '' : 'active' },
       el('td', {}, String(r.id)), el('td', {}, r.fault), el('td', {}, paramsText(r)), el('td', {}, r.origin),
       el('td', {}, stampText(r.start)), el('td', {}, r.end ? stampText(r.end) : 'active'), el('td', {}, r.endedBy),
@@ -78,6 +87,7 @@ async function refreshFaults() {
     faultsInfo(e.message, true);
   } finally {
     faultsTab.busy = false;
+    faultsTab.reads++;
   }
 }
 
