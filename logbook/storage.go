@@ -325,10 +325,12 @@ func (s *Storage) Entries() []Entry {
 	return out
 }
 
-// Read returns a log's bytes.
+// Read returns a log's bytes. Of the log being written it returns what
+// was written and made durable when Read began, whole chunks only: an
+// append that is under way as the file is read is left out.
 func (s *Storage) Read(id uint32) ([]byte, error) {
 	s.mu.Lock()
-	_, ok := s.sizes[id]
+	size, ok := s.sizes[id]
 	s.mu.Unlock()
 	if !ok {
 		return nil, ErrNoLog
@@ -336,6 +338,9 @@ func (s *Storage) Read(id uint32) ([]byte, error) {
 	data, err := os.ReadFile(filepath.Join(s.dir, name(id)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoLog
+	}
+	if int64(len(data)) > size {
+		data = data[:size]
 	}
 	return data, err
 }

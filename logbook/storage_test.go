@@ -135,3 +135,41 @@ func TestStorageKeepsLogsThatFitExactly(t *testing.T) {
 		}
 	}
 }
+
+// A read of the log being written returns the chunks appended before it,
+// not the part of an append that is still under way.
+func TestStorageReadsWholeChunksOfTheOpenLog(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := openStorage(t, dir, 1<<20)
+	id, err := s.Create(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := sbem.AppendChunk(nil, 100, []byte{1, 2, 3, 4})
+	if err := s.Append(chunk, 7); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the first bytes of the next append, written but not yet done
+	f, err := os.OpenFile(filepath.Join(dir, "logbook", "00000001.sbem"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(chunk[:3]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, err := s.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) || len(got) != len(sbem.Header)+len(chunk) {
+		t.Errorf("read %d bytes while an append was under way; want the %d of the header and the whole chunk", len(got), len(want))
+	}
+	if _, _, err := sbem.Chunks(got); err != nil {
+		t.Errorf("the read does not decode: %v", err)
+	}
+}
