@@ -252,37 +252,50 @@ func TestSenderFailsStreamOfRefusedMessage(t *testing.T) {
 }
 
 // TestSenderKeepsSmallBuffers: a batch of many small messages (a fleet's
-// keepalives) leaves its shard no list longer than keepSendMsgs, nor a
-// buffer larger than keepSendBuffer, for the batches after it. The test's
+// keepalives), or of a few large ones, leaves its shard no list longer
+// than keepSendMsgs, nor a buffer larger than keepSendBuffer, for the
+// batches after it. The test's
 // sender starts once the batch waits, so that it takes the batch in one
 // round.
 func TestSenderKeepsSmallBuffers(t *testing.T) {
-	l, s, got, wait := watchedStream(t)
-	sn := newSender(l)
-	t.Cleanup(sn.close)
-	to := InboxSubject("peer")
-	const n = 4 * keepSendMsgs
-	for seq := range uint64(n) {
-		if err := sn.send(s, to, message{kind: msgKeepalive, stream: 1, seq: seq}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	go sn.run()
-	wait(n)
-	// The next batch swaps the shard's list and buffer for the ones the
-	// sender kept of the batch before.
-	if err := sn.send(s, to, message{kind: msgKeepalive, stream: 1, seq: n}); err != nil {
-		t.Fatal(err)
-	}
-	wait(n + 1)
-	if len(got()) != n+1 {
-		t.Fatalf("%d messages came, want %d", len(got()), n+1)
-	}
-	sh := &sn.shards[s.id%sendShards]
-	sh.mu.Lock()
-	msgs, buf := cap(sh.msgs), cap(sh.buf)
-	sh.mu.Unlock()
-	if msgs > keepSendMsgs || buf > keepSendBuffer {
-		t.Errorf("the shard keeps room for %d messages and %d bytes after a batch of %d small ones; want at most %d and %d", msgs, buf, n, keepSendMsgs, keepSendBuffer)
+	for _, tc := range []struct {
+		name string
+		kind byte
+		n    int // messages in the first batch
+		body int // bytes each
+	}{
+		{"many small", msgKeepalive, 4 * keepSendMsgs, 0},
+		{"few large", msgData, 4, keepSendBuffer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, s, got, wait := watchedStream(t)
+			sn := newSender(l)
+			t.Cleanup(sn.close)
+			to := InboxSubject("peer")
+			body := make([]byte, tc.body)
+			for seq := range uint64(tc.n) {
+				if err := sn.send(s, to, message{kind: tc.kind, stream: 1, seq: seq, body: body}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			go sn.run()
+			wait(tc.n)
+			// The next batch swaps the shard's list and buffer for the ones
+			// the sender kept of the batch before.
+			if err := sn.send(s, to, message{kind: msgKeepalive, stream: 1, seq: uint64(tc.n)}); err != nil {
+				t.Fatal(err)
+			}
+			wait(tc.n + 1)
+			if len(got()) != tc.n+1 {
+				t.Fatalf("%d messages came, want %d", len(got()), tc.n+1)
+			}
+			sh := &sn.shards[s.id%sendShards]
+			sh.mu.Lock()
+			msgs, buf := cap(sh.msgs), cap(sh.buf)
+			sh.mu.Unlock()
+			if msgs > keepSendMsgs || buf > keepSendBuffer {
+				t.Errorf("the shard keeps room for %d messages and %d bytes after a batch of %d of %d bytes; want at most %d and %d", msgs, buf, tc.n, tc.body, keepSendMsgs, keepSendBuffer)
+			}
+		})
 	}
 }
