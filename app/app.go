@@ -451,6 +451,11 @@ func (c *Context) deliverNotes() {
 	for _, e := range c.noteBuf {
 		s := c.subs[e.Sub.Client]
 		if s == nil {
+			// the app unsubscribed: no onNotify sees it, so the queue's
+			// hold ends here
+			if r, ok := e.Content.(resource.Recyclable); ok {
+				r.Release()
+			}
 			continue
 		}
 		if e.Ended != 0 {

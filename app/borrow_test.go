@@ -21,8 +21,9 @@ func (p *pooled) Keep()    { p.kept.Store(true) }
 
 // A subscription whose onNotify borrows the content (Borrow) releases it
 // once onNotify returns, so that it can go back to its maker; one that
-// may keep it releases nothing. On the real clock, where the app's
-// notifications wait in a queue that holds them.
+// may keep it releases nothing; content that comes after the app
+// unsubscribed, which no onNotify sees, is released. On the real clock,
+// where the app's notifications wait in a queue that holds them.
 func TestBorrowReleases(t *testing.T) {
 	definition := []byte(`swagger: '2.0'
 info: {version: '1', title: Pool, x-api-state: experimental, x-api-required: false, x-api-type: public}
@@ -36,7 +37,17 @@ paths:
       responses:
         200: {description: Unsubscribed.}
 `)
-	for _, borrow := range []bool{true, false} {
+	for _, tc := range []struct {
+		name        string
+		borrow      bool
+		unsubscribe bool // before the notification is handed to the app
+		want        int32
+	}{
+		{"borrows", true, false, 0},
+		{"may keep", false, false, 1},
+		{"unsubscribed", false, true, 0},
+	} {
+		borrow := tc.borrow
 		d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
 		pub, err := app.Run(d, funcApp{"pub", func(ctx *app.Context) error { return ctx.Provide(definition, app.Handlers{}) }})
 		if err != nil {
@@ -44,11 +55,13 @@ paths:
 		}
 		subscribed := make(chan bool, 1)
 		handled := make(chan int32, 1)
+		var subscription *app.Subscription
 		sub, err := app.Run(d, funcApp{"sub", func(ctx *app.Context) error {
 			s, env := ctx.SubscribeNow("/Sample/Pool", func(c any) { handled <- c.(*pooled).holds.Load() })
 			if s != nil && borrow {
 				s.Borrow()
 			}
+			subscription = s
 			subscribed <- env.Status.OK()
 			return nil
 		}})
@@ -60,8 +73,15 @@ paths:
 		}
 		// The app's goroutine waits until the maker has let go, so that
 		// onNotify sees the queue's hold alone.
-		gate := make(chan struct{})
-		sub.Context().Run(func() { <-gate })
+		gate, started := make(chan struct{}), make(chan struct{})
+		sub.Context().Run(func() {
+			close(started)
+			<-gate
+			if tc.unsubscribe {
+				subscription.Unsubscribe(nil)
+			}
+		})
+		<-started // the notification comes while the app's goroutine waits
 		c := &pooled{}
 		c.Hold() // its maker's
 		if n, err := pub.Context().Notify("/Sample/Pool", c); n != 1 || err != nil {
@@ -69,17 +89,18 @@ paths:
 		}
 		c.Release()
 		close(gate)
-		if during := <-handled; during != 1 {
-			t.Errorf("borrow %v: %d holds while onNotify runs; want the queue's one", borrow, during)
+		if !tc.unsubscribe {
+			if during := <-handled; during != 1 {
+				t.Errorf("%s: %d holds while onNotify runs; want the queue's one", tc.name, during)
+			}
 		}
 		after := make(chan int32)
 		sub.Context().Run(func() { after <- c.holds.Load() }) // after the notification was handled
-		want := int32(1)
-		if borrow {
-			want = 0
+		if got := <-after; got != tc.want || c.kept.Load() {
+			t.Errorf("%s: %d holds after the app had the notification, kept %v; want %d, not kept", tc.name, got, c.kept.Load(), tc.want)
 		}
-		if got := <-after; got != want || c.kept.Load() {
-			t.Errorf("borrow %v: %d holds after onNotify returned, kept %v; want %d, not kept", borrow, got, c.kept.Load(), want)
+		if tc.unsubscribe && len(handled) != 0 {
+			t.Errorf("%s: onNotify ran after the app unsubscribed", tc.name)
 		}
 		sub.Stop()
 		pub.Stop()
