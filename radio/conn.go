@@ -51,7 +51,7 @@ type Conn struct {
 	// orders the hand-out of what connection events carry (taken before
 	// p.mu and airMu)
 	sink      resource.Sink // the transport's, for the subscriptions' notifications
-	sinkHolds bool          // sink releases the Recyclable content it takes (a Queue or resource.HoldingSink)
+	sinkHolds bool          // sink releases the Recyclable content it takes (a resource.HoldingSink, such as a Queue)
 	airMu     sync.Mutex
 	air       airQueue
 	airMTU    int

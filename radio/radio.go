@@ -232,10 +232,7 @@ func (p *Peripheral) Connect(c *Central, sink resource.Sink) (*Conn, error) {
 	conn.air.key = noise.Key(p.cfg.Seed, streamAir, uint64(conn.handle))
 	conn.air.start(p.airNow(), Duration(Grant(conn.params, c.Interval)))
 	conn.sink = sink
-	switch sink.(type) {
-	case *resource.Queue, resource.HoldingSink:
-		conn.sinkHolds = true
-	}
+	_, conn.sinkHolds = sink.(resource.HoldingSink)
 	if conn.air.cfg.Enabled {
 		sink = airSink{conn}
 	} else {

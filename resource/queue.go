@@ -44,6 +44,10 @@ func NewQueue(capacity int) *Queue {
 	return &Queue{cap: max(capacity, 1), ready: make(chan struct{}, 1)}
 }
 
+// HoldsRecyclable makes a Queue a HoldingSink: its consumer releases the
+// Recyclable content it drains, and the queue what it discards.
+func (q *Queue) HoldsRecyclable() {}
+
 // Notify queues n, or drops it and returns false when the queue is full or closed.
 func (q *Queue) Notify(n Notification) bool {
 	q.mu.Lock()

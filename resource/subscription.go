@@ -118,7 +118,7 @@ type Subscription struct {
 	// what a publisher reads for each notification, together
 	stall   atomic.Pointer[Stall]
 	queue   *Queue // the client's sink when it is a Queue
-	holds   bool   // the client's sink is a HoldingSink
+	holds   bool   // the client's sink is a HoldingSink (a Queue, say)
 	active  atomic.Bool
 	limit   int32        // from the topic: most notifications waiting in a Queue
 	pending atomic.Int32 // notifications waiting in a Queue
@@ -189,14 +189,14 @@ type Recyclable interface {
 	Keep()
 }
 
-// HoldingSink is a sink that, like a Queue, sees that the Recyclable
-// content it takes is released once done with, so that delivering to it
-// need not keep the content for good: the deliverer holds the content for
-// the sink before Notify and releases it when Notify refuses it; what the
-// sink takes, it releases, or hands on with its hold to a Queue (whose
-// consumer releases it) or to another HoldingSink. It may keep content
-// (Keep) it cannot follow. The radio's throughput model is one: what it
-// admits waits for the air and then goes on to the transport's queue.
+// HoldingSink is a sink that sees that the Recyclable content it takes is
+// released once done with, so that delivering to it need not keep the
+// content for good: the deliverer holds the content for the sink before
+// Notify and releases it when Notify refuses it; what the sink takes, it
+// releases, or hands on with its hold to another HoldingSink. It may keep
+// content (Keep) it cannot follow. A Queue is one (its consumer releases
+// what it drains), and so is the radio's throughput model: what it admits
+// waits for the air and then goes on to the transport's queue.
 type HoldingSink interface {
 	Sink
 	// HoldsRecyclable says that the sink follows the contract above; it
@@ -204,36 +204,34 @@ type HoldingSink interface {
 	HoldsRecyclable()
 }
 
-// hand gives content to the subscriber's sink and reports whether the sink
-// took it: a Recyclable is held for a Queue or a HoldingSink while it
-// keeps it, and kept for good by any other sink.
-func (s *Subscription) hand(content any) bool {
-	r, ok := content.(Recyclable)
-	n := Notification{Sub: s, Content: content}
+// notify hands n to the client's sink, to its Queue without an interface
+// call when it is one.
+func (s *Subscription) notify(n Notification) bool {
 	if q := s.queue; q != nil {
-		if !ok {
-			return q.Notify(n)
-		}
-		r.Hold()
-		if q.Notify(n) {
-			return true
-		}
-		r.Release()
-		return false
-	}
-	switch {
-	case !ok:
-	case s.holds:
-		r.Hold()
-		if s.Client.sink.Notify(n) {
-			return true
-		}
-		r.Release()
-		return false
-	default:
-		r.Keep()
+		return q.Notify(n)
 	}
 	return s.Client.sink.Notify(n)
+}
+
+// hand gives content to the subscriber's sink and reports whether the sink
+// took it: a Recyclable is held for a HoldingSink while it keeps it, and
+// kept for good by any other sink.
+func (s *Subscription) hand(content any) bool {
+	n := Notification{Sub: s, Content: content}
+	r, ok := content.(Recyclable)
+	switch {
+	case !ok:
+		return s.notify(n)
+	case !s.holds:
+		r.Keep()
+		return s.notify(n)
+	}
+	r.Hold()
+	if s.notify(n) {
+		return true
+	}
+	r.Release()
+	return false
 }
 
 // Stalled reports whether the subscription is stalled (Hub.Stall).
