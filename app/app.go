@@ -453,9 +453,7 @@ func (c *Context) deliverNotes() {
 		if s == nil {
 			// the app unsubscribed: no onNotify sees it, so the queue's
 			// hold ends here
-			if r, ok := e.Content.(resource.Recyclable); ok {
-				r.Release()
-			}
+			resource.Release(e.Content)
 			continue
 		}
 		if e.Ended != 0 {
@@ -464,8 +462,8 @@ func (c *Context) deliverNotes() {
 		}
 		s.res = e.Sub
 		s.onNotify(e.Content)
-		if r, ok := e.Content.(resource.Recyclable); ok && s.borrows {
-			r.Release() // the queue's hold: the app is done with it
+		if s.borrows {
+			resource.Release(e.Content) // the queue's hold: the app is done with it
 		}
 	}
 	clear(c.noteBuf)

@@ -458,9 +458,7 @@ func (c *Conn) subscribe(ctx *app.Context, cmd gspwire.Command) {
 			if c.subs[ref] == s {
 				c.deliver(ctx, s, ref, v)
 			}
-			if r, ok := v.(resource.Recyclable); ok {
-				r.Release()
-			}
+			resource.Release(v)
 		}
 		early = nil
 	})

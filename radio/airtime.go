@@ -392,7 +392,7 @@ func (c *Conn) releaseWaitingLocked() {
 	q := &c.air
 	for i, j := 0, q.head; i < q.n; i++ {
 		if it := &q.items[j]; it.kind == outSub {
-			release(it.content)
+			resource.Release(it.content)
 			it.content = nil
 		}
 		if j++; j == len(q.items) {
@@ -401,7 +401,7 @@ func (c *Conn) releaseWaitingLocked() {
 	}
 	for i := range q.out {
 		if it := &q.out[i]; it.kind == outSub {
-			release(it.content)
+			resource.Release(it.content)
 			it.content = nil
 		}
 	}
@@ -474,7 +474,7 @@ func (c *Conn) runEvents(kind eventKind) {
 		if !c.ended && !c.lost.Load() { // a lost link carries nothing
 			c.handOut(&out[i])
 		} else if out[i].kind == outSub {
-			release(out[i].content)
+			resource.Release(out[i].content)
 		}
 		if out[i].kind == outGATT || out[i].note {
 			notes++
@@ -509,7 +509,7 @@ func (c *Conn) handOut(it *airItem) {
 			c.out.handed()
 			break
 		}
-		release(it.content)
+		resource.Release(it.content)
 		if it.owner.Active() {
 			it.owner.Lost() // carried, but the reader had no room: lost as over the air, and counted
 		}
@@ -647,12 +647,4 @@ func (c *Conn) Collect(f func()) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	f()
-}
-
-// release ends the hold of a subscription's notification that waited for
-// the air (airSink) and goes no further.
-func release(content any) {
-	if r, ok := content.(resource.Recyclable); ok {
-		r.Release()
-	}
 }

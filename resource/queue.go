@@ -150,7 +150,7 @@ func (q *Queue) Drain(dst []Event) []Event {
 		if e.Sub.Active() {
 			dst = append(dst, e)
 		} else {
-			discard(e)
+			Release(e.Content) // no consumer takes it
 		}
 	}
 	q.n = 0
@@ -175,16 +175,8 @@ func (q *Queue) Close() {
 	defer q.mu.Unlock()
 	q.closed = true
 	for _, e := range q.buf[:q.n] {
-		discard(e)
+		Release(e.Content) // no consumer takes it
 	}
 	q.buf, q.n = nil, 0
 	q.ends = nil
-}
-
-// discard ends the queue's hold of the content of a notification no
-// consumer takes (Recyclable).
-func discard(e Event) {
-	if r, ok := e.Content.(Recyclable); ok {
-		r.Release()
-	}
 }

@@ -189,6 +189,14 @@ type Recyclable interface {
 	Keep()
 }
 
+// Release ends a hold of content that is Recyclable; other content it
+// leaves alone.
+func Release(content any) {
+	if r, ok := content.(Recyclable); ok {
+		r.Release()
+	}
+}
+
 // HoldingSink is a sink that sees that the Recyclable content it takes is
 // released once done with, so that delivering to it need not keep the
 // content for good: the deliverer holds the content for the sink before

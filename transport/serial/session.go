@@ -339,9 +339,7 @@ func (s *session) encode(buf []byte) []byte {
 	s.events = s.queue.Drain(s.events[:0])
 	for _, e := range s.events {
 		buf = s.appendEvent(buf, e)
-		if r, ok := e.Content.(resource.Recyclable); ok {
-			r.Release() // encoded, or of no request: the frame holds what it said
-		}
+		resource.Release(e.Content) // encoded, or of no request: the frame holds what it said
 	}
 	clear(s.events) // the contents go with the frames
 	return buf
