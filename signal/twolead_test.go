@@ -1,0 +1,210 @@
+package signal
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// runTwoLeads feeds two leads through the device's front end into a
+// TwoLeadDetector, flushing it at the end, and returns the beat times found.
+func runTwoLeads(x0, x1 []float64, fs float64) []time.Duration {
+	var front [2]Cascade
+	for i := range front {
+		hp, _ := Butterworth(HighPass, 2, 0.5, fs)
+		lp, _ := Butterworth(LowPass, 2, 40, fs)
+		front[i] = append(hp, lp...)
+	}
+	d := NewTwoLeadDetector(fs)
+	var out []time.Duration
+	pop := func() {
+		for k, ok := d.Pop(); ok; k, ok = d.Pop() {
+			out = append(out, time.Duration(float64(k)/fs*float64(time.Second)))
+		}
+	}
+	for k := range x0 {
+		d.Feed(front[0].Step(x0[k]), front[1].Step(x1[k]))
+		pop()
+	}
+	d.Flush()
+	pop()
+	return out
+}
+
+// TestTwoLeadDetector checks the two-lead rules on a regular rhythm whose
+// second lead is smaller (0.6 times the first) and 12 ms late: the same
+// lead twice gives the single-lead detector's beats; noise and artefacts on
+// one lead, which its own detector takes for beats, are dropped when the
+// other lead is clean; and a lead that goes flat (an electrode off), before
+// its detector learns again, loses no beat of the other.
+func TestTwoLeadDetector(t *testing.T) {
+	const fs = 256
+	var beats, late []synthBeat
+	for i := range 60 {
+		at := 1 + float64(i)*0.8
+		beats = append(beats, synthBeat{at, 1, 0.01})
+		late = append(late, synthBeat{at + 0.012, 0.6, 0.01})
+	}
+	first := synthECG(beats, 49, fs)
+	second := synthECG(late, 49, fs)
+	noisy := slices.Clone(second)
+	noiseBurst(noisy, late, fs, 0.5, true)
+	// off takes a lead off from 20.7 s to 30.3 s, between beats: the
+	// amplifier's noise of 10 µV instead of the ECG
+	off := func(x []float64) []float64 {
+		x = slices.Clone(x)
+		rng := rand.New(rand.NewPCG(3, 4))
+		from, to := 20.7*fs, 30.3*fs
+		for i := int(from); i < int(to); i++ {
+			x[i] = 0.01 * rng.NormFloat64()
+		}
+		return x
+	}
+	ref := beatTimes(beats, 3)
+	score := func(found []time.Duration) Scored {
+		var from []time.Duration
+		for _, f := range found {
+			if f >= 3*time.Second {
+				from = append(from, f)
+			}
+		}
+		return ScoreBeats(ref, from, 150*time.Millisecond)
+	}
+
+	t.Run("the same lead twice", func(t *testing.T) {
+		want := runDetector(first, fs, true)
+		if got := runTwoLeads(first, first, fs); !slices.Equal(got, want) {
+			t.Errorf("beats %v; want the single-lead detector's %v", got, want)
+		}
+	})
+	t.Run("noise on the second lead", func(t *testing.T) {
+		alone := score(runDetector(noisy, fs, true))
+		if alone.FP < 5 {
+			t.Fatalf("the noisy lead alone gives %d false beats; the test needs at least 5", alone.FP)
+		}
+		s := score(runTwoLeads(first, noisy, fs))
+		if s.FN > 0 || s.FP > 0 || s.PP() <= alone.PP() {
+			t.Errorf("two leads: %d missed, %d false (+P %.2f%%); the noisy lead alone %d missed, %d false (+P %.2f%%); want none, +P above its",
+				s.FN, s.FP, s.PP(), alone.FN, alone.FP, alone.PP())
+		}
+	})
+	t.Run("noise on the first lead", func(t *testing.T) {
+		x0 := slices.Clone(first)
+		noiseBurst(x0, beats, fs, 0.8, true)
+		alone := score(runDetector(x0, fs, true))
+		if alone.FP < 5 {
+			t.Fatalf("the noisy lead alone gives %d false beats; the test needs at least 5", alone.FP)
+		}
+		s := score(runTwoLeads(x0, second, fs))
+		if s.FN > 0 || s.FP > 0 {
+			t.Errorf("two leads: %d missed, %d false; the noisy lead alone %d missed, %d false; want none", s.FN, s.FP, alone.FN, alone.FP)
+		}
+	})
+	for _, tt := range []struct {
+		name   string
+		x0, x1 []float64
+	}{
+		{"second lead off", first, off(second)},
+		{"first lead off", off(first), second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if s := score(runTwoLeads(tt.x0, tt.x1, fs)); s.FN > 0 || s.FP > 0 {
+				t.Errorf("missed %v, false %v; want none", s.Missed, s.False)
+			}
+		})
+	}
+}
+
+// TestTwoLeadDetectorLatency checks the bound on the delay: a beat of one
+// lead only is given at most 1.5 s after its R peak, the other lead flat.
+func TestTwoLeadDetectorLatency(t *testing.T) {
+	const fs = 256
+	var beats []synthBeat
+	for i := range 30 {
+		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
+	}
+	x := synthECG(beats, 25, fs)
+	d := NewTwoLeadDetector(fs)
+	worst := int64(0)
+	for k, v := range x {
+		d.Feed(v, 0)
+		for r, ok := d.Pop(); ok; r, ok = d.Pop() {
+			worst = max(worst, int64(k)-r)
+		}
+	}
+	if worst == 0 || worst > int64(1.5*fs)+1 {
+		t.Errorf("beats given up to %d samples after their R peak; want some, and at most %d", worst, int64(1.5*fs)+1)
+	}
+}
+
+func TestTwoLeadDetectorAllocs(t *testing.T) {
+	const fs = 256
+	var beats []synthBeat
+	for i := range 60 {
+		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
+	}
+	x0 := synthECG(beats, 49, fs)
+	x1 := slices.Clone(x0)
+	noiseBurst(x1, beats, fs, 0.5, true)
+	d := NewTwoLeadDetector(fs)
+	i := 0
+	if n := testing.AllocsPerRun(len(x0)-1, func() {
+		d.Feed(x0[i], x1[i])
+		for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+		}
+		i++
+	}); n != 0 {
+		t.Errorf("Feed allocates %g times per sample pair; want 0", n)
+	}
+}
+
+// BenchmarkTwoLeadDetector feeds one sample pair at 256 Hz, the second lead
+// with the noise burst of TestQRSDetectorHardCases: ns/op is the cost per
+// pair, and it must not allocate.
+func BenchmarkTwoLeadDetector(b *testing.B) {
+	const fs = 256
+	var beats []synthBeat
+	for i := range 60 {
+		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
+	}
+	x0 := synthECG(beats, 49, fs)
+	x1 := slices.Clone(x0)
+	noiseBurst(x1, beats, fs, 0.35, true)
+	d := NewTwoLeadDetector(fs)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		d.Feed(x0[i], x1[i])
+		for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+		}
+		if i++; i == len(x0) {
+			i = 0
+		}
+	}
+}
+
+func ExampleTwoLeadDetector() {
+	const fs = 256
+	// two leads of a beat a second, the second lead smaller and inverted
+	x0, x1 := make([]float64, 10*fs), make([]float64, 10*fs)
+	for k := fs / 2; k < len(x0); k += fs {
+		x0[k], x0[k+1] = 1, 0.5
+		x1[k], x1[k+1] = -0.5, -0.25
+	}
+	d := NewTwoLeadDetector(fs)
+	n := 0
+	for k := range x0 {
+		d.Feed(x0[k], x1[k])
+		for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+			n++
+		}
+	}
+	d.Flush()
+	for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+		n++
+	}
+	fmt.Println(n, "beats")
+	// Output: 8 beats
+}
