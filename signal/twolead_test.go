@@ -37,8 +37,9 @@ func runTwoLeads(x0, x1 []float64, fs float64) []time.Duration {
 // second lead is smaller (0.6 times the first) and 12 ms late: the same
 // lead twice gives the single-lead detector's beats; noise and artefacts on
 // one lead, which its own detector takes for beats, are dropped when the
-// other lead is clean; and a lead that goes flat (an electrode off), before
-// its detector learns again, loses no beat of the other.
+// other lead is clean; premature beats that one lead misses, with no pause
+// after them, are kept from the cleaner lead (rule 4); and a lead taken off
+// for 10 s (its amplifier's noise instead) loses no beat of the other.
 func TestTwoLeadDetector(t *testing.T) {
 	const fs = 256
 	var beats, late []synthBeat
@@ -64,13 +65,7 @@ func TestTwoLeadDetector(t *testing.T) {
 	}
 	ref := beatTimes(beats, 3)
 	score := func(found []time.Duration) Scored {
-		var from []time.Duration
-		for _, f := range found {
-			if f >= 3*time.Second {
-				from = append(from, f)
-			}
-		}
-		return ScoreBeats(ref, from, 150*time.Millisecond)
+		return ScoreBeats(ref, from3s(found), 150*time.Millisecond)
 	}
 
 	t.Run("the same lead twice", func(t *testing.T) {
@@ -102,6 +97,38 @@ func TestTwoLeadDetector(t *testing.T) {
 			t.Errorf("two leads: %d missed, %d false; the noisy lead alone %d missed, %d false; want none", s.FN, s.FP, alone.FN, alone.FP)
 		}
 	})
+	t.Run("premature beats on the first lead only", func(t *testing.T) {
+		// from 10 s, every fifth beat a premature one 450 ms after the beat before,
+		// then the next 550 ms after it (the rhythm reset, no pause): on
+		// the first lead only, as a beat of another axis on the second
+		var b0, b1 []synthBeat
+		at := 1.0
+		for k := 0; at < 48; k++ {
+			b0 = append(b0, synthBeat{at, 1, 0.01})
+			b1 = append(b1, synthBeat{at + 0.012, 0.6, 0.01})
+			if k%5 == 4 && at > 10 {
+				b0 = append(b0, synthBeat{at + 0.45, 1, 0.01})
+				at += 0.45 + 0.55
+				continue
+			}
+			at += 0.8
+		}
+		x0, x1 := synthECG(b0, 49, fs), synthECG(b1, 49, fs)
+		// the second lead clean, but less clean than the first
+		rng := rand.New(rand.NewPCG(5, 6))
+		for i := range x1 {
+			x1[i] += 0.02 * rng.NormFloat64()
+		}
+		ref := beatTimes(b0, 3)
+		alone := ScoreBeats(ref, from3s(runDetector(x0, fs, true)), 150*time.Millisecond)
+		if alone.FN > 0 {
+			t.Fatalf("the first lead alone misses %v; the test needs it to find them", alone.Missed)
+		}
+		s := ScoreBeats(ref, from3s(runTwoLeads(x0, x1, fs)), 150*time.Millisecond)
+		if s.FN > 0 || s.FP > 0 {
+			t.Errorf("missed %v, false %v; want none", s.Missed, s.False)
+		}
+	})
 	for _, tt := range []struct {
 		name   string
 		x0, x1 []float64
@@ -117,15 +144,22 @@ func TestTwoLeadDetector(t *testing.T) {
 	}
 }
 
+// from3s returns the beats from 3 s on, past the detectors' learning.
+func from3s(found []time.Duration) []time.Duration {
+	var out []time.Duration
+	for _, f := range found {
+		if f >= 3*time.Second {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // TestTwoLeadDetectorLatency checks the bound on the delay: a beat of one
 // lead only is given at most 1.5 s after its R peak, the other lead flat.
 func TestTwoLeadDetectorLatency(t *testing.T) {
 	const fs = 256
-	var beats []synthBeat
-	for i := range 30 {
-		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
-	}
-	x := synthECG(beats, 25, fs)
+	x, _ := noisyPair(fs, 0)
 	d := NewTwoLeadDetector(fs)
 	worst := int64(0)
 	for k, v := range x {
@@ -139,15 +173,22 @@ func TestTwoLeadDetectorLatency(t *testing.T) {
 	}
 }
 
-func TestTwoLeadDetectorAllocs(t *testing.T) {
-	const fs = 256
+// noisyPair returns two leads of a regular rhythm at fs, the second with
+// the noise burst of TestQRSDetectorHardCases, times a.
+func noisyPair(fs, a float64) (x0, x1 []float64) {
 	var beats []synthBeat
 	for i := range 60 {
 		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
 	}
-	x0 := synthECG(beats, 49, fs)
-	x1 := slices.Clone(x0)
-	noiseBurst(x1, beats, fs, 0.5, true)
+	x0 = synthECG(beats, 49, fs)
+	x1 = slices.Clone(x0)
+	noiseBurst(x1, beats, fs, a, true)
+	return x0, x1
+}
+
+func TestTwoLeadDetectorAllocs(t *testing.T) {
+	const fs = 256
+	x0, x1 := noisyPair(fs, 0.5)
 	d := NewTwoLeadDetector(fs)
 	i := 0
 	if n := testing.AllocsPerRun(len(x0)-1, func() {
@@ -165,13 +206,7 @@ func TestTwoLeadDetectorAllocs(t *testing.T) {
 // pair, and it must not allocate.
 func BenchmarkTwoLeadDetector(b *testing.B) {
 	const fs = 256
-	var beats []synthBeat
-	for i := range 60 {
-		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
-	}
-	x0 := synthECG(beats, 49, fs)
-	x1 := slices.Clone(x0)
-	noiseBurst(x1, beats, fs, 0.35, true)
+	x0, x1 := noisyPair(fs, 0.35)
 	d := NewTwoLeadDetector(fs)
 	b.ReportAllocs()
 	i := 0
