@@ -38,8 +38,10 @@ func runTwoLeads(x0, x1 []float64, fs float64) []time.Duration {
 // lead twice gives the single-lead detector's beats; noise and artefacts on
 // one lead, which its own detector takes for beats, are dropped when the
 // other lead is clean; premature beats that one lead misses, with no pause
-// after them, are kept from the cleaner lead (rule 4); and a lead taken off
-// for 10 s (its amplifier's noise instead) loses no beat of the other.
+// after them, are kept from the cleaner lead (rule 4), and those a noisy
+// lead misses from the other (rule 3); and a lead taken off for 10 s (its
+// amplifier's noise instead) loses no beat of the other. The two rule
+// tests fail without their rule.
 func TestTwoLeadDetector(t *testing.T) {
 	const fs = 256
 	var beats, late []synthBeat
@@ -126,6 +128,35 @@ func TestTwoLeadDetector(t *testing.T) {
 		}
 		s := ScoreBeats(ref, from3s(runTwoLeads(x0, x1, fs)), 150*time.Millisecond)
 		if s.FN > 0 || s.FP > 0 {
+			t.Errorf("missed %v, false %v; want none", s.Missed, s.False)
+		}
+	})
+	t.Run("beats the noisy second lead misses", func(t *testing.T) {
+		// the first lead with white noise of 0.15 mV, not clean by its
+		// detector's levels but every beat found; the second with the
+		// noise burst, and from 20 to 40 s every fourth QRS a quarter of
+		// the others': kept from the first lead, the other lead noisy
+		// (rule 3)
+		var b1 []synthBeat
+		for i, b := range late {
+			if i%4 == 3 && b.at > 20 && b.at < 40 {
+				b.amp /= 4
+			}
+			b1 = append(b1, b)
+		}
+		x0, x1 := slices.Clone(first), synthECG(b1, 49, fs)
+		rng := rand.New(rand.NewPCG(7, 8))
+		for i := range x0 {
+			x0[i] += 0.15 * rng.NormFloat64()
+		}
+		noiseBurst(x1, b1, fs, 0.3, true)
+		if s := score(runDetector(x0, fs, true)); s.FN > 0 || s.FP > 0 {
+			t.Fatalf("the first lead alone: missed %v, false %v; the test needs none", s.Missed, s.False)
+		}
+		if s := score(runDetector(x1, fs, true)); s.FN == 0 {
+			t.Fatal("the second lead alone misses no beat; the test needs it to")
+		}
+		if s := score(runTwoLeads(x0, x1, fs)); s.FN > 0 || s.FP > 0 {
 			t.Errorf("missed %v, false %v; want none", s.Missed, s.False)
 		}
 	})
