@@ -16,7 +16,12 @@
 //   - ECG exports: Timestamp_ms,Value (mV), and Timestamp,Sample (Unix
 //     seconds, integer units of 0.38147 uV, -131072 marking lost samples).
 //   - WFDB records (.hea with format 212 or 16 signals, read with its .dat): the
-//     first signal is the ECG.
+//     first signal is the ECG, and the second, when the record has one in
+//     millivolts in the same file, its second lead.
+//
+// The ECG plays the first lead. The heart rate runs on both leads of a
+// recording of two (sensor.TwoLeadSource); every format but WFDB holds the
+// device's own single lead.
 //
 // Missing samples (gaps longer than MaxGap, or marked missing) read as
 // electrodes off for the ECG.
@@ -87,8 +92,10 @@ func (s *Series) maxGap() time.Duration {
 }
 
 // Series is one channel of a recording: samples at times from the
-// recording's start. Axes holds one slice per axis (one for ECG and
-// temperature); NaN marks a missing sample.
+// recording's start. Axes holds one slice per axis: three for motion, one
+// for temperature, and one per lead for the ECG (the first is what the ECG
+// plays; a second, when a record has one, the heart rate uses too). NaN
+// marks a missing sample.
 type Series struct {
 	Channel Channel
 	Rate    float64 // nominal samples per second
@@ -370,16 +377,39 @@ func (s *Source) FillIMU(acc, gyro, magn []sensor.XYZ, t0, dt time.Duration, r s
 	fill(magn, Magn, 4900)
 }
 
-// FillECG implements sensor.ECGSource; missing samples read 0.
+// FillECG implements sensor.ECGSource: the first lead; missing samples
+// read 0.
 func (s *Source) FillECG(dst []float64, t0, dt time.Duration) {
 	ser := s.ch[ECG]
 	if ser == nil {
 		s.ecg.FillECG(dst, t0, dt)
 		return
 	}
-	ser = ser.forRate(float64(time.Second) / float64(max(dt, 1)))
+	s.fillLead(dst, ser.forRate(float64(time.Second)/float64(max(dt, 1))), 0, t0, dt)
+}
+
+// TwoLeads implements sensor.TwoLeadSource: whether the recording played as
+// the ECG has a second lead.
+func (s *Source) TwoLeads() bool { return s.ch[ECG] != nil && len(s.ch[ECG].Axes) > 1 }
+
+// FillTwoLeads implements sensor.TwoLeadSource: the first lead into lead0,
+// as FillECG fills it, and the second into lead1. Missing samples read 0;
+// without a second lead (TwoLeads false) lead1 reads 0 throughout.
+func (s *Source) FillTwoLeads(lead0, lead1 []float64, t0, dt time.Duration) {
+	s.FillECG(lead0, t0, dt)
+	ser := s.ch[ECG]
+	if ser == nil || len(ser.Axes) < 2 {
+		clear(lead1)
+		return
+	}
+	s.fillLead(lead1, ser.forRate(float64(time.Second)/float64(max(dt, 1))), 1, t0, dt)
+}
+
+// fillLead writes lead k of the ECG series ser at t0, t0+dt, ... into dst;
+// missing samples read 0.
+func (s *Source) fillLead(dst []float64, ser *Series, k int, t0, dt time.Duration) {
 	for i := range dst {
-		v, ok := ser.at(0, s.tau(ECG, t0+time.Duration(i)*dt))
+		v, ok := ser.at(k, s.tau(ECG, t0+time.Duration(i)*dt))
 		if !ok {
 			v = 0
 		}
