@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -288,4 +289,49 @@ func short(v []time.Duration) string {
 		fmt.Fprintf(&b, " %.2f", d.Seconds())
 	}
 	return b.String()
+}
+
+// TestHRDelay measures how long after its R peak a beat leaves the heart
+// rate's detector at 256 Hz on the MIT-BIH records, on the first lead alone
+// and on both (docs/behaviour.md has the figures; -v prints them), and
+// checks the two-lead detector's promise: every beat by 1.5 s after its R
+// peak, or by when a lead's own detector gives it if that is later.
+func TestHRDelay(t *testing.T) {
+	const rate = 256
+	records := []string{"100", "101", "103", "105", "119", "208"}
+	if testing.Short() {
+		records = []string{"100s"}
+	}
+	// delays returns the delays of the beats of det fed x0 and x1, sorted
+	delays := func(det *signal.HRDetector, x0, x1 []float64) []time.Duration {
+		var d []time.Duration
+		for k := range x0 {
+			det.Feed(x0[k], x1[k])
+			for r, ok := det.Pop(); ok; r, ok = det.Pop() {
+				d = append(d, time.Duration(float64(int64(k)-r)/rate*float64(time.Second)))
+			}
+		}
+		slices.Sort(d)
+		return d
+	}
+	q := func(d []time.Duration, p float64) time.Duration { return d[int(p*float64(len(d)-1))] }
+	ms := func(d []time.Duration, p float64) time.Duration { return q(d, p).Round(time.Millisecond) }
+	for _, rec := range records {
+		r, err := Load(needData(t, "mitdb/"+rec+".hea"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int(r.Length.Seconds() * rate)
+		x0, x1 := make([]float64, n), make([]float64, n)
+		NewSource(0, nil, r).FillTwoLeads(x0, x1, 0, time.Second/rate)
+		one := delays(signal.NewHRDetector(rate, 1), x0, x1)
+		second := delays(signal.NewHRDetector(rate, 1), x1, x0)
+		two := delays(signal.NewHRDetector(rate, 2), x0, x1)
+		t.Logf("record %-4s one lead: median %v, 99%% %v, most %v; two leads: median %v, 99%% %v, most %v",
+			rec, ms(one, 0.5), ms(one, 0.99), ms(one, 1), ms(two, 0.5), ms(two, 0.99), ms(two, 1))
+		bound := max(1500*time.Millisecond, q(one, 1), q(second, 1)) + time.Second/rate
+		if most := q(two, 1); most > bound {
+			t.Errorf("record %s: a beat of two leads %v after its R peak; want at most %v", rec, most, bound)
+		}
+	}
 }
