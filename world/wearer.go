@@ -19,6 +19,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/noise"
@@ -135,6 +136,8 @@ type Wearer struct {
 	origin        time.Duration
 	length        time.Duration // of the scenario's segments
 
+	injections atomic.Uint64 // how many events were injected
+
 	mu       sync.Mutex
 	injected []Event      // sorted by At, relative to the origin
 	kinds    uint32       // bit k set: the scenario or an injection has an event of kind k
@@ -199,6 +202,7 @@ func (w *Wearer) Inject(e Event) {
 		return 1
 	})
 	w.injected = slices.Insert(w.injected, i, e)
+	w.injections.Add(1)
 	w.kinds |= 1 << e.Kind
 	// forget the ticks and checkpoints at or after the event; they are
 	// computed again
@@ -214,6 +218,12 @@ func (w *Wearer) Inject(e Event) {
 		w.beats = w.beats[:0] // before the kept beats: from the first beat again
 	}
 }
+
+// Injections returns how many events have been injected. The beats from
+// an injected event's time on are generated again, so a reader that keeps
+// beats keeps them only while Injections returns what it did when the
+// beats were taken.
+func (w *Wearer) Injections() uint64 { return w.injections.Load() }
 
 // activityAt returns the activity, resting heart rate and cadence (steps per
 // minute, 0 for the default) at relative time t.
@@ -581,13 +591,25 @@ func (w *Wearer) stateAt(t time.Duration) State {
 	return s
 }
 
-// Phases returns the intensity of activity, the step phase and the
-// breathing phase at clock reading t, as At gives them, without the rest of
-// the state.
-func (w *Wearer) Phases(t time.Duration) (intensity, stepPhase, respPhase float64) {
+// Span is the wearer's slow state at both ends of a stretch of time, as a
+// batch of samples interpolates it between them.
+type Span struct {
+	// Intensity of activity, step phase and breathing phase at the start
+	// and at the end, as At gives them.
+	Intensity, StepPhase, RespPhase [2]float64
+	Contact                         bool // electrode contact at the start
+	Steady                          bool // whether contact stays the same throughout
+}
+
+// Span returns the wearer's slow state from clock reading t0 to t1.
+func (w *Wearer) Span(t0, t1 time.Duration) Span {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return phases(w.track(t - w.origin))
+	var s Span
+	s.Intensity[0], s.StepPhase[0], s.RespPhase[0] = phases(w.track(t0 - w.origin))
+	s.Intensity[1], s.StepPhase[1], s.RespPhase[1] = phases(w.track(t1 - w.origin))
+	s.Contact, s.Steady = w.contactSteady(t0, t1)
+	return s
 }
 
 // phases returns the intensity, step phase and breathing phase a fraction
@@ -603,11 +625,9 @@ func (w *Wearer) Contact(t time.Duration) bool {
 	return w.contactAt(t - w.origin)
 }
 
-// ContactSteady reports whether electrode contact stays the same from clock
-// reading t0 to t1, and what it is at t0.
-func (w *Wearer) ContactSteady(t0, t1 time.Duration) (on, steady bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// contactSteady reports whether electrode contact stays the same from
+// clock reading t0 to t1, and what it is at t0.
+func (w *Wearer) contactSteady(t0, t1 time.Duration) (on, steady bool) {
 	on = w.contactAt(t0 - w.origin)
 	steady = on == w.contactAt(t1-w.origin)
 	if steady && w.kinds&(1<<Gear|1<<ContactLoss) != 0 {
