@@ -72,7 +72,7 @@ func BenchmarkAppendXYZs(b *testing.B) {
 			const n, dt = 64, time.Second / 52
 			batches := make([][2][]XYZ, n)
 			for i := range batches {
-				acc, gyro := make([]XYZ, 8), make([]XYZ, 8)
+				acc, gyro := make([]XYZ, 4), make([]XYZ, 4)
 				m.FillIMU(acc, gyro, nil, time.Minute+time.Duration(8*i)*dt, dt, Ranges{Acc: 8, Gyro: 2000})
 				batches[i] = [2][]XYZ{acc, gyro}
 			}
@@ -122,7 +122,7 @@ func BenchmarkFleetECG(b *testing.B) {
 }
 
 // BenchmarkFleetSynthesis synthesizes what a fleet device's streams take in
-// a second: IMU6 at 52 Hz in batches of 8, the ECG at 125 Hz in batches of
+// a second: IMU6 at 52 Hz in batches of 4, the ECG at 125 Hz in batches of
 // 16 and the heart rate's ECG at 256 Hz in batches of 64, batch by batch in
 // the order of their times, for one device alone and for 4,000, whose
 // models the processor's caches cannot all hold (as a fleet's other state
@@ -138,18 +138,18 @@ func fleetSynthesis(b *testing.B, n int) {
 	for i := range models {
 		models[i] = NewModel(world.New(uint64(1+i), nil, 0), uint64(1+i))
 	}
-	acc, gyro := make([]XYZ, 8), make([]XYZ, 8)
+	acc, gyro := make([]XYZ, 4), make([]XYZ, 4)
 	ecg, hr := make([]float64, 16), make([]float64, 64)
 	const imuDT, ecgDT, hrDT = time.Second / 52, time.Second / 125, time.Second / 256
 	var ki, ke, kh int64 // the next batch of each stream
 	next := func() {
-		ti, te, th := time.Duration(ki+7)*imuDT, time.Duration(ke+15)*ecgDT, time.Duration(kh+63)*hrDT
+		ti, te, th := time.Duration(ki+3)*imuDT, time.Duration(ke+15)*ecgDT, time.Duration(kh+63)*hrDT
 		switch {
 		case ti <= te && ti <= th:
 			for _, m := range models {
 				m.FillIMU(acc, gyro, nil, time.Duration(ki)*imuDT, imuDT, Ranges{Acc: 8, Gyro: 2000})
 			}
-			ki += 8
+			ki += 4
 		case te <= th:
 			for _, m := range models {
 				m.FillECG(ecg, time.Duration(ke)*ecgDT, ecgDT)
