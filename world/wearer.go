@@ -169,11 +169,17 @@ func sameQuat(q, r Quat) bool {
 		math.Float64bits(q.Y) == math.Float64bits(r.Y) && math.Float64bits(q.Z) == math.Float64bits(r.Z)
 }
 
+// defaultScenario is the scenario of the wearers given none, one for all:
+// a fleet's wearers read it at every tick of their tracks, from one copy
+// the processor's caches hold.
+var defaultScenario = DefaultScenario()
+
 // New returns the wearer of a scenario (the default scenario when sc is nil)
-// whose time 0 is the clock reading origin.
+// whose time 0 is the clock reading origin. The wearer reads the scenario
+// and does not change it.
 func New(seed uint64, sc *Scenario, origin time.Duration) *Wearer {
 	if sc == nil {
-		sc = DefaultScenario()
+		sc = defaultScenario
 	}
 	w := &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length(), hi: -1,
 		wanderN: noise.NewStream(seed, streamWander), yawN: noise.NewStream(seed, streamYaw)}
@@ -381,7 +387,7 @@ func defaultCadence(a Activity) float64 {
 }
 
 // hrRise is how much heart rate intensity adds, bpm.
-func hrRise(i float64) float64 { return 30*math.Min(i, 1) + 36*math.Max(i-1, 0) }
+func hrRise(i float64) float64 { return 30*min(i, 1) + 36*max(i-1, 0) }
 
 // postureOrient returns the device-to-world rotation of a posture when the
 // wearer faces heading (radians clockwise from north). Upright, the device's
