@@ -53,19 +53,21 @@ const (
 
 // Model is the sensors of a device worn by a modelled wearer.
 type Model struct {
-	w        *world.Wearer
-	seed     uint64
-	accBias  world.Vec3 // m/s^2
-	gyroBias world.Vec3 // deg/s
-	hardIron world.Vec3 // uT
-	tempOff  float64    // K
-
-	noise ecgNoise // added ECG noise; off unless the scenario asks
-	heart bool     // the scenario's heart is not a healthy sinus rhythm
-	// the per-sample noise of each sensor
-	accN, gyroN, magnN, ecgN noise.Stream
+	// what the batches of every stream read first, in one or two cache
+	// lines: a fleet's models meet their batches cold
+	w                 *world.Wearer
+	seed              uint64
+	accN, gyroN, ecgN noise.Stream // the per-sample noise of each sensor
+	heart             bool         // the scenario's heart is not a healthy sinus rhythm
+	noisy             bool         // noise is added to the ECG
+	accBias, gyroBias world.Vec3   // m/s^2, deg/s
 
 	beats beatCache
+
+	magnN    noise.Stream
+	hardIron world.Vec3 // uT
+	tempOff  float64    // K
+	noise    ecgNoise   // added ECG noise; off unless the scenario asks
 }
 
 // A batch's working buffers are on the stack of the goroutine that asks
@@ -156,8 +158,10 @@ func beatWaves(kind world.BeatKind, rhythm world.Rhythm, buf *[5]wave) *[5]wave 
 // NewModel returns the sensors of device seed on wearer w.
 func NewModel(w *world.Wearer, seed uint64) *Model {
 	b := func(i uint64, sd float64) float64 { return sd * noise.Gauss(noise.Key(seed, streamBias, i)) }
+	en := newECGNoise(w.Scenario().ECGNoise, seed)
 	return &Model{
-		noise:    newECGNoise(w.Scenario().ECGNoise, seed),
+		noise:    en,
+		noisy:    en.on(),
 		heart:    !w.Scenario().Heart.Healthy(),
 		accN:     noise.NewStream(seed, streamAcc),
 		gyroN:    noise.NewStream(seed, streamGyro),
@@ -307,11 +311,11 @@ const heldBeats = 10
 type beatCache struct {
 	mu      sync.Mutex
 	gen     uint64        // the wearer's injections when the beats were taken
-	started bool          // whether next is a beat
 	from    time.Duration // every beat whose R peak lies at or after from is held, up to next
 	n       int
+	started bool                  // whether next is a beat
+	next    world.Beat            // the beat after those held, shaped once its successor is taken
 	held    [heldBeats]shapedBeat // consecutive, by R peak
-	next    world.Beat            // the beat after them, shaped once its successor is taken
 }
 
 // draw appends to drawn the beats whose R peak lies from clock reading
@@ -323,8 +327,14 @@ func (c *beatCache) draw(w *world.Wearer, from, to time.Duration, drawn []drawnB
 	if !c.take(w, from, to) {
 		return drawn, false
 	}
-	for _, b := range c.held[:c.n] {
-		if b.at >= from && b.at < to {
+	// the beats asked for are the latest held, all but those from to on:
+	// read from the last back, as few of them as there are
+	k := c.n
+	for k > 0 && c.held[k-1].at >= from {
+		k--
+	}
+	for _, b := range c.held[k:c.n] {
+		if b.at < to {
 			drawn = append(drawn, drawBeat(b))
 		}
 	}
@@ -551,7 +561,7 @@ func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 		if b.heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
 			s += afWave(t.Seconds())
 		}
-		if m.noise.on() {
+		if m.noisy {
 			s += m.noise.at(m.seed, t, t.Seconds())
 		}
 		dst[i] = s + 0.08*respSin[i] + 0.04*wander[i] + motion + emg + 0.008*hum[i]
