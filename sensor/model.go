@@ -117,9 +117,9 @@ func shape(b, next world.Beat) shapedBeat {
 	return shapedBeat{at: b.At, sq: sq, kind: b.Kind, rhythm: b.Rhythm}
 }
 
-// drawBeat prepares beat b for drawing.
-func drawBeat(b shapedBeat) drawnBeat {
-	db := drawnBeat{at: b.at}
+// draw lays out beat b for drawing into db, a zero drawnBeat.
+func (b shapedBeat) draw(db *drawnBeat) {
+	db.at = b.at
 	var shape [5]wave
 	for j, wv := range beatWaves(b.kind, b.rhythm, &shape) {
 		if wv.amp == 0 {
@@ -133,7 +133,6 @@ func drawBeat(b shapedBeat) drawnBeat {
 		db.waves[db.n] = drawnWave{at: at, width: width, amp: wv.amp, lo: at - reach, hi: at + reach, r: j == 2}
 		db.n++
 	}
-	return db
 }
 
 // beatWaves returns the components of beat b: a sinus beat's, without the
@@ -295,16 +294,18 @@ func drawWearerBeats(w *world.Wearer, from, to time.Duration, drawn []drawnBeat)
 		if k+1 < len(beats) {
 			after = beats[k+1]
 		}
-		drawn = append(drawn, drawBeat(shape(b, after)))
+		drawn = append(drawn, drawnBeat{})
+		shape(b, after).draw(&drawn[len(drawn)-1])
 	}
 	return drawn
 }
 
 // heldBeats is how many beats a model holds: those from the earliest an
 // ECG batch reaches (reachAfter before its first sample) to the latest
-// another stream's batch reaches (reachBefore past its last, a heart-rate
-// batch, a quarter of a second, later), at up to 250 beats a minute.
-const heldBeats = 10
+// another stream's batch reaches (reachBefore past its last, up to a
+// heart-rate batch, a quarter of a second, and the time of the ECG
+// stream's batch, later), 1.8 s, at up to 250 beats a minute.
+const heldBeats = 8
 
 // beatCache is the beats the device's ECG batches draw, the ECG stream's
 // and the heart rate's, taken from the wearer once for all of them.
@@ -335,7 +336,8 @@ func (c *beatCache) draw(w *world.Wearer, from, to time.Duration, drawn []drawnB
 	}
 	for _, b := range c.held[k:c.n] {
 		if b.at < to {
-			drawn = append(drawn, drawBeat(b))
+			drawn = append(drawn, drawnBeat{})
+			b.draw(&drawn[len(drawn)-1])
 		}
 	}
 	return drawn, true
@@ -457,30 +459,12 @@ const (
 // sample to the next itself falling by a constant factor.
 func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 	var (
-		nz, in               [ecgChunk]float64
 		respSin, wander, hum [ecgChunk]float64 // the steady sines
 		v                    [ecgChunk]float64 // the beats' waves
-		on                   [ecgChunk]bool
 	)
 	n := len(dst)
 	t0 := b.t0 + time.Duration(lo)*b.dt
 	dts := b.dt.Seconds()
-	for i := range n {
-		t := t0 + time.Duration(i)*b.dt
-		nz[i] = noise.Normal(m.ecgN.Key(uint64(t)))
-		on[i] = b.c0
-		if !b.steady {
-			on[i] = m.w.Contact(t)
-		}
-	}
-	// the slow state moves linearly across the batch: f = (t-t0)/span
-	f0, df := 0.0, 0.0
-	if b.span > 0 {
-		f0, df = float64(t0-b.t0)/b.span, float64(b.dt)/b.span
-	}
-	for i := range n {
-		in[i] = b.in0 + (b.in1-b.in0)*(f0+float64(i)*df)
-	}
 	// the sines in one loop, where each one's rotation waits on its last
 	resp, wand, hm := &b.resp, &b.wander, &b.hum
 	for i := range n {
@@ -544,20 +528,27 @@ func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 			}
 		}
 	}
+	// the slow state moves linearly across the batch: f = (t-t0)/span
+	f0, df := 0.0, 0.0
+	if b.span > 0 {
+		f0, df = float64(t0-b.t0)/b.span, float64(b.dt)/b.span
+	}
 	step, step2 := &b.step, &b.step2
 	for i := range n {
 		var st, st2 float64
 		if b.in0 != 0 || b.in1 != 0 {
 			st, st2 = step.next(), step2.next()
 		}
-		if !on[i] {
-			dst[i] = 0.003 * nz[i]
+		t := t0 + time.Duration(i)*b.dt
+		nz := noise.Normal(m.ecgN.Key(uint64(t)))
+		if on := b.c0; !b.steady && !m.w.Contact(t) || b.steady && !on {
+			dst[i] = 0.003 * nz
 			continue
 		}
-		t := t0 + time.Duration(i)*b.dt
 		s := v[i]
-		motion := 0.12 * in[i] * (st + 0.4*st2)
-		emg := (ecgEMG + 0.012*in[i]) * nz[i]
+		in := b.in0 + (b.in1-b.in0)*(f0+float64(i)*df)
+		motion := 0.12 * in * (st + 0.4*st2)
+		emg := (ecgEMG + 0.012*in) * nz
 		if b.heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
 			s += afWave(t.Seconds())
 		}
