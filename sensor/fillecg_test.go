@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"senseboard/noise"
 	"senseboard/world"
@@ -284,5 +285,18 @@ heart:
 	}
 	if held < 220 || long == 0 {
 		t.Errorf("of 240 batches, %d drew beats the model held and %d beats it did not hold; want at least 220, and some not held", held, long)
+	}
+}
+
+// What every stream's batch reads of a model first lies in its first two
+// cache lines of 64 bytes, and the beats' bookkeeping in the next two:
+// a fleet's models meet their batches cold.
+func TestModelReadsFewCacheLines(t *testing.T) {
+	var m Model
+	if end := unsafe.Offsetof(m.gyroBias) + unsafe.Sizeof(m.gyroBias); end > 128 {
+		t.Errorf("the fields every batch reads end at byte %d; want at most 128", end)
+	}
+	if end := unsafe.Offsetof(m.beats) + unsafe.Offsetof(m.beats.held); end > 256 {
+		t.Errorf("the held beats' bookkeeping ends at byte %d; want at most 256", end)
 	}
 }

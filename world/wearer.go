@@ -130,23 +130,24 @@ type State struct {
 
 // Wearer is the model of one wearer.
 type Wearer struct {
-	seed          uint64
-	wanderN, yawN noise.Stream // of the track, per tick
-	sc            *Scenario
-	origin        time.Duration
-	length        time.Duration // of the scenario's segments
-
+	// What every read takes first, in one cache line: a fleet's wearers
+	// meet their reads cold. mu guards the fields it marks.
+	mu         sync.Mutex
+	origin     time.Duration
+	ticks      *[trackLen]tick // mu; a ring: tick i at ticks[i%trackLen]
+	lo, hi     int64           // mu; the ticks kept, lo to hi; none when hi < lo
+	kinds      uint32          // mu; bit k set: the scenario or an injection has an event of kind k
+	sc         *Scenario
 	injections atomic.Uint64 // how many events were injected
 
-	mu       sync.Mutex
-	injected []Event      // sorted by At, relative to the origin
-	kinds    uint32       // bit k set: the scenario or an injection has an event of kind k
-	ticks    []tick       // a ring of trackLen ticks: tick i at ticks[i%trackLen]
-	lo, hi   int64        // the ticks kept, lo to hi; none when hi < lo
-	drift    drift        // of tick hi
-	cps      []checkpoint // by index
-	beats    []Beat
-	turn     turn
+	seed          uint64
+	wanderN, yawN noise.Stream  // of the track, per tick
+	length        time.Duration // of the scenario's segments
+	injected      []Event       // mu; sorted by At, relative to the origin
+	drift         drift         // mu; of tick hi
+	cps           []checkpoint  // mu; by index
+	beats         []Beat        // mu
+	turn          turn          // mu
 }
 
 // turn remembers the latest tick's turn toward the posture's orientation: a
@@ -506,7 +507,7 @@ func (w *Wearer) next(i int64, p, k *tick, d *drift) {
 // tick index i, or at the start.
 func (w *Wearer) restart(i int64) {
 	if w.ticks == nil {
-		w.ticks = make([]tick, trackLen)
+		w.ticks = new([trackLen]tick)
 	}
 	for j := len(w.cps) - 1; j >= 0; j-- {
 		if cp := &w.cps[j]; cp.i <= i {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 const walkScenario = `
@@ -484,5 +485,14 @@ func TestInjectedEventOfEachKindIsSeen(t *testing.T) {
 				t.Errorf("around an injected %s: contact %v, steady %v; want on and not steady", tt.name, sp.Contact, sp.Steady)
 			}
 		})
+	}
+}
+
+// What every read of a wearer takes first lies in one cache line of 64
+// bytes: a fleet's wearers meet their reads cold.
+func TestWearerReadsOneCacheLine(t *testing.T) {
+	var w Wearer
+	if end := unsafe.Offsetof(w.injections) + unsafe.Sizeof(w.injections); end > 64 {
+		t.Errorf("the fields every read takes end at byte %d; want at most 64", end)
 	}
 }
