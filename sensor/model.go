@@ -81,8 +81,8 @@ const (
 )
 
 // drawnBeat is a beat as a batch of the ECG draws it: its R peak and its
-// waves, with their T wave scaled to the interval it spans, less those of
-// no amplitude.
+// waves, with their T wave scaled to the interval its repolarisation
+// spans, less those of no amplitude.
 type drawnBeat struct {
 	at    time.Duration
 	n     int
@@ -120,8 +120,8 @@ func shape(b, next world.Beat) shapedBeat {
 // draw lays out beat b for drawing into db, a zero drawnBeat.
 func (b shapedBeat) draw(db *drawnBeat) {
 	db.at = b.at
-	var shape [5]wave
-	for j, wv := range beatWaves(b.kind, b.rhythm, &shape) {
+	var buf [5]wave
+	for j, wv := range beatWaves(b.kind, b.rhythm, &buf) {
 		if wv.amp == 0 {
 			continue // adds exactly nothing
 		}
@@ -135,9 +135,9 @@ func (b shapedBeat) draw(db *drawnBeat) {
 	}
 }
 
-// beatWaves returns the components of beat b: a sinus beat's, without the
-// P wave in atrial fibrillation, with an ectopic P wave for a premature
-// atrial beat, or a ventricular beat's.
+// beatWaves returns the components of a beat of a kind in a rhythm: a
+// sinus beat's, without the P wave in atrial fibrillation, with an ectopic
+// P wave for a premature atrial beat, or a ventricular beat's.
 func beatWaves(kind world.BeatKind, rhythm world.Rhythm, buf *[5]wave) *[5]wave {
 	switch {
 	case kind == world.Ventricular:
@@ -300,11 +300,12 @@ func drawWearerBeats(w *world.Wearer, from, to time.Duration, drawn []drawnBeat)
 	return drawn
 }
 
-// heldBeats is how many beats a model holds: those from the earliest an
-// ECG batch reaches (reachAfter before its first sample) to the latest
-// another stream's batch reaches (reachBefore past its last, up to a
-// heart-rate batch, a quarter of a second, and the time of the ECG
-// stream's batch, later), 1.8 s, at up to 250 beats a minute.
+// heldBeats is how many beats a model holds: those that the batches of its
+// streams reach together, at up to 250 beats a minute, from reachAfter
+// before the first sample of the heart rate's batch, which lags up to its
+// quarter of a second and an ECG batch behind, to reachBefore past the
+// ECG's last, 1.8 s. A batch that reaches more takes its beats from the
+// wearer.
 const heldBeats = 8
 
 // beatCache is the beats the device's ECG batches draw, the ECG stream's
