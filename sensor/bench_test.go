@@ -108,17 +108,26 @@ func BenchmarkFleetECG(b *testing.B) {
 			kh += 64
 		}
 	}
-	for time.Duration(kh)*hrDT < 10*time.Second {
+	cpu := deviceSeconds(b, func() time.Duration { return time.Duration(kh) * hrDT }, next)
+	b.ReportMetric(float64(cpu)/float64(b.N), "ns-CPU/op")
+}
+
+// deviceSeconds calls next, which synthesizes the next batch of a device's
+// streams, until reached, the time the streams have reached, is 10 s, and
+// then for a second of them an iteration. It returns the CPU time of the
+// iterations.
+func deviceSeconds(b *testing.B, reached func() time.Duration, next func()) time.Duration {
+	for reached() < 10*time.Second {
 		next()
 	}
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		for end := time.Duration(kh)*hrDT + time.Second; time.Duration(kh)*hrDT < end; {
+		for end := reached() + time.Second; reached() < end; {
 			next()
 		}
 	}
-	reportCPU(b, cpu0)
+	return cpuTime() - cpu0
 }
 
 // BenchmarkFleetSynthesis synthesizes what a fleet device's streams take in
@@ -162,15 +171,6 @@ func fleetSynthesis(b *testing.B, n int) {
 			kh += 64
 		}
 	}
-	for time.Duration(kh)*hrDT < 10*time.Second {
-		next()
-	}
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		for end := time.Duration(kh)*hrDT + time.Second; time.Duration(kh)*hrDT < end; {
-			next()
-		}
-	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(n), "ns-CPU/device-s")
+	cpu := deviceSeconds(b, func() time.Duration { return time.Duration(kh) * hrDT }, next)
+	b.ReportMetric(float64(cpu)/float64(b.N)/float64(n), "ns-CPU/device-s")
 }
