@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -298,5 +299,45 @@ func TestModelReadsFewCacheLines(t *testing.T) {
 	}
 	if end := unsafe.Offsetof(m.beats) + unsafe.Offsetof(m.beats.held); end > 256 {
 		t.Errorf("the held beats' bookkeeping ends at byte %d; want at most 256", end)
+	}
+}
+
+// The ECG stream's and the heart rate's batches, run at once on their own
+// goroutines as a device's clock may run them, share the model's beats
+// and get the ECG each stream gets from a model of its own (and, under
+// the race detector, touch nothing unguarded).
+func TestFillECGStreamsAtOnce(t *testing.T) {
+	shared := NewModel(world.New(11, nil, 0), 11)
+	streams := []struct {
+		rate, batch int
+		got         []float64
+	}{{125, 16, nil}, {256, 64, nil}}
+	const secs = 16 // whole batches of both
+	var wg sync.WaitGroup
+	for k := range streams {
+		s := &streams[k]
+		s.got = make([]float64, secs*s.rate)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dt := time.Second / time.Duration(s.rate)
+			for i := 0; i < len(s.got); i += s.batch {
+				shared.FillECG(s.got[i:i+s.batch], time.Duration(i)*dt, dt)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, s := range streams {
+		alone := NewModel(world.New(11, nil, 0), 11)
+		want := make([]float64, len(s.got))
+		dt := time.Second / time.Duration(s.rate)
+		for i := 0; i < len(want); i += s.batch {
+			alone.FillECG(want[i:i+s.batch], time.Duration(i)*dt, dt)
+		}
+		for i := range want {
+			if s.got[i] != want[i] {
+				t.Fatalf("%d Hz, sample %d: %v; a model of its own gives %v", s.rate, i, s.got[i], want[i])
+			}
+		}
 	}
 }
