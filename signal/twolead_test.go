@@ -107,18 +107,7 @@ func TestTwoLeadDetector(t *testing.T) {
 		// from 10 s, every fifth beat a premature one 450 ms after the beat before,
 		// then the next 550 ms after it (the rhythm reset, no pause): on
 		// the first lead only, as a beat of another axis on the second
-		var b0, b1 []synthBeat
-		at := 1.0
-		for k := 0; at < 48; k++ {
-			b0 = append(b0, synthBeat{at, 1, 0.01})
-			b1 = append(b1, synthBeat{at + 0.012, 0.6, 0.01})
-			if k%5 == 4 && at > 10 {
-				b0 = append(b0, synthBeat{at + 0.45, 1, 0.01})
-				at += 0.45 + 0.55
-				continue
-			}
-			at += 0.8
-		}
+		b0, b1 := withPremature(5, 0.45, 0.55, 0)
 		// both leads as clean: the rhythm decides (rule 4)
 		x0, x1 := synthECG(b0, 49, fs), synthECG(b1, 49, fs)
 		ref := beatTimes(b0, 3)
@@ -169,19 +158,7 @@ func TestTwoLeadDetector(t *testing.T) {
 		// ventricular beats of a bigeminy. The first lead finds every
 		// beat but has white noise of 0.08 mV, noisier than the second.
 		// The second lead's silence must not outvote the first
-		var b0, b1 []synthBeat
-		at := 1.0
-		for k := 0; at < 48; k++ {
-			b0 = append(b0, synthBeat{at, 1, 0.01})
-			b1 = append(b1, synthBeat{at + 0.012, 0.6, 0.01})
-			if k%2 == 1 && at > 10 {
-				b0 = append(b0, synthBeat{at + 0.4, 1, 0.01})
-				b1 = append(b1, synthBeat{at + 0.412, 0.03, 0.01})
-				at += 0.4 + 0.6
-				continue
-			}
-			at += 0.8
-		}
+		b0, b1 := withPremature(2, 0.4, 0.6, 0.03)
 		x0, x1 := synthECG(b0, 49, fs), synthECG(b1, 49, fs)
 		rng := rand.New(rand.NewPCG(9, 10))
 		for i := range x0 {
@@ -214,6 +191,30 @@ func TestTwoLeadDetector(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withPremature returns the beats of two leads, the second 0.6 times the
+// first and 12 ms late, of a rhythm of a beat every 800 ms from 1 s to 48 s
+// with, from 10 s, a premature beat after every nth: coupling seconds after
+// it, and the next beat after seconds later (the rhythm reset, no pause).
+// The premature beats are amp1 high on the second lead, left out when amp1
+// is 0.
+func withPremature(n int, coupling, after, amp1 float64) (b0, b1 []synthBeat) {
+	at := 1.0
+	for k := 0; at < 48; k++ {
+		b0 = append(b0, synthBeat{at, 1, 0.01})
+		b1 = append(b1, synthBeat{at + 0.012, 0.6, 0.01})
+		if k%n == n-1 && at > 10 {
+			b0 = append(b0, synthBeat{at + coupling, 1, 0.01})
+			if amp1 > 0 {
+				b1 = append(b1, synthBeat{at + coupling + 0.012, amp1, 0.01})
+			}
+			at += coupling + after
+			continue
+		}
+		at += 0.8
+	}
+	return b0, b1
 }
 
 // from3s returns the beats from 3 s on, past the detectors' learning.
