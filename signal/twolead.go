@@ -17,9 +17,9 @@ import (
 // detector gives the beat, its noise share. And how often a lead sees the
 // beats shows in the stream itself: how many of the last 16 beats given
 // each lead found. A lead's silence is evidence against a beat only when
-// that lead usually sees the beats; a lead whose complexes are small or
-// perpendicular to it, or whose beats a premature rhythm changes, misses
-// beats on a clean signal. So:
+// that lead usually sees the beats: a lead to which some complexes are
+// small or perpendicular (premature beats of another axis, say) misses
+// those beats on a clean signal. So:
 //
 //  1. a beat found on both leads, their R peaks less than 200 ms apart (no
 //     heart beats twice in 200 ms), is a beat, at the first lead's R peak,
