@@ -19,21 +19,38 @@ import (
 func detectRecording(r *Recording, rate float64, drops []drop) []time.Duration {
 	det := signal.NewQRSDetector(rate)
 	var found []time.Duration
-	pop := func() {
-		for {
-			k, ok := det.Pop()
-			if !ok {
-				return
-			}
-			found = append(found, time.Duration(float64(k)/rate*float64(time.Second)))
-		}
-	}
 	playECG(r, rate, drops, func(x float64) {
 		det.Feed(x)
-		pop()
+		found = popBeats(det, rate, found)
 	})
 	det.Flush()
-	pop()
+	return popBeats(det, rate, found)
+}
+
+// detectTwoLeads plays two leads of a recording (r0 and r1, of the same
+// length) at rate through the device's front end into the two-lead
+// detector, and returns the beats found, flushing it at the end. Each lead
+// is changed in its own signal drops (nil for none).
+func detectTwoLeads(r0, r1 *Recording, rate float64, drops0, drops1 []drop) []time.Duration {
+	var x0, x1 []float64
+	playECG(r0, rate, drops0, func(x float64) { x0 = append(x0, x) })
+	playECG(r1, rate, drops1, func(x float64) { x1 = append(x1, x) })
+	det := signal.NewTwoLeadDetector(rate)
+	var found []time.Duration
+	for k := range min(len(x0), len(x1)) {
+		det.Feed(x0[k], x1[k])
+		found = popBeats(det, rate, found)
+	}
+	det.Flush()
+	return popBeats(det, rate, found)
+}
+
+// popBeats appends the beats a detector (one lead's or two leads') has
+// found to found, as times at rate.
+func popBeats(det interface{ Pop() (int64, bool) }, rate float64, found []time.Duration) []time.Duration {
+	for k, ok := det.Pop(); ok; k, ok = det.Pop() {
+		found = append(found, time.Duration(float64(k)/rate*float64(time.Second)))
+	}
 	return found
 }
 

@@ -1,7 +1,8 @@
 // Package signal owns the device's signal processing, as pure streaming
 // functions: digital filters designed here (gonum has no IIR design), the
-// QRS detector that heart rate comes from, and the detectors that turn
-// accelerometer samples into movement, tap, double-tap and free-fall states.
+// QRS detector that heart rate comes from (and its two-lead form, for
+// recordings of two leads), and the detectors that turn accelerometer
+// samples into movement, tap, double-tap and free-fall states.
 package signal
 
 import (

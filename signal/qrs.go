@@ -229,6 +229,10 @@ func (d *QRSDetector) relearn(from int64) {
 // its first beat.
 func (d *QRSDetector) Learning() bool { return d.learning || d.lastR < 0 }
 
+// Levels returns the detector's running signal and noise levels: the
+// levels of the integrated signal's peaks taken as beats and as noise.
+func (d *QRSDetector) Levels() (signal, noise float64) { return d.spki, d.npki }
+
 // Feed processes one sample. Beats found are returned by Pop.
 func (d *QRSDetector) Feed(x float64) {
 	n := d.n
