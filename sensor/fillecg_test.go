@@ -294,11 +294,30 @@ heart:
 // a fleet's models meet their batches cold.
 func TestModelReadsFewCacheLines(t *testing.T) {
 	var m Model
-	if end := unsafe.Offsetof(m.gyroBias) + unsafe.Sizeof(m.gyroBias); end > 128 {
-		t.Errorf("the fields every batch reads end at byte %d; want at most 128", end)
-	}
-	if end := unsafe.Offsetof(m.beats) + unsafe.Offsetof(m.beats.held); end > 256 {
-		t.Errorf("the held beats' bookkeeping ends at byte %d; want at most 256", end)
+	c := &m.beats
+	for _, f := range []struct {
+		name         string
+		off, size, n uintptr // n: the bytes within which the field ends
+	}{
+		{"w", unsafe.Offsetof(m.w), unsafe.Sizeof(m.w), 128},
+		{"seed", unsafe.Offsetof(m.seed), unsafe.Sizeof(m.seed), 128},
+		{"accN", unsafe.Offsetof(m.accN), unsafe.Sizeof(m.accN), 128},
+		{"gyroN", unsafe.Offsetof(m.gyroN), unsafe.Sizeof(m.gyroN), 128},
+		{"ecgN", unsafe.Offsetof(m.ecgN), unsafe.Sizeof(m.ecgN), 128},
+		{"heart", unsafe.Offsetof(m.heart), unsafe.Sizeof(m.heart), 128},
+		{"noisy", unsafe.Offsetof(m.noisy), unsafe.Sizeof(m.noisy), 128},
+		{"accBias", unsafe.Offsetof(m.accBias), unsafe.Sizeof(m.accBias), 128},
+		{"gyroBias", unsafe.Offsetof(m.gyroBias), unsafe.Sizeof(m.gyroBias), 128},
+		{"beats.mu", unsafe.Offsetof(m.beats) + unsafe.Offsetof(c.mu), unsafe.Sizeof(c.mu), 256},
+		{"beats.gen", unsafe.Offsetof(m.beats) + unsafe.Offsetof(c.gen), unsafe.Sizeof(c.gen), 256},
+		{"beats.from", unsafe.Offsetof(m.beats) + unsafe.Offsetof(c.from), unsafe.Sizeof(c.from), 256},
+		{"beats.n", unsafe.Offsetof(m.beats) + unsafe.Offsetof(c.n), unsafe.Sizeof(c.n), 256},
+		{"beats.started", unsafe.Offsetof(m.beats) + unsafe.Offsetof(c.started), unsafe.Sizeof(c.started), 256},
+		{"beats.next", unsafe.Offsetof(m.beats) + unsafe.Offsetof(c.next), unsafe.Sizeof(c.next), 256},
+	} {
+		if end := f.off + f.size; end > f.n {
+			t.Errorf("Model.%s ends at byte %d; want at most %d", f.name, end, f.n)
+		}
 	}
 }
 

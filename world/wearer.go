@@ -190,7 +190,8 @@ func New(seed uint64, sc *Scenario, origin time.Duration) *Wearer {
 	return w
 }
 
-// Scenario returns the wearer's scenario.
+// Scenario returns the wearer's scenario, to be read only: the wearers
+// given no scenario share one.
 func (w *Wearer) Scenario() *Scenario { return w.sc }
 
 // Inject adds an event at run time; e.At is a clock reading (not before the
