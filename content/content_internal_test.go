@@ -237,3 +237,26 @@ func TestWithTimestampOfPooled(t *testing.T) {
 	}
 	e.Release()
 }
+
+// A release of a pooled notification that went back already panics
+// rather than take a hold off its next owner.
+func TestReleaseOfReleasedPanics(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func() interface{ Release() }
+	}{
+		{"motion", func() interface{ Release() } { return NewMotionData(1, 4, true, true, false) }},
+		{"ECG", func() interface{ Release() } { return NewECGData(1, 16) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := c.make()
+			n.Release() // its maker's hold: it goes back
+			defer func() {
+				if recover() == nil {
+					t.Error("a second release of a notification held once did not panic")
+				}
+			}()
+			n.Release()
+		})
+	}
+}

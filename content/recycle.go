@@ -70,12 +70,18 @@ func keep(refs *uint32) {
 }
 
 // release ends a hold and reports the pool the notification goes back to,
-// noPool while it is held, once it is kept, or when it has none.
+// noPool while it is held, once it is kept, or when it has none. A release
+// of a pooled notification that no one holds panics, as a negative
+// sync.WaitGroup does: it went back already, and taking one more hold off
+// would corrupt its next owner's count.
 func release(refs *uint32) int {
 	for {
 		r := atomic.LoadUint32(refs)
 		if r>>poolShift == noPool || r&kept != 0 {
 			return noPool
+		}
+		if r&holdsMask == 0 {
+			panic("content: release of a notification no one holds")
 		}
 		if !atomic.CompareAndSwapUint32(refs, r, r-1) {
 			continue

@@ -3,6 +3,7 @@
 package sensor
 
 import (
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func BenchmarkAppendXYZs(b *testing.B) {
 			const n, dt = 64, time.Second / 52
 			batches := make([][2][]XYZ, n)
 			for i := range batches {
-				acc, gyro := make([]XYZ, 8), make([]XYZ, 8)
+				acc, gyro := make([]XYZ, 4), make([]XYZ, 4)
 				m.FillIMU(acc, gyro, nil, time.Minute+time.Duration(8*i)*dt, dt, Ranges{Acc: 8, Gyro: 2000})
 				batches[i] = [2][]XYZ{acc, gyro}
 			}
@@ -107,15 +108,69 @@ func BenchmarkFleetECG(b *testing.B) {
 			kh += 64
 		}
 	}
-	for time.Duration(kh)*hrDT < 10*time.Second {
+	cpu := deviceSeconds(b, func() time.Duration { return time.Duration(kh) * hrDT }, next)
+	b.ReportMetric(float64(cpu)/float64(b.N), "ns-CPU/op")
+}
+
+// deviceSeconds calls next, which synthesizes the next batch of a device's
+// streams, until reached, the time the streams have reached, is 10 s, and
+// then for a second of them an iteration. It returns the CPU time of the
+// iterations.
+func deviceSeconds(b *testing.B, reached func() time.Duration, next func()) time.Duration {
+	for reached() < 10*time.Second {
 		next()
 	}
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		for end := time.Duration(kh)*hrDT + time.Second; time.Duration(kh)*hrDT < end; {
+		for end := reached() + time.Second; reached() < end; {
 			next()
 		}
 	}
-	reportCPU(b, cpu0)
+	return cpuTime() - cpu0
+}
+
+// BenchmarkFleetSynthesis synthesizes what a fleet device's streams take in
+// a second: IMU6 at 52 Hz in batches of 4, the ECG at 125 Hz in batches of
+// 16 and the heart rate's ECG at 256 Hz in batches of 64, batch by batch in
+// the order of their times, for one device alone and for 4,000, whose
+// models the processor's caches cannot all hold (as a fleet's other state
+// keeps them out). It reports the CPU time per device-second.
+func BenchmarkFleetSynthesis(b *testing.B) {
+	for _, n := range []int{1, 4000} {
+		b.Run(fmt.Sprintf("devices=%d", n), func(b *testing.B) { fleetSynthesis(b, n) })
+	}
+}
+
+func fleetSynthesis(b *testing.B, n int) {
+	models := make([]*Model, n)
+	for i := range models {
+		models[i] = NewModel(world.New(uint64(1+i), nil, 0), uint64(1+i))
+	}
+	acc, gyro := make([]XYZ, 4), make([]XYZ, 4)
+	ecg, hr := make([]float64, 16), make([]float64, 64)
+	const imuDT, ecgDT, hrDT = time.Second / 52, time.Second / 125, time.Second / 256
+	var ki, ke, kh int64 // the next batch of each stream
+	next := func() {
+		ti, te, th := time.Duration(ki+3)*imuDT, time.Duration(ke+15)*ecgDT, time.Duration(kh+63)*hrDT
+		switch {
+		case ti <= te && ti <= th:
+			for _, m := range models {
+				m.FillIMU(acc, gyro, nil, time.Duration(ki)*imuDT, imuDT, Ranges{Acc: 8, Gyro: 2000})
+			}
+			ki += 4
+		case te <= th:
+			for _, m := range models {
+				m.FillECG(ecg, time.Duration(ke)*ecgDT, ecgDT)
+			}
+			ke += 16
+		default:
+			for _, m := range models {
+				m.FillECG(hr, time.Duration(kh)*hrDT, hrDT)
+			}
+			kh += 64
+		}
+	}
+	cpu := deviceSeconds(b, func() time.Duration { return time.Duration(kh) * hrDT }, next)
+	b.ReportMetric(float64(cpu)/float64(b.N)/float64(n), "ns-CPU/device-s")
 }

@@ -227,7 +227,8 @@ func TestWavesWithinBeatsAhead(t *testing.T) {
 		{Kind: world.AtrialPremature},
 		{Kind: world.Normal, Rhythm: world.AtrialFibrillation},
 	} {
-		db := drawBeat(b, math.Sqrt(2)) // the T wave at its widest
+		var db drawnBeat
+		shape(b, world.Beat{RR: 2 * time.Second}).draw(&db) // the T wave at its widest
 		if db.n == 0 {
 			t.Fatalf("%v: no waves", b.Kind)
 		}

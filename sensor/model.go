@@ -2,6 +2,7 @@ package sensor
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"senseboard/noise"
@@ -52,16 +53,21 @@ const (
 
 // Model is the sensors of a device worn by a modelled wearer.
 type Model struct {
-	w        *world.Wearer
-	seed     uint64
-	accBias  world.Vec3 // m/s^2
-	gyroBias world.Vec3 // deg/s
+	// what the batches of every stream read first, in one or two cache
+	// lines: a fleet's models meet their batches cold
+	w                 *world.Wearer
+	seed              uint64
+	accN, gyroN, ecgN noise.Stream // the per-sample noise of each sensor
+	heart             bool         // the scenario's heart is not a healthy sinus rhythm
+	noisy             bool         // noise is added to the ECG
+	accBias, gyroBias world.Vec3   // m/s^2, deg/s
+
+	beats beatCache
+
+	magnN    noise.Stream
 	hardIron world.Vec3 // uT
 	tempOff  float64    // K
-
-	noise ecgNoise // added ECG noise; off unless the scenario asks
-	// the per-sample noise of each sensor
-	accN, gyroN, magnN, ecgN noise.Stream
+	noise    ecgNoise   // added ECG noise; off unless the scenario asks
 }
 
 // A batch's working buffers are on the stack of the goroutine that asks
@@ -75,8 +81,8 @@ const (
 )
 
 // drawnBeat is a beat as a batch of the ECG draws it: its R peak and its
-// waves, with their T wave scaled to the beat's interval, less those of no
-// amplitude.
+// waves, with their T wave scaled to the interval its repolarisation
+// spans, less those of no amplitude.
 type drawnBeat struct {
 	at    time.Duration
 	n     int
@@ -94,37 +100,53 @@ type drawnWave struct {
 	r              bool // the R wave, which breathing scales
 }
 
-// drawBeat prepares beat b for drawing, sq scaling its T wave.
-func drawBeat(b world.Beat, sq float64) drawnBeat {
-	db := drawnBeat{at: b.At}
-	var shape [5]wave
-	for j, wv := range beatWaves(b, &shape) {
+// shapedBeat is a beat as the ECG draws it, before its waves are laid out:
+// its R peak, kind and rhythm, and the scale of its T wave.
+type shapedBeat struct {
+	at     time.Duration
+	sq     float64 // the T wave's scale
+	kind   world.BeatKind
+	rhythm world.Rhythm
+}
+
+// shape returns beat b as the ECG draws it, next being the beat after it:
+// the T wave moves in and narrows with the square root of the interval
+// its repolarisation spans, next's.
+func shape(b, next world.Beat) shapedBeat {
+	sq := math.Sqrt(math.Min(math.Max(next.RR.Seconds(), 0.25), 2))
+	return shapedBeat{at: b.At, sq: sq, kind: b.Kind, rhythm: b.Rhythm}
+}
+
+// draw lays out beat b for drawing into db, a zero drawnBeat.
+func (b shapedBeat) draw(db *drawnBeat) {
+	db.at = b.at
+	var buf [5]wave
+	for j, wv := range beatWaves(b.kind, b.rhythm, &buf) {
 		if wv.amp == 0 {
 			continue // adds exactly nothing
 		}
 		at, width := wv.at, wv.width
 		if j == 4 {
-			at, width = at*sq, width*sq
+			at, width = at*b.sq, width*b.sq
 		}
 		reach := 5 * width * (1 + 1e-6)
 		db.waves[db.n] = drawnWave{at: at, width: width, amp: wv.amp, lo: at - reach, hi: at + reach, r: j == 2}
 		db.n++
 	}
-	return db
 }
 
-// beatWaves returns the components of beat b: a sinus beat's, without the
-// P wave in atrial fibrillation, with an ectopic P wave for a premature
-// atrial beat, or a ventricular beat's.
-func beatWaves(b world.Beat, buf *[5]wave) *[5]wave {
+// beatWaves returns the components of a beat of a kind in a rhythm: a
+// sinus beat's, without the P wave in atrial fibrillation, with an ectopic
+// P wave for a premature atrial beat, or a ventricular beat's.
+func beatWaves(kind world.BeatKind, rhythm world.Rhythm, buf *[5]wave) *[5]wave {
 	switch {
-	case b.Kind == world.Ventricular:
+	case kind == world.Ventricular:
 		return &ventricularWaves
-	case b.Kind == world.AtrialPremature:
+	case kind == world.AtrialPremature:
 		*buf = waves
 		buf[0] = atrialPrematureP
 		return buf
-	case b.Rhythm == world.AtrialFibrillation:
+	case rhythm == world.AtrialFibrillation:
 		*buf = waves
 		buf[0].amp = 0
 		return buf
@@ -135,8 +157,11 @@ func beatWaves(b world.Beat, buf *[5]wave) *[5]wave {
 // NewModel returns the sensors of device seed on wearer w.
 func NewModel(w *world.Wearer, seed uint64) *Model {
 	b := func(i uint64, sd float64) float64 { return sd * noise.Gauss(noise.Key(seed, streamBias, i)) }
+	en := newECGNoise(w.Scenario().ECGNoise, seed)
 	return &Model{
-		noise:    newECGNoise(w.Scenario().ECGNoise, seed),
+		noise:    en,
+		noisy:    en.on(),
+		heart:    !w.Scenario().Heart.Healthy(),
 		accN:     noise.NewStream(seed, streamAcc),
 		gyroN:    noise.NewStream(seed, streamGyro),
 		magnN:    noise.NewStream(seed, streamMagn),
@@ -237,28 +262,109 @@ func afWave(ts float64) float64 {
 	return amp * math.Sin(2*math.Pi*ph)
 }
 
+// reachBefore and reachAfter are how far the waves of a beat reach from
+// its R peak: the earliest wave, a P wave, ends within world.BeatsAhead
+// before it, and the ECG draws a beat up to 0.8 s after it.
+const (
+	reachBefore = world.BeatsAhead
+	reachAfter  = 800 * time.Millisecond
+)
+
 // drawBeats appends to drawn the beats that reach the samples from t0 to
-// t1, taking the wearer's beats into the buffer beats: no wave reaches
-// further than world.BeatsAhead before its R peak or 0.8 s after it.
-// Asking for no more keeps the wearer's track from running ahead of the
-// streams.
-func (m *Model) drawBeats(t0, t1 time.Duration, beats []world.Beat, drawn []drawnBeat) []drawnBeat {
-	beats = m.w.AppendBeats(beats, t0-time.Second, t1+world.BeatsAhead)
-	// the T wave's scale of each beat: from the interval its repolarisation
-	// spans (the next beat's), or its own when the next beat lies more than
-	// a second past the batch
-	after := m.w.NextBeat(t1 + world.BeatsAhead)
+// t1: those whose R peak lies from reachAfter before t0 to reachBefore
+// past t1. It takes them from the beats the model holds for the device's
+// ECG batches, or from the wearer when they lie beyond those. Asking for
+// no more keeps the wearer's track from running ahead of the streams.
+func (m *Model) drawBeats(t0, t1 time.Duration, drawn []drawnBeat) []drawnBeat {
+	from, to := t0-reachAfter, t1+reachBefore
+	if drawn, ok := m.beats.draw(m.w, from, to, drawn); ok {
+		return drawn
+	}
+	return drawWearerBeats(m.w, from, to, drawn)
+}
+
+// drawWearerBeats appends to drawn the beats of wearer w whose R peak lies
+// from clock reading from to before to.
+func drawWearerBeats(w *world.Wearer, from, to time.Duration, drawn []drawnBeat) []drawnBeat {
+	var buf [beatBuf]world.Beat
+	beats := w.AppendBeats(buf[:0], from, to)
+	next := w.NextBeat(to)
 	for k, b := range beats {
-		rr := b.RR.Seconds()
-		switch {
-		case k+1 < len(beats):
-			rr = beats[k+1].RR.Seconds()
-		case after.At < t1+time.Second:
-			rr = after.RR.Seconds()
+		after := next
+		if k+1 < len(beats) {
+			after = beats[k+1]
 		}
-		drawn = append(drawn, drawBeat(b, math.Sqrt(math.Min(math.Max(rr, 0.25), 2))))
+		drawn = append(drawn, drawnBeat{})
+		shape(b, after).draw(&drawn[len(drawn)-1])
 	}
 	return drawn
+}
+
+// heldBeats is how many beats a model holds: those that the batches of its
+// streams reach together, at up to 250 beats a minute, from reachAfter
+// before the first sample of the heart rate's batch, which lags up to its
+// quarter of a second and an ECG batch behind, to reachBefore past the
+// ECG's last, 1.8 s. A batch that reaches more takes its beats from the
+// wearer.
+const heldBeats = 8
+
+// beatCache is the beats the device's ECG batches draw, the ECG stream's
+// and the heart rate's, taken from the wearer once for all of them.
+type beatCache struct {
+	mu      sync.Mutex
+	gen     uint64        // the wearer's injections when the beats were taken
+	from    time.Duration // every beat whose R peak lies at or after from is held, up to next
+	n       int
+	started bool                  // whether next is a beat
+	next    world.Beat            // the beat after those held, shaped once its successor is taken
+	held    [heldBeats]shapedBeat // consecutive, by R peak
+}
+
+// draw appends to drawn the beats whose R peak lies from clock reading
+// from to before to, from those c holds, taking what it lacks from wearer
+// w, and reports whether it holds them all.
+func (c *beatCache) draw(w *world.Wearer, from, to time.Duration, drawn []drawnBeat) ([]drawnBeat, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.take(w, from, to) {
+		return drawn, false
+	}
+	// the beats asked for are the latest held, all but those from to on:
+	// read from the last back, as few of them as there are
+	k := c.n
+	for k > 0 && c.held[k-1].at >= from {
+		k--
+	}
+	for _, b := range c.held[k:c.n] {
+		if b.at < to {
+			drawn = append(drawn, drawnBeat{})
+			b.draw(&drawn[len(drawn)-1])
+		}
+	}
+	return drawn, true
+}
+
+// take makes c hold the beats whose R peak lies from clock reading from to
+// before to, taking what it lacks from wearer w, and reports whether it
+// holds them all: not when they are more than it holds.
+func (c *beatCache) take(w *world.Wearer, from, to time.Duration) bool {
+	if gen := w.Injections(); !c.started || gen != c.gen || from < c.from {
+		c.gen, c.started, c.from, c.n = gen, true, from, 0
+		c.next = w.NextBeat(from)
+	}
+	for c.next.At < to {
+		var buf [beatBuf]world.Beat
+		for _, b := range append(w.AppendBeats(buf[:0], c.next.At+1, to), w.NextBeat(to)) {
+			if c.n == len(c.held) {
+				c.from = c.held[0].at + 1
+				c.n = copy(c.held[:], c.held[1:])
+			}
+			c.held[c.n] = shape(c.next, b)
+			c.n++
+			c.next = b
+		}
+	}
+	return from >= c.from
 }
 
 // FillECG implements ECGSource: beats from the wearer, baseline wander from
@@ -269,18 +375,18 @@ func (m *Model) FillECG(dst []float64, t0, dt time.Duration) {
 		return
 	}
 	t1 := t0 + time.Duration(len(dst)-1)*dt
-	var beats [beatBuf]world.Beat
 	var drawn [beatBuf]drawnBeat
 	var b ecgBatch
-	b.drawn = m.drawBeats(t0, t1, beats[:0], drawn[:0])
+	b.drawn = m.drawBeats(t0, t1, drawn[:0])
 	// the wearer's slow state, at both ends of the batch; contact is looked
 	// at per sample only when it changes within the batch
 	b.t0, b.dt = t0, dt
-	b.in0, b.step0, b.resp0 = m.w.Phases(t0)
-	b.in1, b.step1, b.resp1 = m.w.Phases(t1)
-	b.c0, b.steady = m.w.ContactSteady(t0, t1)
+	sp := m.w.Span(t0, t1)
+	b.in0, b.step0, b.resp0 = sp.Intensity[0], sp.StepPhase[0], sp.RespPhase[0]
+	b.in1, b.step1, b.resp1 = sp.Intensity[1], sp.StepPhase[1], sp.RespPhase[1]
+	b.c0, b.steady = sp.Contact, sp.Steady
 	b.span = float64(t1 - t0)
-	b.heart = !m.w.Scenario().Heart.Healthy()
+	b.heart = m.heart
 	// the sines run through the batch, one rotation a sample from its first
 	df := 0.0
 	if b.span > 0 {
@@ -354,64 +460,56 @@ const (
 // sample to the next itself falling by a constant factor.
 func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 	var (
-		nz, in, respSin [ecgChunk]float64
-		v               [ecgChunk]float64 // the beats' waves
-		on              [ecgChunk]bool
+		respSin, wander, hum [ecgChunk]float64 // the steady sines
+		v                    [ecgChunk]float64 // the beats' waves
 	)
 	n := len(dst)
 	t0 := b.t0 + time.Duration(lo)*b.dt
 	dts := b.dt.Seconds()
+	// the sines in one loop, where each one's rotation waits on its last
+	resp, wand, hm := &b.resp, &b.wander, &b.hum
 	for i := range n {
-		t := t0 + time.Duration(i)*b.dt
-		nz[i] = noise.Normal(m.ecgN.Key(uint64(t)))
-		on[i] = b.c0
-		if !b.steady {
-			on[i] = m.w.Contact(t)
-		}
+		respSin[i], wander[i], hum[i] = resp.next(), wand.next(), hm.next()
 	}
-	// the slow state moves linearly across the batch: f = (t-t0)/span
-	f0, df := 0.0, 0.0
-	if b.span > 0 {
-		f0, df = float64(t0-b.t0)/b.span, float64(b.dt)/b.span
-	}
-	for i := range n {
-		in[i] = b.in0 + (b.in1-b.in0)*(f0+float64(i)*df)
-	}
-	resp := &b.resp
-	for i := range n {
-		respSin[i] = resp.next()
-	}
-	// the beats' waves: a beat reaches the samples from world.BeatsAhead
-	// before its R peak to 0.8 s after it, a wave those within five widths
-	// of its centre
+	// the beats' waves: a beat reaches the samples from reachBefore before
+	// its R peak to reachAfter after it, a wave those within five widths of
+	// its centre
 	t1 := t0 + time.Duration(n-1)*b.dt
 	for k := range b.drawn {
 		db := &b.drawn[k]
-		if db.at > t1+world.BeatsAhead || db.at < t0-800*time.Millisecond {
+		if db.at > t1+reachBefore || db.at < t0-reachAfter {
 			continue
 		}
 		// the samples within the beat's reach, i0 to i1
 		i0, i1 := 0, n-1
-		for i0 <= i1 && t0+time.Duration(i0)*b.dt-db.at < -world.BeatsAhead {
+		for i0 <= i1 && t0+time.Duration(i0)*b.dt-db.at < -reachBefore {
 			i0++
 		}
-		for i1 >= i0 && t0+time.Duration(i1)*b.dt-db.at > 800*time.Millisecond {
+		for i1 >= i0 && t0+time.Duration(i1)*b.dt-db.at > reachAfter {
 			i1--
 		}
 		if i0 > i1 {
 			continue
 		}
 		d0 := (t0 - db.at).Seconds() // offset of sample 0 from the R peak
+		da, dz := d0+float64(i0)*dts, d0+float64(i1)*dts
 		for j := range db.n {
 			wv := &db.waves[j]
-			h := dts / wv.width                    // x's step from sample to sample
-			x0 := (d0 - wv.at) / wv.width          // x at sample 0
-			a, z := max(i0, firstAbove(x0, h)), i1 // the samples with -5 < x < 5
+			if dz < wv.lo || da > wv.hi {
+				continue // no sample within five widths
+			}
+			h := dts / wv.width           // x's step from sample to sample
+			x0 := (d0 - wv.at) / wv.width // x at sample 0
+			// the samples with -5 < x < 5, from estimates checked exactly
+			a, z := max(i0, firstAbove(x0, h)), min(i1, lastBelow(x0, h))
 			for a <= z && x0+float64(a)*h <= -5 {
 				a++
 			}
 			for z >= a && x0+float64(z)*h >= 5 {
 				z--
+			}
+			for z < i1 && x0+float64(z+1)*h < 5 {
+				z++
 			}
 			if a > z {
 				continue
@@ -431,28 +529,34 @@ func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 			}
 		}
 	}
-	wander, hum, step, step2 := &b.wander, &b.hum, &b.step, &b.step2
+	// the slow state moves linearly across the batch: f = (t-t0)/span
+	f0, df := 0.0, 0.0
+	if b.span > 0 {
+		f0, df = float64(t0-b.t0)/b.span, float64(b.dt)/b.span
+	}
+	step, step2 := &b.step, &b.step2
 	for i := range n {
-		w, hm := wander.next(), hum.next()
 		var st, st2 float64
 		if b.in0 != 0 || b.in1 != 0 {
 			st, st2 = step.next(), step2.next()
 		}
-		if !on[i] {
-			dst[i] = 0.003 * nz[i]
+		t := t0 + time.Duration(i)*b.dt
+		nz := noise.Normal(m.ecgN.Key(uint64(t)))
+		if on := b.c0; !b.steady && !m.w.Contact(t) || b.steady && !on {
+			dst[i] = 0.003 * nz
 			continue
 		}
-		t := t0 + time.Duration(i)*b.dt
 		s := v[i]
-		motion := 0.12 * in[i] * (st + 0.4*st2)
-		emg := (ecgEMG + 0.012*in[i]) * nz[i]
+		in := b.in0 + (b.in1-b.in0)*(f0+float64(i)*df)
+		motion := 0.12 * in * (st + 0.4*st2)
+		emg := (ecgEMG + 0.012*in) * nz
 		if b.heart && m.w.RhythmAt(t) == world.AtrialFibrillation {
 			s += afWave(t.Seconds())
 		}
-		if m.noise.on() {
+		if m.noisy {
 			s += m.noise.at(m.seed, t, t.Seconds())
 		}
-		dst[i] = s + 0.08*respSin[i] + 0.04*w + motion + emg + 0.008*hm
+		dst[i] = s + 0.08*respSin[i] + 0.04*wander[i] + motion + emg + 0.008*hum[i]
 	}
 }
 
@@ -463,6 +567,16 @@ func firstAbove(x0, h float64) int {
 		return 0
 	}
 	return int((-5 - x0) / h)
+}
+
+// lastBelow returns an estimate of the last sample i whose x0 + i·h lies
+// below 5, h > 0, at or after it (exactly, by the caller), or a number
+// past any batch.
+func lastBelow(x0, h float64) int {
+	if z := (5 - x0) / h; z < ecgChunk {
+		return max(int(z)+1, -1)
+	}
+	return ecgChunk
 }
 
 // Contact implements ECGSource.

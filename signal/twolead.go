@@ -1,6 +1,9 @@
 package signal
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // TwoLeadDetector finds heartbeats in two leads of one ECG sampled
 // together: a QRSDetector on each lead, and one stream of beats from the
@@ -11,36 +14,40 @@ import "math"
 // on some. The noise of a moving electrode is local to the leads of that
 // electrode, and a lead's own detector knows how noisy its lead is: the
 // ratio of its noise level to its signal level (Levels), taken when the
-// detector gives the beat. So:
+// detector gives the beat, its noise share. And how often a lead sees the
+// beats shows in the stream itself: how many of the last 16 beats given
+// each lead found. A lead's silence is evidence against a beat only when
+// that lead usually sees the beats: a lead to which some complexes are
+// small or perpendicular (premature beats of another axis, say) misses
+// those beats on a clean signal. So:
 //
 //  1. a beat found on both leads, their R peaks less than 200 ms apart (no
 //     heart beats twice in 200 ms), is a beat, at the first lead's R peak,
-//     or at the second's when the first lead is noisy (its noise level
-//     above a twentieth of its signal level) and the second is cleaner;
+//     or at the second's when the first lead is noisy (its noise share
+//     above a twentieth) and the second is cleaner;
 //  2. a beat found on one lead only is a beat, at that lead's R peak, when
 //     the other lead could not have seen it: its detector was learning its
 //     levels (before its first beat, or again after 5 s without one), or
 //     no interval between beats was given yet;
-//  3. or when the other lead is noisy (its noise level above a twentieth
-//     of its signal level, and the ratio more than twice this lead's): a
-//     noisy lead's raised threshold misses beats;
-//  4. or when this lead is clean (its noise level under a fortieth of its
-//     signal level) and not noisier than the other: when the leads
-//     disagree, the cleaner is believed. Premature beats, small or of
-//     another axis on one lead, are the beats one lead misses on a clean
-//     signal;
-//  5. or when, without it, the interval from the last beat given to the
-//     other lead's next beat would be longer than 1.5 times the average of
-//     the last 8 intervals given: the other lead skipped a beat. Only while
-//     this lead's noise level is under a tenth of its signal level (as the
-//     single-lead detector's look into long intervals): in noise, noise
-//     fills the other lead's gaps;
-//  6. any other beat of one lead only is dropped, and so is every beat
+//  3. or when the other lead has been missing beats and this one has not:
+//     the other lead missed at least 2 of the last 16 beats given, this
+//     lead at most 1, and this lead's noise share is under a tenth (in
+//     noise, noise fills the other lead's gaps);
+//  4. or when the rhythm asks for it: without it, the interval from the
+//     last beat given to the other lead's next beat would be longer than
+//     the average of the last 8 intervals given by more than 6 times this
+//     lead's noise share (a tenth more on a lead with a share of a
+//     sixtieth, 60% more at a tenth). Between two leads that both see the
+//     beats, a beat on one only is doubtful, and the noisier that lead the
+//     longer the gap it must fill;
+//  5. any other beat of one lead only is dropped, and so is every beat
 //     less than 200 ms after the last beat given.
 //
-// The rules use what each lead's detector knows; they do not look at the
-// signals again, and they judge no lead by how often it agreed with the
-// other.
+// Only beats given count for rule 3: a lead's artefacts, dropped, do not
+// make the other lead look deaf. The first beats a lead misses are given
+// by rule 4, when the rhythm asks for them; rule 3 then keeps the rest.
+// The rules use what each lead's detector knows and the stream given;
+// they do not look at the signals again.
 //
 // Latency: the leads' beats are decided in the order of their R peaks. A
 // beat found on both leads is decided once the later of the two detectors
@@ -59,6 +66,10 @@ type TwoLeadDetector struct {
 	last   int64   // R peak of the last beat given, -1 before the first
 	rr     []int64 // the last 8 intervals between beats given
 	out    []int64
+	// seen holds, for each lead, whether it found each of the last 16
+	// beats given (bit 0 the latest); given counts the beats given, up to 16
+	seen  [2]uint16
+	given int
 }
 
 // maxPending is how many undecided beats a lead holds; 1.5 s of a
@@ -144,7 +155,7 @@ func (d *TwoLeadDetector) decideOne(final bool) bool {
 			}
 			d.pend[0] = drop1(d.pend[0])
 			d.pend[1] = drop1(d.pend[1])
-			d.give(at)
+			d.give(at, 3)
 			return true
 		}
 	} else if !final && d.n-r <= d.wait {
@@ -157,13 +168,13 @@ func (d *TwoLeadDetector) decideOne(final bool) bool {
 	}
 	d.pend[x] = drop1(d.pend[x])
 	if d.keep(x, f, next) {
-		d.give(r)
+		d.give(r, 1<<x)
 	}
 	return true
 }
 
 // keep reports whether a beat f found on lead x only is a beat, the other
-// lead's next beat at next (rules 2 to 6).
+// lead's next beat at next (rules 2 to 5).
 func (d *TwoLeadDetector) keep(x int, f found, next int64) bool {
 	if d.last >= 0 && f.r-d.last < d.refrac {
 		return false
@@ -171,14 +182,12 @@ func (d *TwoLeadDetector) keep(x int, f found, next int64) bool {
 	if f.learning || len(d.rr) == 0 {
 		return true
 	}
-	nx, ny := f.noise[x], f.noise[1-x]
-	switch {
-	case ny > 1.0/20 && ny > 2*nx: // the other lead is noisy
-		return true
-	case nx < 1.0/40 && nx <= ny: // this lead is clean, and the cleaner
-		return true
+	share := f.noise[x]
+	if share < 1.0/10 && d.missed(x) <= 1 && d.missed(1-x) >= 2 {
+		return true // the other lead has been missing beats, this one not
 	}
-	return nx < 1.0/10 && float64(next-d.last) > 1.5*mean(d.rr)
+	// the other lead's next beat is late without this one
+	return float64(next-d.last) > (1+6*share)*mean(d.rr)
 }
 
 // noiseShare returns a detector's noise level as a share of its signal
@@ -191,8 +200,9 @@ func noiseShare(d *QRSDetector) float64 {
 	return n / s
 }
 
-// give gives a beat at r, unless it comes less than 200 ms after the last.
-func (d *TwoLeadDetector) give(r int64) {
+// give gives a beat at r, found by the leads whose bits are set in leads,
+// unless it comes less than 200 ms after the last.
+func (d *TwoLeadDetector) give(r int64, leads uint16) {
 	if d.last >= 0 {
 		if r-d.last < d.refrac {
 			return
@@ -201,6 +211,16 @@ func (d *TwoLeadDetector) give(r int64) {
 	}
 	d.last = r
 	d.out = append(d.out, r)
+	for i := range d.seen {
+		d.seen[i] = d.seen[i]<<1 | leads>>i&1
+	}
+	d.given = min(d.given+1, 16)
+}
+
+// missed returns how many of the last beats given (up to 16) lead i did not
+// find.
+func (d *TwoLeadDetector) missed(i int) int {
+	return d.given - bits.OnesCount16(d.seen[i])
 }
 
 // found is a beat of one lead, not yet decided: its R peak, each lead's

@@ -19,6 +19,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/noise"
@@ -129,21 +130,24 @@ type State struct {
 
 // Wearer is the model of one wearer.
 type Wearer struct {
-	seed          uint64
-	wanderN, yawN noise.Stream // of the track, per tick
-	sc            *Scenario
-	origin        time.Duration
-	length        time.Duration // of the scenario's segments
+	// What every read takes first, in one cache line: a fleet's wearers
+	// meet their reads cold. mu guards the fields it marks.
+	mu         sync.Mutex
+	origin     time.Duration
+	ticks      *[trackLen]tick // mu; a ring: tick i at ticks[i%trackLen]
+	lo, hi     int64           // mu; the ticks kept, lo to hi; none when hi < lo
+	kinds      uint32          // mu; bit k set: the scenario or an injection has an event of kind k
+	sc         *Scenario
+	injections atomic.Uint64 // how many events were injected
 
-	mu       sync.Mutex
-	injected []Event      // sorted by At, relative to the origin
-	kinds    uint32       // bit k set: the scenario or an injection has an event of kind k
-	ticks    []tick       // a ring of trackLen ticks: tick i at ticks[i%trackLen]
-	lo, hi   int64        // the ticks kept, lo to hi; none when hi < lo
-	drift    drift        // of tick hi
-	cps      []checkpoint // by index
-	beats    []Beat
-	turn     turn
+	seed          uint64
+	wanderN, yawN noise.Stream  // of the track, per tick
+	length        time.Duration // of the scenario's segments
+	injected      []Event       // mu; sorted by At, relative to the origin
+	drift         drift         // mu; of tick hi
+	cps           []checkpoint  // mu; by index
+	beats         []Beat        // mu
+	turn          turn          // mu
 }
 
 // turn remembers the latest tick's turn toward the posture's orientation: a
@@ -166,11 +170,17 @@ func sameQuat(q, r Quat) bool {
 		math.Float64bits(q.Y) == math.Float64bits(r.Y) && math.Float64bits(q.Z) == math.Float64bits(r.Z)
 }
 
+// defaultScenario is the scenario of the wearers given none, one for all:
+// a fleet's wearers read it at every tick of their tracks, from one copy
+// the processor's caches hold.
+var defaultScenario = DefaultScenario()
+
 // New returns the wearer of a scenario (the default scenario when sc is nil)
-// whose time 0 is the clock reading origin.
+// whose time 0 is the clock reading origin. The wearer reads the scenario
+// and does not change it.
 func New(seed uint64, sc *Scenario, origin time.Duration) *Wearer {
 	if sc == nil {
-		sc = DefaultScenario()
+		sc = defaultScenario
 	}
 	w := &Wearer{seed: seed, sc: sc, origin: origin, length: sc.Length(), hi: -1,
 		wanderN: noise.NewStream(seed, streamWander), yawN: noise.NewStream(seed, streamYaw)}
@@ -180,7 +190,8 @@ func New(seed uint64, sc *Scenario, origin time.Duration) *Wearer {
 	return w
 }
 
-// Scenario returns the wearer's scenario.
+// Scenario returns the wearer's scenario, to be read only: the wearers
+// given no scenario share one.
 func (w *Wearer) Scenario() *Scenario { return w.sc }
 
 // Inject adds an event at run time; e.At is a clock reading (not before the
@@ -199,6 +210,7 @@ func (w *Wearer) Inject(e Event) {
 		return 1
 	})
 	w.injected = slices.Insert(w.injected, i, e)
+	w.injections.Add(1)
 	w.kinds |= 1 << e.Kind
 	// forget the ticks and checkpoints at or after the event; they are
 	// computed again
@@ -214,6 +226,12 @@ func (w *Wearer) Inject(e Event) {
 		w.beats = w.beats[:0] // before the kept beats: from the first beat again
 	}
 }
+
+// Injections returns how many events have been injected. The beats from
+// an injected event's time on are generated again, so a reader that keeps
+// beats keeps them only while Injections returns what it did when the
+// beats were taken.
+func (w *Wearer) Injections() uint64 { return w.injections.Load() }
 
 // activityAt returns the activity, resting heart rate and cadence (steps per
 // minute, 0 for the default) at relative time t.
@@ -371,7 +389,7 @@ func defaultCadence(a Activity) float64 {
 }
 
 // hrRise is how much heart rate intensity adds, bpm.
-func hrRise(i float64) float64 { return 30*math.Min(i, 1) + 36*math.Max(i-1, 0) }
+func hrRise(i float64) float64 { return 30*min(i, 1) + 36*max(i-1, 0) }
 
 // postureOrient returns the device-to-world rotation of a posture when the
 // wearer faces heading (radians clockwise from north). Upright, the device's
@@ -490,7 +508,7 @@ func (w *Wearer) next(i int64, p, k *tick, d *drift) {
 // tick index i, or at the start.
 func (w *Wearer) restart(i int64) {
 	if w.ticks == nil {
-		w.ticks = make([]tick, trackLen)
+		w.ticks = new([trackLen]tick)
 	}
 	for j := len(w.cps) - 1; j >= 0; j-- {
 		if cp := &w.cps[j]; cp.i <= i {
@@ -581,13 +599,25 @@ func (w *Wearer) stateAt(t time.Duration) State {
 	return s
 }
 
-// Phases returns the intensity of activity, the step phase and the
-// breathing phase at clock reading t, as At gives them, without the rest of
-// the state.
-func (w *Wearer) Phases(t time.Duration) (intensity, stepPhase, respPhase float64) {
+// Span is the wearer's slow state at both ends of a stretch of time, as a
+// batch of samples interpolates it between them.
+type Span struct {
+	// Intensity of activity, step phase and breathing phase at the start
+	// and at the end, as At gives them.
+	Intensity, StepPhase, RespPhase [2]float64
+	Contact                         bool // electrode contact at the start
+	Steady                          bool // whether contact stays the same throughout
+}
+
+// Span returns the wearer's slow state from clock reading t0 to t1.
+func (w *Wearer) Span(t0, t1 time.Duration) Span {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return phases(w.track(t - w.origin))
+	var s Span
+	s.Intensity[0], s.StepPhase[0], s.RespPhase[0] = phases(w.track(t0 - w.origin))
+	s.Intensity[1], s.StepPhase[1], s.RespPhase[1] = phases(w.track(t1 - w.origin))
+	s.Contact, s.Steady = w.contactSteady(t0, t1)
+	return s
 }
 
 // phases returns the intensity, step phase and breathing phase a fraction
@@ -603,11 +633,9 @@ func (w *Wearer) Contact(t time.Duration) bool {
 	return w.contactAt(t - w.origin)
 }
 
-// ContactSteady reports whether electrode contact stays the same from clock
-// reading t0 to t1, and what it is at t0.
-func (w *Wearer) ContactSteady(t0, t1 time.Duration) (on, steady bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// contactSteady reports whether electrode contact stays the same from
+// clock reading t0 to t1, and what it is at t0.
+func (w *Wearer) contactSteady(t0, t1 time.Duration) (on, steady bool) {
 	on = w.contactAt(t0 - w.origin)
 	steady = on == w.contactAt(t1-w.origin)
 	if steady && w.kinds&(1<<Gear|1<<ContactLoss) != 0 {

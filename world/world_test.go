@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 const walkScenario = `
@@ -95,13 +96,32 @@ func TestNextBeat(t *testing.T) {
 	}
 }
 
-func TestPhasesMatchState(t *testing.T) {
+// A span's ends are what At gives at them, and its contact is steady
+// unless the electrodes lose or regain contact within it.
+func TestSpanMatchesState(t *testing.T) {
 	w := New(4, mustScenario(t, walkScenario), 0)
-	for _, at := range []time.Duration{0, 3 * time.Millisecond, 2*time.Minute + 7*time.Millisecond, 9 * time.Minute} {
-		in, step, resp := w.Phases(at)
-		s := w.At(at)
-		if in != s.Intensity || step != s.StepPhase || resp != s.RespPhase {
-			t.Errorf("Phases(%v) = %v, %v, %v; At gives %v, %v, %v", at, in, step, resp, s.Intensity, s.StepPhase, s.RespPhase)
+	w.Inject(Event{At: 2*time.Minute + 100*time.Millisecond, Kind: ContactLoss, Duration: time.Second})
+	for _, c := range []struct {
+		t0, t1 time.Duration
+		steady bool
+	}{
+		{0, 0, true},
+		{3 * time.Millisecond, 250 * time.Millisecond, true},
+		{2*time.Minute + 7*time.Millisecond, 2*time.Minute + 128*time.Millisecond, false}, // contact lost within
+		{2*time.Minute + 200*time.Millisecond, 2*time.Minute + 400*time.Millisecond, true},
+		{2*time.Minute + time.Second, 2*time.Minute + 1200*time.Millisecond, false}, // and regained
+		{9 * time.Minute, 9*time.Minute + 64*time.Millisecond, true},
+	} {
+		sp := w.Span(c.t0, c.t1)
+		for k, at := range []time.Duration{c.t0, c.t1} {
+			s := w.At(at)
+			if sp.Intensity[k] != s.Intensity || sp.StepPhase[k] != s.StepPhase || sp.RespPhase[k] != s.RespPhase {
+				t.Errorf("Span(%v, %v) end %d = %v, %v, %v; At gives %v, %v, %v", c.t0, c.t1, k,
+					sp.Intensity[k], sp.StepPhase[k], sp.RespPhase[k], s.Intensity, s.StepPhase, s.RespPhase)
+			}
+		}
+		if on := w.At(c.t0).Contact; sp.Contact != on || sp.Steady != c.steady {
+			t.Errorf("Span(%v, %v): contact %v, steady %v; want %v, %v", c.t0, c.t1, sp.Contact, sp.Steady, on, c.steady)
 		}
 	}
 }
@@ -377,12 +397,8 @@ func TestTrackComputedOnceForStreams(t *testing.T) {
 			}
 			w.AppendBeats(nil, t0-time.Second, t1+BeatsAhead)
 			w.NextBeat(t1 + BeatsAhead)
-			held("Phases", t0)
-			w.Phases(t0)
-			held("Phases", t1)
-			w.Phases(t1)
-			held("ContactSteady", t0)
-			w.ContactSteady(t0, t1)
+			held("Span", t0)
+			w.Span(t0, t1)
 		}
 		// the track runs past the end by the beats' look-ahead, and a beat
 		if max := int64((end + BeatsAhead + 2*time.Second) / Tick); w.hi > max {
@@ -453,8 +469,8 @@ func TestInjectedEventOfEachKindIsSeen(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := New(8, nil, origin)
 			before := motion(w)
-			if on, steady := w.ContactSteady(t0, t1); !on || !steady {
-				t.Fatalf("before the injection: contact %v, steady %v; want on and steady", on, steady)
+			if sp := w.Span(t0, t1); !sp.Contact || !sp.Steady {
+				t.Fatalf("before the injection: contact %v, steady %v; want on and steady", sp.Contact, sp.Steady)
 			}
 			for _, e := range tt.events {
 				w.Inject(e)
@@ -465,9 +481,32 @@ func TestInjectedEventOfEachKindIsSeen(t *testing.T) {
 				}
 				return
 			}
-			if on, steady := w.ContactSteady(t0, t1); !on || steady {
-				t.Errorf("around an injected %s: contact %v, steady %v; want on and not steady", tt.name, on, steady)
+			if sp := w.Span(t0, t1); !sp.Contact || sp.Steady {
+				t.Errorf("around an injected %s: contact %v, steady %v; want on and not steady", tt.name, sp.Contact, sp.Steady)
 			}
 		})
+	}
+}
+
+// What every read of a wearer takes first lies in one cache line of 64
+// bytes: a fleet's wearers meet their reads cold.
+func TestWearerReadsOneCacheLine(t *testing.T) {
+	var w Wearer
+	for _, f := range []struct {
+		name      string
+		off, size uintptr
+	}{
+		{"mu", unsafe.Offsetof(w.mu), unsafe.Sizeof(w.mu)},
+		{"origin", unsafe.Offsetof(w.origin), unsafe.Sizeof(w.origin)},
+		{"ticks", unsafe.Offsetof(w.ticks), unsafe.Sizeof(w.ticks)},
+		{"lo", unsafe.Offsetof(w.lo), unsafe.Sizeof(w.lo)},
+		{"hi", unsafe.Offsetof(w.hi), unsafe.Sizeof(w.hi)},
+		{"kinds", unsafe.Offsetof(w.kinds), unsafe.Sizeof(w.kinds)},
+		{"sc", unsafe.Offsetof(w.sc), unsafe.Sizeof(w.sc)},
+		{"injections", unsafe.Offsetof(w.injections), unsafe.Sizeof(w.injections)},
+	} {
+		if end := f.off + f.size; end > 64 {
+			t.Errorf("Wearer.%s ends at byte %d; want at most 64", f.name, end)
+		}
 	}
 }

@@ -35,11 +35,14 @@ var streamBytesFile = filepath.Join("testdata", "stream-bytes-"+runtime.GOARCH+"
 var updateStreams = flag.Bool("update-streams", false, "record the stream sums of TestStreamBytesUnchanged anew, after an intended change of the streams")
 
 // streamBytesScenarios are the wearers of TestStreamBytesUnchanged: at rest,
-// walking, a heart with ectopic beats and atrial fibrillation, and a workout
-// with ECG noise, a contact loss, the gear off and on and a tap.
+// walking, a heart with ectopic beats and atrial fibrillation, a workout
+// with ECG noise, a contact loss, the gear off and on and a tap, and a slow
+// heart with premature ventricular beats, whose intervals (over a second)
+// scale the T waves most.
 var streamBytesScenarios = []struct{ name, yaml string }{
 	{"rest", ""},
 	{"walk", "segments:\n  - walk: 1h\n    cadence: 112\n"},
+	{"slow", "start:\n  heartRate: 44\nheart:\n  pvc: 6\n"},
 	{"arrhythmia", `heart:
   pvc: 8
   pac: 5
