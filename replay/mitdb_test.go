@@ -14,16 +14,39 @@ import (
 	"senseboard/wfdb"
 )
 
-// detectRecording plays a recording at rate as /Meas/HR does, and returns
-// the beats found, flushing the detector at the end: the source's ECG, of
-// two leads when it gives a second (sensor.SecondLead), each lead changed
-// in its own signal drops (drops[k] for lead k; none given, or nil, for
-// none), into the heart rate's detector of as many leads
+// detectRecording plays a recording at rate as /Meas/HR does on a replay
+// of it by default, and returns the beats found, flushing the detector at
+// the end: the ECG's first lead, changed in the signal drops given (nil
+// for none), through the front end's filters into the single-lead detector
+// (signal.HRDetector of one lead).
+func detectRecording(r *Recording, rate float64, drops []drop) []time.Duration {
+	return detectSource(NewSource(0, nil, r), r, rate, drops)
+}
+
+// detectTwoLeads plays at rate, as /Meas/HR does on a replay offering it
+// two leads (Source.SetHRLeads), the recording of two leads whose first
+// lead is r0's ECG and whose second is r1's (recordings of one lead, of the
+// same record), each lead changed in its own signal drops, and returns the
+// beats of the two-lead detector, flushed at the end.
+func detectTwoLeads(r0, r1 *Recording, rate float64, drops0, drops1 []drop) []time.Duration {
+	s0, s1 := r0.Series[ECG], r1.Series[ECG]
+	both := *r0
+	both.Series[ECG] = &Series{Channel: ECG, Rate: s0.Rate, T: s0.T, Axes: [][]float64{s0.Axes[0], s1.Axes[0]}}
+	src := NewSource(0, nil, &both)
+	if err := src.SetHRLeads(2); err != nil {
+		panic(err)
+	}
+	return detectSource(src, &both, rate, drops0, drops1)
+}
+
+// detectSource plays src, which plays r, at rate as /Meas/HR does, and
+// returns the beats found, flushing the detector at the end: the ECG, of
+// two leads when src offers a second (sensor.SecondLead), each lead
+// changed in its own signal drops (drops[k] for lead k; none given, or
+// nil, for none), into the heart rate's detector of as many leads
 // (signal.HRDetector: the front end's filters on each lead, then the
-// single-lead or the two-lead detector). A recording of one lead (the
-// corpus's first-lead rows, loadLead) goes the single-lead way.
-func detectRecording(r *Recording, rate float64, drops ...[]drop) []time.Duration {
-	src := NewSource(0, nil, r)
+// single-lead or the two-lead detector).
+func detectSource(src *Source, r *Recording, rate float64, drops ...[]drop) []time.Duration {
 	two := sensor.SecondLead(src)
 	leads := 1
 	if two != nil {
@@ -59,16 +82,6 @@ func detectRecording(r *Recording, rate float64, drops ...[]drop) []time.Duratio
 	}
 	det.Flush()
 	return popBeats(det, rate, found)
-}
-
-// detectTwoLeads is detectRecording on the recording of two leads whose
-// first lead is r0's ECG and whose second is r1's (recordings of one lead,
-// of the same record), each lead changed in its own signal drops.
-func detectTwoLeads(r0, r1 *Recording, rate float64, drops0, drops1 []drop) []time.Duration {
-	s0, s1 := r0.Series[ECG], r1.Series[ECG]
-	both := *r0
-	both.Series[ECG] = &Series{Channel: ECG, Rate: s0.Rate, T: s0.T, Axes: [][]float64{s0.Axes[0], s1.Axes[0]}}
-	return detectRecording(&both, rate, drops0, drops1)
 }
 
 // popBeats appends the beats a detector (one lead's or two leads') has
@@ -214,21 +227,16 @@ func scoreRecording(ref, found []time.Duration, skip time.Duration, vf []span) (
 }
 
 // TestMITBIHDetection runs the detector on the MIT-BIH records of the shared
-// data as /Meas/HR does on a replay of them (detectRecording: both leads,
-// through the two-lead detector), resampled from 360 Hz to each ECG rate of
-// the device, and reports sensitivity, positive predictivity and beat
-// position errors per record and in total (docs/accuracy.md holds the
-// figures). The first 10 s (filter settling and learning) are not scored.
-// The totals must reach Se 99.8% at 200 Hz and above and 99.7% at 125 and
-// 128 Hz, +P 99.7% at every rate (it measured Se 99.80% to 99.82%, +P 99.71%
-// to 99.75%: record 105's noise gives 27 to 31 of its 34 to 39 false beats),
-// a median position error of at most 10 ms and 99% of beats within 50 ms;
-// those were the first lead's figures. On both leads it measured Se 99.33%
-// to 99.59% and +P 99.51% to 99.73%, below the floors (records 105 and 208
-// miss 67 of the 68 beats missed at 256 Hz): the two-lead rule has yet to
-// reach them. The targets for records the detector was not developed on are
-// 99.8% and 99.5%. Half of these six records are development records
-// (docs/accuracy.md).
+// data, resampled from 360 Hz to each ECG rate of the device, and reports
+// sensitivity, positive predictivity and beat position errors per record and
+// in total (docs/accuracy.md holds the figures). The first 10 s (filter
+// settling and learning) are not scored. The totals must reach Se 99.8% at
+// 200 Hz and above and 99.7% at 125 and 128 Hz, +P 99.7% at every rate (it
+// measured Se 99.80% to 99.82%, +P 99.71% to 99.75%: record 105's noise
+// gives 27 to 31 of its 34 to 39 false beats), a median position error of at
+// most 10 ms and 99% of beats within 50 ms. The targets for records the
+// detector was not developed on are 99.8% and 99.5%. Half of these six
+// records are development records (docs/accuracy.md).
 func TestMITBIHDetection(t *testing.T) {
 	records := []string{"100", "101", "103", "105", "119", "208"}
 	rates := []float64{256, 125, 128, 200, 250, 500, 512}

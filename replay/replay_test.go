@@ -178,7 +178,8 @@ func TestWFDBFormat16(t *testing.T) {
 
 // A record's second signal is the ECG's second lead when it is in
 // millivolts and in the first's file; the ECG's first axis is the first
-// signal whatever the second is.
+// signal whatever the second is. A source offers the second lead to the
+// heart rate only when told to (SetHRLeads 2).
 func TestWFDBSecondLead(t *testing.T) {
 	// frames (1, -1) and (32767, -32768): -32768 marks a missing sample
 	dat := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
@@ -211,8 +212,15 @@ func TestWFDBSecondLead(t *testing.T) {
 		case tt.second != "" && (len(axes) != 2 || fmt.Sprint(axes[1]) != tt.second):
 			t.Errorf("%q: leads %v, want a second of %s", tt.header, axes, tt.second)
 		}
-		if two := NewSource(0, nil, r).TwoLeads(); two != (tt.second != "") {
-			t.Errorf("%q: the source's TwoLeads() = %v", tt.header, two)
+		src := NewSource(0, nil, r)
+		if src.TwoLeads() {
+			t.Errorf("%q: the source offers two leads by default", tt.header)
+		}
+		if err := src.SetHRLeads(2); err != nil {
+			t.Fatal(err)
+		}
+		if two := src.TwoLeads(); two != (tt.second != "") {
+			t.Errorf("%q: the source's TwoLeads() = %v after SetHRLeads(2)", tt.header, two)
 		}
 	}
 }
@@ -220,7 +228,8 @@ func TestWFDBSecondLead(t *testing.T) {
 // A record of two leads plays its first lead as the ECG, as a record of
 // its first signal alone does, and gives the second with it
 // (FillTwoLeads), as a record of its second signal alone plays it; a
-// source without a second lead gives none.
+// source without a second lead gives none, and offers none whatever
+// SetHRLeads says.
 func TestSourceTwoLeads(t *testing.T) {
 	hea := needData(t, "mitdb/100s.hea")
 	both, err := Load(hea)
@@ -237,8 +246,14 @@ func TestSourceTwoLeads(t *testing.T) {
 		t.Fatalf("%d and %d leads, want 2 and 1", len(both.Series[ECG].Axes), len(one[1].Series[ECG].Axes))
 	}
 	src := NewSource(time.Second, nil, both)
+	if sensor.SecondLead(src) != nil {
+		t.Fatal("a record of two leads offers the heart rate two by default")
+	}
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
 	if sensor.SecondLead(src) == nil {
-		t.Fatal("a record of two leads plays one")
+		t.Fatal("a record of two leads offers one after SetHRLeads(2)")
 	}
 	for _, rate := range []float64{128, 256, 360, 512} {
 		dt := time.Duration(float64(time.Second) / rate)
@@ -261,6 +276,9 @@ func TestSourceTwoLeads(t *testing.T) {
 	}
 	model := sensor.NewModel(world.New(1, nil, 0), 1)
 	for name, src := range map[string]*Source{"one lead": NewSource(0, nil, one[0]), "the model's ECG": NewSource(0, model)} {
+		if err := src.SetHRLeads(2); err != nil {
+			t.Fatal(err)
+		}
 		if sensor.SecondLead(src) != nil {
 			t.Errorf("%s: a second lead", name)
 		}
@@ -268,6 +286,37 @@ func TestSourceTwoLeads(t *testing.T) {
 		src.FillTwoLeads(make([]float64, 3), lead1, 0, time.Millisecond)
 		if !slices.Equal(lead1, []float64{0, 0, 0}) {
 			t.Errorf("%s: FillTwoLeads's second lead %v, want zeros", name, lead1)
+		}
+	}
+}
+
+// SetHRLeads takes 1 or 2, and refuses other numbers with ErrHRLeads,
+// leaving what the source offers as it was.
+func TestSourceHRLeads(t *testing.T) {
+	hea, dat := "r 2 360\nr.dat 16 100\nr.dat 16 100\n", []byte{1, 0, 2, 0, 3, 0, 4, 0}
+	r, err := WFDB("r", []byte(hea), dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewSource(0, nil, r)
+	for _, tt := range []struct {
+		n    int
+		ok   bool
+		want bool // TwoLeads after it
+	}{
+		{2, true, true},
+		{0, false, true},
+		{3, false, true},
+		{1, true, false},
+		{-2, false, false},
+		{2, true, true},
+	} {
+		err := src.SetHRLeads(tt.n)
+		if tt.ok != (err == nil) || !tt.ok && !errors.Is(err, ErrHRLeads) {
+			t.Errorf("SetHRLeads(%d) = %v; want ok %v, else ErrHRLeads", tt.n, err, tt.ok)
+		}
+		if got := src.TwoLeads(); got != tt.want {
+			t.Errorf("after SetHRLeads(%d), TwoLeads() = %v; want %v", tt.n, got, tt.want)
 		}
 	}
 }

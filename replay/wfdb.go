@@ -12,7 +12,8 @@ import (
 // WFDB builds a recording from a header, its signal file and optionally its
 // annotations (nil for none). The first signal is the ECG; the second, when
 // the record has one in millivolts in the same file, is the ECG's second
-// lead (the ECG series' second axis), which the heart rate uses too.
+// lead (the ECG series' second axis), which a Source may offer the heart
+// rate (Source.SetHRLeads).
 func WFDB(name string, header, dat, atr []byte) (*Recording, error) {
 	h, err := wfdb.ParseHeader(header)
 	if err != nil {
