@@ -557,11 +557,12 @@ func twoLeadRecord(leads int) (header, dat []byte) {
 	return header, dat
 }
 
-// hrOfReplay replays a recording on a device and returns the RR intervals
-// /Meas/HR notifies in the first 59 s, in ms.
-func hrOfReplay(t *testing.T, r *replay.Recording) []uint16 {
+// hrOfReplay replays a recording on a device, the heart rate on leads of
+// it (Config.ReplayHRLeads), and returns the RR intervals /Meas/HR
+// notifies in the first 59 s, in ms.
+func hrOfReplay(t *testing.T, r *replay.Recording, leads int) []uint16 {
 	t.Helper()
-	d := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}})
+	d := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}, ReplayHRLeads: leads})
 	hr := d.Subscribe("/Meas/HR")
 	d.Advance(59 * time.Second)
 	var rr []uint16
@@ -572,10 +573,11 @@ func hrOfReplay(t *testing.T, r *replay.Recording) []uint16 {
 }
 
 // TestHeartRateTwoLeads replays a record of two leads whose first lead has
-// noise bursts that the second lacks: /Meas/HR notifies the beats without
-// the bursts' false beats, where the first lead alone gives them. A record
-// of one lead gives exactly the intervals of the front end and the
-// single-lead detector as /Meas/HR ran them before it took two leads.
+// noise bursts that the second lacks: with the heart rate on both leads
+// (ReplayHRLeads 2), /Meas/HR notifies the beats without the bursts' false
+// beats, where the first lead alone gives them. By default, and on a
+// record of one lead, it gives exactly the intervals of the front end and
+// the single-lead detector on the first lead.
 func TestHeartRateTwoLeads(t *testing.T) {
 	const rate = meas.HRRate
 	load := func(leads int) *replay.Recording {
@@ -598,18 +600,27 @@ func TestHeartRateTwoLeads(t *testing.T) {
 		}
 		return n
 	}
-	alone := hrOfReplay(t, one)
+	alone := hrOfReplay(t, one, 0)
 	if n := off(alone); n < 5 {
 		t.Fatalf("the first lead alone gives %d intervals off 800 ms by more than 40 ms; the test needs at least 5", n)
 	}
 	// 72 beats in 59 s: the last up to 2 s late (the two-lead detector's
 	// wait and its own), the first two no interval
-	if got := hrOfReplay(t, two); off(got) > 0 || len(got) < 67 {
+	if got := hrOfReplay(t, two, 2); off(got) > 0 || len(got) < 67 {
 		t.Errorf("two leads: %d intervals, %d of them off 800 ms (%v); want at least 67, none off by more than 40 ms (the first lead alone: %d)", len(got), off(got), got, off(alone))
 	}
+	for _, c := range []struct {
+		name  string
+		r     *replay.Recording
+		leads int
+	}{{"a record of two, by default", two, 0}, {"a record of two, one lead", two, 1}, {"a record of one, two leads", one, 2}} {
+		if got := hrOfReplay(t, c.r, c.leads); !slices.Equal(got, alone) {
+			t.Errorf("%s: intervals %v; want the first lead's %v", c.name, got, alone)
+		}
+	}
 
-	// the record of one lead as /Meas/HR ran it before: the front end's
-	// filters and the single-lead detector, on the same samples
+	// the first lead through the front end's filters and the single-lead
+	// detector
 	src := replay.NewSource(0, nil, one)
 	hp, _ := signal.Butterworth(signal.HighPass, 2, 0.5, rate)
 	lp, _ := signal.Butterworth(signal.LowPass, 2, 40, rate)
@@ -635,9 +646,9 @@ func TestHeartRateTwoLeads(t *testing.T) {
 }
 
 // TestHeartRateSourceChanged changes a running heart rate's source from the
-// model, of one lead, to a replay of two: the noise bursts of the replay's
-// first lead make no false beat, so its second lead is used from the
-// change on.
+// model, of one lead, to a replay offering two: the noise bursts of the
+// replay's first lead make no false beat, so its second lead is used from
+// the change on.
 func TestHeartRateSourceChanged(t *testing.T) {
 	hea, dat := twoLeadRecord(2)
 	r, err := replay.WFDB("tl.hea", hea, dat, nil)
@@ -650,7 +661,11 @@ func TestHeartRateSourceChanged(t *testing.T) {
 	if len(hr.Contents()) < 5 {
 		t.Fatal("no heart rate from the model")
 	}
-	d.Device.HR.SetSource(replay.NewSource(d.Clock.Now(), d.Device.Model, r))
+	src := replay.NewSource(d.Clock.Now(), d.Device.Model, r)
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
+	d.Device.HR.SetSource(src)
 	d.Advance(3 * time.Second) // the replay's detector learning
 	hr.Contents()
 	d.Advance(50 * time.Second)
