@@ -402,7 +402,9 @@ var ErrHRLeads = errors.New("leads for the heart rate")
 // to its two-lead detector: fewer false beats where one lead is noisy,
 // fewer beats found where the second lead is poor, and a beat up to 1.5 s
 // later (docs/replay-and-recording.md). A recording of one lead gives one
-// either way. Other numbers are an error wrapping ErrHRLeads.
+// either way. Other numbers are an error wrapping ErrHRLeads. Call it
+// before the source is in use: it is not safe against a running heart
+// rate's reads.
 func (s *Source) SetHRLeads(n int) error {
 	if n != 1 && n != 2 {
 		return fmt.Errorf("%w: %d; give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", ErrHRLeads, n)
