@@ -30,9 +30,10 @@ const (
 )
 
 // HR serves /Meas/HR: a QRS detector on the device's own ECG, behind the
-// front end's filters (signal.HRDetector). A source of two leads (a
-// replayed record of two, sensor.TwoLeadSource) gives beats from both,
-// through the two-lead detector, each lead through its own filters.
+// front end's filters (signal.HRDetector). A source that offers two leads
+// (a replayed record of two, when the replay offers both:
+// sensor.TwoLeadSource) gives beats from both, through the two-lead
+// detector, each lead through its own filters.
 type HR struct {
 	d *device.Core
 
