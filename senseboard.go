@@ -61,6 +61,11 @@ type Config struct {
 	// Replay lists recordings that stand in for the model: each channel a
 	// recording has (IMU, ECG, temperature) is played from it.
 	Replay []*replay.Recording
+	// ReplayHRLeads is how many leads of a replayed record of two the heart
+	// rate (/Meas/HR) detects beats on: 1 (0 means 1), the lead the ECG
+	// plays, as on the device; or 2, both, through the two-lead detector
+	// (replay.Source.SetHRLeads has the trade).
+	ReplayHRLeads int
 	// Faults is a plan of field faults on the device's timeline, after
 	// the scenario's own (docs/faults.md); its random and spread times are
 	// drawn from Seed.
@@ -169,6 +174,13 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	var tempSrc sensor.TempSource = d.Model
 	if len(cfg.Replay) > 0 {
 		src := replay.NewSource(c.Now(), d.Model, cfg.Replay...)
+		leads := cfg.ReplayHRLeads
+		if leads == 0 {
+			leads = 1
+		}
+		if err := src.SetHRLeads(leads); err != nil {
+			return fmt.Errorf("senseboard: Config.ReplayHRLeads: %w", err)
+		}
 		imuSrc, ecgSrc, tempSrc = src, src, src
 	}
 

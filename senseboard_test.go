@@ -16,6 +16,7 @@ import (
 	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/profile"
+	"senseboard/replay"
 	"senseboard/resource"
 )
 
@@ -159,5 +160,28 @@ func BenchmarkGetInfo(b *testing.B) {
 		if err != nil || env.Status != resource.StatusOK {
 			b.Fatal(err)
 		}
+	}
+}
+
+// New refuses a number of leads for a replay's heart rate other than 0, 1
+// or 2, and leaves its state directory free.
+func TestNewRefusesReplayHRLeads(t *testing.T) {
+	r, err := replay.WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, leads := range []int{-1, 3} {
+		_, err := senseboard.New(senseboard.Config{StateDir: dir, Clock: clock.NewVirtual(), Replay: []*replay.Recording{r}, ReplayHRLeads: leads})
+		if !errors.Is(err, replay.ErrHRLeads) {
+			t.Errorf("ReplayHRLeads %d: %v; want ErrHRLeads", leads, err)
+		}
+	}
+	for _, leads := range []int{0, 1, 2} {
+		d, err := senseboard.New(senseboard.Config{StateDir: dir, Clock: clock.NewVirtual(), Replay: []*replay.Recording{r}, ReplayHRLeads: leads})
+		if err != nil {
+			t.Fatalf("ReplayHRLeads %d: %v", leads, err)
+		}
+		d.Close()
 	}
 }

@@ -178,11 +178,10 @@ func scoreLeads(t testing.TB, dir string, records []string, rate float64, dropSe
 // first) by default.
 var corpusLead, _ = strconv.Atoi(os.Getenv("QRS_LEAD"))
 
-// loadLead loads a WFDB record with its signal number lead as the ECG.
+// loadLead loads a WFDB record as a recording of one lead, its signal
+// number lead (Load gives a record's first two signals together, as two
+// leads).
 func loadLead(hea string, lead int) (*Recording, error) {
-	if lead == 0 {
-		return Load(hea)
-	}
 	base := strings.TrimSuffix(hea, ".hea")
 	h, err := os.ReadFile(hea)
 	if err != nil {

@@ -16,13 +16,20 @@
 //   - ECG exports: Timestamp_ms,Value (mV), and Timestamp,Sample (Unix
 //     seconds, integer units of 0.38147 uV, -131072 marking lost samples).
 //   - WFDB records (.hea with format 212 or 16 signals, read with its .dat): the
-//     first signal is the ECG.
+//     first signal is the ECG, and the second, when the record has one in
+//     millivolts in the same file, its second lead.
+//
+// The ECG plays the first lead, and so does the heart rate unless the
+// source offers it both leads of a recording of two (Source.SetHRLeads,
+// sensor.TwoLeadSource); every format but WFDB holds the device's own
+// single lead.
 //
 // Missing samples (gaps longer than MaxGap, or marked missing) read as
 // electrodes off for the ECG.
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -87,8 +94,10 @@ func (s *Series) maxGap() time.Duration {
 }
 
 // Series is one channel of a recording: samples at times from the
-// recording's start. Axes holds one slice per axis (one for ECG and
-// temperature); NaN marks a missing sample.
+// recording's start. Axes holds one slice per axis: three for motion, one
+// for temperature, and one per lead for the ECG (the first is what the ECG
+// plays; a second, when a record has one, the heart rate may use too).
+// NaN marks a missing sample.
 type Series struct {
 	Channel Channel
 	Rate    float64 // nominal samples per second
@@ -301,6 +310,8 @@ type Source struct {
 	imu    sensor.IMUSource
 	ecg    sensor.ECGSource
 	temp   sensor.TempSource
+	// hrLeads is how many leads the source offers the heart rate (1 or 2).
+	hrLeads int
 }
 
 // Fallback is a model of every sensor, for the channels the recordings lack.
@@ -313,7 +324,7 @@ type Fallback interface {
 // NewSource plays recs from origin. When two recordings have the same
 // channel the first wins.
 func NewSource(origin time.Duration, fallback Fallback, recs ...*Recording) *Source {
-	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback}
+	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback, hrLeads: 1}
 	for _, r := range recs {
 		for c, ser := range r.Series {
 			if ser != nil && s.ch[c] == nil {
@@ -370,16 +381,64 @@ func (s *Source) FillIMU(acc, gyro, magn []sensor.XYZ, t0, dt time.Duration, r s
 	fill(magn, Magn, 4900)
 }
 
-// FillECG implements sensor.ECGSource; missing samples read 0.
+// FillECG implements sensor.ECGSource: the first lead; missing samples
+// read 0.
 func (s *Source) FillECG(dst []float64, t0, dt time.Duration) {
 	ser := s.ch[ECG]
 	if ser == nil {
 		s.ecg.FillECG(dst, t0, dt)
 		return
 	}
-	ser = ser.forRate(float64(time.Second) / float64(max(dt, 1)))
+	s.fillLead(dst, ser.forRate(float64(time.Second)/float64(max(dt, 1))), 0, t0, dt)
+}
+
+// ErrHRLeads is the error of a number of leads for the heart rate other
+// than 1 or 2.
+var ErrHRLeads = errors.New("leads for the heart rate")
+
+// SetHRLeads sets how many leads of a recording of two the source offers
+// the heart rate (/Meas/HR): 1, the default, the first lead alone, which
+// the ECG plays, as on the device; or 2, both, which the heart rate takes
+// to its two-lead detector: fewer false beats where one lead is noisy,
+// fewer beats found where the second lead is poor, and a beat up to 1.5 s
+// later (docs/replay-and-recording.md). A recording of one lead gives one
+// either way. Other numbers are an error wrapping ErrHRLeads. Call it
+// before the source is in use: it is not safe against a running heart
+// rate's reads.
+func (s *Source) SetHRLeads(n int) error {
+	if n != 1 && n != 2 {
+		return fmt.Errorf("%w: %d; give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", ErrHRLeads, n)
+	}
+	s.hrLeads = n
+	return nil
+}
+
+// TwoLeads implements sensor.TwoLeadSource: whether the source offers the
+// heart rate two leads, which it does when SetHRLeads gave it 2 and the
+// recording played as the ECG has a second lead.
+func (s *Source) TwoLeads() bool {
+	return s.hrLeads == 2 && s.ch[ECG] != nil && len(s.ch[ECG].Axes) > 1
+}
+
+// FillTwoLeads implements sensor.TwoLeadSource: the first lead into lead0,
+// as FillECG fills it, and the recording's second lead into lead1, whether
+// or not the source offers it (TwoLeads). Missing samples read 0; a
+// recording without a second lead gives lead1 0 throughout.
+func (s *Source) FillTwoLeads(lead0, lead1 []float64, t0, dt time.Duration) {
+	s.FillECG(lead0, t0, dt)
+	ser := s.ch[ECG]
+	if ser == nil || len(ser.Axes) < 2 {
+		clear(lead1)
+		return
+	}
+	s.fillLead(lead1, ser.forRate(float64(time.Second)/float64(max(dt, 1))), 1, t0, dt)
+}
+
+// fillLead writes lead k of the ECG series ser at t0, t0+dt, ... into dst;
+// missing samples read 0.
+func (s *Source) fillLead(dst []float64, ser *Series, k int, t0, dt time.Duration) {
 	for i := range dst {
-		v, ok := ser.at(0, s.tau(ECG, t0+time.Duration(i)*dt))
+		v, ok := ser.at(k, s.tau(ECG, t0+time.Duration(i)*dt))
 		if !ok {
 			v = 0
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +173,151 @@ func TestWFDBFormat16(t *testing.T) {
 	}
 	if got := r.Series[ECG].Axes[0]; fmt.Sprint(got) != "[-0.09 327.57]" {
 		t.Errorf("format 16 record: ECG %v mV, want [-0.09 327.57]", got)
+	}
+}
+
+// A record's second signal is the ECG's second lead when it is in
+// millivolts and in the first's file; the ECG's first axis is the first
+// signal whatever the second is. A source offers the second lead to the
+// heart rate only when told to (SetHRLeads 2).
+func TestWFDBSecondLead(t *testing.T) {
+	// frames (1, -1) and (32767, -32768): -32768 marks a missing sample
+	dat := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
+	for _, tt := range []struct {
+		header string
+		second string // the second axis, "" for none
+	}{
+		{"r 2 360\nr.dat 16 100(10)\nr.dat 16 100\n", "[-0.01 NaN]"},
+		{"r 2 360\nr.dat 16 100(10)/mV\nr.dat 16 100/mV\n", "[-0.01 NaN]"},
+		{"r 2 360\nr.dat 16 100(10)\nr.dat 16 100/mmHg\n", ""},
+		{"r 2 360\nr.dat 16 100(10)\ns.dat 16 100\n", ""},
+		{"r 1 360\nr.dat 16 100(10)\n", ""},
+	} {
+		d := dat
+		if strings.Count(tt.header, "r.dat") == 1 { // the first signal alone in r.dat
+			d = []byte{0x01, 0x00, 0xFF, 0x7F}
+		}
+		r, err := WFDB("r", []byte(tt.header), d, nil)
+		if err != nil {
+			t.Errorf("%q: %v", tt.header, err)
+			continue
+		}
+		axes := r.Series[ECG].Axes
+		if got := fmt.Sprint(axes[0]); got != "[-0.09 327.57]" {
+			t.Errorf("%q: first lead %v mV, want [-0.09 327.57]", tt.header, got)
+		}
+		switch {
+		case tt.second == "" && len(axes) != 1:
+			t.Errorf("%q: %d leads, want 1", tt.header, len(axes))
+		case tt.second != "" && (len(axes) != 2 || fmt.Sprint(axes[1]) != tt.second):
+			t.Errorf("%q: leads %v, want a second of %s", tt.header, axes, tt.second)
+		}
+		src := NewSource(0, nil, r)
+		if src.TwoLeads() {
+			t.Errorf("%q: the source offers two leads by default", tt.header)
+		}
+		if err := src.SetHRLeads(2); err != nil {
+			t.Fatal(err)
+		}
+		if two := src.TwoLeads(); two != (tt.second != "") {
+			t.Errorf("%q: the source's TwoLeads() = %v after SetHRLeads(2)", tt.header, two)
+		}
+	}
+}
+
+// A record of two leads plays its first lead as the ECG, as a record of
+// its first signal alone does, and gives the second with it
+// (FillTwoLeads), as a record of its second signal alone plays it; a
+// source without a second lead gives none, and offers none whatever
+// SetHRLeads says.
+func TestSourceTwoLeads(t *testing.T) {
+	hea := needData(t, "mitdb/100s.hea")
+	both, err := Load(hea)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one [2]*Recording
+	for lead := range one {
+		if one[lead], err = loadLead(hea, lead); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(both.Series[ECG].Axes) != 2 || len(one[1].Series[ECG].Axes) != 1 {
+		t.Fatalf("%d and %d leads, want 2 and 1", len(both.Series[ECG].Axes), len(one[1].Series[ECG].Axes))
+	}
+	src := NewSource(time.Second, nil, both)
+	if sensor.SecondLead(src) != nil {
+		t.Fatal("a record of two leads offers the heart rate two by default")
+	}
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
+	if sensor.SecondLead(src) == nil {
+		t.Fatal("a record of two leads offers one after SetHRLeads(2)")
+	}
+	for _, rate := range []float64{128, 256, 360, 512} {
+		dt := time.Duration(float64(time.Second) / rate)
+		t0 := 3*time.Second + dt/3
+		n := int(rate) * 5
+		ecg, lead0, lead1 := make([]float64, n), make([]float64, n), make([]float64, n)
+		src.FillECG(ecg, t0, dt)
+		src.FillTwoLeads(lead0, lead1, t0, dt)
+		for lead, want := range one {
+			w := make([]float64, n)
+			NewSource(time.Second, nil, want).FillECG(w, t0, dt)
+			got := [2][]float64{ecg, lead1}[lead]
+			if !slices.Equal(got, w) {
+				t.Errorf("%g Hz: lead %d plays otherwise than a record of that signal alone", rate, lead)
+			}
+		}
+		if !slices.Equal(lead0, ecg) {
+			t.Errorf("%g Hz: FillTwoLeads's first lead is not FillECG's", rate)
+		}
+	}
+	model := sensor.NewModel(world.New(1, nil, 0), 1)
+	for name, src := range map[string]*Source{"one lead": NewSource(0, nil, one[0]), "the model's ECG": NewSource(0, model)} {
+		if err := src.SetHRLeads(2); err != nil {
+			t.Fatal(err)
+		}
+		if sensor.SecondLead(src) != nil {
+			t.Errorf("%s: a second lead", name)
+		}
+		lead1 := []float64{1, 2, 3}
+		src.FillTwoLeads(make([]float64, 3), lead1, 0, time.Millisecond)
+		if !slices.Equal(lead1, []float64{0, 0, 0}) {
+			t.Errorf("%s: FillTwoLeads's second lead %v, want zeros", name, lead1)
+		}
+	}
+}
+
+// SetHRLeads takes 1 or 2, and refuses other numbers with ErrHRLeads,
+// leaving what the source offers as it was.
+func TestSourceHRLeads(t *testing.T) {
+	hea, dat := "r 2 360\nr.dat 16 100\nr.dat 16 100\n", []byte{1, 0, 2, 0, 3, 0, 4, 0}
+	r, err := WFDB("r", []byte(hea), dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewSource(0, nil, r)
+	for _, tt := range []struct {
+		n    int
+		ok   bool
+		want bool // TwoLeads after it
+	}{
+		{2, true, true},
+		{0, false, true},
+		{3, false, true},
+		{1, true, false},
+		{-2, false, false},
+		{2, true, true},
+	} {
+		err := src.SetHRLeads(tt.n)
+		if tt.ok != (err == nil) || !tt.ok && !errors.Is(err, ErrHRLeads) {
+			t.Errorf("SetHRLeads(%d) = %v; want ok %v, else ErrHRLeads", tt.n, err, tt.ok)
+		}
+		if got := src.TwoLeads(); got != tt.want {
+			t.Errorf("after SetHRLeads(%d), TwoLeads() = %v; want %v", tt.n, got, tt.want)
+		}
 	}
 }
 

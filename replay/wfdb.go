@@ -3,19 +3,31 @@ package replay
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"senseboard/wfdb"
 )
 
 // WFDB builds a recording from a header, its signal file and optionally its
-// annotations (nil for none). The first signal is the ECG.
+// annotations (nil for none). The first signal is the ECG; the second, when
+// the record has one in millivolts in the same file, is the ECG's second
+// lead (the ECG series' second axis), which a Source may offer the heart
+// rate (Source.SetHRLeads).
 func WFDB(name string, header, dat, atr []byte) (*Recording, error) {
-	return wfdbSignal(name, header, dat, atr, 0)
+	h, err := wfdb.ParseHeader(header)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	leads := []int{0}
+	if len(h.Signals) > 1 && h.Signals[1].File == h.Signals[0].File && strings.EqualFold(h.Signals[1].Units, "mV") {
+		leads = append(leads, 1)
+	}
+	return wfdbLeads(name, h, dat, atr, leads)
 }
 
 // wfdbSignal builds a recording of the record's signal number lead as its
-// ECG.
+// ECG, of one lead.
 func wfdbSignal(name string, header, dat, atr []byte, lead int) (*Recording, error) {
 	h, err := wfdb.ParseHeader(header)
 	if err != nil {
@@ -24,19 +36,35 @@ func wfdbSignal(name string, header, dat, atr []byte, lead int) (*Recording, err
 	if lead >= len(h.Signals) {
 		return nil, fmt.Errorf("%s: signal %d of %d", name, lead, len(h.Signals))
 	}
-	sig := h.Signals[lead]
-	adu, err := h.Decode(dat, lead)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	s := &Series{Channel: ECG, Rate: h.Rate, T: make([]time.Duration, len(adu)), Axes: [][]float64{make([]float64, len(adu))}}
-	for i, v := range adu {
-		s.T[i] = time.Duration(float64(i) / h.Rate * float64(time.Second))
-		if v == sig.Invalid() {
-			s.Axes[0][i] = math.NaN()
-			continue
+	return wfdbLeads(name, h, dat, atr, []int{lead})
+}
+
+// wfdbLeads builds a recording whose ECG has the record's signals leads
+// (of the file dat) as its axes.
+func wfdbLeads(name string, h *wfdb.Header, dat, atr []byte, leads []int) (*Recording, error) {
+	s := &Series{Channel: ECG, Rate: h.Rate}
+	for _, lead := range leads {
+		sig := h.Signals[lead]
+		adu, err := h.Decode(dat, lead)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		s.Axes[0][i] = float64(v-sig.Baseline) / sig.Gain
+		if s.T == nil {
+			s.T = make([]time.Duration, len(adu))
+			for i := range adu {
+				s.T[i] = time.Duration(float64(i) / h.Rate * float64(time.Second))
+			}
+		}
+		x := make([]float64, len(s.T))
+		for i := range x {
+			switch {
+			case i >= len(adu), adu[i] == sig.Invalid():
+				x[i] = math.NaN()
+			default:
+				x[i] = float64(adu[i]-sig.Baseline) / sig.Gain
+			}
+		}
+		s.Axes = append(s.Axes, x)
 	}
 	r := &Recording{Name: name}
 	r.Series[ECG] = s

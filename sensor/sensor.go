@@ -95,6 +95,29 @@ type ECGSource interface {
 	Contact(t time.Duration) bool
 }
 
+// TwoLeadSource is an ECGSource that may give a second lead of the same
+// ECG, sampled with the first: a replayed record of two leads, when the
+// replay offers both. The device has one lead; its heart rate uses both
+// where a source offers them.
+type TwoLeadSource interface {
+	ECGSource
+	// TwoLeads reports whether the source offers a second lead.
+	TwoLeads() bool
+	// FillTwoLeads writes the first lead, as FillECG does, into lead0 and
+	// the second into lead1 (of the same length), in millivolts at t0,
+	// t0+dt, ..., before the front end's filters.
+	FillTwoLeads(lead0, lead1 []float64, t0, dt time.Duration)
+}
+
+// SecondLead returns src as a TwoLeadSource when it offers a second lead,
+// and nil when it offers one.
+func SecondLead(src ECGSource) TwoLeadSource {
+	if two, ok := src.(TwoLeadSource); ok && two.TwoLeads() {
+		return two
+	}
+	return nil
+}
+
 // TempSource gives the temperature.
 type TempSource interface {
 	// Temperature returns the reading in kelvin at t, and false when the

@@ -29,6 +29,7 @@ type Signal struct {
 	Format      int
 	Gain        float64 // ADC units per mV
 	Baseline    int     // ADC value of 0 mV
+	Units       string  // the physical units, "mV" when the header gives none
 	Description string
 }
 
@@ -72,7 +73,7 @@ func ParseHeader(data []byte) (*Header, error) {
 		if len(f) < 2 {
 			return nil, fmt.Errorf("header line %d: want file name and format", line)
 		}
-		s := Signal{File: f[0], Gain: 200}
+		s := Signal{File: f[0], Gain: 200, Units: "mV"}
 		// format[xsamples][:skew][+offset]
 		fmtStr, _, _ := strings.Cut(f[1], "x")
 		fmtStr, _, _ = strings.Cut(fmtStr, ":")
@@ -82,7 +83,10 @@ func ParseHeader(data []byte) (*Header, error) {
 			return nil, fmt.Errorf("header line %d: format %q", line, f[1])
 		}
 		if len(f) > 2 { // gain[(baseline)][/units]
-			g := strings.SplitN(f[2], "/", 2)[0]
+			g, units, _ := strings.Cut(f[2], "/")
+			if units != "" {
+				s.Units = units
+			}
 			if open := strings.IndexByte(g, '('); open >= 0 && strings.HasSuffix(g, ")") {
 				if s.Baseline, err = strconv.Atoi(g[open+1 : len(g)-1]); err != nil {
 					return nil, fmt.Errorf("header line %d: baseline in %q", line, f[2])

@@ -38,7 +38,7 @@ func TestParseHeaderErrors(t *testing.T) {
 // WFDB's defaults: 250 Hz, a gain of 200, a baseline of the ADC zero.
 func TestParseHeader(t *testing.T) {
 	sig := func(format int, gain float64, baseline int, desc string) Signal {
-		return Signal{File: "r.dat", Format: format, Gain: gain, Baseline: baseline, Description: desc}
+		return Signal{File: "r.dat", Format: format, Gain: gain, Baseline: baseline, Units: "mV", Description: desc}
 	}
 	for _, tt := range []struct {
 		hea  string
@@ -51,6 +51,7 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360\nr.dat 212 (5) 12 1024\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 200, 5, "")}}},
 		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, -3, "")}}},
 		{"r 1 360\nr.dat 212 400 12 1024 0 0 0 V5 lead\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, 1024, "V5 lead")}}},
+		{"r 1 360\nr.dat 212 100/mmHg 12 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mmHg"}}}},
 		{"r 1\nr.dat 212\nmore.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(212, 200, 0, "")}}},
 	} {
 		h, err := ParseHeader([]byte(tt.hea))

@@ -61,6 +61,8 @@ func TestRefusesBadFlags(t *testing.T) {
 		{"serial on the air", []string{"run", "--serial", "000999", "--http", "none", "--listen", "127.0.0.1:0", "--nats", "local:" + natsPort}, "give this one other serials (--serial), or a radio link of its own", ""},
 		{"no devices", []string{"run", "--devices", "0"}, "--devices 0: give 1 or more", ""},
 		{"negative devices", []string{"run", "--devices", "-3"}, "--devices -3: give 1 or more", ""},
+		{"three leads for the heart rate", []string{"run", "--replay-hr-leads", "3"}, "--replay-hr-leads 3: give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", ""},
+		{"leads for the heart rate of no replay", []string{"run", "--replay-hr-leads", "2"}, "--replay-hr-leads: give --replay too", ""},
 		{"negative idle", []string{"run", "--idle", "-1s"}, "--idle -1s: give a duration", ""},
 		{"negative idle of the bridge", []string{"bridge", "--idle", "-1s"}, "--idle -1s: give a duration", ""},
 		{"bridge address without a port", []string{"bridge", "--http", "foo"}, `bridge address "foo": address foo: missing port in address; give host:port`, ""},

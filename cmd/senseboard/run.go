@@ -71,6 +71,7 @@ type runOptions struct {
 	cpuProfile, memProfile      string
 	mutexProfile                string
 	replay                      listFlag
+	replayHRLeads               int
 	bridge                      *bridgeFlags
 }
 
@@ -101,6 +102,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.mutexProfile, "mutexprofile", "", "record where the program's goroutines wait for one another's locks, and write the profile to this file when it is asked to stop (go tool pprof reads it)")
 	o.bridge = addBridgeFlags(fs, "address of the phone bridge: dashboard at /, API under /api/ (none for no bridge)")
 	fs.Var(&o.replay, "replay", "recording to play instead of the model (repeatable): senseboard CSV or JSON Lines, PC-simulator CSV, logbook JSON, ECG CSV, WFDB .hea")
+	fs.IntVar(&o.replayHRLeads, "replay-hr-leads", 1, "leads of a replayed WFDB record of two that /Meas/HR detects beats on: 1, the lead the ECG plays, as on the device; 2, both, through the two-lead detector: fewer false beats in noise on one lead, fewer beats found where the second lead is poor, a beat up to 1.5 s later")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: senseboard run [flags]
 
@@ -184,6 +186,13 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 			return cfg, opts, fmt.Errorf("--faults %s: %w", o.faults, err)
 		}
 	}
+	if o.replayHRLeads != 1 && o.replayHRLeads != 2 {
+		return cfg, opts, fmt.Errorf("--replay-hr-leads %d: give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", o.replayHRLeads)
+	}
+	if flagSet(o.fs, "replay-hr-leads") && len(o.replay) == 0 {
+		return cfg, opts, errors.New("--replay-hr-leads: give --replay too, a record whose leads the heart rate detects beats on")
+	}
+	cfg.ReplayHRLeads = o.replayHRLeads
 	for _, f := range o.replay {
 		r, err := replay.Load(f)
 		if err != nil {

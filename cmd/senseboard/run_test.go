@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"senseboard"
+	"senseboard/clock"
 )
 
 // TestPrintRunning: a few devices are listed one by one; more get a
@@ -199,5 +200,59 @@ func TestWriteProfile(t *testing.T) {
 	}
 	if err := writeProfile("mutex", t.TempDir()); err == nil {
 		t.Error("a directory taken as the profile's file")
+	}
+}
+
+// TestReplayHRLeads: --replay-hr-leads 2 gives the devices' heart rate
+// both leads of a replayed record, and 1, the default, its first; other
+// numbers, and the flag without --replay, are refused naming the flag.
+func TestReplayHRLeads(t *testing.T) {
+	dir := t.TempDir()
+	hea := filepath.Join(dir, "r.hea")
+	if err := os.WriteFile(hea, []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "r.dat"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want int    // Config.ReplayHRLeads
+		err  string // the refusal, "" for none
+	}{
+		{[]string{"--replay", hea}, 1, ""},
+		{[]string{"--replay", hea, "--replay-hr-leads", "1"}, 1, ""},
+		{[]string{"--replay", hea, "--replay-hr-leads", "2"}, 2, ""},
+		{[]string{"--replay", hea, "--replay-hr-leads", "0"}, 0, "--replay-hr-leads 0: give 1 (the lead the ECG plays) or 2"},
+		{[]string{"--replay", hea, "--replay-hr-leads", "3"}, 0, "--replay-hr-leads 3: give 1 (the lead the ECG plays) or 2"},
+		{[]string{"--replay-hr-leads", "2"}, 0, "--replay-hr-leads: give --replay too"},
+		{[]string{"--replay-hr-leads", "1"}, 0, "--replay-hr-leads: give --replay too"},
+	} {
+		o, err := parseRunFlags(append([]string{"--state", t.TempDir(), "--listen", "none", "--http", "none", "--nats", "none"}, tt.args...), io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		cfg, _, err := o.config(io.Discard)
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: %v; want a refusal %q", tt.args, err, tt.err)
+			}
+			continue
+		case err != nil:
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if cfg.ReplayHRLeads != tt.want || len(cfg.Replay) != 1 {
+			t.Errorf("%q: %d leads for the heart rate of %d recordings; want %d of 1", tt.args, cfg.ReplayHRLeads, len(cfg.Replay), tt.want)
+		}
+		cfg.Clock = clock.NewVirtual()
+		d, err := senseboard.New(cfg)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		d.Close()
+	}
+	if _, err := parseRunFlags([]string{"--replay-hr-leads", "two"}, io.Discard); err == nil {
+		t.Error("--replay-hr-leads two: taken")
 	}
 }

@@ -29,7 +29,11 @@ const (
 	hrBatch = HRRate / 4
 )
 
-// HR serves /Meas/HR: a QRS detector on the device's own ECG.
+// HR serves /Meas/HR: a QRS detector on the device's own ECG, behind the
+// front end's filters (signal.HRDetector). A source that offers two leads
+// (a replayed record of two, when the replay offers both:
+// sensor.TwoLeadSource) gives beats from both, through the two-lead
+// detector, each lead through its own filters.
 type HR struct {
 	d *device.Core
 
@@ -86,13 +90,25 @@ func (p *HR) publish(average float32, rr uint16) {
 
 type hrStream struct {
 	stream
-	p      *HR
-	hp, lp signal.Cascade
-	det    *signal.QRSDetector
-	buf    []float64
-	n      int64 // samples fed
-	lastR  int64
-	rr     []float64 // recent valid intervals, ms
+	p     *HR
+	det   *signal.HRDetector
+	buf   []float64 // the first lead's batch
+	buf1  []float64 // the second lead's, on two leads
+	lastR int64
+	rr    []float64 // recent valid intervals, ms
+}
+
+// detect starts a detector of the leads src gives: two when it has a
+// second lead.
+func (st *hrStream) detect(src sensor.ECGSource) {
+	leads := 1
+	if sensor.SecondLead(src) != nil {
+		leads = 2
+		if st.buf1 == nil {
+			st.buf1 = make([]float64, hrBatch)
+		}
+	}
+	st.det, st.lastR = signal.NewHRDetector(HRRate, leads), -1
 }
 
 // NewHR returns the heart-rate provider reading src.
@@ -128,9 +144,8 @@ func (s hrSource) Subscribe(t *resource.Topic, _ *resource.Request) resource.Res
 	defer p.mu.Unlock()
 	p.topic = t
 	if p.st == nil {
-		st := &hrStream{p: p, det: signal.NewQRSDetector(HRRate), buf: make([]float64, hrBatch), lastR: -1}
-		st.hp, _ = signal.Butterworth(signal.HighPass, 2, 0.5, HRRate)
-		st.lp, _ = signal.Butterworth(signal.LowPass, 2, 40, HRRate)
+		st := &hrStream{p: p, buf: make([]float64, hrBatch)}
+		st.detect(p.src)
 		st.stream = stream{clk: p.d.Clock(), rate: HRRate, batch: hrBatch, mu: &p.mu, batcher: st}
 		p.st = st
 		st.start()
@@ -157,13 +172,28 @@ func (s hrSource) Unsubscribed(t *resource.Topic) {
 func (st *hrStream) fireBatch(at time.Duration, n int) { st.p.fire(st, at, n) }
 
 // fire feeds a batch to the detector and notifies each beat; p.mu is held.
+// A source that changed its number of leads (SetSource) starts a new
+// detector.
 func (p *HR) fire(st *hrStream, at time.Duration, n int) {
 	dt := st.period()
-	p.src.FillECG(st.buf[:n], at, dt)
+	two := sensor.SecondLead(p.src)
+	if (two != nil) != (st.det.Leads() == 2) {
+		st.detect(p.src)
+	}
+	var lead1 []float64 // nil on one lead
+	if two != nil {
+		lead1 = st.buf1[:n]
+		two.FillTwoLeads(st.buf[:n], lead1, at, dt)
+	} else {
+		p.src.FillECG(st.buf[:n], at, dt)
+	}
 	contact := p.src.Contact(at)
-	for _, x := range st.buf[:n] {
-		st.det.Feed(st.lp.Step(st.hp.Step(x)))
-		st.n++
+	for i, x := range st.buf[:n] {
+		x1 := 0.0
+		if lead1 != nil {
+			x1 = lead1[i]
+		}
+		st.det.Feed(x, x1)
 		for {
 			r, ok := st.det.Pop()
 			if !ok {

@@ -1,9 +1,12 @@
 package meas_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"senseboard/content"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +17,11 @@ import (
 	"senseboard/provider/debug"
 	"senseboard/provider/meas"
 	"senseboard/provider/system"
+	"senseboard/replay"
 	"senseboard/resource"
 	sbt "senseboard/senseboardtest"
 	"senseboard/sensor"
+	"senseboard/signal"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -502,5 +507,179 @@ events:
 	}
 	if lazyMove == nil || len(stateEvents(lazyMove)) == 0 {
 		t.Fatal("the late subscription saw no movement change")
+	}
+}
+
+// twoLeadRecord returns a WFDB record of 60 s at 360 Hz of a beat every
+// 800 ms from 1 s, its header and its signals in format 16: the first lead
+// 1 mV complexes with a T wave; the second (when leads is 2) 0.6 times as
+// large and 12 ms later. From 20 s to 40 s the first lead alone carries a
+// burst of electrode noise (5 to 15 Hz, 0.8 mV) and, from 25 s, a spike of
+// the QRS's width 450 ms after every third beat, which a detector of that
+// lead takes for beats.
+func twoLeadRecord(leads int) (header, dat []byte) {
+	const fs, length = 360, 60
+	n := fs * length
+	x := [2][]float64{make([]float64, n), make([]float64, n)}
+	for at := 1.0; at < length; at += 0.8 {
+		for lead, b := range [2]struct{ late, amp float64 }{{0, 1}, {0.012, 0.6}} {
+			for i := max(int((at-0.2)*fs), 0); i < min(int((at+0.6)*fs), n); i++ {
+				t := float64(i)/fs - at - b.late
+				q, tw := t/0.01, (t-0.26)/0.05
+				x[lead][i] += b.amp * (math.Exp(-0.5*q*q) + 0.3*math.Exp(-0.5*tw*tw))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	hp, _ := signal.Butterworth(signal.HighPass, 2, 5, fs)
+	lp, _ := signal.Butterworth(signal.LowPass, 2, 15, fs)
+	for i := 20 * fs; i < 40*fs; i++ {
+		x[0][i] += 0.8 * lp.Step(hp.Step(rng.NormFloat64()))
+	}
+	for k, at := 0, 1.45; at < 40; k, at = k+1, at+0.8 {
+		if k%3 != 0 || at < 25 {
+			continue
+		}
+		for i := int((at - 0.1) * fs); i < int((at+0.1)*fs); i++ {
+			q := (float64(i)/fs - at) / 0.012
+			x[0][i] -= 1.1 * math.Exp(-0.5*q*q)
+		}
+	}
+	header = fmt.Appendf(nil, "tl %d %d %d\n", leads, fs, n)
+	for lead := range leads {
+		header = fmt.Appendf(header, "tl.dat 16 1000 16 0 0 0 0 lead%d\n", lead+1)
+	}
+	for i := range n {
+		for lead := range leads {
+			dat = binary.LittleEndian.AppendUint16(dat, uint16(int16(math.Round(1000*x[lead][i]))))
+		}
+	}
+	return header, dat
+}
+
+// hrOfReplay replays a recording on a device, the heart rate on leads of
+// it (Config.ReplayHRLeads), and returns the RR intervals /Meas/HR
+// notifies in the first 59 s, in ms.
+func hrOfReplay(t *testing.T, r *replay.Recording, leads int) []uint16 {
+	t.Helper()
+	d := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}, ReplayHRLeads: leads})
+	hr := d.Subscribe("/Meas/HR")
+	d.Advance(59 * time.Second)
+	var rr []uint16
+	for _, c := range hr.Contents() {
+		rr = append(rr, c.(*content.HRData).RRData...)
+	}
+	return rr
+}
+
+// TestHeartRateTwoLeads replays a record of two leads whose first lead has
+// noise bursts that the second lacks: with the heart rate on both leads
+// (ReplayHRLeads 2), /Meas/HR notifies the beats without the bursts' false
+// beats, where the first lead alone gives them. By default, and on a
+// record of one lead, it gives exactly the intervals of the front end and
+// the single-lead detector on the first lead.
+func TestHeartRateTwoLeads(t *testing.T) {
+	const rate = meas.HRRate
+	load := func(leads int) *replay.Recording {
+		hea, dat := twoLeadRecord(leads)
+		r, err := replay.WFDB("tl.hea", hea, dat, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	two, one := load(2), load(1)
+	// a false beat splits an interval of the 800 ms rhythm in two (the
+	// spikes 450 and 350 ms); a beat placed 16 ms off in the noise moves
+	// two intervals by that
+	off := func(rr []uint16) (n int) {
+		for _, v := range rr {
+			if v < 760 || v > 840 {
+				n++
+			}
+		}
+		return n
+	}
+	alone := hrOfReplay(t, one, 0)
+	if n := off(alone); n < 5 {
+		t.Fatalf("the first lead alone gives %d intervals off 800 ms by more than 40 ms; the test needs at least 5", n)
+	}
+	// 72 beats in 59 s: the last up to 2 s late (the two-lead detector's
+	// wait and its own), the first two no interval
+	if got := hrOfReplay(t, two, 2); off(got) > 0 || len(got) < 67 {
+		t.Errorf("two leads: %d intervals, %d of them off 800 ms (%v); want at least 67, none off by more than 40 ms (the first lead alone: %d)", len(got), off(got), got, off(alone))
+	}
+	for _, c := range []struct {
+		name  string
+		r     *replay.Recording
+		leads int
+	}{{"a record of two, by default", two, 0}, {"a record of two, one lead", two, 1}, {"a record of one, two leads", one, 2}} {
+		if got := hrOfReplay(t, c.r, c.leads); !slices.Equal(got, alone) {
+			t.Errorf("%s: intervals %v; want the first lead's %v", c.name, got, alone)
+		}
+	}
+
+	// the first lead through the front end's filters and the single-lead
+	// detector
+	src := replay.NewSource(0, nil, one)
+	hp, _ := signal.Butterworth(signal.HighPass, 2, 0.5, rate)
+	lp, _ := signal.Butterworth(signal.LowPass, 2, 40, rate)
+	det := signal.NewQRSDetector(rate)
+	buf := make([]float64, rate/4)
+	last := int64(-1)
+	var want []uint16
+	for k := int64(0); k < 59*rate; k += int64(len(buf)) {
+		src.FillECG(buf, time.Duration(k*int64(time.Second)/rate), time.Second/rate)
+		for _, x := range buf {
+			det.Feed(lp.Step(hp.Step(x)))
+			for r, ok := det.Pop(); ok; r, ok = det.Pop() {
+				if rr := float64(r-last) * 1000 / rate; last >= 0 && rr >= meas.HRMin && rr <= meas.HRMax {
+					want = append(want, uint16(rr+0.5))
+				}
+				last = r
+			}
+		}
+	}
+	if !slices.Equal(alone, want) {
+		t.Errorf("one lead: intervals %v; want the single-lead detector's %v", alone, want)
+	}
+}
+
+// TestHeartRateSourceChanged changes a running heart rate's source from the
+// model, of one lead, to a replay offering two: the noise bursts of the
+// replay's first lead make no false beat, so its second lead is used from
+// the change on.
+func TestHeartRateSourceChanged(t *testing.T) {
+	hea, dat := twoLeadRecord(2)
+	r, err := replay.WFDB("tl.hea", hea, dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sbt.New(t, senseboard.Config{Scenario: sbt.Scenario(t, "start:\n  heartRate: 60\n")})
+	hr := d.Subscribe("/Meas/HR")
+	d.Advance(10 * time.Second)
+	if len(hr.Contents()) < 5 {
+		t.Fatal("no heart rate from the model")
+	}
+	src := replay.NewSource(d.Clock.Now(), d.Device.Model, r)
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
+	d.Device.HR.SetSource(src)
+	d.Advance(3 * time.Second) // the replay's detector learning
+	hr.Contents()
+	d.Advance(50 * time.Second)
+	var rr []uint16
+	for _, c := range hr.Contents() {
+		rr = append(rr, c.(*content.HRData).RRData...)
+	}
+	off := 0
+	for _, v := range rr {
+		if v < 760 || v > 840 {
+			off++
+		}
+	}
+	if off > 0 || len(rr) < 55 {
+		t.Errorf("after the change to two leads: %d intervals, %d off 800 ms by more than 40 ms (%v); want at least 55, none off", len(rr), off, rr)
 	}
 }
