@@ -316,3 +316,44 @@ func ExampleTwoLeadDetector() {
 	fmt.Println(n, "beats")
 	// Output: 8 beats
 }
+
+// TestTwoLeadDetectorOneLeadSilent checks that a lead that never gives a
+// beat (flat: disconnected, or its amplifier off) costs the other lead no
+// beat: the other lead's detector is learning all along, so every beat of
+// the live lead is given (rule 2), but for those under 200 ms after the
+// last (rule 5), clean or noisy, whichever lead is the silent one.
+func TestTwoLeadDetectorOneLeadSilent(t *testing.T) {
+	const fs = 256
+	var beats []synthBeat
+	for i := range 60 {
+		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
+	}
+	for _, a := range []float64{0, 0.5, 0.8} {
+		live := synthECG(beats, 49, fs)
+		noiseBurst(live, beats, fs, a, true)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range live {
+			live[i] += a / 4 * rng.NormFloat64()
+		}
+		var want []time.Duration
+		for _, b := range runDetector(live, fs, true) {
+			if len(want) == 0 || b-want[len(want)-1] >= 200*time.Millisecond {
+				want = append(want, b)
+			}
+		}
+		flat := make([]float64, len(live))
+		for _, tt := range []struct {
+			name   string
+			x0, x1 []float64
+		}{
+			{"second lead flat", live, flat},
+			{"first lead flat", flat, live},
+		} {
+			t.Run(fmt.Sprintf("%s, noise %g", tt.name, a), func(t *testing.T) {
+				if got := runTwoLeads(tt.x0, tt.x1, fs); !slices.Equal(got, want) {
+					t.Errorf("beats %v; want the live lead's %v", got, want)
+				}
+			})
+		}
+	}
+}
