@@ -365,3 +365,91 @@ func TestTwoLeadDetectorOneLeadSilent(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoLeadDetectorMerge checks how the two leads' beats are merged, on
+// beats handed straight to the merge as the leads' detectors would give
+// them (each lead's R peak, and when its detector gives it), both leads
+// clean (a noise share of a hundredth), after a rhythm of 12 beats every
+// 200 samples at 256 Hz that both leads find.
+func TestTwoLeadDetectorMerge(t *testing.T) {
+	const fs = 256 // 200 ms is 51 samples, 1.5 s 384
+	type beat struct {
+		lead  int
+		r, at int64 // R peak, and the sample when the lead's detector gives it
+	}
+	var rhythm []beat
+	for r := int64(200); r <= 2400; r += 200 {
+		rhythm = append(rhythm, beat{0, r, r + 60}, beat{1, r + 3, r + 70})
+	}
+	for _, tt := range []struct {
+		name string
+		b    []beat // after the rhythm
+		want []int64
+		// when, if above 0, is when the last beat must be given
+		when int64
+	}{
+		{"pairs 188 ms apart, at the first lead's R peak",
+			[]beat{{1, 2600, 2660}, {0, 2648, 2700}, {0, 2800, 2860}, {1, 2848, 2900}},
+			[]int64{2648, 2800}, 0},
+		{"not paired 200 ms apart",
+			// the second lead's beat comes first: given alone, at its R
+			// peak, and the first lead's dropped, under 200 ms after it
+			[]beat{{1, 2600, 2660}, {0, 2651, 2700}, {0, 2800, 2860}, {1, 2803, 2870}},
+			[]int64{2600, 2800}, 0},
+		{"the other lead's beat paired with the nearer",
+			// the first lead's beat at 2560 is noise, 40 samples before
+			// the beat both leads find, and the second lead's beat is
+			// nearer the first lead's next
+			[]beat{{0, 2560, 2620}, {0, 2600, 2660}, {1, 2603, 2670}},
+			[]int64{2600}, 0},
+		{"a beat waits 1.5 s for the other lead",
+			// the second lead's detector gives the beat first, the
+			// first's 1.5 s after the second's R peak: one beat, at the
+			// first lead's R peak
+			[]beat{{1, 2600, 2660}, {0, 2605, 2600 + 384}},
+			[]int64{2605}, 0},
+		{"a beat of one lead given 1.5 s after its R peak",
+			[]beat{{0, 2600, 2660}},
+			[]int64{2600}, 2600 + 384},
+		{"a lead's late beats neither twice nor out of order",
+			// the second lead gives the beat at 2600 after the first
+			// lead's was given alone, and then one at 2500, before it
+			[]beat{{0, 2600, 2660}, {1, 2603, 3100}, {1, 2500, 3200}},
+			[]int64{2600}, 2600 + 384},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bs := append(slices.Clone(rhythm), tt.b...)
+			end := int64(0)
+			for _, b := range bs {
+				end = max(end, b.at+2*384)
+			}
+			d := NewTwoLeadDetector(fs)
+			var given, when []int64
+			for k := int64(0); k < end; k++ {
+				d.n = k + 1
+				for _, b := range bs {
+					if b.at == k {
+						d.pend[b.lead] = append(d.pend[b.lead], found{r: b.r, noise: [2]float64{0.01, 0.01}})
+					}
+				}
+				d.decide(false)
+				for r, ok := d.Pop(); ok; r, ok = d.Pop() {
+					given, when = append(given, r), append(when, k)
+				}
+			}
+			var want []int64
+			for _, b := range rhythm {
+				if b.lead == 0 {
+					want = append(want, b.r)
+				}
+			}
+			want = append(want, tt.want...)
+			if !slices.Equal(given, want) {
+				t.Errorf("beats given at %v; want %v", given, want)
+			}
+			if tt.when > 0 && (len(when) == 0 || when[len(when)-1] != tt.when) {
+				t.Errorf("beats given when %v; want the last at %d", when, tt.when)
+			}
+		})
+	}
+}
