@@ -375,11 +375,12 @@ func TestTwoLeadDetectorMerge(t *testing.T) {
 	const fs = 256 // 200 ms is 51 samples, 1.5 s 384
 	type beat struct {
 		lead  int
-		r, at int64 // R peak, and the sample when the lead's detector gives it
+		r, at int64   // R peak, and the sample when the lead's detector gives it
+		noise float64 // the lead's noise share, a hundredth when 0
 	}
 	var rhythm []beat
 	for r := int64(200); r <= 2400; r += 200 {
-		rhythm = append(rhythm, beat{0, r, r + 60}, beat{1, r + 3, r + 70})
+		rhythm = append(rhythm, beat{0, r, r + 60, 0}, beat{1, r + 3, r + 70, 0})
 	}
 	for _, tt := range []struct {
 		name string
@@ -389,32 +390,48 @@ func TestTwoLeadDetectorMerge(t *testing.T) {
 		when int64
 	}{
 		{"pairs 188 ms apart, at the first lead's R peak",
-			[]beat{{1, 2600, 2660}, {0, 2648, 2700}, {0, 2800, 2860}, {1, 2848, 2900}},
+			[]beat{{1, 2600, 2660, 0}, {0, 2648, 2700, 0}, {0, 2800, 2860, 0}, {1, 2848, 2900, 0}},
 			[]int64{2648, 2800}, 0},
 		{"not paired 200 ms apart",
 			// the second lead's beat comes first: given alone, at its R
 			// peak, and the first lead's dropped, under 200 ms after it
-			[]beat{{1, 2600, 2660}, {0, 2651, 2700}, {0, 2800, 2860}, {1, 2803, 2870}},
+			[]beat{{1, 2600, 2660, 0}, {0, 2651, 2700, 0}, {0, 2800, 2860, 0}, {1, 2803, 2870, 0}},
 			[]int64{2600, 2800}, 0},
 		{"the other lead's beat paired with the nearer",
 			// the first lead's beat at 2560 is noise, 40 samples before
 			// the beat both leads find, and the second lead's beat is
 			// nearer the first lead's next
-			[]beat{{0, 2560, 2620}, {0, 2600, 2660}, {1, 2603, 2670}},
+			[]beat{{0, 2560, 2620, 0}, {0, 2600, 2660, 0}, {1, 2603, 2670, 0}},
 			[]int64{2600}, 0},
+		// rule 3: the second lead misses the beats at 2600 and 2800, which
+		// rule 4 gives; then a premature beat of the first lead only, at
+		// 3100, inside an interval that the second lead's next beat
+		// closes on time
+		{"a lead missing beats: the other's kept",
+			[]beat{{0, 2600, 2660, 0}, {0, 2800, 2860, 0}, {0, 3000, 3060, 0}, {1, 3003, 3070, 0},
+				{0, 3100, 3160, 0}, {0, 3200, 3260, 0}, {1, 3203, 3270, 0}},
+			[]int64{2600, 2800, 3000, 3100, 3200}, 0},
+		{"a lead missing beats: the other's dropped when noisy",
+			[]beat{{0, 2600, 2660, 0}, {0, 2800, 2860, 0}, {0, 3000, 3060, 0}, {1, 3003, 3070, 0},
+				{0, 3100, 3160, 0.2}, {0, 3200, 3260, 0}, {1, 3203, 3270, 0}},
+			[]int64{2600, 2800, 3000, 3200}, 0},
+		{"a lead missing beats: the other's dropped when it misses as many",
+			[]beat{{0, 2600, 2660, 0}, {1, 2803, 2870, 0}, {0, 3000, 3060, 0}, {1, 3203, 3270, 0},
+				{0, 3300, 3360, 0}, {0, 3400, 3460, 0}, {1, 3403, 3470, 0}},
+			[]int64{2600, 2803, 3000, 3203, 3400}, 0},
 		{"a beat waits 1.5 s for the other lead",
 			// the second lead's detector gives the beat first, the
 			// first's 1.5 s after the second's R peak: one beat, at the
 			// first lead's R peak
-			[]beat{{1, 2600, 2660}, {0, 2605, 2600 + 384}},
+			[]beat{{1, 2600, 2660, 0}, {0, 2605, 2600 + 384, 0}},
 			[]int64{2605}, 0},
 		{"a beat of one lead given 1.5 s after its R peak",
-			[]beat{{0, 2600, 2660}},
+			[]beat{{0, 2600, 2660, 0}},
 			[]int64{2600}, 2600 + 384},
 		{"a lead's late beats neither twice nor out of order",
 			// the second lead gives the beat at 2600 after the first
 			// lead's was given alone, and then one at 2500, before it
-			[]beat{{0, 2600, 2660}, {1, 2603, 3100}, {1, 2500, 3200}},
+			[]beat{{0, 2600, 2660, 0}, {1, 2603, 3100, 0}, {1, 2500, 3200, 0}},
 			[]int64{2600}, 2600 + 384},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -429,7 +446,11 @@ func TestTwoLeadDetectorMerge(t *testing.T) {
 				d.n = k + 1
 				for _, b := range bs {
 					if b.at == k {
-						d.pend[b.lead] = append(d.pend[b.lead], found{r: b.r, noise: [2]float64{0.01, 0.01}})
+						f := found{r: b.r, noise: [2]float64{0.01, 0.01}}
+						if b.noise > 0 {
+							f.noise[b.lead] = b.noise
+						}
+						d.pend[b.lead] = append(d.pend[b.lead], f)
 					}
 				}
 				d.decide(false)
