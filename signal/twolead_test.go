@@ -474,3 +474,31 @@ func TestTwoLeadDetectorMerge(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoLeadDetectorFlush checks that Flush gives the beats still waiting
+// at the streams' end: a record cut 200 ms after an R peak, whose last beat
+// only the detectors' Flush gives, on both leads or on one, the other flat
+// (the beat then also waiting for the other lead).
+func TestTwoLeadDetectorFlush(t *testing.T) {
+	const fs = 256
+	x, _ := noisyPair(fs, 0)
+	end := (1 + 40*0.8 + 0.2) * fs // 200 ms after the R peak at 33 s
+	x = x[:int(end)]
+	want := runDetector(x, fs, true)
+	if n := len(runDetector(x, fs, false)); n >= len(want) {
+		t.Fatalf("the detector gives %d beats without Flush, %d with; the test needs Flush to give one", n, len(want))
+	}
+	for _, tt := range []struct {
+		name   string
+		x0, x1 []float64
+	}{
+		{"both leads", x, x},
+		{"second lead flat", x, make([]float64, len(x))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := runTwoLeads(tt.x0, tt.x1, fs); !slices.Equal(got, want) {
+				t.Errorf("beats %v; want the single-lead detector's %v", got, want)
+			}
+		})
+	}
+}
