@@ -56,12 +56,12 @@ import (
 // gives it, if that detector gives it by 1.5 s after the earlier R peak
 // (a detector's search-back can take longer: then each lead's beat is
 // decided alone, and rule 5 drops the later if the earlier was given); a
-// beat found on one lead once the other lead gives a later
-// beat, or 1.5 s after its R peak. So every beat is given by 1.5 s after
-// its R peak, or when a detector gives it if that is later (its
-// search-back): beyond what the two detectors take themselves, the stream
-// adds at most 1.5 s. Flush decides every beat still waiting. Feed does not
-// allocate when Pop takes the beats after each Feed.
+// beat found on one lead once the other lead gives a later beat, or 1.5 s
+// after its R peak. So every beat is given by 1.5 s after its R peak, or
+// when a detector gives it if that is later (its search-back): beyond what
+// the two detectors take themselves, the stream adds at most 1.5 s. Flush
+// decides every beat still waiting. Feed does not allocate when Pop takes
+// the beats after each Feed.
 type TwoLeadDetector struct {
 	lead   [2]*QRSDetector
 	n      int64      // sample pairs fed
