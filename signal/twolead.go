@@ -37,9 +37,11 @@ import (
 //     last beat given to the other lead's next beat would be longer than
 //     the average of the last 8 intervals given by more than 6 times this
 //     lead's noise share (a tenth more on a lead with a share of a
-//     sixtieth, 60% more at a tenth). Between two leads that both see the
-//     beats, a beat on one only is doubtful, and the noisier that lead the
-//     longer the gap it must fill;
+//     sixtieth, 60% more at a tenth); when the other lead has given no
+//     later beat, the interval to the sample it is decided at (1.5 s
+//     after its R peak, or the streams' end at Flush). Between two leads
+//     that both see the beats, a beat on one only is doubtful, and the
+//     noisier that lead the longer the gap it must fill;
 //  5. any other beat of one lead only is dropped, and so is every beat
 //     less than 200 ms after the last beat given.
 //
@@ -51,12 +53,15 @@ import (
 //
 // Latency: the leads' beats are decided in the order of their R peaks. A
 // beat found on both leads is decided once the later of the two detectors
-// gives it; a beat found on one lead once the other lead gives a later
-// beat, or 1.5 s after its R peak. So every beat is given by 1.5 s after
-// its R peak, or when a detector gives it if that is later (its
-// search-back): beyond what the two detectors take themselves, the stream
-// adds at most 1.5 s. Flush decides every beat still waiting. Feed does not
-// allocate when Pop takes the beats after each Feed.
+// gives it, if that detector gives it by 1.5 s after the earlier R peak
+// (a detector's search-back can take longer: then each lead's beat is
+// decided alone, and rule 5 drops the later if the earlier was given); a
+// beat found on one lead once the other lead gives a later beat, or 1.5 s
+// after its R peak. So every beat is given by 1.5 s after its R peak, or
+// when a detector gives it if that is later (its search-back): beyond what
+// the two detectors take themselves, the stream adds at most 1.5 s. Flush
+// decides every beat still waiting. Feed does not allocate when Pop takes
+// the beats after each Feed.
 type TwoLeadDetector struct {
 	lead   [2]*QRSDetector
 	n      int64      // sample pairs fed
@@ -161,7 +166,7 @@ func (d *TwoLeadDetector) decideOne(final bool) bool {
 	} else if !final && d.n-r <= d.wait {
 		return false // the other lead may still find it
 	}
-	// the other lead's next beat, or the earliest it can come
+	// the other lead's next beat, or, when it has given none, now
 	next := d.n
 	if len(d.pend[y]) > 0 {
 		next = d.pend[y][0].r

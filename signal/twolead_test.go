@@ -259,18 +259,26 @@ func noisyPair(fs, a float64) (x0, x1 []float64) {
 	return x0, x1
 }
 
+// TestTwoLeadDetectorAllocs checks that the detector does not allocate in
+// a whole record's stream, Pop taking the beats after each Feed: counted
+// over the record, not per sample, so that an allocation now and then (per
+// beat, say) counts too.
 func TestTwoLeadDetectorAllocs(t *testing.T) {
 	const fs = 256
 	x0, x1 := noisyPair(fs, 0.5)
 	d := NewTwoLeadDetector(fs)
-	i := 0
-	if n := testing.AllocsPerRun(len(x0)-1, func() {
-		d.Feed(x0[i], x1[i])
-		for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+	beats := 0
+	// AllocsPerRun runs the record once more before it counts: the
+	// stream goes on, the detector's state warm
+	if n := testing.AllocsPerRun(1, func() {
+		for i := range x0 {
+			d.Feed(x0[i], x1[i])
+			for _, ok := d.Pop(); ok; _, ok = d.Pop() {
+				beats++
+			}
 		}
-		i++
-	}); n != 0 {
-		t.Errorf("Feed allocates %g times per sample pair; want 0", n)
+	}); n != 0 || beats < 100 {
+		t.Errorf("%g allocations in a record of %d sample pairs, %d beats in two runs; want 0, and at least 100 beats", n, len(x0), beats)
 	}
 }
 
@@ -315,4 +323,182 @@ func ExampleTwoLeadDetector() {
 	}
 	fmt.Println(n, "beats")
 	// Output: 8 beats
+}
+
+// TestTwoLeadDetectorOneLeadSilent checks that a lead that never gives a
+// beat (flat: disconnected, or its amplifier off) costs the other lead no
+// beat: the other lead's detector is learning all along, so every beat of
+// the live lead is given (rule 2), but for those under 200 ms after the
+// last (rule 5), clean or noisy, whichever lead is the silent one.
+func TestTwoLeadDetectorOneLeadSilent(t *testing.T) {
+	const fs = 256
+	var beats []synthBeat
+	for i := range 60 {
+		beats = append(beats, synthBeat{1 + float64(i)*0.8, 1, 0.01})
+	}
+	for _, a := range []float64{0, 0.5, 0.8} {
+		live := synthECG(beats, 49, fs)
+		noiseBurst(live, beats, fs, a, true)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range live {
+			live[i] += a / 4 * rng.NormFloat64()
+		}
+		var want []time.Duration
+		for _, b := range runDetector(live, fs, true) {
+			if len(want) == 0 || b-want[len(want)-1] >= 200*time.Millisecond {
+				want = append(want, b)
+			}
+		}
+		flat := make([]float64, len(live))
+		for _, tt := range []struct {
+			name   string
+			x0, x1 []float64
+		}{
+			{"second lead flat", live, flat},
+			{"first lead flat", flat, live},
+		} {
+			t.Run(fmt.Sprintf("%s, noise %g", tt.name, a), func(t *testing.T) {
+				if got := runTwoLeads(tt.x0, tt.x1, fs); !slices.Equal(got, want) {
+					t.Errorf("beats %v; want the live lead's %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestTwoLeadDetectorMerge checks how the two leads' beats are merged, on
+// beats handed straight to the merge as the leads' detectors would give
+// them (each lead's R peak, and when its detector gives it), both leads
+// clean (a noise share of a hundredth), after a rhythm of 12 beats every
+// 200 samples at 256 Hz that both leads find.
+func TestTwoLeadDetectorMerge(t *testing.T) {
+	const fs = 256 // 200 ms is 51 samples, 1.5 s 384
+	type beat struct {
+		lead  int
+		r, at int64   // R peak, and the sample when the lead's detector gives it
+		noise float64 // the lead's noise share, a hundredth when 0
+	}
+	var rhythm []beat
+	for r := int64(200); r <= 2400; r += 200 {
+		rhythm = append(rhythm, beat{0, r, r + 60, 0}, beat{1, r + 3, r + 70, 0})
+	}
+	for _, tt := range []struct {
+		name string
+		b    []beat // after the rhythm
+		want []int64
+		// when, if above 0, is when the last beat must be given
+		when int64
+	}{
+		{"pairs 188 ms apart, at the first lead's R peak",
+			[]beat{{1, 2600, 2660, 0}, {0, 2648, 2700, 0}, {0, 2800, 2860, 0}, {1, 2848, 2900, 0}},
+			[]int64{2648, 2800}, 0},
+		{"not paired 200 ms apart",
+			// the second lead's beat comes first: given alone, at its R
+			// peak, and the first lead's dropped, under 200 ms after it
+			[]beat{{1, 2600, 2660, 0}, {0, 2651, 2700, 0}, {0, 2800, 2860, 0}, {1, 2803, 2870, 0}},
+			[]int64{2600, 2800}, 0},
+		{"the other lead's beat paired with the nearer",
+			// the first lead's beat at 2560 is noise, 40 samples before
+			// the beat both leads find, and the second lead's beat is
+			// nearer the first lead's next
+			[]beat{{0, 2560, 2620, 0}, {0, 2600, 2660, 0}, {1, 2603, 2670, 0}},
+			[]int64{2600}, 0},
+		// rule 3: the second lead misses the beats at 2600 and 2800, which
+		// rule 4 gives; then a premature beat of the first lead only, at
+		// 3100, inside an interval that the second lead's next beat
+		// closes on time
+		{"a lead missing beats: the other's kept",
+			[]beat{{0, 2600, 2660, 0}, {0, 2800, 2860, 0}, {0, 3000, 3060, 0}, {1, 3003, 3070, 0},
+				{0, 3100, 3160, 0}, {0, 3200, 3260, 0}, {1, 3203, 3270, 0}},
+			[]int64{2600, 2800, 3000, 3100, 3200}, 0},
+		{"a lead missing beats: the other's dropped when noisy",
+			[]beat{{0, 2600, 2660, 0}, {0, 2800, 2860, 0}, {0, 3000, 3060, 0}, {1, 3003, 3070, 0},
+				{0, 3100, 3160, 0.2}, {0, 3200, 3260, 0}, {1, 3203, 3270, 0}},
+			[]int64{2600, 2800, 3000, 3200}, 0},
+		{"a lead missing beats: the other's dropped when it misses as many",
+			[]beat{{0, 2600, 2660, 0}, {1, 2803, 2870, 0}, {0, 3000, 3060, 0}, {1, 3203, 3270, 0},
+				{0, 3300, 3360, 0}, {0, 3400, 3460, 0}, {1, 3403, 3470, 0}},
+			[]int64{2600, 2803, 3000, 3203, 3400}, 0},
+		{"a beat waits 1.5 s for the other lead",
+			// the second lead's detector gives the beat first, the
+			// first's 1.5 s after the second's R peak: one beat, at the
+			// first lead's R peak
+			[]beat{{1, 2600, 2660, 0}, {0, 2605, 2600 + 384, 0}},
+			[]int64{2605}, 0},
+		{"a beat of one lead given 1.5 s after its R peak",
+			[]beat{{0, 2600, 2660, 0}},
+			[]int64{2600}, 2600 + 384},
+		{"a lead's late beats neither twice nor out of order",
+			// the second lead gives the beat at 2600 after the first
+			// lead's was given alone, and then one at 2500, before it
+			[]beat{{0, 2600, 2660, 0}, {1, 2603, 3100, 0}, {1, 2500, 3200, 0}},
+			[]int64{2600}, 2600 + 384},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bs := append(slices.Clone(rhythm), tt.b...)
+			end := int64(0)
+			for _, b := range bs {
+				end = max(end, b.at+2*384)
+			}
+			d := NewTwoLeadDetector(fs)
+			var given, when []int64
+			for k := int64(0); k < end; k++ {
+				d.n = k + 1
+				for _, b := range bs {
+					if b.at == k {
+						f := found{r: b.r, noise: [2]float64{0.01, 0.01}}
+						if b.noise > 0 {
+							f.noise[b.lead] = b.noise
+						}
+						d.pend[b.lead] = append(d.pend[b.lead], f)
+					}
+				}
+				d.decide(false)
+				for r, ok := d.Pop(); ok; r, ok = d.Pop() {
+					given, when = append(given, r), append(when, k)
+				}
+			}
+			var want []int64
+			for _, b := range rhythm {
+				if b.lead == 0 {
+					want = append(want, b.r)
+				}
+			}
+			want = append(want, tt.want...)
+			if !slices.Equal(given, want) {
+				t.Errorf("beats given at %v; want %v", given, want)
+			}
+			if tt.when > 0 && (len(when) == 0 || when[len(when)-1] != tt.when) {
+				t.Errorf("beats given when %v; want the last at %d", when, tt.when)
+			}
+		})
+	}
+}
+
+// TestTwoLeadDetectorFlush checks that Flush gives the beats still waiting
+// at the streams' end: a record cut 200 ms after an R peak, whose last beat
+// only the detectors' Flush gives, on both leads or on one, the other flat
+// (the beat then also waiting for the other lead).
+func TestTwoLeadDetectorFlush(t *testing.T) {
+	const fs = 256
+	x, _ := noisyPair(fs, 0)
+	end := (1 + 40*0.8 + 0.2) * fs // 200 ms after the R peak at 33 s
+	x = x[:int(end)]
+	want := runDetector(x, fs, true)
+	if n := len(runDetector(x, fs, false)); n >= len(want) {
+		t.Fatalf("the detector gives %d beats without Flush, %d with; the test needs Flush to give one", n, len(want))
+	}
+	for _, tt := range []struct {
+		name   string
+		x0, x1 []float64
+	}{
+		{"both leads", x, x},
+		{"second lead flat", x, make([]float64, len(x))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := runTwoLeads(tt.x0, tt.x1, fs); !slices.Equal(got, want) {
+				t.Errorf("beats %v; want the single-lead detector's %v", got, want)
+			}
+		})
+	}
 }
