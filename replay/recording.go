@@ -248,26 +248,31 @@ func (s *Series) at(k int, tau time.Duration) (float64, bool) {
 	return v0 + (v1-v0)*f, true
 }
 
-// forRate returns the series prepared for reading at rate: when the rate is
-// below the recording's, a copy low-passed (forward and backward, so without
-// delay) at 0.45 times the target rate, so that resampling does not alias.
-func (s *Series) forRate(rate float64) *Series {
+// forRate returns the series prepared for reading its first axes axes at
+// rate: when the rate is below the recording's, a copy low-passed (forward
+// and backward, so without delay) at 0.45 times the target rate, so that
+// resampling does not alias. The copy filters an axis when it is first
+// asked for: an ECG's second lead costs nothing until the heart rate reads
+// it.
+func (s *Series) forRate(rate float64, axes int) *Series {
 	if rate >= s.Rate*0.95 {
 		return s
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.resampled[rate]; ok {
-		return c
+	c, ok := s.resampled[rate]
+	if !ok {
+		c = &Series{Channel: s.Channel, Rate: s.Rate, T: s.T, Axes: make([][]float64, len(s.Axes))}
+		if s.resampled == nil {
+			s.resampled = map[float64]*Series{}
+		}
+		s.resampled[rate] = c
 	}
-	c := &Series{Channel: s.Channel, Rate: s.Rate, T: s.T, Axes: make([][]float64, len(s.Axes))}
-	for k, a := range s.Axes {
-		c.Axes[k] = zeroPhaseLowPass(a, 0.45*rate, s.Rate)
+	for k := range min(axes, len(s.Axes)) {
+		if c.Axes[k] == nil {
+			c.Axes[k] = zeroPhaseLowPass(s.Axes[k], 0.45*rate, s.Rate)
+		}
 	}
-	if s.resampled == nil {
-		s.resampled = map[float64]*Series{}
-	}
-	s.resampled[rate] = c
 	return c
 }
 
@@ -359,7 +364,7 @@ func (s *Source) FillIMU(acc, gyro, magn []sensor.XYZ, t0, dt time.Duration, r s
 		if dst == nil || ser == nil {
 			return
 		}
-		ser = ser.forRate(rate)
+		ser = ser.forRate(rate, 3)
 		for i := range dst {
 			tau := s.tau(c, t0+time.Duration(i)*dt)
 			var v [3]float64
@@ -389,7 +394,7 @@ func (s *Source) FillECG(dst []float64, t0, dt time.Duration) {
 		s.ecg.FillECG(dst, t0, dt)
 		return
 	}
-	s.fillLead(dst, ser.forRate(float64(time.Second)/float64(max(dt, 1))), 0, t0, dt)
+	s.fillLead(dst, ser.forRate(float64(time.Second)/float64(max(dt, 1)), 1), 0, t0, dt)
 }
 
 // ErrHRLeads is the error of a number of leads for the heart rate other
@@ -431,7 +436,7 @@ func (s *Source) FillTwoLeads(lead0, lead1 []float64, t0, dt time.Duration) {
 		clear(lead1)
 		return
 	}
-	s.fillLead(lead1, ser.forRate(float64(time.Second)/float64(max(dt, 1))), 1, t0, dt)
+	s.fillLead(lead1, ser.forRate(float64(time.Second)/float64(max(dt, 1)), 2), 1, t0, dt)
 }
 
 // fillLead writes lead k of the ECG series ser at t0, t0+dt, ... into dst;

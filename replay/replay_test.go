@@ -290,6 +290,47 @@ func TestSourceTwoLeads(t *testing.T) {
 	}
 }
 
+// A record of two leads played below its rate filters its second lead
+// only once the heart rate reads it: by default the ECG's resampled copy
+// holds the first lead alone, as for a record of one.
+func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
+	dat := make([]byte, 0, 4*360)
+	for i := range 360 {
+		dat = append(dat, byte(i), 0, byte(2*i), 0)
+	}
+	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser := r.Series[ECG]
+	filtered := func() (n [2]int) {
+		ser.mu.Lock()
+		defer ser.mu.Unlock()
+		for _, c := range ser.resampled {
+			for k, a := range c.Axes {
+				if a != nil {
+					n[k]++
+				}
+			}
+		}
+		return n
+	}
+	src := NewSource(0, nil, r)
+	buf, lead1 := make([]float64, 64), make([]float64, 64)
+	src.FillECG(buf, 0, time.Second/256)
+	src.Contact(0)
+	if got := filtered(); got != [2]int{1, 0} {
+		t.Errorf("after FillECG at 256 Hz: %v copies of each lead filtered, want [1 0]", got)
+	}
+	src.FillTwoLeads(buf, lead1, 0, time.Second/256)
+	if got := filtered(); got != [2]int{1, 1} {
+		t.Errorf("after FillTwoLeads at 256 Hz: %v copies of each lead filtered, want [1 1]", got)
+	}
+	if lead1[10] == 0 {
+		t.Error("FillTwoLeads gives no second lead")
+	}
+}
+
 // SetHRLeads takes 1 or 2, and refuses other numbers with ErrHRLeads,
 // leaving what the source offers as it was.
 func TestSourceHRLeads(t *testing.T) {
