@@ -189,6 +189,7 @@ func TestWFDBSecondLead(t *testing.T) {
 	}{
 		{"r 2 360\nr.dat 16 100(10)\nr.dat 16 100\n", "[-0.01 NaN]"},
 		{"r 2 360\nr.dat 16 100(10)/mV\nr.dat 16 100/mV\n", "[-0.01 NaN]"},
+		{"r 2 360\nr.dat 16 100(10)\nr.dat 16 50(-3)/mV\n", "[0.04 NaN]"}, // its own gain and baseline
 		{"r 2 360\nr.dat 16 100(10)\nr.dat 16 100/mmHg\n", ""},
 		{"r 2 360\nr.dat 16 100(10)\ns.dat 16 100\n", ""},
 		{"r 1 360\nr.dat 16 100(10)\n", ""},
