@@ -34,6 +34,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/sensor"
@@ -315,8 +316,9 @@ type Source struct {
 	imu    sensor.IMUSource
 	ecg    sensor.ECGSource
 	temp   sensor.TempSource
-	// hrLeads is how many leads the source offers the heart rate (1 or 2).
-	hrLeads int
+	// hrLeads is how many leads the source offers the heart rate (1 or 2),
+	// which it reads at every batch.
+	hrLeads atomic.Int32
 }
 
 // Fallback is a model of every sensor, for the channels the recordings lack.
@@ -329,7 +331,8 @@ type Fallback interface {
 // NewSource plays recs from origin. When two recordings have the same
 // channel the first wins.
 func NewSource(origin time.Duration, fallback Fallback, recs ...*Recording) *Source {
-	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback, hrLeads: 1}
+	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback}
+	s.hrLeads.Store(1)
 	for _, r := range recs {
 		for c, ser := range r.Series {
 			if ser != nil && s.ch[c] == nil {
@@ -407,14 +410,14 @@ var ErrHRLeads = errors.New("leads for the heart rate")
 // to its two-lead detector: fewer false beats where one lead is noisy,
 // fewer beats found where the second lead is poor, and a beat up to 1.5 s
 // later (docs/replay-and-recording.md). A recording of one lead gives one
-// either way. Other numbers are an error wrapping ErrHRLeads. Call it
-// before the source is in use: it is not safe against a running heart
-// rate's reads.
+// either way. Other numbers are an error wrapping ErrHRLeads. It may be
+// called while the source plays: a running heart rate takes the change at
+// its next batch, with a new detector.
 func (s *Source) SetHRLeads(n int) error {
 	if n != 1 && n != 2 {
 		return fmt.Errorf("%w: %d; give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", ErrHRLeads, n)
 	}
-	s.hrLeads = n
+	s.hrLeads.Store(int32(n))
 	return nil
 }
 
@@ -422,7 +425,7 @@ func (s *Source) SetHRLeads(n int) error {
 // heart rate two leads, which it does when SetHRLeads gave it 2 and the
 // recording played as the ECG has a second lead.
 func (s *Source) TwoLeads() bool {
-	return s.hrLeads == 2 && s.ch[ECG] != nil && len(s.ch[ECG].Axes) > 1
+	return s.hrLeads.Load() == 2 && s.ch[ECG] != nil && len(s.ch[ECG].Axes) > 1
 }
 
 // FillTwoLeads implements sensor.TwoLeadSource: the first lead into lead0,

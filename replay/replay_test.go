@@ -332,6 +332,35 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 	}
 }
 
+// SetHRLeads may change what a source offers while a heart rate reads it
+// (go test -race tells).
+func TestSourceHRLeadsWhilePlaying(t *testing.T) {
+	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewSource(0, nil, r)
+	done := make(chan int)
+	go func() {
+		n := 0
+		for range 1000 {
+			if sensor.SecondLead(src) != nil {
+				n++
+			}
+		}
+		done <- n
+	}()
+	for i := range 1000 {
+		if err := src.SetHRLeads(1 + i%2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if err := src.SetHRLeads(2); err != nil || !src.TwoLeads() {
+		t.Errorf("SetHRLeads(2) = %v, then TwoLeads() = %v; want nil, true", err, src.TwoLeads())
+	}
+}
+
 // SetHRLeads takes 1 or 2, and refuses other numbers with ErrHRLeads,
 // leaving what the source offers as it was.
 func TestSourceHRLeads(t *testing.T) {
