@@ -161,6 +161,11 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("header %q: %v, want the formats read named", hea, err)
 		}
 	}
+	// a second signal at twice the first's rate is not read as a lead of
+	// the first's
+	if _, err := WFDB("r", []byte("r 2 360\nr.dat 16 200\nr.dat 16x2 200\n"), make([]byte, 12), nil); !errors.Is(err, wfdb.ErrSamplesPerFrame) {
+		t.Errorf("a second signal of two samples a frame: %v, want ErrSamplesPerFrame", err)
+	}
 }
 
 // A format 16 record reads as one in format 212 does: the first signal, in
