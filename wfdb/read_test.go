@@ -145,24 +145,23 @@ func TestDecode(t *testing.T) {
 			t.Errorf("%q signal %d: %v %v, want %s", tt.header, tt.sig, got, err, tt.want)
 		}
 	}
-	for _, hea := range []string{"r 1 360\nr.dat 8 200\n", "r 2 360\nr.dat 16 200\nr.dat 212 200\n"} {
-		h, err := ParseHeader([]byte(hea))
+	for _, tt := range []struct {
+		hea  string
+		want error
+	}{
+		{"r 1 360\nr.dat 8 200\n", ErrFormat},
+		{"r 2 360\nr.dat 16 200\nr.dat 212 200\n", ErrFormat},
+		// a signal sampled at twice the record's rate, in the file of the
+		// one asked for or that one itself
+		{"r 2 360\nr.dat 16 200\nr.dat 16x2 200\n", ErrSamplesPerFrame},
+		{"r 1 360\nr.dat 16x2:1+0 200\n", ErrSamplesPerFrame},
+	} {
+		h, err := ParseHeader([]byte(tt.hea))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.Decode(dat16, 0); !errors.Is(err, ErrFormat) {
-			t.Errorf("header %q: %v, want ErrFormat", hea, err)
-		}
-	}
-	// a signal sampled at twice the record's rate, in the file of the one
-	// asked for or in that signal itself
-	for _, hea := range []string{"r 2 360\nr.dat 16 200\nr.dat 16x2 200\n", "r 1 360\nr.dat 16x2:1+0 200\n"} {
-		h, err := ParseHeader([]byte(hea))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.Decode(dat16, 0); !errors.Is(err, ErrSamplesPerFrame) {
-			t.Errorf("header %q: %v, want ErrSamplesPerFrame", hea, err)
+		if _, err := h.Decode(dat16, 0); !errors.Is(err, tt.want) {
+			t.Errorf("header %q: %v, want %v", tt.hea, err, tt.want)
 		}
 	}
 	if h, err := ParseHeader([]byte("r 2 360\nr.dat 16x1 200\ns.dat 16x2 200\n")); err != nil {
