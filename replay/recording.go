@@ -34,6 +34,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/sensor"
@@ -248,26 +249,31 @@ func (s *Series) at(k int, tau time.Duration) (float64, bool) {
 	return v0 + (v1-v0)*f, true
 }
 
-// forRate returns the series prepared for reading at rate: when the rate is
-// below the recording's, a copy low-passed (forward and backward, so without
-// delay) at 0.45 times the target rate, so that resampling does not alias.
-func (s *Series) forRate(rate float64) *Series {
+// forRate returns the series prepared for reading its first axes axes at
+// rate: when the rate is below the recording's, a copy low-passed (forward
+// and backward, so without delay) at 0.45 times the target rate, so that
+// resampling does not alias. The copy filters an axis when it is first
+// asked for: an ECG's second lead costs nothing until the heart rate reads
+// it.
+func (s *Series) forRate(rate float64, axes int) *Series {
 	if rate >= s.Rate*0.95 {
 		return s
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.resampled[rate]; ok {
-		return c
+	c, ok := s.resampled[rate]
+	if !ok {
+		c = &Series{Channel: s.Channel, Rate: s.Rate, T: s.T, Axes: make([][]float64, len(s.Axes))}
+		if s.resampled == nil {
+			s.resampled = map[float64]*Series{}
+		}
+		s.resampled[rate] = c
 	}
-	c := &Series{Channel: s.Channel, Rate: s.Rate, T: s.T, Axes: make([][]float64, len(s.Axes))}
-	for k, a := range s.Axes {
-		c.Axes[k] = zeroPhaseLowPass(a, 0.45*rate, s.Rate)
+	for k := range min(axes, len(s.Axes)) {
+		if c.Axes[k] == nil {
+			c.Axes[k] = zeroPhaseLowPass(s.Axes[k], 0.45*rate, s.Rate)
+		}
 	}
-	if s.resampled == nil {
-		s.resampled = map[float64]*Series{}
-	}
-	s.resampled[rate] = c
 	return c
 }
 
@@ -310,8 +316,9 @@ type Source struct {
 	imu    sensor.IMUSource
 	ecg    sensor.ECGSource
 	temp   sensor.TempSource
-	// hrLeads is how many leads the source offers the heart rate (1 or 2).
-	hrLeads int
+	// hrLeads is how many leads the source offers the heart rate (1 or 2),
+	// which it reads at every batch.
+	hrLeads atomic.Int32
 }
 
 // Fallback is a model of every sensor, for the channels the recordings lack.
@@ -324,7 +331,8 @@ type Fallback interface {
 // NewSource plays recs from origin. When two recordings have the same
 // channel the first wins.
 func NewSource(origin time.Duration, fallback Fallback, recs ...*Recording) *Source {
-	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback, hrLeads: 1}
+	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback}
+	s.hrLeads.Store(1)
 	for _, r := range recs {
 		for c, ser := range r.Series {
 			if ser != nil && s.ch[c] == nil {
@@ -359,7 +367,7 @@ func (s *Source) FillIMU(acc, gyro, magn []sensor.XYZ, t0, dt time.Duration, r s
 		if dst == nil || ser == nil {
 			return
 		}
-		ser = ser.forRate(rate)
+		ser = ser.forRate(rate, 3)
 		for i := range dst {
 			tau := s.tau(c, t0+time.Duration(i)*dt)
 			var v [3]float64
@@ -389,7 +397,7 @@ func (s *Source) FillECG(dst []float64, t0, dt time.Duration) {
 		s.ecg.FillECG(dst, t0, dt)
 		return
 	}
-	s.fillLead(dst, ser.forRate(float64(time.Second)/float64(max(dt, 1))), 0, t0, dt)
+	s.fillLead(dst, ser.forRate(float64(time.Second)/float64(max(dt, 1)), 1), 0, t0, dt)
 }
 
 // ErrHRLeads is the error of a number of leads for the heart rate other
@@ -402,14 +410,14 @@ var ErrHRLeads = errors.New("leads for the heart rate")
 // to its two-lead detector: fewer false beats where one lead is noisy,
 // fewer beats found where the second lead is poor, and a beat up to 1.5 s
 // later (docs/replay-and-recording.md). A recording of one lead gives one
-// either way. Other numbers are an error wrapping ErrHRLeads. Call it
-// before the source is in use: it is not safe against a running heart
-// rate's reads.
+// either way. Other numbers are an error wrapping ErrHRLeads. It may be
+// called while the source plays: a running heart rate takes the change at
+// its next batch, with a new detector.
 func (s *Source) SetHRLeads(n int) error {
 	if n != 1 && n != 2 {
 		return fmt.Errorf("%w: %d; give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", ErrHRLeads, n)
 	}
-	s.hrLeads = n
+	s.hrLeads.Store(int32(n))
 	return nil
 }
 
@@ -417,7 +425,7 @@ func (s *Source) SetHRLeads(n int) error {
 // heart rate two leads, which it does when SetHRLeads gave it 2 and the
 // recording played as the ECG has a second lead.
 func (s *Source) TwoLeads() bool {
-	return s.hrLeads == 2 && s.ch[ECG] != nil && len(s.ch[ECG].Axes) > 1
+	return s.hrLeads.Load() == 2 && s.ch[ECG] != nil && len(s.ch[ECG].Axes) > 1
 }
 
 // FillTwoLeads implements sensor.TwoLeadSource: the first lead into lead0,
@@ -431,7 +439,7 @@ func (s *Source) FillTwoLeads(lead0, lead1 []float64, t0, dt time.Duration) {
 		clear(lead1)
 		return
 	}
-	s.fillLead(lead1, ser.forRate(float64(time.Second)/float64(max(dt, 1))), 1, t0, dt)
+	s.fillLead(lead1, ser.forRate(float64(time.Second)/float64(max(dt, 1)), 2), 1, t0, dt)
 }
 
 // fillLead writes lead k of the ECG series ser at t0, t0+dt, ... into dst;

@@ -161,6 +161,11 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("header %q: %v, want the formats read named", hea, err)
 		}
 	}
+	// a second signal at twice the first's rate is not read as a lead of
+	// the first's
+	if _, err := WFDB("r", []byte("r 2 360\nr.dat 16 200\nr.dat 16x2 200\n"), make([]byte, 12), nil); !errors.Is(err, wfdb.ErrSamplesPerFrame) {
+		t.Errorf("a second signal of two samples a frame: %v, want ErrSamplesPerFrame", err)
+	}
 }
 
 // A format 16 record reads as one in format 212 does: the first signal, in
@@ -189,6 +194,7 @@ func TestWFDBSecondLead(t *testing.T) {
 	}{
 		{"r 2 360\nr.dat 16 100(10)\nr.dat 16 100\n", "[-0.01 NaN]"},
 		{"r 2 360\nr.dat 16 100(10)/mV\nr.dat 16 100/mV\n", "[-0.01 NaN]"},
+		{"r 2 360\nr.dat 16 100(10)\nr.dat 16 50(-3)/mV\n", "[0.04 NaN]"}, // its own gain and baseline
 		{"r 2 360\nr.dat 16 100(10)\nr.dat 16 100/mmHg\n", ""},
 		{"r 2 360\nr.dat 16 100(10)\ns.dat 16 100\n", ""},
 		{"r 1 360\nr.dat 16 100(10)\n", ""},
@@ -287,6 +293,76 @@ func TestSourceTwoLeads(t *testing.T) {
 		if !slices.Equal(lead1, []float64{0, 0, 0}) {
 			t.Errorf("%s: FillTwoLeads's second lead %v, want zeros", name, lead1)
 		}
+	}
+}
+
+// A record of two leads played below its rate filters its second lead
+// only once the heart rate reads it: by default the ECG's resampled copy
+// holds the first lead alone, as for a record of one.
+func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
+	dat := make([]byte, 0, 4*360)
+	for i := range 360 {
+		dat = append(dat, byte(i), 0, byte(2*i), 0)
+	}
+	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser := r.Series[ECG]
+	filtered := func() (n [2]int) {
+		ser.mu.Lock()
+		defer ser.mu.Unlock()
+		for _, c := range ser.resampled {
+			for k, a := range c.Axes {
+				if a != nil {
+					n[k]++
+				}
+			}
+		}
+		return n
+	}
+	src := NewSource(0, nil, r)
+	buf, lead1 := make([]float64, 64), make([]float64, 64)
+	src.FillECG(buf, 0, time.Second/256)
+	src.Contact(0)
+	if got := filtered(); got != [2]int{1, 0} {
+		t.Errorf("after FillECG at 256 Hz: %v copies of each lead filtered, want [1 0]", got)
+	}
+	src.FillTwoLeads(buf, lead1, 0, time.Second/256)
+	if got := filtered(); got != [2]int{1, 1} {
+		t.Errorf("after FillTwoLeads at 256 Hz: %v copies of each lead filtered, want [1 1]", got)
+	}
+	if lead1[10] == 0 {
+		t.Error("FillTwoLeads gives no second lead")
+	}
+}
+
+// SetHRLeads may change what a source offers while a heart rate reads it
+// (go test -race tells).
+func TestSourceHRLeadsWhilePlaying(t *testing.T) {
+	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewSource(0, nil, r)
+	done := make(chan int)
+	go func() {
+		n := 0
+		for range 1000 {
+			if sensor.SecondLead(src) != nil {
+				n++
+			}
+		}
+		done <- n
+	}()
+	for i := range 1000 {
+		if err := src.SetHRLeads(1 + i%2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if err := src.SetHRLeads(2); err != nil || !src.TwoLeads() {
+		t.Errorf("SetHRLeads(2) = %v, then TwoLeads() = %v; want nil, true", err, src.TwoLeads())
 	}
 }
 

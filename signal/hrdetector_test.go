@@ -38,6 +38,11 @@ func TestHRDetector(t *testing.T) {
 		return out
 	}
 
+	for _, leads := range []int{0, 3} {
+		if got := NewHRDetector(fs, leads).Leads(); got != 1 {
+			t.Errorf("NewHRDetector(%d leads).Leads() = %d; want 1", leads, got)
+		}
+	}
 	one := NewHRDetector(fs, 1)
 	if one.Leads() != 1 {
 		t.Errorf("Leads() = %d; want 1", one.Leads())

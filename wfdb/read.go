@@ -25,12 +25,16 @@ type Header struct {
 
 // Signal describes one signal of a record.
 type Signal struct {
-	File        string
-	Format      int
-	Gain        float64 // ADC units per mV
-	Baseline    int     // ADC value of 0 mV
-	Units       string  // the physical units, "mV" when the header gives none
-	Description string
+	File     string
+	Format   int
+	Gain     float64 // ADC units per mV
+	Baseline int     // ADC value of 0 mV
+	Units    string  // the physical units, "mV" when the header gives none
+	// SamplesPerFrame is the signal's samples in each frame of its file
+	// (the format's "x" suffix: 212x2), for a signal sampled at a multiple
+	// of the record's rate; 0 when the header gives none, which means 1.
+	SamplesPerFrame int
+	Description     string
 }
 
 // ParseHeader reads a WFDB header. Lines may end with CRLF or LF.
@@ -75,12 +79,19 @@ func ParseHeader(data []byte) (*Header, error) {
 		}
 		s := Signal{File: f[0], Gain: 200, Units: "mV"}
 		// format[xsamples][:skew][+offset]
-		fmtStr, _, _ := strings.Cut(f[1], "x")
+		fmtStr, spf, hasSPF := strings.Cut(f[1], "x")
 		fmtStr, _, _ = strings.Cut(fmtStr, ":")
 		fmtStr, _, _ = strings.Cut(fmtStr, "+")
 		var err error
 		if s.Format, err = strconv.Atoi(fmtStr); err != nil {
 			return nil, fmt.Errorf("header line %d: format %q", line, f[1])
+		}
+		if hasSPF {
+			spf, _, _ = strings.Cut(spf, ":")
+			spf, _, _ = strings.Cut(spf, "+")
+			if s.SamplesPerFrame, err = strconv.Atoi(spf); err != nil || s.SamplesPerFrame < 1 {
+				return nil, fmt.Errorf("header line %d: samples per frame in format %q", line, f[1])
+			}
 		}
 		if len(f) > 2 { // gain[(baseline)][/units]
 			g, units, _ := strings.Cut(f[2], "/")
@@ -160,6 +171,11 @@ func Decode16(dat []byte, nsig, sig int) ([]int, error) {
 // are, one format to a signal file.
 var ErrFormat = errors.New("formats 212 and 16 are read, one to a file")
 
+// ErrSamplesPerFrame reports a signal file that holds a signal of more
+// than one sample a frame (sampled faster than the record): every signal
+// of a file read has one.
+var ErrSamplesPerFrame = errors.New("one sample a frame is read for each signal of a file")
+
 // Decode decodes signal sig of the record from dat, the contents of that
 // signal's file: the signals the header places in the same file are
 // interleaved in it, in one format, 212 or 16. Samples past the header's
@@ -177,6 +193,9 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 		}
 		if s.Format != 212 && s.Format != 16 || s.Format != want.Format {
 			return nil, fmt.Errorf("signal %d in format %d, in a file with signal %d in format %d: %w", i, s.Format, sig, want.Format, ErrFormat)
+		}
+		if s.SamplesPerFrame > 1 {
+			return nil, fmt.Errorf("signal %d of %d samples a frame, in a file with signal %d: %w", i, s.SamplesPerFrame, sig, ErrSamplesPerFrame)
 		}
 		if i == sig {
 			pos = nsig

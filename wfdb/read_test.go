@@ -22,6 +22,8 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"r 1 1000000\n", `sampling frequency "1000000"`},
 		{"r 1 360 -1\n", `number of samples "-1"`},
 		{"r 1 360\nr.dat 212 200(x)\n", `line 2: baseline in "200(x)"`},
+		{"r 1 360\nr.dat 212x0 200\n", `line 2: samples per frame in format "212x0"`},
+		{"r 1 360\nr.dat 212x 200\n", `line 2: samples per frame in format "212x"`},
 		{"# only a comment\n", "no record line"},
 	}
 	for _, tt := range headers {
@@ -52,6 +54,7 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, -3, "")}}},
 		{"r 1 360\nr.dat 212 400 12 1024 0 0 0 V5 lead\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, 1024, "V5 lead")}}},
 		{"r 1 360\nr.dat 212 100/mmHg 12 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mmHg"}}}},
+		{"r 1 360\nr.dat 212x4:1+0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", SamplesPerFrame: 4}}}},
 		{"r 1\nr.dat 212\nmore.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(212, 200, 0, "")}}},
 	} {
 		h, err := ParseHeader([]byte(tt.hea))
@@ -142,14 +145,29 @@ func TestDecode(t *testing.T) {
 			t.Errorf("%q signal %d: %v %v, want %s", tt.header, tt.sig, got, err, tt.want)
 		}
 	}
-	for _, hea := range []string{"r 1 360\nr.dat 8 200\n", "r 2 360\nr.dat 16 200\nr.dat 212 200\n"} {
-		h, err := ParseHeader([]byte(hea))
+	for _, tt := range []struct {
+		hea  string
+		want error
+	}{
+		{"r 1 360\nr.dat 8 200\n", ErrFormat},
+		{"r 2 360\nr.dat 16 200\nr.dat 212 200\n", ErrFormat},
+		// a signal sampled at twice the record's rate, in the file of the
+		// one asked for or that one itself
+		{"r 2 360\nr.dat 16 200\nr.dat 16x2 200\n", ErrSamplesPerFrame},
+		{"r 1 360\nr.dat 16x2:1+0 200\n", ErrSamplesPerFrame},
+	} {
+		h, err := ParseHeader([]byte(tt.hea))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.Decode(dat16, 0); !errors.Is(err, ErrFormat) {
-			t.Errorf("header %q: %v, want ErrFormat", hea, err)
+		if _, err := h.Decode(dat16, 0); !errors.Is(err, tt.want) {
+			t.Errorf("header %q: %v, want %v", tt.hea, err, tt.want)
 		}
+	}
+	if h, err := ParseHeader([]byte("r 2 360\nr.dat 16x1 200\ns.dat 16x2 200\n")); err != nil {
+		t.Fatal(err)
+	} else if got, err := h.Decode(dat16, 0); err != nil || len(got) == 0 {
+		t.Errorf("a signal of one sample a frame, with one of two in another file: %v %v", got, err)
 	}
 	h, _ := ParseHeader([]byte("r 1 360\nr.dat 16 200\n"))
 	if _, err := h.Decode(dat16, 1); err == nil {

@@ -172,8 +172,8 @@ func (s hrSource) Unsubscribed(t *resource.Topic) {
 func (st *hrStream) fireBatch(at time.Duration, n int) { st.p.fire(st, at, n) }
 
 // fire feeds a batch to the detector and notifies each beat; p.mu is held.
-// A source that changed its number of leads (SetSource) starts a new
-// detector.
+// A source that changed its number of leads (SetSource, or a replay's
+// SetHRLeads) starts a new detector.
 func (p *HR) fire(st *hrStream, at time.Duration, n int) {
 	dt := st.period()
 	two := sensor.SecondLead(p.src)

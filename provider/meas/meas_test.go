@@ -683,3 +683,42 @@ func TestHeartRateSourceChanged(t *testing.T) {
 		t.Errorf("after the change to two leads: %d intervals, %d off 800 ms by more than 40 ms (%v); want at least 55, none off", len(rr), off, rr)
 	}
 }
+
+// TestHeartRateLeadsChanged gives a running heart rate's replay two leads
+// (SetHRLeads) in the middle of its first lead's noise: the false beats
+// the first lead alone made stop from the change on.
+func TestHeartRateLeadsChanged(t *testing.T) {
+	hea, dat := twoLeadRecord(2)
+	r, err := replay.WFDB("tl.hea", hea, dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}})
+	src := replay.NewSource(d.Clock.Now(), d.Device.Model, r)
+	d.Device.HR.SetSource(src)
+	hr := d.Subscribe("/Meas/HR")
+	off := func() (n int, rr []uint16) {
+		for _, c := range hr.Contents() {
+			rr = append(rr, c.(*content.HRData).RRData...)
+		}
+		for _, v := range rr {
+			if v < 760 || v > 840 {
+				n++
+			}
+		}
+		return n, rr
+	}
+	d.Advance(30 * time.Second)
+	if n, rr := off(); n < 3 {
+		t.Fatalf("one lead: %d intervals off 800 ms by more than 40 ms (%v); the test needs at least 3", n, rr)
+	}
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
+	d.Advance(3 * time.Second) // the new detector learning
+	off()
+	d.Advance(25 * time.Second)
+	if n, rr := off(); n > 0 || len(rr) < 25 {
+		t.Errorf("after SetHRLeads(2): %d intervals, %d off 800 ms by more than 40 ms (%v); want at least 25, none off", len(rr), n, rr)
+	}
+}
