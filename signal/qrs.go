@@ -188,6 +188,7 @@ func NewQRSDetector(fs float64) *QRSDetector {
 	d.bpv = make([]float32, d.hist)
 	d.noise = make([]peak, 0, maxPeaks)
 	d.rr, d.rrOK = make([]int64, 0, 8), make([]int64, 0, 8)
+	d.out = make([]int64, 0, 4) // beats not yet popped: Pop after every Feed leaves at most a few
 	d.delay = bandPassDelay(d.bp, fs)
 	d.half = int64(math.Round(0.06 * fs))
 	d.lag = max(int64(math.Round(0.008*fs)), 1)
