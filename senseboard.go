@@ -64,7 +64,8 @@ type Config struct {
 	// ReplayHRLeads is how many leads of a replayed record of two the heart
 	// rate (/Meas/HR) detects beats on: 1 (0 means 1), the lead the ECG
 	// plays, as on the device; or 2, both, through the two-lead detector
-	// (replay.Source.SetHRLeads has the trade).
+	// (replay.Source.SetHRLeads has the trade), which needs a replayed
+	// recording of two ECG leads.
 	ReplayHRLeads int
 	// Faults is a plan of field faults on the device's timeline, after
 	// the scenario's own (docs/faults.md); its random and spread times are
@@ -180,6 +181,9 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 		}
 		if err := src.SetHRLeads(leads); err != nil {
 			return fmt.Errorf("senseboard: Config.ReplayHRLeads: %w", err)
+		}
+		if leads == 2 && !src.TwoLeads() {
+			return fmt.Errorf("senseboard: Config.ReplayHRLeads: %w: 2, but no replayed recording has a second ECG lead (a WFDB record whose second signal is in mV, in the first's .dat file); give 1", replay.ErrHRLeads)
 		}
 		imuSrc, ecgSrc, tempSrc = src, src, src
 	}
