@@ -72,8 +72,10 @@ func keep(refs *uint32) {
 // release ends a hold and reports the pool the notification goes back to,
 // noPool while it is held, once it is kept, or when it has none. A release
 // of a pooled notification that no one holds panics, as a negative
-// sync.WaitGroup does: it went back already, and taking one more hold off
-// would corrupt its next owner's count.
+// sync.WaitGroup does: it went back already, so a holder released it more
+// often than it held it. The panic shows that only until the notification
+// is made again, which sets its word anew: a release after that takes a
+// hold off its next owner unseen.
 func release(refs *uint32) int {
 	for {
 		r := atomic.LoadUint32(refs)

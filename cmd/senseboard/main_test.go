@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,6 +50,17 @@ func TestRefusesBadFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer onAir.Close()
+	oneLead := filepath.Join(t.TempDir(), "one.hea")
+	if err := os.WriteFile(oneLead, []byte("one 1 360\none.dat 16 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(oneLead), "one.dat"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noECG := filepath.Join(filepath.Dir(oneLead), "acc.csv")
+	if err := os.WriteFile(noECG, []byte("Timestamp,acc_x,acc_y,acc_z\n0,1,2,3\n10,1,2,3\n20,1,2,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -63,6 +75,8 @@ func TestRefusesBadFlags(t *testing.T) {
 		{"negative devices", []string{"run", "--devices", "-3"}, "--devices -3: give 1 or more", ""},
 		{"three leads for the heart rate", []string{"run", "--replay-hr-leads", "3"}, "--replay-hr-leads 3: give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", ""},
 		{"leads for the heart rate of no replay", []string{"run", "--replay-hr-leads", "2"}, "--replay-hr-leads: give --replay too", ""},
+		{"two leads for the heart rate of a record of one", []string{"run", "--replay", oneLead, "--replay-hr-leads", "2"}, "--replay-hr-leads 2: the ECG of --replay " + oneLead + " has one lead; give 1", ""},
+		{"two leads for the heart rate of no ECG", []string{"run", "--replay", noECG, "--replay-hr-leads", "2"}, "--replay-hr-leads 2: no file of --replay holds an ECG; give 1", ""},
 		{"negative idle", []string{"run", "--idle", "-1s"}, "--idle -1s: give a duration", ""},
 		{"negative idle of the bridge", []string{"bridge", "--idle", "-1s"}, "--idle -1s: give a duration", ""},
 		{"bridge address without a port", []string{"bridge", "--http", "foo"}, `bridge address "foo": address foo: missing port in address; give host:port`, ""},
