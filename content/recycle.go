@@ -71,11 +71,10 @@ func keep(refs *uint32) {
 
 // release ends a hold and reports the pool the notification goes back to,
 // noPool while it is held, once it is kept, or when it has none. A release
-// of a pooled notification that no one holds panics, as a negative
-// sync.WaitGroup does: it went back already, so a holder released it more
-// often than it held it. The panic shows that only until the notification
-// is made again, which sets its word anew: a release after that takes a
-// hold off its next owner unseen.
+// of a pooled notification that no one holds (one more than its holds, while
+// it waits in its pool) does nothing: its word stays as its pool left it.
+// A release after it was made again would take a hold off its next owner;
+// nothing here can tell that from a hold of its own.
 func release(refs *uint32) int {
 	for {
 		r := atomic.LoadUint32(refs)
@@ -83,7 +82,7 @@ func release(refs *uint32) int {
 			return noPool
 		}
 		if r&holdsMask == 0 {
-			panic("content: release of a notification no one holds")
+			return noPool
 		}
 		if !atomic.CompareAndSwapUint32(refs, r, r-1) {
 			continue
