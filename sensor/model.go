@@ -542,7 +542,11 @@ func (m *Model) fillECG(dst []float64, lo int, b *ecgBatch) {
 		}
 		t := t0 + time.Duration(i)*b.dt
 		nz := noise.Normal(m.ecgN.Key(uint64(t)))
-		if on := b.c0; !b.steady && !m.w.Contact(t) || b.steady && !on {
+		on := b.c0
+		if !b.steady {
+			on = m.w.Contact(t)
+		}
+		if !on {
 			dst[i] = 0.003 * nz
 			continue
 		}
