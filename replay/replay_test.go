@@ -181,6 +181,42 @@ func TestWFDBFormat16(t *testing.T) {
 	}
 }
 
+// WFDB and a record's one signal read a header alike: a signal alone is
+// the lead WFDB gives for it, with the file's prolog (its byte offset)
+// and the signal's skew honoured; a signal the header lacks, and a header
+// that does not parse, are refused naming the record.
+func TestWFDBSignal(t *testing.T) {
+	// a prolog of 2 bytes, then frames (1, 10), (2, 20), (3, 30); the
+	// second signal a frame late
+	hea := "r 2 360\nr.dat 16+2 100\nr.dat 16:1+2 100\n"
+	dat := []byte{9, 9, 1, 0, 10, 0, 2, 0, 20, 0, 3, 0, 30, 0}
+	both, err := WFDB("r", []byte(hea), dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	axes := both.Series[ECG].Axes
+	if got := fmt.Sprint(axes); got != "[[0.01 0.02 0.03] [0.2 0.3 NaN]]" {
+		t.Errorf("leads %s mV, want [[0.01 0.02 0.03] [0.2 0.3 NaN]]", got)
+	}
+	for lead := range 2 {
+		one, err := wfdbSignal("r", []byte(hea), dat, nil, lead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(one.Series[ECG].Axes), fmt.Sprint(axes[lead:lead+1]); got != want {
+			t.Errorf("signal %d alone: %s mV, want %s", lead, got, want)
+		}
+	}
+	if _, err := wfdbSignal("r", []byte(hea), dat, nil, 2); err == nil || !strings.Contains(err.Error(), "r: signal 2 of 2") {
+		t.Errorf("signal 2 of 2: %v", err)
+	}
+	for lead := -1; lead < 1; lead++ {
+		if _, err := wfdbRecord("bad", []byte("r 2 360\nr.dat 16:x 100\n"), dat, nil, lead); err == nil || !strings.HasPrefix(err.Error(), "bad: ") {
+			t.Errorf("lead %d of a header of a bad skew: %v, want an error naming the record", lead, err)
+		}
+	}
+}
+
 // A record's second signal is the ECG's second lead when it is in
 // millivolts and in the first's file; the ECG's first axis is the first
 // signal whatever the second is. A source offers the second lead to the
