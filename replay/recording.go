@@ -329,18 +329,28 @@ type Fallback interface {
 }
 
 // NewSource plays recs from origin. When two recordings have the same
-// channel the first wins.
+// channel the first wins (Plays).
 func NewSource(origin time.Duration, fallback Fallback, recs ...*Recording) *Source {
 	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback}
 	s.hrLeads.Store(1)
-	for _, r := range recs {
-		for c, ser := range r.Series {
-			if ser != nil && s.ch[c] == nil {
-				s.ch[c], s.length[c] = ser, r.Length
-			}
+	for c := range numChannels {
+		if i := Plays(c, recs); i >= 0 {
+			s.ch[c], s.length[c] = recs[i].Series[c], recs[i].Length
 		}
 	}
 	return s
+}
+
+// Plays returns the index in recs of the recording whose channel c a
+// Source of recs plays: the first that has it; -1 when none has. Its ECG
+// is the one whose leads the heart rate may take (SetHRLeads).
+func Plays(c Channel, recs []*Recording) int {
+	for i, r := range recs {
+		if r.Series[c] != nil {
+			return i
+		}
+	}
+	return -1
 }
 
 // Has reports whether a recording provides the channel.
