@@ -181,6 +181,36 @@ func TestWFDBFormat16(t *testing.T) {
 	}
 }
 
+// Plays names the recording whose channel a source plays: the first with
+// it, as NewSource takes it, or none.
+func TestPlays(t *testing.T) {
+	rec := func(length time.Duration, cs ...Channel) *Recording {
+		r := &Recording{Length: length}
+		for _, c := range cs {
+			r.Series[c] = &Series{Channel: c}
+		}
+		return r
+	}
+	recs := []*Recording{rec(1, Acc), rec(2, ECG, Acc), rec(3, Temp, ECG)}
+	src := NewSource(0, nil, recs...)
+	for c, want := range map[Channel]int{Acc: 0, Gyro: -1, Magn: -1, ECG: 1, Temp: 2} {
+		i := Plays(c, recs)
+		if i != want {
+			t.Errorf("Plays(%s) = %d; want %d", c, i, want)
+			continue
+		}
+		switch {
+		case i < 0 && src.ch[c] != nil:
+			t.Errorf("%s: the source plays a series no recording has", c)
+		case i >= 0 && (src.ch[c] != recs[i].Series[c] || src.length[c] != recs[i].Length):
+			t.Errorf("%s: the source plays another recording's than Plays says", c)
+		}
+	}
+	if got := Plays(ECG, nil); got != -1 {
+		t.Errorf("Plays of no recording = %d; want -1", got)
+	}
+}
+
 // WFDB and a record's one signal read a header alike: a signal alone is
 // the lead WFDB gives for it, with the file's prolog (its byte offset)
 // and the signal's skew honoured; a signal the header lacks, and a header
