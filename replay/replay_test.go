@@ -404,7 +404,9 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 }
 
 // SetHRLeads may change what a source offers while a heart rate reads it
-// (go test -race tells).
+// (go test -race tells), and what it offers is the last number set, at
+// once. That a running heart rate takes it at its next batch,
+// TestHeartRateLeadsAtNextBatch (package meas) holds on a virtual clock.
 func TestSourceHRLeadsWhilePlaying(t *testing.T) {
 	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
 	if err != nil {
@@ -424,6 +426,9 @@ func TestSourceHRLeadsWhilePlaying(t *testing.T) {
 	for i := range 1000 {
 		if err := src.SetHRLeads(1 + i%2); err != nil {
 			t.Fatal(err)
+		}
+		if two := src.TwoLeads(); two != (i%2 == 1) {
+			t.Fatalf("SetHRLeads(%d), then TwoLeads() = %v", 1+i%2, two)
 		}
 	}
 	<-done
