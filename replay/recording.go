@@ -122,6 +122,18 @@ type Recording struct {
 	Beats []time.Duration
 }
 
+// DropSecondLead lets the ECG's second lead go, when it has one: a
+// recording that will play with the heart rate on the first lead alone
+// then holds that lead and its times, about two thirds of what it held.
+// A Source of it offers the heart rate one lead whatever SetHRLeads says
+// (TwoLeads), as for a record of one, and senseboard.New refuses two.
+// Call it before the recording plays.
+func (r *Recording) DropSecondLead() {
+	if s := r.Series[ECG]; s != nil && len(s.Axes) > 1 {
+		s.Axes = [][]float64{s.Axes[0]}
+	}
+}
+
 // Channels lists the recording's channels.
 func (r *Recording) Channels() []Channel {
 	var out []Channel

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"senseboard/internal/needs"
 	"senseboard/sensor"
@@ -401,6 +403,55 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 	if lead1[10] == 0 {
 		t.Error("FillTwoLeads gives no second lead")
 	}
+}
+
+// DropSecondLead leaves a record of two leads with its first, as it was,
+// and lets the second go (the garbage collector takes it); a source of it
+// then offers one lead after SetHRLeads(2) and plays as before. A record
+// of one lead, and one without an ECG, are left as they were.
+func TestDropSecondLead(t *testing.T) {
+	dat := make([]byte, 0, 4*360)
+	for i := range 360 {
+		dat = append(dat, byte(i), 0, byte(2*i), 0)
+	}
+	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := slices.Clone(r.Series[ECG].Axes[0])
+	played := make([]float64, 64)
+	NewSource(0, nil, r).FillECG(played, 0, time.Second/256)
+	second := weak.Make(&r.Series[ECG].Axes[1][0])
+	r.DropSecondLead()
+	runtime.GC()
+	if got := r.Series[ECG].Axes; len(got) != 1 || !slices.Equal(got[0], first) {
+		t.Errorf("after DropSecondLead: %d leads; want the first alone, as it was", len(got))
+	}
+	if second.Value() != nil {
+		t.Error("the second lead is still held after DropSecondLead")
+	}
+	src := NewSource(0, nil, r)
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
+	if src.TwoLeads() {
+		t.Error("a source offers two leads of a recording whose second was dropped")
+	}
+	got := make([]float64, 64)
+	src.FillECG(got, 0, time.Second/256)
+	if !slices.Equal(got, played) {
+		t.Error("the ECG plays otherwise after DropSecondLead")
+	}
+	one, err := WFDB("one", []byte("one 1 360\none.dat 16 100\n"), dat[:8], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	axes := one.Series[ECG].Axes
+	one.DropSecondLead()
+	if len(one.Series[ECG].Axes) != 1 || &one.Series[ECG].Axes[0][0] != &axes[0][0] {
+		t.Error("DropSecondLead changed a record of one lead")
+	}
+	(&Recording{}).DropSecondLead() // no ECG: nothing to drop, no panic
 }
 
 // SetHRLeads may change what a source offers while a heart rate reads it

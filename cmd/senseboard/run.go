@@ -198,6 +198,9 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 		if err != nil {
 			return cfg, opts, err
 		}
+		if o.replayHRLeads == 1 {
+			r.DropSecondLead() // nothing reads it
+		}
 		cfg.Replay = append(cfg.Replay, r)
 	}
 	if o.replayHRLeads == 2 {

@@ -265,8 +265,9 @@ func TestReplayHRLeadsOfFiles(t *testing.T) {
 }
 
 // TestReplayHRLeads: --replay-hr-leads 2 gives the devices' heart rate
-// both leads of a replayed record, and 1, the default, its first; other
-// numbers, and the flag without --replay, are refused naming the flag.
+// both leads of a replayed record, and 1, the default, its first, the
+// second not kept in memory; other numbers, and the flag without
+// --replay, are refused naming the flag.
 func TestReplayHRLeads(t *testing.T) {
 	dir := t.TempDir()
 	hea := filepath.Join(dir, "r.hea")
@@ -304,7 +305,10 @@ func TestReplayHRLeads(t *testing.T) {
 			t.Fatalf("%q: %v", tt.args, err)
 		}
 		if cfg.ReplayHRLeads != tt.want || len(cfg.Replay) != 1 {
-			t.Errorf("%q: %d leads for the heart rate of %d recordings; want %d of 1", tt.args, cfg.ReplayHRLeads, len(cfg.Replay), tt.want)
+			t.Fatalf("%q: %d leads for the heart rate of %d recordings; want %d of 1", tt.args, cfg.ReplayHRLeads, len(cfg.Replay), tt.want)
+		}
+		if kept := len(cfg.Replay[0].Series[replay.ECG].Axes); kept != tt.want {
+			t.Errorf("%q: %d leads of the record kept; want %d", tt.args, kept, tt.want)
 		}
 		cfg.Clock = clock.NewVirtual()
 		d, err := senseboard.New(cfg)
