@@ -364,10 +364,10 @@ func TestSourceTwoLeads(t *testing.T) {
 	}
 }
 
-// A record of two leads played below its rate filters its second lead
-// only once the heart rate reads it: by default the ECG's resampled copy
-// holds the first lead alone, as for a record of one.
-func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
+// rampRecord returns a record of two leads of a second at 360 Hz, each a
+// ramp (the second twice as steep), wrapping at 256 ADC units.
+func rampRecord(t *testing.T) *Recording {
+	t.Helper()
 	dat := make([]byte, 0, 4*360)
 	for i := range 360 {
 		dat = append(dat, byte(i), 0, byte(2*i), 0)
@@ -376,6 +376,14 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// A record of two leads played below its rate filters its second lead
+// only once the heart rate reads it: by default the ECG's resampled copy
+// holds the first lead alone, as for a record of one.
+func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
+	r := rampRecord(t)
 	ser := r.Series[ECG]
 	filtered := func() (n [2]int) {
 		ser.mu.Lock()
@@ -410,14 +418,7 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 // then offers one lead after SetHRLeads(2) and plays as before. A record
 // of one lead, and one without an ECG, are left as they were.
 func TestDropSecondLead(t *testing.T) {
-	dat := make([]byte, 0, 4*360)
-	for i := range 360 {
-		dat = append(dat, byte(i), 0, byte(2*i), 0)
-	}
-	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), dat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := rampRecord(t)
 	first := slices.Clone(r.Series[ECG].Axes[0])
 	played := make([]float64, 64)
 	NewSource(0, nil, r).FillECG(played, 0, time.Second/256)
@@ -442,7 +443,7 @@ func TestDropSecondLead(t *testing.T) {
 	if !slices.Equal(got, played) {
 		t.Error("the ECG plays otherwise after DropSecondLead")
 	}
-	one, err := WFDB("one", []byte("one 1 360\none.dat 16 100\n"), dat[:8], nil)
+	one, err := WFDB("one", []byte("one 1 360\none.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

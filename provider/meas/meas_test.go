@@ -685,17 +685,25 @@ func TestHeartRateSourceChanged(t *testing.T) {
 	}
 }
 
-// TestHeartRateLeadsChanged gives a running heart rate's replay two leads
-// (SetHRLeads) in the middle of its first lead's noise: the false beats
-// the first lead alone made stop from the change on.
-func TestHeartRateLeadsChanged(t *testing.T) {
+// twoLeadRig starts a device replaying twoLeadRecord's record of two
+// leads, and returns it with a source of its own of that record, from the
+// device's time, to give its heart rate (HR.SetSource).
+func twoLeadRig(t *testing.T) (*sbt.Rig, *replay.Source) {
+	t.Helper()
 	hea, dat := twoLeadRecord(2)
 	r, err := replay.WFDB("tl.hea", hea, dat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}})
-	src := replay.NewSource(d.Clock.Now(), d.Device.Model, r)
+	return d, replay.NewSource(d.Clock.Now(), d.Device.Model, r)
+}
+
+// TestHeartRateLeadsChanged gives a running heart rate's replay two leads
+// (SetHRLeads) in the middle of its first lead's noise: the false beats
+// the first lead alone made stop from the change on.
+func TestHeartRateLeadsChanged(t *testing.T) {
+	d, src := twoLeadRig(t)
 	d.Device.HR.SetSource(src)
 	hr := d.Subscribe("/Meas/HR")
 	off := func() (n int, rr []uint16) {
@@ -777,13 +785,7 @@ func (s *leadsSpy) taken() (reads, answers []bool) {
 // the leads set before it, the next batch after the change and every one
 // after it.
 func TestHeartRateLeadsAtNextBatch(t *testing.T) {
-	hea, dat := twoLeadRecord(2)
-	r, err := replay.WFDB("tl.hea", hea, dat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}})
-	src := replay.NewSource(d.Clock.Now(), d.Device.Model, r)
+	d, src := twoLeadRig(t)
 	spy := &leadsSpy{Source: src}
 	d.Device.HR.SetSource(spy)
 	d.Subscribe("/Meas/HR")
@@ -806,13 +808,8 @@ func TestHeartRateLeadsAtNextBatch(t *testing.T) {
 // the leads of the one answer it was given, one lead and two in turn,
 // without a panic.
 func TestHeartRateLeadsAskedOnce(t *testing.T) {
-	hea, dat := twoLeadRecord(2)
-	r, err := replay.WFDB("tl.hea", hea, dat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}})
-	spy := &leadsSpy{Source: replay.NewSource(d.Clock.Now(), d.Device.Model, r), flip: true}
+	d, src := twoLeadRig(t)
+	spy := &leadsSpy{Source: src, flip: true}
 	d.Device.HR.SetSource(spy)
 	d.Subscribe("/Meas/HR")
 	d.Advance(3 * time.Second)
