@@ -173,8 +173,8 @@ func (st *hrStream) fireBatch(at time.Duration, n int) { st.p.fire(st, at, n) }
 // fire feeds a batch to the detector and notifies each beat; p.mu is held.
 // A source that changed its number of leads (SetSource, or a replay's
 // SetHRLeads) starts a new detector. The source is asked its leads once a
-// batch: the batch reads and detects the leads of that one answer, though
-// another goroutine change them meanwhile.
+// batch: the batch reads and detects the leads of that one answer, even
+// when another goroutine changes them meanwhile.
 func (p *HR) fire(st *hrStream, at time.Duration, n int) {
 	dt := st.period()
 	two := sensor.SecondLead(p.src)
