@@ -311,6 +311,32 @@ func TestTopicLimitCapsWaitingNotifications(t *testing.T) {
 	c.Close()
 }
 
+// A client's own wait (SetWait) takes the place of the topic's Limit for
+// its subscriptions made after it: more, fewer, or back to the topic's.
+func TestClientWaitReplacesTopicLimit(t *testing.T) {
+	for _, tt := range []struct {
+		wait, waiting int
+	}{
+		{0, 2},  // the topic's Limit
+		{4, 4},  // the client's, larger
+		{1, 1},  // the client's, smaller
+		{-1, 2}, // back to the topic's
+	} {
+		h := NewHub(0)
+		q := NewQueue(100)
+		c := NewClient("c", q)
+		c.SetWait(tt.wait)
+		s, _ := subscribe(t, h, c, "/ECG/512", &limitSource{limit: 2})
+		for i := range 5 {
+			h.Topic("/ECG/512").Publish(i)
+		}
+		if q.Len() != tt.waiting || s.Dropped() != uint64(5-tt.waiting) {
+			t.Errorf("wait %d: %d waiting, %d dropped; want %d and %d", tt.wait, q.Len(), s.Dropped(), tt.waiting, 5-tt.waiting)
+		}
+		c.Close()
+	}
+}
+
 type limitSource struct {
 	recordingSource
 	limit int
