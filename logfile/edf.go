@@ -18,8 +18,8 @@ import (
 // times, and a stream of a single record (or of records all at one time)
 // is refused with edf.ErrInvalid naming it, rather than given a rate
 // guessed; heart rate, RR intervals and temperature as annotations, and so
-// the data logger's losses (its Lost records: "ECGmV: 62 notifications lost
-// by the data logger in 4.032 s", at the last notification logged before
+// the data logger's losses (its Lost records: "ECGmV: 63 notifications lost
+// by the data logger in 2.048 s", at the last notification logged before
 // them). The start is
 // the log's UTC anchor (its /Time/Detailed record) when it has one.
 // Streams that start later than the first are padded at their start with

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -335,6 +336,29 @@ func TestClientWaitReplacesTopicLimit(t *testing.T) {
 		}
 		c.Close()
 	}
+}
+
+// A queued notification carries its subscription's drops before it, not
+// those after it while it waited.
+func TestEventCarriesDropsBefore(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(100)
+	c := NewClient("c", q)
+	subscribe(t, h, c, "/ECG/512", &limitSource{limit: 2})
+	topic := h.Topic("/ECG/512")
+	for i := range 5 { // 0 and 1 wait, 2, 3 and 4 are dropped
+		topic.Publish(i)
+	}
+	first := q.Drain(nil)
+	topic.Publish(5)
+	var got []uint32
+	for _, e := range append(first, q.Drain(nil)...) {
+		got = append(got, e.Dropped)
+	}
+	if want := []uint32{0, 0, 3}; !slices.Equal(got, want) {
+		t.Errorf("drops before each notification %v, want %v", got, want)
+	}
+	c.Close()
 }
 
 type limitSource struct {
