@@ -460,7 +460,7 @@ func (c *Context) deliverNotes() {
 			delete(c.subs, s.client)
 			continue
 		}
-		s.res = e.Sub
+		s.res, s.droppedBefore = e.Sub, e.Dropped
 		s.onNotify(e.Content)
 		if s.borrows {
 			resource.Release(e.Content) // the queue's hold: the app is done with it
@@ -609,6 +609,9 @@ type Subscription struct {
 	onNotify func(content any)
 	borrows  bool                   // onNotify keeps no content: it goes back after (Borrow)
 	res      *resource.Subscription // the device's, from the first notification
+	// droppedBefore is res's Dropped, modulo 2³², when the notification
+	// being handled was queued
+	droppedBefore uint32
 }
 
 // Borrow says that onNotify is done with the content it is given when it
@@ -624,11 +627,19 @@ type Subscription struct {
 func (s *Subscription) Borrow() { s.borrows = true }
 
 // Resource returns the device's subscription behind s, from its first
-// notification on (nil before): its topic, with the topic's Limit, and its
+// notification on, or from SubscribeNow's answer (nil before): its topic,
+// with the topic's Limit, and its
 // Dropped count. An app that passes notifications on and loses one after
 // taking it counts the loss there with Lost, as every transport does.
 // Call it from the app's goroutine, in onNotify for example.
 func (s *Subscription) Resource() *resource.Subscription { return s.res }
+
+// DroppedBefore returns, in onNotify, how many of the subscription's
+// notifications had been dropped when the one it handles came (its
+// Resource's Dropped then, modulo 2³²: the difference of two tells how many
+// between them): those lost before it. Those dropped while it waited for
+// the app came after it; Resource().Dropped() counts them too.
+func (s *Subscription) DroppedBefore() uint32 { return s.droppedBefore }
 
 // Subscribe subscribes to the resource at path. onNotify receives each
 // notification's content, which is shared and must not be modified; the
@@ -702,8 +713,20 @@ func (c *Context) CallNow(op resource.Op, path string, params ...resource.Value)
 // answer is not a success. Its notifications come to onNotify as those of
 // Subscribe do.
 func (c *Context) SubscribeNow(path string, onNotify func(content any), params ...resource.Value) (*Subscription, resource.Envelope) {
+	return c.SubscribeNowWaiting(path, 0, onNotify, params...)
+}
+
+// SubscribeNowWaiting is SubscribeNow for an app that keeps up with the
+// stream in the device's own time and falls behind only when its host
+// does (a descheduled goroutine, a slow disk): up to wait of the stream's
+// notifications may wait for it, in place of the topic's Limit, which is
+// the room of a transport's way (resource.Client.SetWait); wait <= 0 keeps
+// the Limit. The app's queue (NotificationQueue) still bounds them all.
+// The subscription's Resource is known from the answer on.
+func (c *Context) SubscribeNowWaiting(path string, wait int, onNotify func(content any), params ...resource.Value) (*Subscription, resource.Envelope) {
 	s := &Subscription{c: c, path: path, params: params, onNotify: onNotify}
 	s.client = resource.NewClient(c.r.app.Name(), c.sink())
+	s.client.SetWait(wait)
 	c.subs[s.client] = s
 	env, err := c.d.Do(&resource.Request{Op: resource.Subscribe, Path: path, Params: params, Client: s.client})
 	if err != nil {
@@ -713,6 +736,9 @@ func (c *Context) SubscribeNow(path string, onNotify func(content any), params .
 		delete(c.subs, s.client)
 		s.client.Close()
 		return nil, env
+	}
+	if subs := s.client.Subscriptions(); len(subs) == 1 {
+		s.res = subs[0]
 	}
 	return s, env
 }

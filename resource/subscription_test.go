@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -307,6 +308,55 @@ func TestTopicLimitCapsWaitingNotifications(t *testing.T) {
 	topic.Publish(5)
 	if ev := q.Drain(nil); len(ev) != 1 || ev[0].Content != 5 {
 		t.Errorf("after draining: %+v", ev)
+	}
+	c.Close()
+}
+
+// A client's own wait (SetWait) takes the place of the topic's Limit for
+// its subscriptions made after it: more, fewer, or back to the topic's.
+func TestClientWaitReplacesTopicLimit(t *testing.T) {
+	for _, tt := range []struct {
+		wait, waiting int
+	}{
+		{0, 2},  // the topic's Limit
+		{4, 4},  // the client's, larger
+		{1, 1},  // the client's, smaller
+		{-1, 2}, // back to the topic's
+	} {
+		h := NewHub(0)
+		q := NewQueue(100)
+		c := NewClient("c", q)
+		c.SetWait(tt.wait)
+		s, _ := subscribe(t, h, c, "/ECG/512", &limitSource{limit: 2})
+		for i := range 5 {
+			h.Topic("/ECG/512").Publish(i)
+		}
+		if q.Len() != tt.waiting || s.Dropped() != uint64(5-tt.waiting) {
+			t.Errorf("wait %d: %d waiting, %d dropped; want %d and %d", tt.wait, q.Len(), s.Dropped(), tt.waiting, 5-tt.waiting)
+		}
+		c.Close()
+	}
+}
+
+// A queued notification carries its subscription's drops before it, not
+// those after it while it waited.
+func TestEventCarriesDropsBefore(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(100)
+	c := NewClient("c", q)
+	subscribe(t, h, c, "/ECG/512", &limitSource{limit: 2})
+	topic := h.Topic("/ECG/512")
+	for i := range 5 { // 0 and 1 wait, 2, 3 and 4 are dropped
+		topic.Publish(i)
+	}
+	first := q.Drain(nil)
+	topic.Publish(5)
+	var got []uint32
+	for _, e := range append(first, q.Drain(nil)...) {
+		got = append(got, e.Dropped)
+	}
+	if want := []uint32{0, 0, 3}; !slices.Equal(got, want) {
+		t.Errorf("drops before each notification %v, want %v", got, want)
 	}
 	c.Close()
 }

@@ -1,0 +1,221 @@
+package logbook_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"senseboard"
+	"senseboard/clock"
+	"senseboard/edf"
+	"senseboard/internal/mnetest"
+	"senseboard/logbook"
+	"senseboard/logfile"
+	"senseboard/resource"
+)
+
+// hostClock is a virtual clock that no work holds: the device's time goes
+// on while the logger is held up, as real time does while a host
+// deschedules the logger or an fsync stalls.
+type hostClock struct{ clock.Clock }
+
+// ecgPeriod is the time between two notifications of the ECG at 500 Hz:
+// 16 samples.
+const ecgPeriod = 32.0
+
+// logHeldUp logs /Meas/ECG/500/mV and /Meas/IMU9/208 on a device whose
+// time goes on while the logger is held up, holds the logger's first write
+// of the log for held of device time, and returns the log once logging
+// stopped.
+func logHeldUp(t *testing.T, held time.Duration) []byte {
+	t.Helper()
+	v := clock.NewVirtual()
+	d, err := senseboard.New(senseboard.Config{Clock: hostClock{v}, StateDir: t.TempDir(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	expect := func(status resource.Status, op resource.Op, path string, params ...resource.Value) resource.Envelope {
+		t.Helper()
+		env, err := d.Call(op, path, params...)
+		if err != nil || env.Status != status {
+			t.Fatalf("%s %s: %v %d %s, want %d", op, path, err, env.Status, env.Error, status)
+		}
+		return env
+	}
+	// caughtUp returns once the logger has taken the notifications sent
+	// before it: the app handles a request, then what waits for it, then
+	// the next request.
+	caughtUp := func() {
+		t.Helper()
+		for range 2 {
+			expect(200, resource.Get, "/Mem/DataLogger/State")
+		}
+	}
+	run := func(dt time.Duration) { // device time, the logger keeping up
+		for range dt / (10 * time.Millisecond) {
+			v.Advance(10 * time.Millisecond)
+			caughtUp()
+		}
+	}
+
+	expect(200, resource.Put, "/Time", resource.Int64(1_763_900_000_000_000))
+	expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, "/Time/Detailed", "/Meas/ECG/500/mV", "/Meas/IMU9/208"))
+	holding, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	logbook.HoldWrites(d.Logbook, func() {
+		once.Do(func() {
+			close(holding)
+			<-release
+		})
+	})
+	expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+	run(logbook.FlushInterval - 10*time.Millisecond)
+	v.Advance(10 * time.Millisecond) // the first write of the log
+	<-holding
+	for range held / (10 * time.Millisecond) {
+		v.Advance(10 * time.Millisecond)
+	}
+	close(release)
+	caughtUp()
+	run(500 * time.Millisecond)
+	expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+	return expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(1)).Content.(*logbook.LogData).Data
+}
+
+// times returns the timestamps of a stream's records, and the records of
+// its losses.
+func times(recs []logfile.Record, stream string) (ts []float64, lost []logfile.Record) {
+	for _, r := range recs {
+		switch {
+		case r.Stream == stream && r.Timestamp != nil:
+			ts = append(ts, *r.Timestamp)
+		case r.Stream == logbook.LostPrefix+stream:
+			lost = append(lost, r)
+		}
+	}
+	return ts, lost
+}
+
+// field returns the first value of a record's field.
+func field(r logfile.Record, name string) float64 {
+	for _, f := range r.Fields {
+		if f.Name == name && len(f.Values) > 0 {
+			return f.Values[0]
+		}
+	}
+	return math.NaN()
+}
+
+// A logger held up for less than WriteStall (a disk whose fsync stalls, a
+// host that deschedules it) loses nothing: the ECG at 500 Hz, whose front
+// end lets a radio link's subscriber fall two notifications behind, and
+// IMU9 at 208 Hz are logged without a gap.
+func TestLoggerHeldUpLosesNothing(t *testing.T) {
+	recs, err := logfile.Decode(logHeldUp(t, logbook.WriteStall*3/4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		stream string
+		period float64 // ms between two notifications
+	}{
+		{"MeasECGmV", ecgPeriod},
+		{"MeasIMU9", 16 * 1000 / 208.0},
+	} {
+		ts, lost := times(recs, tt.stream)
+		if len(lost) > 0 {
+			t.Errorf("%s: %d loss records, the first of %.0f notifications from %.0f to %.0f ms", tt.stream, len(lost),
+				field(lost[0], "Notifications"), *lost[0].Timestamp, field(lost[0], "Until"))
+		}
+		if len(ts) < 40 {
+			t.Fatalf("%s: %d records", tt.stream, len(ts))
+		}
+		for i := 1; i < len(ts); i++ {
+			if gap := ts[i] - ts[i-1]; gap > 1.5*tt.period {
+				t.Errorf("%s: %.0f ms between records at %.0f and %.0f ms; notifications come every %.1f ms", tt.stream, gap, ts[i-1], ts[i], tt.period)
+			}
+		}
+	}
+}
+
+// A logger held up for longer than WriteStall loses notifications, and the
+// log says so where the loss is: a LostMeasECGmV record with as many
+// notifications as the gap in the ECG's timestamps holds, between the
+// records on either side of it. The exports show it: CSV rows and a JSON
+// record of the stream LostMeasECGmV, and an EDF+ annotation that
+// MNE-Python reads.
+func TestLoggerRecordsWhatItLost(t *testing.T) {
+	log := logHeldUp(t, 2*logbook.WriteStall)
+	recs, err := logfile.Decode(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, lost := times(recs, "MeasIMU9"); len(lost) > 0 {
+		t.Errorf("IMU9: %+v lost; 16 notifications a second wait for the logger", lost)
+	}
+	ts, lost := times(recs, "MeasECGmV")
+	if len(lost) != 1 {
+		t.Fatalf("ECG: %d loss records, want 1: %+v", len(lost), lost)
+	}
+	from, until, n := *lost[0].Timestamp, field(lost[0], "Until"), field(lost[0], "Notifications")
+	t.Logf("ECG: %.0f notifications lost from %.0f to %.0f ms", n, from, until)
+	gaps := 0
+	for i := 1; i < len(ts); i++ {
+		if gap := ts[i] - ts[i-1]; gap > 1.5*ecgPeriod {
+			gaps++
+			if ts[i-1] != from || ts[i] != until {
+				t.Errorf("ECG: gap from %.0f to %.0f ms; the loss record says %.0f to %.0f", ts[i-1], ts[i], from, until)
+			}
+			if want := math.Round(gap/ecgPeriod) - 1; n != want {
+				t.Errorf("ECG: %.0f notifications lost, the gap of %.0f ms holds %.0f", n, gap, want)
+			}
+		}
+	}
+	if gaps != 1 || n < 1 {
+		t.Errorf("ECG: %d gaps, %.0f notifications lost; want one gap", gaps, n)
+	}
+
+	var csv, js bytes.Buffer
+	if err := logfile.WriteCSV(&csv, log); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"Until", "Notifications"} {
+		if !strings.Contains(csv.String(), ",LostMeasECGmV,") || !strings.Contains(csv.String(), ","+f+",0,") {
+			t.Errorf("CSV has no LostMeasECGmV row of %s", f)
+		}
+	}
+	if err := logfile.WriteJSON(&js, log); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Records []logfile.Record }
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, lost := times(doc.Records, "MeasECGmV"); len(lost) != 1 || field(lost[0], "Notifications") != n {
+		t.Errorf("JSON: loss records %+v, want one of %.0f notifications", lost, n)
+	}
+
+	f, err := logfile.EDF(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "log.edf")
+	if err := edf.WriteFile(path, f); err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf("ECGmV: %.0f notifications lost by the data logger", n)
+	found := false
+	for _, got := range mnetest.Read(t, path).Texts {
+		found = found || strings.HasPrefix(got, text)
+	}
+	if !found {
+		t.Errorf("MNE found no annotation %q", text)
+	}
+}
