@@ -133,6 +133,7 @@ func TestDecode16(t *testing.T) {
 func TestDecode(t *testing.T) {
 	dat16 := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
 	dat212 := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}
+	frames3 := []byte{1, 0, 10, 0, 2, 0, 20, 0, 3, 0, 30, 0}
 	tests := []struct {
 		header string
 		dat    []byte
@@ -155,6 +156,12 @@ func TestDecode(t *testing.T) {
 		{"r 2 360\nr.dat 16 200\nr.dat 16:1 200\n", dat16, 1, "[-32768 -32768]"},
 		{"r 2 360\nr.dat 16 200\nr.dat 16:1 200\n", dat16, 0, "[1 32767]"},
 		{"r 1 360\nr.dat 16:1 200\n", dat16, 0, "[-1 32767 -32768 -32768]"},
+		// two signals of a file skewed apart, by two frames and by one,
+		// in frames (1, 10), (2, 20), (3, 30): each signal's own frames
+		// on, none read as missing but past the end
+		{"r 2 360\nr.dat 16:2 200\nr.dat 16:1 200\n", frames3, 0, "[3 -32768 -32768]"},
+		{"r 2 360\nr.dat 16:2 200\nr.dat 16:1 200\n", frames3, 1, "[20 30 -32768]"},
+		{"r 2 360 2\nr.dat 16:2 200\nr.dat 16:1 200\n", frames3, 1, "[20 30]"},
 		{"r 1 360\nr.dat 212:2 200\n", dat212, 0, "[2047 -2048 -2048 -2048]"},
 		{"r 1 360\nr.dat 212:9 200\n", dat212, 0, "[-2048 -2048 -2048 -2048]"},
 		// a skew read past the header's count of samples, where the file

@@ -818,3 +818,40 @@ func TestHeartRateLeadsAskedOnce(t *testing.T) {
 		t.Errorf("batches read two leads %v, TwoLeads answered %v; want 12 batches, each of the answer given it (the first answer the subscription's)", reads, answers)
 	}
 }
+
+// TestHeartRateLeadsBackToOne gives a running heart rate's replay two
+// leads, then one again (SetHRLeads): from then on it detects on the one
+// lead, each beat notified when, and as, a heart rate that had one lead
+// throughout notifies it, not 1.5 s later as a detector of two leads waits
+// for a beat the second lead does not give.
+func TestHeartRateLeadsBackToOne(t *testing.T) {
+	notified := func(first int) []string {
+		d, src := twoLeadRig(t)
+		d.Device.HR.SetSource(src)
+		if err := src.SetHRLeads(first); err != nil {
+			t.Fatal(err)
+		}
+		hr := d.Subscribe("/Meas/HR")
+		d.Advance(8 * time.Second)
+		if err := src.SetHRLeads(1); err != nil {
+			t.Fatal(err)
+		}
+		d.Advance(4 * time.Second) // a detector started at the change learning
+		hr.Contents()
+		var got []string
+		for range 24 { // 6 s, a batch at a time
+			d.Advance(time.Second / 4)
+			for _, c := range hr.Contents() {
+				got = append(got, fmt.Sprintf("%v %v", d.Clock.Now(), c.(*content.HRData).RRData))
+			}
+		}
+		return got
+	}
+	want := notified(1)
+	if len(want) < 6 {
+		t.Fatalf("one lead throughout: %d beats notified in 6 s (%q); the test needs at least 6", len(want), want)
+	}
+	if got := notified(2); !slices.Equal(got, want) {
+		t.Errorf("two leads, then one: beats notified at %q; want %q, as on one lead throughout", got, want)
+	}
+}
