@@ -71,3 +71,67 @@ paths:
 		t.Errorf("handled (value, dropped before) %v, %d dropped; want %v and 2", got, s.Resource().Dropped(), want)
 	}
 }
+
+// TakeNotifications, in a function the app runs, hands it the
+// notifications that came while it was busy before the function goes on;
+// from an onNotify it does nothing, and one that comes meanwhile is
+// handled in turn, after those before it.
+func TestTakeNotifications(t *testing.T) {
+	definition := []byte(`swagger: '2.0'
+info: {version: '1', title: Take, x-api-state: experimental, x-api-required: false, x-api-type: public}
+paths:
+  /Sample/Take/Subscription:
+    post:
+      responses:
+        200: {description: Subscribed.}
+        x-notification: {description: A value., schema: {type: integer}}
+    delete:
+      responses:
+        200: {description: Unsubscribed.}
+`)
+	d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
+	pub, err := app.Run(d, funcApp{"pub", func(ctx *app.Context) error { return ctx.Provide(definition, app.Handlers{}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Stop()
+	var got []int // the app's goroutine's
+	subscribed := make(chan bool, 1)
+	sub, err := app.Run(d, funcApp{"sub", func(ctx *app.Context) error {
+		s, _ := ctx.SubscribeNow("/Sample/Take", func(c any) {
+			got = append(got, c.(int))
+			if c.(int) == 0 {
+				pub.Context().Notify("/Sample/Take", 3) // one more, while the app handles those that waited
+			}
+			ctx.TakeNotifications()
+		})
+		subscribed <- s != nil
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	if !<-subscribed {
+		t.Fatal("the app's subscription failed")
+	}
+	gate, started, seen := make(chan struct{}), make(chan struct{}), make(chan []int, 1)
+	sub.Context().Run(func() {
+		close(started)
+		<-gate
+		sub.Context().TakeNotifications()
+		seen <- slices.Clone(got)
+	})
+	<-started
+	for i := range 3 {
+		pub.Context().Notify("/Sample/Take", i)
+	}
+	close(gate)
+	if s := <-seen; !slices.Equal(s, []int{0, 1, 2}) {
+		t.Errorf("the function saw %v handled before it went on, want [0 1 2]", s)
+	}
+	sub.Context().Run(func() { seen <- slices.Clone(got) })
+	if s := <-seen; !slices.Equal(s, []int{0, 1, 2, 3}) {
+		t.Errorf("handled %v, want [0 1 2 3]", s)
+	}
+}
