@@ -41,11 +41,14 @@ func logHeldUp(t *testing.T, held time.Duration) []byte {
 // stallScript is a run of the logger held up: the streams it logs, how
 // long each of its first writes of the log is held (in device time, one
 // after the other, the logger keeping up between them), and how long it
-// keeps up after the last before logging stops.
+// keeps up after the last before logging stops; and, when stopHeld is
+// not zero, how long the logger is held up (not writing) when the request
+// that stops logging comes, so that notifications wait for it.
 type stallScript struct {
-	paths []string
-	holds []time.Duration
-	after time.Duration
+	paths    []string
+	holds    []time.Duration
+	after    time.Duration
+	stopHeld time.Duration
 }
 
 // logHeldUpAt logs sc's paths on a device whose time goes on while the
@@ -110,7 +113,20 @@ func logHeldUpAt(t *testing.T, sc stallScript) []byte {
 		caughtUp()
 	}
 	run(sc.after)
-	expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+	if sc.stopHeld == 0 {
+		expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+	} else {
+		started, hold := make(chan struct{}), make(chan struct{})
+		done := logbook.StopAfter(d.Logbook, started, hold)
+		<-started
+		for range sc.stopHeld / (10 * time.Millisecond) {
+			v.Advance(10 * time.Millisecond)
+		}
+		close(hold)
+		if resp := <-done; resp.Status != resource.StatusOK {
+			t.Fatalf("stop: %d %v", resp.Status, resp.Content)
+		}
+	}
 	return expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(1)).Content.(*logbook.LogData).Data
 }
 
@@ -299,8 +315,8 @@ const (
 )
 
 // Losses in every position are recorded where they are: two in a row,
-// one at the stop (no notification logged after it), and several streams
-// losing at once.
+// one at the stop (no notification logged after it), one while the stop
+// waits for the logger held up, and several streams losing at once.
 func TestLoggerRecordsEachLoss(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -309,6 +325,8 @@ func TestLoggerRecordsEachLoss(t *testing.T) {
 	}{
 		{"two in a row", stallScript{paths: []string{"/Meas/ECG/500/mV"}, holds: []time.Duration{2 * logbook.WriteStall, 3 * logbook.WriteStall}, after: 500 * time.Millisecond}, map[string]int{"MeasECGmV": 2}},
 		{"at the stop", stallScript{paths: []string{"/Meas/ECG/500/mV"}, holds: []time.Duration{2 * logbook.WriteStall}}, map[string]int{"MeasECGmV": 1}},
+		// the notifications that waited while the stop came are logged
+		{"stop while held up", stallScript{paths: []string{"/Meas/ECG/500/mV"}, after: 500 * time.Millisecond, stopHeld: 2 * logbook.WriteStall}, map[string]int{"MeasECGmV": 1}},
 		// IMU9's wait, a notification a sample, lasts 16 s
 		{"two streams", stallScript{paths: []string{"/Meas/ECG/500/mV", "/Meas/IMU9/208"}, holds: []time.Duration{20 * time.Second}, after: 500 * time.Millisecond}, map[string]int{"MeasECGmV": 1, "MeasIMU9": 1}},
 	} {
