@@ -6,18 +6,18 @@ import (
 
 	"senseboard/app"
 	"senseboard/clock"
+	"senseboard/device"
 )
 
-// SubscribeNowWaiting lets its own number of notifications wait for the
-// app while it is held up, the subscription's Resource is known from the
-// answer, and DroppedBefore tells, in onNotify, how many were dropped
-// before the notification handled: none before those that waited, all of
-// them before the next one.
-func TestSubscribeNowWaiting(t *testing.T) {
+// runPublisher runs an app that provides the resource at path (under
+// /Sample), whose notifications are integers, for another app to
+// subscribe to; it stops with the test.
+func runPublisher(t *testing.T, d *device.Core, path string) *app.Runtime {
+	t.Helper()
 	definition := []byte(`swagger: '2.0'
-info: {version: '1', title: Wait, x-api-state: experimental, x-api-required: false, x-api-type: public}
+info: {version: '1', title: Sample, x-api-state: experimental, x-api-required: false, x-api-type: public}
 paths:
-  /Sample/Wait/Subscription:
+  ` + path + `/Subscription:
     post:
       responses:
         200: {description: Subscribed.}
@@ -26,13 +26,23 @@ paths:
       responses:
         200: {description: Unsubscribed.}
 `)
-	const wait = 3
-	d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
 	pub, err := app.Run(d, funcApp{"pub", func(ctx *app.Context) error { return ctx.Provide(definition, app.Handlers{}) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pub.Stop()
+	t.Cleanup(pub.Stop)
+	return pub
+}
+
+// SubscribeNowWaiting lets its own number of notifications wait for the
+// app while it is held up, the subscription's Resource is known from the
+// answer, and DroppedBefore tells, in onNotify, how many were dropped
+// before the notification handled: none before those that waited, all of
+// them before the next one.
+func TestSubscribeNowWaiting(t *testing.T) {
+	const wait = 3
+	d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
+	pub := runPublisher(t, d, "/Sample/Values")
 	type note struct {
 		v      int
 		before uint32
@@ -41,7 +51,7 @@ paths:
 	subscribed := make(chan *app.Subscription, 1)
 	sub, err := app.Run(d, funcApp{"sub", func(ctx *app.Context) error {
 		var s *app.Subscription
-		s, _ = ctx.SubscribeNowWaiting("/Sample/Wait", wait, func(c any) { handled <- note{c.(int), s.DroppedBefore()} })
+		s, _ = ctx.SubscribeNowWaiting("/Sample/Values", wait, func(c any) { handled <- note{c.(int), s.DroppedBefore()} })
 		subscribed <- s
 		return nil
 	}})
@@ -57,14 +67,14 @@ paths:
 	sub.Context().Run(func() { close(started); <-gate })
 	<-started // the app is held up
 	for i := range wait + 2 {
-		pub.Context().Notify("/Sample/Wait", i)
+		pub.Context().Notify("/Sample/Values", i)
 	}
 	close(gate)
 	var got []note
 	for range wait {
 		got = append(got, <-handled)
 	}
-	pub.Context().Notify("/Sample/Wait", wait+2)
+	pub.Context().Notify("/Sample/Values", wait+2)
 	got = append(got, <-handled)
 	want := []note{{0, 0}, {1, 0}, {2, 0}, {wait + 2, 2}}
 	if !slices.Equal(got, want) || s.Resource().Dropped() != 2 {
@@ -77,31 +87,15 @@ paths:
 // from an onNotify it does nothing, and one that comes meanwhile is
 // handled in turn, after those before it.
 func TestTakeNotifications(t *testing.T) {
-	definition := []byte(`swagger: '2.0'
-info: {version: '1', title: Take, x-api-state: experimental, x-api-required: false, x-api-type: public}
-paths:
-  /Sample/Take/Subscription:
-    post:
-      responses:
-        200: {description: Subscribed.}
-        x-notification: {description: A value., schema: {type: integer}}
-    delete:
-      responses:
-        200: {description: Unsubscribed.}
-`)
 	d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
-	pub, err := app.Run(d, funcApp{"pub", func(ctx *app.Context) error { return ctx.Provide(definition, app.Handlers{}) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Stop()
+	pub := runPublisher(t, d, "/Sample/Values")
 	var got []int // the app's goroutine's
 	subscribed := make(chan bool, 1)
 	sub, err := app.Run(d, funcApp{"sub", func(ctx *app.Context) error {
-		s, _ := ctx.SubscribeNow("/Sample/Take", func(c any) {
+		s, _ := ctx.SubscribeNow("/Sample/Values", func(c any) {
 			got = append(got, c.(int))
 			if c.(int) == 0 {
-				pub.Context().Notify("/Sample/Take", 3) // one more, while the app handles those that waited
+				pub.Context().Notify("/Sample/Values", 3) // one more, while the app handles those that waited
 			}
 			ctx.TakeNotifications()
 		})
@@ -124,7 +118,7 @@ paths:
 	})
 	<-started
 	for i := range 3 {
-		pub.Context().Notify("/Sample/Take", i)
+		pub.Context().Notify("/Sample/Values", i)
 	}
 	close(gate)
 	if s := <-seen; !slices.Equal(s, []int{0, 1, 2}) {
