@@ -389,8 +389,9 @@ type Context struct {
 	step *step // keeps the app in step with a virtual clock; nil with other clocks
 
 	// owned by the app goroutine
-	subs    map[*resource.Client]*Subscription
-	noteBuf []resource.Event // reused by deliverNotes
+	subs       map[*resource.Client]*Subscription
+	noteBuf    []resource.Event // reused by deliverNotes
+	delivering bool             // deliverNotes runs
 }
 
 func newContext(r *Runtime) *Context {
@@ -446,6 +447,10 @@ func (c *Context) wake() {
 // deliverNotes hands the notifications that wait to their subscriptions;
 // it runs on the app's goroutine.
 func (c *Context) deliverNotes() {
+	if c.delivering {
+		return // TakeNotifications from an onNotify: they come in turn
+	}
+	c.delivering = true
 	var held int
 	c.noteBuf, held = c.step.drain(c.notes, c.noteBuf[:0])
 	for _, e := range c.noteBuf {
@@ -468,6 +473,7 @@ func (c *Context) deliverNotes() {
 	}
 	clear(c.noteBuf)
 	c.step.release(held)
+	c.delivering = false
 }
 
 // loop is the app's goroutine: it runs the events and hands the
@@ -707,6 +713,14 @@ func (c *Context) CallNow(op resource.Op, path string, params ...resource.Value)
 	}
 	return env
 }
+
+// TakeNotifications hands the notifications that wait for the app to
+// their onNotify now. A handler, or a function given to Run, runs before
+// the notifications that came while the app was busy; one that ends
+// subscriptions (the data logger's stop) calls it first, so that what came
+// before the request is not let go with them. Call it from the app's
+// goroutine; from an onNotify it does nothing.
+func (c *Context) TakeNotifications() { c.deliverNotes() }
 
 // SubscribeNow subscribes at once, as CallNow calls, and returns the
 // subscription and the device's answer; the subscription is nil when the

@@ -2,6 +2,7 @@ package logbook
 
 import (
 	"encoding/binary"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,7 +46,8 @@ func copyDir(t *testing.T, from, to string) {
 }
 
 // A crash at any moment between the storage's durable steps (kill -9, or
-// power lost after the last fsync) loses nothing it made durable: at the
+// power lost after the last fsync), as logs are made, written, erased one
+// by one or all at once, loses nothing it made durable: at the
 // next start every log whose file exists is listed, with the size of its
 // whole chunks, and with a modification time no older than the newest data
 // it holds nor than its creation; the next log gets a new id.
@@ -75,6 +77,9 @@ func TestCrashLosesNothingDurable(t *testing.T) {
 		s.CloseLog,
 		func() error { _, err := s.Create(created + 3); return err },
 		func() error { return s.Append(timeChunk(created+4), created+4) },
+		s.CloseLog,
+		func() error { return s.Remove(1) },
+		s.Clear,
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {
@@ -130,5 +135,75 @@ func TestCrashLosesNothingDurable(t *testing.T) {
 			t.Errorf("crash %d: new id %d (%v) after logs up to %d", k, id, err, maxID)
 		}
 		st.Close()
+	}
+}
+
+// A log's file is removed durably (its directory synced) before the index
+// forgets it, for each way a log goes: erased alone, erased as the oldest
+// to make room, erased with every log. A power loss after an index that no
+// longer lists a log, with its file's removal not yet durable, would bring
+// the log back at the next start, with no modification time.
+func TestRemovalDurableBeforeIndexForgets(t *testing.T) {
+	const logSize = 100 // bytes of data in each log
+	for _, tt := range []struct {
+		name   string
+		remove func(s *Storage) error
+		gone   []uint32 // the logs it removes
+	}{
+		{"one", func(s *Storage) error { return s.Remove(1) }, []uint32{1}},
+		{"oldest, for room", func(s *Storage) error {
+			if _, err := s.Create(3); err != nil {
+				return err
+			}
+			return s.Append(sbem.AppendChunk(nil, 1, make([]byte, logSize)), 3)
+		}, []uint32{1}},
+		{"all", func(s *Storage) error { return s.Clear() }, []uint32{1, 2}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store, err := nvm.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			// room for two logs, not three
+			s, err := OpenStorage(store, 2*(len(sbem.Header)+logSize+2)+logSize/2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for now := range uint32(2) {
+				if _, err := s.Create(now + 1); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Append(sbem.AppendChunk(nil, 1, make([]byte, logSize)), now+1); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.CloseLog(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			durable := map[uint32]bool{} // logs whose removal a sync made durable while the index listed them
+			s.onSyncDir = func() {
+				var idx index
+				if _, err := store.ReadJSON(indexFile, &idx); err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range idx.Entries {
+					if _, err := os.Stat(filepath.Join(s.dir, name(e.ID))); errors.Is(err, fs.ErrNotExist) {
+						durable[e.ID] = true
+					}
+				}
+			}
+			if err := tt.remove(s); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range tt.gone {
+				if _, err := os.Stat(filepath.Join(s.dir, name(id))); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("log %d: its file is still there (%v)", id, err)
+				}
+				if !durable[id] {
+					t.Errorf("log %d: the index forgot it before its file's removal was made durable", id)
+				}
+			}
+		})
 	}
 }

@@ -382,19 +382,28 @@ func (m *Module) putState(req *resource.Request) resource.Response {
 	case StateLogging:
 		return m.start()
 	case StateReady:
-		m.mu.Lock()
-		logging := m.state == StateLogging
-		m.mu.Unlock()
-		if !logging {
-			return resource.Errorf(resource.StatusForbidden, "the data logger is not logging")
-		}
-		if err := m.stop(); err != nil {
-			return resource.Errorf(resource.StatusInternalServerError, "%v", err)
-		}
-		return resource.OK(nil)
+		return m.stopRequested()
 	default:
 		return resource.Errorf(resource.StatusBadRequest, "state %d; allowed: 2 (READY, stops logging), 3 (LOGGING, starts it)", s)
 	}
+}
+
+// stopRequested stops logging at a request, on the app's goroutine. The
+// notifications that came before the request, which wait for the app
+// while it handles it, are logged first: a stop lets go only what comes
+// after it, and what it lets go is not counted as lost.
+func (m *Module) stopRequested() resource.Response {
+	m.mu.Lock()
+	ctx, logging := m.ctx, m.state == StateLogging
+	m.mu.Unlock()
+	if !logging {
+		return resource.Errorf(resource.StatusForbidden, "the data logger is not logging")
+	}
+	ctx.TakeNotifications()
+	if err := m.stop(); err != nil {
+		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
+	}
+	return resource.OK(nil)
 }
 
 // utcSeconds is the device's UTC time in seconds.

@@ -33,10 +33,12 @@ type Entry struct {
 // modification times, the next id) in an atomically replaced state file,
 // saved before the file it describes changes: a new log's entry before its
 // file, a log's new modification time before the data it dates (once a
-// second while logging). A crash between two steps so loses nothing made
+// second while logging); and after an erased log's file is removed, its
+// removal made durable. A crash between two steps so loses nothing made
 // durable: a log's size is its file's, an entry whose file a crash kept
-// from being made is dropped when the storage opens, and a log's time is
-// never older than its data. A log whose end a crash tore is cut back to
+// from being made, or removed, is dropped when the storage opens, an
+// erased log never comes back, and a log's time is never older than its
+// data. A log whose end a crash tore is cut back to
 // its last whole chunk when the storage opens.
 type Storage struct {
 	store    *nvm.Store
@@ -51,6 +53,7 @@ type Storage struct {
 	openLen int64
 
 	onCrashPoint func() // a test's, called where a crash may stop the storage
+	onSyncDir    func() // a test's, called once the logbook directory is synced
 }
 
 type index struct {
@@ -219,11 +222,42 @@ func (s *Storage) createLog(id uint32) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("logbook: %w", err)
 	}
-	if err := nvm.SyncDir(s.dir); err != nil {
+	if err := s.syncDir(); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("logbook: %w", err)
+		return nil, err
 	}
 	return f, nil
+}
+
+// removeLog removes the file of log id, durably, before the index
+// forgets it: a crash between the two leaves an entry with no file, which
+// the next start drops, never a file the index does not know, which would
+// come back at the next start with no modification time. s.mu is held.
+func (s *Storage) removeLog(id uint32) error {
+	err := os.Remove(filepath.Join(s.dir, name(id)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // nothing to make durable
+	case err != nil:
+		return fmt.Errorf("logbook: %w", err)
+	}
+	if err := s.syncDir(); err != nil {
+		return err
+	}
+	s.crashPoint()
+	return nil
+}
+
+// syncDir makes the creations and removals of log files in the logbook
+// directory durable.
+func (s *Storage) syncDir() error {
+	if err := nvm.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("logbook: %w", err)
+	}
+	if s.onSyncDir != nil {
+		s.onSyncDir()
+	}
+	return nil
 }
 
 // crashPoint marks a moment between two durable steps, where a crash
@@ -242,8 +276,8 @@ func (s *Storage) makeRoom(n int64) error {
 			return ErrFull
 		}
 		id := s.index.Entries[i].ID
-		if err := os.Remove(filepath.Join(s.dir, name(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("logbook: %w", err)
+		if err := s.removeLog(id); err != nil {
+			return err
 		}
 		delete(s.sizes, id)
 		s.index.Entries = slices.Delete(s.index.Entries, i, i+1)
@@ -400,8 +434,8 @@ func (s *Storage) Remove(id uint32) error {
 	if s.open != nil && s.openID == id {
 		return ErrOpenLog
 	}
-	if err := os.Remove(filepath.Join(s.dir, name(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("logbook: %w", err)
+	if err := s.removeLog(id); err != nil {
+		return err
 	}
 	delete(s.sizes, id)
 	s.index.Entries = slices.DeleteFunc(s.index.Entries, func(e Entry) bool { return e.ID == id })
@@ -415,11 +449,20 @@ func (s *Storage) Clear() error {
 	if s.open != nil {
 		return errors.New("logbook: a log is open")
 	}
+	removed := false
 	for id := range s.sizes {
-		if err := os.Remove(filepath.Join(s.dir, name(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := os.Remove(filepath.Join(s.dir, name(id)))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("logbook: %w", err)
 		}
+		removed = removed || err == nil
 		delete(s.sizes, id)
+	}
+	if removed { // durably, before the index forgets them (removeLog)
+		if err := s.syncDir(); err != nil {
+			return err
+		}
+		s.crashPoint()
 	}
 	// An empty logbook numbers its logs from 1 again, as the family's
 	// logbook does after an erase: clients enumerate logs from id 1.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"go.uber.org/goleak"
 )
@@ -359,6 +360,17 @@ func TestEventCarriesDropsBefore(t *testing.T) {
 		t.Errorf("drops before each notification %v, want %v", got, want)
 	}
 	c.Close()
+}
+
+// An Event is four words on a 64-bit machine, as it was before it carried
+// its drop count: a queue's buffer holds as many in as many bytes.
+func TestEventSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("the size is pinned for 64-bit machines")
+	}
+	if got := unsafe.Sizeof(Event{}); got != 32 {
+		t.Errorf("an Event is %d bytes, want 32", got)
+	}
 }
 
 type limitSource struct {
