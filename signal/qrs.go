@@ -317,8 +317,9 @@ func (d *QRSDetector) Feed(x float64) {
 	if t1, _ := d.thresholds(); d.lastQRS >= 0 && len(d.rr) > 0 && float64(n-d.lastQRS) > d.search && !(d.candV > t1 && d.candI-d.lastQRS > d.refrac) {
 		d.searchBack()
 	}
-	// not on a flat line: it is no pause of the heart, and nothing can be
-	// learnt from it. The 5 s count again from the signal's return
+	// the levels learnt again after 5 s of a signal without a beat; not on
+	// a flat line, which is no pause of the heart and teaches nothing: the
+	// 5 s count again from the signal's return
 	if last := max(d.lastQRS, d.since); n-last > int64(5*d.fs) && n-d.live <= int64(flatTime*d.fs) {
 		d.relearn(n)
 	}
