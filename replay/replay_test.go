@@ -231,7 +231,7 @@ func TestWFDBSignal(t *testing.T) {
 		t.Errorf("leads %s mV, want [[0.01 0.02 0.03] [0.2 0.3 NaN]]", got)
 	}
 	for lead := range 2 {
-		one, err := wfdbSignal("r", []byte(hea), dat, nil, lead)
+		one, err := wfdbRecord("r", []byte(hea), dat, nil, lead)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestWFDBSignal(t *testing.T) {
 			t.Errorf("signal %d alone: %s mV, want %s", lead, got, want)
 		}
 	}
-	if _, err := wfdbSignal("r", []byte(hea), dat, nil, 2); err == nil || !strings.Contains(err.Error(), "r: signal 2 of 2") {
+	if _, err := wfdbRecord("r", []byte(hea), dat, nil, 2); err == nil || !strings.Contains(err.Error(), "r: signal 2 of 2") {
 		t.Errorf("signal 2 of 2: %v", err)
 	}
 	for lead := -1; lead < 1; lead++ {

@@ -18,12 +18,6 @@ func WFDB(name string, header, dat, atr []byte) (*Recording, error) {
 	return wfdbRecord(name, header, dat, atr, -1)
 }
 
-// wfdbSignal builds a recording of the record's signal number lead as its
-// ECG, of one lead.
-func wfdbSignal(name string, header, dat, atr []byte, lead int) (*Recording, error) {
-	return wfdbRecord(name, header, dat, atr, lead)
-}
-
 // wfdbRecord builds a recording whose ECG is the record's signal number
 // lead, or, for lead -1, the leads WFDB reads.
 func wfdbRecord(name string, header, dat, atr []byte, lead int) (*Recording, error) {
