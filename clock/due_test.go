@@ -18,7 +18,7 @@ func TestDueIsWhenTheCallFellDue(t *testing.T) {
 		s.push(&timedCall{f: func() { dues, nows = append(dues, Due(r)), append(nows, r.Now()) }}, at)
 	}
 	s.beginPass()
-	s.drain(s.since(), 0)
+	s.drain(s.since(), 0, s.owner)
 	s.endPass(nil, s.owner)
 	if len(dues) != 2 || dues[0] != time.Second || dues[1] != 2*time.Second || nows[0] < time.Hour {
 		t.Errorf("calls due at 1s and 2s that ran after an hour read Due %v and Now %v", dues, nows)
@@ -48,7 +48,7 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 	s.beginPass() // old's
 	s.push(&timedCall{f: func() {}}, time.Second)
 	s.beginPass()
-	s.drain(s.since(), 0)
+	s.drain(s.since(), 0, s.owner)
 	s.endPass(nil, runner)
 	before := r.Now()
 	between := r.Due()
@@ -58,7 +58,7 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 	var due time.Duration
 	s.push(&timedCall{f: func() { s.endPass(nil, old); due = r.Due() }}, 2*time.Second)
 	s.beginPass()
-	s.drain(s.since(), 0)
+	s.drain(s.since(), 0, s.owner)
 	s.endPass(nil, runner)
 	if due != 2*time.Second {
 		t.Errorf("a call due at 2s read Due %v once the pass held up ended beside it", due)
