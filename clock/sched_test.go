@@ -364,9 +364,14 @@ func TestRealQuantum(t *testing.T) {
 
 // A pass is shared among goroutines only when the last ran parallelBatch
 // calls or more per millisecond of the quantum: a runner alone keeps up
-// with fewer, and a single device's few calls a pass never share one.
+// with fewer, and a single device's few calls a pass never share one. The
+// test runs at four processors, whatever the machine has, so that a pass
+// shared has helpers to tell it from one that is not (at one processor a
+// shared pass has none).
 func TestSchedulerHelpers(t *testing.T) {
-	more := runtime.GOMAXPROCS(0) - 1
+	const procs = 4
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	const more = procs - 1
 	for _, tt := range []struct {
 		quantum time.Duration
 		ran     int
