@@ -106,8 +106,17 @@ func newPending(on scheduling, f func()) *pending {
 	return &pending{timedCall: timedCall{f: f}, on: on}
 }
 
-// Stop cancels the call if it has not started.
-func (p *pending) Stop() bool { return p.on.unschedule(&p.timedCall) }
+// Stop cancels the call if it has not started. It lets go of the function,
+// which no runner can take any more: the entry the call leaves in its
+// clock's heap holds the call until the heap drops it (see timedHeap), and
+// what the function holds, a device's state, would stay reachable with it.
+func (p *pending) Stop() bool {
+	if !p.on.unschedule(&p.timedCall) {
+		return false
+	}
+	p.f = nil
+	return true
+}
 
 // Real is the wall clock, counted from when it was made. Its calls run on
 // a scheduler of its own, which wakes at most once per quantum, a
