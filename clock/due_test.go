@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -62,5 +64,40 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 	s.endPass(nil, runner)
 	if due != 2*time.Second {
 		t.Errorf("a call due at 2s read Due %v once the pass held up ended beside it", due)
+	}
+}
+
+// In a pass shared among goroutines a call reads with Due its own due time
+// or that of a call started after it beside it, never an earlier one's, and
+// none later than the pass's time. The goroutines of a pass store the due
+// time of each call they start: stored outside the scheduler's lock, the
+// time of a call taken first could land after that of a call taken later
+// and hold Due back. That takes two goroutines interleaved just so: the
+// test runs many calls, at more processors than the machine has, for a
+// chance of it (the order outside the lock failed it in each of several
+// runs on two cores).
+func TestDueNeverBeforeTheCallsOwn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum) // the calls below fell due long ago
+	s.owner = 1                                                   // as if a runner were in charge: push arms no timer, the test runs the pass
+	r := &Real{s: s}
+	const n = 200000
+	var early, late atomic.Int64
+	for i := range n {
+		at := time.Duration(i+1) * time.Microsecond
+		s.push(&timedCall{f: func() {
+			switch due := r.Due(); {
+			case due < at:
+				early.Add(1)
+			case due > n*time.Microsecond:
+				late.Add(1)
+			}
+		}}, at)
+	}
+	s.beginPass()
+	s.drain(s.since(), 3, s.owner)
+	s.endPass(nil, s.owner)
+	if early.Load() > 0 || late.Load() > 0 {
+		t.Errorf("of %d calls of a shared pass, %d read a Due before their own and %d one after the last", n, early.Load(), late.Load())
 	}
 }

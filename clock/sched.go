@@ -250,8 +250,10 @@ func (s *scheduler) work(now time.Duration, g uint64) int {
 		}
 		at := s.calls.first() // not c.at once unlocked: c may be scheduled again meanwhile
 		c := s.calls.pop()
-		s.mu.Unlock()
+		// Under the lock, so that Due follows the calls in the order
+		// they start, and never goes back to an earlier call's time.
 		s.reached.Store(int64(at) + 1)
+		s.mu.Unlock()
 		c.f()
 		s.ran.Add(1)
 		n++
