@@ -164,12 +164,12 @@ func (r *Real) AfterFunc(d time.Duration, f func()) Timer {
 // time, or in a pass shared among goroutines that of a call started beside
 // it since, no later than the pass's time: never an earlier call's, but
 // for a call made during the pass for a time already passed, which starts
-// when it is made. Due is one value per clock, not per goroutine, as Go
-// tells a function nothing of the goroutine it runs on: a call that must
-// know its own due time exactly in a shared pass is to be handed it. The
-// difference is the due times of the calls that start while it runs,
-// before it reads Due; the radio's model of the air, which reads it, keeps
-// its time from going back (airQueue.at).
+// after calls due later than it. Due is one value per clock, not per
+// goroutine, as Go tells a function nothing of the goroutine it runs on: a
+// call that must know its own due time exactly in a shared pass is to be
+// handed it. The difference is the due times of the calls that start while
+// it runs, before it reads Due; the radio's model of the air, which reads
+// it, keeps its time from going back (airQueue.at).
 func (r *Real) Due() time.Duration {
 	if d := r.s.reached.Load(); d > 0 {
 		return time.Duration(d - 1)

@@ -296,9 +296,10 @@ func (s *scheduler) endPass(buf []func(), g uint64) []func() {
 		s.reached.Store(0)
 	}
 	if s.passes > 0 && !inCharge {
-		// The pass of a runner the watchdog replaced ends while the
-		// pass of the runner in charge is under way: what was deferred
-		// waits for the end of that pass, after its last call.
+		// The pass of a runner the watchdog replaced ends while another
+		// is under way, as a rule the pass of the runner in charge:
+		// what was deferred waits for the end of that one, after its
+		// last call, or of the last pass under way.
 		s.passMu.Unlock()
 		return buf
 	}
