@@ -908,9 +908,10 @@ func TestQRSLearnLevels(t *testing.T) {
 // TestQRSRelearn checks that the detector learns again after 5 s of a
 // signal without a beat, counted from the last beat or from the end of
 // learning, and forgets its last beat; that a flat line does not count,
-// however long: the 5 s count from the signal's return; and that learning
-// goes on over a flat line, which teaches nothing, and ends 2 s into a
-// signal.
+// however long: the 5 s count from the signal's return, unless no beat
+// came since the levels were learnt, which are then learnt again from the
+// return; and that learning goes on over a flat line, which teaches
+// nothing, and ends 2 s into a signal.
 func TestQRSRelearn(t *testing.T) {
 	// a signal without beats: a sine of 10 Hz and 0.1 mV, whose integrated
 	// signal stands far above the floor and far below the signal level
@@ -918,34 +919,49 @@ func TestQRSRelearn(t *testing.T) {
 	tests := []struct {
 		name string
 		last int64 // the last beat's peak, -1 for none
+		on   bool  // the signal went on to the end of idle's zeros: they are no flat line
 		flat int64 // seconds of a flat line before the signal
+		now  bool  // the levels learnt again at the signal's return
 	}{
-		{"no beat", -1, 0},
-		{"a beat", 900, 0},
-		{"a beat, then a flat line of 20 s", 900, 20},
+		{"no beat, the signal going on", -1, true, 0, false},
+		{"a beat, the signal going on", 900, true, 0, false},
+		{"no beat, then a flat line", -1, false, 0, true},
+		{"a beat, then a flat line", 900, false, 0, false},
+		{"a beat, then a flat line of 20 s", 900, false, 20, false},
 	}
 	for _, tt := range tests {
 		d := idle(t)
 		d.spki = 1e9 // no peak is a beat
 		d.lastQRS, d.lastR = tt.last, tt.last
+		learnt := d.since // the end of idle's learning
+		if tt.on {
+			d.live = d.n - 1
+		}
 		for range tt.flat * rulesFs {
 			d.Feed(0)
 			if d.learning {
 				t.Fatalf("%s: learning again at sample %d, on the flat line", tt.name, d.n-1)
 			}
 		}
-		// idle's zeros are a flat line too: the signal returns in the
-		// first samples of the sine, past the band-pass's start
+		// idle's zeros are a flat line, unless the signal went on: the
+		// signal returns in the first samples of the sine, past the
+		// band-pass's start
 		start := d.n
 		for d.n < start+10*rulesFs && !d.learning {
 			d.Feed(sine(d.n))
 		}
-		if d.since < start || d.since > start+d.delay {
+		if tt.on && d.since != learnt {
+			t.Errorf("%s: the 5 s count from sample %d; want %d, the end of learning", tt.name, d.since, learnt)
+		}
+		if !tt.on && (d.since < start || d.since > start+d.delay) {
 			t.Errorf("%s: the signal's return at sample %d; want it within %d samples of %d", tt.name, d.since, d.delay, start)
 		}
-		from := max(tt.last, d.since)
-		if !d.learning || d.learnFrom != from+5*rulesFs+1 || d.lastQRS != -1 || d.lastR != -1 {
-			t.Errorf("%s: learning %v from %d, last beat %d (R %d); want true from %d, 5 s and a sample after %d, and -1 (-1)", tt.name, d.learning, d.learnFrom, d.lastQRS, d.lastR, from+5*rulesFs+1, from)
+		from := max(tt.last, d.since) + 5*rulesFs + 1
+		if tt.now {
+			from = d.since
+		}
+		if !d.learning || d.learnFrom != from || d.lastQRS != -1 || d.lastR != -1 {
+			t.Errorf("%s: learning %v from %d, last beat %d (R %d); want true from %d, and -1 (-1)", tt.name, d.learning, d.learnFrom, d.lastQRS, d.lastR, from)
 		}
 		if tt.flat > 0 {
 			continue
@@ -960,6 +976,15 @@ func TestQRSRelearn(t *testing.T) {
 		}
 		if d.learning || d.learnN != 2*rulesFs-len(d.win) {
 			t.Errorf("%s: learning again %v after 2 s, from %d samples; want false, from %d", tt.name, d.learning, d.learnN, 2*rulesFs-len(d.win))
+		}
+		// and the next 5 s count from its end
+		d.spki = 1e9
+		learnt = d.n - 1
+		for d.n <= learnt+5*rulesFs+1 && !d.learning {
+			d.Feed(sine(d.n))
+		}
+		if !d.learning || d.learnFrom != learnt+5*rulesFs+1 {
+			t.Errorf("%s: after learning again, learning %v from %d; want true from %d, 5 s and a sample after learning ended at %d", tt.name, d.learning, d.learnFrom, learnt+5*rulesFs+1, learnt)
 		}
 	}
 	// a new detector on a flat line learns nothing, and learns on
