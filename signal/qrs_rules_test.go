@@ -1491,3 +1491,88 @@ func TestQRSRecoveryShape(t *testing.T) {
 		})
 	}
 }
+
+// TestQRSFlatLineBounds holds the flat line's rules at their bounds: the
+// integrated signal at the floor is a signal, under it none; the signal
+// returns when it comes 2 s and a sample after the last at the floor (the
+// 5 s without a beat count from there, and levels no beat came of are
+// learnt again); the detector learns again after 5 s without a beat only
+// while the signal was at the floor within the last 2 s; and learning
+// ends on a window whose largest value is at the floor.
+func TestQRSFlatLineBounds(t *testing.T) {
+	// feed gives d a sample whose integrated signal is m exactly: the
+	// detector holds zeros, its running sum is set
+	feed := func(t *testing.T, d *QRSDetector, m float64) {
+		t.Helper()
+		if d.wsum != 0 || d.win[d.wi] != 0 || d.bp.Step(0) != 0 {
+			t.Fatal("setup: the detector holds more than zeros")
+		}
+		d.wsum = m * float64(len(d.win))
+		exactly(t, "the integrated signal", d.wsum/float64(len(d.win)), m)
+		d.Feed(0)
+	}
+	under := math.Nextafter(flatFloor, 0)
+	tests := []struct {
+		name   string
+		m      float64
+		gap    int64 // samples since the integrated signal was last at the floor
+		beat   bool  // a beat came since the levels were learnt
+		live   bool  // the sample is at the floor
+		back   bool  // the signal returns
+		learns bool  // the levels are learnt again
+	}{
+		{"at the floor, 2 s after the last", flatFloor, 2 * rulesFs, true, true, false, false},
+		{"at the floor, 2 s and a sample after the last: the signal returns", flatFloor, 2*rulesFs + 1, true, true, true, false},
+		{"under the floor, 2 s and a sample after the last: none", under, 2*rulesFs + 1, true, false, false, false},
+		{"the signal returns, no beat since the levels were learnt: learnt again", flatFloor, 2*rulesFs + 1, false, true, true, true},
+		{"at the floor, 2 s after the last, no beat: the signal goes on", flatFloor, 2 * rulesFs, false, true, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			if tt.beat {
+				d.lastQRS, d.lastR = d.n-100, d.n-100
+			}
+			n := d.n
+			since := n - 10 // not n, whatever the sample does
+			d.since, d.live = since, n-tt.gap
+			feed(t, d, tt.m)
+			if got := d.live == n; got != tt.live {
+				t.Errorf("at the floor %v (the last at %d); want %v", got, d.live, tt.live)
+			}
+			if got := d.since == n; got != tt.back || (!tt.back && d.since != since) {
+				t.Errorf("the 5 s count from %d; want %d", d.since, map[bool]int64{true: n, false: since}[tt.back])
+			}
+			if got := d.learning && d.learnFrom == n; got != tt.learns {
+				t.Errorf("learning %v from %d; want learning again from %d %v", d.learning, d.learnFrom, n, tt.learns)
+			}
+		})
+	}
+	// 5 s without a beat: learnt again while the signal was at the floor
+	// 2 s ago, not 2 s and a sample ago
+	for _, gap := range []int64{2 * rulesFs, 2*rulesFs + 1} {
+		d := idle(t)
+		for range 5 * rulesFs { // a flat line: no learning again
+			d.Feed(0)
+		}
+		n := d.n
+		d.since, d.live = n-6*rulesFs, n-gap
+		feed(t, d, 0)
+		if want := gap <= 2*rulesFs; d.learning != want || (want && d.learnFrom != n) {
+			t.Errorf("5 s without a beat, the signal at the floor %d samples ago: learning %v from %d; want %v from %d", gap, d.learning, d.learnFrom, want, n)
+		}
+	}
+	// learning ends on a window whose largest value is at the floor, and
+	// goes on from a window under it
+	for _, top := range []float64{flatFloor, under} {
+		d := NewQRSDetector(rulesFs)
+		for d.n < 2*rulesFs {
+			d.Feed(0)
+		}
+		d.learnMax = top
+		feed(t, d, 0)
+		if want := top < flatFloor; d.learning != want || (want && d.learnFrom != 2*rulesFs) || (!want && d.spki != top/3) {
+			t.Errorf("learning to %g: learning %v from %d, signal level %g; want %v", top, d.learning, d.learnFrom, d.spki, want)
+		}
+	}
+}
