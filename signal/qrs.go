@@ -101,7 +101,9 @@ import "math"
 //     flat line (2 s under the floor) is no pause of the heart: the
 //     detector does not learn its levels again on it, and its 5 s without
 //     a beat count again from the signal's return, which it meets with the
-//     levels and templates it had. So a flat line, exact, rounded or
+//     levels and templates it had, or, when no beat came of those levels
+//     (learnt from a front end settling before the electrodes touched),
+//     learns them again from. So a flat line, exact, rounded or
 //     quantised (one unit either way at 200 units per mV), gives no beat,
 //     from the start of a stream or after beats, however long.
 //
@@ -290,6 +292,11 @@ func (d *QRSDetector) Feed(x float64) {
 	if m >= flatFloor {
 		if n-d.live > int64(flatTime*d.fs) { // the signal returns
 			d.since = n
+			if !d.learning && d.lastQRS < 0 {
+				// no beat came of the levels before the flat line (learnt
+				// from a front end settling, say): they are learnt again
+				d.relearn(n)
+			}
 		}
 		d.live = n
 	}

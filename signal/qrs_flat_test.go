@@ -96,3 +96,40 @@ func TestQRSDetectorFlatLine(t *testing.T) {
 		}
 	}
 }
+
+// TestQRSDetectorSettlingThenFlat checks a stream that starts as a real
+// sensor's may: the front end settling from saturation (a step of 30 mV
+// that decays in 150 ms), which the detector learns its levels from, then
+// a flat line while the electrodes are off, then the ECG. No beat came of
+// those levels: the detector learns them again from the ECG's return, and
+// finds every beat 2 s after it, not 5 s of a signal and 2 s of learning
+// after it.
+func TestQRSDetectorSettlingThenFlat(t *testing.T) {
+	for _, fs := range []float64{125, 256, 512} {
+		t.Run(fmt.Sprintf("%g Hz", fs), func(t *testing.T) {
+			var beats []synthBeat
+			for at := 8.0; at < 29.5; at += 0.8 {
+				beats = append(beats, synthBeat{at, 1, 0.01})
+			}
+			x := synthECG(beats, 30, fs)
+			for i := range x {
+				if ts := float64(i)/fs - 0.1; ts >= 0 {
+					x[i] -= 30 * math.Exp(-ts/0.15)
+				}
+			}
+			got := runDetector(x, fs, true)
+			// the ECG returns with the first beat, at 8 s: its levels are
+			// learnt by 10 s
+			want := beatTimes(beats, 10)
+			var found []time.Duration
+			for _, b := range got {
+				if b >= 10*time.Second-150*time.Millisecond {
+					found = append(found, b)
+				}
+			}
+			if sc := ScoreBeats(want, found, 150*time.Millisecond); sc.FN > 0 || sc.FP > 0 {
+				t.Errorf("from 10 s: missed %v, false %v of %d beats", sc.Missed, sc.False, len(want))
+			}
+		})
+	}
+}

@@ -908,9 +908,10 @@ func TestQRSLearnLevels(t *testing.T) {
 // TestQRSRelearn checks that the detector learns again after 5 s of a
 // signal without a beat, counted from the last beat or from the end of
 // learning, and forgets its last beat; that a flat line does not count,
-// however long: the 5 s count from the signal's return; and that learning
-// goes on over a flat line, which teaches nothing, and ends 2 s into a
-// signal.
+// however long: the 5 s count from the signal's return, unless no beat
+// came since the levels were learnt, which are then learnt again from the
+// return; and that learning goes on over a flat line, which teaches
+// nothing, and ends 2 s into a signal.
 func TestQRSRelearn(t *testing.T) {
 	// a signal without beats: a sine of 10 Hz and 0.1 mV, whose integrated
 	// signal stands far above the floor and far below the signal level
@@ -918,34 +919,49 @@ func TestQRSRelearn(t *testing.T) {
 	tests := []struct {
 		name string
 		last int64 // the last beat's peak, -1 for none
+		on   bool  // the signal went on to the end of idle's zeros: they are no flat line
 		flat int64 // seconds of a flat line before the signal
+		now  bool  // the levels learnt again at the signal's return
 	}{
-		{"no beat", -1, 0},
-		{"a beat", 900, 0},
-		{"a beat, then a flat line of 20 s", 900, 20},
+		{"no beat, the signal going on", -1, true, 0, false},
+		{"a beat, the signal going on", 900, true, 0, false},
+		{"no beat, then a flat line", -1, false, 0, true},
+		{"a beat, then a flat line", 900, false, 0, false},
+		{"a beat, then a flat line of 20 s", 900, false, 20, false},
 	}
 	for _, tt := range tests {
 		d := idle(t)
 		d.spki = 1e9 // no peak is a beat
 		d.lastQRS, d.lastR = tt.last, tt.last
+		learnt := d.since // the end of idle's learning
+		if tt.on {
+			d.live = d.n - 1
+		}
 		for range tt.flat * rulesFs {
 			d.Feed(0)
 			if d.learning {
 				t.Fatalf("%s: learning again at sample %d, on the flat line", tt.name, d.n-1)
 			}
 		}
-		// idle's zeros are a flat line too: the signal returns in the
-		// first samples of the sine, past the band-pass's start
+		// idle's zeros are a flat line, unless the signal went on: the
+		// signal returns in the first samples of the sine, past the
+		// band-pass's start
 		start := d.n
 		for d.n < start+10*rulesFs && !d.learning {
 			d.Feed(sine(d.n))
 		}
-		if d.since < start || d.since > start+d.delay {
+		if tt.on && d.since != learnt {
+			t.Errorf("%s: the 5 s count from sample %d; want %d, the end of learning", tt.name, d.since, learnt)
+		}
+		if !tt.on && (d.since < start || d.since > start+d.delay) {
 			t.Errorf("%s: the signal's return at sample %d; want it within %d samples of %d", tt.name, d.since, d.delay, start)
 		}
-		from := max(tt.last, d.since)
-		if !d.learning || d.learnFrom != from+5*rulesFs+1 || d.lastQRS != -1 || d.lastR != -1 {
-			t.Errorf("%s: learning %v from %d, last beat %d (R %d); want true from %d, 5 s and a sample after %d, and -1 (-1)", tt.name, d.learning, d.learnFrom, d.lastQRS, d.lastR, from+5*rulesFs+1, from)
+		from := max(tt.last, d.since) + 5*rulesFs + 1
+		if tt.now {
+			from = d.since
+		}
+		if !d.learning || d.learnFrom != from || d.lastQRS != -1 || d.lastR != -1 {
+			t.Errorf("%s: learning %v from %d, last beat %d (R %d); want true from %d, and -1 (-1)", tt.name, d.learning, d.learnFrom, d.lastQRS, d.lastR, from)
 		}
 		if tt.flat > 0 {
 			continue
@@ -960,6 +976,15 @@ func TestQRSRelearn(t *testing.T) {
 		}
 		if d.learning || d.learnN != 2*rulesFs-len(d.win) {
 			t.Errorf("%s: learning again %v after 2 s, from %d samples; want false, from %d", tt.name, d.learning, d.learnN, 2*rulesFs-len(d.win))
+		}
+		// and the next 5 s count from its end
+		d.spki = 1e9
+		learnt = d.n - 1
+		for d.n <= learnt+5*rulesFs+1 && !d.learning {
+			d.Feed(sine(d.n))
+		}
+		if !d.learning || d.learnFrom != learnt+5*rulesFs+1 {
+			t.Errorf("%s: after learning again, learning %v from %d; want true from %d, 5 s and a sample after learning ended at %d", tt.name, d.learning, d.learnFrom, learnt+5*rulesFs+1, learnt)
 		}
 	}
 	// a new detector on a flat line learns nothing, and learns on
@@ -1464,5 +1489,90 @@ func TestQRSRecoveryShape(t *testing.T) {
 				t.Errorf("beats %v at the peak %d; want one at %d", d.out, d.lastQRS, at)
 			}
 		})
+	}
+}
+
+// TestQRSFlatLineBounds holds the flat line's rules at their bounds: the
+// integrated signal at the floor is a signal, under it none; the signal
+// returns when it comes 2 s and a sample after the last at the floor (the
+// 5 s without a beat count from there, and levels no beat came of are
+// learnt again); the detector learns again after 5 s without a beat only
+// while the signal was at the floor within the last 2 s; and learning
+// ends on a window whose largest value is at the floor.
+func TestQRSFlatLineBounds(t *testing.T) {
+	// feed gives d a sample whose integrated signal is m exactly: the
+	// detector holds zeros, its running sum is set
+	feed := func(t *testing.T, d *QRSDetector, m float64) {
+		t.Helper()
+		if d.wsum != 0 || d.win[d.wi] != 0 || d.bp.Step(0) != 0 {
+			t.Fatal("setup: the detector holds more than zeros")
+		}
+		d.wsum = m * float64(len(d.win))
+		exactly(t, "the integrated signal", d.wsum/float64(len(d.win)), m)
+		d.Feed(0)
+	}
+	under := math.Nextafter(flatFloor, 0)
+	tests := []struct {
+		name   string
+		m      float64
+		gap    int64 // samples since the integrated signal was last at the floor
+		beat   bool  // a beat came since the levels were learnt
+		live   bool  // the sample is at the floor
+		back   bool  // the signal returns
+		learns bool  // the levels are learnt again
+	}{
+		{"at the floor, 2 s after the last", flatFloor, 2 * rulesFs, true, true, false, false},
+		{"at the floor, 2 s and a sample after the last: the signal returns", flatFloor, 2*rulesFs + 1, true, true, true, false},
+		{"under the floor, 2 s and a sample after the last: none", under, 2*rulesFs + 1, true, false, false, false},
+		{"the signal returns, no beat since the levels were learnt: learnt again", flatFloor, 2*rulesFs + 1, false, true, true, true},
+		{"at the floor, 2 s after the last, no beat: the signal goes on", flatFloor, 2 * rulesFs, false, true, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			if tt.beat {
+				d.lastQRS, d.lastR = d.n-100, d.n-100
+			}
+			n := d.n
+			since := n - 10 // not n, whatever the sample does
+			d.since, d.live = since, n-tt.gap
+			feed(t, d, tt.m)
+			if got := d.live == n; got != tt.live {
+				t.Errorf("at the floor %v (the last at %d); want %v", got, d.live, tt.live)
+			}
+			if got := d.since == n; got != tt.back || (!tt.back && d.since != since) {
+				t.Errorf("the 5 s count from %d; want %d", d.since, map[bool]int64{true: n, false: since}[tt.back])
+			}
+			if got := d.learning && d.learnFrom == n; got != tt.learns {
+				t.Errorf("learning %v from %d; want learning again from %d %v", d.learning, d.learnFrom, n, tt.learns)
+			}
+		})
+	}
+	// 5 s without a beat: learnt again while the signal was at the floor
+	// 2 s ago, not 2 s and a sample ago
+	for _, gap := range []int64{2 * rulesFs, 2*rulesFs + 1} {
+		d := idle(t)
+		for range 5 * rulesFs { // a flat line: no learning again
+			d.Feed(0)
+		}
+		n := d.n
+		d.since, d.live = n-6*rulesFs, n-gap
+		feed(t, d, 0)
+		if want := gap <= 2*rulesFs; d.learning != want || (want && d.learnFrom != n) {
+			t.Errorf("5 s without a beat, the signal at the floor %d samples ago: learning %v from %d; want %v from %d", gap, d.learning, d.learnFrom, want, n)
+		}
+	}
+	// learning ends on a window whose largest value is at the floor, and
+	// goes on from a window under it
+	for _, top := range []float64{flatFloor, under} {
+		d := NewQRSDetector(rulesFs)
+		for d.n < 2*rulesFs {
+			d.Feed(0)
+		}
+		d.learnMax = top
+		feed(t, d, 0)
+		if want := top < flatFloor; d.learning != want || (want && d.learnFrom != 2*rulesFs) || (!want && d.spki != top/3) {
+			t.Errorf("learning to %g: learning %v from %d, signal level %g; want %v", top, d.learning, d.learnFrom, d.spki, want)
+		}
 	}
 }
