@@ -497,3 +497,20 @@ func endingPass() bool {
 	}
 	return false
 }
+
+// The end of the last pass under way runs what was deferred to the end of
+// the passes, also when the watchdog replaced its runner: the runner in
+// charge may have no pass under way, and none may come.
+func TestSchedulerReplacedRunnersPassEndsLast(t *testing.T) {
+	s := newScheduler(time.Now(), defaultQuantum)
+	const old, runner = 1, 2
+	s.owner = old
+	s.beginPass()
+	s.owner = runner // the watchdog's replacement, whose passes have ended
+	hooked := false
+	s.deferToPassEnd(func() { hooked = true })
+	s.endPass(nil, old)
+	if !hooked {
+		t.Error("the end of the last pass under way, a replaced runner's, did not run its hook")
+	}
+}
