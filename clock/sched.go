@@ -78,9 +78,9 @@ type scheduler struct {
 	reached  atomic.Int64  // 1 + the due time of the call started last in the pass under way; 0 once a pass ends (Real.Due)
 	seen     uint64        // ran when the watchdog last looked
 
-	passMu    sync.Mutex
-	passes    int      // passes under way (more than one after the watchdog replaced a runner)
-	afterPass []func() // what deferToPassEnd deferred to the end of the passes under way
+	passMu    sync.Mutex // taken after mu where both are held (endPass)
+	passes    int        // passes under way (more than one after the watchdog replaced a runner)
+	afterPass []func()   // what deferToPassEnd deferred to the end of the passes under way
 }
 
 // newScheduler returns a scheduler whose runners wake at most once per
@@ -284,10 +284,14 @@ func (s *scheduler) beginPass() {
 // deferred, taking it into buf, which it returns emptied for the next
 // pass.
 func (s *scheduler) endPass(buf []func(), g uint64) []func() {
+	// The passes' lock is taken before the scheduler's is let go, so that
+	// a runner that replaces g after it was found in charge begins its
+	// pass only after this one is counted out: what its calls defer is
+	// not this pass's to run.
 	s.mu.Lock()
 	inCharge := s.owner == g
-	s.mu.Unlock()
 	s.passMu.Lock()
+	s.mu.Unlock()
 	s.passes--
 	if s.passes == 0 || inCharge {
 		// Between the passes of the runner in charge Due reads Now, also

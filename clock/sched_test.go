@@ -434,3 +434,83 @@ func TestSchedulerReplacedRunnerStops(t *testing.T) {
 		t.Error("the end of the pass under way did not run its hook")
 	}
 }
+
+// A runner's pass that ends as the watchdog replaces the runner decides
+// whether it is the pass of the runner in charge before the new runner's
+// first pass begins. Deciding, and letting go of the scheduler's lock,
+// before it counted its end under the passes' lock, the end of the old
+// pass could find itself in charge and yet meet the new pass under way,
+// and run the hooks that the calls of the new pass had deferred, before
+// its last call. The test holds the passes' lock while the old pass ends,
+// and replaces the runner then if the scheduler's lock lets it.
+func TestSchedulerPassEndBesideReplacement(t *testing.T) {
+	s := newScheduler(time.Now(), defaultQuantum)
+	const old, runner = 1, 2
+	s.owner = old
+	s.beginPass() // old's, at its end
+	s.passMu.Lock()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		s.endPass(nil, old)
+	}()
+	for !endingPass() {
+		runtime.Gosched()
+	}
+	var hooked atomic.Bool
+	hook := func() { hooked.Store(true) }
+	replaced := s.mu.TryLock() // the watchdog, if it can replace the runner now
+	if replaced {
+		s.owner = runner
+		s.mu.Unlock()
+		// The new runner's pass begins, and a call of it defers a hook,
+		// as beginPass and deferToPassEnd do under the lock held here.
+		s.passes++
+		s.afterPass = append(s.afterPass, hook)
+	}
+	s.passMu.Unlock()
+	<-ended
+	if !replaced { // the old pass's end held the watchdog off until it had counted itself
+		s.mu.Lock()
+		s.owner = runner
+		s.mu.Unlock()
+		s.beginPass()
+		s.deferToPassEnd(hook)
+	}
+	if hooked.Load() {
+		t.Error("the end of the replaced runner's pass ran a hook of the new runner's pass under way")
+	}
+	s.endPass(nil, runner)
+	if !hooked.Load() {
+		t.Error("the end of the new runner's pass did not run its hook")
+	}
+}
+
+// endingPass reports whether a goroutine waits for a lock in
+// scheduler.endPass.
+func endingPass() bool {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "[sync.Mutex.Lock") && strings.Contains(g, "clock.(*scheduler).endPass(") {
+			return true
+		}
+	}
+	return false
+}
+
+// The end of the last pass under way runs what was deferred to the end of
+// the passes, also when the watchdog replaced its runner: the runner in
+// charge may have no pass under way, and none may come.
+func TestSchedulerReplacedRunnersPassEndsLast(t *testing.T) {
+	s := newScheduler(time.Now(), defaultQuantum)
+	const old, runner = 1, 2
+	s.owner = old
+	s.beginPass()
+	s.owner = runner // the watchdog's replacement, whose passes have ended
+	hooked := false
+	s.deferToPassEnd(func() { hooked = true })
+	s.endPass(nil, old)
+	if !hooked {
+		t.Error("the end of the last pass under way, a replaced runner's, did not run its hook")
+	}
+}
