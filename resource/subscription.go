@@ -134,13 +134,13 @@ type Subscription struct {
 	queue   *Queue // the client's sink when it is a Queue
 	holds   bool   // the client's sink is a HoldingSink (a Queue, say)
 	active  atomic.Bool
-	limit   int32        // from the topic: most notifications waiting in a Queue
-	pending atomic.Int32 // notifications waiting in a Queue
+	limit   int32         // from the topic: most notifications waiting in a Queue
+	pending atomic.Int32  // notifications waiting in a Queue
+	dropped atomic.Uint64 // a Queue dates each notification with it (Event.Dropped)
 
-	id      uint64
-	Topic   *Topic
-	Client  *Client
-	dropped atomic.Uint64
+	id     uint64
+	Topic  *Topic
+	Client *Client
 	// Tag is free for the client's transport (for example a bridge message id).
 	Tag any
 }

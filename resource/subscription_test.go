@@ -373,6 +373,27 @@ func TestEventSize(t *testing.T) {
 	}
 }
 
+// What Queue.Notify reads of a subscription for each notification (its
+// stall, queue, limit, pending count and drops) lies in its first 40
+// bytes, within one cache line when the object starts on one.
+func TestSubscriptionNotifyFieldsTogether(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("the layout is pinned for 64-bit machines")
+	}
+	var s Subscription
+	for name, end := range map[string]uintptr{
+		"stall":   unsafe.Offsetof(s.stall) + unsafe.Sizeof(s.stall),
+		"queue":   unsafe.Offsetof(s.queue) + unsafe.Sizeof(s.queue),
+		"limit":   unsafe.Offsetof(s.limit) + unsafe.Sizeof(s.limit),
+		"pending": unsafe.Offsetof(s.pending) + unsafe.Sizeof(s.pending),
+		"dropped": unsafe.Offsetof(s.dropped) + unsafe.Sizeof(s.dropped),
+	} {
+		if end > 40 {
+			t.Errorf("a subscription's %s ends at byte %d, past the first 40", name, end)
+		}
+	}
+}
+
 type limitSource struct {
 	recordingSource
 	limit int
