@@ -649,15 +649,8 @@ func (m *Module) relativeTime() uint32 {
 // timeOf returns the device time (ms) of a notification: its timestamp,
 // or now for content that has none (heart rate).
 func timeOf(v any, now uint32) uint32 {
-	switch c := v.(type) {
-	case *content.MotionData:
-		return c.Timestamp
-	case *content.ECGData:
-		return c.Timestamp
-	case *content.ECGDataMV:
-		return c.Timestamp
-	case *content.TempData:
-		return c.Timestamp
+	if ts, ok := content.Timestamp(v); ok {
+		return ts
 	}
 	return now
 }
