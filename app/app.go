@@ -634,9 +634,9 @@ func (s *Subscription) Borrow() { s.borrows = true }
 
 // Resource returns the device's subscription behind s, from its first
 // notification on, or from SubscribeNow's answer (nil before): its topic,
-// with the topic's Limit, and its
-// Dropped count. An app that passes notifications on and loses one after
-// taking it counts the loss there with Lost, as every transport does.
+// with the topic's Limit, and its Dropped count. An app that passes
+// notifications on and loses one after taking it counts the loss there
+// with Lost, as every transport does.
 // Call it from the app's goroutine, in onNotify for example.
 func (s *Subscription) Resource() *resource.Subscription { return s.res }
 
