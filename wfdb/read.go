@@ -144,25 +144,30 @@ func ParseHeader(data []byte) (*Header, error) {
 
 // Decode212 decodes format 212 data: pairs of 12-bit two's-complement
 // samples packed in three bytes, for nsig interleaved signals. It returns
-// the samples of signal sig.
+// the samples of signal sig, one for each whole frame: with an odd number
+// of signals, a frame's last sample shares its three bytes with the next
+// frame's first, and a last frame the data holds only part of is dropped,
+// as WFDB's library ends a record there, so that every signal has as many
+// samples. A pair's first sample needs only its first two bytes.
 func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 	if nsig < 1 || sig < 0 || sig >= nsig {
 		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
 	}
-	n := len(dat) / 3 * 2
-	out := make([]int, 0, n/nsig+1)
-	for i := 0; i+2 < len(dat); i += 3 {
-		b0, b1, b2 := int(dat[i]), int(dat[i+1]), int(dat[i+2])
-		s0 := b0 | (b1&0x0F)<<8
-		s1 := b2 | (b1&0xF0)<<4
-		for k, s := range [2]int{s0, s1} {
-			if s >= 2048 {
-				s -= 4096
-			}
-			if (i/3*2+k)%nsig == sig {
-				out = append(out, s)
-			}
+	n := len(dat)/3*2 + len(dat)%3/2 // samples
+	out := make([]int, n/nsig)
+	for f := range out {
+		k := f*nsig + sig // the sample's place in the data
+		i := k / 2 * 3
+		var s int
+		if k%2 == 0 {
+			s = int(dat[i]) | int(dat[i+1]&0x0F)<<8
+		} else {
+			s = int(dat[i+2]) | int(dat[i+1]&0xF0)<<4
 		}
+		if s >= 2048 {
+			s -= 4096
+		}
+		out[f] = s
 	}
 	return out, nil
 }

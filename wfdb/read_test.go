@@ -83,28 +83,52 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
+// Decode212 gives each signal one sample a whole frame, the samples
+// packed two to three bytes across frames: with an odd number of signals
+// a frame's last sample shares its bytes with the next frame's first, and
+// a last frame cut short is dropped, so that every signal has as many
+// samples. A pair's first sample is whole in its first two bytes.
 func TestDecode212(t *testing.T) {
 	// samples 1, -1 / 2047, -2048 packed two to three bytes
-	dat := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}
-	a, _ := Decode212(dat, 1, 0)
-	if fmt.Sprint(a) != "[1 -1 2047 -2048]" {
-		t.Errorf("one signal: %v", a)
+	if got, err := Decode212([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 1, 0); err != nil || fmt.Sprint(got) != "[1 -1 2047 -2048]" {
+		t.Errorf("one signal: %v %v, want [1 -1 2047 -2048]", got, err)
 	}
-	s0, _ := Decode212(dat, 2, 0)
-	s1, _ := Decode212(dat, 2, 1)
-	if fmt.Sprint(s0, s1) != "[1 2047] [-1 -2048]" {
-		t.Errorf("two signals: %v %v", s0, s1)
+	// ten distinct samples, packed in order: signal s of nsig has samples
+	// s, nsig+s, ... of them
+	samples := []int{1, -1, 2047, -2048, 300, -300, 1234, -1234, 7, -7}
+	var packed []byte
+	for i := 0; i < len(samples); i += 2 {
+		a, b := samples[i]&0xFFF, samples[i+1]&0xFFF
+		packed = append(packed, byte(a), byte(a>>8)|byte(b>>8)<<4, byte(b))
 	}
-	// three signals, the samples 1, -1, 2047 and -2048, 0, 5, and two bytes
-	// of a frame cut short
-	dat = append(dat, 0x00, 0x00, 0x05, 0x07, 0x00)
-	for sig, want := range []string{"[1 -2048]", "[-1 0]", "[2047 5]"} {
-		if got, err := Decode212(dat, 3, sig); err != nil || fmt.Sprint(got) != want {
-			t.Errorf("signal %d of three: %v %v, want %s", sig, got, err, want)
+	for _, tt := range []struct {
+		name  string
+		nsig  int
+		bytes int      // of packed
+		want  []string // each signal's samples
+	}{
+		{"one signal", 1, 6, []string{"[1 -1 2047 -2048]"}},
+		{"one signal, a pair's first sample alone", 1, 5, []string{"[1 -1 2047]"}},
+		{"one signal, a byte of a pair", 1, 4, []string{"[1 -1]"}},
+		{"two signals", 2, 6, []string{"[1 2047]", "[-1 -2048]"}},
+		{"two signals, the last frame cut short", 2, 5, []string{"[1]", "[-1]"}},
+		{"three signals, two frames", 3, 9, []string{"[1 -2048]", "[-1 300]", "[2047 -300]"}},
+		{"three signals, a frame and one sample of the next", 3, 6, []string{"[1]", "[-1]", "[2047]"}},
+		{"three signals, a frame and two samples of the next", 3, 8, []string{"[1]", "[-1]", "[2047]"}},
+		{"three signals, no whole frame", 3, 3, []string{"[]", "[]", "[]"}},
+		{"five signals, two frames", 5, 15, []string{"[1 -300]", "[-1 1234]", "[2047 -1234]", "[-2048 7]", "[300 -7]"}},
+		{"five signals, the second frame a sample short", 5, 14, []string{"[1]", "[-1]", "[2047]", "[-2048]", "[300]"}},
+		{"five signals, a frame and a pair's first sample", 5, 11, []string{"[1]", "[-1]", "[2047]", "[-2048]", "[300]"}},
+		{"no data", 3, 0, []string{"[]", "[]", "[]"}},
+	} {
+		for sig, want := range tt.want {
+			if got, err := Decode212(packed[:tt.bytes], tt.nsig, sig); err != nil || fmt.Sprint(got) != want {
+				t.Errorf("%s: signal %d of %d in %d bytes: %v %v, want %s", tt.name, sig, tt.nsig, tt.bytes, got, err, want)
+			}
 		}
 	}
 	for _, bad := range [][2]int{{0, 0}, {2, 2}, {2, -1}} {
-		if _, err := Decode212(dat, bad[0], bad[1]); err == nil {
+		if _, err := Decode212(packed, bad[0], bad[1]); err == nil {
 			t.Errorf("signal %d of %d: no error", bad[1], bad[0])
 		}
 	}
@@ -144,6 +168,10 @@ func TestDecode(t *testing.T) {
 		{"r 2 360\nr.dat 16 200\nr.dat 16 200\n", dat16, 1, "[-1 -32768]"},
 		{"r 2 360 1\nr.dat 16 200\nr.dat 16 200\n", dat16, 1, "[-1]"},
 		{"r 2 360\nr.dat 212 200\nr.dat 212 200\n", dat212, 1, "[-1 -2048]"},
+		// three signals in a frame and a sample: the frame cut short
+		// dropped, for the first signal as for the others
+		{"r 3 360\nr.dat 212 200\nr.dat 212 200\nr.dat 212 200\n", dat212, 0, "[1]"},
+		{"r 3 360\nr.dat 212 200\nr.dat 212 200\nr.dat 212 200\n", dat212, 2, "[2047]"},
 		// the second signal in a file of its own
 		{"r 2 360\na.dat 212 200\nb.dat 16 200\n", dat16, 1, "[1 -1 32767 -32768]"},
 		// a prolog of 4 bytes, then the frames (1, -1) and (32767, -32768)
@@ -238,6 +266,30 @@ func FuzzDecode(f *testing.F) {
 		for i, v := range adu {
 			if v < h.Signals[sig].Invalid() || v > -h.Signals[sig].Invalid()-1 {
 				t.Fatalf("sample %d is %d, out of format %d's range", i, v, h.Signals[sig].Format)
+			}
+		}
+	})
+}
+
+// FuzzDecode212: every signal of the data has one sample a whole frame
+// the data holds, each within 12 bits.
+func FuzzDecode212(f *testing.F) {
+	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 3)
+	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87}, 1)
+	f.Fuzz(func(t *testing.T, dat []byte, nsig int) {
+		if nsig < 1 || nsig > 64 {
+			return
+		}
+		frames := (len(dat)/3*2 + len(dat)%3/2) / nsig
+		for sig := range nsig {
+			adu, err := Decode212(dat, nsig, sig)
+			if err != nil || len(adu) != frames {
+				t.Fatalf("signal %d of %d in %d bytes: %d samples, %v; want %d", sig, nsig, len(dat), len(adu), err, frames)
+			}
+			for i, v := range adu {
+				if v < -2048 || v > 2047 {
+					t.Fatalf("signal %d of %d: sample %d is %d", sig, nsig, i, v)
+				}
 			}
 		}
 	})
