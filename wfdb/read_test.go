@@ -1,6 +1,7 @@
 package wfdb
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,33 +10,49 @@ import (
 	"testing"
 )
 
+// A header ParseHeader refuses is an error of the field at fault, whose
+// message names the field's line and what it holds.
 func TestParseHeaderErrors(t *testing.T) {
-	headers := []struct{ header, msg string }{
-		{"r 2 360\nr.dat 212 200\n", "announces 2 signals"},
-		{"r 1 360\nr.dat x\n", `line 2: format "x"`},
-		{"r 1 360\nr.dat :4\n", `line 2: format ":4"`},
-		{"r 1 360\nr.dat\n", "line 2: want file name and format"},
-		{"r 0\n", "number of signals"},
-		{"r 65\n", `number of signals "65"`},
-		{"r\n", "line 1: want record name and number of signals"},
-		{"r 1 0\n", `sampling frequency "0"`},
-		{"r 1 1000000\n", `sampling frequency "1000000"`},
-		{"r 1 360 -1\n", `number of samples "-1"`},
-		{"r 1 360\nr.dat 212 200(x)\n", `line 2: baseline in "200(x)"`},
-		{"r 1 360\nr.dat 212x0 200\n", `line 2: samples per frame in format "212x0"`},
-		{"r 1 360\nr.dat 212x 200\n", `line 2: samples per frame in format "212x"`},
-		{"r 1 360\nr.dat 212:x 200\n", `line 2: skew in format "212:x"`},
-		{"r 1 360\nr.dat 212: 200\n", `line 2: skew in format "212:"`},
-		{"r 1 360\nr.dat 212:-1 200\n", `line 2: skew in format "212:-1"`},
-		{"r 1 360\nr.dat 16+x 200\n", `line 2: byte offset in format "16+x"`},
-		{"r 1 360\nr.dat 16+-4 200\n", `line 2: byte offset in format "16+-4"`},
-		{"r 1 360\nr.dat 16+4+4 200\n", `line 2: byte offset in format "16+4+4"`},
-		{"r 1 360\nr.dat 16+4:1 200\n", `line 2: byte offset in format "16+4:1"`},
-		{"# only a comment\n", "no record line"},
-	}
-	for _, tt := range headers {
-		if _, err := ParseHeader([]byte(tt.header)); err == nil || !strings.Contains(err.Error(), tt.msg) {
-			t.Errorf("header %q: %v, want %q", tt.header, err, tt.msg)
+	for _, tt := range []struct {
+		header string
+		want   error
+		names  string // what the message quotes of the header
+	}{
+		{"r 2 360\nr.dat 212 200\n", ErrSignalCount, "announces 2 signals and describes 1"},
+		{"r 0\n", ErrSignalCount, `line 1: number of signals "0"`},
+		{"r 65\n", ErrSignalCount, `line 1: number of signals "65"`},
+		{"r x\n", ErrSignalCount, `line 1: number of signals "x"`},
+		{"r\n", ErrRecordLine, `line 1: "r"`},
+		{"# only a comment\n\n", ErrRecordLine, "no record line"},
+		{"", ErrRecordLine, "no record line"},
+		{"r 1 0\n", ErrRate, `line 1: sampling frequency "0"`},
+		{"r 1 1000000\n", ErrRate, `line 1: sampling frequency "1000000"`},
+		{"r 1 x/360\n", ErrRate, `line 1: sampling frequency "x/360"`},
+		{"r 1 360 -1\n", ErrSampleCount, `line 1: number of samples "-1"`},
+		{"r 1 360 x\n", ErrSampleCount, `line 1: number of samples "x"`},
+		{"r 1 360\nr.dat\n", ErrSignalLine, `line 2: "r.dat"`},
+		{"# a comment\nr 1 360\n\n  r.dat  \n", ErrSignalLine, `line 4: "r.dat"`},
+		{"r 1 360\nr.dat x\n", ErrFormat, `line 2: format "x"`},
+		{"r 1 360\nr.dat :4\n", ErrFormat, `line 2: format ":4"`},
+		{"r 1 360\nr.dat 212 200(x)\n", ErrBaseline, `line 2: baseline in "200(x)"`},
+		{"r 1 360\nr.dat 212x0 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x0"`},
+		{"r 1 360\nr.dat 212x 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x"`},
+		{"r 1 360\nr.dat 212:x 200\n", ErrSkew, `line 2: skew in format "212:x"`},
+		{"r 1 360\nr.dat 212: 200\n", ErrSkew, `line 2: skew in format "212:"`},
+		{"r 1 360\nr.dat 212:-1 200\n", ErrSkew, `line 2: skew in format "212:-1"`},
+		{"r 1 360\nr.dat 16+x 200\n", ErrByteOffset, `line 2: byte offset in format "16+x"`},
+		{"r 1 360\nr.dat 16+-4 200\n", ErrByteOffset, `line 2: byte offset in format "16+-4"`},
+		{"r 1 360\nr.dat 16+4+4 200\n", ErrByteOffset, `line 2: byte offset in format "16+4+4"`},
+		{"r 1 360\nr.dat 16+4:1 200\n", ErrByteOffset, `line 2: byte offset in format "16+4:1"`},
+		{"r 1 360\n" + strings.Repeat("x", 70000) + "\n", bufio.ErrTooLong, "lines of up to 65536 bytes"},
+	} {
+		_, err := ParseHeader([]byte(tt.header))
+		if !errors.Is(err, tt.want) {
+			t.Errorf("header %.40q: %v; want %v", tt.header, err, tt.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("header %.40q: %v; want it to name %s", tt.header, err, tt.names)
 		}
 	}
 	if h, err := ParseHeader([]byte("r 1 360\nr.dat 212x2:1+0 200\n")); err != nil || h.Signals[0].Format != 212 {
