@@ -418,8 +418,9 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 
 // DropSecondLead leaves a record of two leads with its first, as it was,
 // and lets the second go (the garbage collector takes it); a source of it
-// then offers one lead after SetHRLeads(2) and plays as before. A record
-// of one lead, and one without an ECG, are left as they were.
+// then refuses SetHRLeads(2), saying the second lead was let go, offers
+// one lead, and plays as before. A record of one lead, and one without an
+// ECG, are left as they were.
 func TestDropSecondLead(t *testing.T) {
 	r := rampRecord(t)
 	first := slices.Clone(r.Series[ECG].Axes[0])
@@ -435,11 +436,18 @@ func TestDropSecondLead(t *testing.T) {
 		t.Error("the second lead is still held after DropSecondLead")
 	}
 	src := NewSource(0, nil, r)
-	if err := src.SetHRLeads(2); err != nil {
-		t.Fatal(err)
+	if err := src.SetHRLeads(2); !errors.Is(err, ErrSecondLeadDropped) || !errors.Is(err, ErrHRLeads) {
+		t.Errorf("SetHRLeads(2) of a recording whose second lead was dropped: %v; want ErrHRLeads and ErrSecondLeadDropped", err)
 	}
 	if src.TwoLeads() {
 		t.Error("a source offers two leads of a recording whose second was dropped")
+	}
+	if err := src.SetHRLeads(1); err != nil {
+		t.Errorf("SetHRLeads(1) of a recording whose second lead was dropped: %v", err)
+	}
+	// a recording of two leads whose ECG plays before the one dropped
+	if err := NewSource(0, nil, rampRecord(t), r).SetHRLeads(2); err != nil {
+		t.Errorf("SetHRLeads(2) of a source playing the ECG of a recording of two leads: %v", err)
 	}
 	got := make([]float64, 64)
 	src.FillECG(got, 0, time.Second/256)
