@@ -196,10 +196,10 @@ func Decode16(dat []byte, nsig, sig int) ([]int, error) {
 // number is one.
 var ErrFormat = errors.New("formats 212 and 16 are read, one to a file")
 
-// ErrSamplesPerFrame reports a header's samples a frame of a signal (the
-// format's "x" suffix) below 1, or a signal file that holds a signal of
-// more than one sample a frame (sampled faster than the record): every
-// signal of a file read has one.
+// ErrSamplesPerFrame reports a signal's samples a frame (the format's "x"
+// suffix) that are not a number, 1 or more, or a signal file that holds a
+// signal of more than one sample a frame (sampled faster than the
+// record): every signal of a file read has one.
 var ErrSamplesPerFrame = errors.New("a signal has 1 or more samples a frame, and one is read for each signal of a file")
 
 // ErrByteOffset reports a signal's byte offset (the format's "+" suffix)

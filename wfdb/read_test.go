@@ -314,7 +314,8 @@ func FuzzDecode212(f *testing.F) {
 
 // FuzzParseHeader: a header that parses describes as many signals as it
 // announces, each of a file and a format, and no count of its signals'
-// (skew, byte offset, samples a frame) is below 0.
+// (skew, byte offset, samples a frame) is below 0; a header refused is an
+// error of one of the header's fields.
 func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"))
 	f.Add([]byte("r 1 360\nr.dat 212x2:1+0 200\n"))
@@ -325,7 +326,12 @@ func FuzzParseHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, hea []byte) {
 		h, err := ParseHeader(hea)
 		if err != nil {
-			return
+			for _, kind := range []error{ErrRecordLine, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, bufio.ErrTooLong} {
+				if errors.Is(err, kind) {
+					return
+				}
+			}
+			t.Fatalf("%q: %v, an error of no field", hea, err)
 		}
 		if len(h.Signals) == 0 {
 			t.Fatalf("%q: a header of no signals", hea)
