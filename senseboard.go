@@ -65,7 +65,8 @@ type Config struct {
 	// rate (/Meas/HR) detects beats on: 1 (0 means 1), the lead the ECG
 	// plays, as on the device; or 2, both, through the two-lead detector
 	// (replay.Source.SetHRLeads has the trade), which needs a replayed
-	// recording of two ECG leads.
+	// recording of two ECG leads, its second not let go
+	// (replay.Recording.DropSecondLead).
 	ReplayHRLeads int
 	// Faults is a plan of field faults on the device's timeline, after
 	// the scenario's own (docs/faults.md); its random and spread times are
