@@ -3,6 +3,7 @@ package logbook
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,12 +49,22 @@ type Storage struct {
 	mu      sync.Mutex
 	index   index
 	sizes   map[uint32]int64
-	open    *os.File
+	open    logFile
 	openID  uint32
-	openLen int64
+	openLen int64 // the open log's bytes, durable and in whole chunks
+	torn    bool  // the open log may hold bytes past openLen: a failed write's
 
 	onCrashPoint func() // a test's, called where a crash may stop the storage
 	onSyncDir    func() // a test's, called once the logbook directory is synced
+}
+
+// logFile is the log being written: its *os.File, or, in a test, a
+// disk that fails.
+type logFile interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
 }
 
 type index struct {
@@ -340,7 +351,14 @@ func fitChunks(data []byte, room int64) int {
 }
 
 // write appends data to the open log and makes it durable; s.mu is held.
+// A write is whole or nothing: when it fails (a full disk, an I/O error,
+// a failed fsync), what it wrote is cut off again, so the log keeps its
+// whole chunks, its size is theirs and nothing of the failed write is
+// read; and a log that cannot be cut back takes no more data until it is.
 func (s *Storage) write(data []byte, now uint32) error {
+	if err := s.cutBack(); err != nil {
+		return err
+	}
 	for i := range s.index.Entries {
 		if e := &s.index.Entries[i]; e.ID == s.openID && e.Modified != now {
 			// The index keeps the time before the data it dates is
@@ -356,15 +374,38 @@ func (s *Storage) write(data []byte, now uint32) error {
 			s.crashPoint()
 		}
 	}
-	if _, err := s.open.Write(data); err != nil {
-		return fmt.Errorf("logbook: %w", err)
+	_, err := s.open.Write(data)
+	if err == nil {
+		err = s.open.Sync()
 	}
-	if err := s.open.Sync(); err != nil {
-		return fmt.Errorf("logbook: %w", err)
+	if err != nil {
+		s.torn = true
+		err = fmt.Errorf("logbook: write log %d: %w", s.openID, err)
+		if cerr := s.cutBack(); cerr != nil {
+			return errors.Join(err, cerr)
+		}
+		return err
 	}
 	s.crashPoint()
 	s.openLen += int64(len(data))
 	s.sizes[s.openID] = s.openLen
+	return nil
+}
+
+// cutBack cuts the open log back to its size, durably, if a failed write
+// may have left bytes after it; s.mu is held.
+func (s *Storage) cutBack() error {
+	if !s.torn {
+		return nil
+	}
+	err := s.open.Truncate(s.openLen)
+	if err == nil {
+		err = s.open.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("logbook: cut log %d back to its %d bytes after a failed write: %w", s.openID, s.openLen, err)
+	}
+	s.torn = false
 	return nil
 }
 
@@ -375,8 +416,11 @@ func (s *Storage) CloseLog() error {
 	if s.open == nil {
 		return nil
 	}
-	err := s.open.Close()
-	s.open = nil
+	err := s.cutBack()
+	if cerr := s.open.Close(); err == nil {
+		err = cerr
+	}
+	s.open, s.torn = nil, false
 	if serr := s.saveIndex(); err == nil {
 		err = serr
 	}
