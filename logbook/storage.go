@@ -35,12 +35,15 @@ type Entry struct {
 // saved before the file it describes changes: a new log's entry before its
 // file, a log's new modification time before the data it dates (once a
 // second while logging); and after an erased log's file is removed, its
-// removal made durable. A crash between two steps so loses nothing made
-// durable: a log's size is its file's, an entry whose file a crash kept
-// from being made, or removed, is dropped when the storage opens, an
-// erased log never comes back, and a log's time is never older than its
-// data. A log whose end a crash tore is cut back to
-// its last whole chunk when the storage opens.
+// removal made durable. An erase of every log saves first an index that
+// lists none and says they are being erased, then removes the files. A
+// crash between two steps so loses nothing made durable: a log's size is
+// its file's, an entry whose file a crash kept from being made, or
+// removed, is dropped when the storage opens, an erased log never comes
+// back, an erase of every log is finished (the next log numbered 1) or
+// never began, and a log's time is never older than its data. A log whose
+// end a crash tore is cut back to its last whole chunk when the storage
+// opens.
 type Storage struct {
 	store    *nvm.Store
 	dir      string
@@ -70,6 +73,10 @@ type logFile interface {
 type index struct {
 	NextID  uint32  `json:"nextId"`
 	Entries []Entry `json:"entries"` // Size is not kept here: the file has it
+	// Erasing says that every log is being erased (Clear): the index
+	// already lists none, and the logs' files that remain are removed
+	// at the next start if a crash kept Clear from finishing.
+	Erasing bool `json:"erasing,omitempty"`
 }
 
 const indexFile = "logbook.json"
@@ -83,6 +90,11 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 	hadIndex, err := store.ReadJSON(indexFile, &s.index)
 	if err != nil {
 		return nil, fmt.Errorf("logbook: %w", err)
+	}
+	if s.index.Erasing {
+		if err := s.finishErase(); err != nil {
+			return nil, err
+		}
 	}
 	if s.index.NextID == 0 {
 		s.index.NextID = 1
@@ -173,6 +185,9 @@ func (s *Storage) saveIndex() error {
 func (s *Storage) NewID() (uint32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.finishErase(); err != nil {
+		return 0, err
+	}
 	id := s.index.NextID
 	s.index.NextID++
 	return id, s.saveIndex()
@@ -185,6 +200,9 @@ func (s *Storage) Create(now uint32) (uint32, error) {
 	defer s.mu.Unlock()
 	if s.open != nil {
 		return 0, errors.New("logbook: a log is already open")
+	}
+	if err := s.finishErase(); err != nil {
+		return 0, err
 	}
 	if err := s.makeRoom(int64(len(sbem.Header))); err != nil {
 		return 0, err
@@ -486,31 +504,59 @@ func (s *Storage) Remove(id uint32) error {
 	return s.saveIndex()
 }
 
-// Clear erases every log; the next log is number 1 again.
+// Clear erases every log; the next log is number 1 again. A crash at
+// any moment of it leaves every log as it was, or, at the next start,
+// none and the next log numbered 1: the index first says that the
+// logbook is empty and being erased, and then the files go; the next
+// start finishes an erase that a crash interrupted. An erase that fails
+// part way is finished before the next log is made.
 func (s *Storage) Clear() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.open != nil {
 		return errors.New("logbook: a log is open")
 	}
+	// An empty logbook numbers its logs from 1 again, as the family's
+	// logbook does after an erase: clients enumerate logs from id 1.
+	erasing := index{NextID: 1, Erasing: true}
+	if err := s.store.WriteJSON(indexFile, &erasing); err != nil {
+		return err
+	}
+	s.index = erasing
+	clear(s.sizes)
+	s.crashPoint()
+	return s.finishErase()
+}
+
+// finishErase, when the index says every log is being erased (Clear),
+// removes the files of the logs that remain, durably, and then saves the
+// index of an empty logbook. s.mu is held, or s is being opened.
+func (s *Storage) finishErase() error {
+	if !s.index.Erasing {
+		return nil
+	}
+	files, err := os.ReadDir(s.dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("logbook: %w", err)
+	}
 	removed := false
-	for id := range s.sizes {
-		err := os.Remove(filepath.Join(s.dir, name(id)))
+	for _, f := range files {
+		if _, ok := parseName(f.Name()); !ok {
+			continue
+		}
+		err := os.Remove(filepath.Join(s.dir, f.Name()))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("logbook: %w", err)
 		}
-		removed = removed || err == nil
-		delete(s.sizes, id)
+		removed = true
+		s.crashPoint()
 	}
-	if removed { // durably, before the index forgets them (removeLog)
+	if removed {
 		if err := s.syncDir(); err != nil {
 			return err
 		}
 		s.crashPoint()
 	}
-	// An empty logbook numbers its logs from 1 again, as the family's
-	// logbook does after an erase: clients enumerate logs from id 1.
-	s.index.Entries = nil
-	s.index.NextID = 1
+	s.index = index{NextID: 1}
 	return s.saveIndex()
 }
