@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,8 @@ type Storage struct {
 	openLen int64 // the open log's bytes, durable and in whole chunks
 	torn    bool  // the open log may hold bytes past openLen: a failed write's
 
+	warnings []string // what OpenStorage repaired
+
 	onCrashPoint func() // a test's, called where a crash may stop the storage
 	onSyncDir    func() // a test's, called once the logbook directory is synced
 }
@@ -82,12 +85,29 @@ type index struct {
 const indexFile = "logbook.json"
 
 // OpenStorage opens the logs of a state directory, with room for capacity
-// bytes of logs.
+// bytes of logs. It lists the logs the index lost (an index deleted) with
+// the time each records (recordedTime); an index that is corrupt it sets
+// aside, as logbook.json.corrupt, and rebuilds from the logs, with a
+// warning (Warnings). An index that cannot be read is an error.
 func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 	s := &Storage{store: store, dir: filepath.Join(store.Dir(), "logbook"), capacity: int64(capacity), sizes: map[uint32]int64{}}
 	// Nothing is written until the first log: a device that never logs
 	// leaves no logbook files behind.
 	hadIndex, err := store.ReadJSON(indexFile, &s.index)
+	if corrupt := (*nvm.CorruptError)(nil); errors.As(err, &corrupt) {
+		// The index sums up the logs, which can give it again: a device
+		// starts with it rebuilt rather than not at all.
+		s.index = index{}
+		aside, aerr := s.setAside()
+		if aerr != nil {
+			return nil, fmt.Errorf("logbook: %w; and it cannot be set aside to rebuild it from the logs: %w", err, aerr)
+		}
+		// Names in the state directory, and the reason last: a device's
+		// debug log keeps the first 255 characters of a message.
+		s.warnings = append(s.warnings, fmt.Sprintf("logbook: the index of the logs %s was corrupt; it is rebuilt from the logs, and the corrupt file kept as %s (%s)",
+			indexFile, filepath.Base(aside), corrupt.Reason))
+		hadIndex, err = false, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("logbook: %w", err)
 	}
@@ -115,13 +135,15 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 		if !ok {
 			continue
 		}
-		size, err := s.recover(id)
+		data, err := s.recover(id)
 		if err != nil {
 			return nil, err
 		}
-		s.sizes[id] = size
+		s.sizes[id] = int64(len(data))
 		if !known[id] {
-			s.index.Entries = append(s.index.Entries, Entry{ID: id})
+			// A log the index lost (an index deleted, or rebuilt): its
+			// time is the one it recorded.
+			s.index.Entries = append(s.index.Entries, Entry{ID: id, Modified: recordedTime(data)})
 			known[id] = true
 		}
 		s.index.NextID = max(s.index.NextID, id+1)
@@ -143,29 +165,104 @@ func parseName(n string) (uint32, bool) {
 }
 
 // recover cuts a log back to its last whole chunk, as a crash during an
-// append may have left it, and returns its size.
-func (s *Storage) recover(id uint32) (int64, error) {
+// append may have left it, and returns its bytes.
+func (s *Storage) recover(id uint32) ([]byte, error) {
 	path := filepath.Join(s.dir, name(id))
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("logbook: %w", err)
+		return nil, fmt.Errorf("logbook: %w", err)
 	}
 	_, n, err := sbem.Chunks(data)
 	switch {
 	case err == nil:
-		return int64(len(data)), nil
+		return data, nil
 	case errors.Is(err, sbem.ErrHeader):
 		// Torn before the header was whole: an empty log.
-		n = 0
 		if err := os.WriteFile(path, []byte(sbem.Header), 0o600); err != nil {
-			return 0, fmt.Errorf("logbook: %w", err)
+			return nil, fmt.Errorf("logbook: %w", err)
 		}
-		return int64(len(sbem.Header)), syncFile(path)
+		return []byte(sbem.Header), syncFile(path)
 	}
 	if err := os.Truncate(path, int64(n)); err != nil {
-		return 0, fmt.Errorf("logbook: cut torn log %d: %w", id, err)
+		return nil, fmt.Errorf("logbook: cut torn log %d: %w", id, err)
 	}
-	return int64(n), syncFile(path)
+	return data[:n], syncFile(path)
+}
+
+// recordedTime returns the UTC time in seconds of a log's newest data as
+// the log itself records it, for a log the index lost: the UTC time of
+// its /Time/Detailed record (written when logging starts, with the
+// device time then) moved on by the device time from that record to the
+// newest timestamp after it, in whole seconds as the index keeps times:
+// the second of the newest data, where the index had that of the write
+// after it. It is 0 for a log with no /Time/Detailed record, whose time
+// nothing tells.
+func recordedTime(data []byte) uint32 {
+	recs, _ := sbem.Decode(data) // the records before any that does not decode
+	var (
+		utc      float64 // µs, of the /Time/Detailed record
+		start    uint32  // device time in ms, of the same
+		span     int64   // ms from start to the newest timestamp
+		anchored bool
+	)
+	for _, r := range recs {
+		var rel, at float64
+		isTime := false
+		for _, v := range r.Values {
+			stream, field, _ := strings.Cut(v.Path, ".")
+			switch {
+			case stream == timeStream && field == "utcTime":
+				at, isTime = v.Value, true
+			case stream == timeStream && field == "relativeTime":
+				rel = v.Value
+			case field == "Timestamp" && anchored:
+				// device times wrap at 2³² ms: the difference of two is
+				// that of uint32s, and one before the start is not newer
+				span = max(span, int64(int32(uint32(v.Value)-start)))
+			}
+		}
+		if isTime && !anchored {
+			utc, start, anchored = at, uint32(rel), true
+		}
+	}
+	if !anchored {
+		return 0
+	}
+	secs := math.Floor((utc + float64(span)*1000) / 1e6)
+	return uint32(max(0, min(secs, math.MaxUint32)))
+}
+
+// setAside renames the corrupt index out of the way, durably, to the
+// first name of logbook.json.corrupt, logbook.json.corrupt.2, ... that
+// is free, and returns its path: it is kept for its owner to look at.
+func (s *Storage) setAside() (string, error) {
+	from := s.store.Path(indexFile)
+	for i := 1; ; i++ {
+		to := from + ".corrupt"
+		if i > 1 {
+			to += "." + strconv.Itoa(i)
+		}
+		_, err := os.Lstat(to)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if err := os.Rename(from, to); err != nil {
+			return "", err
+		}
+		return to, nvm.SyncDir(s.store.Dir())
+	}
+}
+
+// Warnings returns what was wrong with the storage when it opened and was
+// repaired (an index that was corrupt, rebuilt from the logs), one
+// sentence each, for the device to warn of.
+func (s *Storage) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.warnings)
 }
 
 func syncFile(path string) error {
@@ -213,7 +310,7 @@ func (s *Storage) Create(now uint32) (uint32, error) {
 	// The index names the log, with its time, before its file exists: a
 	// crash between the two leaves an entry with no file, which the next
 	// start drops, never a file the index does not know (listed at the
-	// next start with no modification time).
+	// next start with only the time the log records, if any).
 	id := s.index.NextID
 	s.index.NextID++
 	s.index.Entries = append(s.index.Entries, Entry{ID: id, Modified: now})
@@ -261,7 +358,7 @@ func (s *Storage) createLog(id uint32) (*os.File, error) {
 // removeLog removes the file of log id, durably, before the index
 // forgets it: a crash between the two leaves an entry with no file, which
 // the next start drops, never a file the index does not know, which would
-// come back at the next start with no modification time. s.mu is held.
+// come back at the next start. s.mu is held.
 func (s *Storage) removeLog(id uint32) error {
 	err := os.Remove(filepath.Join(s.dir, name(id)))
 	switch {
