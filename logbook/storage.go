@@ -148,7 +148,14 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 		}
 		s.index.NextID = max(s.index.NextID, id+1)
 	}
-	s.index.Entries = slices.DeleteFunc(s.index.Entries, func(e Entry) bool { _, ok := s.sizes[e.ID]; return !ok })
+	// An entry whose file is gone goes, and so does an id listed twice.
+	listed := map[uint32]bool{}
+	s.index.Entries = slices.DeleteFunc(s.index.Entries, func(e Entry) bool {
+		_, ok := s.sizes[e.ID]
+		drop := !ok || listed[e.ID]
+		listed[e.ID] = true
+		return drop
+	})
 	slices.SortFunc(s.index.Entries, func(a, b Entry) int { return int(int64(a.ID) - int64(b.ID)) })
 	return s, s.saveIndex()
 }
