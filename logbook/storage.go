@@ -94,7 +94,8 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 	// Nothing is written until the first log: a device that never logs
 	// leaves no logbook files behind.
 	hadIndex, err := store.ReadJSON(indexFile, &s.index)
-	if corrupt := (*nvm.CorruptError)(nil); errors.As(err, &corrupt) {
+	var corrupt *nvm.CorruptError
+	if errors.As(err, &corrupt) {
 		// The index sums up the logs, which can give it again: a device
 		// starts with it rebuilt rather than not at all.
 		s.index = index{}
@@ -111,10 +112,8 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("logbook: %w", err)
 	}
-	if s.index.Erasing {
-		if err := s.finishErase(); err != nil {
-			return nil, err
-		}
+	if err := s.finishErase(); err != nil { // that a crash interrupted
+		return nil, err
 	}
 	if s.index.NextID == 0 {
 		s.index.NextID = 1
