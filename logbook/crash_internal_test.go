@@ -46,6 +46,22 @@ func copyDir(t *testing.T, from, to string) {
 	}
 }
 
+// openIn opens the log storage of the state directory dir, with room for
+// a MiB of logs; its store is closed when the test ends.
+func openIn(t *testing.T, dir string) *Storage {
+	t.Helper()
+	store, err := nvm.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	s, err := OpenStorage(store, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // A crash at any moment between the storage's durable steps (kill -9, or
 // power lost after the last fsync), as logs are made, written, erased one
 // by one or all at once, loses nothing it made durable: at the
@@ -53,15 +69,8 @@ func copyDir(t *testing.T, from, to string) {
 // whole chunks, and with a modification time no older than the newest data
 // it holds nor than its creation; the next log gets a new id.
 func TestCrashLosesNothingDurable(t *testing.T) {
-	store, err := nvm.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	s, err := OpenStorage(store, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openIn(t, t.TempDir())
+	store := s.store
 	var crashes []string // the state directories as each crash point left them
 	s.onCrashPoint = func() {
 		dir := t.TempDir()
@@ -222,15 +231,8 @@ func TestRemovalDurableBeforeIndexForgets(t *testing.T) {
 // before the erase, or as a finished erase leaves it: no logs, and the
 // next log numbered 1. Never some logs gone and the numbering going on.
 func TestCrashDuringEraseIsAllOrNothing(t *testing.T) {
-	store, err := nvm.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	s, err := OpenStorage(store, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openIn(t, t.TempDir())
+	store := s.store
 	for now := range uint32(3) {
 		if _, err := s.Create(now + 1); err != nil {
 			t.Fatal(err)
@@ -264,15 +266,7 @@ func TestCrashDuringEraseIsAllOrNothing(t *testing.T) {
 	}
 	var erased, kept int
 	for k, dir := range crashes {
-		st, err := nvm.Open(dir)
-		if err != nil {
-			t.Fatalf("crash %d: %v", k, err)
-		}
-		after, err := OpenStorage(st, 1<<20)
-		if err != nil {
-			st.Close()
-			t.Fatalf("crash %d: %v", k, err)
-		}
+		after := openIn(t, dir)
 		got := after.Entries()
 		id, err := after.Create(9)
 		switch {
@@ -286,7 +280,6 @@ func TestCrashDuringEraseIsAllOrNothing(t *testing.T) {
 			t.Errorf("crash %d: logs %+v and a new log numbered %d; want the %+v of before the erase and 5, or none and 1", k, got, id, before)
 		}
 		after.CloseLog()
-		st.Close()
 	}
 	if erased == 0 || kept == 0 {
 		t.Errorf("%d crashes left the logs as they were, %d as erased; the crash points do not span the erase", kept, erased)

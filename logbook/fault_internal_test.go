@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	"senseboard/nvm"
 	"senseboard/sbem"
 )
 
@@ -73,15 +72,7 @@ func TestFailedWriteLeavesTheLogAsItWas(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			store, err := nvm.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
-			s, err := OpenStorage(store, 1<<20)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := openIn(t, dir)
 			id, err := s.Create(1)
 			if err != nil {
 				t.Fatal(err)
@@ -130,14 +121,8 @@ func TestFailedWriteLeavesTheLogAsItWas(t *testing.T) {
 			if b, err := os.ReadFile(path); err != nil || !slices.Equal(b, want) {
 				t.Errorf("the file holds %d bytes (%v), want the %d appended", len(b), err, len(want))
 			}
-			store.Close()
-			store, err = nvm.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s, err = OpenStorage(store, 1<<20); err != nil {
-				t.Fatal(err)
-			}
+			s.store.Close()
+			s = openIn(t, dir)
 			check("after a restart", want)
 		})
 	}
