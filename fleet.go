@@ -336,6 +336,11 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", serialNo, err)
 	}
+	if d.Logbook != nil {
+		for _, w := range d.Logbook.Storage().Warnings() {
+			opts.Log.Warn(w, "device", serialNo)
+		}
+	}
 	f.closers = append(f.closers, d, closerFunc(d.Faults.LogTo(filepath.Join(cfg.StateDir, FaultLog))))
 	srv := &serial.Server{Device: d.Core, Log: opts.Log.With("device", serialNo), MaxConns: opts.MaxConnsPerDevice, Program: f.conns,
 		WriteInterval: opts.WriteInterval}
