@@ -420,7 +420,8 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 // and lets the second go (the garbage collector takes it); a source of it
 // then refuses SetHRLeads(2), saying the second lead was let go, offers
 // one lead, and plays as before. A record of one lead, and one without an
-// ECG, are left as they were.
+// ECG, are left as they were: a source of the record of one lead takes
+// SetHRLeads(2) after it, as before.
 func TestDropSecondLead(t *testing.T) {
 	r := rampRecord(t)
 	first := slices.Clone(r.Series[ECG].Axes[0])
@@ -462,6 +463,9 @@ func TestDropSecondLead(t *testing.T) {
 	one.DropSecondLead()
 	if len(one.Series[ECG].Axes) != 1 || &one.Series[ECG].Axes[0][0] != &axes[0][0] {
 		t.Error("DropSecondLead changed a record of one lead")
+	}
+	if err := NewSource(0, nil, one).SetHRLeads(2); err != nil {
+		t.Errorf("SetHRLeads(2) of a record of one lead, after DropSecondLead: %v; want nil, as before it", err)
 	}
 	(&Recording{}).DropSecondLead() // no ECG: nothing to drop, no panic
 }
