@@ -717,10 +717,9 @@ func TestLoadWrittenWFDB(t *testing.T) {
 	}
 }
 
-// Load parses a record's header once, whichever of its files it is
-// given, and builds from it the recording WFDB builds from the files'
-// contents.
-func TestLoadParsesHeaderOnce(t *testing.T) {
+// Load builds a record, whichever of its files (or its path without an
+// extension) it is given, as WFDB builds it from the files' contents.
+func TestLoadWFDBAnyFile(t *testing.T) {
 	dir := t.TempDir()
 	hea := []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n")
 	dat := []byte{1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}
@@ -734,20 +733,10 @@ func TestLoadParsesHeaderOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parses := 0
-	defer func(f func([]byte) (*wfdb.Header, error)) { parseHeaderFunc = f }(parseHeaderFunc)
-	parseHeaderFunc = func(b []byte) (*wfdb.Header, error) {
-		parses++
-		return wfdb.ParseHeader(b)
-	}
 	for _, path := range []string{"r.hea", "r.dat", "r.atr", "r"} {
-		parses = 0
 		r, err := Load(filepath.Join(dir, path))
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
-		}
-		if parses != 1 {
-			t.Errorf("%s: the header parsed %d times, want once", path, parses)
 		}
 		got := r.Series[ECG]
 		if r.Name != want.Name || r.Length != want.Length || !slices.Equal(r.Beats, want.Beats) ||
