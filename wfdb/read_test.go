@@ -102,9 +102,9 @@ func TestParseHeader(t *testing.T) {
 
 // Decode212 gives each signal one sample a whole frame, the samples
 // packed two to three bytes across frames: with an odd number of signals
-// a frame's last sample shares its bytes with the next frame's first, and
-// a last frame cut short is dropped, so that every signal has as many
-// samples. A pair's first sample is whole in its first two bytes.
+// every other frame's last sample shares its bytes with the next frame's
+// first, and a last frame cut short is dropped, so that every signal has
+// as many samples. A pair's first sample is whole in its first two bytes.
 func TestDecode212(t *testing.T) {
 	// samples 1, -1 / 2047, -2048 packed two to three bytes
 	if got, err := Decode212([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 1, 0); err != nil || fmt.Sprint(got) != "[1 -1 2047 -2048]" {
@@ -348,7 +348,7 @@ func read212(dat []byte, nsig int) [][]int {
 // FuzzParseHeader: a header that parses describes as many signals as it
 // announces, each of a file and a format, and no count of its signals'
 // (skew, byte offset, samples a frame) is below 0; a header refused is an
-// error of one of the header's fields.
+// error of one of the header's fields, or of a line too long.
 func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"))
 	f.Add([]byte("r 1 360\nr.dat 212x2:1+0 200\n"))
