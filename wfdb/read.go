@@ -44,8 +44,10 @@ type Signal struct {
 	Description string
 }
 
-// ParseHeader reads a WFDB header. Lines may end with CRLF or LF. A
-// header it refuses is an error naming the line and the field at fault,
+// ParseHeader reads a WFDB header. Lines may end with CRLF or LF, and be
+// of up to bufio.MaxScanTokenSize bytes: a longer one is an error
+// wrapping bufio.ErrTooLong. Any other header it refuses is an error
+// naming the field at fault, and its line when there is one,
 // wrapping the error of that field: ErrRecordLine, ErrSignalCount,
 // ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame,
 // ErrSkew, ErrByteOffset or ErrBaseline.
@@ -149,10 +151,10 @@ func ParseHeader(data []byte) (*Header, error) {
 // Decode212 decodes format 212 data: pairs of 12-bit two's-complement
 // samples packed in three bytes, for nsig interleaved signals. It returns
 // the samples of signal sig, one for each whole frame: with an odd number
-// of signals, a frame's last sample shares its three bytes with the next
-// frame's first, and a last frame the data holds only part of is dropped,
-// as WFDB's library ends a record there, so that every signal has as many
-// samples. A pair's first sample needs only its first two bytes.
+// of signals, every other frame's last sample shares its three bytes with
+// the next frame's first, and a last frame the data holds only part of is
+// dropped, as WFDB's library ends a record there, so that every signal has
+// as many samples. A pair's first sample needs only its first two bytes.
 func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 	if nsig < 1 || sig < 0 || sig >= nsig {
 		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
