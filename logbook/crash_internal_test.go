@@ -285,3 +285,54 @@ func TestCrashDuringEraseIsAllOrNothing(t *testing.T) {
 		t.Errorf("%d crashes left the logs as they were, %d as erased; the crash points do not span the erase", kept, erased)
 	}
 }
+
+// An erase of every log that was cut short after it removed every file
+// (a removal that failed after them, or the program killed before it
+// synced the directory) is finished with the directory synced before the
+// index stops saying that the logs are being erased: the removals of the
+// erase that was cut short are durable only then, and a power loss after
+// an index of an empty logbook would bring the logs back.
+func TestEraseFinishedDurablyAfterItWasCutShort(t *testing.T) {
+	dir := t.TempDir()
+	s := openIn(t, dir)
+	for now := range uint32(2) {
+		if _, err := s.Create(now + 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseLog(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a directory, not empty, where log 2's file was: the erase removes
+	// log 1's file, then fails
+	stuck := filepath.Join(s.dir, name(2))
+	if err := os.Remove(stuck); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(stuck, "in the way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Clear(); err == nil {
+		t.Fatal("an erase that could not remove a file reported nothing")
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, name(1))); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("log 1's file after the failed erase: %v; want it removed", err)
+	}
+	if err := os.RemoveAll(stuck); err != nil { // its owner clears the way
+		t.Fatal(err)
+	}
+	synced := false // the directory synced while the index said the logs were being erased
+	s.onSyncDir = func() {
+		var idx index
+		if _, err := s.store.ReadJSON(indexFile, &idx); err != nil {
+			t.Fatal(err)
+		}
+		synced = synced || idx.Erasing
+	}
+	if id, err := s.NewID(); err != nil || id != 1 {
+		t.Fatalf("the next id: %d, %v; want 1", id, err)
+	}
+	if !synced {
+		t.Error("the erase was finished with no sync of the directory while the index said the logs were being erased")
+	}
+}

@@ -639,22 +639,25 @@ func (s *Storage) finishErase() error {
 		return nil
 	}
 	files, err := os.ReadDir(s.dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // no log was ever made
+	case err != nil:
 		return fmt.Errorf("logbook: %w", err)
-	}
-	removed := false
-	for _, f := range files {
-		if _, ok := parseName(f.Name()); !ok {
-			continue
+	default:
+		for _, f := range files {
+			if _, ok := parseName(f.Name()); !ok {
+				continue
+			}
+			err := os.Remove(filepath.Join(s.dir, f.Name()))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("logbook: %w", err)
+			}
+			s.crashPoint()
 		}
-		err := os.Remove(filepath.Join(s.dir, f.Name()))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("logbook: %w", err)
-		}
-		removed = true
-		s.crashPoint()
-	}
-	if removed {
+		// The directory is synced even when no file was left to remove:
+		// the erase that was cut short (a failed removal, or the program
+		// killed) may have removed them all, and its removals are durable
+		// only once the directory is synced.
 		if err := s.syncDir(); err != nil {
 			return err
 		}
