@@ -336,3 +336,49 @@ func TestEraseFinishedDurablyAfterItWasCutShort(t *testing.T) {
 		t.Error("the erase was finished with no sync of the directory while the index said the logs were being erased")
 	}
 }
+
+// A log's removal that the program was killed before making durable (its
+// file removed, the directory not yet synced) is made durable when the
+// storage opens, before the index that forgets the log is saved: a power
+// loss after that index would bring the log back.
+func TestOpenMakesARemovalDurableBeforeTheIndexForgets(t *testing.T) {
+	dir := t.TempDir()
+	s := openIn(t, dir)
+	for now := range uint32(2) {
+		if _, err := s.Create(now + 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseLog(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Remove(1), killed between the removal of the file and the sync of
+	// its directory
+	if err := os.Remove(filepath.Join(s.dir, name(1))); err != nil {
+		t.Fatal(err)
+	}
+	s.store.Close()
+	store, err := nvm.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s = newStorage(store, 1<<20)
+	synced := false // the directory synced while the index listed log 1
+	s.onSyncDir = func() {
+		var idx index
+		if _, err := store.ReadJSON(indexFile, &idx); err != nil {
+			t.Fatal(err)
+		}
+		synced = synced || slices.ContainsFunc(idx.Entries, func(e Entry) bool { return e.ID == 1 })
+	}
+	if err := s.load(); err != nil {
+		t.Fatal(err)
+	}
+	if es := s.Entries(); len(es) != 1 || es[0].ID != 2 {
+		t.Errorf("entries %+v; want log 2 alone", es)
+	}
+	if !synced {
+		t.Error("the index forgot log 1 with no sync of the directory that made its removal durable")
+	}
+}
