@@ -62,6 +62,19 @@ func openIn(t *testing.T, dir string) *Storage {
 	return s
 }
 
+// emptyLogs makes n logs, with no data, numbered and timed from 1.
+func emptyLogs(t *testing.T, s *Storage, n uint32) {
+	t.Helper()
+	for now := range n {
+		if _, err := s.Create(now + 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseLog(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A crash at any moment between the storage's durable steps (kill -9, or
 // power lost after the last fsync), as logs are made, written, erased one
 // by one or all at once, loses nothing it made durable: at the
@@ -295,14 +308,7 @@ func TestCrashDuringEraseIsAllOrNothing(t *testing.T) {
 func TestEraseFinishedDurablyAfterItWasCutShort(t *testing.T) {
 	dir := t.TempDir()
 	s := openIn(t, dir)
-	for now := range uint32(2) {
-		if _, err := s.Create(now + 1); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.CloseLog(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	emptyLogs(t, s, 2)
 	// a directory, not empty, where log 2's file was: the erase removes
 	// log 1's file, then fails
 	stuck := filepath.Join(s.dir, name(2))
@@ -344,14 +350,7 @@ func TestEraseFinishedDurablyAfterItWasCutShort(t *testing.T) {
 func TestOpenMakesARemovalDurableBeforeTheIndexForgets(t *testing.T) {
 	dir := t.TempDir()
 	s := openIn(t, dir)
-	for now := range uint32(2) {
-		if _, err := s.Create(now + 1); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.CloseLog(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	emptyLogs(t, s, 2)
 	// Remove(1), killed between the removal of the file and the sync of
 	// its directory
 	if err := os.Remove(filepath.Join(s.dir, name(1))); err != nil {
