@@ -365,10 +365,10 @@ func TestStopFailsWhenTheIndexCannotBeSaved(t *testing.T) {
 // A Logbook whose index (logbook.json) is gone or corrupt starts with the
 // index rebuilt from the logs: every log listed with its size, its time
 // the second of its newest data from its own /Time/Detailed record (0 for
-// a log without one), and new logs numbered after them. A corrupt index
-// is kept aside, renamed, not deleted (a second one beside the first),
-// and the device warns of it on its debug output, once: not again at a
-// reset.
+// a log without one), and new logs numbered after them, whatever a
+// corrupt index that partly decodes says. A corrupt index is kept aside,
+// renamed, not deleted (a second one beside the first), and the device
+// warns of it on its debug output, once: not again at a reset.
 func TestIndexRebuiltFromLogs(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -378,7 +378,7 @@ func TestIndexRebuiltFromLogs(t *testing.T) {
 	}{
 		{"deleted", nil, nil, ""},
 		{"corrupt", []byte("not an index"), nil, "logbook.json.corrupt"},
-		{"corrupt again", nvm.Encode([]byte(`{"nextId": "seven"}`)), []string{"logbook.json.corrupt"}, "logbook.json.corrupt.2"},
+		{"corrupt again", nvm.Encode([]byte(`{"nextId": 7, "entries": "none"}`)), []string{"logbook.json.corrupt"}, "logbook.json.corrupt.2"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
