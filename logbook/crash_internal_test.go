@@ -62,6 +62,19 @@ func openIn(t *testing.T, dir string) *Storage {
 	return s
 }
 
+// emptyLogs makes n logs, with no data, numbered and timed from 1.
+func emptyLogs(t *testing.T, s *Storage, n uint32) {
+	t.Helper()
+	for now := range n {
+		if _, err := s.Create(now + 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseLog(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A crash at any moment between the storage's durable steps (kill -9, or
 // power lost after the last fsync), as logs are made, written, erased one
 // by one or all at once, loses nothing it made durable: at the
@@ -283,5 +296,88 @@ func TestCrashDuringEraseIsAllOrNothing(t *testing.T) {
 	}
 	if erased == 0 || kept == 0 {
 		t.Errorf("%d crashes left the logs as they were, %d as erased; the crash points do not span the erase", kept, erased)
+	}
+}
+
+// An erase of every log that was cut short after it removed every file
+// (a removal that failed after them, or the program killed before it
+// synced the directory) is finished with the directory synced before the
+// index stops saying that the logs are being erased: the removals of the
+// erase that was cut short are durable only then, and a power loss after
+// an index of an empty logbook would bring the logs back.
+func TestEraseFinishedDurablyAfterItWasCutShort(t *testing.T) {
+	dir := t.TempDir()
+	s := openIn(t, dir)
+	emptyLogs(t, s, 2)
+	// a directory, not empty, where log 2's file was: the erase removes
+	// log 1's file, then fails
+	stuck := filepath.Join(s.dir, name(2))
+	if err := os.Remove(stuck); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(stuck, "in the way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Clear(); err == nil {
+		t.Fatal("an erase that could not remove a file reported nothing")
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, name(1))); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("log 1's file after the failed erase: %v; want it removed", err)
+	}
+	if err := os.RemoveAll(stuck); err != nil { // its owner clears the way
+		t.Fatal(err)
+	}
+	synced := false // the directory synced while the index said the logs were being erased
+	s.onSyncDir = func() {
+		var idx index
+		if _, err := s.store.ReadJSON(indexFile, &idx); err != nil {
+			t.Fatal(err)
+		}
+		synced = synced || idx.Erasing
+	}
+	if id, err := s.NewID(); err != nil || id != 1 {
+		t.Fatalf("the next id: %d, %v; want 1", id, err)
+	}
+	if !synced {
+		t.Error("the erase was finished with no sync of the directory while the index said the logs were being erased")
+	}
+}
+
+// A log's removal that the program was killed before making durable (its
+// file removed, the directory not yet synced) is made durable when the
+// storage opens, before the index that forgets the log is saved: a power
+// loss after that index would bring the log back.
+func TestOpenMakesARemovalDurableBeforeTheIndexForgets(t *testing.T) {
+	dir := t.TempDir()
+	s := openIn(t, dir)
+	emptyLogs(t, s, 2)
+	// Remove(1), killed between the removal of the file and the sync of
+	// its directory
+	if err := os.Remove(filepath.Join(s.dir, name(1))); err != nil {
+		t.Fatal(err)
+	}
+	s.store.Close()
+	store, err := nvm.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s = newStorage(store, 1<<20)
+	synced := false // the directory synced while the index listed log 1
+	s.onSyncDir = func() {
+		var idx index
+		if _, err := store.ReadJSON(indexFile, &idx); err != nil {
+			t.Fatal(err)
+		}
+		synced = synced || slices.ContainsFunc(idx.Entries, func(e Entry) bool { return e.ID == 1 })
+	}
+	if err := s.load(); err != nil {
+		t.Fatal(err)
+	}
+	if es := s.Entries(); len(es) != 1 || es[0].ID != 2 {
+		t.Errorf("entries %+v; want log 2 alone", es)
+	}
+	if !synced {
+		t.Error("the index forgot log 1 with no sync of the directory that made its removal durable")
 	}
 }

@@ -14,11 +14,13 @@ import (
 // failingLog is the log being written on a disk that fails: its writes
 // stop after room bytes with ENOSPC, the bytes before that written to the
 // file as a full disk leaves them; its syncs fail with EIO while badSync,
-// and its truncations while badTruncate.
+// and its truncations while badTruncate. cut says that a truncation is
+// not yet made durable by a sync.
 type failingLog struct {
 	*os.File
 	room                 int
 	badSync, badTruncate bool
+	cut                  bool
 }
 
 func (f *failingLog) Write(b []byte) (int, error) {
@@ -38,6 +40,7 @@ func (f *failingLog) Sync() error {
 	if f.badSync {
 		return syscall.EIO
 	}
+	f.cut = false
 	return f.File.Sync()
 }
 
@@ -45,6 +48,7 @@ func (f *failingLog) Truncate(size int64) error {
 	if f.badTruncate {
 		return syscall.EIO
 	}
+	f.cut = true
 	return f.File.Truncate(size)
 }
 
@@ -52,8 +56,9 @@ func (f *failingLog) Truncate(size int64) error {
 // append, or an fsync that fails after it) leaves the log as it was
 // before it: the listed size is the file's, a read shows the whole chunks
 // written before, the next append follows them, and the log reads the
-// same after a restart. A log that cannot be cut back takes no more data
-// until it can.
+// same after a restart. The cut back is durable (synced). A log that
+// cannot be cut back takes no more data until it can, and is cut back
+// when it is closed.
 func TestFailedWriteLeavesTheLogAsItWas(t *testing.T) {
 	first := sbem.AppendChunk(nil, 100, []byte{1, 2, 3, 4})
 	failed := slices.Concat(sbem.AppendChunk(nil, 100, []byte{5, 6, 7, 8}), sbem.AppendChunk(nil, 100, []byte{9, 10, 11, 12}))
@@ -62,13 +67,15 @@ func TestFailedWriteLeavesTheLogAsItWas(t *testing.T) {
 		name    string
 		fail    failingLog
 		wantErr error
+		close   bool // closed once it can be cut back, with nothing more appended
 	}{
-		{"full at once", failingLog{room: 0}, syscall.ENOSPC},
-		{"full in a chunk", failingLog{room: 3}, syscall.ENOSPC},
-		{"full after a whole chunk", failingLog{room: 6}, syscall.ENOSPC},
-		{"full after a chunk and a half", failingLog{room: 9}, syscall.ENOSPC},
-		{"fsync fails", failingLog{room: len(failed), badSync: true}, syscall.EIO},
-		{"cannot cut back", failingLog{room: 3, badTruncate: true}, syscall.ENOSPC},
+		{"full at once", failingLog{room: 0}, syscall.ENOSPC, false},
+		{"full in a chunk", failingLog{room: 3}, syscall.ENOSPC, false},
+		{"full after a whole chunk", failingLog{room: 6}, syscall.ENOSPC, false},
+		{"full after a chunk and a half", failingLog{room: 9}, syscall.ENOSPC, false},
+		{"fsync fails", failingLog{room: len(failed), badSync: true}, syscall.EIO, false},
+		{"cannot cut back", failingLog{room: 3, badTruncate: true}, syscall.ENOSPC, false},
+		{"cannot cut back, then closed", failingLog{room: 3, badTruncate: true}, syscall.ENOSPC, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -98,6 +105,9 @@ func TestFailedWriteLeavesTheLogAsItWas(t *testing.T) {
 				}
 			}
 			check("after the failed append", want)
+			if disk.cut && !disk.badSync {
+				t.Error("the log was cut back and not synced")
+			}
 			if disk.badTruncate {
 				// The log cannot be cut back: it takes nothing more until
 				// it can, and what it held is read as it was.
@@ -110,11 +120,13 @@ func TestFailedWriteLeavesTheLogAsItWas(t *testing.T) {
 				t.Errorf("the file holds %d bytes (%v), want the %d of the whole chunks written before", len(b), err, len(want))
 			}
 			disk.room, disk.badSync = 1<<20, false
-			if err := s.Append(next, 3); err != nil {
-				t.Fatal(err)
+			if !tt.close {
+				if err := s.Append(next, 3); err != nil {
+					t.Fatal(err)
+				}
+				want = slices.Concat(want, next)
+				check("after the next append", want)
 			}
-			want = slices.Concat(want, next)
-			check("after the next append", want)
 			if err := s.CloseLog(); err != nil {
 				t.Fatal(err)
 			}

@@ -90,10 +90,23 @@ const indexFile = "logbook.json"
 // aside, as logbook.json.corrupt, and rebuilds from the logs, with a
 // warning (Warnings). An index that cannot be read is an error.
 func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
-	s := &Storage{store: store, dir: filepath.Join(store.Dir(), "logbook"), capacity: int64(capacity), sizes: map[uint32]int64{}}
+	s := newStorage(store, capacity)
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newStorage(store *nvm.Store, capacity int) *Storage {
+	return &Storage{store: store, dir: filepath.Join(store.Dir(), "logbook"), capacity: int64(capacity), sizes: map[uint32]int64{}}
+}
+
+// load reads the index and the logs (OpenStorage), finishes what a crash
+// cut short and saves the index.
+func (s *Storage) load() error {
 	// Nothing is written until the first log: a device that never logs
 	// leaves no logbook files behind.
-	hadIndex, err := store.ReadJSON(indexFile, &s.index)
+	hadIndex, err := s.store.ReadJSON(indexFile, &s.index)
 	var corrupt *nvm.CorruptError
 	if errors.As(err, &corrupt) {
 		// The index sums up the logs, which can give it again: a device
@@ -101,7 +114,7 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 		s.index = index{}
 		aside, aerr := s.setAside()
 		if aerr != nil {
-			return nil, fmt.Errorf("logbook: %w; and it cannot be set aside to rebuild it from the logs: %w", err, aerr)
+			return fmt.Errorf("logbook: %w; and it cannot be set aside to rebuild it from the logs: %w", err, aerr)
 		}
 		// Names in the state directory, and the reason last: a device's
 		// debug log keeps the first 255 characters of a message.
@@ -110,20 +123,30 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 		hadIndex, err = false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("logbook: %w", err)
+		return fmt.Errorf("logbook: %w", err)
 	}
 	if err := s.finishErase(); err != nil { // that a crash interrupted
-		return nil, err
+		return err
 	}
 	if s.index.NextID == 0 {
 		s.index.NextID = 1
 	}
 	files, err := os.ReadDir(s.dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("logbook: %w", err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // no log was ever made
+	case err != nil:
+		return fmt.Errorf("logbook: %w", err)
+	default:
+		// The index is saved from what the directory shows, once that is
+		// durable: a log's removal that a program killed before it synced
+		// the directory would otherwise be undone by a power loss after
+		// the index forgot the log, which would come back.
+		if err := s.syncDir(); err != nil {
+			return err
+		}
 	}
 	if !hadIndex && len(files) == 0 {
-		return s, nil
+		return nil
 	}
 	known := map[uint32]bool{}
 	for _, e := range s.index.Entries {
@@ -136,7 +159,7 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 		}
 		data, err := s.recover(id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.sizes[id] = int64(len(data))
 		if !known[id] {
@@ -156,7 +179,7 @@ func OpenStorage(store *nvm.Store, capacity int) (*Storage, error) {
 		return drop
 	})
 	slices.SortFunc(s.index.Entries, func(a, b Entry) int { return int(int64(a.ID) - int64(b.ID)) })
-	return s, s.saveIndex()
+	return s.saveIndex()
 }
 
 func name(id uint32) string { return fmt.Sprintf("%08d.sbem", id) }
@@ -639,22 +662,25 @@ func (s *Storage) finishErase() error {
 		return nil
 	}
 	files, err := os.ReadDir(s.dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // no log was ever made
+	case err != nil:
 		return fmt.Errorf("logbook: %w", err)
-	}
-	removed := false
-	for _, f := range files {
-		if _, ok := parseName(f.Name()); !ok {
-			continue
+	default:
+		for _, f := range files {
+			if _, ok := parseName(f.Name()); !ok {
+				continue
+			}
+			err := os.Remove(filepath.Join(s.dir, f.Name()))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("logbook: %w", err)
+			}
+			s.crashPoint()
 		}
-		err := os.Remove(filepath.Join(s.dir, f.Name()))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("logbook: %w", err)
-		}
-		removed = true
-		s.crashPoint()
-	}
-	if removed {
+		// The directory is synced even when no file was left to remove:
+		// the erase that was cut short (a failed removal, or the program
+		// killed) may have removed them all, and its removals are durable
+		// only once the directory is synced.
 		if err := s.syncDir(); err != nil {
 			return err
 		}

@@ -175,8 +175,10 @@ func TestStorageReadsWholeChunksOfTheOpenLog(t *testing.T) {
 }
 
 // An erase of every log that fails part way (a file that cannot be
-// removed) lists no logs, and is finished before the next log is made,
-// which is numbered 1; until it can be finished no log is made.
+// removed) lists no logs, holds none to erase alone, and is finished
+// before the next log is made, which is numbered 1; until it can be
+// finished no log is made and no id reserved (an id reserved then would
+// be given again once the erase is finished).
 func TestFailedEraseIsFinishedFirst(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := openStorage(t, dir, 1<<20)
@@ -202,8 +204,14 @@ func TestFailedEraseIsFinishedFirst(t *testing.T) {
 	if es := s.Entries(); len(es) != 0 {
 		t.Errorf("entries %+v after an erase that failed part way; want none", es)
 	}
+	if err := s.Remove(1); !errors.Is(err, logbook.ErrNoLog) {
+		t.Errorf("log 1 erased alone after the erase of every log: %v; want ErrNoLog", err)
+	}
 	if _, err := s.Create(8); err == nil {
 		t.Error("a log made while the erase cannot be finished")
+	}
+	if id, err := s.NewID(); err == nil {
+		t.Errorf("id %d reserved while the erase cannot be finished", id)
 	}
 	if err := os.RemoveAll(stuck); err != nil {
 		t.Fatal(err)
