@@ -220,7 +220,11 @@ func (c *Call) Init(clk Clock, f func()) {
 		}
 	}
 	c.Stop()
-	*c = Call{clk: clk, entry: timedCall{f: f}}
+	// All but the order number, which Stop left at zero, not pending: the
+	// clock reads it through the call's stale entries under its lock, at
+	// any time (timedCall), and Init writes without the lock.
+	c.clk, c.other = clk, nil
+	c.entry.at, c.entry.f = 0, f
 }
 
 // At schedules the call to run when the clock reads t (at once if t has

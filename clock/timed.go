@@ -4,6 +4,9 @@ import "time"
 
 // timedCall is a call at a time, pending in a timedHeap. Calls due at the
 // same time run in the order they were made (seq).
+//
+// The clock reads seq under its lock through any entry of the call, stale
+// ones too, at any time: seq is written only under that lock.
 type timedCall struct {
 	at  time.Duration
 	seq uint64 // its pending entry's in the heap; 0 when not pending
