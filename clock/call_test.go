@@ -69,7 +69,9 @@ func TestCallRescheduleStop(t *testing.T) {
 // Scheduling a Call again allocates nothing, on a virtual and on a real
 // clock.
 func TestCallAllocs(t *testing.T) {
-	for _, clk := range []Clock{NewVirtual(), NewReal()} {
+	r := NewReal()
+	defer r.Close()
+	for _, clk := range []Clock{NewVirtual(), r} {
 		c := NewCall(clk, func() {})
 		if n := testing.AllocsPerRun(100, func() { c.At(time.Hour) }); n != 0 {
 			t.Errorf("%T: At allocates %v times, want 0", clk, n)
@@ -82,6 +84,7 @@ func TestCallAllocs(t *testing.T) {
 // scheduled again from its run.
 func TestCallReal(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	done := make(chan time.Duration, 2)
 	n := 0
 	var c *Call

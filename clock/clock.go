@@ -122,7 +122,8 @@ func (p *pending) Stop() bool {
 // a scheduler of its own, which wakes at most once per quantum, a
 // millisecond unless NewRealQuantum says otherwise, however many calls it
 // runs (see sched.go): the devices of a fleet share one Real clock, and
-// so its scheduler.
+// so its scheduler. Whoever makes a Real clock closes it (Close) once
+// what runs on it has stopped.
 type Real struct{ s *scheduler }
 
 // NewReal returns a real-time clock that reads zero now, whose calls run
@@ -140,6 +141,15 @@ func NewReal() *Real { return NewRealQuantum(defaultQuantum) }
 func NewRealQuantum(quantum time.Duration) *Real {
 	return &Real{s: newScheduler(time.Now(), max(quantum, defaultQuantum))}
 }
+
+// Close stops the clock's scheduler and waits for its goroutines to end,
+// after the call under way if one is: the calls pending never run, nor do
+// those scheduled after Close, which AfterFunc, At and Call.At take and
+// drop (their Stop reports that nothing was pending). Now, Due and
+// AfterPass go on as between passes. Close must not be called from a call
+// of the clock, whose end it would wait for. Closing a closed clock does
+// nothing more.
+func (r *Real) Close() { r.s.close() }
 
 // Quantum returns the least time between two wakes of the clock's
 // scheduler (NewRealQuantum).

@@ -49,6 +49,11 @@ import (
 // Batcher) defers a function to the end of the pass under way: the calls of
 // a pass can hand a transport several pieces of data, and it sends them
 // together once the pass ends.
+//
+// The scheduler's goroutines are those the runtime timer starts, runners
+// or not, and the helpers a runner waits for. It counts each of the
+// timer's from the arming of the timer to its return, and close, which
+// drops the calls and refuses new ones, waits for them (Real.Close).
 const (
 	wakeLead       = time.Millisecond
 	defaultQuantum = time.Millisecond
@@ -81,6 +86,14 @@ type scheduler struct {
 	passMu    sync.Mutex // taken after mu where both are held (endPass)
 	passes    int        // passes under way (more than one after the watchdog replaced a runner)
 	afterPass []func()   // what deferToPassEnd deferred to the end of the passes under way
+
+	closed     bool           // by close: nothing is scheduled any more, no runner starts
+	goroutines sync.WaitGroup // of the runtime timer: one armed to start, or started and not yet returned
+
+	// taken, when set (by tests), runs on a goroutine of a pass once it
+	// has taken c and let go of the lock, before c runs: as if the
+	// goroutine were held up there.
+	taken func(c *timedCall)
 }
 
 // newScheduler returns a scheduler whose runners wake at most once per
@@ -110,6 +123,9 @@ func (s *scheduler) stop(c *timedCall) bool {
 func (s *scheduler) push(c *timedCall, t time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	s.seq++
 	s.calls.push(c, t, s.seq)
 	if s.owner == 0 && s.calls.e[0].c == c {
@@ -124,14 +140,21 @@ func (s *scheduler) arm(t time.Duration) {
 		return // it fires early enough; the runner it starts looks again
 	}
 	s.armedFor = t
-	s.timer.Reset(t - s.since())
+	if !s.timer.Reset(t - s.since()) {
+		s.goroutines.Add(1) // it was not armed: it starts a goroutine once more
+	}
 }
 
 // fire runs when the runtime timer fires: it starts a runner when none is
 // in charge, and replaces one that has not finished a call since it last
 // looked.
 func (s *scheduler) fire() {
+	defer s.goroutines.Done()
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
 	s.armedFor = 0
 	if s.owner == 0 && s.calls.len() == 0 {
 		s.mu.Unlock()
@@ -210,9 +233,29 @@ func (s *scheduler) helpers() int {
 // stopTimer stops the runtime timer; s.mu is held.
 func (s *scheduler) stopTimer() {
 	if s.armedFor != 0 {
-		s.timer.Stop()
+		if s.timer.Stop() {
+			s.goroutines.Done() // it will not start the goroutine it was armed for
+		}
 		s.armedFor = 0
 	}
+}
+
+// close stops the scheduler: the calls pending never run, nor do those
+// scheduled after, and no runner starts. It waits for the goroutines of
+// the timer, the runners among them, which end after the call under way:
+// it must not be called from a call, which it would wait for.
+func (s *scheduler) close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.stopTimer()
+		for _, e := range s.calls.e {
+			e.c.seq = 0 // not pending: a call's entries leave the heap with it
+		}
+		s.calls = timedHeap{} // the runners stop after the call under way, finding none
+	}
+	s.mu.Unlock()
+	s.goroutines.Wait()
 }
 
 // drain runs the calls due by now, the earliest first, also those that the
