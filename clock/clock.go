@@ -73,8 +73,11 @@ type scheduling interface {
 	// run if it has one.
 	schedule(c *timedCall, t time.Duration)
 	// unschedule takes c out of the schedule if it is pending and reports
-	// whether it was.
+	// whether it was, leaving its entry in the clock's heap (timedHeap).
 	unschedule(c *timedCall) bool
+	// cancel is unschedule, which takes c's entry out of the heap as well
+	// (timedHeap.cancel).
+	cancel(c *timedCall) bool
 }
 
 // At arranges for f to run when c reads t (at once if t has passed). Work
@@ -194,6 +197,7 @@ func (r *Real) AfterPass(f func()) { r.s.deferToPassEnd(f) }
 
 func (r *Real) schedule(c *timedCall, t time.Duration) { r.s.push(c, t) }
 func (r *Real) unschedule(c *timedCall) bool           { return r.s.stop(c) }
+func (r *Real) cancel(c *timedCall) bool               { return r.s.cancel(c) }
 
 // Call is a call of one function that can be scheduled again and again on
 // one clock, each time at a clock reading, like At, without allocating:
@@ -220,9 +224,11 @@ func NewCall(c Clock, f func()) *Call {
 // one cache miss fewer. A pending run of c is cancelled.
 //
 // A Call made for a *Real or *Virtual clock stays on it: the clock's heap
-// may hold an entry of the call after it ran or stopped, which the order
-// numbers of another clock could make pending again. Init for another
-// clock panics.
+// may hold an entry of the call after it ran or was scheduled again, which
+// the order numbers of another clock could make pending again. Init for
+// another clock panics.
+//
+// Init does not wait for a run of c under way, which it must not race.
 func (c *Call) Init(clk Clock, f func()) {
 	if old, ok := c.clk.(scheduling); ok {
 		if s, _ := clk.(scheduling); s != old {
@@ -248,10 +254,15 @@ func (c *Call) At(t time.Duration) {
 	c.other = At(c.clk, t, c.entry.f)
 }
 
-// Stop cancels the call if it is pending and reports whether it was.
+// Stop cancels the call if it is pending and reports whether it was. The
+// clock lets go of the call, and so of the state it lives in, at once:
+// but for the entries that scheduling it again while it was pending left
+// in the clock's heap, at the times it had asked for before (see
+// timedHeap). Stop of a pending call reads the clock's schedule up to the
+// call's time: a call that is rescheduled needs no Stop before At.
 func (c *Call) Stop() bool {
 	if s, ok := c.clk.(scheduling); ok {
-		return s.unschedule(&c.entry)
+		return s.cancel(&c.entry)
 	}
 	if c.other == nil {
 		return false

@@ -111,15 +111,25 @@ func newScheduler(start time.Time, quantum time.Duration) *scheduler {
 // since returns the scheduler's time now.
 func (s *scheduler) since() time.Duration { return time.Since(s.start) }
 
-// stop takes c out of the schedule if it is pending and reports whether it was.
+// stop takes c out of the schedule if it is pending and reports whether
+// it was, leaving its entry in the heap, stale.
 func (s *scheduler) stop(c *timedCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls.remove(c)
 }
 
+// cancel takes c out of the schedule if it is pending, its entry with it,
+// and reports whether it was.
+func (s *scheduler) cancel(c *timedCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls.cancel(c)
+}
+
 // push schedules c to run at scheduler time t, after the calls already
-// scheduled for t, in place of its pending run if it has one.
+// scheduled for t, in place of its pending run if it has one. After close
+// it schedules nothing.
 func (s *scheduler) push(c *timedCall, t time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

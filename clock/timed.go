@@ -47,12 +47,13 @@ func (e heapEntry) stale() bool { return e.c.seq != e.seq }
 //
 // A stale entry holds its call until it comes to the top, at the time the
 // call was due, or a rebuild drops it. A call of At or AfterFunc lets go of
-// its function when stopped (pending.Stop), so only its own few words stay;
-// a Call lives in the state of what it calls (Call.Init), which its stale
-// entries keep reachable until then: a stream's next batch or a
-// connection's next event, milliseconds away. Finding the entry to remove
-// it at once would take its index kept in the call, written at each move
-// of the heap, the writes into the calls that stale entries avoid.
+// its function when stopped (pending.Stop), so only its own few words stay.
+// A Call lives in the state of what it calls (Call.Init), which a stale
+// entry would keep reachable: its Stop takes its entry out (cancel), found
+// by its order keys, which the call keeps, rather than by an index kept in
+// the call, written at each move of the heap, the writes into the calls
+// that stale entries avoid. A Call scheduled again while pending leaves its
+// earlier entry stale as other calls do, at a time it asked for.
 type timedHeap struct {
 	e     []heapEntry
 	stale int // stale entries
@@ -86,6 +87,53 @@ func (h *timedHeap) remove(c *timedCall) bool {
 	h.stale++
 	h.settle()
 	return true
+}
+
+// cancel takes c out of the heap if it is pending, its entry with it, and
+// reports whether it was. Finding the entry reads the entries before it,
+// and no call: as many as there are calls due before c, at worst.
+func (h *timedHeap) cancel(c *timedCall) bool {
+	if !c.pending() {
+		return false
+	}
+	i := h.find(heapEntry{at: c.at, seq: c.seq}, 0)
+	c.seq = 0
+	h.removeAt(i)
+	h.settle() // the first entry may have been c's, and the next one stale
+	return true
+}
+
+// find returns the index of the entry with the order keys of k at i or
+// below it, or -1: the entries after k, and those below them, are left
+// unread.
+func (h *timedHeap) find(k heapEntry, i int) int {
+	if i >= len(h.e) || k.before(h.e[i]) {
+		return -1
+	}
+	if h.e[i].seq == k.seq {
+		return i
+	}
+	for j := 4*i + 1; j <= 4*i+4; j++ {
+		if f := h.find(k, j); f >= 0 {
+			return f
+		}
+	}
+	return -1
+}
+
+// removeAt removes the entry at index i.
+func (h *timedHeap) removeAt(i int) {
+	n := len(h.e) - 1
+	last := h.e[n]
+	h.e[n] = heapEntry{}
+	h.e = h.e[:n]
+	switch {
+	case i == n:
+	case i > 0 && last.before(h.e[(i-1)/4]):
+		h.up(i, last)
+	default:
+		h.down(i, last)
+	}
 }
 
 // pop removes and returns the earliest call; the heap must not be empty.
