@@ -307,6 +307,9 @@ func (s *scheduler) work(now time.Duration, g uint64) int {
 		// they start, and never goes back to an earlier call's time.
 		s.reached.Store(int64(at) + 1)
 		s.mu.Unlock()
+		if s.taken != nil {
+			s.taken(c)
+		}
 		c.f()
 		s.ran.Add(1)
 		n++
