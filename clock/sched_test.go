@@ -502,10 +502,14 @@ func TestSchedulerPassEndBesideReplacement(t *testing.T) {
 
 // endingPass reports whether a goroutine waits for a lock in
 // scheduler.endPass.
-func endingPass() bool {
+func endingPass() bool { return waitsIn("[sync.Mutex.Lock", "clock.(*scheduler).endPass(") }
+
+// waitsIn reports whether the stack of a goroutine holds both wait, what
+// it waits in, and fn, a function it waits from.
+func waitsIn(wait, fn string) bool {
 	buf := make([]byte, 1<<20)
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if strings.Contains(g, "[sync.Mutex.Lock") && strings.Contains(g, "clock.(*scheduler).endPass(") {
+		if strings.Contains(g, wait) && strings.Contains(g, fn) {
 			return true
 		}
 	}
@@ -595,12 +599,4 @@ wait:
 
 // closing reports whether a goroutine waits in scheduler.close for the
 // scheduler's goroutines.
-func closing() bool {
-	buf := make([]byte, 1<<20)
-	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if strings.Contains(g, "sync.(*WaitGroup).Wait") && strings.Contains(g, "clock.(*scheduler).close(") {
-			return true
-		}
-	}
-	return false
-}
+func closing() bool { return waitsIn("sync.(*WaitGroup).Wait", "clock.(*scheduler).close(") }
