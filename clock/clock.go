@@ -258,8 +258,9 @@ func (c *Call) At(t time.Duration) {
 // clock lets go of the call, and so of the state it lives in, at once:
 // but for the entries that scheduling it again while it was pending left
 // in the clock's heap, at the times it had asked for before (see
-// timedHeap). Stop of a pending call reads the clock's schedule up to the
-// call's time: a call that is rescheduled needs no Stop before At.
+// timedHeap). Stop of a pending call scans the clock's heap, microseconds
+// for tens of thousands of calls: a call scheduled again needs no Stop
+// before At.
 func (c *Call) Stop() bool {
 	if s, ok := c.clk.(scheduling); ok {
 		return s.cancel(&c.entry)

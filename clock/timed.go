@@ -50,8 +50,8 @@ func (e heapEntry) stale() bool { return e.c.seq != e.seq }
 // its function when stopped (pending.Stop), so only its own few words stay.
 // A Call lives in the state of what it calls (Call.Init), which a stale
 // entry would keep reachable: its Stop takes its entry out (cancel), found
-// by its order keys, which the call keeps, rather than by an index kept in
-// the call, written at each move of the heap, the writes into the calls
+// by its order number, which the call keeps, rather than by an index kept
+// in the call, written at each move of the heap, the writes into the calls
 // that stale entries avoid. A Call scheduled again while pending leaves its
 // earlier entry stale as other calls do, at a time it asked for.
 type timedHeap struct {
@@ -90,35 +90,23 @@ func (h *timedHeap) remove(c *timedCall) bool {
 }
 
 // cancel takes c out of the heap if it is pending, its entry with it, and
-// reports whether it was. Finding the entry reads the entries before it,
-// and no call: as many as there are calls due before c, at worst.
+// reports whether it was. It finds the entry by its order number, which
+// no other entry has, in a scan of the heap's array that reads none of
+// the calls (BenchmarkCallStop): a search down the heap, which reads only
+// the entries due before c, took 10 to 25 times longer.
 func (h *timedHeap) cancel(c *timedCall) bool {
 	if !c.pending() {
 		return false
 	}
-	i := h.find(heapEntry{at: c.at, seq: c.seq}, 0)
-	c.seq = 0
-	h.removeAt(i)
-	h.settle() // the first entry may have been c's, and the next one stale
-	return true
-}
-
-// find returns the index of the entry with the order keys of k at i or
-// below it, or -1: the entries after k, and those below them, are left
-// unread.
-func (h *timedHeap) find(k heapEntry, i int) int {
-	if i >= len(h.e) || k.before(h.e[i]) {
-		return -1
-	}
-	if h.e[i].seq == k.seq {
-		return i
-	}
-	for j := 4*i + 1; j <= 4*i+4; j++ {
-		if f := h.find(k, j); f >= 0 {
-			return f
+	for i := range h.e {
+		if h.e[i].seq == c.seq {
+			c.seq = 0
+			h.removeAt(i)
+			h.settle() // the first entry may have been c's, and the next one stale
+			return true
 		}
 	}
-	return -1
+	panic("clock: a pending call without its entry in the heap")
 }
 
 // removeAt removes the entry at index i.
