@@ -128,6 +128,7 @@ type Fleet struct {
 	opts    FleetOptions
 	vclk    *clock.Virtual // the clock Run drives, nil when none
 	speed   float64        // Run's speed of vclk; 0 as fast as possible
+	rclk    *clock.Real    // the real clock the fleet made, which close closes; nil when none
 	closers []io.Closer
 	serve   []func(ctx context.Context) error
 	conns   *serial.ConnLimit // the connections of all the devices
@@ -184,7 +185,8 @@ func NewFleet(cfg Config, opts FleetOptions) (f *Fleet, err error) {
 		return nil, fmt.Errorf("speed %v: the devices keep the time of the clock they are given; give a speed without a clock", speed)
 	case cfg.Clock != nil:
 	case speed == 0 || speed == 1:
-		cfg.Clock = clock.NewRealQuantum(opts.ClockQuantum)
+		f.rclk = clock.NewRealQuantum(opts.ClockQuantum)
+		cfg.Clock = f.rclk
 	case speed > 0: // Run drives it, as fast as possible at +Inf
 		f.vclk = clock.NewVirtual()
 		if !math.IsInf(speed, 1) {
@@ -486,7 +488,8 @@ func (f *Fleet) leaveAir() {
 	f.airStop()
 }
 
-// close releases everything in reverse order of opening.
+// close releases everything in reverse order of opening, then closes the
+// real clock the fleet made for its devices.
 func (f *Fleet) close() error {
 	var errs []error
 	for i := len(f.closers) - 1; i >= 0; i-- {
@@ -495,6 +498,9 @@ func (f *Fleet) close() error {
 		}
 	}
 	f.closers = nil
+	if f.rclk != nil {
+		f.rclk.Close()
+	}
 	return errors.Join(errs...)
 }
 
