@@ -1,0 +1,352 @@
+package air
+
+import (
+	"errors"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// stalledLink is a link joined to a NATS server of the test's through a
+// proxy that, once stall is called, takes nothing more from the link's
+// connection until resume, as a server that stopped reading: the link's
+// writes to its socket fill the socket's buffers and then wait. nc is a
+// connection of its own to the server, not through the proxy.
+func stalledLink(t *testing.T) (l *Link, nc *nats.Conn, stall, resume func()) {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("the server did not start")
+	}
+	addr, stall, resume := stallingProxy(t, srv.Addr().String())
+	l, err = Join("nats://"+addr, Options{Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	t.Cleanup(resume) // before the link's Close, which publishes what waits
+	nc, err = nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return l, nc, stall, resume
+}
+
+// stallingProxy forwards the TCP connections it takes to target; between
+// stall and resume it reads nothing from its clients.
+func stallingProxy(t *testing.T, target string) (addr string, stall, resume func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		gate  = make(chan struct{}) // closed while the proxy reads
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	close(gate)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		close(done)
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	forward := func(dst, src net.Conn, gated bool) {
+		defer wg.Done()
+		defer dst.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			if gated {
+				mu.Lock()
+				g := gate
+				mu.Unlock()
+				select {
+				case <-g:
+				case <-done:
+					return
+				}
+			}
+			n, err := src.Read(buf)
+			if n > 0 {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, s)
+			mu.Unlock()
+			wg.Add(2)
+			go forward(s, c, true)
+			go forward(c, s, false)
+		}
+	})
+	stall = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-gate:
+			gate = make(chan struct{})
+		default:
+		}
+	}
+	resume = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	}
+	return ln.Addr().String(), stall, resume
+}
+
+// received returns a function that waits until the data messages nc's
+// watch got carry n bytes of the stream, checks that they came in order,
+// and returns them.
+func received(t *testing.T, nc *nats.Conn) func(n int) []byte {
+	got, wait := watch(t, nc)
+	return func(n int) []byte {
+		t.Helper()
+		for {
+			var data []byte
+			msgs := got()
+			for i, m := range msgs {
+				if m.kind != msgData {
+					continue
+				}
+				if m.seq != uint64(i) {
+					t.Fatalf("data message %d came where %d was due", m.seq, i)
+				}
+				data = append(data, m.body...)
+			}
+			if len(data) >= n {
+				return data
+			}
+			wait(len(msgs) + 1)
+		}
+	}
+}
+
+// fill writes to s without waiting until s is refused, and returns what
+// it wrote: the bytes of pattern from offset on, a thousand at a time.
+func fill(t *testing.T, s *Stream, offset int) []byte {
+	t.Helper()
+	var out []byte
+	chunk := make([]byte, 1000)
+	for {
+		for j := range chunk {
+			chunk[j] = pattern(offset + len(out) + j)
+		}
+		n, err := s.WriteNow(chunk)
+		if err != nil {
+			t.Fatalf("WriteNow: %v", err)
+		}
+		out = append(out, chunk[:n]...)
+		if n < len(chunk) {
+			return out
+		}
+		if len(out) > 64*sendLimit { // hang guard
+			t.Fatalf("%d bytes were written without waiting, and the stream was never refused", len(out))
+		}
+	}
+}
+
+// pattern is the byte at offset k of what fill writes.
+func pattern(k int) byte { return byte(k + k/251) }
+
+// fillStuck writes to s without waiting (fill) until the link's sender
+// waits for the server, in a write to the connection's socket that has no
+// room, and s is refused after that; it returns what it wrote, as fill.
+func fillStuck(t *testing.T, s *Stream) []byte {
+	t.Helper()
+	var out []byte
+	for !senderStuck() {
+		out = append(out, fill(t, s, len(out))...)
+		if len(out) > 64*sendLimit { // hang guard
+			t.Fatalf("%d bytes were written, and the link's sender never waited for the server", len(out))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return append(out, fill(t, s, len(out))...)
+}
+
+// senderStuck reports whether a link's sender waits in its publish for a
+// write to the connection's socket that has no room (its own, or the
+// NATS connection's flusher's, which holds the connection's lock).
+func senderStuck() bool {
+	buf := make([]byte, 4<<20)
+	var publishing, writing bool
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		waits := strings.Contains(g, "[IO wait") || strings.Contains(g, "[sync.Mutex.Lock")
+		publishing = publishing || waits && strings.Contains(g, "air.(*sender).publish(")
+		writing = writing || strings.Contains(g, "poll.(*pollDesc).waitWrite") && strings.Contains(g, "nats.go")
+	}
+	return publishing && writing
+}
+
+// TestStalledServerBoundsAStream: while the NATS server reads nothing, a
+// stream that writes without waiting (WriteNow, as a device's connection
+// event does) is refused once streamSendBuffer bytes of it wait at the
+// link, instead of piling them up there; once the server reads again,
+// every byte it took arrives, in order.
+func TestStalledServerBoundsAStream(t *testing.T) {
+	l, nc, stall, resume := stalledLink(t)
+	data := received(t, nc)
+	s := newStream(l, "000123", true, time.Hour)
+	if err := l.add(s); err != nil {
+		t.Fatal(err)
+	}
+	s.connect("peer", 7)
+	stall()
+	sent := fillStuck(t, s)
+	if n := s.unsent.Load(); n > streamSendBuffer {
+		t.Errorf("%d bytes of the stream wait at the link, want at most %d", n, streamSendBuffer)
+	}
+	if n, err := s.WriteNow([]byte("x")); n != 0 || err != nil {
+		t.Errorf("WriteNow of a byte with no room: %d, %v; want 0, nil", n, err)
+	}
+	resume()
+	if got := data(len(sent)); string(got) != string(sent) {
+		t.Errorf("%d bytes arrived, not the %d written, in order", len(got), len(sent))
+	}
+}
+
+// TestStalledServerBoundsTheLink: while the NATS server reads nothing,
+// the link holds at most sendLimit bytes of all its streams together,
+// counting the batch the sender took and cannot publish; a stream is
+// refused when the link is full, though it has room of its own.
+func TestStalledServerBoundsTheLink(t *testing.T) {
+	l, _, stall, _ := stalledLink(t)
+	stream := func() *Stream {
+		s := newStream(l, "000123", true, time.Hour)
+		if err := l.add(s); err != nil {
+			t.Fatal(err)
+		}
+		s.connect("peer", s.id)
+		return s
+	}
+	stall()
+	fillStuck(t, stream())
+	for streams := 1; ; streams++ {
+		s := stream()
+		if n := len(fill(t, s, 0)); n == 0 {
+			break
+		}
+		if streams > 2*sendLimit/streamSendBuffer { // hang guard
+			t.Fatalf("%d streams have %d bytes waiting at the link, and the link never refused more", streams, l.send.size.Load())
+		}
+	}
+	if n := l.send.size.Load(); n > sendLimit+64 {
+		t.Errorf("%d bytes wait at the link, want at most %d", n, sendLimit)
+	}
+}
+
+// TestStreamWriteWaitsForRoom: a Write (one that may wait) that finds no
+// room at the link waits for it; it ends at its write deadline, with what
+// it handed over, and at the stream's close; and once the server reads
+// again it hands over the rest and every byte arrives, in order.
+func TestStreamWriteWaitsForRoom(t *testing.T) {
+	l, nc, stall, resume := stalledLink(t)
+	data := received(t, nc)
+	s := newStream(l, "000123", true, time.Hour)
+	if err := l.add(s); err != nil {
+		t.Fatal(err)
+	}
+	s.connect("peer", 7)
+	stall()
+	sent := fillStuck(t, s)
+	write := func(p []byte) (chan error, *atomic.Int64) {
+		done, n := make(chan error, 1), new(atomic.Int64)
+		go func() {
+			k, err := s.Write(p)
+			n.Store(int64(k))
+			done <- err
+		}()
+		return done, n
+	}
+	more := []byte(strings.Repeat("more", 2*streamSendBuffer/4))
+
+	done, n := write(more)
+	waiting(t, done)
+	s.SetWriteDeadline(time.Unix(1, 0))
+	if err := <-done; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a write that waits for room, at its deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	sent = append(sent, more[:n.Load()]...)
+	s.SetWriteDeadline(time.Time{})
+
+	done, n = write(more)
+	waiting(t, done)
+	resume()
+	if err := <-done; err != nil || n.Load() != int64(len(more)) {
+		t.Errorf("a write that waited for room, once there is room: %d bytes, %v; want %d", n.Load(), err, len(more))
+	}
+	sent = append(sent, more...)
+	if got := data(len(sent)); string(got) != string(sent) {
+		t.Errorf("%d bytes arrived, not the %d written, in order", len(got), len(sent))
+	}
+
+	stall()
+	fillStuck(t, s)
+	done, _ = write(more)
+	waiting(t, done)
+	s.Close()
+	if err := <-done; !errors.Is(err, net.ErrClosed) {
+		t.Errorf("a write that waits for room, when its stream closes: %v, want net.ErrClosed", err)
+	}
+}
+
+// waiting waits until a goroutine waits for room at a link's sender; it
+// fails the test if the write that should wait, done, ends first.
+func waiting(t *testing.T, done chan error) {
+	t.Helper()
+	for hang := time.Now().Add(60 * time.Second); !waitsForRoom(); time.Sleep(time.Millisecond) { // hang guard
+		select {
+		case err := <-done:
+			t.Fatalf("the write did not wait for room: %v", err)
+		default:
+		}
+		if time.Now().After(hang) {
+			t.Fatal("the write never waited for room")
+		}
+	}
+	runtime.Gosched()
+}
