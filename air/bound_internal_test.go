@@ -6,13 +6,14 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"senseboard/internal/loopback"
 )
 
 // stalledLink is a link joined to a NATS server of the test's through a
@@ -31,7 +32,7 @@ func stalledLink(t *testing.T) (l *Link, nc *nats.Conn, stall, resume func()) {
 	if !srv.ReadyForConnections(30 * time.Second) {
 		t.Fatal("the server did not start")
 	}
-	addr, stall, resume := stallingProxy(t, srv.Addr().String())
+	addr, stall, resume := loopback.Stalling(t, srv.Addr().String())
 	l, err = Join("nats://"+addr, Options{Interval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -44,98 +45,6 @@ func stalledLink(t *testing.T) (l *Link, nc *nats.Conn, stall, resume func()) {
 	}
 	t.Cleanup(nc.Close)
 	return l, nc, stall, resume
-}
-
-// stallingProxy forwards the TCP connections it takes to target; between
-// stall and resume it reads nothing from its clients.
-func stallingProxy(t *testing.T, target string) (addr string, stall, resume func()) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		gate  = make(chan struct{}) // closed while the proxy reads
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	close(gate)
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		close(done)
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	forward := func(dst, src net.Conn, gated bool) {
-		defer wg.Done()
-		defer dst.Close()
-		buf := make([]byte, 32<<10)
-		for {
-			if gated {
-				mu.Lock()
-				g := gate
-				mu.Unlock()
-				select {
-				case <-g:
-				case <-done:
-					return
-				}
-			}
-			n, err := src.Read(buf)
-			if n > 0 {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, s)
-			mu.Unlock()
-			wg.Add(2)
-			go forward(s, c, true)
-			go forward(c, s, false)
-		}
-	})
-	stall = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		select {
-		case <-gate:
-			gate = make(chan struct{})
-		default:
-		}
-	}
-	resume = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		select {
-		case <-gate:
-		default:
-			close(gate)
-		}
-	}
-	return ln.Addr().String(), stall, resume
 }
 
 // received returns a function that waits until the data messages nc's
