@@ -243,13 +243,13 @@ func (sn *sender) run() {
 			}
 			sn.publish(t.msgs, t.buf)
 			sn.size.Add(-int64(len(t.buf)))
-			sn.wakeWaiters()
 			if cap(t.buf) > keepSendBuffer || cap(t.msgs) > keepSendMsgs {
 				t.msgs, t.buf = nil, nil
 			} else {
 				t.msgs, t.buf = t.msgs[:0], t.buf[:0]
 			}
 		}
+		sn.wakeWaiters() // once a round: thousands may wait
 		for _, b := range marks {
 			sn.l.nc.Publish(sn.l.inbox, b)
 		}
