@@ -47,6 +47,18 @@ func stalledLink(t *testing.T) (l *Link, nc *nats.Conn, stall, resume func()) {
 	return l, nc, stall, resume
 }
 
+// peerStream adds a device's stream to l, connected to a peer whose
+// program's inbox is InboxSubject("peer").
+func peerStream(t *testing.T, l *Link) *Stream {
+	t.Helper()
+	s := newStream(l, "000123", true, time.Hour)
+	if err := l.add(s); err != nil {
+		t.Fatal(err)
+	}
+	s.connect("peer", s.id)
+	return s
+}
+
 // received returns a function that waits until the data messages nc's
 // watch got carry n bytes of the stream, checks that they came in order,
 // and returns them.
@@ -139,11 +151,7 @@ func senderStuck() bool {
 func TestStalledServerBoundsAStream(t *testing.T) {
 	l, nc, stall, resume := stalledLink(t)
 	data := received(t, nc)
-	s := newStream(l, "000123", true, time.Hour)
-	if err := l.add(s); err != nil {
-		t.Fatal(err)
-	}
-	s.connect("peer", 7)
+	s := peerStream(t, l)
 	stall()
 	sent := fillStuck(t, s)
 	if n := s.unsent.Load(); n > streamSendBuffer {
@@ -164,18 +172,10 @@ func TestStalledServerBoundsAStream(t *testing.T) {
 // refused when the link is full, though it has room of its own.
 func TestStalledServerBoundsTheLink(t *testing.T) {
 	l, _, stall, _ := stalledLink(t)
-	stream := func() *Stream {
-		s := newStream(l, "000123", true, time.Hour)
-		if err := l.add(s); err != nil {
-			t.Fatal(err)
-		}
-		s.connect("peer", s.id)
-		return s
-	}
 	stall()
-	fillStuck(t, stream())
+	fillStuck(t, peerStream(t, l))
 	for streams := 1; ; streams++ {
-		s := stream()
+		s := peerStream(t, l)
 		if n := len(fill(t, s, 0)); n == 0 {
 			break
 		}
@@ -195,11 +195,7 @@ func TestStalledServerBoundsTheLink(t *testing.T) {
 func TestStreamWriteWaitsForRoom(t *testing.T) {
 	l, nc, stall, resume := stalledLink(t)
 	data := received(t, nc)
-	s := newStream(l, "000123", true, time.Hour)
-	if err := l.add(s); err != nil {
-		t.Fatal(err)
-	}
-	s.connect("peer", 7)
+	s := peerStream(t, l)
 	stall()
 	sent := fillStuck(t, s)
 	write := func(p []byte) (chan error, *atomic.Int64) {
