@@ -72,8 +72,8 @@ type pending struct {
 }
 
 // The bounds of what is handed over and not yet published: streamSendBuffer
-// bytes of one stream's data (about two seconds of a device that streams
-// IMU6, ECG and heart rate, docs/scaling.md), and sendLimit bytes of all a
+// bytes of one stream's data (nearly three seconds of a device that
+// streams IMU6, ECG and heart rate, docs/scaling.md), and sendLimit bytes of all a
 // link's messages.
 const (
 	streamSendBuffer = 16 << 10

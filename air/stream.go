@@ -346,9 +346,14 @@ func (s *Stream) WriteNow(p []byte) (int, error) {
 
 // write hands the sender p, or what of p it has room for when wait is
 // false. One write of the stream hands over at a time, so that the
-// writes' bytes do not interleave.
+// writes' bytes do not interleave: one that must not wait finds no room
+// while another is under way.
 func (s *Stream) write(p []byte, wait bool) (int, error) {
-	s.wmu.Lock()
+	if wait {
+		s.wmu.Lock()
+	} else if !s.wmu.TryLock() {
+		return 0, nil
+	}
 	defer s.wmu.Unlock()
 	n := 0
 	for {
@@ -420,11 +425,12 @@ func (s *Stream) Messages() (sent, received uint64) {
 
 // keepalive sends a keepalive, unless the stream sent data in the last
 // half interval or data of its waits at the sender (so that the peer
-// hears from it at least every one and a half intervals), or ends a stream whose peer was silent for Missed of
-// its intervals. caught is when the link's delivery of what reached it
-// last caught up (see Link.tick): the peer's messages sent until then have
-// been taken, so the peer was silent from when it was last heard until
-// then at least, whatever waits behind.
+// hears from it at least every one and a half intervals), or ends a
+// stream whose peer was silent for Missed of its intervals. caught is
+// when the link's delivery of what reached it last caught up (see
+// Link.tick): the peer's messages sent until then have been taken, so
+// the peer was silent from when it was last heard until then at least,
+// whatever waits behind.
 func (s *Stream) keepalive(now, caught time.Time) {
 	s.mu.Lock()
 	if s.closed || s.out == "" {
