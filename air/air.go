@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -143,6 +144,7 @@ type Link struct {
 	mu        sync.Mutex
 	listeners map[string]*Listener // by serial
 	streams   map[uint64]*Stream   // by this side's id
+	nstreams  atomic.Int64         // len(streams), for the sender's bound (sender.limit)
 	lastID    uint64               // the id of the stream added last
 	dirs      map[*Directory]struct{}
 	closed    bool
@@ -505,6 +507,7 @@ func (l *Link) forget(s *Stream) {
 	l.mu.Lock()
 	if l.streams[s.id] == s {
 		delete(l.streams, s.id)
+		l.nstreams.Store(int64(len(l.streams)))
 	}
 	l.mu.Unlock()
 }
@@ -589,6 +592,7 @@ func (l *Link) add(s *Stream) error {
 	l.lastID++
 	s.id = l.lastID
 	l.streams[s.id] = s
+	l.nstreams.Store(int64(len(l.streams)))
 	return nil
 }
 

@@ -169,23 +169,37 @@ func TestStalledServerBoundsAStream(t *testing.T) {
 // TestStalledServerBoundsTheLink: while the NATS server reads nothing,
 // the link holds at most sendLimit bytes of all its streams together,
 // counting the batch the sender took and cannot publish; a stream is
-// refused when the link is full, though it has room of its own.
+// refused when the link is full, though it has room of its own. A link of
+// more streams than sendLimit/sendShare holds sendShare a stream.
 func TestStalledServerBoundsTheLink(t *testing.T) {
 	l, _, stall, _ := stalledLink(t)
+	add := func(n int) []*Stream {
+		streams := make([]*Stream, n)
+		for i := range streams {
+			streams[i] = peerStream(t, l)
+		}
+		return streams
+	}
+	full := func(streams []*Stream, limit int64) {
+		t.Helper()
+		for i, s := range streams {
+			if len(fill(t, s, 0)) == 0 {
+				break
+			}
+			if i == len(streams)-1 {
+				t.Fatalf("%d streams have %d bytes waiting at the link, and the link never refused more", len(streams), l.send.size.Load())
+			}
+		}
+		if n := l.send.size.Load(); n > limit+64 || n < limit-streamSendBuffer {
+			t.Errorf("%d bytes wait at the link of %d streams, want %d", n, l.nstreams.Load(), limit)
+		}
+	}
+	streams := add(sendLimit / sendShare / 2)
 	stall()
-	fillStuck(t, peerStream(t, l))
-	for streams := 1; ; streams++ {
-		s := peerStream(t, l)
-		if n := len(fill(t, s, 0)); n == 0 {
-			break
-		}
-		if streams > 2*sendLimit/streamSendBuffer { // hang guard
-			t.Fatalf("%d streams have %d bytes waiting at the link, and the link never refused more", streams, l.send.size.Load())
-		}
-	}
-	if n := l.send.size.Load(); n > sendLimit+64 {
-		t.Errorf("%d bytes wait at the link, want at most %d", n, sendLimit)
-	}
+	fillStuck(t, streams[0])
+	full(streams[1:], sendLimit)
+	streams = add(4*sendLimit/sendShare - len(streams))
+	full(streams, sendShare*l.nstreams.Load())
 }
 
 // TestStreamWriteWaitsForRoom: a Write (one that may wait) that finds no

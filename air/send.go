@@ -22,16 +22,17 @@ import (
 //
 // What a stream hands over and the sender has not published yet is
 // bounded, as a BLE link's notification buffers are: at most
-// streamSendBuffer bytes of a stream's data, and sendLimit bytes of all
-// the link's streams together, counted until the connection has taken
-// them. A stream takes no more than there is room for (room): its writer
-// that must not wait (WriteNow, a connection event's) writes what fits and
-// leaves the rest to its caller, in whose queues (the device's radio
-// connection) it waits or is lost as the radio's model says; a writer
-// that may wait (Write) waits for room (waitRoom). Keepalives and a
-// stream's close, one message each, are handed over whatever waits. A
-// message the connection does not take fails its stream, as a Write that
-// failed did (ErrLost), on the link's delivery goroutine (later).
+// streamSendBuffer bytes of a stream's data, and a bound that grows
+// with the link's streams (limit) of all of them together, counted
+// until the connection has taken them. A stream takes no more than
+// there is room for (room): its writer that must not wait (WriteNow, a
+// connection event's) writes what fits and leaves the rest to its
+// caller, in whose queues (the device's radio connection) it waits or
+// is lost as the radio's model says; a writer that may wait (Write)
+// waits for room (waitRoom). Keepalives and a stream's close, one
+// message each, are handed over whatever waits. A message the
+// connection does not take fails its stream, as a Write that failed did
+// (ErrLost), on the link's delivery goroutine (later).
 type sender struct {
 	l       *Link
 	shards  [sendShards]sendShard
@@ -71,13 +72,15 @@ type pending struct {
 	data    int
 }
 
-// The bounds of what is handed over and not yet published: streamSendBuffer
-// bytes of one stream's data (nearly three seconds of a device that
-// streams IMU6, ECG and heart rate, docs/scaling.md), and sendLimit bytes of all a
-// link's messages.
+// The bounds of what is handed over and not yet published:
+// streamSendBuffer bytes of one stream's data (nearly three seconds of a
+// device that streams IMU6, ECG and heart rate, docs/scaling.md), and of
+// all a link's messages sendLimit bytes, or sendShare a stream when that
+// is more (limit), as a fleet's other bounds grow with its devices.
 const (
 	streamSendBuffer = 16 << 10
 	sendLimit        = 4 << 20
+	sendShare        = 4 << 10
 )
 
 // keepSendBuffer is the most a shard's buffer of encodings keeps between
@@ -96,10 +99,14 @@ func newSender(l *Link) *sender {
 	return sn
 }
 
+// limit returns the link's bound of what its streams handed over and the
+// sender has not published.
+func (sn *sender) limit() int64 { return max(sendLimit, sendShare*sn.l.nstreams.Load()) }
+
 // room returns how many bytes of data stream s may hand over now: what is
 // left of its own bound and of the link's, zero or more.
 func (sn *sender) room(s *Stream) int {
-	return int(max(0, min(streamSendBuffer-s.unsent.Load(), sendLimit-sn.size.Load())))
+	return int(max(0, min(streamSendBuffer-s.unsent.Load(), sn.limit()-sn.size.Load())))
 }
 
 // send hands the sender m, to subject, for stream s, after the messages
