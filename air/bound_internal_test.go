@@ -194,7 +194,7 @@ func TestStalledServerBoundsTheLink(t *testing.T) {
 			t.Errorf("%d bytes wait at the link of %d streams, want %d", n, l.nstreams.Load(), limit)
 		}
 	}
-	streams := add(sendLimit / sendShare / 2)
+	streams := add(sendLimit / sendShare) // the link's bound is sendLimit yet
 	stall()
 	fillStuck(t, streams[0])
 	full(streams[1:], sendLimit)

@@ -80,7 +80,7 @@ type pending struct {
 const (
 	streamSendBuffer = 16 << 10
 	sendLimit        = 4 << 20
-	sendShare        = 4 << 10
+	sendShare        = 8 << 10
 )
 
 // keepSendBuffer is the most a shard's buffer of encodings keeps between
@@ -256,7 +256,9 @@ func (sn *sender) run() {
 				t.msgs, t.buf = t.msgs[:0], t.buf[:0]
 			}
 		}
-		sn.wakeWaiters() // once a round: thousands may wait
+		if sn.size.Load() <= sn.limit()/4*3 { // a stream's own room, or a link's that emptied a quarter
+			sn.wakeWaiters() // at most once a round: thousands may wait, for the link's room
+		}
 		for _, b := range marks {
 			sn.l.nc.Publish(sn.l.inbox, b)
 		}
