@@ -243,12 +243,13 @@ func (sn *sender) run() {
 			t.buf, sh.buf = sh.buf, t.buf[:0]
 			sh.mu.Unlock()
 		}
+		freed := false // a stream that was full has room again
 		for i := range taken {
 			t := &taken[i]
 			if len(t.msgs) == 0 {
 				continue
 			}
-			sn.publish(t.msgs, t.buf)
+			freed = sn.publish(t.msgs, t.buf) || freed
 			sn.size.Add(-int64(len(t.buf)))
 			if cap(t.buf) > keepSendBuffer || cap(t.msgs) > keepSendMsgs {
 				t.msgs, t.buf = nil, nil
@@ -256,7 +257,7 @@ func (sn *sender) run() {
 				t.msgs, t.buf = t.msgs[:0], t.buf[:0]
 			}
 		}
-		if sn.size.Load() <= sn.limit()/4*3 { // a stream's own room, or a link's that emptied a quarter
+		if freed || sn.size.Load() <= sn.limit()/4*3 { // a full stream's room, or a link's that emptied a quarter
 			sn.wakeWaiters() // at most once a round: thousands may wait, for the link's room
 		}
 		for _, b := range marks {
@@ -269,19 +270,23 @@ func (sn *sender) run() {
 }
 
 // publish publishes msgs, whose encodings are buf's, in order, and lets
-// their streams hand over as much again; a message the connection does
-// not take fails its stream.
-func (sn *sender) publish(msgs []pending, buf []byte) {
+// their streams hand over as much again; it reports whether a stream that
+// was full has room again. A message the connection does not take fails
+// its stream.
+func (sn *sender) publish(msgs []pending, buf []byte) (freed bool) {
 	start := 0
 	for i, p := range msgs {
 		if err := sn.l.nc.Publish(p.subject, buf[start:p.end]); err != nil {
 			s := p.s
 			sn.l.later(func() { s.fail(lost("the NATS connection did not take the message: %v", err), false) })
 		}
-		p.s.unsent.Add(-int64(p.data))
+		if p.data > 0 && p.s.unsent.Add(-int64(p.data))+int64(p.data) >= streamSendBuffer {
+			freed = true
+		}
 		start = p.end
 		msgs[i] = pending{}
 	}
+	return freed
 }
 
 // close has the sender publish what waits and leave, and waits for it;
