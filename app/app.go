@@ -389,8 +389,9 @@ type Context struct {
 	step *step // keeps the app in step with a virtual clock; nil with other clocks
 
 	// owned by the app goroutine
-	subs    map[*resource.Client]*Subscription
-	noteBuf []resource.Event // reused by deliverNotes
+	subs       map[*resource.Client]*Subscription
+	noteBuf    []resource.Event // reused by deliverNotes
+	delivering bool             // deliverNotes runs
 }
 
 func newContext(r *Runtime) *Context {
@@ -446,6 +447,10 @@ func (c *Context) wake() {
 // deliverNotes hands the notifications that wait to their subscriptions;
 // it runs on the app's goroutine.
 func (c *Context) deliverNotes() {
+	if c.delivering {
+		return // TakeNotifications from an onNotify: they come in turn
+	}
+	c.delivering = true
 	var held int
 	c.noteBuf, held = c.step.drain(c.notes, c.noteBuf[:0])
 	for _, e := range c.noteBuf {
@@ -460,7 +465,7 @@ func (c *Context) deliverNotes() {
 			delete(c.subs, s.client)
 			continue
 		}
-		s.res = e.Sub
+		s.res, s.droppedBefore = e.Sub, e.Dropped
 		s.onNotify(e.Content)
 		if s.borrows {
 			resource.Release(e.Content) // the queue's hold: the app is done with it
@@ -468,6 +473,7 @@ func (c *Context) deliverNotes() {
 	}
 	clear(c.noteBuf)
 	c.step.release(held)
+	c.delivering = false
 }
 
 // loop is the app's goroutine: it runs the events and hands the
@@ -609,6 +615,9 @@ type Subscription struct {
 	onNotify func(content any)
 	borrows  bool                   // onNotify keeps no content: it goes back after (Borrow)
 	res      *resource.Subscription // the device's, from the first notification
+	// droppedBefore is res's Dropped, modulo 2³², when the notification
+	// being handled was queued
+	droppedBefore uint32
 }
 
 // Borrow says that onNotify is done with the content it is given when it
@@ -624,11 +633,19 @@ type Subscription struct {
 func (s *Subscription) Borrow() { s.borrows = true }
 
 // Resource returns the device's subscription behind s, from its first
-// notification on (nil before): its topic, with the topic's Limit, and its
-// Dropped count. An app that passes notifications on and loses one after
-// taking it counts the loss there with Lost, as every transport does.
+// notification on, or from SubscribeNow's answer (nil before): its topic,
+// with the topic's Limit, and its Dropped count. An app that passes
+// notifications on and loses one after taking it counts the loss there
+// with Lost, as every transport does.
 // Call it from the app's goroutine, in onNotify for example.
 func (s *Subscription) Resource() *resource.Subscription { return s.res }
+
+// DroppedBefore returns, in onNotify, how many of the subscription's
+// notifications had been dropped when the one it handles came (its
+// Resource's Dropped then, modulo 2³²: the difference of two tells how many
+// between them): those lost before it. Those dropped while it waited for
+// the app came after it; Resource().Dropped() counts them too.
+func (s *Subscription) DroppedBefore() uint32 { return s.droppedBefore }
 
 // Subscribe subscribes to the resource at path. onNotify receives each
 // notification's content, which is shared and must not be modified; the
@@ -697,13 +714,33 @@ func (c *Context) CallNow(op resource.Op, path string, params ...resource.Value)
 	return env
 }
 
+// TakeNotifications hands the notifications that wait for the app to
+// their onNotify now. A handler, or a function given to Run, runs before
+// the notifications that came while the app was busy; one that ends
+// subscriptions (the data logger's stop) calls it first, so that what came
+// before the request is not let go with them. Call it from the app's
+// goroutine; from an onNotify it does nothing.
+func (c *Context) TakeNotifications() { c.deliverNotes() }
+
 // SubscribeNow subscribes at once, as CallNow calls, and returns the
 // subscription and the device's answer; the subscription is nil when the
 // answer is not a success. Its notifications come to onNotify as those of
 // Subscribe do.
 func (c *Context) SubscribeNow(path string, onNotify func(content any), params ...resource.Value) (*Subscription, resource.Envelope) {
+	return c.SubscribeNowWaiting(path, 0, onNotify, params...)
+}
+
+// SubscribeNowWaiting is SubscribeNow for an app that keeps up with the
+// stream in the device's own time and falls behind only when its host
+// does (a descheduled goroutine, a slow disk): up to wait of the stream's
+// notifications may wait for it, in place of the topic's Limit, which is
+// the room of a transport's way (resource.Client.SetWait); wait <= 0 keeps
+// the Limit. The app's queue (NotificationQueue) still bounds them all.
+// The subscription's Resource is known from the answer on.
+func (c *Context) SubscribeNowWaiting(path string, wait int, onNotify func(content any), params ...resource.Value) (*Subscription, resource.Envelope) {
 	s := &Subscription{c: c, path: path, params: params, onNotify: onNotify}
 	s.client = resource.NewClient(c.r.app.Name(), c.sink())
+	s.client.SetWait(wait)
 	c.subs[s.client] = s
 	env, err := c.d.Do(&resource.Request{Op: resource.Subscribe, Path: path, Params: params, Client: s.client})
 	if err != nil {
@@ -713,6 +750,9 @@ func (c *Context) SubscribeNow(path string, onNotify func(content any), params .
 		delete(c.subs, s.client)
 		s.client.Close()
 		return nil, env
+	}
+	if subs := s.client.Subscriptions(); len(subs) == 1 {
+		s.res = subs[0]
 	}
 	return s, env
 }

@@ -290,6 +290,34 @@ paths:
 	// Output: /net/000123/Sample/Hello hello
 }
 
+// An app that keeps up with a stream in device time, as the data logger
+// does, lets a number of its notifications wait for it in place of the
+// topic's limit (a radio link's room), and tells from DroppedBefore how
+// many were lost before each one it handles.
+func ExampleContext_SubscribeNowWaiting() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	d, _ := senseboard.New(senseboard.Config{StateDir: dir})
+	defer d.Close()
+	first := make(chan string, 1)
+	rt, _ := app.Run(d.Core, funcApp{"keeper", func(ctx *app.Context) error {
+		var sub *app.Subscription
+		sub, env := ctx.SubscribeNowWaiting("/Meas/Acc/13", 26, func(any) {
+			select {
+			case first <- fmt.Sprint("lost before the first: ", sub.DroppedBefore()):
+			default:
+			}
+		})
+		fmt.Println(env.Status)
+		return nil
+	}})
+	defer rt.Stop()
+	fmt.Println(<-first)
+	// Output:
+	// HTTP_CODE_OK
+	// lost before the first: 0
+}
+
 // On a virtual clock the app keeps in step with device time: a timer's
 // callback and each notification run while the clock reads the time they
 // were set off, however far one Advance moves it.

@@ -25,18 +25,6 @@ func (p *pooled) Keep()    { p.kept.Store(true) }
 // unsubscribed, which no onNotify sees, is released. On the real clock,
 // where the app's notifications wait in a queue that holds them.
 func TestBorrowReleases(t *testing.T) {
-	definition := []byte(`swagger: '2.0'
-info: {version: '1', title: Pool, x-api-state: experimental, x-api-required: false, x-api-type: public}
-paths:
-  /Sample/Pool/Subscription:
-    post:
-      responses:
-        200: {description: Subscribed.}
-        x-notification: {description: A value., schema: {type: integer}}
-    delete:
-      responses:
-        200: {description: Unsubscribed.}
-`)
 	for _, tc := range []struct {
 		name        string
 		borrow      bool
@@ -49,10 +37,7 @@ paths:
 	} {
 		borrow := tc.borrow
 		d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
-		pub, err := app.Run(d, funcApp{"pub", func(ctx *app.Context) error { return ctx.Provide(definition, app.Handlers{}) }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pub := runPublisher(t, d, "/Sample/Pool")
 		subscribed := make(chan bool, 1)
 		handled := make(chan int32, 1)
 		var subscription *app.Subscription

@@ -106,8 +106,17 @@ func newPending(on scheduling, f func()) *pending {
 	return &pending{timedCall: timedCall{f: f}, on: on}
 }
 
-// Stop cancels the call if it has not started.
-func (p *pending) Stop() bool { return p.on.unschedule(&p.timedCall) }
+// Stop cancels the call if it has not started. It lets go of the function,
+// which no runner can take any more: the entry the call leaves in its
+// clock's heap holds the call until the heap drops it (see timedHeap), and
+// what the function holds, a device's state, would stay reachable with it.
+func (p *pending) Stop() bool {
+	if !p.on.unschedule(&p.timedCall) {
+		return false
+	}
+	p.f = nil
+	return true
+}
 
 // Real is the wall clock, counted from when it was made. Its calls run on
 // a scheduler of its own, which wakes at most once per quantum, a
@@ -147,11 +156,20 @@ func (r *Real) AfterFunc(d time.Duration, f func()) Timer {
 }
 
 // Due implements Lagging: while a pass of the clock's scheduler runs, the
-// time the call it started last fell due; the calls of a pass start in
-// time order, so a call reads its own due time, or that of one started
-// beside it by another of the pass's goroutines; other goroutines read
-// it too. Between passes it returns Now, also beside a pass whose call
-// is held up past the watchdog's limit (a new runner took over from it).
+// time the call it started last fell due; other goroutines read it too.
+// Between passes it returns Now, also beside a pass whose call is held up
+// past the watchdog's limit (a new runner took over from it).
+//
+// The calls of a pass start in time order, so a call reads its own due
+// time, or in a pass shared among goroutines that of a call started beside
+// it since, no later than the pass's time: never an earlier call's, but
+// for a call made during the pass for a time already passed, which starts
+// after calls due later than it. Due is one value per clock, not per
+// goroutine, as Go tells a function nothing of the goroutine it runs on: a
+// call that must know its own due time exactly in a shared pass is to be
+// handed it. The difference is the due times of the calls that start while
+// it runs, before it reads Due; the radio's model of the air, which reads
+// it, keeps its time from going back (airQueue.at).
 func (r *Real) Due() time.Duration {
 	if d := r.s.reached.Load(); d > 0 {
 		return time.Duration(d - 1)

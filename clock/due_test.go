@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -18,7 +20,7 @@ func TestDueIsWhenTheCallFellDue(t *testing.T) {
 		s.push(&timedCall{f: func() { dues, nows = append(dues, Due(r)), append(nows, r.Now()) }}, at)
 	}
 	s.beginPass()
-	s.drain(s.since(), 0)
+	s.drain(s.since(), 0, s.owner)
 	s.endPass(nil, s.owner)
 	if len(dues) != 2 || dues[0] != time.Second || dues[1] != 2*time.Second || nows[0] < time.Hour {
 		t.Errorf("calls due at 1s and 2s that ran after an hour read Due %v and Now %v", dues, nows)
@@ -48,7 +50,7 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 	s.beginPass() // old's
 	s.push(&timedCall{f: func() {}}, time.Second)
 	s.beginPass()
-	s.drain(s.since(), 0)
+	s.drain(s.since(), 0, s.owner)
 	s.endPass(nil, runner)
 	before := r.Now()
 	between := r.Due()
@@ -58,9 +60,44 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 	var due time.Duration
 	s.push(&timedCall{f: func() { s.endPass(nil, old); due = r.Due() }}, 2*time.Second)
 	s.beginPass()
-	s.drain(s.since(), 0)
+	s.drain(s.since(), 0, s.owner)
 	s.endPass(nil, runner)
 	if due != 2*time.Second {
 		t.Errorf("a call due at 2s read Due %v once the pass held up ended beside it", due)
+	}
+}
+
+// In a pass shared among goroutines a call reads with Due its own due time
+// or that of a call started after it beside it, never an earlier one's, and
+// none later than the pass's time. The goroutines of a pass store the due
+// time of each call they start: stored outside the scheduler's lock, the
+// time of a call taken first could land after that of a call taken later
+// and hold Due back. That takes two goroutines interleaved just so: the
+// test runs many calls, at more processors than the machine has, for a
+// chance of it (the order outside the lock failed it in each of several
+// runs on two cores).
+func TestDueNeverBeforeTheCallsOwn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum) // the calls below fell due long ago
+	s.owner = 1                                                   // as if a runner were in charge: push arms no timer, the test runs the pass
+	r := &Real{s: s}
+	const n = 200000
+	var early, late atomic.Int64
+	for i := range n {
+		at := time.Duration(i+1) * time.Microsecond
+		s.push(&timedCall{f: func() {
+			switch due := r.Due(); {
+			case due < at:
+				early.Add(1)
+			case due > n*time.Microsecond:
+				late.Add(1)
+			}
+		}}, at)
+	}
+	s.beginPass()
+	s.drain(s.since(), 3, s.owner)
+	s.endPass(nil, s.owner)
+	if early.Load() > 0 || late.Load() > 0 {
+		t.Errorf("of %d calls of a shared pass, %d read a Due before their own and %d one after the last", n, early.Load(), late.Load())
 	}
 }

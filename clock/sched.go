@@ -42,7 +42,8 @@ import (
 // schedule. (Counted, not timed: a pass that the system held up is no
 // busier, and helpers that it holds up as well make the runner wait.) A
 // call that blocks holds up the calls behind it only until the watchdog
-// (stallLimit) hands the schedule to a new runner.
+// (stallLimit) hands the schedule to a new runner; the runner it replaced
+// stops when the call returns, so that one runner runs the schedule.
 //
 // A wake's run of the due calls is a pass. AfterPass (Real's, the clock's
 // Batcher) defers a function to the end of the pass under way: the calls of
@@ -77,9 +78,9 @@ type scheduler struct {
 	reached  atomic.Int64  // 1 + the due time of the call started last in the pass under way; 0 once a pass ends (Real.Due)
 	seen     uint64        // ran when the watchdog last looked
 
-	passMu    sync.Mutex
-	passes    int      // passes under way (more than one after the watchdog replaced a runner)
-	afterPass []func() // what deferToPassEnd deferred to the end of the passes under way
+	passMu    sync.Mutex // taken after mu where both are held (endPass)
+	passes    int        // passes under way (more than one after the watchdog replaced a runner)
+	afterPass []func()   // what deferToPassEnd deferred to the end of the passes under way
 }
 
 // newScheduler returns a scheduler whose runners wake at most once per
@@ -168,10 +169,12 @@ func (s *scheduler) run(g uint64) {
 			helpers := s.helpers()
 			s.mu.Unlock()
 			s.beginPass()
-			n := s.drain(now, helpers)
+			n := s.drain(now, helpers, g)
 			hooks = s.endPass(hooks, g)
 			s.mu.Lock()
-			s.lastRan = n
+			if s.owner == g { // a runner replaced meanwhile ran its pass in part
+				s.lastRan = n
+			}
 			s.mu.Unlock()
 			continue
 		}
@@ -214,37 +217,43 @@ func (s *scheduler) stopTimer() {
 
 // drain runs the calls due by now, the earliest first, also those that the
 // calls make due by now (a stream that is behind catches up in step with
-// the others), on this goroutine and helpers more, which it waits for. It
-// returns how many calls ran. Without helpers it allocates nothing: it
-// runs about a thousand times a second.
-func (s *scheduler) drain(now time.Duration, helpers int) int {
+// the others), on this goroutine and helpers more, which it waits for, for
+// as long as runner g is in charge. It returns how many calls ran. Without
+// helpers it allocates nothing: it runs about a thousand times a second.
+func (s *scheduler) drain(now time.Duration, helpers int, g uint64) int {
 	if helpers == 0 {
-		return s.work(now)
+		return s.work(now, g)
 	}
 	var n atomic.Int64
 	var wg sync.WaitGroup
 	for range helpers {
-		wg.Go(func() { n.Add(int64(s.work(now))) })
+		wg.Go(func() { n.Add(int64(s.work(now, g))) })
 	}
-	n.Add(int64(s.work(now)))
+	n.Add(int64(s.work(now, g)))
 	wg.Wait()
 	return int(n.Load())
 }
 
-// work runs calls due by now, one after the other, until none is left, and
-// returns how many it ran.
-func (s *scheduler) work(now time.Duration) int {
+// work runs calls due by now, one after the other, until none is left or
+// runner g is no longer in charge, and returns how many it ran. A runner
+// that the watchdog replaced while a call held it up stops when the call
+// returns: the new runner runs the schedule alone, so that calls made to
+// run one after the other do not run two at once, a Call beside its own
+// next run among them.
+func (s *scheduler) work(now time.Duration, g uint64) int {
 	n := 0
 	for {
 		s.mu.Lock()
-		if s.calls.len() == 0 || s.calls.first() > now {
+		if s.owner != g || s.calls.len() == 0 || s.calls.first() > now {
 			s.mu.Unlock()
 			return n
 		}
 		at := s.calls.first() // not c.at once unlocked: c may be scheduled again meanwhile
 		c := s.calls.pop()
-		s.mu.Unlock()
+		// Under the lock, so that Due follows the calls in the order
+		// they start, and never goes back to an earlier call's time.
 		s.reached.Store(int64(at) + 1)
+		s.mu.Unlock()
 		c.f()
 		s.ran.Add(1)
 		n++
@@ -275,16 +284,28 @@ func (s *scheduler) beginPass() {
 // deferred, taking it into buf, which it returns emptied for the next
 // pass.
 func (s *scheduler) endPass(buf []func(), g uint64) []func() {
+	// The passes' lock is taken before the scheduler's is let go, so that
+	// a runner that replaces g after it was found in charge begins its
+	// pass only after this one is counted out: what its calls defer is
+	// not this pass's to run.
 	s.mu.Lock()
 	inCharge := s.owner == g
-	s.mu.Unlock()
 	s.passMu.Lock()
+	s.mu.Unlock()
 	s.passes--
 	if s.passes == 0 || inCharge {
 		// Between the passes of the runner in charge Due reads Now, also
 		// while the pass of one the watchdog replaced is held up; that
 		// pass's end leaves the reading of the one under way.
 		s.reached.Store(0)
+	}
+	if s.passes > 0 && !inCharge {
+		// The pass of a runner the watchdog replaced ends while another
+		// is under way, as a rule the pass of the runner in charge:
+		// what was deferred waits for the end of that one, after its
+		// last call, or of the last pass under way.
+		s.passMu.Unlock()
+		return buf
 	}
 	buf = append(buf[:0], s.afterPass...)
 	clear(s.afterPass)

@@ -169,7 +169,7 @@ func TestSchedulerDrainAllocs(t *testing.T) {
 	c := &timedCall{f: func() { ran++ }}
 	n := testing.AllocsPerRun(100, func() {
 		s.push(c, 0)
-		s.drain(s.since(), 0)
+		s.drain(s.since(), 0, s.owner)
 	})
 	if n != 0 {
 		t.Errorf("a pass allocates %v times, want 0", n)
@@ -264,7 +264,7 @@ func TestSchedulerDrainCounts(t *testing.T) {
 			c := &timedCall{f: func() { mu.Lock(); ran = append(ran, at); mu.Unlock() }}
 			s.push(c, at)
 		}
-		n := s.drain(tt.now, tt.helpers)
+		n := s.drain(tt.now, tt.helpers, s.owner)
 		if n != tt.ran || len(ran) != tt.ran || s.calls.len() != len(tt.at)-tt.ran {
 			t.Errorf("calls at %v drained at %v with %d helpers: %d counted, %d ran, %d pending; want %d ran",
 				tt.at, tt.now, tt.helpers, n, len(ran), s.calls.len(), tt.ran)
@@ -364,9 +364,14 @@ func TestRealQuantum(t *testing.T) {
 
 // A pass is shared among goroutines only when the last ran parallelBatch
 // calls or more per millisecond of the quantum: a runner alone keeps up
-// with fewer, and a single device's few calls a pass never share one.
+// with fewer, and a single device's few calls a pass never share one. The
+// test runs at four processors, whatever the machine has, so that a pass
+// shared has helpers to tell it from one that is not (at one processor a
+// shared pass has none).
 func TestSchedulerHelpers(t *testing.T) {
-	more := runtime.GOMAXPROCS(0) - 1
+	const procs = 4
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	const more = procs - 1
 	for _, tt := range []struct {
 		quantum time.Duration
 		ran     int
@@ -383,5 +388,129 @@ func TestSchedulerHelpers(t *testing.T) {
 		if got := s.helpers(); got != tt.helpers {
 			t.Errorf("quantum %v, %d calls in the last pass: %d helpers, want %d", tt.quantum, tt.ran, got, tt.helpers)
 		}
+	}
+}
+
+// A runner that the watchdog replaced while a call held it up stops once
+// the call returns. If it went on with the calls due by its pass's time, it
+// would run them beside the runner in charge: two calls at once where a
+// runner runs them one after the other, a Call beside its own next run.
+// Nor does the end of its pass run what the calls of the pass under way
+// deferred to their pass's end, before the last of them has run, or set
+// the count on which the runner in charge decides on helpers.
+func TestSchedulerReplacedRunnerStops(t *testing.T) {
+	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum) // the calls below fell due long ago
+	const old, runner = 1, 2
+	s.owner = old // as fire makes a runner; the test replaces it as the watchdog does
+	blocked, release := make(chan struct{}), make(chan struct{})
+	s.push(&timedCall{f: func() { close(blocked); <-release }}, time.Second)
+	var ran, hooked atomic.Bool
+	next := &timedCall{f: func() { ran.Store(true) }}
+	s.push(next, 2*time.Second)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.run(old)
+	}()
+	<-blocked
+	s.mu.Lock()
+	s.owner, s.lastRan = runner, 100 // the watchdog's replacement, after a busy pass
+	s.mu.Unlock()
+	s.beginPass() // the new runner's, under way: a call of it defers a hook
+	s.deferToPassEnd(func() { hooked.Store(true) })
+	close(release)
+	<-done
+	if ran.Load() || !next.pending() {
+		t.Error("the replaced runner ran a call due after the one that held it up")
+	}
+	if hooked.Load() {
+		t.Error("the end of the replaced runner's pass ran a hook of the pass under way")
+	}
+	if s.lastRan != 100 {
+		t.Errorf("the replaced runner set the count of the last pass to %d", s.lastRan)
+	}
+	s.endPass(nil, runner)
+	if !hooked.Load() {
+		t.Error("the end of the pass under way did not run its hook")
+	}
+}
+
+// A runner's pass that ends as the watchdog replaces the runner decides
+// whether it is the pass of the runner in charge before the new runner's
+// first pass begins. Deciding, and letting go of the scheduler's lock,
+// before it counted its end under the passes' lock, the end of the old
+// pass could find itself in charge and yet meet the new pass under way,
+// and run the hooks that the calls of the new pass had deferred, before
+// its last call. The test holds the passes' lock while the old pass ends,
+// and replaces the runner then if the scheduler's lock lets it.
+func TestSchedulerPassEndBesideReplacement(t *testing.T) {
+	s := newScheduler(time.Now(), defaultQuantum)
+	const old, runner = 1, 2
+	s.owner = old
+	s.beginPass() // old's, at its end
+	s.passMu.Lock()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		s.endPass(nil, old)
+	}()
+	for !endingPass() {
+		runtime.Gosched()
+	}
+	var hooked atomic.Bool
+	hook := func() { hooked.Store(true) }
+	replaced := s.mu.TryLock() // the watchdog, if it can replace the runner now
+	if replaced {
+		s.owner = runner
+		s.mu.Unlock()
+		// The new runner's pass begins, and a call of it defers a hook,
+		// as beginPass and deferToPassEnd do under the lock held here.
+		s.passes++
+		s.afterPass = append(s.afterPass, hook)
+	}
+	s.passMu.Unlock()
+	<-ended
+	if !replaced { // the old pass's end held the watchdog off until it had counted itself
+		s.mu.Lock()
+		s.owner = runner
+		s.mu.Unlock()
+		s.beginPass()
+		s.deferToPassEnd(hook)
+	}
+	if hooked.Load() {
+		t.Error("the end of the replaced runner's pass ran a hook of the new runner's pass under way")
+	}
+	s.endPass(nil, runner)
+	if !hooked.Load() {
+		t.Error("the end of the new runner's pass did not run its hook")
+	}
+}
+
+// endingPass reports whether a goroutine waits for a lock in
+// scheduler.endPass.
+func endingPass() bool {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "[sync.Mutex.Lock") && strings.Contains(g, "clock.(*scheduler).endPass(") {
+			return true
+		}
+	}
+	return false
+}
+
+// The end of the last pass under way runs what was deferred to the end of
+// the passes, also when the watchdog replaced its runner: the runner in
+// charge may have no pass under way, and none may come.
+func TestSchedulerReplacedRunnersPassEndsLast(t *testing.T) {
+	s := newScheduler(time.Now(), defaultQuantum)
+	const old, runner = 1, 2
+	s.owner = old
+	s.beginPass()
+	s.owner = runner // the watchdog's replacement, whose passes have ended
+	hooked := false
+	s.deferToPassEnd(func() { hooked = true })
+	s.endPass(nil, old)
+	if !hooked {
+		t.Error("the end of the last pass under way, a replaced runner's, did not run its hook")
 	}
 }

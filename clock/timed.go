@@ -40,7 +40,16 @@ func (e heapEntry) stale() bool { return e.c.seq != e.seq }
 // than finding and removing it: the heap then never writes to the calls it
 // moves, whose memory a fleet's thousands of calls keep out of the caches.
 // The earliest entry is never stale, and the heap is rebuilt without its
-// stale entries once they are the most of it.
+// stale entries once they are the most of it (and more than 32).
+//
+// A stale entry holds its call until it comes to the top, at the time the
+// call was due, or a rebuild drops it. A call of At or AfterFunc lets go of
+// its function when stopped (pending.Stop), so only its own few words stay;
+// a Call lives in the state of what it calls (Call.Init), which its stale
+// entries keep reachable until then: a stream's next batch or a
+// connection's next event, milliseconds away. Finding the entry to remove
+// it at once would take its index kept in the call, written at each move
+// of the heap, the writes into the calls that stale entries avoid.
 type timedHeap struct {
 	e     []heapEntry
 	stale int // stale entries

@@ -2,9 +2,11 @@ package clock
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
+	"weak"
 )
 
 // The heap gives its calls back in time order, calls at the same time in
@@ -91,4 +93,43 @@ func TestTimedHeapOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A call of At or AfterFunc that Stop cancelled lets go of its function at
+// once, and so of what the function holds (a device's state), although
+// the entry it leaves in the heap stays until it comes to the top, at the
+// call's time, or the heap is rebuilt: an earlier call keeps it below.
+func TestStoppedCallReleasesItsFunction(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		clock Clock
+	}{
+		{"real", NewReal()},
+		{"virtual", NewVirtual()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			earlier := tt.clock.AfterFunc(time.Minute, func() {})
+			defer earlier.Stop()
+			for _, schedule := range []func(f func()) Timer{
+				func(f func()) Timer { return tt.clock.AfterFunc(time.Hour, f) },
+				func(f func()) Timer { return At(tt.clock, time.Hour, f) },
+			} {
+				state, tm := stateHeldBy(schedule)
+				if !tm.Stop() {
+					t.Fatal("Stop of a pending call reported that it did not stop it")
+				}
+				runtime.GC()
+				if state.Value() != nil {
+					t.Error("the state of a stopped call's function is still reachable")
+				}
+			}
+		})
+	}
+}
+
+// stateHeldBy schedules a function that holds some state and returns a weak
+// pointer to the state.
+func stateHeldBy(schedule func(f func()) Timer) (weak.Pointer[[64]int], Timer) {
+	state := new([64]int)
+	return weak.Make(state), schedule(func() { state[0]++ })
 }

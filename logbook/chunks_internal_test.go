@@ -62,3 +62,28 @@ func TestChunksOfSplits(t *testing.T) {
 		}
 	}
 }
+
+// A stream's notifications may wait WriteStall's worth at the rate its
+// path names, and its losses are named as its records are.
+func TestWaitAndLossName(t *testing.T) {
+	for _, tt := range []struct {
+		uri  string
+		wait int
+		name string
+	}{
+		{"/Meas/ECG/500/mV", 63, "MeasECGmV"},
+		{"/Meas/ECG/125", 16, "MeasECG"},
+		{"/Meas/IMU9/208", 416, "MeasIMU9"},
+		{"/Meas/Acc/13", 26, "MeasAcc"},
+		{"/Meas/HR", 32, "MeasHR"},
+		{"/Meas/Temp", 32, "MeasTemp"},
+		{"/Sample/JumpCount", 32, "SampleJumpCount"},
+	} {
+		if got := waitFor(tt.uri); got != tt.wait {
+			t.Errorf("waitFor(%q) = %d, want %d", tt.uri, got, tt.wait)
+		}
+		if got := sbemName(tt.uri); got != tt.name {
+			t.Errorf("sbemName(%q) = %q, want %q", tt.uri, got, tt.name)
+		}
+	}
+}

@@ -9,8 +9,10 @@
 package logbook
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +55,17 @@ const FlushInterval = time.Second
 
 // TimeDetailed is the path recorded once when logging starts.
 const TimeDetailed = "/Time/Detailed"
+
+// WriteStall is the longest the logger may be held up (a write of the log
+// that an fsync on a busy disk stalls, a host that deschedules it) and
+// lose nothing: each logged stream's notifications may wait that long for
+// it (see waitFor). A longer stall loses notifications, and the log
+// records the loss (a Lost stream record).
+const WriteStall = 2 * time.Second
+
+// LostPrefix starts the SBEM name of the records of a stream's losses:
+// LostMeasECGmV counts the notifications of MeasECGmV the logger lost.
+const LostPrefix = "Lost"
 
 // maxChunk keeps every data chunk below the 0xAD that some readers take as
 // the SBEM escape.
@@ -115,15 +128,18 @@ type Module struct {
 	mu      sync.Mutex
 	ctx     *app.Context   // the running app's, nil while it is stopped
 	clk     clock.Clock    // the device's, from the first start
+	dev     *device.Core   // the device, from the first start
 	layout  content.Layout // the binary form of the logged content, from the profile
 	paths   []string
 	state   uint8
 	full    bool
-	subs    []*app.Subscription // the streams logged
+	subs    []*logged // the streams logged
 	writer  *sbem.Writer
 	pending []byte
 	err     error // the first error of a flush, stops logging
 	flushT  clock.Timer
+
+	beforeWrite func() // a test's slow disk: runs before each write of the log
 }
 
 const configFile = "datalogger.json"
@@ -159,7 +175,7 @@ func (m *Module) Name() string { return Name }
 // reset it is ready, not logging, as the hardware's data logger is.
 func (m *Module) Start(ctx *app.Context) error {
 	m.mu.Lock()
-	m.ctx, m.clk = ctx, ctx.Device().Clock()
+	m.ctx, m.clk, m.dev = ctx, ctx.Device().Clock(), ctx.Device()
 	m.layout = content.Layout{TempMeasurementFirst: ctx.Device().Profile().Binary.TempMeasurementFirst()}
 	m.mu.Unlock()
 	return ctx.Serve(ModuleName, app.Handlers{
@@ -366,19 +382,28 @@ func (m *Module) putState(req *resource.Request) resource.Response {
 	case StateLogging:
 		return m.start()
 	case StateReady:
-		m.mu.Lock()
-		logging := m.state == StateLogging
-		m.mu.Unlock()
-		if !logging {
-			return resource.Errorf(resource.StatusForbidden, "the data logger is not logging")
-		}
-		if err := m.stop(); err != nil {
-			return resource.Errorf(resource.StatusInternalServerError, "%v", err)
-		}
-		return resource.OK(nil)
+		return m.stopRequested()
 	default:
 		return resource.Errorf(resource.StatusBadRequest, "state %d; allowed: 2 (READY, stops logging), 3 (LOGGING, starts it)", s)
 	}
+}
+
+// stopRequested stops logging at a request, on the app's goroutine. The
+// notifications that came before the request, which wait for the app
+// while it handles it, are logged first: a stop lets go only what comes
+// after it, and what it lets go is not counted as lost.
+func (m *Module) stopRequested() resource.Response {
+	m.mu.Lock()
+	ctx, logging := m.ctx, m.state == StateLogging
+	m.mu.Unlock()
+	if !logging {
+		return resource.Errorf(resource.StatusForbidden, "the data logger is not logging")
+	}
+	ctx.TakeNotifications()
+	if err := m.stop(); err != nil {
+		return resource.Errorf(resource.StatusInternalServerError, "%v", err)
+	}
+	return resource.OK(nil)
 }
 
 // utcSeconds is the device's UTC time in seconds.
@@ -436,18 +461,21 @@ func (m *Module) start() resource.Response {
 	for _, path := range paths {
 		if strings.EqualFold(path, TimeDetailed) {
 			if env := ctx.CallNow(resource.Get, TimeDetailed); env.Status.OK() {
-				m.record(TimeDetailed, env.Content)
+				m.record(&logged{uri: TimeDetailed}, env.Content)
 			}
 			continue
 		}
-		var s *app.Subscription
-		s, env := ctx.SubscribeNow(path, func(c any) { m.record(s.Resource().Topic.URI(), c) })
+		l := &logged{}
+		s, env := ctx.SubscribeNowWaiting(path, waitFor(path), func(c any) { m.record(l, c) })
 		if s == nil {
 			m.stop()
 			return resource.Errorf(resource.StatusBadRequest, "subscribe %s: %d %s", path, env.Status, env.Error)
 		}
+		l.sub, l.uri = s, s.Resource().Topic.URI()
+		l.name = sbemName(l.uri)
 		m.mu.Lock()
-		m.subs = append(m.subs, s)
+		l.last = m.relativeTime()
+		m.subs = append(m.subs, l)
 		m.mu.Unlock()
 	}
 	m.scheduleFlush(ctx)
@@ -488,10 +516,18 @@ func (m *Module) stop() error {
 		m.flushT = nil
 	}
 	wasLogging := m.state == StateLogging
+	if wasLogging {
+		now := m.relativeTime()
+		for _, l := range subs {
+			if r := l.sub.Resource(); r != nil {
+				m.recordLoss(l, uint32(r.Dropped()), now) // lost after the last notification logged
+			}
+		}
+	}
 	m.state = StateReady
 	m.mu.Unlock()
-	for _, s := range subs {
-		s.Unsubscribe(nil)
+	for _, l := range subs {
+		l.sub.Unsubscribe(nil)
 	}
 	err := m.flush()
 	if cerr := m.storage.CloseLog(); err == nil {
@@ -508,9 +544,13 @@ func (m *Module) flush() error {
 	m.mu.Lock()
 	data := m.pending
 	m.pending = nil
+	hold := m.beforeWrite
 	m.mu.Unlock()
 	if len(data) == 0 || !m.storage.IsOpen() {
 		return nil
+	}
+	if hold != nil {
+		hold()
 	}
 	err := m.storage.Append(data, m.utcSeconds())
 	if errors.Is(err, ErrFull) {
@@ -558,19 +598,111 @@ func (m *Module) getEntries(req *resource.Request) resource.Response {
 	return resource.OK(&Entries{Elements: append([]Entry{}, page...)})
 }
 
-// record encodes one notification into pending chunks.
-func (m *Module) record(uri string, v any) {
+// logged is one stream the logger subscribes to, and the account of its
+// losses; m.mu guards it.
+type logged struct {
+	sub     *app.Subscription
+	uri     string // the topic's canonical URI
+	name    string // its SBEM name, which its losses' records carry
+	dropped uint32 // the subscription's drops the log has recorded, modulo 2³²
+	last    uint32 // the device time (ms) of its last notification logged, or of the start
+}
+
+// waitFor returns how many notifications of the stream at path may wait
+// for the logger: WriteStall's worth at the rate the path names, counted as
+// a notification a sample (an upper bound: a motion notification carries
+// several) or, for the ECG, an array of content.ECGArraySize samples; 16 a
+// second for a path that names no rate (heart rate, temperature).
+func waitFor(path string) int {
+	name, rate := streamName(path)
+	switch {
+	case rate <= 0:
+		rate = 16
+	case strings.EqualFold(name, "MeasECG"):
+		rate /= content.ECGArraySize
+	}
+	return max(2, int(math.Ceil(rate*WriteStall.Seconds())))
+}
+
+// sbemName names the stream at a topic's URI as its records do: MeasIMU9,
+// MeasECG, MeasECGmV, MeasHR, MeasTemp; the path without its slashes for
+// others.
+func sbemName(uri string) string {
+	name, _ := streamName(uri)
+	switch {
+	case name == "":
+		return strings.ReplaceAll(strings.Trim(uri, "/"), "/", "")
+	case strings.HasSuffix(strings.ToLower(uri), "/mv"):
+		return name + "mV"
+	}
+	return name
+}
+
+// relativeTime is the device's relative time in ms; m.mu is held.
+func (m *Module) relativeTime() uint32 {
+	if m.dev == nil {
+		return 0
+	}
+	return m.dev.RelativeTime()
+}
+
+// timeOf returns the device time (ms) of a notification: its timestamp,
+// or now for content that has none (heart rate).
+func timeOf(v any, now uint32) uint32 {
+	if ts, ok := content.Timestamp(v); ok {
+		return ts
+	}
+	return now
+}
+
+// record encodes one notification of stream l into pending chunks, after
+// the record of the notifications of l lost since the last one logged.
+func (m *Module) record(l *logged, v any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.state != StateLogging || m.writer == nil {
 		return
 	}
+	at := timeOf(v, m.relativeTime())
+	if l.sub != nil {
+		m.recordLoss(l, l.sub.DroppedBefore(), at)
+	}
+	l.last = at
 	var err error
-	for _, c := range chunksOf(uri, v, m.layout) {
+	for _, c := range chunksOf(l.uri, v, m.layout) {
 		if m.pending, err = m.writer.AppendRecord(m.pending, c.layout, c.n, c.data); err != nil {
 			m.logError(err)
 			return
 		}
+	}
+}
+
+// recordLoss writes the record of the notifications of l that its
+// subscription dropped since the last record of them, dropped being its
+// count of drops until then (modulo 2³²), if any: the device times between
+// which they were (the last notification of l logged, or the start, and
+// until), and how many. m.mu is held.
+func (m *Module) recordLoss(l *logged, dropped uint32, until uint32) {
+	n := dropped - l.dropped
+	if m.writer == nil || n == 0 {
+		return
+	}
+	l.dropped = dropped
+	layout := sbemLayout("lost/"+l.name, func() *sbem.Layout {
+		return &sbem.Layout{Stream: LostPrefix + l.name, Fixed: []sbem.Field{fTS,
+			{Name: "Until", Format: sbem.Uint32}, {Name: "Notifications", Format: sbem.Uint32}}}
+	})
+	data := binary.LittleEndian.AppendUint32(nil, l.last)
+	data = binary.LittleEndian.AppendUint32(data, until)
+	data = binary.LittleEndian.AppendUint32(data, n)
+	var err error
+	if m.pending, err = m.writer.AppendRecord(m.pending, layout, 0, data); err != nil {
+		m.logError(err)
+		return
+	}
+	if m.ctx != nil {
+		m.ctx.Device().Logf(device.LevelWarning, "datalogger: %s: %d notifications lost between %d and %d ms (the logger was held up longer than %v); the log records it",
+			l.uri, n, l.last, until, WriteStall)
 	}
 }
 

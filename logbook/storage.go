@@ -30,9 +30,16 @@ type Entry struct {
 
 // Storage holds the logs in the state directory: one SBEM file per log in
 // the logbook directory, appended to and fsynced, and an index (ids,
-// modification times, the next id) in an atomically replaced state file. A
-// log whose end a crash tore is cut back to its last whole chunk when the
-// storage opens.
+// modification times, the next id) in an atomically replaced state file,
+// saved before the file it describes changes: a new log's entry before its
+// file, a log's new modification time before the data it dates (once a
+// second while logging); and after an erased log's file is removed, its
+// removal made durable. A crash between two steps so loses nothing made
+// durable: a log's size is its file's, an entry whose file a crash kept
+// from being made, or removed, is dropped when the storage opens, an
+// erased log never comes back, and a log's time is never older than its
+// data. A log whose end a crash tore is cut back to
+// its last whole chunk when the storage opens.
 type Storage struct {
 	store    *nvm.Store
 	dir      string
@@ -44,6 +51,9 @@ type Storage struct {
 	open    *os.File
 	openID  uint32
 	openLen int64
+
+	onCrashPoint func() // a test's, called where a crash may stop the storage
+	onSyncDir    func() // a test's, called once the logbook directory is synced
 }
 
 type index struct {
@@ -171,29 +181,91 @@ func (s *Storage) Create(now uint32) (uint32, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return 0, fmt.Errorf("logbook: %w", err)
 	}
+	// The index names the log, with its time, before its file exists: a
+	// crash between the two leaves an entry with no file, which the next
+	// start drops, never a file the index does not know (listed at the
+	// next start with no modification time).
 	id := s.index.NextID
 	s.index.NextID++
-	path := filepath.Join(s.dir, name(id))
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	s.index.Entries = append(s.index.Entries, Entry{ID: id, Modified: now})
+	if err := s.saveIndex(); err != nil {
+		s.index.Entries = s.index.Entries[:len(s.index.Entries)-1]
+		return 0, err
+	}
+	s.crashPoint()
+	f, err := s.createLog(id)
 	if err != nil {
-		return 0, fmt.Errorf("logbook: %w", err)
+		s.index.Entries = slices.DeleteFunc(s.index.Entries, func(e Entry) bool { return e.ID == id })
+		if serr := s.saveIndex(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return 0, err
+	}
+	s.crashPoint()
+	s.open, s.openID, s.openLen = f, id, int64(len(sbem.Header))
+	s.sizes[id] = s.openLen
+	return id, nil
+}
+
+// createLog creates the file of log id with the SBEM header, durable
+// with its directory entry, open for appending.
+func (s *Storage) createLog(id uint32) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, name(id)), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("logbook: %w", err)
 	}
 	if _, err := f.Write([]byte(sbem.Header)); err != nil {
 		f.Close()
-		return 0, fmt.Errorf("logbook: %w", err)
+		return nil, fmt.Errorf("logbook: %w", err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return 0, fmt.Errorf("logbook: %w", err)
+		return nil, fmt.Errorf("logbook: %w", err)
 	}
-	if err := nvm.SyncDir(s.dir); err != nil {
+	if err := s.syncDir(); err != nil {
 		f.Close()
-		return 0, fmt.Errorf("logbook: %w", err)
+		return nil, err
 	}
-	s.open, s.openID, s.openLen = f, id, int64(len(sbem.Header))
-	s.sizes[id] = s.openLen
-	s.index.Entries = append(s.index.Entries, Entry{ID: id, Modified: now})
-	return id, s.saveIndex()
+	return f, nil
+}
+
+// removeLog removes the file of log id, durably, before the index
+// forgets it: a crash between the two leaves an entry with no file, which
+// the next start drops, never a file the index does not know, which would
+// come back at the next start with no modification time. s.mu is held.
+func (s *Storage) removeLog(id uint32) error {
+	err := os.Remove(filepath.Join(s.dir, name(id)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // nothing to make durable
+	case err != nil:
+		return fmt.Errorf("logbook: %w", err)
+	}
+	if err := s.syncDir(); err != nil {
+		return err
+	}
+	s.crashPoint()
+	return nil
+}
+
+// syncDir makes the creations and removals of log files in the logbook
+// directory durable.
+func (s *Storage) syncDir() error {
+	if err := nvm.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("logbook: %w", err)
+	}
+	if s.onSyncDir != nil {
+		s.onSyncDir()
+	}
+	return nil
+}
+
+// crashPoint marks a moment between two durable steps, where a crash
+// may stop the storage (a test's seam; nothing in production).
+func (s *Storage) crashPoint() {
+	if s.onCrashPoint != nil {
+		s.onCrashPoint()
+	}
 }
 
 // makeRoom erases the oldest closed logs until n more bytes fit; s.mu is held.
@@ -204,8 +276,8 @@ func (s *Storage) makeRoom(n int64) error {
 			return ErrFull
 		}
 		id := s.index.Entries[i].ID
-		if err := os.Remove(filepath.Join(s.dir, name(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("logbook: %w", err)
+		if err := s.removeLog(id); err != nil {
+			return err
 		}
 		delete(s.sizes, id)
 		s.index.Entries = slices.Delete(s.index.Entries, i, i+1)
@@ -269,26 +341,30 @@ func fitChunks(data []byte, room int64) int {
 
 // write appends data to the open log and makes it durable; s.mu is held.
 func (s *Storage) write(data []byte, now uint32) error {
-	if _, err := s.open.Write(data); err != nil {
-		return fmt.Errorf("logbook: %w", err)
-	}
-	if err := s.open.Sync(); err != nil {
-		return fmt.Errorf("logbook: %w", err)
-	}
-	s.openLen += int64(len(data))
-	s.sizes[s.openID] = s.openLen
 	for i := range s.index.Entries {
 		if e := &s.index.Entries[i]; e.ID == s.openID && e.Modified != now {
-			// The index keeps the time before Entries shows it (once a
-			// second at most): it never goes back across a crash.
+			// The index keeps the time before the data it dates is
+			// written (once a second at most): across a crash a log's
+			// time is never older than the data it holds, and never goes
+			// back from what Entries showed.
 			was := e.Modified
 			e.Modified = now
 			if err := s.saveIndex(); err != nil {
 				e.Modified = was
 				return err
 			}
+			s.crashPoint()
 		}
 	}
+	if _, err := s.open.Write(data); err != nil {
+		return fmt.Errorf("logbook: %w", err)
+	}
+	if err := s.open.Sync(); err != nil {
+		return fmt.Errorf("logbook: %w", err)
+	}
+	s.crashPoint()
+	s.openLen += int64(len(data))
+	s.sizes[s.openID] = s.openLen
 	return nil
 }
 
@@ -358,8 +434,8 @@ func (s *Storage) Remove(id uint32) error {
 	if s.open != nil && s.openID == id {
 		return ErrOpenLog
 	}
-	if err := os.Remove(filepath.Join(s.dir, name(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("logbook: %w", err)
+	if err := s.removeLog(id); err != nil {
+		return err
 	}
 	delete(s.sizes, id)
 	s.index.Entries = slices.DeleteFunc(s.index.Entries, func(e Entry) bool { return e.ID == id })
@@ -373,11 +449,20 @@ func (s *Storage) Clear() error {
 	if s.open != nil {
 		return errors.New("logbook: a log is open")
 	}
+	removed := false
 	for id := range s.sizes {
-		if err := os.Remove(filepath.Join(s.dir, name(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := os.Remove(filepath.Join(s.dir, name(id)))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("logbook: %w", err)
 		}
+		removed = removed || err == nil
 		delete(s.sizes, id)
+	}
+	if removed { // durably, before the index forgets them (removeLog)
+		if err := s.syncDir(); err != nil {
+			return err
+		}
+		s.crashPoint()
 	}
 	// An empty logbook numbers its logs from 1 again, as the family's
 	// logbook does after an erase: clients enumerate logs from id 1.

@@ -17,7 +17,10 @@ import (
 // a log names no rate, so a stream needs two records at different device
 // times, and a stream of a single record (or of records all at one time)
 // is refused with edf.ErrInvalid naming it, rather than given a rate
-// guessed; heart rate, RR intervals and temperature as annotations. The start is
+// guessed; heart rate, RR intervals and temperature as annotations, and so
+// the data logger's losses (its Lost records: "ECGmV: 63 notifications lost
+// by the data logger in 2.048 s", at the last notification logged before
+// them). The start is
 // the log's UTC anchor (its /Time/Detailed record) when it has one.
 // Streams that start later than the first are padded at their start with
 // their first sample, and samples missing where a stream's timestamps jump
@@ -46,6 +49,12 @@ func EDF(log []byte) (*edf.File, error) {
 			continue
 		case "MeasTemp":
 			b.AnnotateAt(r.timestamp(), fmt.Sprintf("Temp %.2f K", r.value("Measurement")))
+			continue
+		}
+		if lost, ok := strings.CutPrefix(r.Stream, lostPrefix); ok {
+			from := r.timestamp()
+			b.AnnotateAt(from, fmt.Sprintf("%s: %.0f notifications lost by the data logger in %.3f s",
+				strings.TrimPrefix(lost, "Meas"), r.value("Notifications"), (r.value("Until")-from)/1000))
 			continue
 		}
 		if r.Timestamp == nil || len(r.Fields) == 0 {

@@ -16,11 +16,20 @@ import (
 	"senseboard/sbem"
 )
 
+// lostPrefix starts the name of the records of a stream's losses, as the
+// data logger writes them (logbook.LostPrefix): LostMeasECGmV.
+const lostPrefix = "Lost"
+
 // Record is one decoded chunk of a log: one notification of a stream, or
-// part of one.
+// part of one, or the data logger's account of notifications it lost.
 type Record struct {
 	// Stream names the logged resource as SBEM does: MeasIMU9, MeasECGmV,
-	// MeasHR, TimeDetailed.
+	// MeasHR, TimeDetailed; or, for the notifications of a stream that the
+	// data logger lost, Lost and the stream's name (LostMeasECGmV), whose
+	// fields are Until and Notifications: that many notifications of the
+	// stream were lost after the record's timestamp (the device time of the
+	// last one logged before them, or of the start) and before Until (of
+	// the first one logged after them, or of the stop).
 	Stream string `json:"stream"`
 	// Timestamp is the record's device time in ms, when it has one.
 	Timestamp *float64 `json:"timestamp,omitempty"`
@@ -110,7 +119,8 @@ const CSVHeader = "record,stream,timestamp_ms,field,sample,value"
 // (from 1), its stream, its device time in ms (empty when it has none),
 // the field, the sample's index within the record (0 for a fixed field)
 // and the value (fractions to 12 significant digits), in the units the stream has (m/s², deg/s, µT, mV, bpm, ms,
-// K; raw ECG counts).
+// K; raw ECG counts). The data logger's losses are rows too: stream
+// LostMeasECGmV, say, with the fields Until (ms) and Notifications.
 func WriteCSV(w io.Writer, log []byte) error {
 	recs, err := Decode(log)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"senseboard/edf"
+	"senseboard/logbook"
 	"senseboard/logfile"
 	"senseboard/sbem"
 )
@@ -137,6 +138,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(one)
 	f.Add([]byte(sbem.Header))
 	f.Add([]byte("SBEM0112\x00\x05\x01\x00<PTH>"))
+	f.Add(lossLog(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs, err := logfile.Decode(data)
 		var b, j bytes.Buffer
@@ -190,6 +192,68 @@ func xyzLayout(stream, array string) *sbem.Layout {
 // time ms.
 func xyzRecord(ms uint32, n int) []byte {
 	return append([]byte{byte(ms), byte(ms >> 8), byte(ms >> 16), byte(ms >> 24)}, make([]byte, 12*n)...)
+}
+
+// lossLog is a log of MeasAcc at 13 Hz whose data logger lost 3
+// notifications: records at 0 and 77 ms, a LostMeasAcc record from 77 to
+// 385 ms, and records at 385 and 462 ms.
+func lossLog(tb testing.TB) []byte {
+	tb.Helper()
+	w := sbem.NewWriter()
+	acc := xyzLayout("MeasAcc", "ArrayAcc")
+	lost := &sbem.Layout{Stream: logbook.LostPrefix + "MeasAcc", Fixed: []sbem.Field{
+		{Name: "Timestamp", Format: sbem.Uint32}, {Name: "Until", Format: sbem.Uint32}, {Name: "Notifications", Format: sbem.Uint32}}}
+	log := []byte(sbem.Header)
+	var err error
+	for _, r := range []struct {
+		l    *sbem.Layout
+		n    int
+		data []byte
+	}{
+		{acc, 1, xyzRecord(0, 1)},
+		{acc, 1, xyzRecord(77, 1)},
+		{lost, 0, []byte{77, 0, 0, 0, 0x81, 1, 0, 0, 3, 0, 0, 0}},
+		{acc, 1, xyzRecord(385, 1)},
+		{acc, 1, xyzRecord(462, 1)},
+	} {
+		if log, err = w.AppendRecord(log, r.l, r.n, r.data); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return log
+}
+
+// The data logger's record of its losses is a record of its own in every
+// export: its fields in CSV and JSON, an annotation in EDF+ where the gap
+// starts, and no signal.
+func TestLossRecordExported(t *testing.T) {
+	log := lossLog(t)
+	var c bytes.Buffer
+	if err := logfile.WriteCSV(&c, log); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"3,LostMeasAcc,77,Until,0,385\n", "3,LostMeasAcc,77,Notifications,0,3\n"} {
+		if !strings.Contains(c.String(), row) {
+			t.Errorf("CSV has no row %q:\n%s", row, c.String())
+		}
+	}
+	f, err := logfile.EDF(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Signals {
+		if strings.Contains(s.Label, "Lost") || strings.Contains(s.Transducer, "Lost") {
+			t.Errorf("signal %q (%s) of the loss record", s.Label, s.Transducer)
+		}
+	}
+	want := edf.Annotation{Onset: 77 * time.Millisecond, Text: "Acc: 3 notifications lost by the data logger in 0.308 s"}
+	found := false
+	for _, a := range f.Annotations {
+		found = found || a == want
+	}
+	if !found {
+		t.Errorf("annotations %+v, want %+v among them", f.Annotations, want)
+	}
 }
 
 // A stream that starts long after the first cannot share its time line:

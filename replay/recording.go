@@ -122,6 +122,18 @@ type Recording struct {
 	Beats []time.Duration
 }
 
+// DropSecondLead lets the ECG's second lead go, when it has one: a
+// recording that will play with the heart rate on the first lead alone
+// then holds that lead and its times, about two thirds of what it held.
+// A Source of it offers the heart rate one lead whatever SetHRLeads says
+// (TwoLeads), as for a record of one, and senseboard.New refuses two.
+// Call it before the recording plays.
+func (r *Recording) DropSecondLead() {
+	if s := r.Series[ECG]; s != nil && len(s.Axes) > 1 {
+		s.Axes = [][]float64{s.Axes[0]}
+	}
+}
+
 // Channels lists the recording's channels.
 func (r *Recording) Channels() []Channel {
 	var out []Channel
@@ -329,18 +341,28 @@ type Fallback interface {
 }
 
 // NewSource plays recs from origin. When two recordings have the same
-// channel the first wins.
+// channel the first wins (Plays).
 func NewSource(origin time.Duration, fallback Fallback, recs ...*Recording) *Source {
 	s := &Source{origin: origin, imu: fallback, ecg: fallback, temp: fallback}
 	s.hrLeads.Store(1)
-	for _, r := range recs {
-		for c, ser := range r.Series {
-			if ser != nil && s.ch[c] == nil {
-				s.ch[c], s.length[c] = ser, r.Length
-			}
+	for c := range numChannels {
+		if i := Plays(c, recs); i >= 0 {
+			s.ch[c], s.length[c] = recs[i].Series[c], recs[i].Length
 		}
 	}
 	return s
+}
+
+// Plays returns the index in recs of the recording whose channel c a
+// Source of recs plays: the first that has it; -1 when none has. Its ECG
+// is the one whose leads the heart rate may take (SetHRLeads).
+func Plays(c Channel, recs []*Recording) int {
+	for i, r := range recs {
+		if r.Series[c] != nil {
+			return i
+		}
+	}
+	return -1
 }
 
 // Has reports whether a recording provides the channel.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"senseboard/internal/needs"
 	"senseboard/sensor"
@@ -181,6 +183,72 @@ func TestWFDBFormat16(t *testing.T) {
 	}
 }
 
+// Plays names the recording whose channel a source plays: the first with
+// it, as NewSource takes it, or none.
+func TestPlays(t *testing.T) {
+	rec := func(length time.Duration, cs ...Channel) *Recording {
+		r := &Recording{Length: length}
+		for _, c := range cs {
+			r.Series[c] = &Series{Channel: c}
+		}
+		return r
+	}
+	recs := []*Recording{rec(1, Acc), rec(2, ECG, Acc), rec(3, Temp, ECG)}
+	src := NewSource(0, nil, recs...)
+	for c, want := range map[Channel]int{Acc: 0, Gyro: -1, Magn: -1, ECG: 1, Temp: 2} {
+		i := Plays(c, recs)
+		if i != want {
+			t.Errorf("Plays(%s) = %d; want %d", c, i, want)
+			continue
+		}
+		switch {
+		case i < 0 && src.ch[c] != nil:
+			t.Errorf("%s: the source plays a series no recording has", c)
+		case i >= 0 && (src.ch[c] != recs[i].Series[c] || src.length[c] != recs[i].Length):
+			t.Errorf("%s: the source plays another recording's than Plays says", c)
+		}
+	}
+	if got := Plays(ECG, nil); got != -1 {
+		t.Errorf("Plays of no recording = %d; want -1", got)
+	}
+}
+
+// WFDB and a record's one signal read a header alike: a signal alone is
+// the lead WFDB gives for it, with the file's prolog (its byte offset)
+// and the signal's skew honoured; a signal the header lacks, and a header
+// that does not parse, are refused naming the record.
+func TestWFDBSignal(t *testing.T) {
+	// a prolog of 2 bytes, then frames (1, 10), (2, 20), (3, 30); the
+	// second signal a frame late
+	hea := "r 2 360\nr.dat 16+2 100\nr.dat 16:1+2 100\n"
+	dat := []byte{9, 9, 1, 0, 10, 0, 2, 0, 20, 0, 3, 0, 30, 0}
+	both, err := WFDB("r", []byte(hea), dat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	axes := both.Series[ECG].Axes
+	if got := fmt.Sprint(axes); got != "[[0.01 0.02 0.03] [0.2 0.3 NaN]]" {
+		t.Errorf("leads %s mV, want [[0.01 0.02 0.03] [0.2 0.3 NaN]]", got)
+	}
+	for lead := range 2 {
+		one, err := wfdbRecord("r", []byte(hea), dat, nil, lead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(one.Series[ECG].Axes), fmt.Sprint(axes[lead:lead+1]); got != want {
+			t.Errorf("signal %d alone: %s mV, want %s", lead, got, want)
+		}
+	}
+	if _, err := wfdbRecord("r", []byte(hea), dat, nil, 2); err == nil || !strings.Contains(err.Error(), "r: signal 2 of 2") {
+		t.Errorf("signal 2 of 2: %v", err)
+	}
+	for lead := -1; lead < 1; lead++ {
+		if _, err := wfdbRecord("bad", []byte("r 2 360\nr.dat 16:x 100\n"), dat, nil, lead); err == nil || !strings.HasPrefix(err.Error(), "bad: ") {
+			t.Errorf("lead %d of a header of a bad skew: %v, want an error naming the record", lead, err)
+		}
+	}
+}
+
 // A record's second signal is the ECG's second lead when it is in
 // millivolts and in the first's file; the ECG's first axis is the first
 // signal whatever the second is. A source offers the second lead to the
@@ -296,10 +364,10 @@ func TestSourceTwoLeads(t *testing.T) {
 	}
 }
 
-// A record of two leads played below its rate filters its second lead
-// only once the heart rate reads it: by default the ECG's resampled copy
-// holds the first lead alone, as for a record of one.
-func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
+// rampRecord returns a record of two leads of a second at 360 Hz, each a
+// ramp (the second twice as steep), wrapping at 256 ADC units.
+func rampRecord(t *testing.T) *Recording {
+	t.Helper()
 	dat := make([]byte, 0, 4*360)
 	for i := range 360 {
 		dat = append(dat, byte(i), 0, byte(2*i), 0)
@@ -308,6 +376,14 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// A record of two leads played below its rate filters its second lead
+// only once the heart rate reads it: by default the ECG's resampled copy
+// holds the first lead alone, as for a record of one.
+func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
+	r := rampRecord(t)
 	ser := r.Series[ECG]
 	filtered := func() (n [2]int) {
 		ser.mu.Lock()
@@ -337,8 +413,52 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 	}
 }
 
+// DropSecondLead leaves a record of two leads with its first, as it was,
+// and lets the second go (the garbage collector takes it); a source of it
+// then offers one lead after SetHRLeads(2) and plays as before. A record
+// of one lead, and one without an ECG, are left as they were.
+func TestDropSecondLead(t *testing.T) {
+	r := rampRecord(t)
+	first := slices.Clone(r.Series[ECG].Axes[0])
+	played := make([]float64, 64)
+	NewSource(0, nil, r).FillECG(played, 0, time.Second/256)
+	second := weak.Make(&r.Series[ECG].Axes[1][0])
+	r.DropSecondLead()
+	runtime.GC()
+	if got := r.Series[ECG].Axes; len(got) != 1 || !slices.Equal(got[0], first) {
+		t.Errorf("after DropSecondLead: %d leads; want the first alone, as it was", len(got))
+	}
+	if second.Value() != nil {
+		t.Error("the second lead is still held after DropSecondLead")
+	}
+	src := NewSource(0, nil, r)
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
+	if src.TwoLeads() {
+		t.Error("a source offers two leads of a recording whose second was dropped")
+	}
+	got := make([]float64, 64)
+	src.FillECG(got, 0, time.Second/256)
+	if !slices.Equal(got, played) {
+		t.Error("the ECG plays otherwise after DropSecondLead")
+	}
+	one, err := WFDB("one", []byte("one 1 360\none.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	axes := one.Series[ECG].Axes
+	one.DropSecondLead()
+	if len(one.Series[ECG].Axes) != 1 || &one.Series[ECG].Axes[0][0] != &axes[0][0] {
+		t.Error("DropSecondLead changed a record of one lead")
+	}
+	(&Recording{}).DropSecondLead() // no ECG: nothing to drop, no panic
+}
+
 // SetHRLeads may change what a source offers while a heart rate reads it
-// (go test -race tells).
+// (go test -race tells), and what it offers is the last number set, at
+// once. That a running heart rate takes it at its next batch,
+// TestHeartRateLeadsAtNextBatch (package meas) holds on a virtual clock.
 func TestSourceHRLeadsWhilePlaying(t *testing.T) {
 	r, err := WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
 	if err != nil {
@@ -358,6 +478,9 @@ func TestSourceHRLeadsWhilePlaying(t *testing.T) {
 	for i := range 1000 {
 		if err := src.SetHRLeads(1 + i%2); err != nil {
 			t.Fatal(err)
+		}
+		if two := src.TwoLeads(); two != (i%2 == 1) {
+			t.Fatalf("SetHRLeads(%d), then TwoLeads() = %v", 1+i%2, two)
 		}
 	}
 	<-done
@@ -534,6 +657,7 @@ func FuzzParse(f *testing.F) {
 func FuzzWFDB(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, []byte{0x01, 0x04, 0x00, 0x00})
+	f.Add([]byte("r 2 360 4\nr.dat 16:3+2 200\nr.dat 16:1+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, hea, dat, atr []byte) {
 		r, err := WFDB("fuzz", hea, dat, atr)
 		if err != nil {

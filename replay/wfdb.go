@@ -15,28 +15,27 @@ import (
 // lead (the ECG series' second axis), which a Source may offer the heart
 // rate (Source.SetHRLeads).
 func WFDB(name string, header, dat, atr []byte) (*Recording, error) {
-	h, err := wfdb.ParseHeader(header)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	leads := []int{0}
-	if len(h.Signals) > 1 && h.Signals[1].File == h.Signals[0].File && strings.EqualFold(h.Signals[1].Units, "mV") {
-		leads = append(leads, 1)
-	}
-	return wfdbLeads(name, h, dat, atr, leads)
+	return wfdbRecord(name, header, dat, atr, -1)
 }
 
-// wfdbSignal builds a recording of the record's signal number lead as its
-// ECG, of one lead.
-func wfdbSignal(name string, header, dat, atr []byte, lead int) (*Recording, error) {
+// wfdbRecord builds a recording whose ECG is the record's signal number
+// lead, or, for lead -1, the leads WFDB reads.
+func wfdbRecord(name string, header, dat, atr []byte, lead int) (*Recording, error) {
 	h, err := wfdb.ParseHeader(header)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if lead >= len(h.Signals) {
+	leads := []int{lead}
+	switch {
+	case lead < 0:
+		leads = []int{0}
+		if len(h.Signals) > 1 && h.Signals[1].File == h.Signals[0].File && strings.EqualFold(h.Signals[1].Units, "mV") {
+			leads = append(leads, 1)
+		}
+	case lead >= len(h.Signals):
 		return nil, fmt.Errorf("%s: signal %d of %d", name, lead, len(h.Signals))
 	}
-	return wfdbLeads(name, h, dat, atr, []int{lead})
+	return wfdbLeads(name, h, dat, atr, leads)
 }
 
 // wfdbLeads builds a recording whose ECG has the record's signals leads

@@ -8,6 +8,12 @@ type Event struct {
 	Sub     *Subscription
 	Content any       // the notification's content, when Ended is zero
 	Ended   EndReason // non-zero: Sub ended for this reason
+	// Dropped is Sub's Dropped when the queue took the notification, modulo
+	// 2³² (the difference of two tells how many between them): those lost
+	// before it, which a consumer that accounts for its losses (the data
+	// logger) tells from those lost after it while it waited. 32 bits fit
+	// in the room Ended leaves: an Event is no larger for it.
+	Dropped uint32
 }
 
 // Queue is a Sink with a bounded buffer, for a client whose transport sends
@@ -18,7 +24,8 @@ type Event struct {
 // them on their subscription; publishers and other clients are never delayed.
 // End events are never dropped. A transport may end a client whose queue stays
 // full. A topic's Limit caps how many of its notifications may wait for one
-// subscriber, below the queue's capacity.
+// subscriber, below the queue's capacity, unless the subscriber's client
+// sets its own (Client.SetWait).
 //
 // Memory follows use: an idle queue holds no buffer, the buffer doubles as
 // notifications wait, up to the capacity, and is let go when a drain finds
@@ -59,7 +66,7 @@ func (q *Queue) Notify(n Notification) bool {
 		q.grow()
 	}
 	pending := n.Sub.pending.Add(1)
-	q.buf[q.n] = Event{Sub: n.Sub, Content: n.Content}
+	q.buf[q.n] = Event{Sub: n.Sub, Content: n.Content, Dropped: uint32(n.Sub.dropped.Load())}
 	q.n++
 	wake := q.n == 1 && len(q.ends) == 0
 	full := n.Sub.limit > 0 && pending >= n.Sub.limit

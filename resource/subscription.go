@@ -76,6 +76,7 @@ type Client struct {
 	mu     sync.Mutex
 	subs   map[*Topic]*Subscription
 	closed bool
+	wait   int32 // SetWait's; 0: each topic's Limit
 }
 
 // NewClient returns a client named for messages whose notifications go to sink.
@@ -85,6 +86,19 @@ func NewClient(name string, sink Sink) *Client {
 
 // Name returns the client's name.
 func (c *Client) Name() string { return c.name }
+
+// SetWait lets up to n notifications of a topic wait for each of the
+// client's subscriptions made from then on, in place of the topic's Limit
+// (n <= 0 goes back to the topics' Limits). A topic's Limit is the room on
+// the way from the device to a transport's client (the ECG front end's
+// buffer behind a radio link); a client that keeps up in the device's own
+// time and falls behind only when its host does (the data logger, an
+// in-device app) sizes its own. Its Queue's capacity still bounds them all.
+func (c *Client) SetWait(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wait = int32(max(n, 0))
+}
 
 // Subscriptions returns the client's active subscriptions.
 func (c *Client) Subscriptions() []*Subscription {
@@ -120,13 +134,13 @@ type Subscription struct {
 	queue   *Queue // the client's sink when it is a Queue
 	holds   bool   // the client's sink is a HoldingSink (a Queue, say)
 	active  atomic.Bool
-	limit   int32        // from the topic: most notifications waiting in a Queue
-	pending atomic.Int32 // notifications waiting in a Queue
+	limit   int32         // from the topic: most notifications waiting in a Queue
+	pending atomic.Int32  // notifications waiting in a Queue
+	dropped atomic.Uint64 // a Queue dates each notification with it (Event.Dropped)
 
-	id      uint64
-	Topic   *Topic
-	Client  *Client
-	dropped atomic.Uint64
+	id     uint64
+	Topic  *Topic
+	Client *Client
 	// Tag is free for the client's transport (for example a bridge message id).
 	Tag any
 }
@@ -256,7 +270,7 @@ type Topic struct {
 	// Limit, when positive, is how many notifications of the topic may wait
 	// for one subscriber in its client's Queue; more are dropped. A source
 	// sets it in Subscribe (the ECG front end holds 32 samples: two
-	// notifications).
+	// notifications). A client may set its own instead (Client.SetWait).
 	Limit int
 	// Data is free for the Source (for example the sensor stream feeding it).
 	Data any
@@ -377,7 +391,7 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 	}
 	h.mu.Lock()
 	c.mu.Lock()
-	closed := c.closed
+	closed, wait := c.closed, c.wait
 	t := h.topics[uri]
 	_, dup := c.subs[t]
 	c.mu.Unlock()
@@ -403,6 +417,9 @@ func (h *Hub) Subscribe(req *Request, uri string, src Source) (*Subscription, Re
 	}
 	h.nextID++
 	s := &Subscription{id: h.nextID, Topic: t, Client: c, limit: int32(t.Limit)}
+	if wait > 0 {
+		s.limit = wait
+	}
 	s.queue, _ = c.sink.(*Queue)
 	_, s.holds = c.sink.(HoldingSink)
 	s.active.Store(true)

@@ -2,9 +2,11 @@ package resource
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"go.uber.org/goleak"
 )
@@ -309,6 +311,87 @@ func TestTopicLimitCapsWaitingNotifications(t *testing.T) {
 		t.Errorf("after draining: %+v", ev)
 	}
 	c.Close()
+}
+
+// A client's own wait (SetWait) takes the place of the topic's Limit for
+// its subscriptions made after it: more, fewer, or back to the topic's.
+func TestClientWaitReplacesTopicLimit(t *testing.T) {
+	for _, tt := range []struct {
+		wait, waiting int
+	}{
+		{0, 2},  // the topic's Limit
+		{4, 4},  // the client's, larger
+		{1, 1},  // the client's, smaller
+		{-1, 2}, // back to the topic's
+	} {
+		h := NewHub(0)
+		q := NewQueue(100)
+		c := NewClient("c", q)
+		c.SetWait(tt.wait)
+		s, _ := subscribe(t, h, c, "/ECG/512", &limitSource{limit: 2})
+		for i := range 5 {
+			h.Topic("/ECG/512").Publish(i)
+		}
+		if q.Len() != tt.waiting || s.Dropped() != uint64(5-tt.waiting) {
+			t.Errorf("wait %d: %d waiting, %d dropped; want %d and %d", tt.wait, q.Len(), s.Dropped(), tt.waiting, 5-tt.waiting)
+		}
+		c.Close()
+	}
+}
+
+// A queued notification carries its subscription's drops before it, not
+// those after it while it waited.
+func TestEventCarriesDropsBefore(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(100)
+	c := NewClient("c", q)
+	subscribe(t, h, c, "/ECG/512", &limitSource{limit: 2})
+	topic := h.Topic("/ECG/512")
+	for i := range 5 { // 0 and 1 wait, 2, 3 and 4 are dropped
+		topic.Publish(i)
+	}
+	first := q.Drain(nil)
+	topic.Publish(5)
+	var got []uint32
+	for _, e := range append(first, q.Drain(nil)...) {
+		got = append(got, e.Dropped)
+	}
+	if want := []uint32{0, 0, 3}; !slices.Equal(got, want) {
+		t.Errorf("drops before each notification %v, want %v", got, want)
+	}
+	c.Close()
+}
+
+// An Event is four words on a 64-bit machine, as it was before it carried
+// its drop count: a queue's buffer holds as many in as many bytes.
+func TestEventSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("the size is pinned for 64-bit machines")
+	}
+	if got := unsafe.Sizeof(Event{}); got != 32 {
+		t.Errorf("an Event is %d bytes, want 32", got)
+	}
+}
+
+// What Queue.Notify reads of a subscription for each notification (its
+// stall, queue, limit, pending count and drops) lies in its first 40
+// bytes, within one cache line when the object starts on one.
+func TestSubscriptionNotifyFieldsTogether(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("the layout is pinned for 64-bit machines")
+	}
+	var s Subscription
+	for name, end := range map[string]uintptr{
+		"stall":   unsafe.Offsetof(s.stall) + unsafe.Sizeof(s.stall),
+		"queue":   unsafe.Offsetof(s.queue) + unsafe.Sizeof(s.queue),
+		"limit":   unsafe.Offsetof(s.limit) + unsafe.Sizeof(s.limit),
+		"pending": unsafe.Offsetof(s.pending) + unsafe.Sizeof(s.pending),
+		"dropped": unsafe.Offsetof(s.dropped) + unsafe.Sizeof(s.dropped),
+	} {
+		if end > 40 {
+			t.Errorf("a subscription's %s ends at byte %d, past the first 40", name, end)
+		}
+	}
 }
 
 type limitSource struct {

@@ -89,7 +89,23 @@ import "math"
 //     the largest such candidate first (past the T-wave window and 200 ms
 //     before it): noise comes between beats that come on time, while a
 //     small beat that is missed leaves a long interval, in an irregular
-//     rhythm too.
+//     rhythm too,
+//  12. a flat line: nothing under an absolute floor of the integrated
+//     signal (flatFloor, a signal of a few µV, under an ECG amplifier's
+//     noise) is a beat, at once or by search-back, recovery or a look into
+//     a long interval; it counts as noise only. The levels are not learnt
+//     from a flat line (learning goes on until its 2 s hold something at
+//     the floor), the recovery restarts them only while the signal goes on
+//     (something at the floor within the last regular interval: the last
+//     complex before a flat line stands above it, whatever it is), and a
+//     flat line (2 s under the floor) is no pause of the heart: the
+//     detector does not learn its levels again on it, and its 5 s without
+//     a beat count again from the signal's return, which it meets with the
+//     levels and templates it had, or, when no beat came of those levels
+//     (learnt from a front end settling before the electrodes touched),
+//     learns them again from. So a flat line, exact, rounded or
+//     quantised (one unit either way at 200 units per mV), gives no beat,
+//     from the start of a stream or after beats, however long.
 //
 // The template is the average band-passed complex (120 ms around the R
 // peak) of the beats that resemble it, learnt from the first beats; the
@@ -101,7 +117,8 @@ import "math"
 // farthest from the local baseline within the integration window, moved back
 // by the band-pass's group delay. Flush decides a beat still waiting for
 // confirmation at the end of a stream. A detector that finds no beat for 5 s
-// (electrodes off, for example) learns its levels again. Feed does not
+// of a signal (a QRS that shrank under its levels, for example) learns its
+// levels again; a flat line does not count (rule 12). Feed does not
 // allocate.
 type QRSDetector struct {
 	fs     float64
@@ -117,7 +134,6 @@ type QRSDetector struct {
 	xv     []float32 // input values, ring
 	bpv    []float32 // band-passed values, ring
 	refrac int64
-	margin int64 // how far around the expected place the R peak is looked for
 	tWave  int64
 	fall   int64 // how long after its top a maximum is a peak, samples
 	search float64
@@ -127,6 +143,10 @@ type QRSDetector struct {
 	learnSum  float64
 	learnN    int
 	learning  bool
+	// where 5 s without a beat count from when no beat came since: the
+	// end of learning, or the signal's return after a flat line
+	since int64
+	live  int64 // the last sample whose integrated signal was at flatFloor or above
 
 	candV float64 // the peak waiting to be classified, 0 for none
 	candI int64
@@ -139,7 +159,6 @@ type QRSDetector struct {
 	lastSlope  float64
 	slopes     [8]float64 // the steepest slopes of the last beats, a ring
 	slopeN     int        // beats whose slope is in slopes
-	lastV      float64    // integrated-signal peak of the last beat
 	rr         []int64    // the last 8 intervals
 	rrOK       []int64    // the last 8 regular intervals
 	noise      []peak     // noise peaks since the last beat
@@ -156,6 +175,18 @@ type QRSDetector struct {
 
 	out []int64
 }
+
+// flatFloor is the level of the integrated signal, (mV/s)², under which
+// there is no ECG: what a sine of 10 Hz (the band-pass's middle) and 7 µV
+// gives, under an ECG amplifier's noise of about 10 µV. A QRS of 1 mV
+// gives 130 to 330, one of 20 µV 0.05 to 0.13; a flat line, exact or
+// rounded, nothing; the noise of one unit either way of a recording at 200
+// units per mV (MIT-BIH's), 0.03 to 0.08 at 125 to 512 Hz.
+const flatFloor = 0.1
+
+// flatTime is how long the integrated signal stays under flatFloor for a
+// flat line, s: longer than an interval of a heart at 30 a minute.
+const flatTime = 2
 
 // maxPeaks is how many candidate peaks since the last beat search-back
 // chooses from; beyond it the smallest is dropped.
@@ -178,7 +209,6 @@ func NewQRSDetector(fs float64) *QRSDetector {
 		win:     make([]float64, int(math.Round(0.15*fs))),
 		hist:    int(4 * fs),
 		refrac:  int64(0.2 * fs),
-		margin:  int64(math.Round(0.03 * fs)),
 		tWave:   int64(0.36 * fs),
 		fall:    int64(0.095 * fs),
 		lastQRS: -1,
@@ -259,6 +289,17 @@ func (d *QRSDetector) Feed(x float64) {
 		m, d.wsum = 0, 0
 	}
 
+	if m >= flatFloor {
+		if n-d.live > int64(flatTime*d.fs) { // the signal returns
+			d.since = n
+			if !d.learning && d.lastQRS < 0 {
+				// no beat came of the levels before the flat line (learnt
+				// from a front end settling, say): they are learnt again
+				d.relearn(n)
+			}
+		}
+		d.live = n
+	}
 	if d.learning {
 		if n-d.learnFrom > int64(len(d.win)) { // skip the filters' start-up
 			d.learnMax = math.Max(d.learnMax, m)
@@ -266,7 +307,11 @@ func (d *QRSDetector) Feed(x float64) {
 			d.learnN++
 		}
 		if n-d.learnFrom >= int64(2*d.fs) {
-			d.learning = false
+			if d.learnMax < flatFloor { // a flat line: nothing to learn from
+				d.learnFrom, d.learnMax, d.learnSum, d.learnN = n, 0, 0, 0
+				return
+			}
+			d.learning, d.since = false, n
 			d.spki = d.learnMax / 3
 			d.npki = d.learnSum / float64(max(d.learnN, 1)) / 2
 			d.pkV, d.pkI, d.candV = m, n, 0
@@ -279,7 +324,10 @@ func (d *QRSDetector) Feed(x float64) {
 	if t1, _ := d.thresholds(); d.lastQRS >= 0 && len(d.rr) > 0 && float64(n-d.lastQRS) > d.search && !(d.candV > t1 && d.candI-d.lastQRS > d.refrac) {
 		d.searchBack()
 	}
-	if last := max(d.lastQRS, d.learnFrom+int64(2*d.fs)); n-last > int64(5*d.fs) {
+	// the levels learnt again after 5 s of a signal without a beat; not on
+	// a flat line, which is no pause of the heart and teaches nothing: the
+	// 5 s count again from the signal's return
+	if last := max(d.lastQRS, d.since); n-last > int64(5*d.fs) && n-d.live <= int64(flatTime*d.fs) {
 		d.relearn(n)
 	}
 }
@@ -317,7 +365,7 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		d.npki = 0.125*v + 0.875*d.npki // the tail of the last beat
 		return
 	}
-	if v > t1 {
+	if v > t1 && v >= flatFloor {
 		s := d.maxSlope(i)
 		if d.lastQRS >= 0 && i-d.lastQRS < d.tWave && d.tWaveLike(i, s) {
 			d.npki = 0.125*v + 0.875*d.npki // a T wave, unless search-back finds otherwise
@@ -357,7 +405,7 @@ func (d *QRSDetector) classify(v float64, i int64) {
 		}
 		d.spki = 0.125*v + 0.875*d.spki
 		d.rescue(i, r)
-		d.beat(i, r, v, s)
+		d.beat(i, r, s)
 		return
 	}
 	d.npki = 0.125*v + 0.875*d.npki
@@ -379,14 +427,14 @@ func (d *QRSDetector) searchGap(i int64) {
 	_, t2 := d.thresholds()
 	noisy := d.npki > d.spki/20
 	best := d.largest(func(p peak) bool {
-		return p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 && (!noisy || d.likeBeat(p))
+		return p.i-d.lastQRS >= d.tWave && i-p.i > d.refrac && p.v > t2 && p.v >= flatFloor && (!noisy || d.likeBeat(p))
 	})
 	if best < 0 {
 		return
 	}
 	p := d.noise[best]
 	d.spki = 0.25*p.v + 0.75*d.spki
-	d.beat(p.i, d.locate(p.i), p.v, d.maxSlope(p.i))
+	d.beat(p.i, d.locate(p.i), d.maxSlope(p.i))
 }
 
 // likeBeat reports whether a kept peak looks like a beat of the running
@@ -410,7 +458,7 @@ func (d *QRSDetector) takeSmall(i int64) {
 		return
 	}
 	p := d.noise[best]
-	d.beat(p.i, d.locate(p.i), p.v, d.maxSlope(p.i))
+	d.beat(p.i, d.locate(p.i), d.maxSlope(p.i))
 }
 
 // largest returns the index in d.noise of the largest kept peak that ok
@@ -464,7 +512,7 @@ func (d *QRSDetector) rescue(i, ri int64) {
 		d.ref[k] -= mu
 	}
 	if d.corrWith(d.ref, ri) >= 0.5 {
-		d.beat(p.i, r, p.v, d.maxSlope(p.i))
+		d.beat(p.i, r, d.maxSlope(p.i))
 	}
 }
 
@@ -473,7 +521,7 @@ func (d *QRSDetector) rescue(i, ri int64) {
 func (d *QRSDetector) searchBack() {
 	_, t2 := d.thresholds()
 	best := d.largest(func(peak) bool { return true })
-	if best < 0 {
+	if best < 0 || d.noise[best].v < flatFloor {
 		// nothing to find: look again one interval later
 		d.search += float64(len(d.win))
 		return
@@ -482,7 +530,7 @@ func (d *QRSDetector) searchBack() {
 	r := d.locate(p.i)
 	if p.v > t2 {
 		d.spki = 0.25*p.v + 0.75*d.spki
-		d.beat(p.i, r, p.v, d.maxSlope(p.i))
+		d.beat(p.i, r, d.maxSlope(p.i))
 		return
 	}
 	// the other peaks' level: when the largest stands well above it
@@ -499,15 +547,19 @@ func (d *QRSDetector) searchBack() {
 			n++
 		}
 	}
+	// and only while the signal goes on (something at the floor within the
+	// last regular interval): the last complex before a flat line stands
+	// above the flat line, whatever it is
 	long := float64(d.n-d.lastQRS) > 2.5*mean(d.rrOK)
-	if long && n > 0 && p.i-d.lastQRS >= d.tWave && d.stands(p.v, sum/float64(n), r) {
+	live := float64(d.n-1-d.live) <= mean(d.rrOK) // d.n-1 is now
+	if long && live && n > 0 && p.i-d.lastQRS >= d.tWave && d.stands(p.v, sum/float64(n), r) {
 		d.spki, d.npki = p.v, sum/float64(n)
 		if d.corr(r) < 0.5 && !d.likeAlt(r) && !d.onTime(r) {
 			d.noise = d.noise[:0] // the artefact with them
 			d.search += float64(len(d.win))
 			return
 		}
-		d.beat(p.i, r, p.v, d.maxSlope(p.i))
+		d.beat(p.i, r, d.maxSlope(p.i))
 		return
 	}
 	// nothing found: look again one integration window later, the levels
@@ -612,7 +664,7 @@ func next(j, n int) int {
 // window saw the complex.
 func (d *QRSDetector) locate(i int64) int64 {
 	c := i - d.delay - int64(len(d.win))/2
-	lo := max(c-int64(len(d.win))/2-d.margin, d.n-int64(d.hist)+1, 0)
+	lo := max(c-int64(len(d.win))/2-d.margin(), d.n-int64(d.hist)+1, 0)
 	hi := min(c+int64(len(d.win))/2, d.n-1)
 	if hi <= lo {
 		return max(i-d.delay, 0)
@@ -629,8 +681,12 @@ func (d *QRSDetector) locate(i int64) int64 {
 	return r
 }
 
+// margin returns how far around the expected place the R peak is looked
+// for: 30 ms, in samples.
+func (d *QRSDetector) margin() int64 { return int64(math.Round(0.03 * d.fs)) }
+
 // beat records a beat whose integrated-signal peak is at i and R peak at r.
-func (d *QRSDetector) beat(i, r int64, v, slope float64) {
+func (d *QRSDetector) beat(i, r int64, slope float64) {
 	if d.lastR >= 0 {
 		rr := r - d.lastR
 		if rr <= 0 {
@@ -649,7 +705,7 @@ func (d *QRSDetector) beat(i, r int64, v, slope float64) {
 			d.search = 1.66 * mean(d.rr) // irregular rhythm
 		}
 	}
-	d.lastQRS, d.lastR, d.lastSlope, d.lastV = i, r, slope, v
+	d.lastQRS, d.lastR, d.lastSlope = i, r, slope
 	d.slopes[d.slopeN%len(d.slopes)] = slope
 	d.slopeN++
 	d.learn(r)

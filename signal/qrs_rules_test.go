@@ -20,15 +20,18 @@ import (
 const rulesFs = 256
 
 // idle returns a detector past its learning, fed zeros, with no beat yet.
+// A flat line teaches it nothing, so it would learn on: its learning is
+// ended here, with levels of 0.
 func idle(t *testing.T) *QRSDetector {
 	t.Helper()
 	d := NewQRSDetector(rulesFs)
 	for range 3 * rulesFs {
 		d.Feed(0)
 	}
-	if d.learning || d.spki != 0 || len(d.out) != 0 {
-		t.Fatalf("a detector fed 3 s of zeros: learning %v, signal level %g, %d beats", d.learning, d.spki, len(d.out))
+	if !d.learning || len(d.out) != 0 {
+		t.Fatalf("a detector fed 3 s of zeros: learning %v, %d beats; want learning, none", d.learning, len(d.out))
 	}
+	d.learning, d.since = false, d.n
 	return d
 }
 
@@ -53,6 +56,7 @@ func (s rulesState) set(d *QRSDetector) int64 {
 	d.rr = append(d.rr[:0], s.rr...)
 	d.rrOK = append(d.rrOK[:0], s.rrOK...)
 	d.search = 1.66 * mean(d.rrOK)
+	d.live = i // a signal, not a flat line
 	d.slopeN = copy(d.slopes[:], s.slopes)
 	d.lastSlope = s.lastSlope
 	clear(d.bpv)
@@ -128,7 +132,7 @@ func TestQRSLocate(t *testing.T) {
 		// window reaches past the oldest sample the ring holds
 		for _, i := range []int64{int64(n), int64(n) - 40, int64(n) + 30, int64(n) - int64(d.hist) + 50} {
 			c := i - d.delay - win/2
-			lo := max(c-win/2-d.margin, d.n-int64(d.hist)+1, 0) // the ring holds d.n-hist on; locate keeps a sample spare
+			lo := max(c-win/2-d.margin(), d.n-int64(d.hist)+1, 0) // the ring holds d.n-hist on; locate keeps a sample spare
 			hi := min(c+win/2, int64(n))
 			want := max(i-d.delay, 0)
 			if hi > lo {
@@ -295,7 +299,7 @@ func putCorr(t *testing.T, d *QRSDetector, r int64, c float64) {
 
 // TestQRSClassify holds each rule classify applies to a peak of the
 // integrated signal at both sides of its thresholds: the refractory period,
-// the threshold, the T-wave window and its steepness tests, the noise veto
+// the threshold and the floor, the T-wave window and its steepness tests, the noise veto
 // of complexes unlike the template and of small shallow ones, and the
 // search-backs a beat starts (the gap of an irregular rhythm, the small
 // peaks the veto held, the pause).
@@ -349,6 +353,9 @@ func TestQRSClassify(t *testing.T) {
 		{"under the threshold, shallow, in the T-wave window: no candidate", with(func(s *rulesState) { s.since, s.slope = 91, 3.5 }), 0.2, false, nil, 0, 0, false, false},
 		{"under the threshold, half as steep as the last beat: a candidate", with(func(s *rulesState) { s.since, s.slope, s.lastSlope, s.slopes = 91, 4, 8, []float64{1} }), 0.2, false, nil, 0, 1, false, false},
 		{"under the threshold, past the T-wave window: a candidate", with(func(s *rulesState) { s.since, s.slope = 92, 3.5 }), 0.2, false, nil, 0, 1, false, false},
+		// nothing under the floor is a beat: low levels, a threshold of 0.05
+		{"above the threshold, under the floor: noise, a candidate", with(func(s *rulesState) { s.spki, s.npki = 0.2, 0 }), 0.0999, false, nil, 0, 1, false, false},
+		{"above the threshold, at the floor: a beat", with(func(s *rulesState) { s.spki, s.npki = 0.2, 0 }), 0.1, false, nil, 1, 0, false, false},
 
 		// the noise veto: early, in noise, unlike the template
 		{"early, noisy, unlike the template: vetoed", with(func(s *rulesState) { s.since, s.npki = 150, 0.03 }), 0.5, true, nil, 0, 1, false, true},
@@ -397,6 +404,8 @@ func TestQRSClassify(t *testing.T) {
 		{"irregular, the candidate inside the T-wave window: none", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{365 - 91, 0.3, false}}, 1, 0, false, false},
 		{"irregular, the candidate at its end: a beat", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{365 - 92, 0.3, false}}, 2, 0, false, false},
 		{"irregular, the candidate 200 ms before: none", with(func(s *rulesState) { s.since, s.rr = 365, irregular }), 0.5, false, []kept{{51, 0.3, false}}, 1, 0, false, false},
+		{"irregular, low levels, the candidate under the floor: none", with(func(s *rulesState) { s.since, s.rr, s.spki, s.npki = 365, irregular, 0.2, 0 }), 0.5, false, []kept{{180, 0.0999, false}}, 1, 0, false, false},
+		{"irregular, low levels, the candidate at the floor: a beat in the gap", with(func(s *rulesState) { s.since, s.rr, s.spki, s.npki = 365, irregular, 0.2, 0 }), 0.5, false, []kept{{180, 0.1, false}}, 2, 0, false, false},
 
 		// the pause: search-back past 166% of the regular interval
 		{"past 166% of the interval: search-back", with(func(s *rulesState) { s.since = 416 }), 0.5, false, []kept{{200, 0.2, false}}, 2, 0, false, false},
@@ -609,7 +618,7 @@ func TestQRSBeat(t *testing.T) {
 			d := idle(t)
 			rulesState{spki: 1, npki: tt.npki, since: 1, rr: tt.rr, rrOK: tt.rrOK}.set(d)
 			d.lastQRS, d.lastR = 1000, 1000
-			d.beat(1000+tt.interval, 1000+tt.interval, 1, 1)
+			d.beat(1000+tt.interval, 1000+tt.interval, 1)
 			if len(d.out) != 1 || d.out[0] != 1000+tt.interval || d.lastR != 1000+tt.interval {
 				t.Fatalf("beats %v, last R peak %d; want [%d]", d.out, d.lastR, 1000+tt.interval)
 			}
@@ -626,7 +635,7 @@ func TestQRSBeat(t *testing.T) {
 	}
 	d := idle(t)
 	d.lastQRS, d.lastR = 1000, 1000
-	d.beat(1001, 1000, 1, 1)
+	d.beat(1001, 1000, 1)
 	if len(d.out) != 0 || len(d.rr) != 0 || d.lastQRS != 1000 {
 		t.Errorf("a beat at the last one's R peak: beats %v, intervals %v, last peak %d; want none, none, 1000", d.out, d.rr, d.lastQRS)
 	}
@@ -651,25 +660,33 @@ func TestQRSSearchBack(t *testing.T) {
 		corr    float64 // the largest candidate's correlation with the template; 0 for no template, -1 upside down
 		want    int64   // the candidate taken, by its place after the last beat; 0 for none
 		restart bool    // the levels start again from it
+		flat    int64   // samples since the integrated signal was last at the floor, now
 	}{
-		{"the largest above half the threshold", 300, []cand{{100, 0.3}, {150, 0.4}, {200, 0.35}}, 0, 150, false},
-		{"at half the threshold, soon: none", 300, []cand{{150, 0}}, 0, 0, false},
-		{"after two and a half intervals, four times the others", 626, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, 150, true},
-		{"at two and a half intervals: none", 625, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, 0, false},
-		{"at four times the others, unlike the template: none", 626, []cand{{150, 0.1}, {200, 0.025}, {300, 0.025}}, -1, 0, false},
-		{"twice the others, correlating 0.955", 626, []cand{{150, 0.1}, {200, 0.0499}, {300, 0.05}}, 0.955, 150, true},
-		{"correlating 0.945: none", 626, []cand{{150, 0.1}, {200, 0.0499}, {300, 0.05}}, 0.945, 0, false},
-		{"at twice the others: none", 626, []cand{{150, 0.1}, {200, 0.05}, {300, 0.05}}, 1, 0, false},
-		{"alone: none", 626, []cand{{150, 0.1}}, 0, 0, false},
-		{"inside the T-wave window: none", 626, []cand{{91, 0.1}, {200, 0.02}, {300, 0.02}}, 0, 0, false},
-		{"at its end", 626, []cand{{92, 0.1}, {200, 0.02}, {300, 0.02}}, 0, 92, true},
-		{"no candidate", 626, nil, 0, 0, false},
+		{"the largest above half the threshold", 300, []cand{{100, 0.3}, {150, 0.4}, {200, 0.35}}, 0, 150, false, 0},
+		{"at half the threshold, soon: none", 300, []cand{{150, 0}}, 0, 0, false, 0},
+		{"after two and a half intervals, four times the others", 626, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, 150, true, 0},
+		{"at two and a half intervals: none", 625, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, 0, false, 0},
+		{"at four times the others, unlike the template: none", 626, []cand{{150, 0.1}, {200, 0.025}, {300, 0.025}}, -1, 0, false, 0},
+		{"twice the others, correlating 0.955", 626, []cand{{150, 0.1}, {200, 0.0499}, {300, 0.05}}, 0.955, 150, true, 0},
+		{"correlating 0.945: none", 626, []cand{{150, 0.1}, {200, 0.0499}, {300, 0.05}}, 0.945, 0, false, 0},
+		{"at twice the others: none", 626, []cand{{150, 0.1}, {200, 0.05}, {300, 0.05}}, 1, 0, false, 0},
+		{"alone: none", 626, []cand{{150, 0.1}}, 0, 0, false, 0},
+		{"inside the T-wave window: none", 626, []cand{{91, 0.1}, {200, 0.02}, {300, 0.02}}, 0, 0, false, 0},
+		{"at its end", 626, []cand{{92, 0.1}, {200, 0.02}, {300, 0.02}}, 0, 92, true, 0},
+		{"no candidate", 626, nil, 0, 0, false, 0},
+		// nothing under the floor is an ECG, and the recovery restarts the
+		// levels only from a signal that goes on: the last complex before
+		// a flat line stands above it, whatever it is
+		{"four times the others, under the floor: none", 626, []cand{{150, 0.0999}, {200, 0.0249}, {300, 0.0249}}, 0, 0, false, 0},
+		{"four times the others, the signal gone an interval ago", 626, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, 150, true, 250},
+		{"four times the others, the signal gone longer: none", 626, []cand{{150, 0.1}, {200, 0.0249}, {300, 0.025}}, 0, 0, false, 251},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := idle(t)
 			// a threshold of 0.4, half of it 0.2
 			rulesState{spki: 1.6, npki: 0, since: tt.since - 1, rr: []int64{250}, rrOK: []int64{250}}.set(d)
+			d.live -= tt.flat
 			_, t2 := d.thresholds()
 			exactly(t, "half the threshold", t2, 0.2)
 			for _, c := range tt.cands {
@@ -792,7 +809,7 @@ func TestNewQRSDetector(t *testing.T) {
 	}
 	for _, tt := range tests {
 		d := NewQRSDetector(tt.fs)
-		got := []int64{int64(len(d.win)), d.refrac, d.tWave, d.fall, d.margin, d.half, d.lag, int64(len(d.tmpl)), int64(len(d.seg))}
+		got := []int64{int64(len(d.win)), d.refrac, d.tWave, d.fall, d.margin(), d.half, d.lag, int64(len(d.tmpl)), int64(len(d.seg))}
 		want := []int64{tt.win, tt.refrac, tt.tWave, tt.fall, tt.margin, tt.half, tt.lag, 2*tt.half + 1, 2*tt.half + 1 + 2*tt.lag}
 		if !slices.Equal(got, want) {
 			t.Errorf("%g Hz: integration, refractory, T-wave, fall, margin, half-width, lag, template, segment %v; want %v", tt.fs, got, want)
@@ -888,35 +905,101 @@ func TestQRSLearnLevels(t *testing.T) {
 	}
 }
 
-// TestQRSRelearn checks that the detector learns again after 5 s without
-// a beat, counted from the last beat or from the end of learning, and
-// forgets its last beat.
+// TestQRSRelearn checks that the detector learns again after 5 s of a
+// signal without a beat, counted from the last beat or from the end of
+// learning, and forgets its last beat; that a flat line does not count,
+// however long: the 5 s count from the signal's return, unless no beat
+// came since the levels were learnt, which are then learnt again from the
+// return; and that learning goes on over a flat line, which teaches
+// nothing, and ends 2 s into a signal.
 func TestQRSRelearn(t *testing.T) {
-	for _, last := range []int64{-1, 900} {
+	// a signal without beats: a sine of 10 Hz and 0.1 mV, whose integrated
+	// signal stands far above the floor and far below the signal level
+	sine := func(n int64) float64 { return 0.1 * math.Sin(2*math.Pi*10*float64(n)/rulesFs) }
+	tests := []struct {
+		name string
+		last int64 // the last beat's peak, -1 for none
+		on   bool  // the signal went on to the end of idle's zeros: they are no flat line
+		flat int64 // seconds of a flat line before the signal
+		now  bool  // the levels learnt again at the signal's return
+	}{
+		{"no beat, the signal going on", -1, true, 0, false},
+		{"a beat, the signal going on", 900, true, 0, false},
+		{"no beat, then a flat line", -1, false, 0, true},
+		{"a beat, then a flat line", 900, false, 0, false},
+		{"a beat, then a flat line of 20 s", 900, false, 20, false},
+	}
+	for _, tt := range tests {
 		d := idle(t)
-		d.lastQRS, d.lastR = last, last
-		from := max(last, 2*rulesFs) // the end of learning
-		for d.n <= from+5*rulesFs {
+		d.spki = 1e9 // no peak is a beat
+		d.lastQRS, d.lastR = tt.last, tt.last
+		learnt := d.since // the end of idle's learning
+		if tt.on {
+			d.live = d.n - 1
+		}
+		for range tt.flat * rulesFs {
 			d.Feed(0)
+			if d.learning {
+				t.Fatalf("%s: learning again at sample %d, on the flat line", tt.name, d.n-1)
+			}
 		}
-		if d.learning {
-			t.Fatalf("last beat %d: learning again at sample %d, 5 s after %d", last, d.n-1, from)
+		// idle's zeros are a flat line, unless the signal went on: the
+		// signal returns in the first samples of the sine, past the
+		// band-pass's start
+		start := d.n
+		for d.n < start+10*rulesFs && !d.learning {
+			d.Feed(sine(d.n))
 		}
-		d.Feed(0)
-		if !d.learning || d.learnFrom != d.n-1 || d.lastQRS != -1 || d.lastR != -1 {
-			t.Errorf("last beat %d: after 5 s and a sample, learning %v from %d, last beat %d (R %d); want true from %d, -1 (-1)", last, d.learning, d.learnFrom, d.lastQRS, d.lastR, d.n-1)
+		if tt.on && d.since != learnt {
+			t.Errorf("%s: the 5 s count from sample %d; want %d, the end of learning", tt.name, d.since, learnt)
+		}
+		if !tt.on && (d.since < start || d.since > start+d.delay) {
+			t.Errorf("%s: the signal's return at sample %d; want it within %d samples of %d", tt.name, d.since, d.delay, start)
+		}
+		from := max(tt.last, d.since) + 5*rulesFs + 1
+		if tt.now {
+			from = d.since
+		}
+		if !d.learning || d.learnFrom != from || d.lastQRS != -1 || d.lastR != -1 {
+			t.Errorf("%s: learning %v from %d, last beat %d (R %d); want true from %d, and -1 (-1)", tt.name, d.learning, d.learnFrom, d.lastQRS, d.lastR, from)
+		}
+		if tt.flat > 0 {
+			continue
 		}
 		// learning again takes 2 s from there, past the filters' start-up
 		from = d.learnFrom
 		for d.n <= from+2*rulesFs {
 			if !d.learning {
-				t.Fatalf("last beat %d: learning again ended at sample %d, before 2 s", last, d.n-1)
+				t.Fatalf("%s: learning again ended at sample %d, before 2 s", tt.name, d.n-1)
 			}
-			d.Feed(0)
+			d.Feed(sine(d.n))
 		}
 		if d.learning || d.learnN != 2*rulesFs-len(d.win) {
-			t.Errorf("last beat %d: learning again %v after 2 s, from %d samples; want false, from %d", last, d.learning, d.learnN, 2*rulesFs-len(d.win))
+			t.Errorf("%s: learning again %v after 2 s, from %d samples; want false, from %d", tt.name, d.learning, d.learnN, 2*rulesFs-len(d.win))
 		}
+		// and the next 5 s count from its end
+		d.spki = 1e9
+		learnt = d.n - 1
+		for d.n <= learnt+5*rulesFs+1 && !d.learning {
+			d.Feed(sine(d.n))
+		}
+		if !d.learning || d.learnFrom != learnt+5*rulesFs+1 {
+			t.Errorf("%s: after learning again, learning %v from %d; want true from %d, 5 s and a sample after learning ended at %d", tt.name, d.learning, d.learnFrom, learnt+5*rulesFs+1, learnt)
+		}
+	}
+	// a new detector on a flat line learns nothing, and learns on
+	d := NewQRSDetector(rulesFs)
+	for range 5 * rulesFs {
+		d.Feed(0)
+	}
+	if !d.learning || d.learnFrom != 4*rulesFs {
+		t.Errorf("5 s of a flat line: learning %v from %d; want true, from %d", d.learning, d.learnFrom, 4*rulesFs)
+	}
+	for d.n < 7*rulesFs {
+		d.Feed(sine(d.n))
+	}
+	if d.learning || d.spki < flatFloor {
+		t.Errorf("2 s of a signal after a flat line: learning %v, signal level %g; want false, at the floor or above", d.learning, d.spki)
 	}
 }
 
@@ -1406,5 +1489,90 @@ func TestQRSRecoveryShape(t *testing.T) {
 				t.Errorf("beats %v at the peak %d; want one at %d", d.out, d.lastQRS, at)
 			}
 		})
+	}
+}
+
+// TestQRSFlatLineBounds holds the flat line's rules at their bounds: the
+// integrated signal at the floor is a signal, under it none; the signal
+// returns when it comes 2 s and a sample after the last at the floor (the
+// 5 s without a beat count from there, and levels no beat came of are
+// learnt again); the detector learns again after 5 s without a beat only
+// while the signal was at the floor within the last 2 s; and learning
+// ends on a window whose largest value is at the floor.
+func TestQRSFlatLineBounds(t *testing.T) {
+	// feed gives d a sample whose integrated signal is m exactly: the
+	// detector holds zeros, its running sum is set
+	feed := func(t *testing.T, d *QRSDetector, m float64) {
+		t.Helper()
+		if d.wsum != 0 || d.win[d.wi] != 0 || d.bp.Step(0) != 0 {
+			t.Fatal("setup: the detector holds more than zeros")
+		}
+		d.wsum = m * float64(len(d.win))
+		exactly(t, "the integrated signal", d.wsum/float64(len(d.win)), m)
+		d.Feed(0)
+	}
+	under := math.Nextafter(flatFloor, 0)
+	tests := []struct {
+		name   string
+		m      float64
+		gap    int64 // samples since the integrated signal was last at the floor
+		beat   bool  // a beat came since the levels were learnt
+		live   bool  // the sample is at the floor
+		back   bool  // the signal returns
+		learns bool  // the levels are learnt again
+	}{
+		{"at the floor, 2 s after the last", flatFloor, 2 * rulesFs, true, true, false, false},
+		{"at the floor, 2 s and a sample after the last: the signal returns", flatFloor, 2*rulesFs + 1, true, true, true, false},
+		{"under the floor, 2 s and a sample after the last: none", under, 2*rulesFs + 1, true, false, false, false},
+		{"the signal returns, no beat since the levels were learnt: learnt again", flatFloor, 2*rulesFs + 1, false, true, true, true},
+		{"at the floor, 2 s after the last, no beat: the signal goes on", flatFloor, 2 * rulesFs, false, true, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := idle(t)
+			if tt.beat {
+				d.lastQRS, d.lastR = d.n-100, d.n-100
+			}
+			n := d.n
+			since := n - 10 // not n, whatever the sample does
+			d.since, d.live = since, n-tt.gap
+			feed(t, d, tt.m)
+			if got := d.live == n; got != tt.live {
+				t.Errorf("at the floor %v (the last at %d); want %v", got, d.live, tt.live)
+			}
+			if got := d.since == n; got != tt.back || (!tt.back && d.since != since) {
+				t.Errorf("the 5 s count from %d; want %d", d.since, map[bool]int64{true: n, false: since}[tt.back])
+			}
+			if got := d.learning && d.learnFrom == n; got != tt.learns {
+				t.Errorf("learning %v from %d; want learning again from %d %v", d.learning, d.learnFrom, n, tt.learns)
+			}
+		})
+	}
+	// 5 s without a beat: learnt again while the signal was at the floor
+	// 2 s ago, not 2 s and a sample ago
+	for _, gap := range []int64{2 * rulesFs, 2*rulesFs + 1} {
+		d := idle(t)
+		for range 5 * rulesFs { // a flat line: no learning again
+			d.Feed(0)
+		}
+		n := d.n
+		d.since, d.live = n-6*rulesFs, n-gap
+		feed(t, d, 0)
+		if want := gap <= 2*rulesFs; d.learning != want || (want && d.learnFrom != n) {
+			t.Errorf("5 s without a beat, the signal at the floor %d samples ago: learning %v from %d; want %v from %d", gap, d.learning, d.learnFrom, want, n)
+		}
+	}
+	// learning ends on a window whose largest value is at the floor, and
+	// goes on from a window under it
+	for _, top := range []float64{flatFloor, under} {
+		d := NewQRSDetector(rulesFs)
+		for d.n < 2*rulesFs {
+			d.Feed(0)
+		}
+		d.learnMax = top
+		feed(t, d, 0)
+		if want := top < flatFloor; d.learning != want || (want && d.learnFrom != 2*rulesFs) || (!want && d.spki != top/3) {
+			t.Errorf("learning to %g: learning %v from %d, signal level %g; want %v", top, d.learning, d.learnFrom, d.spki, want)
+		}
 	}
 }

@@ -179,11 +179,8 @@ func (d *TwoLeadDetector) decideOne(final bool) bool {
 }
 
 // keep reports whether a beat f found on lead x only is a beat, the other
-// lead's next beat at next (rules 2 to 5).
+// lead's next beat at next (rules 2 to 4; give applies rule 5).
 func (d *TwoLeadDetector) keep(x int, f found, next int64) bool {
-	if d.last >= 0 && f.r-d.last < d.refrac {
-		return false
-	}
 	if f.learning || len(d.rr) == 0 {
 		return true
 	}

@@ -373,98 +373,66 @@ func TestTwoLeadDetectorOneLeadSilent(t *testing.T) {
 // 200 samples at 256 Hz that both leads find.
 func TestTwoLeadDetectorMerge(t *testing.T) {
 	const fs = 256 // 200 ms is 51 samples, 1.5 s 384
-	type beat struct {
-		lead  int
-		r, at int64   // R peak, and the sample when the lead's detector gives it
-		noise float64 // the lead's noise share, a hundredth when 0
-	}
-	var rhythm []beat
-	for r := int64(200); r <= 2400; r += 200 {
-		rhythm = append(rhythm, beat{0, r, r + 60, 0}, beat{1, r + 3, r + 70, 0})
+	noisy := func(lead int, share float64) [2]float64 {
+		n := [2]float64{0.01, 0.01}
+		n[lead] = share
+		return n
 	}
 	for _, tt := range []struct {
 		name string
-		b    []beat // after the rhythm
+		b    []handed // after the rhythm
 		want []int64
 		// when, if above 0, is when the last beat must be given
 		when int64
 	}{
 		{"pairs 188 ms apart, at the first lead's R peak",
-			[]beat{{1, 2600, 2660, 0}, {0, 2648, 2700, 0}, {0, 2800, 2860, 0}, {1, 2848, 2900, 0}},
+			[]handed{{1, 2600, 2660, clean}, {0, 2648, 2700, clean}, {0, 2800, 2860, clean}, {1, 2848, 2900, clean}},
 			[]int64{2648, 2800}, 0},
 		{"not paired 200 ms apart",
 			// the second lead's beat comes first: given alone, at its R
 			// peak, and the first lead's dropped, under 200 ms after it
-			[]beat{{1, 2600, 2660, 0}, {0, 2651, 2700, 0}, {0, 2800, 2860, 0}, {1, 2803, 2870, 0}},
+			[]handed{{1, 2600, 2660, clean}, {0, 2651, 2700, clean}, {0, 2800, 2860, clean}, {1, 2803, 2870, clean}},
 			[]int64{2600, 2800}, 0},
 		{"the other lead's beat paired with the nearer",
 			// the first lead's beat at 2560 is noise, 40 samples before
 			// the beat both leads find, and the second lead's beat is
 			// nearer the first lead's next
-			[]beat{{0, 2560, 2620, 0}, {0, 2600, 2660, 0}, {1, 2603, 2670, 0}},
+			[]handed{{0, 2560, 2620, clean}, {0, 2600, 2660, clean}, {1, 2603, 2670, clean}},
 			[]int64{2600}, 0},
 		// rule 3: the second lead misses the beats at 2600 and 2800, which
 		// rule 4 gives; then a premature beat of the first lead only, at
 		// 3100, inside an interval that the second lead's next beat
 		// closes on time
 		{"a lead missing beats: the other's kept",
-			[]beat{{0, 2600, 2660, 0}, {0, 2800, 2860, 0}, {0, 3000, 3060, 0}, {1, 3003, 3070, 0},
-				{0, 3100, 3160, 0}, {0, 3200, 3260, 0}, {1, 3203, 3270, 0}},
+			[]handed{{0, 2600, 2660, clean}, {0, 2800, 2860, clean}, {0, 3000, 3060, clean}, {1, 3003, 3070, clean},
+				{0, 3100, 3160, clean}, {0, 3200, 3260, clean}, {1, 3203, 3270, clean}},
 			[]int64{2600, 2800, 3000, 3100, 3200}, 0},
 		{"a lead missing beats: the other's dropped when noisy",
-			[]beat{{0, 2600, 2660, 0}, {0, 2800, 2860, 0}, {0, 3000, 3060, 0}, {1, 3003, 3070, 0},
-				{0, 3100, 3160, 0.2}, {0, 3200, 3260, 0}, {1, 3203, 3270, 0}},
+			[]handed{{0, 2600, 2660, clean}, {0, 2800, 2860, clean}, {0, 3000, 3060, clean}, {1, 3003, 3070, clean},
+				{0, 3100, 3160, noisy(0, 0.2)}, {0, 3200, 3260, clean}, {1, 3203, 3270, clean}},
 			[]int64{2600, 2800, 3000, 3200}, 0},
 		{"a lead missing beats: the other's dropped when it misses as many",
-			[]beat{{0, 2600, 2660, 0}, {1, 2803, 2870, 0}, {0, 3000, 3060, 0}, {1, 3203, 3270, 0},
-				{0, 3300, 3360, 0}, {0, 3400, 3460, 0}, {1, 3403, 3470, 0}},
+			[]handed{{0, 2600, 2660, clean}, {1, 2803, 2870, clean}, {0, 3000, 3060, clean}, {1, 3203, 3270, clean},
+				{0, 3300, 3360, clean}, {0, 3400, 3460, clean}, {1, 3403, 3470, clean}},
 			[]int64{2600, 2803, 3000, 3203, 3400}, 0},
 		{"a beat waits 1.5 s for the other lead",
 			// the second lead's detector gives the beat first, the
 			// first's 1.5 s after the second's R peak: one beat, at the
 			// first lead's R peak
-			[]beat{{1, 2600, 2660, 0}, {0, 2605, 2600 + 384, 0}},
+			[]handed{{1, 2600, 2660, clean}, {0, 2605, 2600 + 384, clean}},
 			[]int64{2605}, 0},
 		{"a beat of one lead given 1.5 s after its R peak",
-			[]beat{{0, 2600, 2660, 0}},
+			[]handed{{0, 2600, 2660, clean}},
 			[]int64{2600}, 2600 + 384},
 		{"a lead's late beats neither twice nor out of order",
 			// the second lead gives the beat at 2600 after the first
 			// lead's was given alone, and then one at 2500, before it
-			[]beat{{0, 2600, 2660, 0}, {1, 2603, 3100, 0}, {1, 2500, 3200, 0}},
+			[]handed{{0, 2600, 2660, clean}, {1, 2603, 3100, clean}, {1, 2500, 3200, clean}},
 			[]int64{2600}, 2600 + 384},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			bs := append(slices.Clone(rhythm), tt.b...)
-			end := int64(0)
-			for _, b := range bs {
-				end = max(end, b.at+2*384)
-			}
-			d := NewTwoLeadDetector(fs)
-			var given, when []int64
-			for k := int64(0); k < end; k++ {
-				d.n = k + 1
-				for _, b := range bs {
-					if b.at == k {
-						f := found{r: b.r, noise: [2]float64{0.01, 0.01}}
-						if b.noise > 0 {
-							f.noise[b.lead] = b.noise
-						}
-						d.pend[b.lead] = append(d.pend[b.lead], f)
-					}
-				}
-				d.decide(false)
-				for r, ok := d.Pop(); ok; r, ok = d.Pop() {
-					given, when = append(given, r), append(when, k)
-				}
-			}
-			var want []int64
-			for _, b := range rhythm {
-				if b.lead == 0 {
-					want = append(want, b.r)
-				}
-			}
-			want = append(want, tt.want...)
+			given, when := merge(fs, append(rhythm(), tt.b...))
+			want := append(rhythmBeats(), tt.want...)
 			if !slices.Equal(given, want) {
 				t.Errorf("beats given at %v; want %v", given, want)
 			}
@@ -473,6 +441,64 @@ func TestTwoLeadDetectorMerge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// handed is a beat handed straight to a TwoLeadDetector's merge, as a
+// lead's detector would give it: its lead, its R peak, the sample when
+// the detector gives it, and both leads' noise shares then.
+type handed struct {
+	lead  int
+	r, at int64
+	noise [2]float64
+}
+
+// clean is the noise shares of two clean leads: a hundredth each.
+var clean = [2]float64{0.01, 0.01}
+
+// rhythm returns 12 beats every 200 samples (at 256 Hz, 781 ms) that both
+// leads find, both clean, the second lead's 3 samples later: the first
+// lead's R peaks from 200 to 2400, given 60 samples after them, the second
+// lead's 67 after theirs.
+func rhythm() []handed {
+	var bs []handed
+	for r := int64(200); r <= 2400; r += 200 {
+		bs = append(bs, handed{0, r, r + 60, clean}, handed{1, r + 3, r + 70, clean})
+	}
+	return bs
+}
+
+// rhythmBeats returns the beats a TwoLeadDetector gives for rhythm: the
+// first lead's R peaks.
+func rhythmBeats() []int64 {
+	var out []int64
+	for r := int64(200); r <= 2400; r += 200 {
+		out = append(out, r)
+	}
+	return out
+}
+
+// merge hands bs to a new TwoLeadDetector for fs Hz, each at its sample,
+// up to 3 s after the last is handed, and returns the beats it gives and
+// the samples when it gives them.
+func merge(fs float64, bs []handed) (given, when []int64) {
+	d := NewTwoLeadDetector(fs)
+	end := int64(0)
+	for _, b := range bs {
+		end = max(end, b.at+2*d.wait)
+	}
+	for k := int64(0); k < end; k++ {
+		d.n = k + 1
+		for _, b := range bs {
+			if b.at == k {
+				d.pend[b.lead] = append(d.pend[b.lead], found{r: b.r, noise: b.noise})
+			}
+		}
+		d.decide(false)
+		for r, ok := d.Pop(); ok; r, ok = d.Pop() {
+			given, when = append(given, r), append(when, k)
+		}
+	}
+	return given, when
 }
 
 // TestTwoLeadDetectorFlush checks that Flush gives the beats still waiting

@@ -34,7 +34,14 @@ type Signal struct {
 	// (the format's "x" suffix: 212x2), for a signal sampled at a multiple
 	// of the record's rate; 0 when the header gives none, which means 1.
 	SamplesPerFrame int
-	Description     string
+	// Skew is how many frames late the signal is in its file (the
+	// format's ":" suffix: 212:3): its sample n is in frame n+Skew.
+	Skew int
+	// ByteOffset is the length of the file's prolog, the bytes before its
+	// first frame (the format's "+" suffix: 16+512), the same for every
+	// signal of the file.
+	ByteOffset  int
+	Description string
 }
 
 // ParseHeader reads a WFDB header. Lines may end with CRLF or LF.
@@ -79,18 +86,26 @@ func ParseHeader(data []byte) (*Header, error) {
 		}
 		s := Signal{File: f[0], Gain: 200, Units: "mV"}
 		// format[xsamples][:skew][+offset]
-		fmtStr, spf, hasSPF := strings.Cut(f[1], "x")
-		fmtStr, _, _ = strings.Cut(fmtStr, ":")
-		fmtStr, _, _ = strings.Cut(fmtStr, "+")
+		spec, offset, hasOffset := strings.Cut(f[1], "+")
+		spec, skew, hasSkew := strings.Cut(spec, ":")
+		fmtStr, spf, hasSPF := strings.Cut(spec, "x")
 		var err error
 		if s.Format, err = strconv.Atoi(fmtStr); err != nil {
 			return nil, fmt.Errorf("header line %d: format %q", line, f[1])
 		}
 		if hasSPF {
-			spf, _, _ = strings.Cut(spf, ":")
-			spf, _, _ = strings.Cut(spf, "+")
 			if s.SamplesPerFrame, err = strconv.Atoi(spf); err != nil || s.SamplesPerFrame < 1 {
 				return nil, fmt.Errorf("header line %d: samples per frame in format %q", line, f[1])
+			}
+		}
+		if hasSkew {
+			if s.Skew, err = strconv.Atoi(skew); err != nil || s.Skew < 0 {
+				return nil, fmt.Errorf("header line %d: skew in format %q: want a number of frames, 0 or more", line, f[1])
+			}
+		}
+		if hasOffset {
+			if s.ByteOffset, err = strconv.Atoi(offset); err != nil || s.ByteOffset < 0 {
+				return nil, fmt.Errorf("header line %d: byte offset in format %q: want a number of bytes, 0 or more", line, f[1])
 			}
 		}
 		if len(f) > 2 { // gain[(baseline)][/units]
@@ -176,10 +191,18 @@ var ErrFormat = errors.New("formats 212 and 16 are read, one to a file")
 // of a file read has one.
 var ErrSamplesPerFrame = errors.New("one sample a frame is read for each signal of a file")
 
+// ErrByteOffset reports a signal's byte offset that cannot be read: past
+// the end of its file, or other than that of another signal of the file
+// (a file has one prolog).
+var ErrByteOffset = errors.New("a file's signals share one byte offset, within the file")
+
 // Decode decodes signal sig of the record from dat, the contents of that
 // signal's file: the signals the header places in the same file are
-// interleaved in it, in one format, 212 or 16. Samples past the header's
-// count are dropped. A sample equal to the signal's Invalid value is one
+// interleaved in it, in one format, 212 or 16, after the file's byte
+// offset. Samples past the header's count are dropped. A skewed signal is
+// read that many frames on (its sample n from frame n+Skew), and its last
+// samples, past the file's frames, are Invalid: every signal of a file
+// has as many samples. A sample equal to the signal's Invalid value is one
 // WFDB marks as missing.
 func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if sig < 0 || sig >= len(h.Signals) {
@@ -197,6 +220,9 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 		if s.SamplesPerFrame > 1 {
 			return nil, fmt.Errorf("signal %d of %d samples a frame, in a file with signal %d: %w", i, s.SamplesPerFrame, sig, ErrSamplesPerFrame)
 		}
+		if s.ByteOffset != want.ByteOffset {
+			return nil, fmt.Errorf("signal %d at byte offset %d, in a file with signal %d at %d: %w", i, s.ByteOffset, sig, want.ByteOffset, ErrByteOffset)
+		}
 		if i == sig {
 			pos = nsig
 		}
@@ -206,14 +232,27 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if want.Format == 16 {
 		decode = Decode16
 	}
-	adu, err := decode(dat, nsig, pos)
+	if want.ByteOffset > len(dat) {
+		return nil, fmt.Errorf("signal %d at byte offset %d, past the end of its file of %d bytes: %w", sig, want.ByteOffset, len(dat), ErrByteOffset)
+	}
+	adu, err := decode(dat[want.ByteOffset:], nsig, pos)
 	if err != nil {
 		return nil, err
 	}
-	if h.Samples > 0 && len(adu) > h.Samples {
-		adu = adu[:h.Samples]
+	n := len(adu)
+	if h.Samples > 0 && n > h.Samples {
+		n = h.Samples
 	}
-	return adu, nil
+	if skew := want.Skew; skew > 0 {
+		k := 0 // samples read from the file
+		if skew < len(adu) {
+			k = copy(adu, adu[skew:])
+		}
+		for i := k; i < n; i++ {
+			adu[i] = want.Invalid()
+		}
+	}
+	return adu[:n], nil
 }
 
 // Invalid is the value WFDB writes for a missing sample in the signal's

@@ -24,6 +24,13 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"r 1 360\nr.dat 212 200(x)\n", `line 2: baseline in "200(x)"`},
 		{"r 1 360\nr.dat 212x0 200\n", `line 2: samples per frame in format "212x0"`},
 		{"r 1 360\nr.dat 212x 200\n", `line 2: samples per frame in format "212x"`},
+		{"r 1 360\nr.dat 212:x 200\n", `line 2: skew in format "212:x"`},
+		{"r 1 360\nr.dat 212: 200\n", `line 2: skew in format "212:"`},
+		{"r 1 360\nr.dat 212:-1 200\n", `line 2: skew in format "212:-1"`},
+		{"r 1 360\nr.dat 16+x 200\n", `line 2: byte offset in format "16+x"`},
+		{"r 1 360\nr.dat 16+-4 200\n", `line 2: byte offset in format "16+-4"`},
+		{"r 1 360\nr.dat 16+4+4 200\n", `line 2: byte offset in format "16+4+4"`},
+		{"r 1 360\nr.dat 16+4:1 200\n", `line 2: byte offset in format "16+4:1"`},
 		{"# only a comment\n", "no record line"},
 	}
 	for _, tt := range headers {
@@ -54,7 +61,10 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, -3, "")}}},
 		{"r 1 360\nr.dat 212 400 12 1024 0 0 0 V5 lead\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, 1024, "V5 lead")}}},
 		{"r 1 360\nr.dat 212 100/mmHg 12 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mmHg"}}}},
-		{"r 1 360\nr.dat 212x4:1+0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", SamplesPerFrame: 4}}}},
+		{"r 1 360\nr.dat 212x4:1+0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", SamplesPerFrame: 4, Skew: 1}}}},
+		{"r 1 360\nr.dat 16x1:30+512 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV", SamplesPerFrame: 1, Skew: 30, ByteOffset: 512}}}},
+		{"r 1 360\nr.dat 16:2 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV", Skew: 2}}}},
+		{"r 1 360\nr.dat 212+6 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", ByteOffset: 6}}}},
 		{"r 1\nr.dat 212\nmore.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(212, 200, 0, "")}}},
 	} {
 		h, err := ParseHeader([]byte(tt.hea))
@@ -118,10 +128,12 @@ func TestDecode16(t *testing.T) {
 }
 
 // Decode decodes a signal in its file's format, among the signals of that
-// file only, up to the header's count of samples.
+// file only, after the file's byte offset, its skew taken out, up to the
+// header's count of samples.
 func TestDecode(t *testing.T) {
 	dat16 := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
 	dat212 := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}
+	frames3 := []byte{1, 0, 10, 0, 2, 0, 20, 0, 3, 0, 30, 0}
 	tests := []struct {
 		header string
 		dat    []byte
@@ -134,6 +146,28 @@ func TestDecode(t *testing.T) {
 		{"r 2 360\nr.dat 212 200\nr.dat 212 200\n", dat212, 1, "[-1 -2048]"},
 		// the second signal in a file of its own
 		{"r 2 360\na.dat 212 200\nb.dat 16 200\n", dat16, 1, "[1 -1 32767 -32768]"},
+		// a prolog of 4 bytes, then the frames (1, -1) and (32767, -32768)
+		{"r 2 360\nr.dat 16+4 200\nr.dat 16+4 200\n", append([]byte{9, 9, 9, 9}, dat16...), 1, "[-1 -32768]"},
+		{"r 1 360\nr.dat 16+4 200\n", append([]byte{9, 9, 9, 9}, dat16...), 0, "[1 -1 32767 -32768]"},
+		{"r 1 360\nr.dat 212+3 200\n", append([]byte{9, 9, 9}, dat212...), 0, "[1 -1 2047 -2048]"},
+		{"r 1 360\nr.dat 16+8 200\n", dat16, 0, "[]"},
+		// a signal skewed by a frame: its samples a frame on, the last
+		// missing; the other signal of the file as it is
+		{"r 2 360\nr.dat 16 200\nr.dat 16:1 200\n", dat16, 1, "[-32768 -32768]"},
+		{"r 2 360\nr.dat 16 200\nr.dat 16:1 200\n", dat16, 0, "[1 32767]"},
+		{"r 1 360\nr.dat 16:1 200\n", dat16, 0, "[-1 32767 -32768 -32768]"},
+		// two signals of a file skewed apart, by two frames and by one,
+		// in frames (1, 10), (2, 20), (3, 30): each signal's own frames
+		// on, none read as missing but past the end
+		{"r 2 360\nr.dat 16:2 200\nr.dat 16:1 200\n", frames3, 0, "[3 -32768 -32768]"},
+		{"r 2 360\nr.dat 16:2 200\nr.dat 16:1 200\n", frames3, 1, "[20 30 -32768]"},
+		{"r 2 360 2\nr.dat 16:2 200\nr.dat 16:1 200\n", frames3, 1, "[20 30]"},
+		{"r 1 360\nr.dat 212:2 200\n", dat212, 0, "[2047 -2048 -2048 -2048]"},
+		{"r 1 360\nr.dat 212:9 200\n", dat212, 0, "[-2048 -2048 -2048 -2048]"},
+		// a skew read past the header's count of samples, where the file
+		// has the frames
+		{"r 1 360 2\nr.dat 16:1 200\n", dat16, 0, "[-1 32767]"},
+		{"r 1 360 3\nr.dat 16:2+2 200\n", dat16, 0, "[-32768 -32768 -32768]"},
 	}
 	for _, tt := range tests {
 		h, err := ParseHeader([]byte(tt.header))
@@ -155,6 +189,10 @@ func TestDecode(t *testing.T) {
 		// one asked for or that one itself
 		{"r 2 360\nr.dat 16 200\nr.dat 16x2 200\n", ErrSamplesPerFrame},
 		{"r 1 360\nr.dat 16x2:1+0 200\n", ErrSamplesPerFrame},
+		// a file of two prologs, one past the file's end (8 bytes)
+		{"r 2 360\nr.dat 16+2 200\nr.dat 16 200\n", ErrByteOffset},
+		{"r 2 360\nr.dat 16 200\nr.dat 16+2 200\n", ErrByteOffset},
+		{"r 1 360\nr.dat 16+9 200\n", ErrByteOffset},
 	} {
 		h, err := ParseHeader([]byte(tt.hea))
 		if err != nil {
@@ -183,6 +221,8 @@ func TestDecode(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
 	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, 0)
+	f.Add([]byte("r 2 360 3\nr.dat 16:2+2 200\nr.dat 16+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, 0)
+	f.Add([]byte("r 1 360\nr.dat 212:5+1 200\n"), []byte{9, 1, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 0)
 	f.Fuzz(func(t *testing.T, hea, dat []byte, sig int) {
 		h, err := ParseHeader(hea)
 		if err != nil {
@@ -204,10 +244,14 @@ func FuzzDecode(f *testing.F) {
 }
 
 // FuzzParseHeader: a header that parses describes as many signals as it
-// announces, each of a file and a format.
+// announces, each of a file and a format, and no count of its signals'
+// (skew, byte offset, samples a frame) is below 0.
 func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"))
 	f.Add([]byte("r 1 360\nr.dat 212x2:1+0 200\n"))
+	f.Add([]byte("r 2 360\nr.dat 16:30+512 200\nr.dat 16+512 200\n"))
+	f.Add([]byte("r 1 360\nr.dat 212:-1 200\n"))
+	f.Add([]byte("r 1 360\nr.dat 16+4+4 200\n"))
 	f.Add([]byte("# only a comment\n"))
 	f.Fuzz(func(t *testing.T, hea []byte) {
 		h, err := ParseHeader(hea)
@@ -220,6 +264,9 @@ func FuzzParseHeader(f *testing.F) {
 		for i, s := range h.Signals {
 			if s.File == "" {
 				t.Fatalf("%q: signal %d without a file", hea, i)
+			}
+			if s.Skew < 0 || s.ByteOffset < 0 || s.SamplesPerFrame < 0 {
+				t.Fatalf("%q: signal %d of skew %d, byte offset %d, %d samples a frame", hea, i, s.Skew, s.ByteOffset, s.SamplesPerFrame)
 			}
 		}
 	})

@@ -198,6 +198,9 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 		if err != nil {
 			return cfg, opts, err
 		}
+		if o.replayHRLeads == 1 {
+			r.DropSecondLead() // nothing reads it
+		}
 		cfg.Replay = append(cfg.Replay, r)
 	}
 	if o.replayHRLeads == 2 {
@@ -211,19 +214,18 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 	return cfg, opts, nil
 }
 
-// twoECGLeads refuses --replay-hr-leads 2 unless the ECG the replay plays,
-// that of the first file with one, has a second lead; files are the
-// files recs were loaded from.
+// twoECGLeads refuses --replay-hr-leads 2 unless the ECG the replay plays
+// (replay.Plays) has a second lead; files are the files recs were loaded
+// from.
 func twoECGLeads(files []string, recs []*replay.Recording) error {
-	for i, r := range recs {
-		if s := r.Series[replay.ECG]; s != nil {
-			if len(s.Axes) > 1 {
-				return nil
-			}
-			return fmt.Errorf("--replay-hr-leads 2: the ECG of --replay %s has one lead; give 1, or a WFDB record of two leads (its second signal in mV, in the first's .dat file)", files[i])
-		}
+	i := replay.Plays(replay.ECG, recs)
+	switch {
+	case i < 0:
+		return errors.New("--replay-hr-leads 2: no file of --replay holds an ECG; give 1, or a WFDB record of two leads")
+	case len(recs[i].Series[replay.ECG].Axes) < 2:
+		return fmt.Errorf("--replay-hr-leads 2: the ECG of --replay %s has one lead; give 1, or a WFDB record of two leads (its second signal in mV, in the first's .dat file)", files[i])
 	}
-	return errors.New("--replay-hr-leads 2: no file of --replay holds an ECG; give 1, or a WFDB record of two leads")
+	return nil
 }
 
 // run starts the devices and the bridge, says where they are, and serves

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"senseboard"
 	"senseboard/clock"
+	"senseboard/replay"
 )
 
 // TestPrintRunning: a few devices are listed one by one; more get a
@@ -203,9 +205,69 @@ func TestWriteProfile(t *testing.T) {
 	}
 }
 
+// TestReplayHRLeadsOfFiles: with several files, --replay-hr-leads 2 asks
+// for a second lead of the ECG that plays, the first file's with one; the
+// CLI refuses it, naming that file, exactly where senseboard.New refuses
+// the same recordings, so that the two cannot disagree on which ECG plays.
+func TestReplayHRLeadsOfFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	dat := string([]byte{1, 0, 2, 0, 3, 0, 4, 0})
+	write("one.dat", dat)
+	write("two.dat", dat)
+	one := write("one.hea", "one 1 360\none.dat 16 100\n")
+	two := write("two.hea", "two 2 360\ntwo.dat 16 100\ntwo.dat 16 100\n")
+	acc := write("acc.csv", "Timestamp,acc_x,acc_y,acc_z\n0,1,2,3\n10,1,2,3\n20,1,2,3\n")
+	for _, tt := range []struct {
+		files []string
+		err   string // the CLI's refusal, "" for none
+	}{
+		{[]string{acc, two}, ""},
+		{[]string{two, one}, ""},
+		{[]string{acc, two, one}, ""},
+		{[]string{one, two}, "the ECG of --replay " + one + " has one lead"},
+		{[]string{acc, one, two}, "the ECG of --replay " + one + " has one lead"},
+		{[]string{acc}, "no file of --replay holds an ECG"},
+	} {
+		args := []string{"--state", t.TempDir(), "--listen", "none", "--http", "none", "--nats", "none", "--replay-hr-leads", "2"}
+		var recs []*replay.Recording
+		for _, f := range tt.files {
+			args = append(args, "--replay", f)
+			r, err := replay.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, r)
+		}
+		o, err := parseRunFlags(args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, cliErr := o.config(io.Discard)
+		if tt.err == "" && cliErr != nil || tt.err != "" && (cliErr == nil || !strings.Contains(cliErr.Error(), tt.err)) {
+			t.Errorf("%q: %v; want refused %q", tt.files, cliErr, tt.err)
+		}
+		d, newErr := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Clock: clock.NewVirtual(), Replay: recs, ReplayHRLeads: 2})
+		if newErr == nil {
+			d.Close()
+		}
+		if (cliErr == nil) != (newErr == nil) || newErr != nil && !errors.Is(newErr, replay.ErrHRLeads) {
+			t.Errorf("%q: the CLI says %v, senseboard.New %v; want both nil, or both a refusal (New's ErrHRLeads)", tt.files, cliErr, newErr)
+		}
+	}
+}
+
 // TestReplayHRLeads: --replay-hr-leads 2 gives the devices' heart rate
-// both leads of a replayed record, and 1, the default, its first; other
-// numbers, and the flag without --replay, are refused naming the flag.
+// both leads of a replayed record, and 1, the default, its first, the
+// second not kept in memory; other numbers, and the flag without
+// --replay, are refused naming the flag.
 func TestReplayHRLeads(t *testing.T) {
 	dir := t.TempDir()
 	hea := filepath.Join(dir, "r.hea")
@@ -243,7 +305,10 @@ func TestReplayHRLeads(t *testing.T) {
 			t.Fatalf("%q: %v", tt.args, err)
 		}
 		if cfg.ReplayHRLeads != tt.want || len(cfg.Replay) != 1 {
-			t.Errorf("%q: %d leads for the heart rate of %d recordings; want %d of 1", tt.args, cfg.ReplayHRLeads, len(cfg.Replay), tt.want)
+			t.Fatalf("%q: %d leads for the heart rate of %d recordings; want %d of 1", tt.args, cfg.ReplayHRLeads, len(cfg.Replay), tt.want)
+		}
+		if kept := len(cfg.Replay[0].Series[replay.ECG].Axes); kept != tt.want {
+			t.Errorf("%q: %d leads of the record kept; want %d", tt.args, kept, tt.want)
 		}
 		cfg.Clock = clock.NewVirtual()
 		d, err := senseboard.New(cfg)

@@ -98,11 +98,10 @@ type hrStream struct {
 	rr    []float64 // recent valid intervals, ms
 }
 
-// detect starts a detector of the leads src gives: two when it has a
-// second lead.
-func (st *hrStream) detect(src sensor.ECGSource) {
+// detect starts a detector of two leads, or of one.
+func (st *hrStream) detect(two bool) {
 	leads := 1
-	if sensor.SecondLead(src) != nil {
+	if two {
 		leads = 2
 		if st.buf1 == nil {
 			st.buf1 = make([]float64, hrBatch)
@@ -145,7 +144,7 @@ func (s hrSource) Subscribe(t *resource.Topic, _ *resource.Request) resource.Res
 	p.topic = t
 	if p.st == nil {
 		st := &hrStream{p: p, buf: make([]float64, hrBatch)}
-		st.detect(p.src)
+		st.detect(sensor.SecondLead(p.src) != nil)
 		st.stream = stream{clk: p.d.Clock(), rate: HRRate, batch: hrBatch, mu: &p.mu, batcher: st}
 		p.st = st
 		st.start()
@@ -173,12 +172,14 @@ func (st *hrStream) fireBatch(at time.Duration, n int) { st.p.fire(st, at, n) }
 
 // fire feeds a batch to the detector and notifies each beat; p.mu is held.
 // A source that changed its number of leads (SetSource, or a replay's
-// SetHRLeads) starts a new detector.
+// SetHRLeads) starts a new detector. The source is asked its leads once a
+// batch: the batch reads and detects the leads of that one answer, even
+// when another goroutine changes them meanwhile.
 func (p *HR) fire(st *hrStream, at time.Duration, n int) {
 	dt := st.period()
 	two := sensor.SecondLead(p.src)
 	if (two != nil) != (st.det.Leads() == 2) {
-		st.detect(p.src)
+		st.detect(two != nil)
 	}
 	var lead1 []float64 // nil on one lead
 	if two != nil {

@@ -8,6 +8,7 @@ import (
 	"senseboard/content"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -684,17 +685,25 @@ func TestHeartRateSourceChanged(t *testing.T) {
 	}
 }
 
-// TestHeartRateLeadsChanged gives a running heart rate's replay two leads
-// (SetHRLeads) in the middle of its first lead's noise: the false beats
-// the first lead alone made stop from the change on.
-func TestHeartRateLeadsChanged(t *testing.T) {
+// twoLeadRig starts a device replaying twoLeadRecord's record of two
+// leads, and returns it with a source of its own of that record, from the
+// device's time, to give its heart rate (HR.SetSource).
+func twoLeadRig(t *testing.T) (*sbt.Rig, *replay.Source) {
+	t.Helper()
 	hea, dat := twoLeadRecord(2)
 	r, err := replay.WFDB("tl.hea", hea, dat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := sbt.New(t, senseboard.Config{Replay: []*replay.Recording{r}})
-	src := replay.NewSource(d.Clock.Now(), d.Device.Model, r)
+	return d, replay.NewSource(d.Clock.Now(), d.Device.Model, r)
+}
+
+// TestHeartRateLeadsChanged gives a running heart rate's replay two leads
+// (SetHRLeads) in the middle of its first lead's noise: the false beats
+// the first lead alone made stop from the change on.
+func TestHeartRateLeadsChanged(t *testing.T) {
+	d, src := twoLeadRig(t)
 	d.Device.HR.SetSource(src)
 	hr := d.Subscribe("/Meas/HR")
 	off := func() (n int, rr []uint16) {
@@ -720,5 +729,129 @@ func TestHeartRateLeadsChanged(t *testing.T) {
 	d.Advance(25 * time.Second)
 	if n, rr := off(); n > 0 || len(rr) < 25 {
 		t.Errorf("after SetHRLeads(2): %d intervals, %d off 800 ms by more than 40 ms (%v); want at least 25, none off", len(rr), n, rr)
+	}
+}
+
+// leadsSpy is a heart rate's source, a replay, that records whether each
+// batch the heart rate reads is of two leads (FillTwoLeads) or one
+// (FillECG). When flip is set, it answers TwoLeads itself, no, yes, no,
+// ... in turn, in place of the replay.
+type leadsSpy struct {
+	*replay.Source
+	flip bool
+
+	mu      sync.Mutex
+	reads   []bool // per batch read, true for two leads
+	answers []bool // TwoLeads' answers, when flip is set
+}
+
+func (s *leadsSpy) TwoLeads() bool {
+	if !s.flip {
+		return s.Source.TwoLeads()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	two := len(s.answers)%2 == 1
+	s.answers = append(s.answers, two)
+	return two
+}
+
+func (s *leadsSpy) FillECG(dst []float64, t0, dt time.Duration) {
+	s.read(false)
+	s.Source.FillECG(dst, t0, dt)
+}
+
+func (s *leadsSpy) FillTwoLeads(lead0, lead1 []float64, t0, dt time.Duration) {
+	s.read(true)
+	s.Source.FillTwoLeads(lead0, lead1, t0, dt)
+}
+
+func (s *leadsSpy) read(two bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads = append(s.reads, two)
+}
+
+// taken returns the batches read so far and TwoLeads' answers.
+func (s *leadsSpy) taken() (reads, answers []bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reads), slices.Clone(s.answers)
+}
+
+// TestHeartRateLeadsAtNextBatch changes a running heart rate's replay
+// between one lead and two (SetHRLeads) before batches of its stream, a
+// quarter of a second each on the device's virtual clock: each batch reads
+// the leads set before it, the next batch after the change and every one
+// after it.
+func TestHeartRateLeadsAtNextBatch(t *testing.T) {
+	d, src := twoLeadRig(t)
+	spy := &leadsSpy{Source: src}
+	d.Device.HR.SetSource(spy)
+	d.Subscribe("/Meas/HR")
+	var want []bool
+	for _, leads := range []int{1, 2, 2, 1, 2, 1, 1, 2, 2, 2, 1} {
+		if err := src.SetHRLeads(leads); err != nil {
+			t.Fatal(err)
+		}
+		d.Advance(time.Second / 4) // a batch: 64 samples at 256 Hz
+		want = append(want, leads == 2)
+		if reads, _ := spy.taken(); !slices.Equal(reads, want) {
+			t.Fatalf("at %v, batches read two leads %v; want %v", d.Clock.Now(), reads, want)
+		}
+	}
+}
+
+// TestHeartRateLeadsAskedOnce gives a heart rate a source whose leads
+// change each time it is asked, as a replay's do when another goroutine
+// calls SetHRLeads between two questions: each batch reads, and detects,
+// the leads of the one answer it was given, one lead and two in turn,
+// without a panic.
+func TestHeartRateLeadsAskedOnce(t *testing.T) {
+	d, src := twoLeadRig(t)
+	spy := &leadsSpy{Source: src, flip: true}
+	d.Device.HR.SetSource(spy)
+	d.Subscribe("/Meas/HR")
+	d.Advance(3 * time.Second)
+	reads, answers := spy.taken()
+	if len(reads) != 12 || len(answers) != len(reads)+1 || !slices.Equal(reads, answers[1:]) {
+		t.Errorf("batches read two leads %v, TwoLeads answered %v; want 12 batches, each of the answer given it (the first answer the subscription's)", reads, answers)
+	}
+}
+
+// TestHeartRateLeadsBackToOne gives a running heart rate's replay two
+// leads, then one again (SetHRLeads): from then on it detects on the one
+// lead, each beat notified when, and as, a heart rate that had one lead
+// throughout notifies it, not 1.5 s later as a detector of two leads waits
+// for a beat the second lead does not give.
+func TestHeartRateLeadsBackToOne(t *testing.T) {
+	notified := func(first int) []string {
+		d, src := twoLeadRig(t)
+		d.Device.HR.SetSource(src)
+		if err := src.SetHRLeads(first); err != nil {
+			t.Fatal(err)
+		}
+		hr := d.Subscribe("/Meas/HR")
+		d.Advance(8 * time.Second)
+		if err := src.SetHRLeads(1); err != nil {
+			t.Fatal(err)
+		}
+		d.Advance(4 * time.Second) // a detector started at the change learning
+		hr.Contents()
+		var got []string
+		for range 24 { // 6 s, a batch at a time
+			d.Advance(time.Second / 4)
+			for _, c := range hr.Contents() {
+				got = append(got, fmt.Sprintf("%v %v", d.Clock.Now(), c.(*content.HRData).RRData))
+			}
+		}
+		return got
+	}
+	want := notified(1)
+	if len(want) < 6 {
+		t.Fatalf("one lead throughout: %d beats notified in 6 s (%q); the test needs at least 6", len(want), want)
+	}
+	if got := notified(2); !slices.Equal(got, want) {
+		t.Errorf("two leads, then one: beats notified at %q; want %q, as on one lead throughout", got, want)
 	}
 }
