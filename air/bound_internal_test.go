@@ -1,6 +1,7 @@
 package air
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -268,4 +269,67 @@ func waiting(t *testing.T, done chan error) {
 		}
 	}
 	runtime.Gosched()
+}
+
+// TestReconnectKeepsNothing: while the link reconnects to a server it
+// lost, its NATS connection keeps nothing to send then, which would add
+// to the link's bound: a publish fails at once, a dial and a device's
+// probe fail at once with ErrNoServer instead of waiting for the server,
+// and a stream whose message the connection refused ends saying why.
+func TestReconnectKeepsNothing(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("the server did not start")
+	}
+	l, err := Join(srv.ClientURL(), Options{Interval: time.Hour, ReconnectWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	srv.Shutdown()
+	for hang := time.Now().Add(60 * time.Second); !l.nc.IsReconnecting(); time.Sleep(time.Millisecond) { // hang guard
+		if time.Now().After(hang) {
+			t.Fatal("the link never reconnected")
+		}
+	}
+
+	if err := l.nc.Publish("x", make([]byte, 1000)); !errors.Is(err, nats.ErrReconnectBufExceeded) {
+		t.Errorf("a publish while the link reconnects: %v, want nats.ErrReconnectBufExceeded", err)
+	}
+	if n, err := l.nc.Buffered(); n != 0 || err != nil {
+		t.Errorf("the connection keeps %d bytes (%v) while it reconnects, want none", n, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a dial that waited for the server would end here
+	defer cancel()
+	if _, err := l.Dial(ctx, "000123"); !errors.Is(err, ErrNoServer) {
+		t.Errorf("a dial while the link reconnects: %v, want ErrNoServer", err)
+	}
+	if _, err := l.Listen("000124"); !errors.Is(err, ErrNoServer) {
+		t.Errorf("a device put on the air while the link reconnects: %v, want ErrNoServer", err)
+	}
+
+	s := newStream(l, "000125", true, time.Hour) // not the link's: the loss of the connection did not end it
+	s.id = 1 << 40
+	s.connect("peer", s.id)
+	if _, err := s.Write([]byte("lost")); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	for hang := time.Now().Add(60 * time.Second); ; time.Sleep(time.Millisecond) { // hang guard: the message was kept
+		if ended, _ := s.writeState(); ended {
+			break
+		}
+		if time.Now().After(hang) {
+			t.Fatal("a stream whose message the connection refused while it reconnects never ended")
+		}
+	}
+	s.mu.Lock()
+	err = s.err
+	s.mu.Unlock()
+	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), ErrNoServer.Error()) {
+		t.Errorf("a stream whose message the connection refused while it reconnects: %v, want ErrLost saying %q", err, ErrNoServer)
+	}
 }

@@ -278,7 +278,7 @@ func (sn *sender) publish(msgs []pending, buf []byte) (freed bool) {
 	for i, p := range msgs {
 		if err := sn.l.nc.Publish(p.subject, buf[start:p.end]); err != nil {
 			s := p.s
-			sn.l.later(func() { s.fail(lost("the NATS connection did not take the message: %v", err), false) })
+			sn.l.later(func() { s.fail(lost("the NATS connection did not take the message: %v", sn.l.unreachable(err)), false) })
 		}
 		if p.data > 0 && p.s.unsent.Add(-int64(p.data))+int64(p.data) >= streamSendBuffer {
 			freed = true
