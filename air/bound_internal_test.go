@@ -24,17 +24,9 @@ import (
 // connection of its own to the server, not through the proxy.
 func stalledLink(t *testing.T) (l *Link, nc *nats.Conn, stall, resume func()) {
 	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("the server did not start")
-	}
+	srv := natsServer(t)
 	addr, stall, resume := loopback.Stalling(t, srv.Addr().String())
-	l, err = Join("nats://"+addr, Options{Interval: time.Hour})
+	l, err := Join("nats://"+addr, Options{Interval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +38,22 @@ func stalledLink(t *testing.T) (l *Link, nc *nats.Conn, stall, resume func()) {
 	}
 	t.Cleanup(nc.Close)
 	return l, nc, stall, resume
+}
+
+// natsServer starts a NATS server of the test's; the test's cleanup
+// shuts it down.
+func natsServer(t *testing.T) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("the server did not start")
+	}
+	return srv
 }
 
 // peerStream adds a device's stream to l, connected to a peer whose
@@ -277,14 +285,7 @@ func waiting(t *testing.T, done chan error) {
 // probe fail at once with ErrNoServer instead of waiting for the server,
 // and a stream whose message the connection refused ends saying why.
 func TestReconnectKeepsNothing(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("the server did not start")
-	}
+	srv := natsServer(t)
 	l, err := Join(srv.ClientURL(), Options{Interval: time.Hour, ReconnectWait: time.Hour})
 	if err != nil {
 		t.Fatal(err)
