@@ -128,6 +128,7 @@ type Fleet struct {
 	opts    FleetOptions
 	vclk    *clock.Virtual // the clock Run drives, nil when none
 	speed   float64        // Run's speed of vclk; 0 as fast as possible
+	rclk    *clock.Real    // the real clock the fleet made, which close closes; nil when none
 	closers []io.Closer
 	serve   []func(ctx context.Context) error
 	conns   *serial.ConnLimit // the connections of all the devices
@@ -184,7 +185,8 @@ func NewFleet(cfg Config, opts FleetOptions) (f *Fleet, err error) {
 		return nil, fmt.Errorf("speed %v: the devices keep the time of the clock they are given; give a speed without a clock", speed)
 	case cfg.Clock != nil:
 	case speed == 0 || speed == 1:
-		cfg.Clock = clock.NewRealQuantum(opts.ClockQuantum)
+		f.rclk = clock.NewRealQuantum(opts.ClockQuantum)
+		cfg.Clock = f.rclk
 	case speed > 0: // Run drives it, as fast as possible at +Inf
 		f.vclk = clock.NewVirtual()
 		if !math.IsInf(speed, 1) {
@@ -336,6 +338,11 @@ func (f *Fleet) start(i int, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device %s: %w", serialNo, err)
 	}
+	if d.Logbook != nil {
+		for _, w := range d.Logbook.Storage().Warnings() {
+			opts.Log.Warn(w, "device", serialNo)
+		}
+	}
 	f.closers = append(f.closers, d, closerFunc(d.Faults.LogTo(filepath.Join(cfg.StateDir, FaultLog))))
 	srv := &serial.Server{Device: d.Core, Log: opts.Log.With("device", serialNo), MaxConns: opts.MaxConnsPerDevice, Program: f.conns,
 		WriteInterval: opts.WriteInterval}
@@ -481,7 +488,8 @@ func (f *Fleet) leaveAir() {
 	f.airStop()
 }
 
-// close releases everything in reverse order of opening.
+// close releases everything in reverse order of opening, then closes the
+// real clock the fleet made for its devices.
 func (f *Fleet) close() error {
 	var errs []error
 	for i := len(f.closers) - 1; i >= 0; i-- {
@@ -490,6 +498,9 @@ func (f *Fleet) close() error {
 		}
 	}
 	f.closers = nil
+	if f.rclk != nil {
+		f.rclk.Close()
+	}
 	return errors.Join(errs...)
 }
 

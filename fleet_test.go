@@ -1,10 +1,12 @@
 package senseboard_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -284,5 +286,28 @@ func TestFleetClockQuantum(t *testing.T) {
 			t.Errorf("quantum %v: the devices' clocks %T %v, want one real clock of quantum %v", q, h.Members[0].Device.Clock(), c0, want)
 		}
 		h.Close()
+	}
+}
+
+// A device's warnings of its start reach the fleet's log: a Logbook index
+// that was corrupt, rebuilt from the logs.
+func TestFleetLogsStartWarnings(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "000123")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "logbook.json"), []byte("not an index"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: dir}, senseboard.FleetOptions{PTY: "none", Listen: "none",
+		Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if got, want := log.String(), `level=WARN msg="logbook: the index of the logs logbook.json was corrupt; it is rebuilt from the logs, and the corrupt file kept as logbook.json.corrupt (truncated: `; !strings.Contains(got, want) || !strings.Contains(got, "device=000123") {
+		t.Errorf("the fleet's log:\n%s\nwant a line with %s and device=000123", got, want)
 	}
 }

@@ -47,8 +47,9 @@ import (
 type Config struct {
 	// Profile holds the build settings; nil means the embedded defaults.
 	Profile *profile.Profile
-	// Clock is the device's time; nil means real time. A *clock.Virtual lets
-	// a test run hours of device time in milliseconds.
+	// Clock is the device's time; nil means real time, on a clock of the
+	// device's own, which Close closes. A *clock.Virtual lets a test run
+	// hours of device time in milliseconds.
 	Clock clock.Clock
 	// Seed makes everything random about the device and its wearer repeatable.
 	Seed int64
@@ -65,7 +66,8 @@ type Config struct {
 	// rate (/Meas/HR) detects beats on: 1 (0 means 1), the lead the ECG
 	// plays, as on the device; or 2, both, through the two-lead detector
 	// (replay.Source.SetHRLeads has the trade), which needs a replayed
-	// recording of two ECG leads.
+	// recording of two ECG leads, its second not let go
+	// (replay.Recording.DropSecondLead).
 	ReplayHRLeads int
 	// Faults is a plan of field faults on the device's timeline, after
 	// the scenario's own (docs/faults.md); its random and spread times are
@@ -114,6 +116,8 @@ type Device struct {
 	// Faults carries out the device's field faults and keeps their ground
 	// truth.
 	Faults *Faults
+
+	ownClock *clock.Real // the device's clock when Config gave none, which Close closes
 }
 
 // New makes and starts a device. When it fails, it has released everything
@@ -139,7 +143,8 @@ func New(cfg Config) (*Device, error) {
 
 // abandon releases what a failed start took: the apps, the logs, the
 // device's providers once the device exists (Core.Close closes them), else
-// the debug log's writer; then the state directory.
+// the debug log's writer; the device's own clock; then the state
+// directory.
 func (d *Device) abandon() {
 	d.stopApps()
 	if d.Logbook != nil {
@@ -150,6 +155,9 @@ func (d *Device) abandon() {
 	} else if d.Debug != nil {
 		d.Debug.Close()
 	}
+	if d.ownClock != nil {
+		d.ownClock.Close()
+	}
 	if d.Store != nil {
 		d.Store.Close()
 	}
@@ -159,7 +167,8 @@ func (d *Device) abandon() {
 func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 	c := cfg.Clock
 	if c == nil {
-		c = clock.NewReal()
+		d.ownClock = clock.NewReal()
+		c = d.ownClock
 	}
 	seed := uint64(cfg.Seed)
 	if d.Store, err = nvm.Open(cfg.StateDir); err != nil {
@@ -296,8 +305,9 @@ func (d *Device) stopApps() {
 	}
 }
 
-// Close ends every subscription, writes what the non-volatile memory still
-// holds in memory, and releases the state directory.
+// Close ends every subscription, closes the device's own clock (when Config
+// gave none), writes what the non-volatile memory still holds in memory,
+// and releases the state directory.
 func (d *Device) Close() error {
 	if d.Faults != nil {
 		d.Faults.close()
@@ -309,6 +319,9 @@ func (d *Device) Close() error {
 	}
 	if cerr := d.Core.Close(); err == nil { // closes the providers
 		err = cerr
+	}
+	if d.ownClock != nil {
+		d.ownClock.Close()
 	}
 	if cerr := d.Store.Close(); err == nil {
 		err = cerr

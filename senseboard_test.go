@@ -164,8 +164,8 @@ func BenchmarkGetInfo(b *testing.B) {
 }
 
 // New refuses a number of leads for a replay's heart rate other than 0, 1
-// or 2, and two for a recording of one lead, and leaves its state
-// directory free.
+// or 2, and two for a recording of one lead or one whose second lead was
+// let go, and leaves its state directory free.
 func TestNewRefusesReplayHRLeads(t *testing.T) {
 	r, err := replay.WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
 	if err != nil {
@@ -185,6 +185,14 @@ func TestNewRefusesReplayHRLeads(t *testing.T) {
 	}
 	if _, err := senseboard.New(senseboard.Config{StateDir: dir, Clock: clock.NewVirtual(), Replay: []*replay.Recording{one}, ReplayHRLeads: 2}); !errors.Is(err, replay.ErrHRLeads) {
 		t.Errorf("ReplayHRLeads 2 on a recording of one lead: %v; want ErrHRLeads", err)
+	}
+	dropped, err := replay.WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped.DropSecondLead()
+	if _, err := senseboard.New(senseboard.Config{StateDir: dir, Clock: clock.NewVirtual(), Replay: []*replay.Recording{dropped}, ReplayHRLeads: 2}); !errors.Is(err, replay.ErrSecondLeadDropped) || !errors.Is(err, replay.ErrHRLeads) {
+		t.Errorf("ReplayHRLeads 2 on a recording whose second lead was let go: %v; want ErrHRLeads and ErrSecondLeadDropped", err)
 	}
 	for _, leads := range []int{0, 1, 2} {
 		d, err := senseboard.New(senseboard.Config{StateDir: dir, Clock: clock.NewVirtual(), Replay: []*replay.Recording{r}, ReplayHRLeads: leads})

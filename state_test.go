@@ -128,7 +128,10 @@ func TestNewOnDamagedState(t *testing.T) {
 				e["dataEntry"] = slices.Repeat(e["dataEntry"].([]any), 9)
 			}, "9 paths"),
 		)},
-		{"logbook.json", jsonFile},
+		// A corrupt logbook.json is rebuilt from the logs
+		// (TestNewRebuildsACorruptLogbookIndex); one that cannot be read
+		// stops the device like any other.
+		{"logbook.json", []damage.Kind{damage.Directory(), damage.Unreadable()}},
 		{nvm.SharedLockName, []damage.Kind{damage.Directory(), damage.Unreadable()}}, // in the parent directory
 	}
 	template := usedState(t)
@@ -184,6 +187,55 @@ func TestNewOnDamagedState(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestNewRebuildsACorruptLogbookIndex: a corrupt Logbook index
+// (logbook.json), unlike the other state files, does not stop the device,
+// as the logs give it again. The device starts with the logs listed and a
+// warning that names the file, what is wrong and where the corrupt file
+// is kept: beside it as logbook.json.corrupt, byte for byte. Nothing else
+// of the directory changes.
+func TestNewRebuildsACorruptLogbookIndex(t *testing.T) {
+	t.Parallel()
+	template := usedState(t)
+	kinds := slices.DeleteFunc(append(damage.Files(), damage.JSON()...), func(k damage.Kind) bool {
+		return k.Unreadable || k.Name == damage.Directory().Name // these stop it (TestNewOnDamagedState)
+	})
+	for _, k := range kinds {
+		t.Run(k.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			copyState(t, dir, template)
+			index := filepath.Join(dir, "logbook.json")
+			if err := k.Apply(index); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, dir)
+			d, err := senseboard.New(senseboard.Config{Profile: allModules(t), Clock: clock.NewVirtual(), Seed: 1, StateDir: dir})
+			if err != nil {
+				t.Fatalf("a corrupt logbook.json stopped the device: %v", err)
+			}
+			defer d.Close()
+			if es := d.Logbook.Storage().Entries(); len(es) != 1 || es[0].ID != 1 {
+				t.Errorf("entries %+v; want the one log", es)
+			}
+			warnings := d.Logbook.Storage().Warnings()
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "logbook.json was corrupt") || !strings.Contains(warnings[0], k.Reason) ||
+				!strings.Contains(warnings[0], "kept as logbook.json.corrupt ") {
+				t.Errorf("warnings %q; want one naming logbook.json, %q and logbook.json.corrupt", warnings, k.Reason)
+			}
+			after := snapshot(t, dir)
+			aside := index + ".corrupt"
+			if after[aside] != before[index] {
+				t.Errorf("%s is not the corrupt file as it was", aside)
+			}
+			if _, err := d.Logbook.Storage().Read(1); err != nil {
+				t.Errorf("log 1: %v", err)
+			}
+			if diff := damage.Diff(before, after); !slices.Equal(diff, []string{index, aside}) {
+				t.Errorf("changed: %v; want the index rebuilt and the corrupt one kept aside", diff)
+			}
+		})
 	}
 }
 

@@ -36,7 +36,9 @@ func TestBorrowReleases(t *testing.T) {
 		{"unsubscribed", false, true, 0},
 	} {
 		borrow := tc.borrow
-		d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
+		clk := clock.NewReal()
+		t.Cleanup(clk.Close)
+		d := heapCoreOn(t, clk) // no step: the notifications wait in a queue
 		pub := runPublisher(t, d, "/Sample/Pool")
 		subscribed := make(chan bool, 1)
 		handled := make(chan int32, 1)

@@ -41,7 +41,9 @@ paths:
 // them before the next one.
 func TestSubscribeNowWaiting(t *testing.T) {
 	const wait = 3
-	d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
+	clk := clock.NewReal()
+	t.Cleanup(clk.Close)
+	d := heapCoreOn(t, clk) // no step: the notifications wait in a queue
 	pub := runPublisher(t, d, "/Sample/Values")
 	type note struct {
 		v      int
@@ -87,7 +89,9 @@ func TestSubscribeNowWaiting(t *testing.T) {
 // from an onNotify it does nothing, and one that comes meanwhile is
 // handled in turn, after those before it.
 func TestTakeNotifications(t *testing.T) {
-	d := heapCoreOn(t, clock.NewReal()) // no step: the notifications wait in a queue
+	clk := clock.NewReal()
+	t.Cleanup(clk.Close)
+	d := heapCoreOn(t, clk) // no step: the notifications wait in a queue
 	pub := runPublisher(t, d, "/Sample/Values")
 	var got []int // the app's goroutine's
 	subscribed := make(chan bool, 1)

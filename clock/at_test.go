@@ -9,6 +9,7 @@ import (
 // scheduler's time is the clock's, not a second reading of it.
 func TestAtIsExactOnTheRealClock(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	tm := At(r, time.Hour, func() {})
 	if got := tm.(*pending).at; got != time.Hour {
 		t.Errorf("due at %v scheduler time, want %v", got, time.Hour)

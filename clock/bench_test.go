@@ -1,6 +1,7 @@
 package clock_test
 
 import (
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -45,4 +46,29 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCallStop stops a pending Call among the calls of a fleet's
+// streams on the virtual clock, and schedules it again: its Stop takes
+// the call's entry out of the clock's heap, which it scans for it.
+func BenchmarkCallStop(b *testing.B) {
+	for _, n := range []int{15000, 50000} {
+		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
+			c := clock.NewVirtual()
+			periods := []time.Duration{time.Second / 13, time.Second * 16 / 125, time.Second / 4}
+			calls := make([]*clock.Call, n)
+			for i := range calls {
+				calls[i] = clock.NewCall(c, func() {})
+				calls[i].At(time.Duration(i) * periods[i%len(periods)] / time.Duration(n))
+			}
+			i := 0
+			for b.Loop() {
+				call := calls[i*7919%n] // all over the heap
+				at := time.Duration(i%n) * periods[i%len(periods)] / time.Duration(n)
+				call.Stop()
+				call.At(at)
+				i++
+			}
+		})
+	}
 }

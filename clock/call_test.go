@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -68,7 +69,9 @@ func TestCallRescheduleStop(t *testing.T) {
 // Scheduling a Call again allocates nothing, on a virtual and on a real
 // clock.
 func TestCallAllocs(t *testing.T) {
-	for _, clk := range []Clock{NewVirtual(), NewReal()} {
+	r := NewReal()
+	defer r.Close()
+	for _, clk := range []Clock{NewVirtual(), r} {
 		c := NewCall(clk, func() {})
 		if n := testing.AllocsPerRun(100, func() { c.At(time.Hour) }); n != 0 {
 			t.Errorf("%T: At allocates %v times, want 0", clk, n)
@@ -81,6 +84,7 @@ func TestCallAllocs(t *testing.T) {
 // scheduled again from its run.
 func TestCallReal(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	done := make(chan time.Duration, 2)
 	n := 0
 	var c *Call
@@ -165,4 +169,45 @@ func TestCallInit(t *testing.T) {
 		}
 	}()
 	d.Init(NewVirtual(), func() {})
+}
+
+// Init of a call that a stale entry in its clock's heap still points to,
+// beside a runner that reads the entry, does not race with it (run with
+// -race): the runner reads the call's order number under the clock's lock,
+// which Init lets go of before it writes the call. The entry is the one
+// the call left when it was scheduled again while pending; the run that
+// Init cancels is the one in its place.
+func TestCallInitBesideTheRunner(t *testing.T) {
+	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum) // the calls below fell due long ago
+	s.owner = 1                                                   // as if a runner were in charge: push arms no timer, the test runs the pass
+	r := &Real{s: s}
+	var ran []string
+	s.push(&timedCall{f: func() { ran = append(ran, "first") }}, time.Second) // keeps the call's entries from the top
+	var c Call
+	c.Init(r, func() { ran = append(ran, "old") })
+	c.At(3 * time.Second)
+	c.At(2 * time.Second) // its entry at 3s is stale
+	passed := make(chan struct{})
+	go func() {
+		defer close(passed)
+		// The runner looks at the heap once Init has cancelled the
+		// pending run, with nothing but the clock's lock between them.
+		for {
+			s.mu.Lock()
+			n := s.calls.len()
+			s.mu.Unlock()
+			if n == 1 {
+				break
+			}
+			runtime.Gosched()
+		}
+		s.drain(s.since(), 0, s.owner) // runs the first call, then reads the stale entry come to the top
+	}()
+	c.Init(r, func() { ran = append(ran, "new") })
+	<-passed
+	c.At(4 * time.Second)
+	s.drain(s.since(), 0, s.owner)
+	if want := []string{"first", "new"}; !slices.Equal(ran, want) {
+		t.Errorf("ran %v, want %v", ran, want)
+	}
 }

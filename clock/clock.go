@@ -73,8 +73,11 @@ type scheduling interface {
 	// run if it has one.
 	schedule(c *timedCall, t time.Duration)
 	// unschedule takes c out of the schedule if it is pending and reports
-	// whether it was.
+	// whether it was, leaving its entry in the clock's heap (timedHeap).
 	unschedule(c *timedCall) bool
+	// cancel is unschedule, which takes c's entry out of the heap as well
+	// (timedHeap.cancel).
+	cancel(c *timedCall) bool
 }
 
 // At arranges for f to run when c reads t (at once if t has passed). Work
@@ -122,7 +125,8 @@ func (p *pending) Stop() bool {
 // a scheduler of its own, which wakes at most once per quantum, a
 // millisecond unless NewRealQuantum says otherwise, however many calls it
 // runs (see sched.go): the devices of a fleet share one Real clock, and
-// so its scheduler.
+// so its scheduler. Whoever makes a Real clock closes it (Close) once
+// what runs on it has stopped.
 type Real struct{ s *scheduler }
 
 // NewReal returns a real-time clock that reads zero now, whose calls run
@@ -140,6 +144,15 @@ func NewReal() *Real { return NewRealQuantum(defaultQuantum) }
 func NewRealQuantum(quantum time.Duration) *Real {
 	return &Real{s: newScheduler(time.Now(), max(quantum, defaultQuantum))}
 }
+
+// Close stops the clock's scheduler and waits for its goroutines to end,
+// after the call under way if one is: the calls pending never run, nor do
+// those scheduled after Close, which AfterFunc, At and Call.At take and
+// drop (their Stop reports that nothing was pending). Now, Due and
+// AfterPass go on as between passes. Close must not be called from a call
+// of the clock, whose end it would wait for. Closing a closed clock does
+// nothing more.
+func (r *Real) Close() { r.s.close() }
 
 // Quantum returns the least time between two wakes of the clock's
 // scheduler (NewRealQuantum).
@@ -184,6 +197,7 @@ func (r *Real) AfterPass(f func()) { r.s.deferToPassEnd(f) }
 
 func (r *Real) schedule(c *timedCall, t time.Duration) { r.s.push(c, t) }
 func (r *Real) unschedule(c *timedCall) bool           { return r.s.stop(c) }
+func (r *Real) cancel(c *timedCall) bool               { return r.s.cancel(c) }
 
 // Call is a call of one function that can be scheduled again and again on
 // one clock, each time at a clock reading, like At, without allocating:
@@ -210,9 +224,11 @@ func NewCall(c Clock, f func()) *Call {
 // one cache miss fewer. A pending run of c is cancelled.
 //
 // A Call made for a *Real or *Virtual clock stays on it: the clock's heap
-// may hold an entry of the call after it ran or stopped, which the order
-// numbers of another clock could make pending again. Init for another
-// clock panics.
+// may hold an entry of the call after it ran or was scheduled again, which
+// the order numbers of another clock could make pending again. Init for
+// another clock panics.
+//
+// Init does not wait for a run of c under way, which it must not race.
 func (c *Call) Init(clk Clock, f func()) {
 	if old, ok := c.clk.(scheduling); ok {
 		if s, _ := clk.(scheduling); s != old {
@@ -220,7 +236,11 @@ func (c *Call) Init(clk Clock, f func()) {
 		}
 	}
 	c.Stop()
-	*c = Call{clk: clk, entry: timedCall{f: f}}
+	// All but the order number, which Stop left at zero, not pending: the
+	// clock reads it through the call's stale entries under its lock, at
+	// any time (timedCall), and Init writes without the lock.
+	c.clk, c.other = clk, nil
+	c.entry.at, c.entry.f = 0, f
 }
 
 // At schedules the call to run when the clock reads t (at once if t has
@@ -234,10 +254,16 @@ func (c *Call) At(t time.Duration) {
 	c.other = At(c.clk, t, c.entry.f)
 }
 
-// Stop cancels the call if it is pending and reports whether it was.
+// Stop cancels the call if it is pending and reports whether it was. The
+// clock lets go of the call, and so of the state it lives in, at once:
+// but for the entries that scheduling it again while it was pending left
+// in the clock's heap, at the times it had asked for before (see
+// timedHeap). Stop of a pending call scans the clock's heap, microseconds
+// for tens of thousands of calls: a call scheduled again needs no Stop
+// before At.
 func (c *Call) Stop() bool {
 	if s, ok := c.clk.(scheduling); ok {
-		return s.unschedule(&c.entry)
+		return s.cancel(&c.entry)
 	}
 	if c.other == nil {
 		return false

@@ -132,6 +132,7 @@ func TestRunScaled(t *testing.T) {
 
 func TestReal(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	if r.Now() < 0 || r.Now() > time.Second {
 		t.Errorf("real clock reads %v", r.Now())
 	}

@@ -1,8 +1,6 @@
 package clock
 
 import (
-	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -72,32 +70,38 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 // none later than the pass's time. The goroutines of a pass store the due
 // time of each call they start: stored outside the scheduler's lock, the
 // time of a call taken first could land after that of a call taken later
-// and hold Due back. That takes two goroutines interleaved just so: the
-// test runs many calls, at more processors than the machine has, for a
-// chance of it (the order outside the lock failed it in each of several
-// runs on two cores).
+// and hold Due back. The test interleaves the two goroutines of a pass just
+// so: the one that takes the first call is held up once it let go of the
+// lock (scheduler.taken) until the other has taken the second call and
+// started it; the second call reads Due once the first has started.
 func TestDueNeverBeforeTheCallsOwn(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum) // the calls below fell due long ago
 	s.owner = 1                                                   // as if a runner were in charge: push arms no timer, the test runs the pass
 	r := &Real{s: s}
-	const n = 200000
-	var early, late atomic.Int64
-	for i := range n {
-		at := time.Duration(i+1) * time.Microsecond
-		s.push(&timedCall{f: func() {
-			switch due := r.Due(); {
-			case due < at:
-				early.Add(1)
-			case due > n*time.Microsecond:
-				late.Add(1)
-			}
-		}}, at)
+	var dues [2]time.Duration
+	started := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	first := &timedCall{f: func() {
+		close(started[0])
+		dues[0] = r.Due()
+	}}
+	second := &timedCall{f: func() {
+		close(started[1])
+		<-started[0]
+		dues[1] = r.Due()
+	}}
+	s.push(first, time.Second)
+	s.push(second, 2*time.Second)
+	s.taken = func(c *timedCall) {
+		if c == first {
+			<-started[1] // the other goroutine of the pass takes the second call meanwhile
+		}
 	}
 	s.beginPass()
-	s.drain(s.since(), 3, s.owner)
+	s.drain(s.since(), 1, s.owner)
 	s.endPass(nil, s.owner)
-	if early.Load() > 0 || late.Load() > 0 {
-		t.Errorf("of %d calls of a shared pass, %d read a Due before their own and %d one after the last", n, early.Load(), late.Load())
+	for i, want := range []time.Duration{time.Second, 2 * time.Second} {
+		if dues[i] < want || dues[i] > 2*time.Second {
+			t.Errorf("of the calls due at 1s and 2s of a shared pass, the one due at %v read Due %v", want, dues[i])
+		}
 	}
 }

@@ -49,6 +49,11 @@ import (
 // Batcher) defers a function to the end of the pass under way: the calls of
 // a pass can hand a transport several pieces of data, and it sends them
 // together once the pass ends.
+//
+// The scheduler's goroutines are those the runtime timer starts, runners
+// or not, and the helpers a runner waits for. It counts each of the
+// timer's from the arming of the timer to its return, and close, which
+// drops the calls and refuses new ones, waits for them (Real.Close).
 const (
 	wakeLead       = time.Millisecond
 	defaultQuantum = time.Millisecond
@@ -81,6 +86,14 @@ type scheduler struct {
 	passMu    sync.Mutex // taken after mu where both are held (endPass)
 	passes    int        // passes under way (more than one after the watchdog replaced a runner)
 	afterPass []func()   // what deferToPassEnd deferred to the end of the passes under way
+
+	closed     bool           // by close: nothing is scheduled any more, no runner starts
+	goroutines sync.WaitGroup // of the runtime timer: one armed to start, or started and not yet returned
+
+	// taken, when set (by tests), runs on a goroutine of a pass once it
+	// has taken c and let go of the lock, before c runs: as if the
+	// goroutine were held up there.
+	taken func(c *timedCall)
 }
 
 // newScheduler returns a scheduler whose runners wake at most once per
@@ -98,18 +111,31 @@ func newScheduler(start time.Time, quantum time.Duration) *scheduler {
 // since returns the scheduler's time now.
 func (s *scheduler) since() time.Duration { return time.Since(s.start) }
 
-// stop takes c out of the schedule if it is pending and reports whether it was.
+// stop takes c out of the schedule if it is pending and reports whether
+// it was, leaving its entry in the heap, stale.
 func (s *scheduler) stop(c *timedCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls.remove(c)
 }
 
+// cancel takes c out of the schedule if it is pending, its entry with it,
+// and reports whether it was.
+func (s *scheduler) cancel(c *timedCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls.cancel(c)
+}
+
 // push schedules c to run at scheduler time t, after the calls already
-// scheduled for t, in place of its pending run if it has one.
+// scheduled for t, in place of its pending run if it has one. After close
+// it schedules nothing.
 func (s *scheduler) push(c *timedCall, t time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	s.seq++
 	s.calls.push(c, t, s.seq)
 	if s.owner == 0 && s.calls.e[0].c == c {
@@ -124,14 +150,21 @@ func (s *scheduler) arm(t time.Duration) {
 		return // it fires early enough; the runner it starts looks again
 	}
 	s.armedFor = t
-	s.timer.Reset(t - s.since())
+	if !s.timer.Reset(t - s.since()) {
+		s.goroutines.Add(1) // it was not armed: it starts a goroutine once more
+	}
 }
 
 // fire runs when the runtime timer fires: it starts a runner when none is
 // in charge, and replaces one that has not finished a call since it last
 // looked.
 func (s *scheduler) fire() {
+	defer s.goroutines.Done()
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
 	s.armedFor = 0
 	if s.owner == 0 && s.calls.len() == 0 {
 		s.mu.Unlock()
@@ -210,9 +243,29 @@ func (s *scheduler) helpers() int {
 // stopTimer stops the runtime timer; s.mu is held.
 func (s *scheduler) stopTimer() {
 	if s.armedFor != 0 {
-		s.timer.Stop()
+		if s.timer.Stop() {
+			s.goroutines.Done() // it will not start the goroutine it was armed for
+		}
 		s.armedFor = 0
 	}
+}
+
+// close stops the scheduler: the calls pending never run, nor do those
+// scheduled after, and no runner starts. It waits for the goroutines of
+// the timer, the runners among them, which end after the call under way:
+// it must not be called from a call, which it would wait for.
+func (s *scheduler) close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		s.stopTimer()
+		for _, e := range s.calls.e {
+			e.c.seq = 0 // not pending: a call's entries leave the heap with it
+		}
+		s.calls = timedHeap{} // the runners stop after the call under way, finding none
+	}
+	s.mu.Unlock()
+	s.goroutines.Wait()
 }
 
 // drain runs the calls due by now, the earliest first, also those that the
@@ -254,6 +307,9 @@ func (s *scheduler) work(now time.Duration, g uint64) int {
 		// they start, and never goes back to an earlier call's time.
 		s.reached.Store(int64(at) + 1)
 		s.mu.Unlock()
+		if s.taken != nil {
+			s.taken(c)
+		}
 		c.f()
 		s.ran.Add(1)
 		n++

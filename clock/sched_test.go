@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // The real clock's calls run in time order, calls due together in the order
@@ -16,6 +18,7 @@ import (
 // inside other calls run; a stopped call does not run.
 func TestSchedulerRunsInTimeOrder(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	var mu sync.Mutex
 	var got []string
 	nested := false
@@ -51,6 +54,7 @@ func TestSchedulerRunsInTimeOrder(t *testing.T) {
 // is shared among several goroutines.
 func TestSchedulerManyCalls(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	const n = 5000
 	var mu sync.Mutex
 	ran := make([]int, n)
@@ -75,6 +79,7 @@ func TestSchedulerManyCalls(t *testing.T) {
 // watchdog hands the schedule to a new runner.
 func TestSchedulerBlockingCall(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	release := make(chan struct{})
 	blocked := make(chan struct{})
 	r.AfterFunc(0, func() { close(blocked); <-release })
@@ -86,6 +91,7 @@ func TestSchedulerBlockingCall(t *testing.T) {
 // A stopped call reports that it stopped only before it ran.
 func TestSchedulerStopAfterRun(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	ran := make(chan struct{})
 	tm := r.AfterFunc(0, func() { close(ran) })
 	<-ran
@@ -98,6 +104,7 @@ func TestSchedulerStopAfterRun(t *testing.T) {
 // and after one, and within a pass after every call of the pass has run.
 func TestAfterPass(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	var _ Batcher = r
 	ran := false
 	r.AfterPass(func() { ran = true })
@@ -149,6 +156,8 @@ func TestAfterPass(t *testing.T) {
 // pass of another, whose AfterPass runs its function at once.
 func TestAfterPassIsTheClocks(t *testing.T) {
 	r1, r2 := NewReal(), NewReal()
+	defer r1.Close()
+	defer r2.Close()
 	result := make(chan bool, 1)
 	r1.AfterFunc(0, func() {
 		ran := false
@@ -193,6 +202,7 @@ func wait(t *testing.T, done <-chan struct{}, what string) {
 // earliest pending one moves it: one run stays pending, which Stop cancels.
 func TestRealAfterFuncAndReschedule(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	const d = 20 * time.Millisecond
 	start := r.Now()
 	done := make(chan time.Duration, 1)
@@ -216,6 +226,7 @@ func TestRealAfterFuncAndReschedule(t *testing.T) {
 // the runner after the watchdog found nothing else to run.
 func TestRealWakesForEachCall(t *testing.T) {
 	later := NewReal()
+	defer later.Close()
 	far := later.AfterFunc(time.Hour, func() {})
 	defer far.Stop()
 	old := &Real{s: newScheduler(time.Now().Add(-time.Hour), defaultQuantum)}
@@ -232,6 +243,7 @@ func TestRealWakesForEachCall(t *testing.T) {
 	}
 
 	r := NewReal()
+	defer r.Close()
 	release := make(chan struct{})
 	blocked := make(chan struct{})
 	r.AfterFunc(0, func() { close(blocked); <-release })
@@ -283,6 +295,7 @@ func TestSchedulerDrainCounts(t *testing.T) {
 // call's time outside the scheduler's lock is a race).
 func TestRealCallScheduledAgainWhileItRuns(t *testing.T) {
 	r := NewReal()
+	defer r.Close()
 	var ran, ahead atomic.Int64
 	c := NewCall(r, func() {
 		if Due(r) > r.Now() {
@@ -311,6 +324,7 @@ func TestRealCallScheduledAgainWhileItRuns(t *testing.T) {
 func TestRealQuantumGathersCalls(t *testing.T) {
 	const q = 50 * time.Millisecond
 	r := NewRealQuantum(q)
+	defer r.Close()
 	passStart := func() time.Duration {
 		r.s.mu.Lock()
 		defer r.s.mu.Unlock()
@@ -488,10 +502,14 @@ func TestSchedulerPassEndBesideReplacement(t *testing.T) {
 
 // endingPass reports whether a goroutine waits for a lock in
 // scheduler.endPass.
-func endingPass() bool {
+func endingPass() bool { return waitsIn("[sync.Mutex.Lock", "clock.(*scheduler).endPass(") }
+
+// waitsIn reports whether the stack of a goroutine holds both wait, what
+// it waits in, and fn, a function it waits from.
+func waitsIn(wait, fn string) bool {
 	buf := make([]byte, 1<<20)
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if strings.Contains(g, "[sync.Mutex.Lock") && strings.Contains(g, "clock.(*scheduler).endPass(") {
+		if strings.Contains(g, wait) && strings.Contains(g, fn) {
 			return true
 		}
 	}
@@ -514,3 +532,71 @@ func TestSchedulerReplacedRunnersPassEndsLast(t *testing.T) {
 		t.Error("the end of the last pass under way, a replaced runner's, did not run its hook")
 	}
 }
+
+// Close stops the clock's runners, one that a call holds up and the one
+// the watchdog put in its place, and its timer: it waits for the call
+// under way, and no goroutine of the clock survives it. The calls pending
+// never run; those scheduled after Close are dropped.
+func TestRealClose(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	r := NewReal()
+	ticked := make(chan struct{}, 1)
+	var tick *Call
+	tick = NewCall(r, func() { // a runner always has work
+		select {
+		case ticked <- struct{}{}:
+		default:
+		}
+		tick.At(r.Now() + time.Millisecond)
+	})
+	tick.At(0)
+	blocked, release := make(chan struct{}), make(chan struct{})
+	var returned atomic.Bool
+	r.AfterFunc(0, func() {
+		close(blocked)
+		<-release
+		returned.Store(true)
+	})
+	pending := r.AfterFunc(time.Hour, func() { t.Error("a call pending at Close ran") })
+	<-blocked
+	select { // a tick of the runner now held up
+	case <-ticked:
+	default:
+	}
+	<-ticked // of the runner the watchdog put in its place
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		r.Close()
+	}()
+	// The call under way returns once Close waits for it, or has
+	// returned without waiting.
+wait:
+	for !closing() {
+		select {
+		case <-closed:
+			t.Error("Close returned while a call was under way")
+			break wait
+		default:
+			runtime.Gosched()
+		}
+	}
+	close(release)
+	<-closed
+	if !returned.Load() {
+		t.Error("Close returned before the call under way")
+	}
+	if pending.Stop() || tick.Stop() {
+		t.Error("a call was pending after Close")
+	}
+	r.AfterFunc(0, func() { t.Error("a call made after Close ran") })
+	tick.At(0)
+	if tick.Stop() || r.s.calls.len() > 0 || r.s.armedFor != 0 {
+		t.Error("a call made after Close is pending")
+	}
+	r.Close() // again: nothing more
+}
+
+// closing reports whether a goroutine waits in scheduler.close for the
+// scheduler's goroutines.
+func closing() bool { return waitsIn("sync.(*WaitGroup).Wait", "clock.(*scheduler).close(") }

@@ -11,7 +11,8 @@ import (
 
 // The heap gives its calls back in time order, calls at the same time in
 // the order they were made, after any mix of pushes, pops, calls scheduled
-// again and calls removed; its first entry is always a pending call's, and
+// again and calls removed, leaving a stale entry or taking their entry out
+// (cancel); its first entry is always a pending call's, and
 // the stale entries that removed and rescheduled calls leave behind never
 // outnumber the pending ones for long.
 func TestTimedHeapOrder(t *testing.T) {
@@ -51,11 +52,18 @@ func TestTimedHeapOrder(t *testing.T) {
 				switch r := rng.IntN(10); {
 				case r < tt.again && len(want) > 0 && rng.IntN(2) == 0: // schedule a pending call again
 					push(want[rng.IntN(len(want))])
-				case r < tt.again && len(want) > 0: // remove a pending call
+				case r < tt.again && len(want) > 0: // remove a pending call, leaving its entry or with it
 					k := rng.IntN(len(want))
 					c := want[k]
-					if !h.remove(c) || h.remove(c) || c.pending() {
+					remove := h.remove
+					if rng.IntN(2) == 0 {
+						remove = h.cancel
+					}
+					if !remove(c) || h.remove(c) || h.cancel(c) || c.pending() {
 						t.Fatalf("step %d: removing a pending call should succeed once", step)
+					}
+					if slices.ContainsFunc(h.e, func(e heapEntry) bool { return !e.stale() && e.c == c }) {
+						t.Fatalf("step %d: a removed call's entry is not stale", step)
 					}
 					want = slices.Delete(want, k, k+1)
 				case r < 8 || len(want) == 0: // push a call that is not pending
@@ -132,4 +140,53 @@ func TestStoppedCallReleasesItsFunction(t *testing.T) {
 func stateHeldBy(schedule func(f func()) Timer) (weak.Pointer[[64]int], Timer) {
 	state := new([64]int)
 	return weak.Make(state), schedule(func() { state[0]++ })
+}
+
+// A Call that Stop cancelled lets go of the state it lives in, although an
+// earlier call keeps its time from coming: its clock's heap takes the
+// call's entry out. So does Init of a pending call.
+func TestStoppedCallReleasesItsOwner(t *testing.T) {
+	r := NewReal()
+	defer r.Close()
+	for _, tt := range []struct {
+		name  string
+		clock Clock
+	}{
+		{"real", r},
+		{"virtual", NewVirtual()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			earlier := tt.clock.AfterFunc(time.Minute, func() {})
+			defer earlier.Stop()
+			for _, stop := range []struct {
+				name string
+				stop func(c *Call)
+			}{
+				{"Stop", func(c *Call) { c.Stop() }},
+				{"Init", func(c *Call) { c.Init(tt.clock, func() {}) }},
+			} {
+				owner := callOwner(tt.clock)
+				stop.stop(&owner.Value().call)
+				runtime.GC()
+				if owner.Value() != nil {
+					t.Errorf("the owner of a call that %s cancelled is still reachable", stop.name)
+				}
+			}
+		})
+	}
+}
+
+// callOwner returns a weak pointer to state that lives with its Call, made
+// pending an hour from now on c.
+func callOwner(c Clock) weak.Pointer[owner] {
+	o := new(owner)
+	o.call.Init(c, func() { o.state[0]++ })
+	o.call.At(c.Now() + time.Hour)
+	return weak.Make(o)
+}
+
+// owner is state that keeps its Call (Call.Init).
+type owner struct {
+	call  Call
+	state [64]int
 }

@@ -76,6 +76,12 @@ func (v *Virtual) unschedule(c *timedCall) bool {
 	return v.events.remove(c)
 }
 
+func (v *Virtual) cancel(c *timedCall) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.events.cancel(c)
+}
+
 // Now returns the clock's time.
 func (v *Virtual) Now() time.Duration {
 	v.mu.Lock()

@@ -88,7 +88,8 @@ func (updateModeError) Is(target error) bool { return target == ErrOff }
 type Config struct {
 	// Profile holds the build settings; nil means the defaults.
 	Profile *profile.Profile
-	// Clock is the device's time; nil means real time.
+	// Clock is the device's time; nil means real time, on a clock of the
+	// device's own, which Close closes.
 	Clock clock.Clock
 	// Definitions are the interface definitions; nil means the embedded ones.
 	Definitions *api.Set
@@ -115,12 +116,13 @@ type Core struct {
 	resetAt  atomic.Int64 // clock reading of the last reset, ns
 	driftPPM float64      // oscillator rate error, ppm, as configured
 
-	prof    *profile.Profile
-	clock   clock.Clock
-	defs    *api.Set
-	prefix  string
-	hub     *resource.Hub
-	started time.Duration // clock reading when the device was made
+	prof     *profile.Profile
+	clock    clock.Clock
+	ownClock *clock.Real // clock when the device made it, for Close to close
+	defs     *api.Set
+	prefix   string
+	hub      *resource.Hub
+	started  time.Duration // clock reading when the device was made
 
 	router atomic.Pointer[resource.Router]
 
@@ -163,10 +165,6 @@ func New(cfg Config) (*Core, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
-	c := cfg.Clock
-	if c == nil {
-		c = clock.NewReal()
-	}
 	defs := cfg.Definitions
 	if defs == nil {
 		var err error
@@ -174,9 +172,16 @@ func New(cfg Config) (*Core, error) {
 			return nil, err
 		}
 	}
+	c := cfg.Clock
+	var own *clock.Real
+	if c == nil {
+		own = clock.NewReal()
+		c = own
+	}
 	d := &Core{
 		prof:     p,
 		clock:    c,
+		ownClock: own,
 		defs:     defs,
 		prefix:   "/net/" + p.Serial,
 		hub:      resource.NewHub(p.SubscriptionLimit),
@@ -191,14 +196,20 @@ func New(cfg Config) (*Core, error) {
 	d.started = c.Now()
 	d.resetAt.Store(int64(d.started))
 	d.mode.Store(uint32(ModeApplication))
+	fail := func(err error) (*Core, error) {
+		if own != nil {
+			own.Close()
+		}
+		return nil, err
+	}
 	for _, pr := range cfg.Providers {
 		if err := pr.Register(d); err != nil {
-			return nil, fmt.Errorf("register %T: %w", pr, err)
+			return fail(fmt.Errorf("register %T: %w", pr, err))
 		}
 		d.providers = append(d.providers, pr)
 	}
 	if err := d.Commit(); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	return d, nil
 }

@@ -473,3 +473,40 @@ func TestServeModule(t *testing.T) {
 		t.Errorf("served: %d", env.Status)
 	}
 }
+
+// A device on a clock of its own, made when its Config gave none, closes
+// it: the calls pending on it are dropped. A clock it was given is its
+// giver's to close.
+func TestCloseClosesTheDevicesOwnClock(t *testing.T) {
+	set, err := api.LoadFiles("info.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profile.Default()
+	p.Validate()
+	given := clock.NewReal()
+	defer given.Close()
+	for _, tt := range []struct {
+		name  string
+		clock clock.Clock
+		own   bool
+	}{
+		{"own", nil, true},
+		{"given", given, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			inf, _ := info.New(p)
+			d, err := device.New(device.Config{Profile: p, Clock: tt.clock, Definitions: set, Providers: []device.Provider{inf}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tm := d.Clock().AfterFunc(time.Hour, func() {})
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if pending := tm.Stop(); pending == tt.own {
+				t.Errorf("after Close a call an hour away was pending %v on the device's clock (its own %v)", pending, tt.own)
+			}
+		})
+	}
+}

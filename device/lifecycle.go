@@ -168,7 +168,9 @@ func (d *Core) Wake() bool {
 	return true
 }
 
-// Close ends every subscription and releases the providers' resources.
+// Close ends every subscription and releases the providers' resources,
+// then closes the device's own clock, if Config gave it none (it waits for
+// the clock's call under way: not to be called from one).
 func (d *Core) Close() error {
 	d.switchMu.Lock()
 	if d.pending != nil {
@@ -186,6 +188,9 @@ func (d *Core) Close() error {
 		}
 	}
 	d.emit(EventClose)
+	if d.ownClock != nil {
+		d.ownClock.Close()
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("close device %s: %v", d.Serial(), errs)
 	}

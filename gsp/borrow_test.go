@@ -94,7 +94,9 @@ func TestEarlyNotificationHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &announcer{c: &held{released: make(chan struct{}, 4)}, during: make(chan int, 1)}
-	d, err := device.New(device.Config{Profile: p, Clock: clock.NewReal(), Definitions: set, Providers: []device.Provider{a}})
+	clk := clock.NewReal()
+	t.Cleanup(clk.Close)
+	d, err := device.New(device.Config{Profile: p, Clock: clk, Definitions: set, Providers: []device.Provider{a}})
 	if err != nil {
 		t.Fatal(err)
 	}

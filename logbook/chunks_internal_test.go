@@ -1,9 +1,11 @@
 package logbook
 
 import (
+	"math"
 	"testing"
 
 	"senseboard/content"
+	"senseboard/sbem"
 )
 
 // A motion stream's SBEM name and rate come from its path.
@@ -84,6 +86,43 @@ func TestWaitAndLossName(t *testing.T) {
 		}
 		if got := sbemName(tt.uri); got != tt.name {
 			t.Errorf("sbemName(%q) = %q, want %q", tt.uri, got, tt.name)
+		}
+	}
+}
+
+// A log's time, as it records it: the UTC second of its /Time/Detailed
+// record moved on to its newest timestamp, across the device time's wrap;
+// 0 with no such record.
+func TestRecordedTime(t *testing.T) {
+	const utc = 1_700_000_000_250_000 // µs
+	anchor := func(rel uint32) any { return &content.DetailedTime{UTCTime: utc, RelativeTime: rel} }
+	temp := func(ts uint32) any { return &content.TempData{Timestamp: ts, Measurement: 300} }
+	for _, tt := range []struct {
+		name string
+		recs []any
+		want uint32
+	}{
+		{"no records", nil, 0},
+		{"no /Time/Detailed", []any{temp(5000), temp(9000)}, 0},
+		{"only /Time/Detailed", []any{anchor(1000)}, 1_700_000_000},
+		{"data after it", []any{anchor(1000), temp(2000), temp(4800), temp(3000)}, 1_700_000_004},
+		{"data before it", []any{temp(900_000), anchor(1000), temp(1500)}, 1_700_000_000},
+		{"a timestamp before the start", []any{anchor(1000), temp(900), temp(2800)}, 1_700_000_002},
+		{"across the wrap", []any{anchor(math.MaxUint32 - 999), temp(math.MaxUint32), temp(9_000)}, 1_700_000_010},
+		{"the first /Time/Detailed", []any{anchor(1000), temp(3000), &content.DetailedTime{UTCTime: 2 * utc, RelativeTime: 3000}}, 1_700_000_002},
+	} {
+		w := sbem.NewWriter()
+		data := []byte(sbem.Header)
+		for _, r := range tt.recs {
+			for _, c := range chunksOf("/Meas/Temp", r, content.Layout{}) {
+				var err error
+				if data, err = w.AppendRecord(data, c.layout, c.n, c.data); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got := recordedTime(data); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
 		}
 	}
 }

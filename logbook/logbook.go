@@ -56,6 +56,9 @@ const FlushInterval = time.Second
 // TimeDetailed is the path recorded once when logging starts.
 const TimeDetailed = "/Time/Detailed"
 
+// timeStream is the SBEM stream of TimeDetailed's record.
+const timeStream = "TimeDetailed"
+
 // WriteStall is the longest the logger may be held up (a write of the log
 // that an fsync on a busy disk stalls, a host that deschedules it) and
 // lose nothing: each logged stream's notifications may wait that long for
@@ -140,6 +143,7 @@ type Module struct {
 	flushT  clock.Timer
 
 	beforeWrite func() // a test's slow disk: runs before each write of the log
+	warned      bool   // the storage's warnings were logged, at the first start
 }
 
 const configFile = "datalogger.json"
@@ -172,12 +176,21 @@ func (m *Module) Storage() *Storage { return m.storage }
 func (m *Module) Name() string { return Name }
 
 // Start implements app.App: the module serves its resources. After a
-// reset it is ready, not logging, as the hardware's data logger is.
+// reset it is ready, not logging, as the hardware's data logger is. At the
+// first start it warns on the device's debug output of what the storage
+// repaired when it opened (Storage.Warnings).
 func (m *Module) Start(ctx *app.Context) error {
 	m.mu.Lock()
 	m.ctx, m.clk, m.dev = ctx, ctx.Device().Clock(), ctx.Device()
 	m.layout = content.Layout{TempMeasurementFirst: ctx.Device().Profile().Binary.TempMeasurementFirst()}
+	warn := !m.warned
+	m.warned = true
 	m.mu.Unlock()
+	if warn {
+		for _, w := range m.storage.Warnings() {
+			ctx.Device().Logf(device.LevelWarning, "%s", w)
+		}
+	}
 	return ctx.Serve(ModuleName, app.Handlers{
 		"GET /Mem/DataLogger/Config": func(*resource.Request) resource.Response {
 			m.mu.Lock()
@@ -836,7 +849,7 @@ func chunksOf(uri string, v any, layout content.Layout) []chunk {
 		return []chunk{{l, 0, data}}
 	case *content.DetailedTime:
 		l := sbemLayout("time", func() *sbem.Layout {
-			return &sbem.Layout{Stream: "TimeDetailed", Fixed: []sbem.Field{{Name: "relativeTime", Format: sbem.Uint32}, {Name: "utcTime", Format: sbem.Uint64}}}
+			return &sbem.Layout{Stream: timeStream, Fixed: []sbem.Field{{Name: "relativeTime", Format: sbem.Uint32}, {Name: "utcTime", Format: sbem.Uint64}}}
 		})
 		data, _ := layout.Append(nil, struct {
 			Rel uint32

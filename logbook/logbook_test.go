@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"senseboard"
+	"senseboard/device"
 	"senseboard/logbook"
+	"senseboard/nvm"
 	"senseboard/profile"
+	"senseboard/provider/debug"
 	"senseboard/resource"
 	"senseboard/sbem"
 	"senseboard/senseboardtest"
@@ -357,4 +360,116 @@ func TestStopFailsWhenTheIndexCannotBeSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Expect(500, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+}
+
+// A Logbook whose index (logbook.json) is gone or corrupt starts with the
+// index rebuilt from the logs: every log listed with its size, its time
+// the second of its newest data from its own /Time/Detailed record (0 for
+// a log without one), and new logs numbered after them, whatever a
+// corrupt index that partly decodes says. A corrupt index is kept aside,
+// renamed, not deleted (a second one beside the first), and the device
+// warns of it on its debug output, once: not again at a reset.
+func TestIndexRebuiltFromLogs(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		index  []byte   // what stands in the index's place; nil: nothing
+		before []string // files set aside before
+		aside  string   // where the corrupt index is kept, "" for none
+	}{
+		{"deleted", nil, nil, ""},
+		{"corrupt", []byte("not an index"), nil, "logbook.json.corrupt"},
+		{"corrupt again", nvm.Encode([]byte(`{"nextId": 7, "entries": "none"}`)), []string{"logbook.json.corrupt"}, "logbook.json.corrupt.2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := profile.Default()
+			p.Debug.Log = profile.LogArea{Enabled: true, Offset: 2*profile.ChipSize - 4096, Size: 4096}
+			d := senseboardtest.New(t, senseboard.Config{StateDir: dir, Profile: p})
+			d.Expect(200, resource.Put, "/System/Debug/Config", senseboardtest.Record(t, "DebugMessageConfig", `{"SystemMessages": true, "DebugMessages": false}`))
+			d.Expect(200, resource.Put, "/Time", resource.Int64(1_700_000_000_000_000))
+			for _, paths := range [][]string{{"/Meas/Acc/52", "/Time/Detailed"}, {"/Meas/Acc/52"}} {
+				d.Expect(200, resource.Put, "/Mem/DataLogger/Config", config(t, paths...))
+				d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+				for range 35 {
+					d.Advance(100 * time.Millisecond)
+				}
+				d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+			}
+			before := entries(t, d)
+			if len(before) != 2 || before[0].Modified < 1_700_000_003 {
+				t.Fatalf("entries %+v; want two logs of 3.5 s", before)
+			}
+			if err := d.Device.Close(); err != nil {
+				t.Fatal(err)
+			}
+			d.Device = nil
+			index := filepath.Join(dir, "logbook.json")
+			for _, name := range tt.before {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Remove(index); err != nil {
+				t.Fatal(err)
+			}
+			if tt.index != nil {
+				if err := os.WriteFile(index, tt.index, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			d = senseboardtest.New(t, senseboard.Config{StateDir: dir, Profile: p})
+			got := entries(t, d)
+			if len(got) != 2 || got[0].ID != 1 || got[0].Size != before[0].Size || got[1].ID != 2 || got[1].Size != before[1].Size {
+				t.Fatalf("entries %+v after the index was rebuilt; want %+v", got, before)
+			}
+			// the second of the newest data, where the index had that of
+			// the write after it
+			if m := got[0].Modified; m > before[0].Modified || m+1 < before[0].Modified {
+				t.Errorf("log 1 (with /Time/Detailed): time %d, want the %d the index had, or the second before", m, before[0].Modified)
+			}
+			if m := got[1].Modified; m != 0 {
+				t.Errorf("log 2 (without /Time/Detailed): time %d, want 0: nothing tells it", m)
+			}
+			if _, err := os.Stat(index); err != nil {
+				t.Errorf("the rebuilt index: %v", err)
+			}
+			for _, name := range tt.before {
+				if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != name {
+					t.Errorf("%s, set aside before: %q, %v", name, b, err)
+				}
+			}
+			// a reset starts the module again: it warns once, at the
+			// device's start
+			d.Expect(200, resource.Put, "/System/Mode", resource.Uint8(5))
+			d.Advance(device.SwitchDelay)
+			var warnings []string // of the device's debug log
+			if log, ok := d.Do(resource.Get, "/System/Debug/Log").Content.(*debug.LogResult); ok {
+				for _, m := range log.Messages {
+					if strings.Contains(m.Message, "logbook.json") {
+						warnings = append(warnings, m.Level.Name+": "+m.Message)
+					}
+				}
+			}
+			if tt.aside == "" {
+				if len(warnings) != 0 {
+					t.Errorf("warnings %q for an index that was only gone", warnings)
+				}
+			} else {
+				if b, err := os.ReadFile(filepath.Join(dir, tt.aside)); err != nil || string(b) != string(tt.index) {
+					t.Errorf("the corrupt index kept as %s: %q, %v; want %q", tt.aside, b, err, tt.index)
+				}
+				want := "Warning: logbook: the index of the logs logbook.json was corrupt; it is rebuilt from the logs, and the corrupt file kept as " + tt.aside + " ("
+				if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+					t.Errorf("warnings %q; want one that starts %q", warnings, want)
+				}
+			}
+			d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
+			d.Advance(2 * time.Second)
+			d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+			if es := entries(t, d); len(es) != 3 || es[2].ID != 3 {
+				t.Errorf("entries %+v after a new log; want it numbered 3", es)
+			}
+		})
+	}
 }

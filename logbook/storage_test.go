@@ -173,3 +173,56 @@ func TestStorageReadsWholeChunksOfTheOpenLog(t *testing.T) {
 		t.Errorf("the read does not decode: %v", err)
 	}
 }
+
+// An erase of every log that fails part way (a file that cannot be
+// removed) lists no logs, holds none to erase alone, and is finished
+// before the next log is made, which is numbered 1; until it can be
+// finished no log is made and no id reserved (an id reserved then would
+// be given again once the erase is finished).
+func TestFailedEraseIsFinishedFirst(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := openStorage(t, dir, 1<<20)
+	for range 2 {
+		if _, err := s.Create(7); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CloseLog(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a directory, not empty, where log 2's file was: it cannot be removed
+	stuck := filepath.Join(dir, "logbook", "00000002.sbem")
+	if err := os.Remove(stuck); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(stuck, "in the way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Clear(); err == nil {
+		t.Fatal("an erase that could not remove a file reported nothing")
+	}
+	if es := s.Entries(); len(es) != 0 {
+		t.Errorf("entries %+v after an erase that failed part way; want none", es)
+	}
+	if err := s.Remove(1); !errors.Is(err, logbook.ErrNoLog) {
+		t.Errorf("log 1 erased alone after the erase of every log: %v; want ErrNoLog", err)
+	}
+	if _, err := s.Create(8); err == nil {
+		t.Error("a log made while the erase cannot be finished")
+	}
+	if id, err := s.NewID(); err == nil {
+		t.Errorf("id %d reserved while the erase cannot be finished", id)
+	}
+	if err := os.RemoveAll(stuck); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Create(8); err != nil || id != 1 {
+		t.Errorf("the next log: %d, %v; want 1", id, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "logbook", "00000001.sbem")); err != nil {
+		t.Errorf("the new log 1: %v", err)
+	}
+	if es := s.Entries(); len(es) != 1 || es[0].ID != 1 || es[0].Modified != 8 {
+		t.Errorf("entries %+v; want the new log 1 alone", es)
+	}
+}

@@ -365,14 +365,11 @@ func (c *Conn) armLocked(now time.Duration) {
 	if len(c.air.out) == 0 {
 		at = c.air.nextEvent(now)
 	}
-	if c.evOn {
-		if c.evAt <= at {
-			return
-		}
-		c.ev.Stop()
+	if c.evOn && c.evAt <= at {
+		return
 	}
 	c.evAt, c.evOn = at, true
-	c.ev.At(at) // at the event's time, however late now is read
+	c.ev.At(at) // at the event's time, however late now is read; in place of a later one pending
 }
 
 // stopEventLocked disarms the event timer; c.airMu is held.

@@ -1,6 +1,12 @@
 package radio
 
-import "senseboard/resource"
+import (
+	"senseboard/clock"
+	"senseboard/resource"
+)
+
+// Clock returns the peripheral's clock.
+func (p *Peripheral) Clock() clock.Clock { return p.clk }
 
 // RunEvent runs the connection events due now, as the event timer does.
 func (c *Conn) RunEvent() { c.event() }

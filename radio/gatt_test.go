@@ -243,6 +243,7 @@ func ExamplePeripheral_AddService() {
 	defer store.Close()
 	settings, _ := radio.OpenSettings(store)
 	p, _ := radio.New(radio.Config{Address: "0C:8C:DC:00:01:23", Serial: "000123"}, settings)
+	defer p.Close()
 	p.AddService(&radio.Service{
 		UUID: echoService,
 		Characteristics: []radio.Characteristic{

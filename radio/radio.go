@@ -58,7 +58,9 @@ type Config struct {
 	Advertisement string
 	// Seed makes the long-term keys repeatable.
 	Seed uint64
-	// Clock runs the advertising timeout.
+	// Clock runs the advertising timeout and the connection events; nil
+	// means real time, on a clock of the peripheral's own, which Close
+	// closes.
 	Clock clock.Clock
 	// Airtime is the throughput model of the connections (see
 	// airtime.go); its zero value is off (every notification leaves at
@@ -108,6 +110,7 @@ type Peripheral struct {
 	host atomic.Pointer[attached] // nil until Attach
 	st   *nvm.Var[Settings]       // changed under mu
 	clk  clock.Clock              // cfg.Clock, or the wall clock
+	own  *clock.Real              // clk when the peripheral made it, for Close to close
 
 	mu          sync.Mutex
 	advertising bool
@@ -133,7 +136,8 @@ func New(cfg Config, st *nvm.Var[Settings]) (*Peripheral, error) {
 	}
 	p := &Peripheral{cfg: cfg, st: st, clk: cfg.Clock, preferred: DefaultConnParams}
 	if p.clk == nil {
-		p.clk = clock.NewReal()
+		p.own = clock.NewReal()
+		p.clk = p.own
 	}
 	if cfg.HRS {
 		p.services = append(p.services, p.hrsService())
@@ -288,6 +292,16 @@ func (p *Peripheral) StartAdvertising() error {
 	}
 	p.startAdvertising()
 	return nil
+}
+
+// Close closes the peripheral's own clock, when its Config gave none: its
+// advertising timeout and connection events run no more. It waits for the
+// clock's call under way, and must not be called from one. A peripheral
+// on a clock it was given has nothing to close.
+func (p *Peripheral) Close() {
+	if p.own != nil {
+		p.own.Close()
+	}
 }
 
 // StopAdvertising stops advertising, also after the connection ends.

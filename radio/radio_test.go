@@ -38,6 +38,7 @@ func newPeripheral(t testing.TB, cfg radio.Config) *radio.Peripheral {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(p.Close)
 	return p
 }
 
@@ -63,6 +64,9 @@ func TestNewChecksTheThroughputModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			p, err := radio.New(radio.Config{Serial: "000123", Airtime: a}, st)
+			if p != nil {
+				defer p.Close()
+			}
 			switch {
 			case tt.bad == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -478,5 +482,30 @@ func TestAdvertisingTimeout(t *testing.T) {
 	clk.Advance(time.Hour)
 	if !advertising() {
 		t.Error("advertising without a timeout stopped")
+	}
+}
+
+// A peripheral on a clock of its own, made when its Config gave none,
+// closes it: the calls pending on it are dropped. A clock it was given is
+// its giver's to close.
+func TestCloseClosesThePeripheralsOwnClock(t *testing.T) {
+	given := clock.NewReal()
+	defer given.Close()
+	for _, tt := range []struct {
+		name  string
+		clock clock.Clock
+		own   bool
+	}{
+		{"own", nil, true},
+		{"given", given, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPeripheral(t, radio.Config{Clock: tt.clock})
+			tm := p.Clock().AfterFunc(time.Hour, func() {})
+			p.Close()
+			if pending := tm.Stop(); pending == tt.own {
+				t.Errorf("after Close a call an hour away was pending %v on the peripheral's clock (its own %v)", pending, tt.own)
+			}
+		})
 	}
 }

@@ -155,7 +155,9 @@ func TestPooledNotificationsIntactOverTheAir(t *testing.T) {
 	t.Run("real clock", func(t *testing.T) {
 		// No bound on time: the rounds go as fast as they can (most are
 		// refused), then the air carries out what waits.
-		pooledOverTheAir(t, clock.NewReal(), 300, func() { time.Sleep(100 * time.Microsecond) }, func() {})
+		clk := clock.NewReal()
+		t.Cleanup(clk.Close)
+		pooledOverTheAir(t, clk, 300, func() { time.Sleep(100 * time.Microsecond) }, func() {})
 	})
 }
 

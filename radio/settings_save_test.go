@@ -21,6 +21,7 @@ func TestSettingsRefusedOrNotStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer p.Close()
 	if err := p.SetSecurity(9, nil); err == nil || errors.Is(err, nvm.ErrNotStored) {
 		t.Errorf("policy 9: %v, want refused", err)
 	}

@@ -199,7 +199,7 @@ func loadLead(hea string, lead int) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wfdbRecord(filepath.Base(hea), h, dat, atr, lead)
+	return wfdbRecord(filepath.Base(hea), hdr, dat, atr, lead)
 }
 
 // total adds up scored records.

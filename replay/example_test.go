@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"errors"
 	"fmt"
 
 	"senseboard/replay"
@@ -10,7 +11,7 @@ import (
 // a millivolt) becomes a recording whose ECG has both leads; Plays says
 // which of several recordings a source plays the ECG of, and
 // DropSecondLead lets the second lead go when the heart rate will take
-// the first alone.
+// the first alone: a source of the recording then refuses it two.
 func ExampleWFDB() {
 	header := []byte("r 2 250 4\nr.dat 16 200\nr.dat 16 200\n")
 	// Four frames, each sample of each lead two bytes, little-endian.
@@ -28,8 +29,11 @@ func ExampleWFDB() {
 
 	rec.DropSecondLead()
 	fmt.Println("leads:", len(rec.Series[replay.ECG].Axes))
+	err = replay.NewSource(0, nil, rec).SetHRLeads(2)
+	fmt.Println("two leads for the heart rate refused:", errors.Is(err, replay.ErrSecondLeadDropped))
 	// Output:
 	// leads: 2 first lead, mV: [1 2 1 0]
 	// the ECG plays from recording 1
 	// leads: 1
+	// two leads for the heart rate refused: true
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"senseboard/wfdb"
 	"strings"
 )
 
@@ -30,9 +29,9 @@ func Load(path string) (*Recording, error) {
 	}
 	name := filepath.Base(path)
 	if ext == ".hea" {
-		h, err := wfdb.ParseHeader(data)
+		h, err := parseHeader(name, data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err
 		}
 		dir := filepath.Dir(path)
 		dat, err := readFile(filepath.Join(dir, filepath.Base(h.Signals[0].File)))
@@ -45,7 +44,7 @@ func Load(path string) (*Recording, error) {
 		} else if err != nil {
 			return nil, err
 		}
-		return WFDB(name, data, dat, atr)
+		return wfdbRecord(name, h, dat, atr, -1)
 	}
 	return Parse(name, data)
 }

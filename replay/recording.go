@@ -105,6 +105,10 @@ type Series struct {
 	T       []time.Duration
 	Axes    [][]float64
 
+	// secondDropped is whether the ECG's second lead was let go
+	// (Recording.DropSecondLead).
+	secondDropped bool
+
 	mu        sync.Mutex
 	resampled map[float64]*Series // anti-aliased copies, by target rate
 }
@@ -125,12 +129,13 @@ type Recording struct {
 // DropSecondLead lets the ECG's second lead go, when it has one: a
 // recording that will play with the heart rate on the first lead alone
 // then holds that lead and its times, about two thirds of what it held.
-// A Source of it offers the heart rate one lead whatever SetHRLeads says
-// (TwoLeads), as for a record of one, and senseboard.New refuses two.
+// A Source that plays its ECG offers the heart rate one lead (TwoLeads),
+// and refuses SetHRLeads(2) with an error wrapping ErrSecondLeadDropped.
 // Call it before the recording plays.
 func (r *Recording) DropSecondLead() {
 	if s := r.Series[ECG]; s != nil && len(s.Axes) > 1 {
 		s.Axes = [][]float64{s.Axes[0]}
+		s.secondDropped = true
 	}
 }
 
@@ -423,8 +428,12 @@ func (s *Source) FillECG(dst []float64, t0, dt time.Duration) {
 }
 
 // ErrHRLeads is the error of a number of leads for the heart rate other
-// than 1 or 2.
+// than 1 or 2, or of 2 the ECG played cannot give.
 var ErrHRLeads = errors.New("leads for the heart rate")
+
+// ErrSecondLeadDropped is the error of two leads for the heart rate from
+// a recording whose second lead was let go (Recording.DropSecondLead).
+var ErrSecondLeadDropped = errors.New("the second lead of the ECG played was let go (Recording.DropSecondLead)")
 
 // SetHRLeads sets how many leads of a recording of two the source offers
 // the heart rate (/Meas/HR): 1, the default, the first lead alone, which
@@ -432,12 +441,17 @@ var ErrHRLeads = errors.New("leads for the heart rate")
 // to its two-lead detector: fewer false beats where one lead is noisy,
 // fewer beats found where the second lead is poor, and a beat up to 1.5 s
 // later (docs/replay-and-recording.md). A recording of one lead gives one
-// either way. Other numbers are an error wrapping ErrHRLeads. It may be
-// called while the source plays: a running heart rate takes the change at
-// its next batch, with a new detector.
+// either way. Other numbers are an error wrapping ErrHRLeads, and so is 2
+// when the second lead of the recording the ECG plays was let go, wrapping
+// ErrSecondLeadDropped too; either leaves what the source offers as it
+// was. It may be called while the source plays: a running heart rate
+// takes the change at its next batch, with a new detector.
 func (s *Source) SetHRLeads(n int) error {
 	if n != 1 && n != 2 {
 		return fmt.Errorf("%w: %d; give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", ErrHRLeads, n)
+	}
+	if n == 2 && s.ch[ECG] != nil && s.ch[ECG].secondDropped {
+		return fmt.Errorf("%w: 2, but %w; give 1, or the recording with its second lead kept", ErrHRLeads, ErrSecondLeadDropped)
 	}
 	s.hrLeads.Store(int32(n))
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -230,8 +231,12 @@ func TestWFDBSignal(t *testing.T) {
 	if got := fmt.Sprint(axes); got != "[[0.01 0.02 0.03] [0.2 0.3 NaN]]" {
 		t.Errorf("leads %s mV, want [[0.01 0.02 0.03] [0.2 0.3 NaN]]", got)
 	}
+	h, err := wfdb.ParseHeader([]byte(hea))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for lead := range 2 {
-		one, err := wfdbRecord("r", []byte(hea), dat, nil, lead)
+		one, err := wfdbRecord("r", h, dat, nil, lead)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,13 +244,11 @@ func TestWFDBSignal(t *testing.T) {
 			t.Errorf("signal %d alone: %s mV, want %s", lead, got, want)
 		}
 	}
-	if _, err := wfdbRecord("r", []byte(hea), dat, nil, 2); err == nil || !strings.Contains(err.Error(), "r: signal 2 of 2") {
+	if _, err := wfdbRecord("r", h, dat, nil, 2); err == nil || !strings.Contains(err.Error(), "r: signal 2 of 2") {
 		t.Errorf("signal 2 of 2: %v", err)
 	}
-	for lead := -1; lead < 1; lead++ {
-		if _, err := wfdbRecord("bad", []byte("r 2 360\nr.dat 16:x 100\n"), dat, nil, lead); err == nil || !strings.HasPrefix(err.Error(), "bad: ") {
-			t.Errorf("lead %d of a header of a bad skew: %v, want an error naming the record", lead, err)
-		}
+	if _, err := WFDB("bad", []byte("r 2 360\nr.dat 16:x 100\n"), dat, nil); err == nil || !strings.HasPrefix(err.Error(), "bad: ") {
+		t.Errorf("a header of a bad skew: %v, want an error naming the record", err)
 	}
 }
 
@@ -415,8 +418,10 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 
 // DropSecondLead leaves a record of two leads with its first, as it was,
 // and lets the second go (the garbage collector takes it); a source of it
-// then offers one lead after SetHRLeads(2) and plays as before. A record
-// of one lead, and one without an ECG, are left as they were.
+// then refuses SetHRLeads(2), saying the second lead was let go, offers
+// one lead, and plays as before. A record of one lead, and one without an
+// ECG, are left as they were: a source of the record of one lead takes
+// SetHRLeads(2) after it, as before.
 func TestDropSecondLead(t *testing.T) {
 	r := rampRecord(t)
 	first := slices.Clone(r.Series[ECG].Axes[0])
@@ -432,11 +437,18 @@ func TestDropSecondLead(t *testing.T) {
 		t.Error("the second lead is still held after DropSecondLead")
 	}
 	src := NewSource(0, nil, r)
-	if err := src.SetHRLeads(2); err != nil {
-		t.Fatal(err)
+	if err := src.SetHRLeads(2); !errors.Is(err, ErrSecondLeadDropped) || !errors.Is(err, ErrHRLeads) {
+		t.Errorf("SetHRLeads(2) of a recording whose second lead was dropped: %v; want ErrHRLeads and ErrSecondLeadDropped", err)
 	}
 	if src.TwoLeads() {
 		t.Error("a source offers two leads of a recording whose second was dropped")
+	}
+	if err := src.SetHRLeads(1); err != nil {
+		t.Errorf("SetHRLeads(1) of a recording whose second lead was dropped: %v", err)
+	}
+	// a recording of two leads whose ECG plays before the one dropped
+	if err := NewSource(0, nil, rampRecord(t), r).SetHRLeads(2); err != nil {
+		t.Errorf("SetHRLeads(2) of a source playing the ECG of a recording of two leads: %v", err)
 	}
 	got := make([]float64, 64)
 	src.FillECG(got, 0, time.Second/256)
@@ -451,6 +463,9 @@ func TestDropSecondLead(t *testing.T) {
 	one.DropSecondLead()
 	if len(one.Series[ECG].Axes) != 1 || &one.Series[ECG].Axes[0][0] != &axes[0][0] {
 		t.Error("DropSecondLead changed a record of one lead")
+	}
+	if err := NewSource(0, nil, one).SetHRLeads(2); err != nil {
+		t.Errorf("SetHRLeads(2) of a record of one lead, after DropSecondLead: %v; want nil, as before it", err)
 	}
 	(&Recording{}).DropSecondLead() // no ECG: nothing to drop, no panic
 }
@@ -699,5 +714,34 @@ func TestLoadWrittenWFDB(t *testing.T) {
 	}
 	if len(r.Beats) != 10 || r.Beats[3] != 3*time.Second {
 		t.Errorf("beats %v", r.Beats)
+	}
+}
+
+// Load builds a record, whichever of its files (or its path without an
+// extension) it is given, as WFDB builds it from the files' contents.
+func TestLoadWFDBAnyFile(t *testing.T) {
+	dir := t.TempDir()
+	hea := []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n")
+	dat := []byte{1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}
+	atr := []byte{0x01, 0x04, 0x01, 0x04, 0x00, 0x00}
+	for name, data := range map[string][]byte{"r.hea": hea, "r.dat": dat, "r.atr": atr} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := WFDB("r.hea", hea, dat, atr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"r.hea", "r.dat", "r.atr", "r"} {
+		r, err := Load(filepath.Join(dir, path))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		got := r.Series[ECG]
+		if r.Name != want.Name || r.Length != want.Length || !slices.Equal(r.Beats, want.Beats) ||
+			!slices.Equal(got.T, want.Series[ECG].T) || fmt.Sprint(got.Axes) != fmt.Sprint(want.Series[ECG].Axes) {
+			t.Errorf("%s: Load gives %+v, WFDB %+v", path, r, want)
+		}
 	}
 }

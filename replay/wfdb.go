@@ -15,16 +15,25 @@ import (
 // lead (the ECG series' second axis), which a Source may offer the heart
 // rate (Source.SetHRLeads).
 func WFDB(name string, header, dat, atr []byte) (*Recording, error) {
-	return wfdbRecord(name, header, dat, atr, -1)
+	h, err := parseHeader(name, header)
+	if err != nil {
+		return nil, err
+	}
+	return wfdbRecord(name, h, dat, atr, -1)
 }
 
-// wfdbRecord builds a recording whose ECG is the record's signal number
-// lead, or, for lead -1, the leads WFDB reads.
-func wfdbRecord(name string, header, dat, atr []byte, lead int) (*Recording, error) {
+// parseHeader parses the header of the record name.
+func parseHeader(name string, header []byte) (*wfdb.Header, error) {
 	h, err := wfdb.ParseHeader(header)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return h, nil
+}
+
+// wfdbRecord builds a recording of the record of header h whose ECG is
+// the record's signal number lead, or, for lead -1, the leads WFDB reads.
+func wfdbRecord(name string, h *wfdb.Header, dat, atr []byte, lead int) (*Recording, error) {
 	leads := []int{lead}
 	switch {
 	case lead < 0:

@@ -44,7 +44,13 @@ type Signal struct {
 	Description string
 }
 
-// ParseHeader reads a WFDB header. Lines may end with CRLF or LF.
+// ParseHeader reads a WFDB header. Lines may end with CRLF or LF, and be
+// of up to bufio.MaxScanTokenSize bytes: a longer one is an error
+// wrapping bufio.ErrTooLong. Any other header it refuses is an error
+// naming the field at fault, and its line when there is one,
+// wrapping the error of that field: ErrRecordLine, ErrSignalCount,
+// ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame,
+// ErrSkew, ErrByteOffset or ErrBaseline.
 func ParseHeader(data []byte) (*Header, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	h := &Header{}
@@ -57,23 +63,23 @@ func ParseHeader(data []byte) (*Header, error) {
 		f := strings.Fields(text)
 		if nsig < 0 { // record line: name nsig [fs [nsamples]]
 			if len(f) < 2 {
-				return nil, fmt.Errorf("header line %d: want record name and number of signals", line)
+				return nil, fmt.Errorf("header line %d: %q: %w", line, text, ErrRecordLine)
 			}
 			h.Record = f[0]
 			n, err := strconv.Atoi(f[1])
 			if err != nil || n < 1 || n > 64 {
-				return nil, fmt.Errorf("header line %d: number of signals %q", line, f[1])
+				return nil, fmt.Errorf("header line %d: number of signals %q: %w", line, f[1], ErrSignalCount)
 			}
 			nsig, h.Rate = n, 250
 			if len(f) > 2 {
 				fs := strings.SplitN(f[2], "/", 2)[0]
 				if h.Rate, err = strconv.ParseFloat(fs, 64); err != nil || !(h.Rate > 0 && h.Rate < 1e6) {
-					return nil, fmt.Errorf("header line %d: sampling frequency %q", line, f[2])
+					return nil, fmt.Errorf("header line %d: sampling frequency %q: %w", line, f[2], ErrRate)
 				}
 			}
 			if len(f) > 3 {
 				if h.Samples, err = strconv.Atoi(f[3]); err != nil || h.Samples < 0 {
-					return nil, fmt.Errorf("header line %d: number of samples %q", line, f[3])
+					return nil, fmt.Errorf("header line %d: number of samples %q: %w", line, f[3], ErrSampleCount)
 				}
 			}
 			continue
@@ -82,7 +88,7 @@ func ParseHeader(data []byte) (*Header, error) {
 			break
 		}
 		if len(f) < 2 {
-			return nil, fmt.Errorf("header line %d: want file name and format", line)
+			return nil, fmt.Errorf("header line %d: %q: %w", line, text, ErrSignalLine)
 		}
 		s := Signal{File: f[0], Gain: 200, Units: "mV"}
 		// format[xsamples][:skew][+offset]
@@ -91,21 +97,21 @@ func ParseHeader(data []byte) (*Header, error) {
 		fmtStr, spf, hasSPF := strings.Cut(spec, "x")
 		var err error
 		if s.Format, err = strconv.Atoi(fmtStr); err != nil {
-			return nil, fmt.Errorf("header line %d: format %q", line, f[1])
+			return nil, fmt.Errorf("header line %d: format %q: %w", line, f[1], ErrFormat)
 		}
 		if hasSPF {
 			if s.SamplesPerFrame, err = strconv.Atoi(spf); err != nil || s.SamplesPerFrame < 1 {
-				return nil, fmt.Errorf("header line %d: samples per frame in format %q", line, f[1])
+				return nil, fmt.Errorf("header line %d: samples per frame in format %q: %w", line, f[1], ErrSamplesPerFrame)
 			}
 		}
 		if hasSkew {
 			if s.Skew, err = strconv.Atoi(skew); err != nil || s.Skew < 0 {
-				return nil, fmt.Errorf("header line %d: skew in format %q: want a number of frames, 0 or more", line, f[1])
+				return nil, fmt.Errorf("header line %d: skew in format %q: %w", line, f[1], ErrSkew)
 			}
 		}
 		if hasOffset {
 			if s.ByteOffset, err = strconv.Atoi(offset); err != nil || s.ByteOffset < 0 {
-				return nil, fmt.Errorf("header line %d: byte offset in format %q: want a number of bytes, 0 or more", line, f[1])
+				return nil, fmt.Errorf("header line %d: byte offset in format %q: %w", line, f[1], ErrByteOffset)
 			}
 		}
 		if len(f) > 2 { // gain[(baseline)][/units]
@@ -115,7 +121,7 @@ func ParseHeader(data []byte) (*Header, error) {
 			}
 			if open := strings.IndexByte(g, '('); open >= 0 && strings.HasSuffix(g, ")") {
 				if s.Baseline, err = strconv.Atoi(g[open+1 : len(g)-1]); err != nil {
-					return nil, fmt.Errorf("header line %d: baseline in %q", line, f[2])
+					return nil, fmt.Errorf("header line %d: baseline in %q: %w", line, f[2], ErrBaseline)
 				}
 				g = g[:open]
 			} else if len(f) > 4 {
@@ -131,38 +137,43 @@ func ParseHeader(data []byte) (*Header, error) {
 		h.Signals = append(h.Signals, s)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("header: %w; lines of up to %d bytes are read", err, bufio.MaxScanTokenSize)
 	}
 	if nsig < 0 {
-		return nil, errors.New("header has no record line")
+		return nil, fmt.Errorf("header: no record line: %w", ErrRecordLine)
 	}
 	if len(h.Signals) != nsig {
-		return nil, fmt.Errorf("header announces %d signals and describes %d", nsig, len(h.Signals))
+		return nil, fmt.Errorf("header announces %d signals and describes %d: %w", nsig, len(h.Signals), ErrSignalCount)
 	}
 	return h, nil
 }
 
 // Decode212 decodes format 212 data: pairs of 12-bit two's-complement
 // samples packed in three bytes, for nsig interleaved signals. It returns
-// the samples of signal sig.
+// the samples of signal sig, one for each whole frame: with an odd number
+// of signals, every other frame's last sample shares its three bytes with
+// the next frame's first, and a last frame the data holds only part of is
+// dropped, as WFDB's library ends a record there, so that every signal has
+// as many samples. A pair's first sample needs only its first two bytes.
 func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 	if nsig < 1 || sig < 0 || sig >= nsig {
 		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
 	}
-	n := len(dat) / 3 * 2
-	out := make([]int, 0, n/nsig+1)
-	for i := 0; i+2 < len(dat); i += 3 {
-		b0, b1, b2 := int(dat[i]), int(dat[i+1]), int(dat[i+2])
-		s0 := b0 | (b1&0x0F)<<8
-		s1 := b2 | (b1&0xF0)<<4
-		for k, s := range [2]int{s0, s1} {
-			if s >= 2048 {
-				s -= 4096
-			}
-			if (i/3*2+k)%nsig == sig {
-				out = append(out, s)
-			}
+	n := len(dat)/3*2 + len(dat)%3/2 // samples
+	out := make([]int, n/nsig)
+	for f := range out {
+		k := f*nsig + sig // the sample's place in the data
+		i := k / 2 * 3
+		var s int
+		if k%2 == 0 {
+			s = int(dat[i]) | int(dat[i+1]&0x0F)<<8
+		} else {
+			s = int(dat[i+2]) | int(dat[i+1]&0xF0)<<4
 		}
+		if s >= 2048 {
+			s -= 4096
+		}
+		out[f] = s
 	}
 	return out, nil
 }
@@ -183,18 +194,47 @@ func Decode16(dat []byte, nsig, sig int) ([]int, error) {
 }
 
 // ErrFormat reports a signal format that is not read: formats 212 and 16
-// are, one format to a signal file.
+// are, one format to a signal file. A header's format that is not a
+// number is one.
 var ErrFormat = errors.New("formats 212 and 16 are read, one to a file")
 
-// ErrSamplesPerFrame reports a signal file that holds a signal of more
-// than one sample a frame (sampled faster than the record): every signal
-// of a file read has one.
-var ErrSamplesPerFrame = errors.New("one sample a frame is read for each signal of a file")
+// ErrSamplesPerFrame reports a signal's samples a frame (the format's "x"
+// suffix) that are not a number, 1 or more, or a signal file that holds a
+// signal of more than one sample a frame (sampled faster than the
+// record): every signal of a file read has one.
+var ErrSamplesPerFrame = errors.New("a signal has 1 or more samples a frame, and one is read for each signal of a file")
 
-// ErrByteOffset reports a signal's byte offset that cannot be read: past
-// the end of its file, or other than that of another signal of the file
-// (a file has one prolog).
-var ErrByteOffset = errors.New("a file's signals share one byte offset, within the file")
+// ErrByteOffset reports a signal's byte offset (the format's "+" suffix)
+// that is not a number of bytes, or that cannot be read: past the end of
+// its file, or other than that of another signal of the file (a file has
+// one prolog).
+var ErrByteOffset = errors.New("a byte offset is a number of bytes, 0 or more, within its file and the same for every signal of the file")
+
+// Errors of the fields of a header ParseHeader refuses (besides
+// ErrFormat, ErrSamplesPerFrame and ErrByteOffset, which Decode shares).
+var (
+	// ErrRecordLine reports a header without a record line, or a record
+	// line without the record's name and number of signals.
+	ErrRecordLine = errors.New("a header's first line that is not a comment is the record line: the record's name and number of signals, then optionally its sampling frequency and number of samples")
+	// ErrSignalCount reports a number of signals out of range, or a
+	// header of fewer signal lines than it announces.
+	ErrSignalCount = errors.New("a record has 1 to 64 signals, a signal line each after the record line")
+	// ErrRate reports a sampling frequency that is not a number, or out
+	// of range.
+	ErrRate = errors.New("a sampling frequency is a number of samples a second, above 0 and below 1000000")
+	// ErrSampleCount reports a number of samples a signal that is not a
+	// whole number, or below 0.
+	ErrSampleCount = errors.New("a number of samples is a whole number, 0 or more")
+	// ErrSignalLine reports a signal line without a file name and a
+	// format.
+	ErrSignalLine = errors.New("a signal line is a file name and a format, then optionally gain, ADC resolution, ADC zero, initial value, checksum, block size and description")
+	// ErrSkew reports a signal's skew (the format's ":" suffix) that is
+	// not a number of frames.
+	ErrSkew = errors.New("a skew is a number of frames, 0 or more")
+	// ErrBaseline reports a baseline (in parentheses after the gain) that
+	// is not a whole number.
+	ErrBaseline = errors.New("a baseline is a whole number of ADC units, in parentheses after the gain")
+)
 
 // Decode decodes signal sig of the record from dat, the contents of that
 // signal's file: the signals the header places in the same file are

@@ -1,6 +1,7 @@
 package wfdb
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,33 +10,49 @@ import (
 	"testing"
 )
 
+// A header ParseHeader refuses is an error of the field at fault, whose
+// message names the field's line and what it holds.
 func TestParseHeaderErrors(t *testing.T) {
-	headers := []struct{ header, msg string }{
-		{"r 2 360\nr.dat 212 200\n", "announces 2 signals"},
-		{"r 1 360\nr.dat x\n", `line 2: format "x"`},
-		{"r 1 360\nr.dat :4\n", `line 2: format ":4"`},
-		{"r 1 360\nr.dat\n", "line 2: want file name and format"},
-		{"r 0\n", "number of signals"},
-		{"r 65\n", `number of signals "65"`},
-		{"r\n", "line 1: want record name and number of signals"},
-		{"r 1 0\n", `sampling frequency "0"`},
-		{"r 1 1000000\n", `sampling frequency "1000000"`},
-		{"r 1 360 -1\n", `number of samples "-1"`},
-		{"r 1 360\nr.dat 212 200(x)\n", `line 2: baseline in "200(x)"`},
-		{"r 1 360\nr.dat 212x0 200\n", `line 2: samples per frame in format "212x0"`},
-		{"r 1 360\nr.dat 212x 200\n", `line 2: samples per frame in format "212x"`},
-		{"r 1 360\nr.dat 212:x 200\n", `line 2: skew in format "212:x"`},
-		{"r 1 360\nr.dat 212: 200\n", `line 2: skew in format "212:"`},
-		{"r 1 360\nr.dat 212:-1 200\n", `line 2: skew in format "212:-1"`},
-		{"r 1 360\nr.dat 16+x 200\n", `line 2: byte offset in format "16+x"`},
-		{"r 1 360\nr.dat 16+-4 200\n", `line 2: byte offset in format "16+-4"`},
-		{"r 1 360\nr.dat 16+4+4 200\n", `line 2: byte offset in format "16+4+4"`},
-		{"r 1 360\nr.dat 16+4:1 200\n", `line 2: byte offset in format "16+4:1"`},
-		{"# only a comment\n", "no record line"},
-	}
-	for _, tt := range headers {
-		if _, err := ParseHeader([]byte(tt.header)); err == nil || !strings.Contains(err.Error(), tt.msg) {
-			t.Errorf("header %q: %v, want %q", tt.header, err, tt.msg)
+	for _, tt := range []struct {
+		header string
+		want   error
+		names  string // what the message quotes of the header
+	}{
+		{"r 2 360\nr.dat 212 200\n", ErrSignalCount, "announces 2 signals and describes 1"},
+		{"r 0\n", ErrSignalCount, `line 1: number of signals "0"`},
+		{"r 65\n", ErrSignalCount, `line 1: number of signals "65"`},
+		{"r x\n", ErrSignalCount, `line 1: number of signals "x"`},
+		{"r\n", ErrRecordLine, `line 1: "r"`},
+		{"# only a comment\n\n", ErrRecordLine, "no record line"},
+		{"", ErrRecordLine, "no record line"},
+		{"r 1 0\n", ErrRate, `line 1: sampling frequency "0"`},
+		{"r 1 1000000\n", ErrRate, `line 1: sampling frequency "1000000"`},
+		{"r 1 x/360\n", ErrRate, `line 1: sampling frequency "x/360"`},
+		{"r 1 360 -1\n", ErrSampleCount, `line 1: number of samples "-1"`},
+		{"r 1 360 x\n", ErrSampleCount, `line 1: number of samples "x"`},
+		{"r 1 360\nr.dat\n", ErrSignalLine, `line 2: "r.dat"`},
+		{"# a comment\nr 1 360\n\n  r.dat  \n", ErrSignalLine, `line 4: "r.dat"`},
+		{"r 1 360\nr.dat x\n", ErrFormat, `line 2: format "x"`},
+		{"r 1 360\nr.dat :4\n", ErrFormat, `line 2: format ":4"`},
+		{"r 1 360\nr.dat 212 200(x)\n", ErrBaseline, `line 2: baseline in "200(x)"`},
+		{"r 1 360\nr.dat 212x0 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x0"`},
+		{"r 1 360\nr.dat 212x 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x"`},
+		{"r 1 360\nr.dat 212:x 200\n", ErrSkew, `line 2: skew in format "212:x"`},
+		{"r 1 360\nr.dat 212: 200\n", ErrSkew, `line 2: skew in format "212:"`},
+		{"r 1 360\nr.dat 212:-1 200\n", ErrSkew, `line 2: skew in format "212:-1"`},
+		{"r 1 360\nr.dat 16+x 200\n", ErrByteOffset, `line 2: byte offset in format "16+x"`},
+		{"r 1 360\nr.dat 16+-4 200\n", ErrByteOffset, `line 2: byte offset in format "16+-4"`},
+		{"r 1 360\nr.dat 16+4+4 200\n", ErrByteOffset, `line 2: byte offset in format "16+4+4"`},
+		{"r 1 360\nr.dat 16+4:1 200\n", ErrByteOffset, `line 2: byte offset in format "16+4:1"`},
+		{"r 1 360\n" + strings.Repeat("x", 70000) + "\n", bufio.ErrTooLong, "lines of up to 65536 bytes"},
+	} {
+		_, err := ParseHeader([]byte(tt.header))
+		if !errors.Is(err, tt.want) {
+			t.Errorf("header %.40q: %v; want %v", tt.header, err, tt.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("header %.40q: %v; want it to name %s", tt.header, err, tt.names)
 		}
 	}
 	if h, err := ParseHeader([]byte("r 1 360\nr.dat 212x2:1+0 200\n")); err != nil || h.Signals[0].Format != 212 {
@@ -83,28 +100,52 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
+// Decode212 gives each signal one sample a whole frame, the samples
+// packed two to three bytes across frames: with an odd number of signals
+// every other frame's last sample shares its bytes with the next frame's
+// first, and a last frame cut short is dropped, so that every signal has
+// as many samples. A pair's first sample is whole in its first two bytes.
 func TestDecode212(t *testing.T) {
 	// samples 1, -1 / 2047, -2048 packed two to three bytes
-	dat := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}
-	a, _ := Decode212(dat, 1, 0)
-	if fmt.Sprint(a) != "[1 -1 2047 -2048]" {
-		t.Errorf("one signal: %v", a)
+	if got, err := Decode212([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 1, 0); err != nil || fmt.Sprint(got) != "[1 -1 2047 -2048]" {
+		t.Errorf("one signal: %v %v, want [1 -1 2047 -2048]", got, err)
 	}
-	s0, _ := Decode212(dat, 2, 0)
-	s1, _ := Decode212(dat, 2, 1)
-	if fmt.Sprint(s0, s1) != "[1 2047] [-1 -2048]" {
-		t.Errorf("two signals: %v %v", s0, s1)
+	// ten distinct samples, packed in order: signal s of nsig has samples
+	// s, nsig+s, ... of them
+	samples := []int{1, -1, 2047, -2048, 300, -300, 1234, -1234, 7, -7}
+	var packed []byte
+	for i := 0; i < len(samples); i += 2 {
+		a, b := samples[i]&0xFFF, samples[i+1]&0xFFF
+		packed = append(packed, byte(a), byte(a>>8)|byte(b>>8)<<4, byte(b))
 	}
-	// three signals, the samples 1, -1, 2047 and -2048, 0, 5, and two bytes
-	// of a frame cut short
-	dat = append(dat, 0x00, 0x00, 0x05, 0x07, 0x00)
-	for sig, want := range []string{"[1 -2048]", "[-1 0]", "[2047 5]"} {
-		if got, err := Decode212(dat, 3, sig); err != nil || fmt.Sprint(got) != want {
-			t.Errorf("signal %d of three: %v %v, want %s", sig, got, err, want)
+	for _, tt := range []struct {
+		name  string
+		nsig  int
+		bytes int      // of packed
+		want  []string // each signal's samples
+	}{
+		{"one signal", 1, 6, []string{"[1 -1 2047 -2048]"}},
+		{"one signal, a pair's first sample alone", 1, 5, []string{"[1 -1 2047]"}},
+		{"one signal, a byte of a pair", 1, 4, []string{"[1 -1]"}},
+		{"two signals", 2, 6, []string{"[1 2047]", "[-1 -2048]"}},
+		{"two signals, the last frame cut short", 2, 5, []string{"[1]", "[-1]"}},
+		{"three signals, two frames", 3, 9, []string{"[1 -2048]", "[-1 300]", "[2047 -300]"}},
+		{"three signals, a frame and one sample of the next", 3, 6, []string{"[1]", "[-1]", "[2047]"}},
+		{"three signals, a frame and two samples of the next", 3, 8, []string{"[1]", "[-1]", "[2047]"}},
+		{"three signals, no whole frame", 3, 3, []string{"[]", "[]", "[]"}},
+		{"five signals, two frames", 5, 15, []string{"[1 -300]", "[-1 1234]", "[2047 -1234]", "[-2048 7]", "[300 -7]"}},
+		{"five signals, the second frame a sample short", 5, 14, []string{"[1]", "[-1]", "[2047]", "[-2048]", "[300]"}},
+		{"five signals, a frame and a pair's first sample", 5, 11, []string{"[1]", "[-1]", "[2047]", "[-2048]", "[300]"}},
+		{"no data", 3, 0, []string{"[]", "[]", "[]"}},
+	} {
+		for sig, want := range tt.want {
+			if got, err := Decode212(packed[:tt.bytes], tt.nsig, sig); err != nil || fmt.Sprint(got) != want {
+				t.Errorf("%s: signal %d of %d in %d bytes: %v %v, want %s", tt.name, sig, tt.nsig, tt.bytes, got, err, want)
+			}
 		}
 	}
 	for _, bad := range [][2]int{{0, 0}, {2, 2}, {2, -1}} {
-		if _, err := Decode212(dat, bad[0], bad[1]); err == nil {
+		if _, err := Decode212(packed, bad[0], bad[1]); err == nil {
 			t.Errorf("signal %d of %d: no error", bad[1], bad[0])
 		}
 	}
@@ -144,6 +185,10 @@ func TestDecode(t *testing.T) {
 		{"r 2 360\nr.dat 16 200\nr.dat 16 200\n", dat16, 1, "[-1 -32768]"},
 		{"r 2 360 1\nr.dat 16 200\nr.dat 16 200\n", dat16, 1, "[-1]"},
 		{"r 2 360\nr.dat 212 200\nr.dat 212 200\n", dat212, 1, "[-1 -2048]"},
+		// three signals in a frame and a sample: the frame cut short
+		// dropped, for the first signal as for the others
+		{"r 3 360\nr.dat 212 200\nr.dat 212 200\nr.dat 212 200\n", dat212, 0, "[1]"},
+		{"r 3 360\nr.dat 212 200\nr.dat 212 200\nr.dat 212 200\n", dat212, 2, "[2047]"},
 		// the second signal in a file of its own
 		{"r 2 360\na.dat 212 200\nb.dat 16 200\n", dat16, 1, "[1 -1 32767 -32768]"},
 		// a prolog of 4 bytes, then the frames (1, -1) and (32767, -32768)
@@ -243,9 +288,67 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// FuzzDecode212: every signal of the data has the samples a reader that
+// takes the bytes in order, as WFDB's library does, reads of it (read212).
+func FuzzDecode212(f *testing.F) {
+	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 3)
+	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87}, 1)
+	// 300, -2048, 1234, -1234, 7 and the next frame's first, -7
+	f.Add([]byte{0x2C, 0x81, 0x00, 0xD2, 0xB4, 0x2E, 0x07, 0xF0, 0xF9}, 5)
+	f.Fuzz(func(t *testing.T, dat []byte, nsig int) {
+		if nsig < 1 || nsig > 64 {
+			return
+		}
+		want := read212(dat, nsig)
+		for sig := range nsig {
+			adu, err := Decode212(dat, nsig, sig)
+			if err != nil || fmt.Sprint(adu) != fmt.Sprint(want[sig]) {
+				t.Fatalf("signal %d of %d in % x: %v %v; want %v", sig, nsig, dat, adu, err, want[sig])
+			}
+		}
+	})
+}
+
+// read212 reads format 212 data of nsig signals a sample at a time, frame
+// by frame, as WFDB's library does: a pair's first sample from its first
+// two bytes, the second from the high half of the middle byte and the
+// third. It stops at the first sample whose bytes the data lacks, dropping
+// that frame, and returns each signal's samples.
+func read212(dat []byte, nsig int) [][]int {
+	sigs := make([][]int, nsig)
+	frame := make([]int, nsig)
+	for pos, second := 0, false; ; {
+		for s := range frame {
+			var v int
+			if !second {
+				if pos+2 > len(dat) {
+					return sigs
+				}
+				v = int(dat[pos]) + int(dat[pos+1]%16)*256
+				pos += 2
+			} else {
+				if pos+1 > len(dat) {
+					return sigs
+				}
+				v = int(dat[pos]) + int(dat[pos-1]/16)*256
+				pos++
+			}
+			second = !second
+			if v > 2047 {
+				v -= 4096
+			}
+			frame[s] = v
+		}
+		for s, v := range frame {
+			sigs[s] = append(sigs[s], v)
+		}
+	}
+}
+
 // FuzzParseHeader: a header that parses describes as many signals as it
 // announces, each of a file and a format, and no count of its signals'
-// (skew, byte offset, samples a frame) is below 0.
+// (skew, byte offset, samples a frame) is below 0; a header refused is an
+// error of one of the header's fields, or of a line too long.
 func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"))
 	f.Add([]byte("r 1 360\nr.dat 212x2:1+0 200\n"))
@@ -256,7 +359,12 @@ func FuzzParseHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, hea []byte) {
 		h, err := ParseHeader(hea)
 		if err != nil {
-			return
+			for _, kind := range []error{ErrRecordLine, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, bufio.ErrTooLong} {
+				if errors.Is(err, kind) {
+					return
+				}
+			}
+			t.Fatalf("%q: %v, an error of no field", hea, err)
 		}
 		if len(h.Signals) == 0 {
 			t.Fatalf("%q: a header of no signals", hea)

@@ -131,6 +131,7 @@ func realTimeCPU(b *testing.B, n int) {
 	var clients []*resource.Client
 	late := &lateness{}
 	c := clock.NewReal() // one clock, and its scheduler, for the fleet
+	b.Cleanup(c.Close)
 	for i := range devs {
 		d, err := senseboard.New(senseboard.Config{Clock: c, Seed: int64(i), StateDir: b.TempDir()})
 		if err != nil {

@@ -62,6 +62,7 @@ func (acceptAll) Unsubscribed(*resource.Topic) {}
 func TestNotificationsOfAPassLeaveInOneWrite(t *testing.T) {
 	rec := &writeRecorder{}
 	r := clock.NewReal()
+	t.Cleanup(r.Close)
 	q := resource.NewQueue(QueueSize)
 	q.DeferWake(r.AfterPass)
 	c := resource.NewClient("test", q)
@@ -248,6 +249,7 @@ func TestWriteNowAfterADeadlinePassed(t *testing.T) {
 // pass ends, and the first after a quiet interval leaves at once.
 func TestWriteIntervalOnTheRealClock(t *testing.T) {
 	r := clock.NewReal()
+	t.Cleanup(r.Close)
 	rec, hub := pacedSession(t, r, time.Hour)
 	at := r.Now() + time.Millisecond
 	clock.At(r, at, func() {
