@@ -294,7 +294,7 @@ func TestReconnectKeepsNothing(t *testing.T) {
 	srv.Shutdown()
 	for hang := time.Now().Add(60 * time.Second); !l.nc.IsReconnecting(); time.Sleep(time.Millisecond) { // hang guard
 		if time.Now().After(hang) {
-			t.Fatal("the link never reconnected")
+			t.Fatal("the link never began to reconnect")
 		}
 	}
 
