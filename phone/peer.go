@@ -350,13 +350,15 @@ func (d *peer) disconnect(ctx context.Context) error {
 
 // use marks the device in use by a client until done is called, connects
 // to it when it is not connected (unless the phone is Manual or
-// ConnectAll), and returns its connection.
+// ConnectAll), and returns its connection. A connection that the phone is
+// releasing counts as gone: the use waits for the release to end and
+// connects anew, rather than take a link that is closing.
 // A use that cannot connect says why.
 func (d *peer) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	d.mu.Lock()
 	d.inUse++
 	d.lastUse = time.Now()
-	connected := d.connected
+	connected := d.connected && !d.releasing
 	d.mu.Unlock()
 	done = func() {
 		d.mu.Lock()

@@ -118,6 +118,12 @@ func (q *Queue) grow() {
 // queue is used.
 func (q *Queue) WakeWith(f func()) { q.onWake = f }
 
+// Wake wakes the consumer at once, whether or not anything waits, as the
+// end of a subscription does: for a consumer that sends something of its
+// own with the notifications (a session's pong), whose deferral (DeferWake)
+// decides when.
+func (q *Queue) Wake() { q.signal() }
+
 func (q *Queue) signal() {
 	if q.onWake != nil {
 		q.onWake()

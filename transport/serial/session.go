@@ -91,9 +91,12 @@ type Server struct {
 	// the notifications published meanwhile wait and leave together in the
 	// next write, as a radio's connection event carries what waited since
 	// the last one. A notification that finds no write within the interval
-	// leaves at once. Fewer writes cost the program and its client less
-	// CPU time, at the price of up to the interval of lateness. Zero writes
-	// when the clock's pass ends (clock.Batcher), or at once.
+	// leaves at once. The pong to a client's ping waits for the next write
+	// in the same way, and leaves with the notifications that wait: a
+	// streaming client's keepalive costs no write of its own. Fewer writes
+	// cost the program and its client less CPU time, at the price of up to
+	// the interval of lateness. Zero writes when the clock's pass ends
+	// (clock.Batcher), or at once, and answers a ping at once.
 	WriteInterval time.Duration
 
 	connsOnce sync.Once
@@ -160,7 +163,7 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 	q := resource.NewQueue(QueueSize)
 	var p *pacer
 	if interval > 0 {
-		p = newPacer(clk, interval)
+		p = newPacer(clk, interval, q.Wake)
 		q.DeferWake(p.later)
 	} else if b, ok := clk.(clock.Batcher); ok {
 		q.DeferWake(b.AfterPass)
@@ -175,19 +178,31 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 // (clock.Batcher) the wake is a call of the clock, due then or now: it
 // runs among the pass's calls, after those due before it (the other
 // notifications of the pass), and the writes of a fleet's sessions share
-// the pass's goroutines.
+// the pass's goroutines. The pongs to the client's pings wait for the
+// writer's next write the same way (pong), and leave with what waits then.
 type pacer struct {
 	clk      clock.Clock
 	interval time.Duration
+	wake     func()       // wakes the writer: the session's queue's Wake
 	next     atomic.Int64 // the clock's reading before which no write starts
+	ponging  atomic.Bool  // pongs holds pongs
 
 	mu      sync.Mutex
 	call    *clock.Call // wakes the writer at next
 	stopped bool        // by stop: later does nothing
+	pongs   []uint32    // the ids of the pings whose pongs wait for the next write
 }
 
-func newPacer(clk clock.Clock, interval time.Duration) *pacer {
-	return &pacer{clk: clk, interval: interval}
+// maxWaitingPongs bounds the pongs that wait for a session's next write:
+// a client pings every wire.PingInterval, and one that pings faster gets
+// its pongs at once, written on the goroutine that reads its pings, which
+// holds its reading up while the client does not read.
+const maxWaitingPongs = 16
+
+// newPacer returns the pacer of a session's writes on clk, whose writer
+// wake wakes (the session's queue's Wake).
+func newPacer(clk clock.Clock, interval time.Duration, wake func()) *pacer {
+	return &pacer{clk: clk, interval: interval, wake: wake}
 }
 
 // later wakes the writer now, or when the interval since its last write
@@ -215,6 +230,39 @@ func (p *pacer) later(wake func()) {
 	// Due now at the earliest: after the calls due before, which a time
 	// past would not be.
 	p.call.At(max(at, p.clk.Now()))
+}
+
+// pong makes the pong to ping id wait for the writer's next write, which
+// it wakes as a notification does: now, or once the interval since the
+// last write has passed. It reports false, and the caller answers at
+// once, when maxWaitingPongs wait already.
+func (p *pacer) pong(id uint32) bool {
+	p.mu.Lock()
+	if len(p.pongs) >= maxWaitingPongs {
+		p.mu.Unlock()
+		return false
+	}
+	p.pongs = append(p.pongs, id)
+	p.ponging.Store(true)
+	p.mu.Unlock()
+	p.later(p.wake)
+	return true
+}
+
+// appendPongs appends the frames of the pongs that wait to buf. Its
+// caller holds the right to write notifications.
+func (p *pacer) appendPongs(buf []byte) []byte {
+	if !p.ponging.Load() {
+		return buf
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range p.pongs {
+		buf = wire.AppendFrame(buf, wire.Pong, id, nil)
+	}
+	p.pongs = p.pongs[:0]
+	p.ponging.Store(false)
+	return buf
 }
 
 // writing notes a write that starts now.
@@ -332,10 +380,14 @@ func (s *session) writer() {
 	}
 }
 
-// encode drains the queue and appends the frames of its events to buf.
-// Its caller holds the right to write notifications: the writer
-// goroutine, or flushMu.
+// encode appends the pongs that wait for the write (pacer.pong), then
+// drains the queue and appends the frames of its events to buf. Its
+// caller holds the right to write notifications: the writer goroutine, or
+// flushMu.
 func (s *session) encode(buf []byte) []byte {
+	if s.pace != nil {
+		buf = s.pace.appendPongs(buf)
+	}
 	s.events = s.queue.Drain(s.events[:0])
 	for _, e := range s.events {
 		buf = s.appendEvent(buf, e)
@@ -513,7 +565,10 @@ func (s *session) handle(f wire.Frame) {
 	s.heard = time.Now()
 	switch f.Kind {
 	case wire.Ping:
-		s.send(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
+		// With a write interval the pong leaves with the next write.
+		if s.pace == nil || !s.pace.pong(f.ID) {
+			s.send(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
+		}
 	case wire.Request:
 		s.request(f)
 	case wire.Hello:

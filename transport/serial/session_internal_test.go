@@ -3,12 +3,15 @@ package serial
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -270,15 +273,15 @@ func TestWriteIntervalOnTheRealClock(t *testing.T) {
 
 // TestPacerStopIsFinal: once stop has returned, no wake of the pacer is
 // pending, whichever of stop and a later called at the same time (a
-// notification published as the session ends) ran first; a later after
-// stop wakes nothing.
+// notification published as the session ends) ran first; a later or a
+// pong after stop wakes nothing.
 func TestPacerStopIsFinal(t *testing.T) {
 	for round := range 200 {
 		vc := clock.NewVirtual()
-		p := newPacer(vc, time.Millisecond)
-		p.writing() // the wake is due after the interval, not now
 		var woke atomic.Int32
 		wake := func() { woke.Add(1) }
+		p := newPacer(vc, time.Millisecond, wake)
+		p.writing() // the wake is due after the interval, not now
 		var wg sync.WaitGroup
 		wg.Go(func() { p.later(wake) })
 		if round%2 == 0 {
@@ -287,6 +290,7 @@ func TestPacerStopIsFinal(t *testing.T) {
 		p.stop()
 		wg.Wait()
 		p.later(wake)
+		p.pong(1)
 		vc.Advance(time.Second) // runs what is due on this goroutine
 		if n := woke.Load(); n != 0 {
 			t.Fatalf("round %d: the pacer woke the writer %d times after stop", round, n)
@@ -394,5 +398,143 @@ func TestSessionWritesOnThePublisher(t *testing.T) {
 	defer errs.mu.Unlock()
 	if len(errs.msgs) != 1 || errs.msgs[0] != "encode notification" {
 		t.Errorf("errors logged %q, want the one notification that does not encode", errs.msgs)
+	}
+}
+
+// writeFrames decodes each write rec holds into the frames it carried.
+func writeFrames(rec *writeRecorder) [][]wire.Frame {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var writes [][]wire.Frame
+	for _, b := range rec.writes {
+		var frames []wire.Frame
+		wire.NewDecoder(0).Feed(b, func(f wire.Frame) {
+			f.Payload = bytes.Clone(f.Payload)
+			frames = append(frames, f)
+		})
+		writes = append(writes, frames)
+	}
+	return writes
+}
+
+// describe names frames for messages: N1=0 is the notification of request
+// 1 with 0, P7 the pong to ping 7.
+func describe(frames []wire.Frame) string {
+	var b strings.Builder
+	for i, f := range frames {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		switch f.Kind {
+		case wire.Notification:
+			fmt.Fprintf(&b, "N%d=%s", f.ID, f.Payload)
+		case wire.Pong:
+			fmt.Fprintf(&b, "P%d", f.ID)
+		default:
+			fmt.Fprintf(&b, "%v%d", f.Kind, f.ID)
+		}
+	}
+	return b.String()
+}
+
+// pingSession starts a session with a subscription, /A, made by request
+// 1, whose writes rec records, on v with interval as a server's
+// WriteInterval; ping hands the session a ping.
+func pingSession(t *testing.T, v *clock.Virtual, rec deadliner, interval time.Duration) (hub *resource.Hub, ping func(id uint32)) {
+	t.Helper()
+	q, p := sessionQueue(v, interval)
+	c := resource.NewClient("test", q)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(rec), "t", q, c, nil, p)
+	t.Cleanup(s.end)
+	hub = resource.NewHub(0)
+	if _, r := hub.Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/A", acceptAll{}); !r.Status.OK() {
+		t.Fatalf("subscribe /A: %v", r)
+	}
+	s.subs["/A"] = 1
+	return hub, func(id uint32) { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }
+}
+
+// With a write interval, the pong to a ping waits for the session's next
+// write as a notification does: it leaves in the one write of the
+// notifications that wait, and on a session with nothing to write once
+// the interval since the last write has passed, or at once after a quiet
+// interval. Without an interval it leaves at once. The session writes on
+// the goroutine that wakes it (a TCP connection's), so each step's writes
+// are done when the step returns.
+func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	v := clock.NewVirtual()
+	rec := &nowRecorder{}
+	hub, ping := pingSession(t, v, rec, interval)
+	steps := []struct {
+		what   string
+		do     func()
+		writes []string // all the writes so far
+	}{
+		{"a notification after a quiet interval", func() { hub.Topic("/A").Publish(0) }, []string{"N1=0"}},
+		{"a notification 10 ms after the write", func() { v.Advance(10 * time.Millisecond); hub.Topic("/A").Publish(1) }, []string{"N1=0"}},
+		{"a ping 20 ms after the write", func() { v.Advance(10 * time.Millisecond); ping(7) }, []string{"N1=0"}},
+		{"99 ms after the write", func() { v.Advance(79 * time.Millisecond) }, []string{"N1=0"}},
+		{"the interval after the write", func() { v.Advance(time.Millisecond) }, []string{"N1=0", "P7 N1=1"}},
+		// nothing waits: the pong waits for the end of the interval alone
+		{"a ping 20 ms after the write", func() { v.Advance(20 * time.Millisecond); ping(8) }, []string{"N1=0", "P7 N1=1"}},
+		{"99 ms after the write", func() { v.Advance(79 * time.Millisecond) }, []string{"N1=0", "P7 N1=1"}},
+		{"the interval after the write", func() { v.Advance(time.Millisecond) }, []string{"N1=0", "P7 N1=1", "P8"}},
+		{"a ping after a quiet interval", func() { v.Advance(time.Second); ping(9) }, []string{"N1=0", "P7 N1=1", "P8", "P9"}},
+	}
+	for i, st := range steps {
+		st.do()
+		var got []string
+		for _, w := range writeFrames(&rec.writeRecorder) {
+			got = append(got, describe(w))
+		}
+		if !slices.Equal(got, st.writes) {
+			t.Fatalf("step %d, %s: writes %q, want %q", i+1, st.what, got, st.writes)
+		}
+	}
+
+	// Without an interval the pong leaves at once, as a notification does.
+	rec = &nowRecorder{}
+	_, ping = pingSession(t, clock.NewVirtual(), rec, 0)
+	ping(1)
+	if got := writeFrames(&rec.writeRecorder); len(got) != 1 || describe(got[0]) != "P1" {
+		t.Errorf("without an interval, a ping's answer: writes %v, want the pong at once", got)
+	}
+}
+
+// A client that pings faster than its pongs leave gets those beyond
+// maxWaitingPongs at once: what waits for a session's write stays bounded.
+func TestWaitingPongsAreBounded(t *testing.T) {
+	v := clock.NewVirtual()
+	rec := &nowRecorder{}
+	hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
+	hub.Topic("/A").Publish(0) // the interval starts
+	for id := range uint32(maxWaitingPongs + 1) {
+		ping(id + 1)
+	}
+	v.Advance(100 * time.Millisecond)
+	writes := writeFrames(&rec.writeRecorder)
+	if len(writes) != 3 || describe(writes[1]) != fmt.Sprintf("P%d", maxWaitingPongs+1) || len(writes[2]) != maxWaitingPongs {
+		t.Fatalf("%d pings within an interval: writes %v; want the notification, the last pong at once, the %d others at the interval's end",
+			maxWaitingPongs+1, writes, maxWaitingPongs)
+	}
+}
+
+// On a line, whose session has a writer goroutine, a pong leaves in the
+// one write of the notifications that wait, as on a TCP connection.
+func TestPongOnALineLeavesWithTheIntervalWrite(t *testing.T) {
+	v := clock.NewVirtual()
+	rec := &writeRecorder{}
+	hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
+	hub.Topic("/A").Publish(0)
+	waitFrames(t, rec, 1) // the write that starts the interval
+	v.Advance(10 * time.Millisecond)
+	hub.Topic("/A").Publish(1)
+	ping(7)
+	v.Advance(90 * time.Millisecond)
+	waitFrames(t, rec, 3)
+	writes := writeFrames(rec)
+	if len(writes) != 2 || describe(writes[1]) != "P7 N1=1" {
+		t.Errorf("writes %v, want the first notification, then the second with the pong", writes)
 	}
 }
