@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -143,6 +144,7 @@ type Link struct {
 	mu        sync.Mutex
 	listeners map[string]*Listener // by serial
 	streams   map[uint64]*Stream   // by this side's id
+	nstreams  atomic.Int64         // len(streams), for the sender's bound (sender.limit)
 	lastID    uint64               // the id of the stream added last
 	dirs      map[*Directory]struct{}
 	closed    bool
@@ -227,6 +229,13 @@ func (l *Link) connect(url string, tries int) error {
 		nats.ReconnectWait(l.opts.ReconnectWait),
 		nats.ReconnectJitter(l.opts.ReconnectWait/4, l.opts.ReconnectWait/4),
 		nats.RetryOnFailedConnect(false),
+		// Nothing waits in the connection while it reconnects: every
+		// stream ends when it is lost (disconnected), so what they sent
+		// would reach peers that forgot them, and the 8 MiB NATS keeps by
+		// default would add to the link's bound (sender). A publish then
+		// fails at once: a dial or a probe says the server cannot be
+		// reached (unreachable) instead of waiting for it.
+		nats.ReconnectBufSize(-1),
 		nats.SetCustomDialer(&batchDialer{delay: l.opts.WriteDelay, d: net.Dialer{Timeout: nats.DefaultTimeout}}),
 		nats.DisconnectErrHandler(l.disconnected),
 		nats.ReconnectHandler(l.reconnected),
@@ -422,6 +431,15 @@ func (l *Link) Embedded() bool { return l.local != nil && l.local.running() }
 // Connected reports whether the link is connected to a NATS server now.
 func (l *Link) Connected() bool { return l.nc.IsConnected() }
 
+// unreachable returns err, or ErrNoServer when err is a publish that the
+// connection refused while it reconnects (it keeps nothing for then).
+func (l *Link) unreachable(err error) error {
+	if errors.Is(err, nats.ErrReconnectBufExceeded) {
+		return fmt.Errorf("%w at %s: the connection was lost, and the link reconnects on its own", ErrNoServer, l.url)
+	}
+	return err
+}
+
 // disconnected is called by NATS when the connection is lost: the streams
 // cannot survive it.
 func (l *Link) disconnected(_ *nats.Conn, err error) {
@@ -505,6 +523,7 @@ func (l *Link) forget(s *Stream) {
 	l.mu.Lock()
 	if l.streams[s.id] == s {
 		delete(l.streams, s.id)
+		l.nstreams.Store(int64(len(l.streams)))
 	}
 	l.mu.Unlock()
 }
@@ -568,6 +587,7 @@ func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
 		err = ErrNotOnAir
 	}
 	if err != nil {
+		err = l.unreachable(err)
 		s.end()
 		return nil, fmt.Errorf("air: device %s: %w", serial, err)
 	}
@@ -589,6 +609,7 @@ func (l *Link) add(s *Stream) error {
 	l.lastID++
 	s.id = l.lastID
 	l.streams[s.id] = s
+	l.nstreams.Store(int64(len(l.streams)))
 	return nil
 }
 

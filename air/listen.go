@@ -58,7 +58,7 @@ func (l *Link) Listen(serial string) (*Listener, error) {
 	case errors.Is(err, nats.ErrTimeout):
 		return nil, fmt.Errorf("air: device %s %w: a program takes its streams but does not answer", serial, ErrOnAir)
 	case !errors.Is(err, nats.ErrNoResponders):
-		return nil, fmt.Errorf("air: device %s: %w", serial, err)
+		return nil, fmt.Errorf("air: device %s: %w", serial, l.unreachable(err))
 	}
 	ln := &Listener{l: l, serial: serial, queue: make(chan *Stream, acceptQueue), done: make(chan struct{})}
 	l.mu.Lock()

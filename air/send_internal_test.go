@@ -168,65 +168,17 @@ func TestSenderClose(t *testing.T) {
 		t.Errorf("handed over after close: %v, want ErrClosed", err)
 	}
 	sn.size.Store(sendLimit) // as if the sender were behind: a writer waits for room
-	if err := sn.send(s, to, message{kind: msgData, stream: 1, seq: 100, body: []byte("x")}); !errors.Is(err, ErrClosed) {
+	if err := sn.waitRoom(s); !errors.Is(err, ErrClosed) {
 		t.Errorf("waited for room after close: %v, want ErrClosed", err)
 	}
 }
 
-// TestSenderWaitsForRoom: a writer that finds sendLimit bytes waiting
-// waits until the sender takes them, and its messages go after them. The
-// test holds the sender in a round, at a shard's lock, while the writer
-// hands it more than the limit, until the writer waits for room.
-func TestSenderWaitsForRoom(t *testing.T) {
-	l, s, got, wait := watchedStream(t)
-	to := InboxSubject("peer")
-	body := make([]byte, maxChunk)
-	n := sendLimit/len(body) + 8 // more than the limit
-	held := &l.send.shards[sendShards-1].mu
-	held.Lock()
-	var release sync.Once
-	t.Cleanup(func() { release.Do(held.Unlock) }) // before the link's Close, which takes every shard
-	done := make(chan error, 1)
-	go func() {
-		for seq := range uint64(n) {
-			if err := l.send.send(s, to, message{kind: msgData, stream: 1, seq: seq, body: body}); err != nil {
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
-	for hang := time.Now().Add(60 * time.Second); !waitsForRoom(); time.Sleep(time.Millisecond) { // hang guard
-		select {
-		case err := <-done:
-			t.Fatalf("the writer handed over all of %d messages (%d bytes wait, the limit is %d) while the sender was held: %v", n, l.send.size.Load(), sendLimit, err)
-		default:
-		}
-		if time.Now().After(hang) {
-			t.Fatalf("%d bytes wait, and the writer never waited for room", l.send.size.Load())
-		}
-	}
-	if size := l.send.size.Load(); size < sendLimit || size >= sendLimit+maxChunk+16 {
-		t.Errorf("the writer waits with %d bytes waiting; want the limit, %d, reached by its last message", size, sendLimit)
-	}
-	release.Do(held.Unlock)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	wait(n)
-	for i, m := range got() {
-		if m.seq != uint64(i) {
-			t.Fatalf("message %d came where %d was due", m.seq, i)
-		}
-	}
-}
-
-// waitsForRoom reports whether a goroutine waits in sender.send for
-// room.
+// waitsForRoom reports whether a goroutine waits for room at a link's
+// sender (sender.waitRoom).
 func waitsForRoom() bool {
 	buf := make([]byte, 1<<20)
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if strings.Contains(g, "sync.(*Cond).Wait") && strings.Contains(g, "air.(*sender).send(") {
+		if strings.Contains(g, "sync.(*Cond).Wait") && strings.Contains(g, "air.(*sender).waitRoom(") {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -150,6 +151,9 @@ type Stream struct {
 	rdl     time.Time     // read deadline
 	wdl     time.Time     // write deadline
 	limit   int           // bytes buf may hold
+
+	wmu    sync.Mutex   // held by a write, while it hands its bytes over
+	unsent atomic.Int64 // bytes of data handed to the sender and not yet published (sender.room)
 
 	// Push: run on the link's delivery goroutine only
 	push    func([]byte) // takes the data once Push was called
@@ -314,46 +318,89 @@ func (s *Stream) Read(p []byte) (int, error) {
 
 // Write sends p to the peer. It does not wait for the peer: it hands p to
 // the link's sender, which publishes it after what the stream sent
-// before, and fails only when the stream ended. A message the NATS
+// before. It waits only for room at the sender, which holds a bounded
+// number of bytes of each stream that it has not published yet (like
+// the notification buffers of a BLE link, see sender), until the write
+// deadline; it fails when the stream ended. A message the NATS
 // connection does not take ends the stream, with ErrLost, when the sender
 // meets it.
 func (s *Stream) Write(p []byte) (int, error) {
-	n, err := s.write(p)
+	n, err := s.write(p, true)
 	if errors.Is(err, ErrLost) {
 		s.fail(err, false)
 	}
 	return n, err
 }
 
-// WriteNow is Write: a stream's writes never wait for the peer, so it
-// takes all of p at once. A writer that must not wait (one on the
-// goroutine of a connection event, serial.NowWriter) asks for it.
-func (s *Stream) WriteNow(p []byte) (int, error) { return s.Write(p) }
+// WriteNow writes what of p the sender has room for at once (see Write)
+// and returns how much that was, without waiting: a writer that must not
+// wait (one on the goroutine of a connection event, serial.NowWriter)
+// leaves the rest to a writer that may.
+func (s *Stream) WriteNow(p []byte) (int, error) {
+	n, err := s.write(p, false)
+	if errors.Is(err, ErrLost) {
+		s.fail(err, false)
+	}
+	return n, err
+}
 
-func (s *Stream) write(p []byte) (int, error) {
+// write hands the sender p, or what of p it has room for when wait is
+// false. One write of the stream hands over at a time, so that the
+// writes' bytes do not interleave: one that must not wait finds no room
+// while another is under way.
+func (s *Stream) write(p []byte, wait bool) (int, error) {
+	if wait {
+		s.wmu.Lock()
+	} else if !s.wmu.TryLock() {
+		return 0, nil
+	}
+	defer s.wmu.Unlock()
+	n := 0
+	for {
+		s.mu.Lock()
+		if s.closed {
+			err := s.err
+			s.mu.Unlock()
+			if err != nil && err != io.EOF {
+				return n, err
+			}
+			return n, net.ErrClosed
+		}
+		now := time.Now()
+		if !s.wdl.IsZero() && !now.Before(s.wdl) {
+			s.mu.Unlock()
+			return n, os.ErrDeadlineExceeded
+		}
+		if n == len(p) {
+			s.mu.Unlock()
+			return n, nil
+		}
+		for room := s.l.send.room(s); n < len(p) && room > 0; {
+			chunk := p[n:min(len(p), n+maxChunk, n+room)]
+			if err := s.sendLocked(message{kind: msgData, seq: s.wseq, body: chunk}); err != nil {
+				s.mu.Unlock()
+				return n, lost("the NATS connection did not take the message: %v", err)
+			}
+			s.sent = now
+			s.wseq++
+			n += len(chunk)
+			room -= len(chunk)
+		}
+		s.mu.Unlock()
+		if n == len(p) || !wait {
+			return n, nil
+		}
+		if err := s.l.send.waitRoom(s); err != nil {
+			return n, err
+		}
+	}
+}
+
+// writeState reports whether the stream ended, and its write deadline.
+func (s *Stream) writeState() (ended bool, deadline time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		if s.err != nil && s.err != io.EOF {
-			return 0, s.err
-		}
-		return 0, net.ErrClosed
-	}
-	now := time.Now()
-	if !s.wdl.IsZero() && !now.Before(s.wdl) {
-		return 0, os.ErrDeadlineExceeded
-	}
-	s.sent = now
-	n := 0
-	for n < len(p) {
-		chunk := p[n:min(len(p), n+maxChunk)]
-		if err := s.sendLocked(message{kind: msgData, seq: s.wseq, body: chunk}); err != nil {
-			return n, lost("the NATS connection did not take the message: %v", err)
-		}
-		s.wseq++
-		n += len(chunk)
-	}
-	return n, nil
+	return s.closed, s.wdl
 }
 
 // sendLocked hands m, of the peer's id of the stream, to the link's
@@ -377,12 +424,13 @@ func (s *Stream) Messages() (sent, received uint64) {
 }
 
 // keepalive sends a keepalive, unless the stream sent data in the last
-// half interval (so that the peer hears from it at least every one and a
-// half intervals), or ends a stream whose peer was silent for Missed of
-// its intervals. caught is when the link's delivery of what reached it
-// last caught up (see Link.tick): the peer's messages sent until then have
-// been taken, so the peer was silent from when it was last heard until
-// then at least, whatever waits behind.
+// half interval or data of its waits at the sender (so that the peer
+// hears from it at least every one and a half intervals), or ends a
+// stream whose peer was silent for Missed of its intervals. caught is
+// when the link's delivery of what reached it last caught up (see
+// Link.tick): the peer's messages sent until then have been taken, so
+// the peer was silent from when it was last heard until then at least,
+// whatever waits behind.
 func (s *Stream) keepalive(now, caught time.Time) {
 	s.mu.Lock()
 	if s.closed || s.out == "" {
@@ -394,7 +442,7 @@ func (s *Stream) keepalive(now, caught time.Time) {
 		s.fail(lost("%s stopped answering (nothing for %v; it sends a keepalive every %v)", s.peerName(), silent.Round(time.Millisecond), s.every), false)
 		return
 	}
-	if now.Sub(s.sent) >= s.l.opts.Interval/2 {
+	if now.Sub(s.sent) >= s.l.opts.Interval/2 && s.unsent.Load() == 0 { // data that waits says as much
 		s.sendLocked(message{kind: msgKeepalive, seq: s.wseq})
 	}
 	s.mu.Unlock()
@@ -420,6 +468,7 @@ func (s *Stream) fail(why error, tell bool) {
 	}
 	s.signal()
 	s.mu.Unlock()
+	s.l.send.wakeWaiters() // a write that waits for room ends
 	s.l.log.Info("radio stream lost", "device", s.serial, "stream", s.id, "why", why)
 	s.end()
 }
@@ -503,6 +552,7 @@ func (s *Stream) Close() error {
 	s.buf, s.off = nil, 0
 	s.signal()
 	s.mu.Unlock()
+	s.l.send.wakeWaiters() // a write that waits for room ends
 	s.end()
 	return nil
 }
@@ -556,10 +606,11 @@ func (s *Stream) SetReadDeadline(t time.Time) error {
 }
 
 // SetWriteDeadline makes writes fail once t has passed; writes never wait
-// for the peer otherwise.
+// for the peer otherwise, and wait for room at the link's sender until t.
 func (s *Stream) SetWriteDeadline(t time.Time) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.wdl = t
+	s.mu.Unlock()
+	s.l.send.wakeWaiters() // to wait until the new deadline
 	return nil
 }

@@ -58,6 +58,7 @@ func TestKeepaliveOnlyWhenSilent(t *testing.T) {
 	}
 	s.connect("peer", 9)
 	s.Write([]byte("x"))
+	published(t, s) // data that waits at the sender says as much as a keepalive
 	now := time.Now()
 	var never time.Time
 	s.keepalive(now, never)                               // data went just now: no keepalive
@@ -79,6 +80,17 @@ func TestKeepaliveOnlyWhenSilent(t *testing.T) {
 	}
 	if want := "D0x K1 D1y C2"; strings.Join(got, " ") != want {
 		t.Errorf("messages %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// published waits until the link's sender has published what s handed
+// it.
+func published(t *testing.T, s *Stream) {
+	t.Helper()
+	for hang := time.Now().Add(60 * time.Second); s.unsent.Load() > 0; time.Sleep(time.Millisecond) { // hang guard
+		if time.Now().After(hang) {
+			t.Fatalf("%d bytes of the stream were never published", s.unsent.Load())
+		}
 	}
 }
 

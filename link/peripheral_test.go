@@ -18,6 +18,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
@@ -26,6 +28,7 @@ import (
 	"senseboard/device"
 	"senseboard/gsp/gspwire"
 	"senseboard/internal/frametest"
+	"senseboard/internal/loopback"
 	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/radio"
@@ -1052,4 +1055,132 @@ func TestRadioNotificationAfterTheFramesAnswerBehindAWrite(t *testing.T) {
 			t.Errorf("got %v %d before the write's answer; want the answer first", f.Kind, f.ID)
 		}
 	})
+}
+
+// TestRadioOverAStalledServer: while the NATS server stops reading from
+// the device's program, what the device streams waits at its radio link
+// only up to the link's bound; then its notifications wait in the radio
+// connection and are lost there as the device's queues say, each counted
+// on its subscription (the ECG front end keeps two notifications). Once
+// the server reads again the central gets the rest: the ECG notifications
+// it misses are as many as the device counted lost. The device's clock is
+// virtual: the test makes the notifications, faster than the link carries
+// them, and then, with the server back, no faster than the central takes
+// them.
+func TestRadioOverAStalledServer(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("the server did not start")
+	}
+	proxy, stall, resume := loopback.Stalling(t, srv.Addr().String())
+	o := air.Options{Missed: 1000} // no stream ends on a busy machine
+	devices, err := air.Join("nats://"+proxy, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devices.Close()
+	central, err := air.Join(srv.ClientURL(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer central.Close()
+	defer resume() // before the links close, which publish what waits
+
+	vc := clock.NewVirtual()
+	d, err := senseboard.New(senseboard.Config{Profile: profile.Default(), Clock: vc, StateDir: filepath.Join(t.TempDir(), "state"), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ln, err := devices.Listen(d.Serial())
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { per.Serve(ctx, ln); close(served) }()
+	defer func() { cancel(); <-served }()
+
+	phone := openAs(t, airDevice{central, d.Serial()}, phoneCentral, link.Handlers{})
+	if _, err := phone.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var stamps []uint32 // of the ECG notifications the phone got, device time in ms
+	more := make(chan struct{}, 1)
+	ecg, env, err := phone.SubscribeFunc(ctx, "/Meas/ECG/125", func(payload []byte, _ time.Time) {
+		var m struct{ Timestamp uint32 }
+		if err := json.Unmarshal(payload, &m); err != nil {
+			t.Errorf("ECG notification %s: %v", payload, err)
+		}
+		mu.Lock()
+		stamps = append(stamps, m.Timestamp)
+		mu.Unlock()
+		select {
+		case more <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil || env.Response != 200 {
+		t.Fatalf("subscribe ECG: %+v, %v", env, err)
+	}
+	imu, env, err := phone.SubscribeFunc(ctx, "/Meas/IMU9/208", func([]byte, time.Time) {}) // fills the link fast
+	if err != nil || env.Response != 200 {
+		t.Fatalf("subscribe IMU9: %+v, %v", env, err)
+	}
+	sub := d.Core.Hub().Topic(d.Core.URIPrefix() + "/Meas/ECG/125").Subscriptions()[0]
+	conn := d.Radio.Current()
+
+	stall()
+	for sub.Dropped() == 0 {
+		vc.Advance(conn.Interval())
+		if vc.Now() > time.Hour { // hang guard, of the device's time
+			t.Fatal("an hour of the device's time into a stall, it has lost nothing")
+		}
+	}
+	resume()
+	if _, err := imu.Unsubscribe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const step = 128 * time.Millisecond // an ECG notification: 16 samples at 125 Hz
+	for range 16 {                      // each ECG notification reaches the phone before the next is made
+		vc.Advance(step)
+		want := uint32((vc.Now() - 4*step).Milliseconds()) // made, with the front end's delay
+		for {
+			mu.Lock()
+			n := len(stamps)
+			caught := n > 0 && stamps[n-1] >= want
+			mu.Unlock()
+			if caught {
+				break
+			}
+			select {
+			case <-more:
+			case <-time.After(60 * time.Second): // hang guard
+				t.Fatalf("the ECG of %d ms, with the server back, never came: %v; device time %v, lost %d, untaken %d, conn %v", want, stamps, vc.Now(), sub.Dropped(), conn.Untaken(), conn.Err())
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var missing uint64
+	for i := 1; i < len(stamps); i++ {
+		gap := time.Duration(stamps[i]-stamps[i-1]) * time.Millisecond
+		if gap%step != 0 || gap == 0 {
+			t.Fatalf("ECG notification %d at %d ms after one at %d", i, stamps[i], stamps[i-1])
+		}
+		missing += uint64(gap/step - 1)
+	}
+	if missing != sub.Dropped() {
+		t.Errorf("the phone missed %d ECG notifications; the device counted %d lost", missing, sub.Dropped())
+	}
+	if n := ecg.Dropped(); n != 0 {
+		t.Errorf("the phone's client dropped %d", n)
+	}
 }

@@ -327,7 +327,9 @@ func (d *peer) pair(ctx context.Context, passKey string, bond bool) error {
 	return nil
 }
 
-// disconnect ends the connection and stops connecting on its own.
+// disconnect ends the connection and stops connecting on its own. It
+// returns once the connection has ended, so that a use that comes next
+// connects anew.
 func (d *peer) disconnect(ctx context.Context) error {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
@@ -345,20 +347,22 @@ func (d *peer) disconnect(ctx context.Context) error {
 	if err := l.Disconnect(ctx); err != nil {
 		l.Close()
 	}
+	d.linkEnded(l) // before a use waiting for opMu looks
 	return nil
 }
 
 // use marks the device in use by a client until done is called, connects
 // to it when it is not connected (unless the phone is Manual or
 // ConnectAll), and returns its connection. A connection that the phone is
-// releasing counts as gone: the use waits for the release to end and
-// connects anew, rather than take a link that is closing.
+// releasing, or disconnecting on a user's word, counts as gone: the use
+// waits for it to end and connects anew, rather than take a link that is
+// closing.
 // A use that cannot connect says why.
 func (d *peer) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	d.mu.Lock()
 	d.inUse++
 	d.lastUse = time.Now()
-	connected := d.connected && !d.releasing
+	connected := d.connected && !d.releasing && !d.leaving
 	d.mu.Unlock()
 	done = func() {
 		d.mu.Lock()

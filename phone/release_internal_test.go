@@ -74,55 +74,68 @@ func (h *holdingDevice) serve(conn net.Conn) {
 	}
 }
 
-// A use of a device that comes while the phone releases it (nobody used
-// it for Idle) waits for the release to end and connects anew: it does
-// not fail on the link being closed.
+// A use of a device that comes while the phone lets go of its connection
+// (a release: nobody used it for Idle; or a user's disconnect) waits for
+// the connection to end and connects anew: it does not fail on the link
+// being closed.
 func TestUseDuringARelease(t *testing.T) {
-	dev := &holdingDevice{disconnecting: make(chan struct{}, 1), let: make(chan struct{})}
-	ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Idle: time.Nanosecond, Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.wg.Wait()
-	defer ph.Close()
-	ctx := context.Background()
-	ph.Scan(ctx)
-	u, err := ph.Use(ctx, "000777")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Done()
+	for _, tt := range []struct {
+		name  string
+		idle  time.Duration
+		letGo func(context.Context, *Phone)
+	}{
+		// nobody used it for Idle: the scan releases it
+		{"release", time.Nanosecond, func(ctx context.Context, ph *Phone) { ph.Scan(ctx) }},
+		{"disconnect", time.Hour, func(ctx context.Context, ph *Phone) { ph.Disconnect(ctx, "000777") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dev := &holdingDevice{disconnecting: make(chan struct{}, 1), let: make(chan struct{})}
+			ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Idle: tt.idle, Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.wg.Wait()
+			defer ph.Close()
+			ctx := context.Background()
+			ph.Scan(ctx)
+			u, err := ph.Use(ctx, "000777")
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Done()
 
-	var released sync.WaitGroup
-	released.Go(func() { ph.Scan(ctx) }) // nobody used it for Idle: the scan releases it
-	<-dev.disconnecting
-	done := make(chan error, 1)
-	go func() {
-		u, err := ph.Use(ctx, "000777")
-		if err != nil {
-			done <- err
-			return
-		}
-		defer u.Done()
-		_, err = u.Do(ctx, resource.Get, "/Info")
-		done <- err
-	}()
-	d, _ := ph.device("000777")
-	for { // until the use has begun
-		d.mu.Lock()
-		n := d.inUse
-		d.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	close(dev.let)
-	released.Wait()
-	if err := <-done; err != nil {
-		t.Errorf("a use while the phone released the device: %v", err)
-	}
-	if n := dev.dials.Load(); n != 2 {
-		t.Errorf("%d streams dialled, want 2: the released connection's and the use's", n)
+			var letGo sync.WaitGroup
+			letGo.Go(func() { tt.letGo(ctx, ph) })
+			<-dev.disconnecting
+			done := make(chan error, 1)
+			go func() {
+				u, err := ph.Use(ctx, "000777")
+				if err != nil {
+					done <- err
+					return
+				}
+				defer u.Done()
+				_, err = u.Do(ctx, resource.Get, "/Info")
+				done <- err
+			}()
+			d, _ := ph.device("000777")
+			for { // until the use has begun
+				d.mu.Lock()
+				n := d.inUse
+				d.mu.Unlock()
+				if n == 1 {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			close(dev.let)
+			letGo.Wait()
+			if err := <-done; err != nil {
+				t.Errorf("a use while the phone let go of the device (%s): %v", tt.name, err)
+			}
+			if n := dev.dials.Load(); n != 2 {
+				t.Errorf("%d streams dialled, want 2: the ended connection's and the use's", n)
+			}
+		})
 	}
 }

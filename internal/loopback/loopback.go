@@ -1,6 +1,7 @@
 // Package loopback gives tests free loopback TCP addresses, for programs
-// and servers a test starts on a port of its own, and listeners that fail
-// as a system short of resources makes them.
+// and servers a test starts on a port of its own, listeners that fail
+// as a system short of resources makes them, and a proxy that stops
+// reading, as a server that stalls.
 package loopback
 
 import (
@@ -114,4 +115,98 @@ func (l *failing) Accept() (net.Conn, error) {
 	}
 	l.mu.Unlock()
 	return l.Listener.Accept()
+}
+
+// Stalling forwards the TCP connections it takes at addr to target, both
+// ways; between stall and resume it reads nothing from its clients, as a
+// server that stopped reading: their writes fill the sockets' buffers and
+// then wait. It starts reading. The test's cleanup resumes it, and closes
+// it and its connections.
+func Stalling(tb testing.TB, target string) (addr string, stall, resume func()) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		gate  = make(chan struct{}) // closed while the proxy reads from its clients
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	close(gate)
+	done := make(chan struct{})
+	tb.Cleanup(func() {
+		close(done)
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	forward := func(dst, src net.Conn, gated bool) {
+		defer dst.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			if gated {
+				mu.Lock()
+				g := gate
+				mu.Unlock()
+				select {
+				case <-g:
+				case <-done:
+					return
+				}
+			}
+			n, err := src.Read(buf)
+			if n > 0 {
+				if _, err := dst.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, s)
+			mu.Unlock()
+			wg.Go(func() { forward(s, c, true) })
+			wg.Go(func() { forward(c, s, false) })
+		}
+	})
+	stall = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-gate:
+			gate = make(chan struct{})
+		default:
+		}
+	}
+	resume = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	}
+	tb.Cleanup(resume) // first: what waits to be read goes, and nothing waits on the gate
+	return ln.Addr().String(), stall, resume
 }

@@ -1,6 +1,8 @@
 package loopback_test
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -53,5 +55,62 @@ func TestFreePortsBelowEphemeral(t *testing.T) {
 		for _, ln := range held {
 			ln.Close()
 		}
+	}
+}
+
+// TestStallingForwards: what a client writes through Stalling reaches the
+// target, and the target's answer the client, in order, also what the
+// client wrote while the proxy was stalled, once it resumes.
+func TestStallingForwards(t *testing.T) {
+	target, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	const size = 8 << 20 // more than the sockets' buffers hold
+	echoed := make(chan error, 1)
+	go func() { // echoes what it reads
+		c, err := target.Accept()
+		if err != nil {
+			echoed <- err
+			return
+		}
+		defer c.Close()
+		_, err = io.CopyN(c, c, size)
+		echoed <- err
+	}()
+	addr, stall, resume := loopback.Stalling(t, target.Addr().String())
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i + i/251)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(c, size))
+		got <- b
+	}()
+	if _, err := c.Write(want[:size/2]); err != nil {
+		t.Fatal(err)
+	}
+	stall()
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write(want[size/2:])
+		wrote <- err
+	}()
+	resume()
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-echoed; err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Errorf("%d bytes came back, not the %d written, in order", len(b), len(want))
 	}
 }

@@ -198,9 +198,10 @@ type pacer struct {
 }
 
 // maxWaitingPongs bounds the pongs that wait for a session's next write:
-// a client pings every wire.PingInterval, and one that pings faster gets
-// its pongs at once, written on the goroutine that reads its pings, which
-// holds its reading up while the client does not read.
+// a client pings every wire.PingInterval, and one that pings so fast that
+// this many wait gets the pongs beyond them at once, written on the
+// goroutine that reads its pings, which holds its reading up while the
+// client does not read.
 const maxWaitingPongs = 16
 
 // newPacer returns the pacer of a session's writes on clk, whose writer

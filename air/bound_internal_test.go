@@ -1,0 +1,336 @@
+package air
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"senseboard/internal/loopback"
+)
+
+// stalledLink is a link joined to a NATS server of the test's through a
+// proxy that, once stall is called, takes nothing more from the link's
+// connection until resume, as a server that stopped reading: the link's
+// writes to its socket fill the socket's buffers and then wait. nc is a
+// connection of its own to the server, not through the proxy.
+func stalledLink(t *testing.T) (l *Link, nc *nats.Conn, stall, resume func()) {
+	t.Helper()
+	srv := natsServer(t)
+	addr, stall, resume := loopback.Stalling(t, srv.Addr().String())
+	l, err := Join("nats://"+addr, Options{Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	t.Cleanup(resume) // before the link's Close, which publishes what waits
+	nc, err = nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return l, nc, stall, resume
+}
+
+// natsServer starts a NATS server of the test's; the test's cleanup
+// shuts it down.
+func natsServer(t *testing.T) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("the server did not start")
+	}
+	return srv
+}
+
+// peerStream adds a device's stream to l, connected to a peer whose
+// program's inbox is InboxSubject("peer").
+func peerStream(t *testing.T, l *Link) *Stream {
+	t.Helper()
+	s := newStream(l, "000123", true, time.Hour)
+	if err := l.add(s); err != nil {
+		t.Fatal(err)
+	}
+	s.connect("peer", s.id)
+	return s
+}
+
+// received returns a function that waits until the data messages nc's
+// watch got carry n bytes of the stream, checks that they came in order,
+// and returns them.
+func received(t *testing.T, nc *nats.Conn) func(n int) []byte {
+	got, wait := watch(t, nc)
+	return func(n int) []byte {
+		t.Helper()
+		for {
+			var data []byte
+			msgs := got()
+			for i, m := range msgs {
+				if m.kind != msgData {
+					continue
+				}
+				if m.seq != uint64(i) {
+					t.Fatalf("data message %d came where %d was due", m.seq, i)
+				}
+				data = append(data, m.body...)
+			}
+			if len(data) >= n {
+				return data
+			}
+			wait(len(msgs) + 1)
+		}
+	}
+}
+
+// fill writes to s without waiting until s is refused, and returns what
+// it wrote: the bytes of pattern from offset on, a thousand at a time.
+func fill(t *testing.T, s *Stream, offset int) []byte {
+	t.Helper()
+	var out []byte
+	chunk := make([]byte, 1000)
+	for {
+		for j := range chunk {
+			chunk[j] = pattern(offset + len(out) + j)
+		}
+		n, err := s.WriteNow(chunk)
+		if err != nil {
+			t.Fatalf("WriteNow: %v", err)
+		}
+		out = append(out, chunk[:n]...)
+		if n < len(chunk) {
+			return out
+		}
+		if len(out) > 64*sendLimit { // hang guard
+			t.Fatalf("%d bytes were written without waiting, and the stream was never refused", len(out))
+		}
+	}
+}
+
+// pattern is the byte at offset k of what fill writes.
+func pattern(k int) byte { return byte(k + k/251) }
+
+// fillStuck writes to s without waiting (fill) until the link's sender
+// waits for the server, in a write to the connection's socket that has no
+// room, and s is refused after that; it returns what it wrote, as fill.
+func fillStuck(t *testing.T, s *Stream) []byte {
+	t.Helper()
+	var out []byte
+	for !senderStuck() {
+		out = append(out, fill(t, s, len(out))...)
+		if len(out) > 64*sendLimit { // hang guard
+			t.Fatalf("%d bytes were written, and the link's sender never waited for the server", len(out))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return append(out, fill(t, s, len(out))...)
+}
+
+// senderStuck reports whether a link's sender waits in its publish for a
+// write to the connection's socket that has no room (its own, or the
+// NATS connection's flusher's, which holds the connection's lock).
+func senderStuck() bool {
+	buf := make([]byte, 4<<20)
+	var publishing, writing bool
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		waits := strings.Contains(g, "[IO wait") || strings.Contains(g, "[sync.Mutex.Lock")
+		publishing = publishing || waits && strings.Contains(g, "air.(*sender).publish(")
+		writing = writing || strings.Contains(g, "poll.(*pollDesc).waitWrite") && strings.Contains(g, "nats.go")
+	}
+	return publishing && writing
+}
+
+// TestStalledServerBoundsAStream: while the NATS server reads nothing, a
+// stream that writes without waiting (WriteNow, as a device's connection
+// event does) is refused once streamSendBuffer bytes of it wait at the
+// link, instead of piling them up there; once the server reads again,
+// every byte it took arrives, in order.
+func TestStalledServerBoundsAStream(t *testing.T) {
+	l, nc, stall, resume := stalledLink(t)
+	data := received(t, nc)
+	s := peerStream(t, l)
+	stall()
+	sent := fillStuck(t, s)
+	if n := s.unsent.Load(); n > streamSendBuffer {
+		t.Errorf("%d bytes of the stream wait at the link, want at most %d", n, streamSendBuffer)
+	}
+	if n, err := s.WriteNow([]byte("x")); n != 0 || err != nil {
+		t.Errorf("WriteNow of a byte with no room: %d, %v; want 0, nil", n, err)
+	}
+	resume()
+	if got := data(len(sent)); string(got) != string(sent) {
+		t.Errorf("%d bytes arrived, not the %d written, in order", len(got), len(sent))
+	}
+}
+
+// TestStalledServerBoundsTheLink: while the NATS server reads nothing,
+// the link holds at most sendLimit bytes of all its streams together,
+// counting the batch the sender took and cannot publish; a stream is
+// refused when the link is full, though it has room of its own. A link of
+// more streams than sendLimit/sendShare holds sendShare a stream.
+func TestStalledServerBoundsTheLink(t *testing.T) {
+	l, _, stall, _ := stalledLink(t)
+	add := func(n int) []*Stream {
+		streams := make([]*Stream, n)
+		for i := range streams {
+			streams[i] = peerStream(t, l)
+		}
+		return streams
+	}
+	full := func(streams []*Stream, limit int64) {
+		t.Helper()
+		for i, s := range streams {
+			if len(fill(t, s, 0)) == 0 {
+				break
+			}
+			if i == len(streams)-1 {
+				t.Fatalf("%d streams have %d bytes waiting at the link, and the link never refused more", len(streams), l.send.size.Load())
+			}
+		}
+		if n := l.send.size.Load(); n > limit+64 || n < limit-streamSendBuffer {
+			t.Errorf("%d bytes wait at the link of %d streams, want %d", n, l.nstreams.Load(), limit)
+		}
+	}
+	streams := add(sendLimit / sendShare) // the link's bound is sendLimit yet
+	stall()
+	fillStuck(t, streams[0])
+	full(streams[1:], sendLimit)
+	streams = add(4*sendLimit/sendShare - len(streams))
+	full(streams, sendShare*l.nstreams.Load())
+}
+
+// TestStreamWriteWaitsForRoom: a Write (one that may wait) that finds no
+// room at the link waits for it; it ends at its write deadline, with what
+// it handed over, and at the stream's close; and once the server reads
+// again it hands over the rest and every byte arrives, in order.
+func TestStreamWriteWaitsForRoom(t *testing.T) {
+	l, nc, stall, resume := stalledLink(t)
+	data := received(t, nc)
+	s := peerStream(t, l)
+	stall()
+	sent := fillStuck(t, s)
+	write := func(p []byte) (chan error, *atomic.Int64) {
+		done, n := make(chan error, 1), new(atomic.Int64)
+		go func() {
+			k, err := s.Write(p)
+			n.Store(int64(k))
+			done <- err
+		}()
+		return done, n
+	}
+	more := []byte(strings.Repeat("more", 2*streamSendBuffer/4))
+
+	done, n := write(more)
+	waiting(t, done)
+	s.SetWriteDeadline(time.Unix(1, 0))
+	if err := <-done; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a write that waits for room, at its deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	sent = append(sent, more[:n.Load()]...)
+	s.SetWriteDeadline(time.Time{})
+
+	done, n = write(more)
+	waiting(t, done)
+	resume()
+	if err := <-done; err != nil || n.Load() != int64(len(more)) {
+		t.Errorf("a write that waited for room, once there is room: %d bytes, %v; want %d", n.Load(), err, len(more))
+	}
+	sent = append(sent, more...)
+	if got := data(len(sent)); string(got) != string(sent) {
+		t.Errorf("%d bytes arrived, not the %d written, in order", len(got), len(sent))
+	}
+
+	stall()
+	fillStuck(t, s)
+	done, _ = write(more)
+	waiting(t, done)
+	s.Close()
+	if err := <-done; !errors.Is(err, net.ErrClosed) {
+		t.Errorf("a write that waits for room, when its stream closes: %v, want net.ErrClosed", err)
+	}
+}
+
+// waiting waits until a goroutine waits for room at a link's sender; it
+// fails the test if the write that should wait, done, ends first.
+func waiting(t *testing.T, done chan error) {
+	t.Helper()
+	for hang := time.Now().Add(60 * time.Second); !waitsForRoom(); time.Sleep(time.Millisecond) { // hang guard
+		select {
+		case err := <-done:
+			t.Fatalf("the write did not wait for room: %v", err)
+		default:
+		}
+		if time.Now().After(hang) {
+			t.Fatal("the write never waited for room")
+		}
+	}
+	runtime.Gosched()
+}
+
+// TestReconnectKeepsNothing: while the link reconnects to a server it
+// lost, its NATS connection keeps nothing to send then, which would add
+// to the link's bound: a publish fails at once, a dial and a device's
+// probe fail at once with ErrNoServer instead of waiting for the server,
+// and a stream whose message the connection refused ends saying why.
+func TestReconnectKeepsNothing(t *testing.T) {
+	srv := natsServer(t)
+	l, err := Join(srv.ClientURL(), Options{Interval: time.Hour, ReconnectWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	srv.Shutdown()
+	for hang := time.Now().Add(60 * time.Second); !l.nc.IsReconnecting(); time.Sleep(time.Millisecond) { // hang guard
+		if time.Now().After(hang) {
+			t.Fatal("the link never began to reconnect")
+		}
+	}
+
+	if err := l.nc.Publish("x", make([]byte, 1000)); !errors.Is(err, nats.ErrReconnectBufExceeded) {
+		t.Errorf("a publish while the link reconnects: %v, want nats.ErrReconnectBufExceeded", err)
+	}
+	if n, err := l.nc.Buffered(); n != 0 || err != nil {
+		t.Errorf("the connection keeps %d bytes (%v) while it reconnects, want none", n, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a dial that waited for the server would end here
+	defer cancel()
+	if _, err := l.Dial(ctx, "000123"); !errors.Is(err, ErrNoServer) {
+		t.Errorf("a dial while the link reconnects: %v, want ErrNoServer", err)
+	}
+	if _, err := l.Listen("000124"); !errors.Is(err, ErrNoServer) {
+		t.Errorf("a device put on the air while the link reconnects: %v, want ErrNoServer", err)
+	}
+
+	s := newStream(l, "000125", true, time.Hour) // not the link's: the loss of the connection did not end it
+	s.id = 1 << 40
+	s.connect("peer", s.id)
+	if _, err := s.Write([]byte("lost")); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	for hang := time.Now().Add(60 * time.Second); ; time.Sleep(time.Millisecond) { // hang guard: the message was kept
+		if ended, _ := s.writeState(); ended {
+			break
+		}
+		if time.Now().After(hang) {
+			t.Fatal("a stream whose message the connection refused while it reconnects never ended")
+		}
+	}
+	s.mu.Lock()
+	err = s.err
+	s.mu.Unlock()
+	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), ErrNoServer.Error()) {
+		t.Errorf("a stream whose message the connection refused while it reconnects: %v, want ErrLost saying %q", err, ErrNoServer)
+	}
+}
