@@ -153,8 +153,8 @@ func NewRealQuantum(quantum time.Duration) *Real {
 // those scheduled after Close, which AfterFunc, At and Call.At take and
 // drop (their Stop reports that nothing was pending). Now, Due and
 // AfterPass go on as between passes. Close must not be called from a call
-// of the clock, whose end it would wait for. Closing a closed clock does
-// nothing more.
+// of the clock, nor from a function AfterPass deferred to a pass's end,
+// whose end it would wait for. Closing a closed clock does nothing more.
 func (r *Real) Close() { r.s.close() }
 
 // Quantum returns the least time between two wakes of the clock's

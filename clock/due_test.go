@@ -71,9 +71,11 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 // time of each call they start: stored outside the scheduler's lock, the
 // time of a call taken first could land after that of a call taken later
 // and hold Due back. The test interleaves the two goroutines of a pass just
-// so: the one that takes the first call is held up once it let go of the
-// lock (scheduler.taken) until the other has taken the second call and
-// started it; the second call reads Due once the first has started.
+// so: the one that takes the first call lets go of the lock and is held up
+// before anything it does after (scheduler.taken) until the other has
+// taken the second call and started it; the second call reads Due once the
+// first has started. A due time stored outside the lock, anywhere between
+// the letting go and the call's run, is stored late.
 func TestDueNeverBeforeTheCallsOwn(t *testing.T) {
 	s := newScheduler(time.Now().Add(-time.Hour), defaultQuantum) // the calls below fell due long ago
 	s.owner = 1                                                   // as if a runner were in charge: push arms no timer, the test runs the pass
@@ -92,8 +94,10 @@ func TestDueNeverBeforeTheCallsOwn(t *testing.T) {
 	s.push(first, time.Second)
 	s.push(second, 2*time.Second)
 	s.taken = func(c *timedCall) {
-		if c == first {
-			<-started[1] // the other goroutine of the pass takes the second call meanwhile
+		if c == first { // the other goroutine of the pass takes the second call meanwhile
+			s.mu.Unlock()
+			<-started[1]
+			s.mu.Lock()
 		}
 	}
 	s.beginPass()

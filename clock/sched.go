@@ -90,9 +90,9 @@ type scheduler struct {
 	closed     bool           // by close: nothing is scheduled any more, no runner starts
 	goroutines sync.WaitGroup // of the runtime timer: one armed to start, or started and not yet returned
 
-	// taken, when set (by tests), runs on a goroutine of a pass once it
-	// has taken c and let go of the lock, before c runs: as if the
-	// goroutine were held up there.
+	// taken, when set (by tests), runs on a goroutine of a pass that took
+	// c as its last step under the lock: a test that lets go of the lock
+	// and takes it again there holds the goroutine up as it lets go.
 	taken func(c *timedCall)
 }
 
@@ -306,10 +306,10 @@ func (s *scheduler) work(now time.Duration, g uint64) int {
 		// Under the lock, so that Due follows the calls in the order
 		// they start, and never goes back to an earlier call's time.
 		s.reached.Store(int64(at) + 1)
-		s.mu.Unlock()
 		if s.taken != nil {
 			s.taken(c)
 		}
+		s.mu.Unlock()
 		c.f()
 		s.ran.Add(1)
 		n++

@@ -11,10 +11,10 @@ import (
 
 // The heap gives its calls back in time order, calls at the same time in
 // the order they were made, after any mix of pushes, pops, calls scheduled
-// again and calls removed, leaving a stale entry or taking their entry out
-// (cancel); its first entry is always a pending call's, and
-// the stale entries that removed and rescheduled calls leave behind never
-// outnumber the pending ones for long.
+// again and calls removed, leaving a stale entry or taking their pending
+// entry out (cancel), not a stale one of theirs; its first entry is always
+// a pending call's, and the stale entries that removed and rescheduled
+// calls leave behind never outnumber the pending ones for long.
 func TestTimedHeapOrder(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -55,8 +55,9 @@ func TestTimedHeapOrder(t *testing.T) {
 				case r < tt.again && len(want) > 0: // remove a pending call, leaving its entry or with it
 					k := rng.IntN(len(want))
 					c := want[k]
-					remove := h.remove
-					if rng.IntN(2) == 0 {
+					seq := c.seq
+					remove, cancel := h.remove, rng.IntN(2) == 0
+					if cancel {
 						remove = h.cancel
 					}
 					if !remove(c) || h.remove(c) || h.cancel(c) || c.pending() {
@@ -64,6 +65,9 @@ func TestTimedHeapOrder(t *testing.T) {
 					}
 					if slices.ContainsFunc(h.e, func(e heapEntry) bool { return !e.stale() && e.c == c }) {
 						t.Fatalf("step %d: a removed call's entry is not stale", step)
+					}
+					if cancel && slices.ContainsFunc(h.e, func(e heapEntry) bool { return e.seq == seq }) {
+						t.Fatalf("step %d: a cancelled call's entry is still in the heap", step)
 					}
 					want = slices.Delete(want, k, k+1)
 				case r < 8 || len(want) == 0: // push a call that is not pending

@@ -475,8 +475,8 @@ func TestServeModule(t *testing.T) {
 }
 
 // A device on a clock of its own, made when its Config gave none, closes
-// it: the calls pending on it are dropped. A clock it was given is its
-// giver's to close.
+// it, and so does New when it fails after making it: the calls pending on
+// it are dropped. A clock it was given is its giver's to close.
 func TestCloseClosesTheDevicesOwnClock(t *testing.T) {
 	set, err := api.LoadFiles("info.yaml")
 	if err != nil {
@@ -508,5 +508,27 @@ func TestCloseClosesTheDevicesOwnClock(t *testing.T) {
 				t.Errorf("after Close a call an hour away was pending %v on the device's clock (its own %v)", pending, tt.own)
 			}
 		})
+		t.Run(tt.name+", New failed", func(t *testing.T) {
+			inf, _ := info.New(p)
+			refused := &schedulingRefusal{}
+			_, err := device.New(device.Config{Profile: p, Clock: tt.clock, Definitions: set, Providers: []device.Provider{inf, refused}})
+			if !errors.Is(err, errRefused) {
+				t.Fatalf("New: %v, want %v", err, errRefused)
+			}
+			if pending := refused.tm.Stop(); pending == tt.own {
+				t.Errorf("after a failed New a call an hour away was pending %v on the device's clock (its own %v)", pending, tt.own)
+			}
+		})
 	}
+}
+
+var errRefused = errors.New("refused")
+
+// schedulingRefusal is a provider that schedules a call an hour away on the
+// device's clock as it registers, then refuses to register.
+type schedulingRefusal struct{ tm clock.Timer }
+
+func (p *schedulingRefusal) Register(d *device.Core) error {
+	p.tm = d.Clock().AfterFunc(time.Hour, func() {})
+	return errRefused
 }

@@ -514,3 +514,71 @@ func TestDocsBenchmarksExist(t *testing.T) {
 		t.Errorf("%d benchmark commands found in the documents", len(seen))
 	}
 }
+
+// The mutation notes of docs/development.md name each surviving mutant by
+// its file and line, and the expression mutated. Those of the packages
+// whose notes are kept at the code's lines (mutationNotesKept) name lines
+// that hold the expression, so that a change that moves the lines renumbers
+// the notes with it.
+func TestDocsMutationNotesLines(t *testing.T) {
+	root := repoRoot(t)
+	text, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, notes, ok := strings.Cut(string(text), "\nThe survivors left are equivalent")
+	if !ok {
+		t.Fatal("docs/development.md: no mutation notes (The survivors left are equivalent)")
+	}
+	notes, _, _ = strings.Cut(notes, "\n#")
+	span := regexp.MustCompile("`([^`]+)`")
+	ref := regexp.MustCompile(`^(\w+\.go)?:(\d+)(?::\d+)?$`)
+	pkg, checked := "", 0
+	for line := range strings.SplitSeq(notes, "\n") {
+		if strings.HasPrefix(line, "`") {
+			pkg = span.FindStringSubmatch(line)[1]
+			continue
+		}
+		if !strings.HasPrefix(line, "- ") || !mutationNotesKept[pkg] {
+			continue
+		}
+		file, at := "", 0
+		idx := span.FindAllStringSubmatchIndex(line, -1)
+		for i, m := range idx {
+			s := line[m[2]:m[3]]
+			if r := ref.FindStringSubmatch(s); r != nil {
+				if r[1] != "" {
+					file = r[1]
+				}
+				at, _ = strconv.Atoi(r[2])
+				continue
+			}
+			// The expression of a line is the code span right after its
+			// name, or after the parenthesis that opens a list of them.
+			if at == 0 || i == 0 || strings.Trim(line[idx[i-1][1]:m[0]], " (") != "" {
+				at = 0
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join(root, pkg, file))
+			if err != nil {
+				t.Errorf("%s: %v", pkg, err)
+				break
+			}
+			lines := strings.Split(string(src), "\n")
+			if at > len(lines) || !strings.Contains(lines[at-1], s) {
+				t.Errorf("the mutation notes of %s name %s:%d for %q, which the line does not hold", pkg, file, at, s)
+			}
+			checked++
+			at = 0
+		}
+	}
+	if checked < 10 {
+		t.Errorf("%d mutants' lines checked", checked)
+	}
+}
+
+// mutationNotesKept are the packages whose mutation notes are renumbered
+// as their code changes: the clock's, whose survivors are mostly in code
+// that moves with each change of the scheduler. The notes of the others
+// name the lines of the build their run mutated.
+var mutationNotesKept = map[string]bool{"clock": true}
