@@ -38,6 +38,9 @@ type Batcher interface {
 	// the scheduler's goroutine and holds up the next pass: it should be
 	// quick and not block.
 	AfterPass(f func())
+	// Quantum returns the least time between two passes: the calls that
+	// fall due within it run together in one pass, up to that late.
+	Quantum() time.Duration
 }
 
 // A Lagging clock may run its calls later than they fall due: the real

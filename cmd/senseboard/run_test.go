@@ -136,8 +136,8 @@ func TestFleetWriteInterval(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tt.args, err)
 		}
-		if opts.WriteInterval != tt.want || opts.ClockQuantum != tt.want/20 {
-			t.Errorf("%q: write interval %v and clock quantum %v, want %v and %v", tt.args, opts.WriteInterval, opts.ClockQuantum, tt.want, tt.want/20)
+		if opts.WriteInterval != tt.want || opts.ClockQuantum != tt.want {
+			t.Errorf("%q: write interval %v and clock quantum %v, want %v and %v", tt.args, opts.WriteInterval, opts.ClockQuantum, tt.want, tt.want)
 		}
 	}
 }

@@ -175,11 +175,15 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 // Its later is the session's queue's deferral (resource.Queue.DeferWake):
 // the first notification to wait wakes the writer once the interval since
 // the last write has passed. On a clock that runs its calls in passes
-// (clock.Batcher) the wake is a call of the clock, due then or now: it
-// runs among the pass's calls, after those due before it (the other
-// notifications of the pass), and the writes of a fleet's sessions share
-// the pass's goroutines. The pongs to the client's pings wait for the
-// writer's next write the same way (pong), and leave with what waits then.
+// (clock.Batcher) the writer wakes only when a pass ends, with what the
+// pass's calls published: a notification of a pass that comes less than
+// the clock's quantum before the interval's end leaves when that pass
+// ends (the fleet's clock has the write interval as its quantum, so its
+// sessions write once a pass), a later one at the end of the pass that
+// runs the interval's end, and the writes of a fleet's sessions share the
+// pass's goroutines. The pongs to the client's pings wait for the
+// writer's next write the same way (pong), and leave with what waits
+// then.
 type pacer struct {
 	clk      clock.Clock
 	interval time.Duration
@@ -208,29 +212,48 @@ func newPacer(clk clock.Clock, interval time.Duration, wake func()) *pacer {
 
 // later wakes the writer now, or when the interval since its last write
 // has passed; after stop it does nothing. wake is the queue's, the same at
-// every call.
-func (p *pacer) later(wake func()) {
+// every call. A notification is published by a call of the clock: on a
+// clock.Batcher the writer wakes when the call's pass ends, if the
+// interval ends within the clock's quantum.
+func (p *pacer) later(wake func()) { p.schedule(wake, true) }
+
+// schedule wakes the writer when the interval since its last write has
+// passed, or within the pass under way (inPass) when it passes within the
+// clock's quantum; after stop it does nothing.
+func (p *pacer) schedule(wake func(), inPass bool) {
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
 		return
 	}
-	at := time.Duration(p.next.Load())
-	if _, passes := p.clk.(clock.Batcher); !passes && at <= p.clk.Now() {
+	at, now := time.Duration(p.next.Load()), p.clk.Now()
+	b, passes := p.clk.(clock.Batcher)
+	if passes && inPass && at <= now+b.Quantum() || !passes && at <= now {
 		// Outside the lock, as a wake that ends the session stops the
 		// pacer. One that runs beside stop is harmless: flush checks that
 		// the session is done.
 		p.mu.Unlock()
-		wake()
+		if passes {
+			b.AfterPass(wake)
+		} else {
+			wake()
+		}
 		return
 	}
 	defer p.mu.Unlock()
 	if p.call == nil {
-		p.call = clock.NewCall(p.clk, wake)
+		f := wake
+		if passes {
+			f = func() { b.AfterPass(wake) }
+		}
+		p.call = clock.NewCall(p.clk, f)
+	}
+	if passes {
+		at -= b.Quantum() // the pass that runs it wakes the writer at its end
 	}
 	// Due now at the earliest: after the calls due before, which a time
 	// past would not be.
-	p.call.At(max(at, p.clk.Now()))
+	p.call.At(max(at, now))
 }
 
 // pong makes the pong to ping id wait for the writer's next write, which
@@ -246,7 +269,9 @@ func (p *pacer) pong(id uint32) bool {
 	p.pongs = append(p.pongs, id)
 	p.ponging.Store(true)
 	p.mu.Unlock()
-	p.later(p.wake)
+	// A ping is read outside the clock's passes: its pong waits for the
+	// next pass whose end wakes the writer.
+	p.schedule(p.wake, false)
 	return true
 }
 

@@ -114,9 +114,16 @@ func TestNotificationsOfAPassLeaveInOneWrite(t *testing.T) {
 func pacedSession(t *testing.T, clk clock.Clock, interval time.Duration) (*writeRecorder, *resource.Hub) {
 	t.Helper()
 	rec := &writeRecorder{}
+	_, hub := pacedSessionTo(t, clk, interval, &lockedWriter{w: rec})
+	return rec, hub
+}
+
+// pacedSessionTo is pacedSession writing to w, and returns the session.
+func pacedSessionTo(t *testing.T, clk clock.Clock, interval time.Duration, w *lockedWriter) (*session, *resource.Hub) {
+	t.Helper()
 	q, p := sessionQueue(clk, interval)
 	c := resource.NewClient("test", q)
-	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, &lockedWriter{w: rec}, "t", q, c, nil, p)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, w, "t", q, c, nil, p)
 	t.Cleanup(s.end)
 	hub := resource.NewHub(0)
 	for i, uri := range []string{"/A", "/B", "/C"} {
@@ -125,7 +132,7 @@ func pacedSession(t *testing.T, clk clock.Clock, interval time.Duration) (*write
 		}
 		s.subs[uri] = uint32(i + 1)
 	}
-	return rec, hub
+	return s, hub
 }
 
 // checkNotifications checks that frames are the notifications of requests
@@ -269,6 +276,54 @@ func TestWriteIntervalOnTheRealClock(t *testing.T) {
 		t.Errorf("3 notifications of one pass took %d writes, want 1", writes)
 	}
 	checkNotifications(t, frames)
+}
+
+// On a real clock whose quantum is the write interval (a fleet's), a
+// session writes once a pass: what the calls of a pass publish leaves when
+// that pass ends, also when the interval since the last write ends only
+// later in the quantum, not a pass later; a pong to a ping read between
+// two passes leaves with the next pass's write.
+func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
+	const quantum = 50 * time.Millisecond
+	r := clock.NewRealQuantum(quantum)
+	t.Cleanup(r.Close)
+	now := &nowRecorder{}
+	rec := &now.writeRecorder
+	s, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	type seen struct{ frames, writes int }
+	ends := make(chan seen, 2)
+	passEnd := func(then func()) {
+		// after the session's wake, which the pass deferred first
+		r.AfterPass(func() {
+			frames, writes := rec.frames()
+			ends <- seen{len(frames), writes}
+			then()
+		})
+	}
+	// The first pass a quantum after the clock's start at the earliest.
+	at := r.Now() + quantum
+	clock.At(r, at, func() {
+		hub.Topic("/A").Publish(0)
+		// outside the pass, as a ping is read
+		passEnd(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: 9}) })
+	})
+	// A pass a quantum after the first at the earliest: the interval
+	// since the write of the first ends about when it begins.
+	clock.At(r, at+quantum/2, func() {
+		hub.Topic("/B").Publish(1)
+		hub.Topic("/C").Publish(2)
+		passEnd(func() {})
+	})
+	for i, want := range []seen{{1, 1}, {4, 2}} {
+		if got := <-ends; got != want {
+			t.Errorf("at the end of pass %d: %d frames in %d writes, want %d in %d", i+1, got.frames, got.writes, want.frames, want.writes)
+		}
+	}
+	frames, _ := waitFrames(t, rec, 4)
+	if f := frames[1]; f.Kind != wire.Pong || f.ID != 9 {
+		t.Errorf("the second frame: %v %d, want the pong to ping 9", f.Kind, f.ID)
+	}
+	checkNotifications(t, append(frames[:1:1], frames[2:]...))
 }
 
 // TestPacerStopIsFinal: once stop has returned, no wake of the pacer is
