@@ -204,6 +204,15 @@ var ErrFormat = errors.New("formats 212 and 16 are read, one to a file")
 // record): every signal of a file read has one.
 var ErrSamplesPerFrame = errors.New("a signal has 1 or more samples a frame, and one is read for each signal of a file")
 
+// ErrShortData reports a signal file of fewer frames than the header's
+// number of samples, as of a file cut short: a file holds every sample
+// the header counts (its frames after the byte offset), and a header
+// without a count is read to its file's last whole frame. WFDB's library
+// reports an unexpected end of file there only for signals whose lines
+// give a checksum, and otherwise ends the record where the file ends;
+// Decode refuses both, not to play less of a record than it says.
+var ErrShortData = errors.New("a signal file holds at least the samples its header's record line gives")
+
 // ErrByteOffset reports a signal's byte offset (the format's "+" suffix)
 // that is not a number of bytes, or that cannot be read: past the end of
 // its file, or other than that of another signal of the file (a file has
@@ -239,7 +248,9 @@ var (
 // Decode decodes signal sig of the record from dat, the contents of that
 // signal's file: the signals the header places in the same file are
 // interleaved in it, in one format, 212 or 16, after the file's byte
-// offset. Samples past the header's count are dropped. A skewed signal is
+// offset. Samples past the header's count are dropped, and a file of
+// fewer frames than the count is refused (ErrShortData); without a count,
+// every whole frame is read. A skewed signal is
 // read that many frames on (its sample n from frame n+Skew), and its last
 // samples, past the file's frames, are Invalid: every signal of a file
 // has as many samples. A sample equal to the signal's Invalid value is one
@@ -278,6 +289,9 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	adu, err := decode(dat[want.ByteOffset:], nsig, pos)
 	if err != nil {
 		return nil, err
+	}
+	if len(adu) < h.Samples {
+		return nil, fmt.Errorf("record %s, signal %d: the header gives %d samples and %s holds %d: %w", h.Record, sig, h.Samples, want.File, len(adu), ErrShortData)
 	}
 	n := len(adu)
 	if h.Samples > 0 && n > h.Samples {
