@@ -747,8 +747,9 @@ func TestLoadWFDBAnyFile(t *testing.T) {
 }
 
 // Load refuses a record whose .dat is shorter than its header says, as a
-// file cut short, naming the file and what was wrong, rather than playing
-// less than the record.
+// file cut short, and a multi-segment record, naming the file and what
+// was wrong, rather than playing less than the record or misreading its
+// segment lines as signals.
 func TestLoadWFDBRefused(t *testing.T) {
 	dir := t.TempDir()
 	rec := &wfdb.Record{Name: "cut", Rate: 360, Samples: make([]float64, 3600)}
@@ -766,5 +767,13 @@ func TestLoadWFDBRefused(t *testing.T) {
 	_, err = Load(filepath.Join(dir, "cut.hea"))
 	if want := "cut.hea: record cut, signal 0: the header gives 3600 samples and cut.dat holds 3580"; !errors.Is(err, wfdb.ErrShortData) || !strings.Contains(err.Error(), want) {
 		t.Errorf("a .dat cut short: %v, want ErrShortData saying %q", err, want)
+	}
+	multi := filepath.Join(dir, "m.hea")
+	if err := os.WriteFile(multi, []byte("m/2 2 360 650000\r\nm_1 325000\r\nm_2 325000\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(multi)
+	if want := `m.hea: header line 1: record "m/2"`; !errors.Is(err, wfdb.ErrMultiSegment) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a multi-segment record: %v, want ErrMultiSegment saying %q", err, want)
 	}
 }

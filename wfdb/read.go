@@ -48,9 +48,10 @@ type Signal struct {
 // of up to bufio.MaxScanTokenSize bytes: a longer one is an error
 // wrapping bufio.ErrTooLong. Any other header it refuses is an error
 // naming the field at fault, and its line when there is one,
-// wrapping the error of that field: ErrRecordLine, ErrSignalCount,
-// ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame,
-// ErrSkew, ErrByteOffset or ErrBaseline.
+// wrapping the error of that field: ErrRecordLine, ErrMultiSegment (the
+// header of a multi-segment record), ErrSignalCount, ErrRate,
+// ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew,
+// ErrByteOffset or ErrBaseline.
 func ParseHeader(data []byte) (*Header, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	h := &Header{}
@@ -64,6 +65,9 @@ func ParseHeader(data []byte) (*Header, error) {
 		if nsig < 0 { // record line: name nsig [fs [nsamples]]
 			if len(f) < 2 {
 				return nil, fmt.Errorf("header line %d: %q: %w", line, text, ErrRecordLine)
+			}
+			if strings.Contains(f[0], "/") { // name/segments
+				return nil, fmt.Errorf("header line %d: record %q: %w", line, f[0], ErrMultiSegment)
 			}
 			h.Record = f[0]
 			n, err := strconv.Atoi(f[1])
@@ -225,6 +229,11 @@ var (
 	// ErrRecordLine reports a header without a record line, or a record
 	// line without the record's name and number of signals.
 	ErrRecordLine = errors.New("a header's first line that is not a comment is the record line: the record's name and number of signals, then optionally its sampling frequency and number of samples")
+	// ErrMultiSegment reports the header of a multi-segment record: its
+	// record line's name followed by "/" and the number of segments, and
+	// segment lines, each a segment's record and its samples, in place of
+	// signal lines.
+	ErrMultiSegment = errors.New("multi-segment records (a record line's name/segments, then segment lines) are not read, single-segment records are: WFDB's snip writes one of a multi-segment record (snip -i RECORD -n NEW -O 16 -a atr)")
 	// ErrSignalCount reports a number of signals out of range, or a
 	// header of fewer signal lines than it announces.
 	ErrSignalCount = errors.New("a record has 1 to 64 signals, a signal line each after the record line")

@@ -45,6 +45,12 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"r 1 360\nr.dat 16+4+4 200\n", ErrByteOffset, `line 2: byte offset in format "16+4+4"`},
 		{"r 1 360\nr.dat 16+4:1 200\n", ErrByteOffset, `line 2: byte offset in format "16+4:1"`},
 		{"r 1 360\n" + strings.Repeat("x", 70000) + "\n", bufio.ErrTooLong, "lines of up to 65536 bytes"},
+		// a multi-segment record: its record line's name carries the
+		// number of segments, and segment lines (a record's name and
+		// its samples) follow, not signal lines
+		{"m/2 1 360 200\nm_1 100\nm_2 100\n", ErrMultiSegment, `line 1: record "m/2"`},
+		{"# a layout, then a gap\nm/3 2 360 150\nm_layout 0\nm_1 100\n~ 50\n", ErrMultiSegment, `line 2: record "m/3"`},
+		{"m/ 1 360\nr.dat 16\n", ErrMultiSegment, `line 1: record "m/"`},
 	} {
 		_, err := ParseHeader([]byte(tt.header))
 		if !errors.Is(err, tt.want) {
@@ -402,10 +408,11 @@ func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("r 1 360\nr.dat 212:-1 200\n"))
 	f.Add([]byte("r 1 360\nr.dat 16+4+4 200\n"))
 	f.Add([]byte("# only a comment\n"))
+	f.Add([]byte("m/2 1 360 200\nm_1 100\nm_2 100\n"))
 	f.Fuzz(func(t *testing.T, hea []byte) {
 		h, err := ParseHeader(hea)
 		if err != nil {
-			for _, kind := range []error{ErrRecordLine, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, bufio.ErrTooLong} {
+			for _, kind := range []error{ErrRecordLine, ErrMultiSegment, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, bufio.ErrTooLong} {
 				if errors.Is(err, kind) {
 					return
 				}
@@ -414,6 +421,9 @@ func FuzzParseHeader(f *testing.F) {
 		}
 		if len(h.Signals) == 0 {
 			t.Fatalf("%q: a header of no signals", hea)
+		}
+		if strings.Contains(h.Record, "/") {
+			t.Fatalf("%q: record %q, a multi-segment record's name, read", hea, h.Record)
 		}
 		for i, s := range h.Signals {
 			if s.File == "" {
