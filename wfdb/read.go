@@ -259,11 +259,10 @@ var (
 // interleaved in it, in one format, 212 or 16, after the file's byte
 // offset. Samples past the header's count are dropped, and a file of
 // fewer frames than the count is refused (ErrShortData); without a count,
-// every whole frame is read. A skewed signal is
-// read that many frames on (its sample n from frame n+Skew), and its last
-// samples, past the file's frames, are Invalid: every signal of a file
-// has as many samples. A sample equal to the signal's Invalid value is one
-// WFDB marks as missing.
+// every whole frame is read. A skewed signal is read that many frames on
+// (its sample n from frame n+Skew), and its last samples, past the file's
+// frames, are Invalid: every signal of a file has as many samples. A
+// sample equal to the signal's Invalid value is one WFDB marks as missing.
 func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if sig < 0 || sig >= len(h.Signals) {
 		return nil, fmt.Errorf("signal %d of %d", sig, len(h.Signals))
