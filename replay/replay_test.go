@@ -672,7 +672,7 @@ func FuzzParse(f *testing.F) {
 func FuzzWFDB(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, []byte{0x01, 0x04, 0x00, 0x00})
-	f.Add([]byte("r 2 360 4\nr.dat 16:3+2 200\nr.dat 16:1+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, []byte{0x01, 0x04, 0x00, 0x00})
+	f.Add([]byte("r 2 360 3\nr.dat 16:3+2 200\nr.dat 16:1+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, hea, dat, atr []byte) {
 		r, err := WFDB("fuzz", hea, dat, atr)
 		if err != nil {
@@ -743,5 +743,37 @@ func TestLoadWFDBAnyFile(t *testing.T) {
 			!slices.Equal(got.T, want.Series[ECG].T) || fmt.Sprint(got.Axes) != fmt.Sprint(want.Series[ECG].Axes) {
 			t.Errorf("%s: Load gives %+v, WFDB %+v", path, r, want)
 		}
+	}
+}
+
+// Load refuses a record whose .dat is shorter than its header says, as a
+// file cut short, and a multi-segment record, naming the file and what
+// was wrong, rather than playing less than the record or misreading its
+// segment lines as signals.
+func TestLoadWFDBRefused(t *testing.T) {
+	dir := t.TempDir()
+	rec := &wfdb.Record{Name: "cut", Rate: 360, Samples: make([]float64, 3600)}
+	if err := wfdb.Write(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	dat := filepath.Join(dir, "cut.dat")
+	b, err := os.ReadFile(dat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dat, b[:len(b)-30], 0o644); err != nil { // 20 samples of format 212 lost
+		t.Fatal(err)
+	}
+	_, err = Load(filepath.Join(dir, "cut.hea"))
+	if want := "cut.hea: record cut, signal 0: the header gives 3600 samples and cut.dat holds 3580"; !errors.Is(err, wfdb.ErrShortData) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a .dat cut short: %v, want ErrShortData saying %q", err, want)
+	}
+	multi := filepath.Join(dir, "m.hea")
+	if err := os.WriteFile(multi, []byte("m/2 2 360 650000\r\nm_1 325000\r\nm_2 325000\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(multi)
+	if want := `m.hea: header line 1: record "m/2"`; !errors.Is(err, wfdb.ErrMultiSegment) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a multi-segment record: %v, want ErrMultiSegment saying %q", err, want)
 	}
 }

@@ -48,9 +48,10 @@ type Signal struct {
 // of up to bufio.MaxScanTokenSize bytes: a longer one is an error
 // wrapping bufio.ErrTooLong. Any other header it refuses is an error
 // naming the field at fault, and its line when there is one,
-// wrapping the error of that field: ErrRecordLine, ErrSignalCount,
-// ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame,
-// ErrSkew, ErrByteOffset or ErrBaseline.
+// wrapping the error of that field: ErrRecordLine, ErrMultiSegment (the
+// header of a multi-segment record), ErrSignalCount, ErrRate,
+// ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew,
+// ErrByteOffset or ErrBaseline.
 func ParseHeader(data []byte) (*Header, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	h := &Header{}
@@ -64,6 +65,9 @@ func ParseHeader(data []byte) (*Header, error) {
 		if nsig < 0 { // record line: name nsig [fs [nsamples]]
 			if len(f) < 2 {
 				return nil, fmt.Errorf("header line %d: %q: %w", line, text, ErrRecordLine)
+			}
+			if strings.Contains(f[0], "/") { // name/segments
+				return nil, fmt.Errorf("header line %d: record %q: %w", line, f[0], ErrMultiSegment)
 			}
 			h.Record = f[0]
 			n, err := strconv.Atoi(f[1])
@@ -204,6 +208,15 @@ var ErrFormat = errors.New("formats 212 and 16 are read, one to a file")
 // record): every signal of a file read has one.
 var ErrSamplesPerFrame = errors.New("a signal has 1 or more samples a frame, and one is read for each signal of a file")
 
+// ErrShortData reports a signal file of fewer frames than the header's
+// number of samples, as of a file cut short: a file holds every sample
+// the header counts (its frames after the byte offset), and a header
+// without a count is read to its file's last whole frame. WFDB's library
+// reports an unexpected end of file there only for signals whose lines
+// give a checksum, and otherwise ends the record where the file ends;
+// Decode refuses both, not to play less of a record than it says.
+var ErrShortData = errors.New("a signal file holds at least the samples its header's record line gives")
+
 // ErrByteOffset reports a signal's byte offset (the format's "+" suffix)
 // that is not a number of bytes, or that cannot be read: past the end of
 // its file, or other than that of another signal of the file (a file has
@@ -216,6 +229,11 @@ var (
 	// ErrRecordLine reports a header without a record line, or a record
 	// line without the record's name and number of signals.
 	ErrRecordLine = errors.New("a header's first line that is not a comment is the record line: the record's name and number of signals, then optionally its sampling frequency and number of samples")
+	// ErrMultiSegment reports the header of a multi-segment record: its
+	// record line's name followed by "/" and the number of segments, and
+	// segment lines, each a segment's record and its samples, in place of
+	// signal lines.
+	ErrMultiSegment = errors.New("multi-segment records (a record line's name/segments, then segment lines) are not read, single-segment records are: WFDB's snip writes one of a multi-segment record (snip -i RECORD -n NEW -O 16 -a atr)")
 	// ErrSignalCount reports a number of signals out of range, or a
 	// header of fewer signal lines than it announces.
 	ErrSignalCount = errors.New("a record has 1 to 64 signals, a signal line each after the record line")
@@ -239,11 +257,12 @@ var (
 // Decode decodes signal sig of the record from dat, the contents of that
 // signal's file: the signals the header places in the same file are
 // interleaved in it, in one format, 212 or 16, after the file's byte
-// offset. Samples past the header's count are dropped. A skewed signal is
-// read that many frames on (its sample n from frame n+Skew), and its last
-// samples, past the file's frames, are Invalid: every signal of a file
-// has as many samples. A sample equal to the signal's Invalid value is one
-// WFDB marks as missing.
+// offset. Samples past the header's count are dropped, and a file of
+// fewer frames than the count is refused (ErrShortData); without a count,
+// every whole frame is read. A skewed signal is read that many frames on
+// (its sample n from frame n+Skew), and its last samples, past the file's
+// frames, are Invalid: every signal of a file has as many samples. A
+// sample equal to the signal's Invalid value is one WFDB marks as missing.
 func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if sig < 0 || sig >= len(h.Signals) {
 		return nil, fmt.Errorf("signal %d of %d", sig, len(h.Signals))
@@ -278,6 +297,9 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	adu, err := decode(dat[want.ByteOffset:], nsig, pos)
 	if err != nil {
 		return nil, err
+	}
+	if len(adu) < h.Samples {
+		return nil, fmt.Errorf("record %s, signal %d: the header gives %d samples and %s holds %d: %w", h.Record, sig, h.Samples, want.File, len(adu), ErrShortData)
 	}
 	n := len(adu)
 	if h.Samples > 0 && n > h.Samples {

@@ -45,6 +45,12 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"r 1 360\nr.dat 16+4+4 200\n", ErrByteOffset, `line 2: byte offset in format "16+4+4"`},
 		{"r 1 360\nr.dat 16+4:1 200\n", ErrByteOffset, `line 2: byte offset in format "16+4:1"`},
 		{"r 1 360\n" + strings.Repeat("x", 70000) + "\n", bufio.ErrTooLong, "lines of up to 65536 bytes"},
+		// a multi-segment record: its record line's name carries the
+		// number of segments, and segment lines (a record's name and
+		// its samples) follow, not signal lines
+		{"m/2 1 360 200\nm_1 100\nm_2 100\n", ErrMultiSegment, `line 1: record "m/2"`},
+		{"# a layout, then a gap\nm/3 2 360 150\nm_layout 0\nm_1 100\n~ 50\n", ErrMultiSegment, `line 2: record "m/3"`},
+		{"m/ 1 360\nr.dat 16\n", ErrMultiSegment, `line 1: record "m/"`},
 	} {
 		_, err := ParseHeader([]byte(tt.header))
 		if !errors.Is(err, tt.want) {
@@ -261,8 +267,51 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// A signal file of fewer frames than the header's count of samples is
+// refused, naming the record, the file, the samples the header gives and
+// those the file holds; a skew does not count, and a header without a
+// count reads every whole frame.
+func TestDecodeShortData(t *testing.T) {
+	dat16 := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
+	dat212 := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}
+	for _, tt := range []struct {
+		header string
+		dat    []byte
+		names  string // what the message says of the record and its file
+	}{
+		{"r 2 360 3\nr.dat 16 200\nr.dat 16 200\n", dat16, "record r, signal 1: the header gives 3 samples and r.dat holds 2"},
+		{"r 1 360 5\nr.dat 212 200\n", dat212, "record r, signal 0: the header gives 5 samples and r.dat holds 4"},
+		// the prolog's bytes are not samples
+		{"r 1 360 4\nr.dat 16+2 200\n", dat16, "gives 4 samples and r.dat holds 3"},
+		{"r 1 360 1\nr.dat 16+8 200\n", dat16, "gives 1 samples and r.dat holds 0"},
+		// a skewed signal's last samples are missing, not its file's
+		{"r 1 360 5\nr.dat 16:1 200\n", dat16, "gives 5 samples and r.dat holds 4"},
+		// three signals: one whole frame and a part
+		{"r 3 360 2\nr.dat 212 200\nr.dat 212 200\nr.dat 212 200\n", dat212, "signal 2: the header gives 2 samples and r.dat holds 1"},
+		{"100s 2 360 21600\n100s.dat 212 200 11 1024 995 -22131 0 MLII\n100s.dat 212 200 11 1024 1011 20052 0 V5\n", dat212[:3], "record 100s, signal 1: the header gives 21600 samples and 100s.dat holds 1"},
+	} {
+		h, err := ParseHeader([]byte(tt.header))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := len(h.Signals) - 1
+		got, err := h.Decode(tt.dat, sig)
+		if !errors.Is(err, ErrShortData) || !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("%q signal %d: %v %v; want ErrShortData naming %s", tt.header, sig, got, err, tt.names)
+		}
+	}
+	h, err := ParseHeader([]byte("r 1 360\nr.dat 16 200\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.Decode(dat16[:6], 0); err != nil || fmt.Sprint(got) != "[1 -1 32767]" {
+		t.Errorf("a header without a count of samples: %v %v, want [1 -1 32767]", got, err)
+	}
+}
+
 // FuzzDecode: a signal that decodes has no more samples than its file
-// holds, each within its format's range.
+// holds, as many as its header gives when it gives a number, each within
+// its format's range.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
 	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, 0)
@@ -279,6 +328,9 @@ func FuzzDecode(f *testing.F) {
 		}
 		if len(adu) > len(dat) {
 			t.Fatalf("%d samples from %d bytes", len(adu), len(dat))
+		}
+		if h.Samples > 0 && len(adu) != h.Samples {
+			t.Fatalf("%d samples, of a header that gives %d", len(adu), h.Samples)
 		}
 		for i, v := range adu {
 			if v < h.Signals[sig].Invalid() || v > -h.Signals[sig].Invalid()-1 {
@@ -356,10 +408,11 @@ func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("r 1 360\nr.dat 212:-1 200\n"))
 	f.Add([]byte("r 1 360\nr.dat 16+4+4 200\n"))
 	f.Add([]byte("# only a comment\n"))
+	f.Add([]byte("m/2 1 360 200\nm_1 100\nm_2 100\n"))
 	f.Fuzz(func(t *testing.T, hea []byte) {
 		h, err := ParseHeader(hea)
 		if err != nil {
-			for _, kind := range []error{ErrRecordLine, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, bufio.ErrTooLong} {
+			for _, kind := range []error{ErrRecordLine, ErrMultiSegment, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, bufio.ErrTooLong} {
 				if errors.Is(err, kind) {
 					return
 				}
@@ -368,6 +421,9 @@ func FuzzParseHeader(f *testing.F) {
 		}
 		if len(h.Signals) == 0 {
 			t.Fatalf("%q: a header of no signals", hea)
+		}
+		if strings.Contains(h.Record, "/") {
+			t.Fatalf("%q: record %q, a multi-segment record's name, read", hea, h.Record)
 		}
 		for i, s := range h.Signals {
 			if s.File == "" {
