@@ -3,7 +3,9 @@ package systemtest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -516,10 +518,15 @@ func TestDocsBenchmarksExist(t *testing.T) {
 }
 
 // The mutation notes of docs/development.md name each surviving mutant by
-// its file and line, and the expression mutated. Those of the packages
-// whose notes are kept at the code's lines (mutationNotesKept) name lines
-// that hold the expression, so that a change that moves the lines renumbers
-// the notes with it.
+// its file and line (and column, as gremlins gives it), and the expression
+// mutated: "`file.go:N` `expr`", or "`file.go:N` (`expr`, ...)", a line
+// named alone ("`:N`") being in the last file its entry named. Each line
+// named with its expression holds it as the code is now (runs of spaces
+// aside), with the column, when named, on it, so that a change that moves
+// the code renumbers the notes with it. An entry that starts "gone since"
+// names a mutant whose code has changed, at its run's line: its file no
+// longer holds the expression anywhere. A span with no operator in it
+// names a variable or a function, not an expression mutated.
 func TestDocsMutationNotesLines(t *testing.T) {
 	root := repoRoot(t)
 	text, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
@@ -532,17 +539,47 @@ func TestDocsMutationNotesLines(t *testing.T) {
 	}
 	notes, _, _ = strings.Cut(notes, "\n#")
 	span := regexp.MustCompile("`([^`]+)`")
-	ref := regexp.MustCompile(`^(\w+\.go)?:(\d+)(?::\d+)?$`)
-	pkg, checked := "", 0
+	operator := regexp.MustCompile(`[-+*/%<>=!&|^]`)
+	ref := regexp.MustCompile(`^(\w+\.go)?:(\d+)(?::(\d+))?$`)
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	sources := map[string][]string{}
+	source := func(path string) ([]string, error) {
+		if lines, ok := sources[path]; ok {
+			return lines, nil
+		}
+		src, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			return nil, err
+		}
+		sources[path] = strings.Split(string(src), "\n")
+		return sources[path], nil
+	}
+	// checked counts the expressions checked per package; a package whose
+	// notes list survivors and check none is a note the parser misread.
+	checked, named := map[string]int{}, map[string]bool{}
+	pkg, head, prev := "", "", ""
 	for line := range strings.SplitSeq(notes, "\n") {
-		if strings.HasPrefix(line, "`") {
-			pkg = span.FindStringSubmatch(line)[1]
+		// A package's notes start a paragraph with its name; other
+		// paragraphs may start with a name of the code.
+		paragraph := prev == ""
+		prev = line
+		if paragraph && strings.HasPrefix(line, "`") {
+			head, pkg = span.FindStringSubmatch(line)[1], ""
+			if st, err := os.Stat(filepath.Join(root, head)); err == nil && st.IsDir() {
+				pkg = head
+				checked[pkg] += 0
+			}
 			continue
 		}
-		if !strings.HasPrefix(line, "- ") || !mutationNotesKept[pkg] {
+		if !strings.HasPrefix(line, "- ") {
 			continue
 		}
-		file, at := "", 0
+		if pkg == "" {
+			t.Errorf("mutation notes under %q, which is not a package's directory: %.40s", head, line)
+			continue
+		}
+		gone := strings.HasPrefix(line, "- gone since ")
+		file, at, col := "", 0, 0
 		idx := span.FindAllStringSubmatchIndex(line, -1)
 		for i, m := range idx {
 			s := line[m[2]:m[3]]
@@ -551,34 +588,62 @@ func TestDocsMutationNotesLines(t *testing.T) {
 					file = r[1]
 				}
 				at, _ = strconv.Atoi(r[2])
+				col, _ = strconv.Atoi(r[3])
+				named[pkg] = true
 				continue
 			}
 			// The expression of a line is the code span right after its
 			// name, or after the parenthesis that opens a list of them.
-			if at == 0 || i == 0 || strings.Trim(line[idx[i-1][1]:m[0]], " (") != "" {
+			if at == 0 || i == 0 || strings.Trim(line[idx[i-1][1]:m[0]], " (") != "" || !operator.MatchString(s) {
 				at = 0
 				continue
 			}
-			src, err := os.ReadFile(filepath.Join(root, pkg, file))
-			if err != nil {
-				t.Errorf("%s: %v", pkg, err)
-				break
-			}
-			lines := strings.Split(string(src), "\n")
-			if at > len(lines) || !strings.Contains(lines[at-1], s) {
-				t.Errorf("the mutation notes of %s name %s:%d for %q, which the line does not hold", pkg, file, at, s)
-			}
-			checked++
+			n := at
 			at = 0
+			checked[pkg]++
+			if file == "" {
+				t.Errorf("the mutation notes of %s name :%d for %q without its file", pkg, n, s)
+				continue
+			}
+			lines, err := source(filepath.Join(pkg, file))
+			switch {
+			case gone && errors.Is(err, fs.ErrNotExist):
+				// The whole file is gone.
+			case err != nil:
+				t.Errorf("the mutation notes of %s: %v", pkg, err)
+			case gone:
+				if strings.Contains(squash(strings.Join(lines, "\n")), squash(s)) {
+					t.Errorf("the mutation notes of %s say %q of %s:%d is gone, and the file holds it", pkg, s, file, n)
+				}
+			case n > len(lines) || !strings.Contains(squash(lines[n-1]), squash(s)):
+				t.Errorf("the mutation notes of %s name %s:%d for %q, which the line does not hold", pkg, file, n, s)
+			case col > 0 && !onColumn(lines[n-1], s, col):
+				t.Errorf("the mutation notes of %s name %s:%d:%d for %q, which the column is not in", pkg, file, n, col, s)
+			}
 		}
 	}
-	if checked < 10 {
-		t.Errorf("%d mutants' lines checked", checked)
+	for _, pkg := range slices.Sorted(maps.Keys(named)) {
+		if checked[pkg] == 0 {
+			t.Errorf("the mutation notes of %s name lines, and no expression of theirs was checked", pkg)
+		}
+	}
+	if len(checked) < 10 {
+		t.Errorf("the mutation notes of %d packages found", len(checked))
 	}
 }
 
-// mutationNotesKept are the packages whose mutation notes are renumbered
-// as their code changes: the clock's, whose survivors are mostly in code
-// that moves with each change of the scheduler. The notes of the others
-// name the lines of the build their run mutated.
-var mutationNotesKept = map[string]bool{"clock": true}
+// onColumn reports whether one of the places where line holds expr, as
+// written, spans the 1-based byte column col, where gremlins names the
+// operator it mutated.
+func onColumn(line, expr string, col int) bool {
+	for from := 0; ; {
+		i := strings.Index(line[from:], expr)
+		if i < 0 {
+			return false
+		}
+		if i += from; i < col && col <= i+len(expr) {
+			return true
+		}
+		from = i + 1
+	}
+}
