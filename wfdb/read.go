@@ -299,7 +299,11 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 		return nil, err
 	}
 	if len(adu) < h.Samples {
-		return nil, fmt.Errorf("record %s, signal %d: the header gives %d samples and %s holds %d: %w", h.Record, sig, h.Samples, want.File, len(adu), ErrShortData)
+		gives := fmt.Sprintf("%d samples", h.Samples)
+		if h.Samples == 1 {
+			gives = "1 sample"
+		}
+		return nil, fmt.Errorf("record %s, signal %d: the header gives %s and %s holds %d: %w", h.Record, sig, gives, want.File, len(adu), ErrShortData)
 	}
 	n := len(adu)
 	if h.Samples > 0 && n > h.Samples {

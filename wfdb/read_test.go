@@ -283,7 +283,7 @@ func TestDecodeShortData(t *testing.T) {
 		{"r 1 360 5\nr.dat 212 200\n", dat212, "record r, signal 0: the header gives 5 samples and r.dat holds 4"},
 		// the prolog's bytes are not samples
 		{"r 1 360 4\nr.dat 16+2 200\n", dat16, "gives 4 samples and r.dat holds 3"},
-		{"r 1 360 1\nr.dat 16+8 200\n", dat16, "gives 1 samples and r.dat holds 0"},
+		{"r 1 360 1\nr.dat 16+8 200\n", dat16, "gives 1 sample and r.dat holds 0"},
 		// a skewed signal's last samples are missing, not its file's
 		{"r 1 360 5\nr.dat 16:1 200\n", dat16, "gives 5 samples and r.dat holds 4"},
 		// three signals: one whole frame and a part
