@@ -233,7 +233,7 @@ var (
 	// record line's name followed by "/" and the number of segments, and
 	// segment lines, each a segment's record and its samples, in place of
 	// signal lines.
-	ErrMultiSegment = errors.New("multi-segment records (a record line's name/segments, then segment lines) are not read, single-segment records are: WFDB's snip writes one of a multi-segment record (snip -i RECORD -n NEW -O 16 -a atr)")
+	ErrMultiSegment = errors.New("multi-segment records (a record line's name/segments, then segment lines) are not read, single-segment records are: WFDB's snip writes one of a multi-segment record (snip -i RECORD -n NEW -O 16; -a atr also copies its beat annotations, when it has an atr file)")
 	// ErrSignalCount reports a number of signals out of range, or a
 	// header of fewer signal lines than it announces.
 	ErrSignalCount = errors.New("a record has 1 to 64 signals, a signal line each after the record line")

@@ -51,6 +51,10 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"m/2 1 360 200\nm_1 100\nm_2 100\n", ErrMultiSegment, `line 1: record "m/2"`},
 		{"# a layout, then a gap\nm/3 2 360 150\nm_layout 0\nm_1 100\n~ 50\n", ErrMultiSegment, `line 2: record "m/3"`},
 		{"m/ 1 360\nr.dat 16\n", ErrMultiSegment, `line 1: record "m/"`},
+		// the snip command given writes a record without annotations too:
+		// snip stops before the signals when -a names an annotator the
+		// record lacks
+		{"m/2 1 360 200\nm_1 100\nm_2 100\n", ErrMultiSegment, "(snip -i RECORD -n NEW -O 16; -a atr also copies its beat annotations, when it has an atr file)"},
 	} {
 		_, err := ParseHeader([]byte(tt.header))
 		if !errors.Is(err, tt.want) {
