@@ -91,6 +91,7 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360\nr.dat 212x4:1+0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", SamplesPerFrame: 4, Skew: 1}}}},
 		{"r 1 360\nr.dat 16x1:30+512 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV", SamplesPerFrame: 1, Skew: 30, ByteOffset: 512}}}},
 		{"r 1 360\nr.dat 16:2 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV", Skew: 2}}}},
+		{"r 1 360\nr.dat 16:0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV"}}}}, // a skew of none
 		{"r 1 360\nr.dat 212+6 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", ByteOffset: 6}}}},
 		{"r 1\nr.dat 212\nmore.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(212, 200, 0, "")}}},
 	} {
