@@ -233,7 +233,7 @@ var (
 	// record line's name followed by "/" and the number of segments, and
 	// segment lines, each a segment's record and its samples, in place of
 	// signal lines.
-	ErrMultiSegment = errors.New("multi-segment records (a record line's name/segments, then segment lines) are not read, single-segment records are: WFDB's snip writes one of a multi-segment record (snip -i RECORD -n NEW -O 16 -a atr)")
+	ErrMultiSegment = errors.New("multi-segment records (a record line's name/segments, then segment lines) are not read, single-segment records are: WFDB's snip writes one of a multi-segment record (snip -i RECORD -n NEW -O 16; -a atr also copies its beat annotations, when it has an atr file)")
 	// ErrSignalCount reports a number of signals out of range, or a
 	// header of fewer signal lines than it announces.
 	ErrSignalCount = errors.New("a record has 1 to 64 signals, a signal line each after the record line")
@@ -299,7 +299,11 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 		return nil, err
 	}
 	if len(adu) < h.Samples {
-		return nil, fmt.Errorf("record %s, signal %d: the header gives %d samples and %s holds %d: %w", h.Record, sig, h.Samples, want.File, len(adu), ErrShortData)
+		gives := fmt.Sprintf("%d samples", h.Samples)
+		if h.Samples == 1 {
+			gives = "1 sample"
+		}
+		return nil, fmt.Errorf("record %s, signal %d: the header gives %s and %s holds %d: %w", h.Record, sig, gives, want.File, len(adu), ErrShortData)
 	}
 	n := len(adu)
 	if h.Samples > 0 && n > h.Samples {

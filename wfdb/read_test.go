@@ -51,6 +51,10 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"m/2 1 360 200\nm_1 100\nm_2 100\n", ErrMultiSegment, `line 1: record "m/2"`},
 		{"# a layout, then a gap\nm/3 2 360 150\nm_layout 0\nm_1 100\n~ 50\n", ErrMultiSegment, `line 2: record "m/3"`},
 		{"m/ 1 360\nr.dat 16\n", ErrMultiSegment, `line 1: record "m/"`},
+		// the snip command given writes a record without annotations too:
+		// snip stops before the signals when -a names an annotator the
+		// record lacks
+		{"m/2 1 360 200\nm_1 100\nm_2 100\n", ErrMultiSegment, "(snip -i RECORD -n NEW -O 16; -a atr also copies its beat annotations, when it has an atr file)"},
 	} {
 		_, err := ParseHeader([]byte(tt.header))
 		if !errors.Is(err, tt.want) {
@@ -87,6 +91,7 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360\nr.dat 212x4:1+0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", SamplesPerFrame: 4, Skew: 1}}}},
 		{"r 1 360\nr.dat 16x1:30+512 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV", SamplesPerFrame: 1, Skew: 30, ByteOffset: 512}}}},
 		{"r 1 360\nr.dat 16:2 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV", Skew: 2}}}},
+		{"r 1 360\nr.dat 16:0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV"}}}}, // a skew of none
 		{"r 1 360\nr.dat 212+6 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", ByteOffset: 6}}}},
 		{"r 1\nr.dat 212\nmore.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(212, 200, 0, "")}}},
 	} {
@@ -283,7 +288,7 @@ func TestDecodeShortData(t *testing.T) {
 		{"r 1 360 5\nr.dat 212 200\n", dat212, "record r, signal 0: the header gives 5 samples and r.dat holds 4"},
 		// the prolog's bytes are not samples
 		{"r 1 360 4\nr.dat 16+2 200\n", dat16, "gives 4 samples and r.dat holds 3"},
-		{"r 1 360 1\nr.dat 16+8 200\n", dat16, "gives 1 samples and r.dat holds 0"},
+		{"r 1 360 1\nr.dat 16+8 200\n", dat16, "gives 1 sample and r.dat holds 0"},
 		// a skewed signal's last samples are missing, not its file's
 		{"r 1 360 5\nr.dat 16:1 200\n", dat16, "gives 5 samples and r.dat holds 4"},
 		// three signals: one whole frame and a part
