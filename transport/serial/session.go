@@ -212,14 +212,16 @@ func newPacer(clk clock.Clock, interval time.Duration, wake func()) *pacer {
 
 // later wakes the writer now, or when the interval since its last write
 // has passed; after stop it does nothing. wake is the queue's, the same at
-// every call. A notification is published by a call of the clock: on a
-// clock.Batcher the writer wakes when the call's pass ends, if the
-// interval ends within the clock's quantum.
+// every call. A notification is published by a call of the clock, mostly:
+// on a clock.Batcher the writer wakes when the call's pass ends, if the
+// interval ends within the clock's quantum. One published between passes
+// (by a request) waits for the next pass, as a pong does.
 func (p *pacer) later(wake func()) { p.schedule(wake, true) }
 
 // schedule wakes the writer when the interval since its last write has
-// passed, or within the pass under way (inPass) when it passes within the
-// clock's quantum; after stop it does nothing.
+// passed, or, when inPass allows it, at the end of the pass under way if
+// one is and the interval passes within the clock's quantum; after stop it
+// does nothing.
 func (p *pacer) schedule(wake func(), inPass bool) {
 	p.mu.Lock()
 	if p.stopped {
@@ -228,16 +230,16 @@ func (p *pacer) schedule(wake func(), inPass bool) {
 	}
 	at, now := time.Duration(p.next.Load()), p.clk.Now()
 	b, passes := p.clk.(clock.Batcher)
-	if passes && inPass && at <= now+b.Quantum() || !passes && at <= now {
+	if passes && inPass && at <= now+b.Quantum() && b.DeferToPass(wake) {
+		p.mu.Unlock()
+		return
+	}
+	if !passes && at <= now {
 		// Outside the lock, as a wake that ends the session stops the
 		// pacer. One that runs beside stop is harmless: flush checks that
 		// the session is done.
 		p.mu.Unlock()
-		if passes {
-			b.AfterPass(wake)
-		} else {
-			wake()
-		}
+		wake()
 		return
 	}
 	defer p.mu.Unlock()

@@ -326,6 +326,38 @@ func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 	checkNotifications(t, append(frames[:1:1], frames[2:]...))
 }
 
+// On a clock that runs its calls in passes, a notification published
+// between passes (by a request, say) within the interval since the last
+// write waits for the next pass's end, as a pong does, not leaving at once
+// in a write of its own.
+func TestWriteIntervalBetweenPasses(t *testing.T) {
+	const quantum = 50 * time.Millisecond
+	r := clock.NewRealQuantum(quantum)
+	t.Cleanup(r.Close)
+	now := &nowRecorder{}
+	rec := &now.writeRecorder
+	_, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	writes := make(chan int, 1)
+	clock.At(r, r.Now()+quantum, func() {
+		hub.Topic("/A").Publish(0)
+		// after the session's wake, which the pass deferred first: no
+		// pass is under way, and none begins before this returns
+		r.AfterPass(func() {
+			hub.Topic("/B").Publish(1)
+			_, n := rec.frames()
+			writes <- n
+		})
+	})
+	if n := <-writes; n != 1 {
+		t.Errorf("a notification published between passes, within the interval of the last write, made %d writes, want 1", n)
+	}
+	frames, n := waitFrames(t, rec, 2)
+	if n != 2 {
+		t.Errorf("2 notifications took %d writes, want 2", n)
+	}
+	checkNotifications(t, frames)
+}
+
 // TestPacerStopIsFinal: once stop has returned, no wake of the pacer is
 // pending, whichever of stop and a later called at the same time (a
 // notification published as the session ends) ran first; a later or a
