@@ -304,11 +304,15 @@ func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 	at := r.Now() + quantum
 	clock.At(r, at, func() {
 		hub.Topic("/A").Publish(0)
+		// A fleet's pass takes a while: its write leaves well after the
+		// pass began, and the interval since it ends well after the next
+		// pass begins, a quantum after this one.
+		time.Sleep(quantum / 2)
 		// outside the pass, as a ping is read
 		passEnd(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: 9}) })
 	})
 	// A pass a quantum after the first at the earliest: the interval
-	// since the write of the first ends about when it begins.
+	// since the write of the first ends within it.
 	clock.At(r, at+quantum/2, func() {
 		hub.Topic("/B").Publish(1)
 		hub.Topic("/C").Publish(2)
@@ -356,6 +360,53 @@ func TestWriteIntervalBetweenPasses(t *testing.T) {
 		t.Errorf("2 notifications took %d writes, want 2", n)
 	}
 	checkNotifications(t, frames)
+}
+
+// On a clock whose quantum is the write interval, a pong to a ping read
+// between passes leaves at the end of the next pass: in a write of its
+// own when that pass publishes nothing to the session (its calls are
+// other devices') and the interval since the last write ends only later
+// in it, not with what the pass after publishes; in one write with what
+// the next pass publishes, also after the pong's call.
+func TestPongLeavesWithTheNextPass(t *testing.T) {
+	const quantum = 100 * time.Millisecond
+	r := clock.NewRealQuantum(quantum)
+	t.Cleanup(r.Close)
+	now := &nowRecorder{}
+	rec := &now.writeRecorder
+	s, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	// after the session's wake, which the call deferred first: between
+	// passes, as a ping is read
+	pingAfterPass := func(id uint32) { r.AfterPass(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }) }
+	at := r.Now() + quantum
+	clock.At(r, at, func() {
+		hub.Topic("/A").Publish(0)
+		// the write leaves well after the pass began
+		time.Sleep(quantum / 2)
+		pingAfterPass(9)
+	})
+	clock.At(r, at+quantum, func() {}) // the next pass's, another device's
+	clock.At(r, at+2*quantum, func() {
+		hub.Topic("/B").Publish(1)
+		pingAfterPass(10)
+	})
+	clock.At(r, at+3*quantum, func() { hub.Topic("/C").Publish(2) })
+	frames, writes := waitFrames(t, rec, 5)
+	if writes != 4 {
+		t.Errorf("a notification, a pong, a notification, and a pong with a notification, a pass apart, took %d writes, want 4", writes)
+	}
+	var notifications []wire.Frame
+	for i, f := range frames {
+		switch i {
+		case 1, 3:
+			if want := uint32(8 + i/2 + 1); f.Kind != wire.Pong || f.ID != want {
+				t.Errorf("frame %d: %v %d, want the pong to ping %d", i, f.Kind, f.ID, want)
+			}
+		default:
+			notifications = append(notifications, f)
+		}
+	}
+	checkNotifications(t, notifications)
 }
 
 // TestPacerStopIsFinal: once stop has returned, no wake of the pacer is
