@@ -180,7 +180,8 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 // the clock's quantum before the interval's end leaves when that pass
 // ends (the fleet's clock has the write interval as its quantum, so its
 // sessions write once a pass), a later one at the end of the pass that
-// runs the interval's end, and the writes of a fleet's sessions share the
+// runs the interval's end, one published between passes (by a request)
+// at the end of the next, and the writes of a fleet's sessions share the
 // pass's goroutines. The pongs to the client's pings wait for the
 // writer's next write the same way (pong), and leave with what waits
 // then.
@@ -212,17 +213,11 @@ func newPacer(clk clock.Clock, interval time.Duration, wake func()) *pacer {
 
 // later wakes the writer now, or when the interval since its last write
 // has passed; after stop it does nothing. wake is the queue's, the same at
-// every call. A notification is published by a call of the clock, mostly:
-// on a clock.Batcher the writer wakes when the call's pass ends, if the
-// interval ends within the clock's quantum. One published between passes
-// (by a request) waits for the next pass, as a pong does.
-func (p *pacer) later(wake func()) { p.schedule(wake, true) }
-
-// schedule wakes the writer when the interval since its last write has
-// passed, or, when inPass allows it, at the end of the pass under way if
-// one is and the interval passes within the clock's quantum; after stop it
-// does nothing.
-func (p *pacer) schedule(wake func(), inPass bool) {
+// every call. On a clock.Batcher a notification published by a call of
+// the clock wakes the writer when the call's pass ends, if the interval
+// ends within the clock's quantum; one published between passes (by a
+// request), as a pong to a ping read then, waits for the next pass.
+func (p *pacer) later(wake func()) {
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
@@ -230,7 +225,7 @@ func (p *pacer) schedule(wake func(), inPass bool) {
 	}
 	at, now := time.Duration(p.next.Load()), p.clk.Now()
 	b, passes := p.clk.(clock.Batcher)
-	if passes && inPass && at <= now+b.Quantum() && b.DeferToPass(wake) {
+	if passes && at <= now+b.Quantum() && b.DeferToPass(wake) {
 		p.mu.Unlock()
 		return
 	}
@@ -271,9 +266,7 @@ func (p *pacer) pong(id uint32) bool {
 	p.pongs = append(p.pongs, id)
 	p.ponging.Store(true)
 	p.mu.Unlock()
-	// A ping is read outside the clock's passes: its pong waits for the
-	// next pass whose end wakes the writer.
-	p.schedule(p.wake, false)
+	p.later(p.wake)
 	return true
 }
 
