@@ -91,8 +91,13 @@ type Server struct {
 	// the notifications published meanwhile wait and leave together in the
 	// next write, as a radio's connection event carries what waited since
 	// the last one. A notification that finds no write within the interval
-	// leaves at once. The pong to a client's ping waits for the next write
-	// in the same way, and leaves with the notifications that wait: a
+	// leaves at once. On a clock that runs its calls in passes
+	// (clock.Batcher) the writes leave at the ends of passes, up to the
+	// clock's quantum before the interval has passed: a fleet's clock,
+	// whose quantum is the interval, writes each session once a pass, and
+	// a notification published between passes (by a request) waits for
+	// the next. The pong to a client's ping waits for the next write in
+	// the same way, and leaves with the notifications that wait: a
 	// streaming client's keepalive costs no write of its own. Fewer writes
 	// cost the program and its client less CPU time, at the price of up to
 	// the interval of lateness. Zero writes when the clock's pass ends
