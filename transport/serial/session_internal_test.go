@@ -135,6 +135,18 @@ func pacedSessionTo(t *testing.T, clk clock.Clock, interval time.Duration, w *lo
 	return s, hub
 }
 
+// quantumSession is pacedSession on a real clock whose quantum is the
+// write interval, as a fleet's, writing without waiting as a TCP
+// connection does; it returns the clock and the session too.
+func quantumSession(t *testing.T, quantum time.Duration) (*clock.Real, *writeRecorder, *session, *resource.Hub) {
+	t.Helper()
+	r := clock.NewRealQuantum(quantum)
+	t.Cleanup(r.Close)
+	now := &nowRecorder{}
+	s, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	return r, &now.writeRecorder, s, hub
+}
+
 // checkNotifications checks that frames are the notifications of requests
 // 1, 2, ... with 0, 1, ... in order.
 func checkNotifications(t *testing.T, frames []wire.Frame) {
@@ -285,11 +297,7 @@ func TestWriteIntervalOnTheRealClock(t *testing.T) {
 // two passes leaves with the next pass's write.
 func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 	const quantum = 50 * time.Millisecond
-	r := clock.NewRealQuantum(quantum)
-	t.Cleanup(r.Close)
-	now := &nowRecorder{}
-	rec := &now.writeRecorder
-	s, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	r, rec, s, hub := quantumSession(t, quantum)
 	type seen struct{ frames, writes int }
 	ends := make(chan seen, 2)
 	passEnd := func(then func()) {
@@ -336,11 +344,7 @@ func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 // in a write of its own.
 func TestWriteIntervalBetweenPasses(t *testing.T) {
 	const quantum = 50 * time.Millisecond
-	r := clock.NewRealQuantum(quantum)
-	t.Cleanup(r.Close)
-	now := &nowRecorder{}
-	rec := &now.writeRecorder
-	_, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	r, rec, _, hub := quantumSession(t, quantum)
 	writes := make(chan int, 1)
 	clock.At(r, r.Now()+quantum, func() {
 		hub.Topic("/A").Publish(0)
@@ -370,11 +374,7 @@ func TestWriteIntervalBetweenPasses(t *testing.T) {
 // the next pass publishes, also after the pong's call.
 func TestPongLeavesWithTheNextPass(t *testing.T) {
 	const quantum = 100 * time.Millisecond
-	r := clock.NewRealQuantum(quantum)
-	t.Cleanup(r.Close)
-	now := &nowRecorder{}
-	rec := &now.writeRecorder
-	s, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	r, rec, s, hub := quantumSession(t, quantum)
 	// after the session's wake, which the call deferred first: between
 	// passes, as a ping is read
 	pingAfterPass := func(id uint32) { r.AfterPass(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }) }
