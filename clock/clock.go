@@ -38,6 +38,11 @@ type Batcher interface {
 	// the scheduler's goroutine and holds up the next pass: it should be
 	// quick and not block.
 	AfterPass(f func())
+	// DeferToPass defers f to the end of the pass under way, as AfterPass
+	// does, and reports true; when no pass is under way it reports false
+	// and does not run f: a function deferred from outside the clock's
+	// calls, which would run at once, is the caller's to place.
+	DeferToPass(f func()) bool
 	// Quantum returns the least time between two passes: the calls that
 	// fall due within it run together in one pass, up to that late.
 	Quantum() time.Duration
@@ -197,6 +202,11 @@ func (r *Real) Due() time.Duration {
 // scheduler under way ends (a pass is one wake of the scheduler, which
 // runs every call due by then), or at once when no pass is under way.
 func (r *Real) AfterPass(f func()) { r.s.deferToPassEnd(f) }
+
+// DeferToPass implements Batcher: f runs when the pass under way ends, as
+// with AfterPass; when no pass is under way it reports false and f does
+// not run.
+func (r *Real) DeferToPass(f func()) bool { return r.s.deferToPass(f) }
 
 func (r *Real) schedule(c *timedCall, t time.Duration) { r.s.push(c, t) }
 func (r *Real) unschedule(c *timedCall) bool           { return r.s.stop(c) }

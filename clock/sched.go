@@ -319,14 +319,21 @@ func (s *scheduler) work(now time.Duration, g uint64) int {
 // deferToPassEnd runs f when the pass under way ends, or at once when no
 // pass is under way (Real.AfterPass).
 func (s *scheduler) deferToPassEnd(f func()) {
-	s.passMu.Lock()
-	if s.passes == 0 {
-		s.passMu.Unlock()
+	if !s.deferToPass(f) {
 		f()
-		return
+	}
+}
+
+// deferToPass defers f to the end of the pass under way and reports true,
+// or reports false when no pass is under way (Real.DeferToPass).
+func (s *scheduler) deferToPass(f func()) bool {
+	s.passMu.Lock()
+	defer s.passMu.Unlock()
+	if s.passes == 0 {
+		return false
 	}
 	s.afterPass = append(s.afterPass, f)
-	s.passMu.Unlock()
+	return true
 }
 
 // beginPass notes a pass under way: deferToPassEnd defers to its end.

@@ -152,6 +152,36 @@ func TestAfterPass(t *testing.T) {
 	}
 }
 
+// DeferToPass defers its function to the end of the pass under way, as
+// AfterPass does, and outside a pass reports false without running it.
+func TestDeferToPass(t *testing.T) {
+	r := NewReal()
+	defer r.Close()
+	if r.DeferToPass(func() { t.Error("DeferToPass outside a pass ran its function") }) {
+		t.Error("DeferToPass outside a pass reported true")
+	}
+	type result struct{ deferred, ranAfterCall, ranAgain, deferredAfter bool }
+	results := make(chan result, 1)
+	r.AfterFunc(0, func() {
+		var res result
+		callDone := false
+		res.deferred = r.DeferToPass(func() {
+			res.ranAfterCall = callDone
+			// at the end of the pass, no pass is under way any more
+			res.deferredAfter = r.DeferToPass(func() { res.ranAgain = true })
+			results <- res
+		})
+		callDone = true
+	})
+	res := <-results
+	if !res.deferred || !res.ranAfterCall {
+		t.Errorf("DeferToPass within a pass: reported %v, ran after the call %v; want true, true", res.deferred, res.ranAfterCall)
+	}
+	if res.deferredAfter || res.ranAgain {
+		t.Errorf("DeferToPass at the end of a pass: reported %v, ran %v; want false, false", res.deferredAfter, res.ranAgain)
+	}
+}
+
 // Each real clock has a scheduler of its own: a pass of one clock is no
 // pass of another, whose AfterPass runs its function at once.
 func TestAfterPassIsTheClocks(t *testing.T) {

@@ -91,8 +91,13 @@ type Server struct {
 	// the notifications published meanwhile wait and leave together in the
 	// next write, as a radio's connection event carries what waited since
 	// the last one. A notification that finds no write within the interval
-	// leaves at once. The pong to a client's ping waits for the next write
-	// in the same way, and leaves with the notifications that wait: a
+	// leaves at once. On a clock that runs its calls in passes
+	// (clock.Batcher) the writes leave at the ends of passes, up to the
+	// clock's quantum before the interval has passed: a fleet's clock,
+	// whose quantum is the interval, writes each session once a pass, and
+	// a notification published between passes (by a request) waits for
+	// the next. The pong to a client's ping waits for the next write in
+	// the same way, and leaves with the notifications that wait: a
 	// streaming client's keepalive costs no write of its own. Fewer writes
 	// cost the program and its client less CPU time, at the price of up to
 	// the interval of lateness. Zero writes when the clock's pass ends
@@ -180,7 +185,8 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 // the clock's quantum before the interval's end leaves when that pass
 // ends (the fleet's clock has the write interval as its quantum, so its
 // sessions write once a pass), a later one at the end of the pass that
-// runs the interval's end, and the writes of a fleet's sessions share the
+// runs the interval's end, one published between passes (by a request)
+// at the end of the next, and the writes of a fleet's sessions share the
 // pass's goroutines. The pongs to the client's pings wait for the
 // writer's next write the same way (pong), and leave with what waits
 // then.
@@ -212,15 +218,11 @@ func newPacer(clk clock.Clock, interval time.Duration, wake func()) *pacer {
 
 // later wakes the writer now, or when the interval since its last write
 // has passed; after stop it does nothing. wake is the queue's, the same at
-// every call. A notification is published by a call of the clock: on a
-// clock.Batcher the writer wakes when the call's pass ends, if the
-// interval ends within the clock's quantum.
-func (p *pacer) later(wake func()) { p.schedule(wake, true) }
-
-// schedule wakes the writer when the interval since its last write has
-// passed, or within the pass under way (inPass) when it passes within the
-// clock's quantum; after stop it does nothing.
-func (p *pacer) schedule(wake func(), inPass bool) {
+// every call. On a clock.Batcher a notification published by a call of
+// the clock wakes the writer when the call's pass ends, if the interval
+// ends within the clock's quantum; one published between passes (by a
+// request), as a pong to a ping read then, waits for the next pass.
+func (p *pacer) later(wake func()) {
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
@@ -228,16 +230,16 @@ func (p *pacer) schedule(wake func(), inPass bool) {
 	}
 	at, now := time.Duration(p.next.Load()), p.clk.Now()
 	b, passes := p.clk.(clock.Batcher)
-	if passes && inPass && at <= now+b.Quantum() || !passes && at <= now {
+	if passes && at <= now+b.Quantum() && b.DeferToPass(wake) {
+		p.mu.Unlock()
+		return
+	}
+	if !passes && at <= now {
 		// Outside the lock, as a wake that ends the session stops the
 		// pacer. One that runs beside stop is harmless: flush checks that
 		// the session is done.
 		p.mu.Unlock()
-		if passes {
-			b.AfterPass(wake)
-		} else {
-			wake()
-		}
+		wake()
 		return
 	}
 	defer p.mu.Unlock()
@@ -269,9 +271,7 @@ func (p *pacer) pong(id uint32) bool {
 	p.pongs = append(p.pongs, id)
 	p.ponging.Store(true)
 	p.mu.Unlock()
-	// A ping is read outside the clock's passes: its pong waits for the
-	// next pass whose end wakes the writer.
-	p.schedule(p.wake, false)
+	p.later(p.wake)
 	return true
 }
 

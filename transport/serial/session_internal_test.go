@@ -135,6 +135,18 @@ func pacedSessionTo(t *testing.T, clk clock.Clock, interval time.Duration, w *lo
 	return s, hub
 }
 
+// quantumSession is pacedSession on a real clock whose quantum is the
+// write interval, as a fleet's, writing without waiting as a TCP
+// connection does; it returns the clock and the session too.
+func quantumSession(t *testing.T, quantum time.Duration) (*clock.Real, *writeRecorder, *session, *resource.Hub) {
+	t.Helper()
+	r := clock.NewRealQuantum(quantum)
+	t.Cleanup(r.Close)
+	now := &nowRecorder{}
+	s, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	return r, &now.writeRecorder, s, hub
+}
+
 // checkNotifications checks that frames are the notifications of requests
 // 1, 2, ... with 0, 1, ... in order.
 func checkNotifications(t *testing.T, frames []wire.Frame) {
@@ -285,11 +297,7 @@ func TestWriteIntervalOnTheRealClock(t *testing.T) {
 // two passes leaves with the next pass's write.
 func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 	const quantum = 50 * time.Millisecond
-	r := clock.NewRealQuantum(quantum)
-	t.Cleanup(r.Close)
-	now := &nowRecorder{}
-	rec := &now.writeRecorder
-	s, hub := pacedSessionTo(t, r, quantum, newLockedWriter(now))
+	r, rec, s, hub := quantumSession(t, quantum)
 	type seen struct{ frames, writes int }
 	ends := make(chan seen, 2)
 	passEnd := func(then func()) {
@@ -304,11 +312,15 @@ func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 	at := r.Now() + quantum
 	clock.At(r, at, func() {
 		hub.Topic("/A").Publish(0)
+		// A fleet's pass takes a while: its write leaves well after the
+		// pass began, and the interval since it ends well after the next
+		// pass begins, a quantum after this one.
+		time.Sleep(quantum / 2)
 		// outside the pass, as a ping is read
 		passEnd(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: 9}) })
 	})
 	// A pass a quantum after the first at the earliest: the interval
-	// since the write of the first ends about when it begins.
+	// since the write of the first ends within it.
 	clock.At(r, at+quantum/2, func() {
 		hub.Topic("/B").Publish(1)
 		hub.Topic("/C").Publish(2)
@@ -324,6 +336,77 @@ func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 		t.Errorf("the second frame: %v %d, want the pong to ping 9", f.Kind, f.ID)
 	}
 	checkNotifications(t, append(frames[:1:1], frames[2:]...))
+}
+
+// On a clock that runs its calls in passes, a notification published
+// between passes (by a request, say) within the interval since the last
+// write waits for the next pass's end, as a pong does, not leaving at once
+// in a write of its own.
+func TestWriteIntervalBetweenPasses(t *testing.T) {
+	const quantum = 50 * time.Millisecond
+	r, rec, _, hub := quantumSession(t, quantum)
+	writes := make(chan int, 1)
+	clock.At(r, r.Now()+quantum, func() {
+		hub.Topic("/A").Publish(0)
+		// after the session's wake, which the pass deferred first: no
+		// pass is under way, and none begins before this returns
+		r.AfterPass(func() {
+			hub.Topic("/B").Publish(1)
+			_, n := rec.frames()
+			writes <- n
+		})
+	})
+	if n := <-writes; n != 1 {
+		t.Errorf("a notification published between passes, within the interval of the last write, made %d writes, want 1", n)
+	}
+	frames, n := waitFrames(t, rec, 2)
+	if n != 2 {
+		t.Errorf("2 notifications took %d writes, want 2", n)
+	}
+	checkNotifications(t, frames)
+}
+
+// On a clock whose quantum is the write interval, a pong to a ping read
+// between passes leaves at the end of the next pass: in a write of its
+// own when that pass publishes nothing to the session (its calls are
+// other devices') and the interval since the last write ends only later
+// in it, not with what the pass after publishes; in one write with what
+// the next pass publishes, also after the pong's call.
+func TestPongLeavesWithTheNextPass(t *testing.T) {
+	const quantum = 100 * time.Millisecond
+	r, rec, s, hub := quantumSession(t, quantum)
+	// after the session's wake, which the call deferred first: between
+	// passes, as a ping is read
+	pingAfterPass := func(id uint32) { r.AfterPass(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }) }
+	at := r.Now() + quantum
+	clock.At(r, at, func() {
+		hub.Topic("/A").Publish(0)
+		// the write leaves well after the pass began
+		time.Sleep(quantum / 2)
+		pingAfterPass(9)
+	})
+	clock.At(r, at+quantum, func() {}) // the next pass's, another device's
+	clock.At(r, at+2*quantum, func() {
+		hub.Topic("/B").Publish(1)
+		pingAfterPass(10)
+	})
+	clock.At(r, at+3*quantum, func() { hub.Topic("/C").Publish(2) })
+	frames, writes := waitFrames(t, rec, 5)
+	if writes != 4 {
+		t.Errorf("a notification, a pong, a notification, and a pong with a notification, a pass apart, took %d writes, want 4", writes)
+	}
+	var notifications []wire.Frame
+	for i, f := range frames {
+		switch i {
+		case 1, 3:
+			if want := uint32(8 + i/2 + 1); f.Kind != wire.Pong || f.ID != want {
+				t.Errorf("frame %d: %v %d, want the pong to ping %d", i, f.Kind, f.ID, want)
+			}
+		default:
+			notifications = append(notifications, f)
+		}
+	}
+	checkNotifications(t, notifications)
 }
 
 // TestPacerStopIsFinal: once stop has returned, no wake of the pacer is
