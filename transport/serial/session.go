@@ -315,12 +315,7 @@ type Target interface {
 func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q *resource.Queue, c *resource.Client,
 	do func(*resource.Request) (resource.Envelope, error), p *pacer) *session {
 	s := unwrittenSession(log, dev, w, token, q, c, do, p)
-	if w.now != nil {
-		q.WakeWith(s.flush)
-		return s
-	}
-	s.wg.Add(1)
-	go s.writer()
+	q.WakeWith(s.flush)
 	return s
 }
 
@@ -379,29 +374,6 @@ func (s *session) send(frame []byte) {
 	default:
 		if _, err := s.w.Write(frame); err != nil {
 			s.failed()
-		}
-	}
-}
-
-// writer writes notifications. It exits when the session ends.
-func (s *session) writer() {
-	defer s.wg.Done()
-	var buf []byte
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-s.queue.Ready():
-		}
-		buf = s.encode(buf[:0])
-		if len(buf) > 0 {
-			if s.pace != nil {
-				s.pace.writing()
-			}
-			if _, err := s.w.Write(buf); err != nil {
-				s.failed()
-				return
-			}
 		}
 	}
 }
