@@ -143,8 +143,8 @@ type session struct {
 	reqBuf   []byte           // reused by the reading goroutine for responses
 	welcome  []byte           // the welcome frame, sent again to a repeated hello
 	pace     *pacer           // holds writes apart, when set
-	events   []resource.Event // drained from the queue, reused by the writer
-	// Without a writer goroutine (flush):
+	events   []resource.Event // drained from the queue, reused by flush
+	// Written by flush, on the goroutine that wakes it:
 	flushMu sync.Mutex              // held while notifications are written
 	more    atomic.Bool             // a flush found flushMu held: its holder flushes again
 	buf     []byte                  // the frames of a flush
@@ -380,8 +380,7 @@ func (s *session) send(frame []byte) {
 
 // encode appends the pongs that wait for the write (pacer.pong), then
 // drains the queue and appends the frames of its events to buf. Its
-// caller holds the right to write notifications: the writer goroutine, or
-// flushMu.
+// caller holds the right to write notifications, flushMu.
 func (s *session) encode(buf []byte) []byte {
 	if s.pace != nil {
 		buf = s.pace.appendPongs(buf)

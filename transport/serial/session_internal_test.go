@@ -658,7 +658,7 @@ func TestWaitingPongsAreBounded(t *testing.T) {
 	}
 }
 
-// On a line, whose session has a writer goroutine, a pong leaves in the
+// On a line, whose writes may wait, a pong leaves in the
 // one write of the notifications that wait, as on a TCP connection.
 func TestPongOnALineLeavesWithTheIntervalWrite(t *testing.T) {
 	v := clock.NewVirtual()
