@@ -143,8 +143,8 @@ type session struct {
 	reqBuf   []byte           // reused by the reading goroutine for responses
 	welcome  []byte           // the welcome frame, sent again to a repeated hello
 	pace     *pacer           // holds writes apart, when set
-	events   []resource.Event // drained from the queue, reused by the writer
-	// Without a writer goroutine (flush):
+	events   []resource.Event // drained from the queue, reused by flush
+	// Written by flush, on the goroutine that wakes it:
 	flushMu sync.Mutex              // held while notifications are written
 	more    atomic.Bool             // a flush found flushMu held: its holder flushes again
 	buf     []byte                  // the frames of a flush
@@ -315,12 +315,7 @@ type Target interface {
 func startSession(log *slog.Logger, dev Target, w *lockedWriter, token string, q *resource.Queue, c *resource.Client,
 	do func(*resource.Request) (resource.Envelope, error), p *pacer) *session {
 	s := unwrittenSession(log, dev, w, token, q, c, do, p)
-	if w.now != nil {
-		q.WakeWith(s.flush)
-		return s
-	}
-	s.wg.Add(1)
-	go s.writer()
+	q.WakeWith(s.flush)
 	return s
 }
 
@@ -383,33 +378,9 @@ func (s *session) send(frame []byte) {
 	}
 }
 
-// writer writes notifications. It exits when the session ends.
-func (s *session) writer() {
-	defer s.wg.Done()
-	var buf []byte
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-s.queue.Ready():
-		}
-		buf = s.encode(buf[:0])
-		if len(buf) > 0 {
-			if s.pace != nil {
-				s.pace.writing()
-			}
-			if _, err := s.w.Write(buf); err != nil {
-				s.failed()
-				return
-			}
-		}
-	}
-}
-
 // encode appends the pongs that wait for the write (pacer.pong), then
 // drains the queue and appends the frames of its events to buf. Its
-// caller holds the right to write notifications: the writer goroutine, or
-// flushMu.
+// caller holds the right to write notifications, flushMu.
 func (s *session) encode(buf []byte) []byte {
 	if s.pace != nil {
 		buf = s.pace.appendPongs(buf)

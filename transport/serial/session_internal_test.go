@@ -658,7 +658,7 @@ func TestWaitingPongsAreBounded(t *testing.T) {
 	}
 }
 
-// On a line, whose session has a writer goroutine, a pong leaves in the
+// On a line, whose writes may wait, a pong leaves in the
 // one write of the notifications that wait, as on a TCP connection.
 func TestPongOnALineLeavesWithTheIntervalWrite(t *testing.T) {
 	v := clock.NewVirtual()
@@ -675,4 +675,45 @@ func TestPongOnALineLeavesWithTheIntervalWrite(t *testing.T) {
 	if len(writes) != 2 || describe(writes[1]) != "P7 N1=1" {
 		t.Errorf("writes %v, want the first notification, then the second with the pong", writes)
 	}
+}
+
+// A line's session takes the notifications of a pass that fill their
+// topic's Limit at once, on the goroutine that publishes them: three of a
+// topic whose Limit is 2, published back to back in one pass (a stream
+// catching up, ECG at 512 Hz on a fleet's clock of 100 ms), all leave,
+// rather than the third finding the first two still waiting for a writer
+// goroutine to be scheduled.
+func TestLineTakesAFullTopicAtOnce(t *testing.T) {
+	r := clock.NewReal()
+	t.Cleanup(r.Close)
+	for round := range 50 {
+		rec := &writeRecorder{}
+		q, p := sessionQueue(r, 0)
+		c := resource.NewClient("test", q)
+		s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, &lockedWriter{w: rec}, "t", q, c, nil, p)
+		hub := resource.NewHub(0)
+		if _, r := hub.Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/ECG", frontEnd{}); !r.Status.OK() {
+			t.Fatalf("subscribe: %v", r)
+		}
+		s.subs["/ECG"] = 1
+		clock.At(r, r.Now(), func() {
+			for i := range 3 {
+				hub.Topic("/ECG").Publish(i)
+			}
+		})
+		frames, _ := waitFrames(t, rec, 3)
+		s.end()
+		if len(frames) != 3 {
+			t.Fatalf("round %d: %d frames, want 3", round, len(frames))
+		}
+	}
+}
+
+// frontEnd accepts every subscription to a topic of which two
+// notifications may wait, as the ECG's front end holds two.
+type frontEnd struct{ acceptAll }
+
+func (frontEnd) Subscribe(t *resource.Topic, _ *resource.Request) resource.Response {
+	t.Limit = 2
+	return resource.OK(nil)
 }
