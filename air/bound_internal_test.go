@@ -262,6 +262,44 @@ func TestStreamWriteWaitsForRoom(t *testing.T) {
 	}
 }
 
+// TestStreamWriteWokenByItsOwnRoom: a Write that waits for its own
+// stream's room is woken once the sender published the stream's data,
+// though the link stays more than three quarters full of other streams'
+// data, at which the sender wakes no writer for the link's room.
+func TestStreamWriteWokenByItsOwnRoom(t *testing.T) {
+	l, nc, stall, resume := stalledLink(t)
+	data := received(t, nc)
+	s := peerStream(t, l)
+	stall()
+	sent := fillStuck(t, s)
+	others := l.send.limit()/4*3 + 1 // as if other streams' data waited, all the test long
+	l.send.size.Add(others)
+	defer l.send.size.Add(-others)
+	if room := l.send.limit() - l.send.size.Load(); room < 4*streamSendBuffer {
+		t.Fatalf("the link has %d bytes of room; the test needs its stream's bound to be what is full", room)
+	}
+	more := []byte(strings.Repeat("more", 2*streamSendBuffer/4))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Write(more)
+		done <- err
+	}()
+	waiting(t, done)
+	resume()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a write that waited for its stream's room: %v", err)
+		}
+	case <-time.After(60 * time.Second): // hang guard
+		t.Fatalf("the stream's data was published (%d bytes wait), and the write that waits for its room was never woken", s.unsent.Load())
+	}
+	sent = append(sent, more...)
+	if got := data(len(sent)); string(got) != string(sent) {
+		t.Errorf("%d bytes arrived, not the %d written, in order", len(got), len(sent))
+	}
+}
+
 // waiting waits until a goroutine waits for room at a link's sender; it
 // fails the test if the write that should wait, done, ends first.
 func waiting(t *testing.T, done chan error) {
