@@ -300,6 +300,53 @@ func TestStreamWriteWokenByItsOwnRoom(t *testing.T) {
 	}
 }
 
+// TestWriteNowBesideAWaitingWrite: while a Write of a stream waits for
+// room, a WriteNow of the stream (a connection event's, which must not
+// wait) returns at once having written nothing, and takes none of the
+// room the Write gets: what arrives is the Write's bytes, after what went
+// before, in order.
+func TestWriteNowBesideAWaitingWrite(t *testing.T) {
+	l, nc, stall, resume := stalledLink(t)
+	data := received(t, nc)
+	s := peerStream(t, l)
+	stall()
+	sent := fillStuck(t, s)
+	more := []byte(strings.Repeat("more", 2*streamSendBuffer/4))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Write(more)
+		done <- err
+	}()
+	waiting(t, done)
+	type result struct {
+		n   int
+		err error
+	}
+	now := make(chan result, 1)
+	go func() {
+		n, err := s.WriteNow([]byte("now"))
+		now <- result{n, err}
+	}()
+	select {
+	case r := <-now:
+		if r.n != 0 || r.err != nil {
+			resume()
+			t.Fatalf("WriteNow beside a waiting Write: %d, %v; want 0, nil", r.n, r.err)
+		}
+	case <-time.After(60 * time.Second): // hang guard
+		resume()
+		t.Fatal("WriteNow waited for the Write of its stream that waits for room")
+	}
+	resume()
+	if err := <-done; err != nil {
+		t.Fatalf("a write that waited for room: %v", err)
+	}
+	sent = append(sent, more...)
+	if got := data(len(sent)); string(got) != string(sent) {
+		t.Errorf("%d bytes arrived, not the %d written, in order", len(got), len(sent))
+	}
+}
+
 // waiting waits until a goroutine waits for room at a link's sender; it
 // fails the test if the write that should wait, done, ends first.
 func waiting(t *testing.T, done chan error) {
