@@ -347,6 +347,33 @@ func TestWriteNowBesideAWaitingWrite(t *testing.T) {
 	}
 }
 
+// TestStreamWriteWaitsUntilItsDeadline: a Write that waits for room with
+// a write deadline set ends at the deadline, with os.ErrDeadlineExceeded,
+// though nothing else wakes it (a session's writer sets its deadline
+// before it writes). The stream is full with nothing of it to publish, and
+// nothing else is sent on the link: the sender wakes no writer.
+func TestStreamWriteWaitsUntilItsDeadline(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour})
+	s := peerStream(t, l)
+	s.unsent.Store(streamSendBuffer) // as if its data waited for the server
+	defer s.unsent.Store(0)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Write([]byte("more"))
+		done <- err
+	}()
+	waiting(t, done)
+	s.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("a write that waits for room, at its deadline: %v, want os.ErrDeadlineExceeded", err)
+		}
+	case <-time.After(60 * time.Second): // hang guard
+		t.Fatal("a write that waits for room outlived its deadline")
+	}
+}
+
 // waiting waits until a goroutine waits for room at a link's sender; it
 // fails the test if the write that should wait, done, ends first.
 func waiting(t *testing.T, done chan error) {
