@@ -374,6 +374,47 @@ func TestStreamWriteWaitsUntilItsDeadline(t *testing.T) {
 	}
 }
 
+// TestStreamEndWakesAWaitingWrite: a Write that waits for room ends when
+// its stream ends, by its Close or lost (as when the NATS connection is),
+// with what a write after the end returns, though nothing else wakes it:
+// the stream is full with nothing of it to publish, the link more than
+// three quarters full, and nothing else is sent on it.
+func TestStreamEndWakesAWaitingWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(*Stream)
+		want error
+	}{
+		{"close", func(s *Stream) { s.Close() }, net.ErrClosed},
+		{"lost", func(s *Stream) { s.fail(lost("the connection to the NATS server was lost"), false) }, ErrLost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := rawLink(t, Options{Interval: time.Hour})
+			s := peerStream(t, l)
+			s.unsent.Store(streamSendBuffer) // as if its data waited for the server
+			defer s.unsent.Store(0)
+			others := l.send.limit()/4*3 + 1 // and other streams' data, so that the sender's round after the close wakes no writer
+			l.send.size.Add(others)
+			defer l.send.size.Add(-others)
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.Write([]byte("more"))
+				done <- err
+			}()
+			waiting(t, done)
+			tc.end(s)
+			select {
+			case err := <-done:
+				if !errors.Is(err, tc.want) {
+					t.Errorf("a write that waits for room, at its stream's end: %v, want %v", err, tc.want)
+				}
+			case <-time.After(60 * time.Second): // hang guard
+				t.Fatal("a write that waits for room outlived its stream")
+			}
+		})
+	}
+}
+
 // waiting waits until a goroutine waits for room at a link's sender; it
 // fails the test if the write that should wait, done, ends first.
 func waiting(t *testing.T, done chan error) {
