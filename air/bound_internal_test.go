@@ -279,20 +279,10 @@ func TestStreamWriteWokenByItsOwnRoom(t *testing.T) {
 		t.Fatalf("the link has %d bytes of room; the test needs its stream's bound to be what is full", room)
 	}
 	more := []byte(strings.Repeat("more", 2*streamSendBuffer/4))
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Write(more)
-		done <- err
-	}()
-	waiting(t, done)
+	done := waitingWrite(t, s, more)
 	resume()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("a write that waited for its stream's room: %v", err)
-		}
-	case <-time.After(60 * time.Second): // hang guard
-		t.Fatalf("the stream's data was published (%d bytes wait), and the write that waits for its room was never woken", s.unsent.Load())
+	if err := writeEnd(t, done, "a write that waits for its stream's room, once the stream's data was published,"); err != nil {
+		t.Fatalf("a write that waited for its stream's room: %v", err)
 	}
 	sent = append(sent, more...)
 	if got := data(len(sent)); string(got) != string(sent) {
@@ -312,12 +302,7 @@ func TestWriteNowBesideAWaitingWrite(t *testing.T) {
 	stall()
 	sent := fillStuck(t, s)
 	more := []byte(strings.Repeat("more", 2*streamSendBuffer/4))
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Write(more)
-		done <- err
-	}()
-	waiting(t, done)
+	done := waitingWrite(t, s, more)
 	type result struct {
 		n   int
 		err error
@@ -357,20 +342,10 @@ func TestStreamWriteWaitsUntilItsDeadline(t *testing.T) {
 	s := peerStream(t, l)
 	s.unsent.Store(streamSendBuffer) // as if its data waited for the server
 	defer s.unsent.Store(0)
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Write([]byte("more"))
-		done <- err
-	}()
-	waiting(t, done)
+	done := waitingWrite(t, s, []byte("more"))
 	s.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-	select {
-	case err := <-done:
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("a write that waits for room, at its deadline: %v, want os.ErrDeadlineExceeded", err)
-		}
-	case <-time.After(60 * time.Second): // hang guard
-		t.Fatal("a write that waits for room outlived its deadline")
+	if err := writeEnd(t, done, "a write that waits for room, past its deadline,"); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a write that waits for room, at its deadline: %v, want os.ErrDeadlineExceeded", err)
 	}
 }
 
@@ -396,22 +371,38 @@ func TestStreamEndWakesAWaitingWrite(t *testing.T) {
 			others := l.send.limit()/4*3 + 1 // and other streams' data, so that the sender's round after the close wakes no writer
 			l.send.size.Add(others)
 			defer l.send.size.Add(-others)
-			done := make(chan error, 1)
-			go func() {
-				_, err := s.Write([]byte("more"))
-				done <- err
-			}()
-			waiting(t, done)
+			done := waitingWrite(t, s, []byte("more"))
 			tc.end(s)
-			select {
-			case err := <-done:
-				if !errors.Is(err, tc.want) {
-					t.Errorf("a write that waits for room, at its stream's end: %v, want %v", err, tc.want)
-				}
-			case <-time.After(60 * time.Second): // hang guard
-				t.Fatal("a write that waits for room outlived its stream")
+			if err := writeEnd(t, done, "a write that waits for room, once its stream ended,"); !errors.Is(err, tc.want) {
+				t.Errorf("a write that waits for room, at its stream's end: %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// waitingWrite starts a Write of p to s, and returns once it waits for
+// room (waiting); done gets the error the Write ends with.
+func waitingWrite(t *testing.T, s *Stream, p []byte) (done chan error) {
+	t.Helper()
+	done = make(chan error, 1)
+	go func() {
+		_, err := s.Write(p)
+		done <- err
+	}()
+	waiting(t, done)
+	return done
+}
+
+// writeEnd returns the error a write (waitingWrite's done) ends with; the
+// test fails if the write, what, never ends.
+func writeEnd(t *testing.T, done chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second): // hang guard
+		t.Fatalf("%s never ended", what)
+		return nil
 	}
 }
 
