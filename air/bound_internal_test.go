@@ -262,6 +262,150 @@ func TestStreamWriteWaitsForRoom(t *testing.T) {
 	}
 }
 
+// TestStreamWriteWokenByItsOwnRoom: a Write that waits for its own
+// stream's room is woken once the sender published the stream's data,
+// though the link stays more than three quarters full of other streams'
+// data, at which the sender wakes no writer for the link's room.
+func TestStreamWriteWokenByItsOwnRoom(t *testing.T) {
+	l, nc, stall, resume := stalledLink(t)
+	data := received(t, nc)
+	s := peerStream(t, l)
+	stall()
+	sent := fillStuck(t, s)
+	others := l.send.limit()/4*3 + 1 // as if other streams' data waited, all the test long
+	l.send.size.Add(others)
+	defer l.send.size.Add(-others)
+	if room := l.send.limit() - l.send.size.Load(); room < 4*streamSendBuffer {
+		t.Fatalf("the link has %d bytes of room; the test needs its stream's bound to be what is full", room)
+	}
+	more := []byte(strings.Repeat("more", 2*streamSendBuffer/4))
+	done := waitingWrite(t, s, more)
+	resume()
+	if err := writeEnd(t, done, "a write that waits for its stream's room, once the stream's data was published,"); err != nil {
+		t.Fatalf("a write that waited for its stream's room: %v", err)
+	}
+	sent = append(sent, more...)
+	if got := data(len(sent)); string(got) != string(sent) {
+		t.Errorf("%d bytes arrived, not the %d written, in order", len(got), len(sent))
+	}
+}
+
+// TestWriteNowBesideAWaitingWrite: while a Write of a stream waits for
+// room, a WriteNow of the stream (a connection event's, which must not
+// wait) returns at once having written nothing, and takes none of the
+// room the Write gets: what arrives is the Write's bytes, after what went
+// before, in order.
+func TestWriteNowBesideAWaitingWrite(t *testing.T) {
+	l, nc, stall, resume := stalledLink(t)
+	data := received(t, nc)
+	s := peerStream(t, l)
+	stall()
+	sent := fillStuck(t, s)
+	more := []byte(strings.Repeat("more", 2*streamSendBuffer/4))
+	done := waitingWrite(t, s, more)
+	type result struct {
+		n   int
+		err error
+	}
+	now := make(chan result, 1)
+	go func() {
+		n, err := s.WriteNow([]byte("now"))
+		now <- result{n, err}
+	}()
+	select {
+	case r := <-now:
+		if r.n != 0 || r.err != nil {
+			resume()
+			t.Fatalf("WriteNow beside a waiting Write: %d, %v; want 0, nil", r.n, r.err)
+		}
+	case <-time.After(60 * time.Second): // hang guard
+		resume()
+		t.Fatal("WriteNow waited for the Write of its stream that waits for room")
+	}
+	resume()
+	if err := <-done; err != nil {
+		t.Fatalf("a write that waited for room: %v", err)
+	}
+	sent = append(sent, more...)
+	if got := data(len(sent)); string(got) != string(sent) {
+		t.Errorf("%d bytes arrived, not the %d written, in order", len(got), len(sent))
+	}
+}
+
+// TestStreamWriteWaitsUntilItsDeadline: a Write that waits for room with
+// a write deadline set ends at the deadline, with os.ErrDeadlineExceeded,
+// though nothing else wakes it (a session's writer sets its deadline
+// before it writes). The stream is full with nothing of it to publish, and
+// nothing else is sent on the link: the sender wakes no writer.
+func TestStreamWriteWaitsUntilItsDeadline(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour})
+	s := peerStream(t, l)
+	s.unsent.Store(streamSendBuffer) // as if its data waited for the server
+	defer s.unsent.Store(0)
+	done := waitingWrite(t, s, []byte("more"))
+	s.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+	if err := writeEnd(t, done, "a write that waits for room, past its deadline,"); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a write that waits for room, at its deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+}
+
+// TestStreamEndWakesAWaitingWrite: a Write that waits for room ends when
+// its stream ends, by its Close or lost (as when the NATS connection is),
+// with what a write after the end returns, though nothing else wakes it:
+// the stream is full with nothing of it to publish, the link more than
+// three quarters full, and nothing else is sent on it.
+func TestStreamEndWakesAWaitingWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(*Stream)
+		want error
+	}{
+		{"close", func(s *Stream) { s.Close() }, net.ErrClosed},
+		{"lost", func(s *Stream) { s.fail(lost("the connection to the NATS server was lost"), false) }, ErrLost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := rawLink(t, Options{Interval: time.Hour})
+			s := peerStream(t, l)
+			s.unsent.Store(streamSendBuffer) // as if its data waited for the server
+			defer s.unsent.Store(0)
+			others := l.send.limit()/4*3 + 1 // and other streams' data, so that the sender's round after the close wakes no writer
+			l.send.size.Add(others)
+			defer l.send.size.Add(-others)
+			done := waitingWrite(t, s, []byte("more"))
+			tc.end(s)
+			if err := writeEnd(t, done, "a write that waits for room, once its stream ended,"); !errors.Is(err, tc.want) {
+				t.Errorf("a write that waits for room, at its stream's end: %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// waitingWrite starts a Write of p to s, and returns once it waits for
+// room (waiting); done gets the error the Write ends with.
+func waitingWrite(t *testing.T, s *Stream, p []byte) (done chan error) {
+	t.Helper()
+	done = make(chan error, 1)
+	go func() {
+		_, err := s.Write(p)
+		done <- err
+	}()
+	waiting(t, done)
+	return done
+}
+
+// writeEnd returns the error a write (waitingWrite's done) ends with; the
+// test fails if the write, what, never ends.
+func writeEnd(t *testing.T, done chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second): // hang guard
+		t.Fatalf("%s never ended", what)
+		return nil
+	}
+}
+
 // waiting waits until a goroutine waits for room at a link's sender; it
 // fails the test if the write that should wait, done, ends first.
 func waiting(t *testing.T, done chan error) {

@@ -64,6 +64,9 @@ func TestKeepaliveOnlyWhenSilent(t *testing.T) {
 	s.keepalive(now, never)                               // data went just now: no keepalive
 	s.keepalive(now.Add(l.opts.Interval/4), never)        // nor a quarter interval later
 	s.keepalive(now.Add(l.opts.Interval/2+1), never)      // silent for half an interval: a keepalive
+	s.unsent.Add(1)                                       // as if data of the stream waited at the sender
+	s.keepalive(now.Add(l.opts.Interval), never)          // which says as much: no keepalive
+	s.unsent.Add(-1)                                      // and was published
 	s.Write([]byte("y"))                                  //
 	s.keepalive(time.Now().Add(l.opts.Interval/8), never) // no keepalive
 	s.Close()
