@@ -717,3 +717,50 @@ func (frontEnd) Subscribe(t *resource.Topic, _ *resource.Request) resource.Respo
 	t.Limit = 2
 	return resource.OK(nil)
 }
+
+// end waits for the goroutine that finishes a line's write, to its last
+// step: the flush again of what came while it wrote.
+func TestEndWaitsForTheWriteOfALine(t *testing.T) {
+	w := &gateWriter{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	q := resource.NewQueue(QueueSize)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, &lockedWriter{w: w}, "t", q, resource.NewClient("test", q), nil, nil)
+	s.gather = func(b []byte) []byte { return append(b, "frame"...) }
+	var again atomic.Bool
+	s.again = func() {
+		time.Sleep(20 * time.Millisecond) // end, not waiting, would be gone
+		again.Store(true)
+	}
+	s.flush() // a goroutine writes, and waits for the gate
+	<-w.entered
+	s.flush() // finds the write under way: flush again after it
+	s.end()   // interrupts the write, which opens the gate
+	if !again.Load() {
+		t.Error("end returned before the goroutine that wrote for the line flushed again")
+	}
+}
+
+// gateWriter's writes wait for its gate, which a past write deadline (an
+// interrupt) opens; the write then succeeds, as one that was done as the
+// interrupt came.
+type gateWriter struct {
+	writeRecorder
+	gate    chan struct{}
+	once    sync.Once
+	entered chan struct{} // receives when a write waits
+}
+
+func (w *gateWriter) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.gate
+	return w.writeRecorder.Write(p)
+}
+
+func (w *gateWriter) SetWriteDeadline(t time.Time) error {
+	if !t.IsZero() && t.Before(time.Now()) {
+		w.once.Do(func() { close(w.gate) })
+	}
+	return nil
+}
