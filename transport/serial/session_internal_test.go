@@ -764,3 +764,41 @@ func (w *gateWriter) SetWriteDeadline(t time.Time) error {
 	}
 	return nil
 }
+
+// A pseudo-terminal takes a session's notifications on the goroutine that
+// wakes it, as a TCP connection does, while it has room: six of a topic
+// whose Limit is 2, published back to back in one pass, all leave, where a
+// goroutine started for each write would still hold the line when the
+// fifth came, and the fifth would be dropped.
+func TestPTYTakesNotificationsAtOnce(t *testing.T) {
+	r := clock.NewReal()
+	t.Cleanup(r.Close)
+	for round := range 20 {
+		pt, err := OpenPTY("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, p := sessionQueue(r, 0)
+		c := resource.NewClient("test", q)
+		s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(pt), "t", q, c, nil, p)
+		hub := resource.NewHub(0)
+		if _, r := hub.Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/ECG", frontEnd{}); !r.Status.OK() {
+			t.Fatalf("subscribe: %v", r)
+		}
+		s.subs["/ECG"] = 1
+		taken := make(chan int)
+		clock.At(r, r.Now(), func() {
+			n := 0
+			for i := range 6 {
+				n += hub.Topic("/ECG").Publish(i)
+			}
+			taken <- n
+		})
+		n := <-taken
+		s.end()
+		pt.Close()
+		if n != 6 {
+			t.Fatalf("round %d: %d of 6 notifications taken", round, n)
+		}
+	}
+}
