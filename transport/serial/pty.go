@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/creack/pty"
@@ -103,6 +104,11 @@ func (p *PTY) SetReadDeadline(t time.Time) error { return p.master.SetReadDeadli
 
 // SetWriteDeadline sets the write deadline.
 func (p *PTY) SetWriteDeadline(t time.Time) error { return p.master.SetWriteDeadline(t) }
+
+// SyscallConn returns the master's descriptor, which does not block: a
+// session writes to it on the goroutine that has something to write, as
+// much as the terminal has room for, as on a TCP connection (NowWriter).
+func (p *PTY) SyscallConn() (syscall.RawConn, error) { return p.master.SyscallConn() }
 
 // ClientGone reports whether no process holds the terminal's lock: clients
 // of this protocol hold an flock on the terminal for as long as their

@@ -184,7 +184,7 @@ type lineSession struct {
 // ServeLine serves sessions on a line, one at a time, until ctx ends or the
 // line fails.
 func (s *Server) ServeLine(ctx context.Context, l Line) error {
-	w := &lockedWriter{w: l}
+	w := newLockedWriter(l) // a pseudo-terminal writes without waiting
 	dec := wire.NewDecoder(0)
 	var cur *lineSession
 	endCur := func(why error) {

@@ -717,3 +717,88 @@ func (frontEnd) Subscribe(t *resource.Topic, _ *resource.Request) resource.Respo
 	t.Limit = 2
 	return resource.OK(nil)
 }
+
+// end waits for the goroutine that finishes a line's write, to its last
+// step: the flush again of what came while it wrote.
+func TestEndWaitsForTheWriteOfALine(t *testing.T) {
+	w := &gateWriter{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	q := resource.NewQueue(QueueSize)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, &lockedWriter{w: w}, "t", q, resource.NewClient("test", q), nil, nil)
+	s.gather = func(b []byte) []byte { return append(b, "frame"...) }
+	var again atomic.Bool
+	s.again = func() {
+		time.Sleep(20 * time.Millisecond) // end, not waiting, would be gone
+		again.Store(true)
+	}
+	s.flush() // a goroutine writes, and waits for the gate
+	<-w.entered
+	s.flush() // finds the write under way: flush again after it
+	s.end()   // interrupts the write, which opens the gate
+	if !again.Load() {
+		t.Error("end returned before the goroutine that wrote for the line flushed again")
+	}
+}
+
+// gateWriter's writes wait for its gate, which a past write deadline (an
+// interrupt) opens; the write then succeeds, as one that was done as the
+// interrupt came.
+type gateWriter struct {
+	writeRecorder
+	gate    chan struct{}
+	once    sync.Once
+	entered chan struct{} // receives when a write waits
+}
+
+func (w *gateWriter) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.gate
+	return w.writeRecorder.Write(p)
+}
+
+func (w *gateWriter) SetWriteDeadline(t time.Time) error {
+	if !t.IsZero() && t.Before(time.Now()) {
+		w.once.Do(func() { close(w.gate) })
+	}
+	return nil
+}
+
+// A pseudo-terminal takes a session's notifications on the goroutine that
+// wakes it, as a TCP connection does, while it has room: six of a topic
+// whose Limit is 2, published back to back in one pass, all leave, where a
+// goroutine started for each write would still hold the line when the
+// fifth came, and the fifth would be dropped.
+func TestPTYTakesNotificationsAtOnce(t *testing.T) {
+	r := clock.NewReal()
+	t.Cleanup(r.Close)
+	for round := range 20 {
+		pt, err := OpenPTY("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, p := sessionQueue(r, 0)
+		c := resource.NewClient("test", q)
+		s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(pt), "t", q, c, nil, p)
+		hub := resource.NewHub(0)
+		if _, r := hub.Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/ECG", frontEnd{}); !r.Status.OK() {
+			t.Fatalf("subscribe: %v", r)
+		}
+		s.subs["/ECG"] = 1
+		taken := make(chan int)
+		clock.At(r, r.Now(), func() {
+			n := 0
+			for i := range 6 {
+				n += hub.Topic("/ECG").Publish(i)
+			}
+			taken <- n
+		})
+		n := <-taken
+		s.end()
+		pt.Close()
+		if n != 6 {
+			t.Fatalf("round %d: %d of 6 notifications taken", round, n)
+		}
+	}
+}
