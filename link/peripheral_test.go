@@ -275,27 +275,38 @@ func TestRadioServices(t *testing.T) {
 	if _, err := phone.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sub := func(path string) *resource.Queue {
-		q := resource.NewQueue(16)
+	type sub struct {
+		q     *resource.Queue
+		ready chan struct{}
+	}
+	subscribe := func(path string) sub {
+		s := sub{resource.NewQueue(16), make(chan struct{}, 1)}
+		s.q.WakeWith(func() {
+			select {
+			case s.ready <- struct{}{}:
+			default:
+			}
+		})
+		q := s.q
 		c := resource.NewClient("test", q)
 		t.Cleanup(c.Close)
 		if env, err := d.Do(&resource.Request{Op: resource.Subscribe, Path: path, Client: c}); err != nil || !env.Status.OK() {
 			t.Fatalf("subscribe %s: %+v %v", path, env, err)
 		}
-		return q
+		return s
 	}
-	next := func(q *resource.Queue) string {
+	next := func(s sub) string {
 		t.Helper()
 		select {
-		case <-q.Ready():
+		case <-s.ready:
 		case <-time.After(5 * time.Second):
 			t.Fatal("no notification")
 		}
-		e := q.Drain(nil)[0]
+		e := s.q.Drain(nil)[0]
 		b, _ := resource.AppendJSON(nil, e.Content)
 		return string(b)
 	}
-	hrs, nus := sub("/Comm/Ble/HRS"), sub("/Comm/Ble/NUS")
+	hrs, nus := subscribe("/Comm/Ble/HRS"), subscribe("/Comm/Ble/NUS")
 
 	// the central switches heart rate notifications; the device hears of it
 	if err := phone.SetHRSNotifications(ctx, true); err != nil {

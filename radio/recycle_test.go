@@ -167,6 +167,13 @@ func TestPooledNotificationsIntactOverTheAir(t *testing.T) {
 func pooledOverTheAir(t *testing.T, clk clock.Clock, rounds int, step, settle func()) {
 	const streams, n = 6, 16
 	q := resource.NewQueue(1 << 12)
+	ready := make(chan struct{}, 1)
+	q.WakeWith(func() {
+		select {
+		case ready <- struct{}{}:
+		default:
+		}
+	})
 	_, c, subs := airtimeConn(t, clk, q, streams)
 	stream := make(map[*resource.Subscription]int32, streams)
 	for k, s := range subs {
@@ -181,7 +188,7 @@ func pooledOverTheAir(t *testing.T, clk clock.Clock, rounds int, step, settle fu
 		var events []resource.Event
 		for {
 			select {
-			case <-q.Ready():
+			case <-ready:
 			case <-done:
 				return
 			}

@@ -36,7 +36,6 @@ type Queue struct {
 	n      int
 	cap    int
 	ends   []Event
-	ready  chan struct{}
 	closed bool
 	later  func(wake func()) // set by DeferWake
 	wake   func()            // q.signal, made once for later
@@ -48,7 +47,7 @@ const minQueueBuffer = 16
 
 // NewQueue returns a queue that holds at most capacity notifications.
 func NewQueue(capacity int) *Queue {
-	return &Queue{cap: max(capacity, 1), ready: make(chan struct{}, 1)}
+	return &Queue{cap: max(capacity, 1)}
 }
 
 // HoldsRecyclable makes a Queue a HoldingSink: its consumer releases the
@@ -113,9 +112,11 @@ func (q *Queue) grow() {
 }
 
 // WakeWith makes the queue wake its consumer by calling f, outside the
-// queue's lock, instead of through Ready: a consumer that runs only while
-// there is work (an app's goroutine) starts then. Call WakeWith before the
-// queue is used.
+// queue's lock, when notifications start to wait (or when its deferral
+// says, DeferWake): a consumer that runs only while there is work (a
+// session's flush, an app's goroutine) starts then. A queue without it
+// wakes nobody: its consumer drains it when it chooses. Call WakeWith
+// before the queue is used.
 func (q *Queue) WakeWith(f func()) { q.onWake = f }
 
 // Wake wakes the consumer at once, whether or not anything waits, as the
@@ -127,16 +128,8 @@ func (q *Queue) Wake() { q.signal() }
 func (q *Queue) signal() {
 	if q.onWake != nil {
 		q.onWake()
-		return
-	}
-	select {
-	case q.ready <- struct{}{}:
-	default:
 	}
 }
-
-// Ready returns a channel that receives a value when events may be waiting.
-func (q *Queue) Ready() <-chan struct{} { return q.ready }
 
 // Len returns the number of queued notifications.
 func (q *Queue) Len() int {

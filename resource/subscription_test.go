@@ -248,6 +248,7 @@ func benchmarkFanOut(b *testing.B, subscribers int) {
 	var wg sync.WaitGroup
 	for i := range subscribers {
 		q := NewQueue(4096)
+		ready := wakeable(q)
 		c := NewClient(fmt.Sprint(i), q)
 		subscribe(nil, h, c, "/Meas/Acc/104", src)
 		cons := consumer{q, make(chan struct{})}
@@ -260,7 +261,7 @@ func benchmarkFanOut(b *testing.B, subscribers int) {
 				select {
 				case <-cons.done:
 					return
-				case <-q.Ready():
+				case <-ready:
 					buf = q.Drain(buf[:0])
 				}
 			}
@@ -447,11 +448,12 @@ func TestQueueGrowsWithUse(t *testing.T) {
 func TestQueueDeferWake(t *testing.T) {
 	h := NewHub(0)
 	q := NewQueue(8)
+	ready := wakeable(q)
 	var deferred []func()
 	q.DeferWake(func(wake func()) { deferred = append(deferred, wake) })
 	c := NewClient("c", q)
 	s, _ := subscribe(t, h, c, "/S", &recordingSource{})
-	woken := func() bool { return woken(q) }
+	woken := func() bool { return woken(ready) }
 	h.Topic("/S").Publish(1)
 	h.Topic("/S").Publish(2)
 	if woken() || len(deferred) != 1 {
@@ -483,10 +485,24 @@ func TestQueueDeferWake(t *testing.T) {
 	c.Close()
 }
 
-// woken reports whether q's consumer was woken, and takes the wake-up.
-func woken(q *Queue) bool {
+// wakeable makes q wake its consumer on the channel it returns, which
+// holds one wake-up.
+func wakeable(q *Queue) <-chan struct{} {
+	ready := make(chan struct{}, 1)
+	q.WakeWith(func() {
+		select {
+		case ready <- struct{}{}:
+		default:
+		}
+	})
+	return ready
+}
+
+// woken reports whether the consumer of a queue that wakes it on ready
+// (wakeable) was woken, and takes the wake-up.
+func woken(ready <-chan struct{}) bool {
 	select {
-	case <-q.Ready():
+	case <-ready:
 		return true
 	default:
 		return false
@@ -501,6 +517,7 @@ func woken(q *Queue) bool {
 func TestQueueWakesAndKeepsItsBuffer(t *testing.T) {
 	h := NewHub(0)
 	q := NewQueue(1000)
+	ready := wakeable(q)
 	c := NewClient("c", q)
 	defer c.Close()
 	subscribe(t, h, c, "/S", &recordingSource{})
@@ -517,7 +534,7 @@ func TestQueueWakesAndKeepsItsBuffer(t *testing.T) {
 		{"a notification behind a waiting end", func() { topic.Publish(3) }, false},
 	} {
 		step.do()
-		if w := woken(q); w != step.woken {
+		if w := woken(ready); w != step.woken {
 			t.Fatalf("%s: woken %v, want %v", step.what, w, step.woken)
 		}
 	}
