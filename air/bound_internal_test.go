@@ -235,7 +235,7 @@ func TestStreamWriteWaitsForRoom(t *testing.T) {
 	done, n := write(more)
 	waiting(t, done)
 	s.SetWriteDeadline(time.Unix(1, 0))
-	if err := <-done; !errors.Is(err, os.ErrDeadlineExceeded) {
+	if err := writeEnd(t, done, "a write that waits for room, at its deadline,"); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("a write that waits for room, at its deadline: %v, want os.ErrDeadlineExceeded", err)
 	}
 	sent = append(sent, more[:n.Load()]...)
@@ -244,7 +244,7 @@ func TestStreamWriteWaitsForRoom(t *testing.T) {
 	done, n = write(more)
 	waiting(t, done)
 	resume()
-	if err := <-done; err != nil || n.Load() != int64(len(more)) {
+	if err := writeEnd(t, done, "a write that waited for room, once there is room,"); err != nil || n.Load() != int64(len(more)) {
 		t.Errorf("a write that waited for room, once there is room: %d bytes, %v; want %d", n.Load(), err, len(more))
 	}
 	sent = append(sent, more...)
@@ -257,7 +257,7 @@ func TestStreamWriteWaitsForRoom(t *testing.T) {
 	done, _ = write(more)
 	waiting(t, done)
 	s.Close()
-	if err := <-done; !errors.Is(err, net.ErrClosed) {
+	if err := writeEnd(t, done, "a write that waits for room, when its stream closes,"); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("a write that waits for room, when its stream closes: %v, want net.ErrClosed", err)
 	}
 }
