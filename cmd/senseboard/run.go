@@ -153,7 +153,14 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 	opts = senseboard.FleetOptions{Devices: o.devices, PTY: o.pty, SerialPort: o.port, Baud: o.baud,
 		Listen: o.listen, ListenFleet: o.listenFleet, MaxConns: o.maxConns, MaxConnsPerDevice: o.perDevice,
 		WriteInterval: writeInterval(o.devices, o.writeInterval, flagSet(o.fs, "write-interval"))}
-	opts.ClockQuantum = clockQuantum(opts.WriteInterval)
+	// The devices' clock wakes once a write interval and runs the calls
+	// that fell due since, and each session writes what its device
+	// published in that pass when the pass ends (serial's pacer); NewReal's
+	// millisecond when the connections are written at once. A wake costs
+	// the program more CPU time than the calls it runs when they are few,
+	// and a pass without writes between its calls finds more of their
+	// state in the processor's caches.
+	opts.ClockQuantum = opts.WriteInterval
 	p := profile.Default()
 	if o.profile != "" {
 		var err error
@@ -298,18 +305,6 @@ func writeInterval(n int, given time.Duration, set bool) time.Duration {
 		return given
 	}
 	return fleetWriteInterval
-}
-
-// clockQuantum returns the quantum of the devices' clock for a write
-// interval: the interval itself, so that the clock wakes once an interval,
-// runs the calls that fell due since, and each session writes what its
-// device published in that pass when the pass ends (serial's pacer);
-// NewReal's millisecond when the connections are written at once. A wake
-// of the clock costs the program more CPU time than the calls it runs
-// when they are few, and a pass that runs its calls without writes
-// between them finds more of their state in the processor's caches.
-func clockQuantum(writeInterval time.Duration) time.Duration {
-	return writeInterval
 }
 
 // clearBridge keeps the bridge's port out of the devices' TCP ports: a
