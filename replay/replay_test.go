@@ -244,7 +244,7 @@ func TestWFDBSignal(t *testing.T) {
 			t.Errorf("signal %d alone: %s mV, want %s", lead, got, want)
 		}
 	}
-	if _, err := wfdbRecord("r", h, dat, nil, 2); err == nil || !strings.Contains(err.Error(), "r: signal 2 of 2") {
+	if _, err := wfdbRecord("r", h, dat, nil, 2); !errors.Is(err, wfdb.ErrSignalNumber) || !strings.Contains(err.Error(), "r: signal 2 of 2") {
 		t.Errorf("signal 2 of 2: %v", err)
 	}
 	if _, err := WFDB("bad", []byte("r 2 360\nr.dat 16:x 100\n"), dat, nil); err == nil || !strings.HasPrefix(err.Error(), "bad: ") {

@@ -42,7 +42,7 @@ func wfdbRecord(name string, h *wfdb.Header, dat, atr []byte, lead int) (*Record
 			leads = append(leads, 1)
 		}
 	case lead >= len(h.Signals):
-		return nil, fmt.Errorf("%s: signal %d of %d", name, lead, len(h.Signals))
+		return nil, fmt.Errorf("%s: signal %d of %d: %w", name, lead, len(h.Signals), wfdb.ErrSignalNumber)
 	}
 	return wfdbLeads(name, h, dat, atr, leads)
 }

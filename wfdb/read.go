@@ -159,9 +159,11 @@ func ParseHeader(data []byte) (*Header, error) {
 // the next frame's first, and a last frame the data holds only part of is
 // dropped, as WFDB's library ends a record there, so that every signal has
 // as many samples. A pair's first sample needs only its first two bytes.
+// A signal sig that is not one of nsig (0 to nsig-1, nsig 1 or more) is an
+// error wrapping ErrSignalNumber.
 func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 	if nsig < 1 || sig < 0 || sig >= nsig {
-		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
+		return nil, fmt.Errorf("signal %d of %d: %w", sig, nsig, ErrSignalNumber)
 	}
 	n := len(dat)/3*2 + len(dat)%3/2 // samples
 	out := make([]int, n/nsig)
@@ -184,10 +186,11 @@ func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 
 // Decode16 decodes format 16 data: 16-bit little-endian two's-complement
 // samples, for nsig interleaved signals. It returns the samples of signal
-// sig; a last incomplete frame is dropped.
+// sig; a last incomplete frame is dropped. A signal sig that is not one of
+// nsig is an error wrapping ErrSignalNumber, as for Decode212.
 func Decode16(dat []byte, nsig, sig int) ([]int, error) {
 	if nsig < 1 || sig < 0 || sig >= nsig {
-		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
+		return nil, fmt.Errorf("signal %d of %d: %w", sig, nsig, ErrSignalNumber)
 	}
 	frame := 2 * nsig
 	out := make([]int, 0, len(dat)/frame)
@@ -196,6 +199,11 @@ func Decode16(dat []byte, nsig, sig int) ([]int, error) {
 	}
 	return out, nil
 }
+
+// ErrSignalNumber reports a signal asked for that the record or data does
+// not have: signals are numbered from 0, in the order of the header's
+// signal lines, and a record has 1 or more.
+var ErrSignalNumber = errors.New("signals are numbered from 0 to one below the number of signals, which is 1 or more")
 
 // ErrFormat reports a signal format that is not read: formats 212 and 16
 // are, one format to a signal file. A header's format that is not a
@@ -263,9 +271,11 @@ var (
 // (its sample n from frame n+Skew), and its last samples, past the file's
 // frames, are Invalid: every signal of a file has as many samples. A
 // sample equal to the signal's Invalid value is one WFDB marks as missing.
+// A signal sig the header does not describe is an error wrapping
+// ErrSignalNumber.
 func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if sig < 0 || sig >= len(h.Signals) {
-		return nil, fmt.Errorf("signal %d of %d", sig, len(h.Signals))
+		return nil, fmt.Errorf("signal %d of %d: %w", sig, len(h.Signals), ErrSignalNumber)
 	}
 	want := h.Signals[sig]
 	nsig, pos := 0, 0

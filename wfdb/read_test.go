@@ -155,11 +155,6 @@ func TestDecode212(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][2]int{{0, 0}, {2, 2}, {2, -1}} {
-		if _, err := Decode212(packed, bad[0], bad[1]); err == nil {
-			t.Errorf("signal %d of %d: no error", bad[1], bad[0])
-		}
-	}
 }
 
 func TestDecode16(t *testing.T) {
@@ -174,8 +169,41 @@ func TestDecode16(t *testing.T) {
 	if fmt.Sprint(s0, s1) != "[1 32767] [-1 -32768]" {
 		t.Errorf("two signals: %v %v", s0, s1)
 	}
-	if _, err := Decode16(dat, 2, 2); err == nil {
-		t.Error("signal 2 of 2 decoded")
+}
+
+// A signal that the data or the header does not have is an error wrapping
+// ErrSignalNumber, naming the signal and the number of signals, from
+// Decode212, Decode16 and Header.Decode alike.
+func TestSignalNumberErrors(t *testing.T) {
+	dat := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F}
+	h, err := ParseHeader([]byte("r 2 360\nr.dat 16 200\nr.dat 16 200\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoders := map[string]func(nsig, sig int) ([]int, error){
+		"Decode212": func(nsig, sig int) ([]int, error) { return Decode212(dat, nsig, sig) },
+		"Decode16":  func(nsig, sig int) ([]int, error) { return Decode16(dat, nsig, sig) },
+		"Header.Decode": func(nsig, sig int) ([]int, error) {
+			hh := *h
+			hh.Signals = h.Signals[:min(nsig, len(h.Signals))]
+			return hh.Decode(dat, sig)
+		},
+	}
+	for _, tt := range []struct {
+		nsig, sig int
+		names     string
+	}{
+		{2, 2, "signal 2 of 2"},
+		{2, -1, "signal -1 of 2"},
+		{1, 1, "signal 1 of 1"},
+		{0, 0, "signal 0 of 0"},
+	} {
+		for name, decode := range decoders {
+			got, err := decode(tt.nsig, tt.sig)
+			if !errors.Is(err, ErrSignalNumber) || !strings.Contains(err.Error(), tt.names) {
+				t.Errorf("%s of signal %d of %d: %v, %v; want ErrSignalNumber naming %s", name, tt.sig, tt.nsig, got, err, tt.names)
+			}
+		}
 	}
 }
 
@@ -264,9 +292,6 @@ func TestDecode(t *testing.T) {
 		t.Errorf("a signal of one sample a frame, with one of two in another file: %v %v", got, err)
 	}
 	h, _ := ParseHeader([]byte("r 1 360\nr.dat 16 200\n"))
-	if _, err := h.Decode(dat16, 1); err == nil {
-		t.Error("signal 1 of 1 decoded")
-	}
 	if h.Signals[0].Invalid() != -32768 || (Signal{Format: 212}).Invalid() != -2048 {
 		t.Errorf("invalid samples %d (16) and %d (212)", h.Signals[0].Invalid(), (Signal{Format: 212}).Invalid())
 	}
