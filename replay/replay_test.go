@@ -96,6 +96,47 @@ func TestWFDBBeatCounts(t *testing.T) {
 	}
 }
 
+// Every WFDB record of the shared data loads, and each of its signals, not
+// only those Load plays, decodes with its checksum checked: every signal
+// line gives one, and every record line the number of samples.
+func TestSharedWFDBRecords(t *testing.T) {
+	n := 0
+	for _, dir := range []string{"mitdb", "devcorpus/svdb", "devcorpus/qtdb", "devcorpus/nstdb"} {
+		heas, err := filepath.Glob(filepath.Join(needData(t, dir), "*.hea"))
+		if err != nil || len(heas) == 0 {
+			t.Fatalf("%s: no headers (%v)", dir, err)
+		}
+		for _, hea := range heas {
+			n++
+			if _, err := Load(hea); err != nil {
+				t.Error(err)
+				continue
+			}
+			b, err := os.ReadFile(hea)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := wfdb.ParseHeader(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for sig, s := range h.Signals {
+				if !s.HasChecksum || h.Samples == 0 {
+					t.Errorf("%s signal %d: nothing to check its samples against (checksum given %v, %d samples)", hea, sig, s.HasChecksum, h.Samples)
+				}
+				dat, err := os.ReadFile(filepath.Join(filepath.Dir(hea), s.File))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := h.Decode(dat, sig); err != nil {
+					t.Errorf("%s: %v", hea, err)
+				}
+			}
+		}
+	}
+	t.Logf("%d records", n)
+}
+
 func TestOwnCSVAndPCSimulator(t *testing.T) {
 	own := "# senseboard recording\n# stream: /Meas/Acc/104\n# rate: 104\n# units: Timestamp=ms, x=m/s^2, y=m/s^2, z=m/s^2\nTimestamp,x,y,z\n" +
 		"1000,0.1,0.2,9.8\n1009.615,0.2,0.3,9.7\n1019.23,0.3,0.4,9.6\n"
@@ -670,8 +711,8 @@ func FuzzParse(f *testing.F) {
 }
 
 func FuzzWFDB(f *testing.F) {
-	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{0x01, 0x04, 0x00, 0x00})
-	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, []byte{0x01, 0x04, 0x00, 0x00})
+	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 -1514 0 MLII\n100s.dat 212 200 11 1024 1011 30 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{0x01, 0x04, 0x00, 0x00})
+	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 32370 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -187 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Add([]byte("r 2 360 3\nr.dat 16:3+2 200\nr.dat 16:1+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, hea, dat, atr []byte) {
 		r, err := WFDB("fuzz", hea, dat, atr)
@@ -742,6 +783,53 @@ func TestLoadWFDBAnyFile(t *testing.T) {
 		if r.Name != want.Name || r.Length != want.Length || !slices.Equal(r.Beats, want.Beats) ||
 			!slices.Equal(got.T, want.Series[ECG].T) || fmt.Sprint(got.Axes) != fmt.Sprint(want.Series[ECG].Axes) {
 			t.Errorf("%s: Load gives %+v, WFDB %+v", path, r, want)
+		}
+	}
+}
+
+// A record whose .dat has the length its header gives but a sample
+// changed is refused, naming the record, the signal whose samples do not
+// sum to its header's checksum and that sum; its other signal, untouched,
+// loads alone.
+func TestLoadWFDBCorrupt(t *testing.T) {
+	src := needData(t, "mitdb/100s.hea")
+	for _, tt := range []struct {
+		name    string
+		at      int  // the byte changed
+		xor     byte // how
+		corrupt int  // the signal it belongs to (format 212: frame 0's first sample in bytes 0 and 1, the second in 1 and 2)
+		names   string
+	}{
+		{"signal 0's first sample one unit down", 0, 0x01, 0, "record 100s, signal 0: the samples of 100s.dat sum to 21536 in 16 bits, and the header's checksum is 21537"},
+		{"signal 0's first sample's high bits", 1, 0x04, 0, "record 100s, signal 0: the samples of 100s.dat sum to"},
+		{"signal 1's first sample's high bits", 1, 0x40, 1, "record 100s, signal 1: the samples of 100s.dat sum to"},
+		{"signal 1's last sample", 21600*3 - 1, 0x80, 1, "record 100s, signal 1: the samples of 100s.dat sum to"},
+	} {
+		dir := t.TempDir()
+		for _, ext := range []string{".hea", ".dat", ".atr"} {
+			b, err := os.ReadFile(strings.TrimSuffix(src, ".hea") + ext)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ext == ".dat" {
+				if len(b) != 21600*3 {
+					t.Fatalf("100s.dat of %d bytes, want %d", len(b), 21600*3)
+				}
+				b[tt.at] ^= tt.xor
+			}
+			if err := os.WriteFile(filepath.Join(dir, "100s"+ext), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hea := filepath.Join(dir, "100s.hea")
+		if _, err := Load(hea); !errors.Is(err, wfdb.ErrChecksum) || !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("%s: %v; want ErrChecksum naming %s", tt.name, err, tt.names)
+		}
+		if _, err := loadLead(hea, 1-tt.corrupt); err != nil {
+			t.Errorf("%s: the other signal: %v", tt.name, err)
+		}
+		if _, err := loadLead(hea, tt.corrupt); !errors.Is(err, wfdb.ErrChecksum) {
+			t.Errorf("%s: the signal alone: %v; want ErrChecksum", tt.name, err)
 		}
 	}
 }

@@ -40,7 +40,12 @@ type Signal struct {
 	// ByteOffset is the length of the file's prolog, the bytes before its
 	// first frame (the format's "+" suffix: 16+512), the same for every
 	// signal of the file.
-	ByteOffset  int
+	ByteOffset int
+	// Checksum is the 16-bit sum of the signal's samples in its file (the
+	// line's seventh field), when HasChecksum: Decode checks it when the
+	// record line gives the number of samples.
+	Checksum    int
+	HasChecksum bool
 	Description string
 }
 
@@ -51,7 +56,7 @@ type Signal struct {
 // wrapping the error of that field: ErrRecordLine, ErrMultiSegment (the
 // header of a multi-segment record), ErrSignalCount, ErrRate,
 // ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew,
-// ErrByteOffset or ErrBaseline.
+// ErrByteOffset, ErrBaseline or ErrChecksum.
 func ParseHeader(data []byte) (*Header, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	h := &Header{}
@@ -134,6 +139,12 @@ func ParseHeader(data []byte) (*Header, error) {
 			if s.Gain, err = strconv.ParseFloat(g, 64); err != nil || s.Gain == 0 {
 				s.Gain = 200
 			}
+		}
+		if len(f) > 6 { // ADC resolution, ADC zero, initial value, checksum
+			if s.Checksum, err = strconv.Atoi(f[6]); err != nil {
+				return nil, fmt.Errorf("header line %d: checksum %q: %w", line, f[6], ErrChecksum)
+			}
+			s.HasChecksum = true
 		}
 		if len(f) > 8 {
 			s.Description = strings.Join(f[8:], " ")
@@ -225,6 +236,15 @@ var ErrSamplesPerFrame = errors.New("a signal has 1 or more samples a frame, and
 // Decode refuses both, not to play less of a record than it says.
 var ErrShortData = errors.New("a signal file holds at least the samples its header's record line gives")
 
+// ErrChecksum reports a signal whose samples do not sum to the checksum
+// its header line gives (in 16 bits, as WFDB's library compares them),
+// checked when the record line gives the number of samples, as WFDB's
+// library checks it: the signal file is corrupt, or not the header's.
+// WFDB's library reports the mismatch once the record is read and has
+// given its samples; Decode refuses the signal, not to play a corrupt
+// record as a sound one. A checksum that is not a whole number is one too.
+var ErrChecksum = errors.New("a signal's samples sum, in 16 bits, to the checksum its header line gives, a whole number")
+
 // ErrByteOffset reports a signal's byte offset (the format's "+" suffix)
 // that is not a number of bytes, or that cannot be read: past the end of
 // its file, or other than that of another signal of the file (a file has
@@ -271,8 +291,11 @@ var (
 // (its sample n from frame n+Skew), and its last samples, past the file's
 // frames, are Invalid: every signal of a file has as many samples. A
 // sample equal to the signal's Invalid value is one WFDB marks as missing.
-// A signal sig the header does not describe is an error wrapping
-// ErrSignalNumber.
+// When the header gives a count and the signal's line a checksum, the
+// signal's first count samples in its file (before the skew is taken out)
+// are checked against it, as WFDB's library checks a record read whole: a
+// signal whose samples do not sum to it is refused (ErrChecksum). A signal
+// sig the header does not describe is an error wrapping ErrSignalNumber.
 func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if sig < 0 || sig >= len(h.Signals) {
 		return nil, fmt.Errorf("signal %d of %d: %w", sig, len(h.Signals), ErrSignalNumber)
@@ -318,6 +341,15 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	n := len(adu)
 	if h.Samples > 0 && n > h.Samples {
 		n = h.Samples
+	}
+	if h.Samples > 0 && want.HasChecksum {
+		sum := 0
+		for _, v := range adu[:n] {
+			sum += v
+		}
+		if uint16(sum) != uint16(want.Checksum) {
+			return nil, fmt.Errorf("record %s, signal %d: the samples of %s sum to %d in 16 bits, and the header's checksum is %d: %w", h.Record, sig, want.File, int16(sum), want.Checksum, ErrChecksum)
+		}
 	}
 	if skew := want.Skew; skew > 0 {
 		k := 0 // samples read from the file

@@ -35,6 +35,8 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"r 1 360\nr.dat x\n", ErrFormat, `line 2: format "x"`},
 		{"r 1 360\nr.dat :4\n", ErrFormat, `line 2: format ":4"`},
 		{"r 1 360\nr.dat 212 200(x)\n", ErrBaseline, `line 2: baseline in "200(x)"`},
+		{"r 1 360\nr.dat 212 200 11 1024 995 x 0 MLII\n", ErrChecksum, `line 2: checksum "x"`},
+		{"r 1 360\nr.dat 212 200 11 1024 995 1.5\n", ErrChecksum, `line 2: checksum "1.5"`},
 		{"r 1 360\nr.dat 212x0 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x0"`},
 		{"r 1 360\nr.dat 212x 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x"`},
 		{"r 1 360\nr.dat 212:x 200\n", ErrSkew, `line 2: skew in format "212:x"`},
@@ -76,6 +78,10 @@ func TestParseHeader(t *testing.T) {
 	sig := func(format int, gain float64, baseline int, desc string) Signal {
 		return Signal{File: "r.dat", Format: format, Gain: gain, Baseline: baseline, Units: "mV", Description: desc}
 	}
+	checked := func(s Signal, checksum int) Signal {
+		s.Checksum, s.HasChecksum = checksum, true
+		return s
+	}
 	for _, tt := range []struct {
 		hea  string
 		want Header
@@ -85,8 +91,10 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360 7\nr.dat 212 0 12\n", Header{Record: "r", Rate: 360, Samples: 7, Signals: []Signal{sig(212, 200, 0, "")}}},
 		{"r 1 360\nr.dat 212 x/mV 12 1024\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 200, 1024, "")}}},
 		{"r 1 360\nr.dat 212 (5) 12 1024\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 200, 5, "")}}},
-		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, -3, "")}}},
-		{"r 1 360\nr.dat 212 400 12 1024 0 0 0 V5 lead\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, 1024, "V5 lead")}}},
+		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, -3, "")}}},
+		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{checked(sig(212, 400, -3, ""), 0)}}},
+		{"r 1 360\nr.dat 212 400 12 1024 0 -22131 0 V5 lead\n", Header{Record: "r", Rate: 360, Signals: []Signal{checked(sig(212, 400, 1024, "V5 lead"), -22131)}}},
+		{"r 1 360\nr.dat 212 400 12 1024 0 65535\n", Header{Record: "r", Rate: 360, Signals: []Signal{checked(sig(212, 400, 1024, ""), 65535)}}},
 		{"r 1 360\nr.dat 212 100/mmHg 12 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mmHg"}}}},
 		{"r 1 360\nr.dat 212x4:1+0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", SamplesPerFrame: 4, Skew: 1}}}},
 		{"r 1 360\nr.dat 16x1:30+512 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV", SamplesPerFrame: 1, Skew: 30, ByteOffset: 512}}}},
@@ -339,12 +347,69 @@ func TestDecodeShortData(t *testing.T) {
 	}
 }
 
+// A signal whose line gives a checksum, of a record whose line gives the
+// number of samples, is read only when its first samples in its file sum
+// to the checksum in 16 bits, as WFDB's library checks a record read
+// whole: its prolog out of the sum, the samples its skew passes over in,
+// its samples past the count out. Without a count or a checksum nothing is
+// checked. A mismatch names the record, the signal, its file, the sum and
+// the checksum.
+func TestDecodeChecksum(t *testing.T) {
+	dat16 := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80} // 1, -1, 32767, -32768
+	dat212 := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}            // 1, -1, 2047, -2048
+	for _, tt := range []struct {
+		header string
+		dat    []byte
+		sig    int
+		want   string // the samples, or what the error names
+	}{
+		{"r 1 360 4\nr.dat 16 200 16 0 0 -1\n", dat16, 0, "[1 -1 32767 -32768]"},
+		{"r 1 360 4\nr.dat 16 200 16 0 0 65535\n", dat16, 0, "[1 -1 32767 -32768]"}, // -1 in 16 bits
+		{"r 1 360 4\nr.dat 16 200 16 0 0 0\n", dat16, 0, "record r, signal 0: the samples of r.dat sum to -1 in 16 bits, and the header's checksum is 0"},
+		{"r 1 360 4\nr.dat 212 200 12 0 0 -1 0 ECG\n", dat212, 0, "[1 -1 2047 -2048]"},
+		{"r 1 360 4\nr.dat 212 200 12 0 0 -2 0 ECG\n", dat212, 0, "sum to -1 in 16 bits, and the header's checksum is -2"},
+		// two signals of a file, each its own sum: 32768 and -32769,
+		// -32768 and 32767 in 16 bits
+		{"r 2 360 2\nr.dat 16 200 16 0 0 -32768\nr.dat 16 200 16 0 0 32767\n", dat16, 0, "[1 32767]"},
+		{"r 2 360 2\nr.dat 16 200 16 0 0 -32768\nr.dat 16 200 16 0 0 32767\n", dat16, 1, "[-1 -32768]"},
+		{"r 2 360 2\nr.dat 16 200 16 0 0 -32768\nr.dat 16 200 16 0 0 0\n", dat16, 1, "record r, signal 1: the samples of r.dat sum to 32767"},
+		// the samples the count gives, not those past it
+		{"r 1 360 2\nr.dat 16 200 16 0 0 0\n", dat16, 0, "[1 -1]"},
+		{"r 1 360 3\nr.dat 16 200 16 0 0 -1\n", dat16, 0, "sum to 32767 in 16 bits, and the header's checksum is -1"},
+		// the prolog is not a sample; the samples a skew passes over are
+		{"r 1 360 2\nr.dat 16+2 200 16 0 0 32766\n", dat16, 0, "[-1 32767]"},
+		{"r 1 360 3\nr.dat 16:1 200 16 0 0 32767\n", dat16, 0, "[-1 32767 -32768]"},
+		{"r 1 360 3\nr.dat 16:1 200 16 0 0 -2\n", dat16, 0, "sum to 32767 in 16 bits, and the header's checksum is -2"},
+		// nothing to check against: no count, or no checksum
+		{"r 1 360\nr.dat 16 200 16 0 0 12345\n", dat16, 0, "[1 -1 32767 -32768]"},
+		{"r 1 360 4\nr.dat 16 200 16 0 0\n", dat16, 0, "[1 -1 32767 -32768]"},
+	} {
+		h, err := ParseHeader([]byte(tt.header))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Decode(tt.dat, tt.sig)
+		if strings.HasPrefix(tt.want, "[") {
+			if err != nil || fmt.Sprint(got) != tt.want {
+				t.Errorf("%q signal %d: %v, %v; want %s", tt.header, tt.sig, got, err, tt.want)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q signal %d: %v, %v; want ErrChecksum naming %s", tt.header, tt.sig, got, err, tt.want)
+		}
+	}
+}
+
 // FuzzDecode: a signal that decodes has no more samples than its file
 // holds, as many as its header gives when it gives a number, each within
-// its format's range.
+// its format's range, and sums in 16 bits to its checksum when its header
+// gives one and a number of samples (and no skew, which moves samples in
+// and out); a signal refused is an error of a kind Decode names.
 func FuzzDecode(f *testing.F) {
-	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
-	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, 0)
+	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 -1514 0 MLII\n100s.dat 212 200 11 1024 1011 30 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
+	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 -1514 0 MLII\n100s.dat 212 200 11 1024 1011 31 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
+	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 32370 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -187 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, 0)
 	f.Add([]byte("r 2 360 3\nr.dat 16:2+2 200\nr.dat 16+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, 0)
 	f.Add([]byte("r 1 360\nr.dat 212:5+1 200\n"), []byte{9, 1, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 0)
 	f.Fuzz(func(t *testing.T, hea, dat []byte, sig int) {
@@ -354,13 +419,27 @@ func FuzzDecode(f *testing.F) {
 		}
 		adu, err := h.Decode(dat, sig)
 		if err != nil {
-			return
+			for _, kind := range []error{ErrSignalNumber, ErrFormat, ErrSamplesPerFrame, ErrByteOffset, ErrShortData, ErrChecksum} {
+				if errors.Is(err, kind) {
+					return
+				}
+			}
+			t.Fatalf("signal %d: %v, an error of no kind Decode names", sig, err)
 		}
 		if len(adu) > len(dat) {
 			t.Fatalf("%d samples from %d bytes", len(adu), len(dat))
 		}
 		if h.Samples > 0 && len(adu) != h.Samples {
 			t.Fatalf("%d samples, of a header that gives %d", len(adu), h.Samples)
+		}
+		if s := h.Signals[sig]; h.Samples > 0 && s.HasChecksum && s.Skew == 0 {
+			sum := 0
+			for _, v := range adu {
+				sum += v
+			}
+			if uint16(sum) != uint16(s.Checksum) {
+				t.Fatalf("samples summing to %d, of a header whose checksum is %d", int16(sum), s.Checksum)
+			}
 		}
 		for i, v := range adu {
 			if v < h.Signals[sig].Invalid() || v > -h.Signals[sig].Invalid()-1 {
