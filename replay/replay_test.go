@@ -296,7 +296,8 @@ func TestWFDBSignal(t *testing.T) {
 // A record's second signal is the ECG's second lead when it is in
 // millivolts and in the first's file; the ECG's first axis is the first
 // signal whatever the second is. A source offers the second lead to the
-// heart rate only when told to (SetHRLeads 2).
+// heart rate only when told to (SetHRLeads 2), which a record of one
+// refuses.
 func TestWFDBSecondLead(t *testing.T) {
 	// frames (1, -1) and (32767, -32768): -32768 marks a missing sample
 	dat := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
@@ -334,8 +335,8 @@ func TestWFDBSecondLead(t *testing.T) {
 		if src.TwoLeads() {
 			t.Errorf("%q: the source offers two leads by default", tt.header)
 		}
-		if err := src.SetHRLeads(2); err != nil {
-			t.Fatal(err)
+		if err := src.SetHRLeads(2); (err != nil) != (tt.second == "") {
+			t.Errorf("%q: SetHRLeads(2): %v", tt.header, err)
 		}
 		if two := src.TwoLeads(); two != (tt.second != "") {
 			t.Errorf("%q: the source's TwoLeads() = %v after SetHRLeads(2)", tt.header, two)
@@ -346,8 +347,8 @@ func TestWFDBSecondLead(t *testing.T) {
 // A record of two leads plays its first lead as the ECG, as a record of
 // its first signal alone does, and gives the second with it
 // (FillTwoLeads), as a record of its second signal alone plays it; a
-// source without a second lead gives none, and offers none whatever
-// SetHRLeads says.
+// source without a second lead gives none, and refuses to offer one
+// (SetHRLeads).
 func TestSourceTwoLeads(t *testing.T) {
 	hea := needData(t, "mitdb/100s.hea")
 	both, err := Load(hea)
@@ -394,8 +395,8 @@ func TestSourceTwoLeads(t *testing.T) {
 	}
 	model := sensor.NewModel(world.New(1, nil, 0), 1)
 	for name, src := range map[string]*Source{"one lead": NewSource(0, nil, one[0]), "the model's ECG": NewSource(0, model)} {
-		if err := src.SetHRLeads(2); err != nil {
-			t.Fatal(err)
+		if err := src.SetHRLeads(2); !errors.Is(err, ErrNoSecondLead) {
+			t.Errorf("%s: SetHRLeads(2): %v; want ErrNoSecondLead", name, err)
 		}
 		if sensor.SecondLead(src) != nil {
 			t.Errorf("%s: a second lead", name)
@@ -461,8 +462,9 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 // and lets the second go (the garbage collector takes it); a source of it
 // then refuses SetHRLeads(2), saying the second lead was let go, offers
 // one lead, and plays as before. A record of one lead, and one without an
-// ECG, are left as they were: a source of the record of one lead takes
-// SetHRLeads(2) after it, as before.
+// ECG, are left as they were: a source of the record of one lead refuses
+// SetHRLeads(2) after it as before, saying it has no second lead, not that
+// one was let go.
 func TestDropSecondLead(t *testing.T) {
 	r := rampRecord(t)
 	first := slices.Clone(r.Series[ECG].Axes[0])
@@ -505,10 +507,79 @@ func TestDropSecondLead(t *testing.T) {
 	if len(one.Series[ECG].Axes) != 1 || &one.Series[ECG].Axes[0][0] != &axes[0][0] {
 		t.Error("DropSecondLead changed a record of one lead")
 	}
-	if err := NewSource(0, nil, one).SetHRLeads(2); err != nil {
-		t.Errorf("SetHRLeads(2) of a record of one lead, after DropSecondLead: %v; want nil, as before it", err)
+	if err := NewSource(0, nil, one).SetHRLeads(2); !errors.Is(err, ErrNoSecondLead) || errors.Is(err, ErrSecondLeadDropped) {
+		t.Errorf("SetHRLeads(2) of a record of one lead, after DropSecondLead: %v; want ErrNoSecondLead, as before it", err)
 	}
 	(&Recording{}).DropSecondLead() // no ECG: nothing to drop, no panic
+}
+
+// SetHRLeads takes 1 from any source, and 2 from one whose ECG has two
+// leads; it refuses at once, leaving what the source offers as it was,
+// any other number, and 2 from a source whose ECG has one lead: a
+// recording of one, none with an ECG (the fallback's plays), or one whose
+// second lead was let go, each with its own error.
+func TestSetHRLeadsRefused(t *testing.T) {
+	model := sensor.NewModel(world.New(1, nil, 0), 1)
+	imu, err := Parse("imu.csv", []byte("# senseboard recording\n# stream: /Meas/Acc/104\n# rate: 104\nTimestamp,x,y,z\n0,1,2,3\n10,1,2,3\n20,1,2,3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := WFDB("one", []byte("one 1 360\none.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := rampRecord(t)
+	dropped.DropSecondLead()
+	sources := []struct {
+		name string
+		src  func() *Source
+		two  error // SetHRLeads(2)'s error, besides ErrHRLeads; nil for none
+	}{
+		{"a recording of two leads", func() *Source { return NewSource(0, model, rampRecord(t)) }, nil},
+		{"a recording of two leads before one of one", func() *Source { return NewSource(0, model, rampRecord(t), one) }, nil},
+		{"a recording of one lead", func() *Source { return NewSource(0, model, one) }, ErrNoSecondLead},
+		{"a recording of one lead before one of two", func() *Source { return NewSource(0, model, one, rampRecord(t)) }, ErrNoSecondLead},
+		{"a recording without an ECG", func() *Source { return NewSource(0, model, imu) }, ErrNoSecondLead},
+		{"no recording", func() *Source { return NewSource(0, model) }, ErrNoSecondLead},
+		{"a recording whose second lead was let go", func() *Source { return NewSource(0, model, dropped) }, ErrSecondLeadDropped},
+	}
+	for _, tt := range sources {
+		for _, before := range []int{1, 2} {
+			src := tt.src()
+			if before == 2 && tt.two != nil {
+				continue // the source cannot offer two to begin with
+			}
+			if err := src.SetHRLeads(before); err != nil {
+				t.Fatalf("%s: SetHRLeads(%d): %v", tt.name, before, err)
+			}
+			for _, n := range []int{-1, 0, 1, 2, 3} {
+				var want error // besides ErrHRLeads
+				switch {
+				case n == 2:
+					want = tt.two
+				case n != 1:
+					want = ErrHRLeads
+				}
+				err := src.SetHRLeads(n)
+				if want == nil {
+					if err != nil {
+						t.Errorf("%s: SetHRLeads(%d): %v", tt.name, n, err)
+					}
+					if src.TwoLeads() != (n == 2) {
+						t.Errorf("%s: TwoLeads() = %v after SetHRLeads(%d)", tt.name, src.TwoLeads(), n)
+					}
+					src.SetHRLeads(before)
+					continue
+				}
+				if !errors.Is(err, ErrHRLeads) || !errors.Is(err, want) {
+					t.Errorf("%s: SetHRLeads(%d): %v; want ErrHRLeads and %v", tt.name, n, err, want)
+				}
+				if src.TwoLeads() != (before == 2) {
+					t.Errorf("%s: TwoLeads() = %v after SetHRLeads(%d) was refused; want %v, as before", tt.name, src.TwoLeads(), n, before == 2)
+				}
+			}
+		}
+	}
 }
 
 // SetHRLeads may change what a source offers while a heart rate reads it
