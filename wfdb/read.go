@@ -246,10 +246,10 @@ var ErrShortData = errors.New("a signal file holds at least the samples its head
 var ErrChecksum = errors.New("a signal's samples sum, in 16 bits, to the checksum its header line gives, a whole number")
 
 // ErrByteOffset reports a signal's byte offset (the format's "+" suffix)
-// that is not a number of bytes, or that cannot be read: past the end of
-// its file, or other than that of another signal of the file (a file has
-// one prolog).
-var ErrByteOffset = errors.New("a byte offset is a number of bytes, 0 or more, within its file and the same for every signal of the file")
+// that is not a number of bytes, or other than that of another signal of
+// the file (a file has one prolog). An offset past the end of the file is
+// not one: the file holds no frame, as WFDB's library reads it.
+var ErrByteOffset = errors.New("a byte offset is a number of bytes, 0 or more, the same for every signal of the file")
 
 // Errors of the fields of a header ParseHeader refuses (besides
 // ErrFormat, ErrSamplesPerFrame and ErrByteOffset, which Decode shares).
@@ -285,7 +285,7 @@ var (
 // Decode decodes signal sig of the record from dat, the contents of that
 // signal's file: the signals the header places in the same file are
 // interleaved in it, in one format, 212 or 16, after the file's byte
-// offset. Samples past the header's count are dropped, and a file of
+// offset (past the file's end, none). Samples past the header's count are dropped, and a file of
 // fewer frames than the count is refused (ErrShortData); without a count,
 // every whole frame is read. A skewed signal is read that many frames on
 // (its sample n from frame n+Skew), and its last samples, past the file's
@@ -324,10 +324,9 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if want.Format == 16 {
 		decode = Decode16
 	}
-	if want.ByteOffset > len(dat) {
-		return nil, fmt.Errorf("signal %d at byte offset %d, past the end of its file of %d bytes: %w", sig, want.ByteOffset, len(dat), ErrByteOffset)
-	}
-	adu, err := decode(dat[want.ByteOffset:], nsig, pos)
+	// a prolog to the file's end or past it leaves no frame, as WFDB's
+	// library reads it: a record of no samples
+	adu, err := decode(dat[min(want.ByteOffset, len(dat)):], nsig, pos)
 	if err != nil {
 		return nil, err
 	}

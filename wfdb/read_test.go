@@ -243,6 +243,11 @@ func TestDecode(t *testing.T) {
 		{"r 1 360\nr.dat 16+4 200\n", append([]byte{9, 9, 9, 9}, dat16...), 0, "[1 -1 32767 -32768]"},
 		{"r 1 360\nr.dat 212+3 200\n", append([]byte{9, 9, 9}, dat212...), 0, "[1 -1 2047 -2048]"},
 		{"r 1 360\nr.dat 16+8 200\n", dat16, 0, "[]"},
+		// a prolog past the file's end: no frame, as WFDB's library
+		// reads it
+		{"r 1 360\nr.dat 16+9 200\n", dat16, 0, "[]"},
+		{"r 2 360\nr.dat 16+100 200\nr.dat 16+100 200\n", dat16, 1, "[]"},
+		{"r 1 360\nr.dat 212:1+7 200\n", dat212, 0, "[]"},
 		// a signal skewed by a frame: its samples a frame on, the last
 		// missing; the other signal of the file as it is
 		{"r 2 360\nr.dat 16 200\nr.dat 16:1 200\n", dat16, 1, "[-32768 -32768]"},
@@ -284,7 +289,7 @@ func TestDecode(t *testing.T) {
 		// a file of two prologs, one past the file's end (8 bytes)
 		{"r 2 360\nr.dat 16+2 200\nr.dat 16 200\n", ErrByteOffset},
 		{"r 2 360\nr.dat 16 200\nr.dat 16+2 200\n", ErrByteOffset},
-		{"r 1 360\nr.dat 16+9 200\n", ErrByteOffset},
+		{"r 2 360\nr.dat 16+9 200\nr.dat 16 200\n", ErrByteOffset},
 	} {
 		h, err := ParseHeader([]byte(tt.hea))
 		if err != nil {
@@ -322,6 +327,7 @@ func TestDecodeShortData(t *testing.T) {
 		// the prolog's bytes are not samples
 		{"r 1 360 4\nr.dat 16+2 200\n", dat16, "gives 4 samples and r.dat holds 3"},
 		{"r 1 360 1\nr.dat 16+8 200\n", dat16, "gives 1 sample and r.dat holds 0"},
+		{"r 1 360 1\nr.dat 16+9 200\n", dat16, "gives 1 sample and r.dat holds 0"},
 		// a skewed signal's last samples are missing, not its file's
 		{"r 1 360 5\nr.dat 16:1 200\n", dat16, "gives 5 samples and r.dat holds 4"},
 		// three signals: one whole frame and a part
@@ -412,6 +418,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 32370 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -187 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, 0)
 	f.Add([]byte("r 2 360 3\nr.dat 16:2+2 200\nr.dat 16+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, 0)
 	f.Add([]byte("r 1 360\nr.dat 212:5+1 200\n"), []byte{9, 1, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 0)
+	f.Add([]byte("r 1 360\nr.dat 16+9 200\n"), []byte{1, 0, 2, 0}, 0)
 	f.Fuzz(func(t *testing.T, hea, dat []byte, sig int) {
 		h, err := ParseHeader(hea)
 		if err != nil {
