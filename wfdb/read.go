@@ -56,7 +56,8 @@ type Signal struct {
 // wrapping the error of that field: ErrRecordLine, ErrMultiSegment (the
 // header of a multi-segment record), ErrSignalCount, ErrRate,
 // ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew,
-// ErrByteOffset, ErrBaseline or ErrChecksum.
+// ErrByteOffset, ErrBaseline, ErrChecksum or ErrSignalGroup (the signal
+// lines of a file apart).
 func ParseHeader(data []byte) (*Header, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	h := &Header{}
@@ -148,6 +149,13 @@ func ParseHeader(data []byte) (*Header, error) {
 		}
 		if len(f) > 8 {
 			s.Description = strings.Join(f[8:], " ")
+		}
+		if n := len(h.Signals); n > 0 && h.Signals[n-1].File != s.File {
+			for i, prev := range h.Signals {
+				if prev.File == s.File {
+					return nil, fmt.Errorf("header line %d: signal %d in %s, after signal %d in %s, and signal %d in %s before it: %w", line, n, s.File, n-1, h.Signals[n-1].File, i, s.File, ErrSignalGroup)
+				}
+			}
 		}
 		h.Signals = append(h.Signals, s)
 	}
@@ -277,6 +285,13 @@ var (
 	// ErrSkew reports a signal's skew (the format's ":" suffix) that is
 	// not a number of frames.
 	ErrSkew = errors.New("a skew is a number of frames, 0 or more")
+	// ErrSignalGroup reports the signal lines of a file apart, another
+	// file's between them. WFDB's header format has them consecutive, and
+	// WFDB's library, which does not check it, reads each run of them as
+	// a file of its own, its signals alone interleaved in it: it reads
+	// such a file wrongly, the runs one over the other, and ParseHeader
+	// refuses it.
+	ErrSignalGroup = errors.New("the signals of a file are on consecutive signal lines")
 	// ErrBaseline reports a baseline (in parentheses after the gain) that
 	// is not a whole number.
 	ErrBaseline = errors.New("a baseline is a whole number of ADC units, in parentheses after the gain")

@@ -36,6 +36,9 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"r 1 360\nr.dat :4\n", ErrFormat, `line 2: format ":4"`},
 		{"r 1 360\nr.dat 212 200(x)\n", ErrBaseline, `line 2: baseline in "200(x)"`},
 		{"r 1 360\nr.dat 212 200 11 1024 995 x 0 MLII\n", ErrChecksum, `line 2: checksum "x"`},
+		// the signals of a file apart
+		{"r 3 360\na.dat 16\nb.dat 16\na.dat 16\n", ErrSignalGroup, "line 4: signal 2 in a.dat, after signal 1 in b.dat, and signal 0 in a.dat before it"},
+		{"r 5 360\na.dat 16\na.dat 16\n# a comment\nb.dat 212\n\nb.dat 212\na.dat 16\n", ErrSignalGroup, "line 8: signal 4 in a.dat, after signal 3 in b.dat, and signal 0 in a.dat before it"},
 		{"r 1 360\nr.dat 212 200 11 1024 995 1.5\n", ErrChecksum, `line 2: checksum "1.5"`},
 		{"r 1 360\nr.dat 212x0 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x0"`},
 		{"r 1 360\nr.dat 212x 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x"`},
@@ -102,6 +105,9 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360\nr.dat 16:0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV"}}}}, // a skew of none
 		{"r 1 360\nr.dat 212+6 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", ByteOffset: 6}}}},
 		{"r 1\nr.dat 212\nmore.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(212, 200, 0, "")}}},
+		// the signals of a file consecutive, another file's after them,
+		// and a line past the signals the record line gives disregarded
+		{"r 3\nr.dat 16\nr.dat 16\ns.dat 16\nr.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(16, 200, 0, ""), sig(16, 200, 0, ""), {File: "s.dat", Format: 16, Gain: 200, Units: "mV"}}}},
 	} {
 		h, err := ParseHeader([]byte(tt.hea))
 		if err != nil {
@@ -525,10 +531,12 @@ func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("r 1 360\nr.dat 16+4+4 200\n"))
 	f.Add([]byte("# only a comment\n"))
 	f.Add([]byte("m/2 1 360 200\nm_1 100\nm_2 100\n"))
+	f.Add([]byte("r 3 360\na.dat 16\nb.dat 16\na.dat 16\n"))
+	f.Add([]byte("r 1 360 4\nr.dat 16 200 16 0 0 -1 0 ECG\n"))
 	f.Fuzz(func(t *testing.T, hea []byte) {
 		h, err := ParseHeader(hea)
 		if err != nil {
-			for _, kind := range []error{ErrRecordLine, ErrMultiSegment, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, bufio.ErrTooLong} {
+			for _, kind := range []error{ErrRecordLine, ErrMultiSegment, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, ErrChecksum, ErrSignalGroup, bufio.ErrTooLong} {
 				if errors.Is(err, kind) {
 					return
 				}
@@ -544,6 +552,11 @@ func FuzzParseHeader(f *testing.F) {
 		for i, s := range h.Signals {
 			if s.File == "" {
 				t.Fatalf("%q: signal %d without a file", hea, i)
+			}
+			for j := range i - 1 {
+				if s.File == h.Signals[j].File && s.File != h.Signals[i-1].File {
+					t.Fatalf("%q: signal %d in %s, after signal %d in %s and %d in %s", hea, i, s.File, i-1, h.Signals[i-1].File, j, s.File)
+				}
 			}
 			if s.Skew < 0 || s.ByteOffset < 0 || s.SamplesPerFrame < 0 {
 				t.Fatalf("%q: signal %d of skew %d, byte offset %d, %d samples a frame", hea, i, s.Skew, s.ByteOffset, s.SamplesPerFrame)
