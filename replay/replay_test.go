@@ -858,6 +858,44 @@ func TestLoadWFDBAnyFile(t *testing.T) {
 	}
 }
 
+// Load reads a WFDB header only as the record its file's name gives: one
+// whose record line names another record is refused, naming both, whether
+// given as the .hea, the .dat or the record's path. WFDB (from contents,
+// not files) takes the header's name as it is.
+func TestLoadWFDBRecordName(t *testing.T) {
+	dat := []byte{1, 0, 2, 0, 3, 0, 4, 0}
+	for _, tt := range []struct {
+		record, file string // the header's record name, and its file's
+		load         string // the path given Load, in the file's directory
+		names        string // what the error names; "" for none
+	}{
+		{"r", "r", "r.hea", ""},
+		{"r", "r", "r", ""},
+		{"s", "r", "r.hea", "r.hea: the header in r.hea is of record s, not r"},
+		{"s", "r", "r.dat", "r.hea: the header in r.hea is of record s, not r"},
+		{"r", "r_1", "r_1", "r_1.hea: the header in r_1.hea is of record r, not r_1"},
+	} {
+		dir := t.TempDir()
+		hea := fmt.Sprintf("%s 1 360\n%s.dat 16 100\n", tt.record, tt.file)
+		for name, b := range map[string][]byte{tt.file + ".hea": []byte(hea), tt.file + ".dat": dat} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(filepath.Join(dir, tt.load))
+		if tt.names == "" {
+			if err != nil {
+				t.Errorf("record %s in %s.hea: %v", tt.record, tt.file, err)
+			}
+		} else if !errors.Is(err, wfdb.ErrRecordName) || !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("record %s in %s.hea, loading %s: %v; want ErrRecordName naming %s", tt.record, tt.file, tt.load, err, tt.names)
+		}
+		if _, err := WFDB(tt.file+".hea", []byte(hea), dat, nil); err != nil {
+			t.Errorf("WFDB of record %s as %s.hea: %v", tt.record, tt.file, err)
+		}
+	}
+}
+
 // A record whose .dat has the length its header gives but a sample
 // changed is refused, naming the record, the signal whose samples do not
 // sum to its header's checksum and that sum; its other signal, untouched,

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -171,6 +172,22 @@ func ParseHeader(data []byte) (*Header, error) {
 	return h, nil
 }
 
+// CheckName checks that the header, read from the file of that name (a
+// path or a base name, its extension, .hea, dropped), is that record's: its
+// record line names the record the file's name does, as WFDB's library
+// checks a header it reads from a local file, not to read a header renamed
+// by mistake, or a record's as another's. A header that names another
+// record is an error wrapping ErrRecordName. WFDB's library compares only
+// as many characters of the file's name as the header's name has (record
+// 100 in 100s.hea passes there); CheckName compares the whole names.
+func (h *Header) CheckName(file string) error {
+	base := filepath.Base(file)
+	if name := strings.TrimSuffix(base, filepath.Ext(base)); h.Record != name {
+		return fmt.Errorf("the header in %s is of record %s, not %s: %w", base, h.Record, name, ErrRecordName)
+	}
+	return nil
+}
+
 // Decode212 decodes format 212 data: pairs of 12-bit two's-complement
 // samples packed in three bytes, for nsig interleaved signals. It returns
 // the samples of signal sig, one for each whole frame: with an odd number
@@ -265,6 +282,9 @@ var (
 	// ErrRecordLine reports a header without a record line, or a record
 	// line without the record's name and number of signals.
 	ErrRecordLine = errors.New("a header's first line that is not a comment is the record line: the record's name and number of signals, then optionally its sampling frequency and number of samples")
+	// ErrRecordName reports a header whose record line names a record
+	// other than its file's name does (Header.CheckName).
+	ErrRecordName = errors.New("a header's record line names the record its file's name does, without .hea")
 	// ErrMultiSegment reports the header of a multi-segment record: its
 	// record line's name followed by "/" and the number of segments, and
 	// segment lines, each a segment's record and its samples, in place of

@@ -125,6 +125,41 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
+// A header is its file's when its record line names the record the file's
+// name does, whatever the file's directory and extension; another record's,
+// or one whose name differs in case or is only the start of the file's,
+// is refused, naming both.
+func TestCheckName(t *testing.T) {
+	for _, tt := range []struct {
+		record, file string
+		names        string // what the error names; "" for none
+	}{
+		{"100", "100.hea", ""},
+		{"100", "/data/mitdb/100.hea", ""},
+		{"100", "mitdb/100", ""},
+		{"sel14046", "qtdb/sel14046.HEA", ""},
+		{"100s", "100.hea", "the header in 100.hea is of record 100s, not 100"},
+		{"100", "100s.hea", "the header in 100s.hea is of record 100, not 100s"}, // WFDB's library takes it
+		{"r", "/data/R.hea", "the header in R.hea is of record r, not R"},
+		{"r", "r.dat.hea", "is of record r, not r.dat"},
+	} {
+		h, err := ParseHeader([]byte(tt.record + " 1 360\nr.dat 16\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = h.CheckName(tt.file)
+		if tt.names == "" {
+			if err != nil {
+				t.Errorf("record %s in %s: %v", tt.record, tt.file, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrRecordName) || !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("record %s in %s: %v; want ErrRecordName naming %s", tt.record, tt.file, err, tt.names)
+		}
+	}
+}
+
 // Decode212 gives each signal one sample a whole frame, the samples
 // packed two to three bytes across frames: with an odd number of signals
 // every other frame's last sample shares its bytes with the next frame's
