@@ -498,14 +498,26 @@ func FuzzDecode(f *testing.F) {
 }
 
 // FuzzDecode212: every signal of the data has the samples a reader that
-// takes the bytes in order, as WFDB's library does, reads of it (read212).
+// takes the bytes in order, as WFDB's library does, reads of it (read212);
+// a signal that is not one of the data's is an error wrapping
+// ErrSignalNumber, from Decode16 too.
 func FuzzDecode212(f *testing.F) {
-	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 3)
-	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87}, 1)
+	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 3, 2)
+	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87}, 1, 0)
 	// 300, -2048, 1234, -1234, 7 and the next frame's first, -7
-	f.Add([]byte{0x2C, 0x81, 0x00, 0xD2, 0xB4, 0x2E, 0x07, 0xF0, 0xF9}, 5)
-	f.Fuzz(func(t *testing.T, dat []byte, nsig int) {
-		if nsig < 1 || nsig > 64 {
+	f.Add([]byte{0x2C, 0x81, 0x00, 0xD2, 0xB4, 0x2E, 0x07, 0xF0, 0xF9}, 5, 1)
+	f.Add([]byte{0x01, 0xF0, 0xFF}, 2, 2)
+	f.Add([]byte{0x01, 0xF0, 0xFF}, 0, 0)
+	f.Fuzz(func(t *testing.T, dat []byte, nsig, sig int) {
+		if nsig < 1 || sig < 0 || sig >= nsig {
+			for name, decode := range map[string]func([]byte, int, int) ([]int, error){"Decode212": Decode212, "Decode16": Decode16} {
+				if adu, err := decode(dat, nsig, sig); !errors.Is(err, ErrSignalNumber) {
+					t.Fatalf("%s of signal %d of %d: %v, %v; want ErrSignalNumber", name, sig, nsig, adu, err)
+				}
+			}
+			return
+		}
+		if nsig > 64 {
 			return
 		}
 		want := read212(dat, nsig)
@@ -555,9 +567,11 @@ func read212(dat []byte, nsig int) [][]int {
 }
 
 // FuzzParseHeader: a header that parses describes as many signals as it
-// announces, each of a file and a format, and no count of its signals'
-// (skew, byte offset, samples a frame) is below 0; a header refused is an
-// error of one of the header's fields, or of a line too long.
+// announces, each of a file and a format, the signals of a file on
+// consecutive lines, and no count of its signals' (skew, byte offset,
+// samples a frame) is below 0; it is the header of its record's file
+// (CheckName) and of no other's; a header refused is an error of one of the
+// header's fields, or of a line too long.
 func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"))
 	f.Add([]byte("r 1 360\nr.dat 212x2:1+0 200\n"))
@@ -583,6 +597,12 @@ func FuzzParseHeader(f *testing.F) {
 		}
 		if strings.Contains(h.Record, "/") {
 			t.Fatalf("%q: record %q, a multi-segment record's name, read", hea, h.Record)
+		}
+		if err := h.CheckName("records/" + h.Record + ".hea"); err != nil {
+			t.Fatalf("%q: not the header of its own record: %v", hea, err)
+		}
+		if err := h.CheckName(h.Record + "x.hea"); !errors.Is(err, ErrRecordName) {
+			t.Fatalf("%q: the header of record %sx: %v", hea, h.Record, err)
 		}
 		for i, s := range h.Signals {
 			if s.File == "" {
