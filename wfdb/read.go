@@ -172,6 +172,10 @@ func ParseHeader(data []byte) (*Header, error) {
 	return h, nil
 }
 
+// ErrRecordName reports a header whose record line names a record other
+// than its file's name does (Header.CheckName).
+var ErrRecordName = errors.New("a header's record line names the record its file's name does, without .hea")
+
 // CheckName checks that the header, read from the file of that name (a
 // path or a base name, its extension, .hea, dropped), is that record's: its
 // record line names the record the file's name does, as WFDB's library
@@ -273,18 +277,16 @@ var ErrChecksum = errors.New("a signal's samples sum, in 16 bits, to the checksu
 // ErrByteOffset reports a signal's byte offset (the format's "+" suffix)
 // that is not a number of bytes, or other than that of another signal of
 // the file (a file has one prolog). An offset past the end of the file is
-// not one: the file holds no frame, as WFDB's library reads it.
+// no error: the file holds no frame then, as WFDB's library reads it.
 var ErrByteOffset = errors.New("a byte offset is a number of bytes, 0 or more, the same for every signal of the file")
 
 // Errors of the fields of a header ParseHeader refuses (besides
-// ErrFormat, ErrSamplesPerFrame and ErrByteOffset, which Decode shares).
+// ErrFormat, ErrSamplesPerFrame, ErrByteOffset and ErrChecksum, which
+// Decode shares).
 var (
 	// ErrRecordLine reports a header without a record line, or a record
 	// line without the record's name and number of signals.
 	ErrRecordLine = errors.New("a header's first line that is not a comment is the record line: the record's name and number of signals, then optionally its sampling frequency and number of samples")
-	// ErrRecordName reports a header whose record line names a record
-	// other than its file's name does (Header.CheckName).
-	ErrRecordName = errors.New("a header's record line names the record its file's name does, without .hea")
 	// ErrMultiSegment reports the header of a multi-segment record: its
 	// record line's name followed by "/" and the number of segments, and
 	// segment lines, each a segment's record and its samples, in place of
@@ -320,9 +322,9 @@ var (
 // Decode decodes signal sig of the record from dat, the contents of that
 // signal's file: the signals the header places in the same file are
 // interleaved in it, in one format, 212 or 16, after the file's byte
-// offset (past the file's end, none). Samples past the header's count are dropped, and a file of
-// fewer frames than the count is refused (ErrShortData); without a count,
-// every whole frame is read. A skewed signal is read that many frames on
+// offset (none when the offset is past the file's end). Samples past the
+// header's count are dropped, and a file of fewer frames than the count is
+// refused (ErrShortData); without a count, every whole frame is read. A skewed signal is read that many frames on
 // (its sample n from frame n+Skew), and its last samples, past the file's
 // frames, are Invalid: every signal of a file has as many samples. A
 // sample equal to the signal's Invalid value is one WFDB marks as missing.
