@@ -568,7 +568,9 @@ func TestSetHRLeadsRefused(t *testing.T) {
 					if src.TwoLeads() != (n == 2) {
 						t.Errorf("%s: TwoLeads() = %v after SetHRLeads(%d)", tt.name, src.TwoLeads(), n)
 					}
-					src.SetHRLeads(before)
+					if err := src.SetHRLeads(before); err != nil {
+						t.Fatalf("%s: SetHRLeads(%d) back: %v", tt.name, before, err)
+					}
 					continue
 				}
 				if !errors.Is(err, ErrHRLeads) || !errors.Is(err, want) {
