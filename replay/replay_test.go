@@ -513,6 +513,35 @@ func TestDropSecondLead(t *testing.T) {
 	(&Recording{}).DropSecondLead() // no ECG: nothing to drop, no panic
 }
 
+// A second lead let go after SetHRLeads(2) took it, before the source
+// plays: the source offers one lead then (TwoLeads), gives the heart rate
+// no second (FillTwoLeads), and refuses SetHRLeads(2) from then on.
+func TestDropSecondLeadAfterSetHRLeads(t *testing.T) {
+	r := rampRecord(t)
+	src := NewSource(0, nil, r)
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
+	if !src.TwoLeads() {
+		t.Fatal("a source of a recording of two leads does not offer them after SetHRLeads(2)")
+	}
+	r.DropSecondLead()
+	if src.TwoLeads() {
+		t.Error("a source offers two leads of a recording whose second was let go after SetHRLeads(2)")
+	}
+	lead0, lead1 := make([]float64, 8), make([]float64, 8)
+	for i := range lead1 {
+		lead1[i] = 1
+	}
+	src.FillTwoLeads(lead0, lead1, 0, time.Second/360)
+	if slices.ContainsFunc(lead1, func(v float64) bool { return v != 0 }) {
+		t.Errorf("the second lead after it was let go: %v; want 0 throughout", lead1)
+	}
+	if err := src.SetHRLeads(2); !errors.Is(err, ErrSecondLeadDropped) {
+		t.Errorf("SetHRLeads(2) again: %v; want ErrSecondLeadDropped", err)
+	}
+}
+
 // SetHRLeads takes 1 from any source, and 2 from one whose ECG has two
 // leads; it refuses at once, leaving what the source offers as it was,
 // any other number, and 2 from a source whose ECG has one lead: a
