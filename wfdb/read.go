@@ -181,9 +181,11 @@ var ErrRecordName = errors.New("a header's record line names the record its file
 // record line names the record the file's name does, as WFDB's library
 // checks a header it reads from a local file, not to read a header renamed
 // by mistake, or a record's as another's. A header that names another
-// record is an error wrapping ErrRecordName. WFDB's library compares only
-// as many characters of the file's name as the header's name has (record
-// 100 in 100s.hea passes there); CheckName compares the whole names.
+// record is an error wrapping ErrRecordName. WFDB's library, given a
+// record's name without a directory, compares only as many characters of
+// it as the header's name has (record 100 in 100s.hea passes there), and
+// the whole name when given a directory too; CheckName compares the whole
+// names.
 func (h *Header) CheckName(file string) error {
 	base := filepath.Base(file)
 	if name := strings.TrimSuffix(base, filepath.Ext(base)); h.Record != name {
@@ -271,7 +273,10 @@ var ErrShortData = errors.New("a signal file holds at least the samples its head
 // library checks it: the signal file is corrupt, or not the header's.
 // WFDB's library reports the mismatch once the record is read and has
 // given its samples; Decode refuses the signal, not to play a corrupt
-// record as a sound one. A checksum that is not a whole number is one too.
+// record as a sound one. WFDB's library does not check the signals of a
+// file with a prolog (a byte offset): it seeks past the prolog, and a seek
+// turns its check off; Decode checks them, the prolog out of the sum. A
+// checksum that is not a whole number is one too.
 var ErrChecksum = errors.New("a signal's samples sum, in 16 bits, to the checksum its header line gives, a whole number")
 
 // ErrByteOffset reports a signal's byte offset (the format's "+" suffix)
@@ -323,16 +328,18 @@ var (
 // signal's file: the signals the header places in the same file are
 // interleaved in it, in one format, 212 or 16, after the file's byte
 // offset (none when the offset is past the file's end). Samples past the
-// header's count are dropped, and a file of fewer frames than the count is
-// refused (ErrShortData); without a count, every whole frame is read. A skewed signal is read that many frames on
-// (its sample n from frame n+Skew), and its last samples, past the file's
-// frames, are Invalid: every signal of a file has as many samples. A
-// sample equal to the signal's Invalid value is one WFDB marks as missing.
-// When the header gives a count and the signal's line a checksum, the
-// signal's first count samples in its file (before the skew is taken out)
-// are checked against it, as WFDB's library checks a record read whole: a
-// signal whose samples do not sum to it is refused (ErrChecksum). A signal
-// sig the header does not describe is an error wrapping ErrSignalNumber.
+// header's count are dropped, and a file of fewer frames than the count
+// is refused (ErrShortData); without a count, every whole frame is read.
+// A skewed signal is read that many frames on (its sample n from frame
+// n+Skew), and its last samples, past the file's frames, are Invalid:
+// every signal of a file has as many samples. A sample equal to the
+// signal's Invalid value is one WFDB marks as missing. When the header
+// gives a count and the signal's line a checksum, the signal's first
+// count samples in its file (before the skew is taken out) are checked
+// against it, as WFDB's library checks a record read whole (and in a file
+// with a prolog too, which it leaves unchecked): a signal whose samples do
+// not sum to it is refused (ErrChecksum). A signal sig the header does not
+// describe is an error wrapping ErrSignalNumber.
 func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if sig < 0 || sig >= len(h.Signals) {
 		return nil, fmt.Errorf("signal %d of %d: %w", sig, len(h.Signals), ErrSignalNumber)

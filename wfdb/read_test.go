@@ -289,6 +289,7 @@ func TestDecode(t *testing.T) {
 		{"r 1 360\nr.dat 16+9 200\n", dat16, 0, "[]"},
 		{"r 2 360\nr.dat 16+100 200\nr.dat 16+100 200\n", dat16, 1, "[]"},
 		{"r 1 360\nr.dat 212:1+7 200\n", dat212, 0, "[]"},
+		{"r 1 360\nr.dat 16+4 200\n", nil, 0, "[]"}, // an empty file
 		// a signal skewed by a frame: its samples a frame on, the last
 		// missing; the other signal of the file as it is
 		{"r 2 360\nr.dat 16 200\nr.dat 16:1 200\n", dat16, 1, "[-32768 -32768]"},
@@ -397,10 +398,11 @@ func TestDecodeShortData(t *testing.T) {
 // A signal whose line gives a checksum, of a record whose line gives the
 // number of samples, is read only when its first samples in its file sum
 // to the checksum in 16 bits, as WFDB's library checks a record read
-// whole: its prolog out of the sum, the samples its skew passes over in,
-// its samples past the count out. Without a count or a checksum nothing is
-// checked. A mismatch names the record, the signal, its file, the sum and
-// the checksum.
+// whole (and in a file with a prolog too, which WFDB's library leaves
+// unchecked): its prolog out of the sum, the samples its skew passes over
+// in, its samples past the count out. Without a count or a checksum
+// nothing is checked. A mismatch names the record, the signal, its file,
+// the sum and the checksum.
 func TestDecodeChecksum(t *testing.T) {
 	dat16 := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80} // 1, -1, 32767, -32768
 	dat212 := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}            // 1, -1, 2047, -2048
@@ -425,6 +427,9 @@ func TestDecodeChecksum(t *testing.T) {
 		{"r 1 360 3\nr.dat 16 200 16 0 0 -1\n", dat16, 0, "sum to 32767 in 16 bits, and the header's checksum is -1"},
 		// the prolog is not a sample; the samples a skew passes over are
 		{"r 1 360 2\nr.dat 16+2 200 16 0 0 32766\n", dat16, 0, "[-1 32767]"},
+		// a file with a prolog is checked too, where WFDB's library,
+		// having sought past the prolog, checks nothing
+		{"r 1 360 2\nr.dat 16+2 200 16 0 0 -1\n", dat16, 0, "record r, signal 0: the samples of r.dat sum to 32766 in 16 bits, and the header's checksum is -1"},
 		{"r 1 360 3\nr.dat 16:1 200 16 0 0 32767\n", dat16, 0, "[-1 32767 -32768]"},
 		{"r 1 360 3\nr.dat 16:1 200 16 0 0 -2\n", dat16, 0, "sum to 32767 in 16 bits, and the header's checksum is -2"},
 		// nothing to check against: no count, or no checksum
