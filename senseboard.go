@@ -191,9 +191,6 @@ func (d *Device) start(cfg Config, p *profile.Profile) (err error) {
 		if err := src.SetHRLeads(leads); err != nil {
 			return fmt.Errorf("senseboard: Config.ReplayHRLeads: %w", err)
 		}
-		if leads == 2 && !src.TwoLeads() {
-			return fmt.Errorf("senseboard: Config.ReplayHRLeads: %w: 2, but the ECG replayed (that of the first recording with one) has no second lead (a WFDB record whose second signal is in mV, in the first's .dat file); give 1", replay.ErrHRLeads)
-		}
 		imuSrc, ecgSrc, tempSrc = src, src, src
 	}
 

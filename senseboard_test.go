@@ -183,8 +183,8 @@ func TestNewRefusesReplayHRLeads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := senseboard.New(senseboard.Config{StateDir: dir, Clock: clock.NewVirtual(), Replay: []*replay.Recording{one}, ReplayHRLeads: 2}); !errors.Is(err, replay.ErrHRLeads) {
-		t.Errorf("ReplayHRLeads 2 on a recording of one lead: %v; want ErrHRLeads", err)
+	if _, err := senseboard.New(senseboard.Config{StateDir: dir, Clock: clock.NewVirtual(), Replay: []*replay.Recording{one}, ReplayHRLeads: 2}); !errors.Is(err, replay.ErrHRLeads) || !errors.Is(err, replay.ErrNoSecondLead) {
+		t.Errorf("ReplayHRLeads 2 on a recording of one lead: %v; want ErrHRLeads and ErrNoSecondLead", err)
 	}
 	dropped, err := replay.WFDB("r", []byte("r 2 360\nr.dat 16 100\nr.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
 	if err != nil {

@@ -16,6 +16,8 @@ const MaxFile = 1 << 30
 // Load reads a recording, choosing the format by the file's name and
 // contents. For a WFDB record give the .hea file (or the record path
 // without extension); its .dat and, when present, .atr are read beside it.
+// A header whose record line names another record than its file's name is
+// refused (wfdb.ErrRecordName), as WFDB's library refuses it.
 func Load(path string) (*Recording, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".dat" || ext == ".atr" || ext == "" {
@@ -32,6 +34,9 @@ func Load(path string) (*Recording, error) {
 		h, err := parseHeader(name, data)
 		if err != nil {
 			return nil, err
+		}
+		if err := h.CheckName(path); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		dir := filepath.Dir(path)
 		dat, err := readFile(filepath.Join(dir, filepath.Base(h.Signals[0].File)))

@@ -435,23 +435,34 @@ var ErrHRLeads = errors.New("leads for the heart rate")
 // a recording whose second lead was let go (Recording.DropSecondLead).
 var ErrSecondLeadDropped = errors.New("the second lead of the ECG played was let go (Recording.DropSecondLead)")
 
+// ErrNoSecondLead is the error of two leads for the heart rate from a
+// source whose ECG has one: a recording of one lead, or none, which the
+// fallback's ECG stands in for.
+var ErrNoSecondLead = errors.New("the ECG played has no second lead (a WFDB record's second signal, in mV, in the first's .dat file)")
+
 // SetHRLeads sets how many leads of a recording of two the source offers
 // the heart rate (/Meas/HR): 1, the default, the first lead alone, which
 // the ECG plays, as on the device; or 2, both, which the heart rate takes
 // to its two-lead detector: fewer false beats where one lead is noisy,
 // fewer beats found where the second lead is poor, and a beat up to 1.5 s
-// later (docs/replay-and-recording.md). A recording of one lead gives one
-// either way. Other numbers are an error wrapping ErrHRLeads, and so is 2
-// when the second lead of the recording the ECG plays was let go, wrapping
-// ErrSecondLeadDropped too; either leaves what the source offers as it
+// later (docs/replay-and-recording.md). Other numbers are an error
+// wrapping ErrHRLeads, and so is 2 when the ECG played has no second lead,
+// wrapping ErrNoSecondLead too (a recording of one lead, or no recording of
+// an ECG), or ErrSecondLeadDropped when the second lead of the recording
+// the ECG plays was let go; an error leaves what the source offers as it
 // was. It may be called while the source plays: a running heart rate
 // takes the change at its next batch, with a new detector.
 func (s *Source) SetHRLeads(n int) error {
 	if n != 1 && n != 2 {
 		return fmt.Errorf("%w: %d; give 1 (the lead the ECG plays) or 2 (both leads of a record of two)", ErrHRLeads, n)
 	}
-	if n == 2 && s.ch[ECG] != nil && s.ch[ECG].secondDropped {
-		return fmt.Errorf("%w: 2, but %w; give 1, or the recording with its second lead kept", ErrHRLeads, ErrSecondLeadDropped)
+	if ecg := s.ch[ECG]; n == 2 {
+		switch {
+		case ecg != nil && ecg.secondDropped:
+			return fmt.Errorf("%w: 2, but %w; give 1, or the recording with its second lead kept", ErrHRLeads, ErrSecondLeadDropped)
+		case ecg == nil || len(ecg.Axes) < 2:
+			return fmt.Errorf("%w: 2, but %w; give 1, or a record of two leads", ErrHRLeads, ErrNoSecondLead)
+		}
 	}
 	s.hrLeads.Store(int32(n))
 	return nil

@@ -96,6 +96,47 @@ func TestWFDBBeatCounts(t *testing.T) {
 	}
 }
 
+// Every WFDB record of the shared data loads, and each of its signals, not
+// only those Load plays, decodes with its checksum checked: every signal
+// line gives one, and every record line the number of samples.
+func TestSharedWFDBRecords(t *testing.T) {
+	n := 0
+	for _, dir := range []string{"mitdb", "devcorpus/svdb", "devcorpus/qtdb", "devcorpus/nstdb"} {
+		heas, err := filepath.Glob(filepath.Join(needData(t, dir), "*.hea"))
+		if err != nil || len(heas) == 0 {
+			t.Fatalf("%s: no headers (%v)", dir, err)
+		}
+		for _, hea := range heas {
+			n++
+			if _, err := Load(hea); err != nil {
+				t.Error(err)
+				continue
+			}
+			b, err := os.ReadFile(hea)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := wfdb.ParseHeader(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for sig, s := range h.Signals {
+				if !s.HasChecksum || h.Samples == 0 {
+					t.Errorf("%s signal %d: nothing to check its samples against (checksum given %v, %d samples)", hea, sig, s.HasChecksum, h.Samples)
+				}
+				dat, err := os.ReadFile(filepath.Join(filepath.Dir(hea), s.File))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := h.Decode(dat, sig); err != nil {
+					t.Errorf("%s: %v", hea, err)
+				}
+			}
+		}
+	}
+	t.Logf("%d records", n)
+}
+
 func TestOwnCSVAndPCSimulator(t *testing.T) {
 	own := "# senseboard recording\n# stream: /Meas/Acc/104\n# rate: 104\n# units: Timestamp=ms, x=m/s^2, y=m/s^2, z=m/s^2\nTimestamp,x,y,z\n" +
 		"1000,0.1,0.2,9.8\n1009.615,0.2,0.3,9.7\n1019.23,0.3,0.4,9.6\n"
@@ -244,7 +285,7 @@ func TestWFDBSignal(t *testing.T) {
 			t.Errorf("signal %d alone: %s mV, want %s", lead, got, want)
 		}
 	}
-	if _, err := wfdbRecord("r", h, dat, nil, 2); err == nil || !strings.Contains(err.Error(), "r: signal 2 of 2") {
+	if _, err := wfdbRecord("r", h, dat, nil, 2); !errors.Is(err, wfdb.ErrSignalNumber) || !strings.Contains(err.Error(), "r: signal 2 of 2") {
 		t.Errorf("signal 2 of 2: %v", err)
 	}
 	if _, err := WFDB("bad", []byte("r 2 360\nr.dat 16:x 100\n"), dat, nil); err == nil || !strings.HasPrefix(err.Error(), "bad: ") {
@@ -255,7 +296,8 @@ func TestWFDBSignal(t *testing.T) {
 // A record's second signal is the ECG's second lead when it is in
 // millivolts and in the first's file; the ECG's first axis is the first
 // signal whatever the second is. A source offers the second lead to the
-// heart rate only when told to (SetHRLeads 2).
+// heart rate only when told to (SetHRLeads 2), which a record of one
+// refuses.
 func TestWFDBSecondLead(t *testing.T) {
 	// frames (1, -1) and (32767, -32768): -32768 marks a missing sample
 	dat := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80}
@@ -293,8 +335,8 @@ func TestWFDBSecondLead(t *testing.T) {
 		if src.TwoLeads() {
 			t.Errorf("%q: the source offers two leads by default", tt.header)
 		}
-		if err := src.SetHRLeads(2); err != nil {
-			t.Fatal(err)
+		if err := src.SetHRLeads(2); (err != nil) != (tt.second == "") {
+			t.Errorf("%q: SetHRLeads(2): %v", tt.header, err)
 		}
 		if two := src.TwoLeads(); two != (tt.second != "") {
 			t.Errorf("%q: the source's TwoLeads() = %v after SetHRLeads(2)", tt.header, two)
@@ -305,8 +347,8 @@ func TestWFDBSecondLead(t *testing.T) {
 // A record of two leads plays its first lead as the ECG, as a record of
 // its first signal alone does, and gives the second with it
 // (FillTwoLeads), as a record of its second signal alone plays it; a
-// source without a second lead gives none, and offers none whatever
-// SetHRLeads says.
+// source without a second lead gives none, and refuses to offer one
+// (SetHRLeads).
 func TestSourceTwoLeads(t *testing.T) {
 	hea := needData(t, "mitdb/100s.hea")
 	both, err := Load(hea)
@@ -353,8 +395,8 @@ func TestSourceTwoLeads(t *testing.T) {
 	}
 	model := sensor.NewModel(world.New(1, nil, 0), 1)
 	for name, src := range map[string]*Source{"one lead": NewSource(0, nil, one[0]), "the model's ECG": NewSource(0, model)} {
-		if err := src.SetHRLeads(2); err != nil {
-			t.Fatal(err)
+		if err := src.SetHRLeads(2); !errors.Is(err, ErrNoSecondLead) {
+			t.Errorf("%s: SetHRLeads(2): %v; want ErrNoSecondLead", name, err)
 		}
 		if sensor.SecondLead(src) != nil {
 			t.Errorf("%s: a second lead", name)
@@ -420,8 +462,9 @@ func TestSourceSecondLeadFilteredWhenRead(t *testing.T) {
 // and lets the second go (the garbage collector takes it); a source of it
 // then refuses SetHRLeads(2), saying the second lead was let go, offers
 // one lead, and plays as before. A record of one lead, and one without an
-// ECG, are left as they were: a source of the record of one lead takes
-// SetHRLeads(2) after it, as before.
+// ECG, are left as they were: a source of the record of one lead refuses
+// SetHRLeads(2) after it as before, saying it has no second lead, not that
+// one was let go.
 func TestDropSecondLead(t *testing.T) {
 	r := rampRecord(t)
 	first := slices.Clone(r.Series[ECG].Axes[0])
@@ -464,10 +507,110 @@ func TestDropSecondLead(t *testing.T) {
 	if len(one.Series[ECG].Axes) != 1 || &one.Series[ECG].Axes[0][0] != &axes[0][0] {
 		t.Error("DropSecondLead changed a record of one lead")
 	}
-	if err := NewSource(0, nil, one).SetHRLeads(2); err != nil {
-		t.Errorf("SetHRLeads(2) of a record of one lead, after DropSecondLead: %v; want nil, as before it", err)
+	if err := NewSource(0, nil, one).SetHRLeads(2); !errors.Is(err, ErrNoSecondLead) || errors.Is(err, ErrSecondLeadDropped) {
+		t.Errorf("SetHRLeads(2) of a record of one lead, after DropSecondLead: %v; want ErrNoSecondLead, as before it", err)
 	}
 	(&Recording{}).DropSecondLead() // no ECG: nothing to drop, no panic
+}
+
+// A second lead let go after SetHRLeads(2) took it, before the source
+// plays: the source offers one lead then (TwoLeads), gives the heart rate
+// no second (FillTwoLeads), and refuses SetHRLeads(2) from then on.
+func TestDropSecondLeadAfterSetHRLeads(t *testing.T) {
+	r := rampRecord(t)
+	src := NewSource(0, nil, r)
+	if err := src.SetHRLeads(2); err != nil {
+		t.Fatal(err)
+	}
+	if !src.TwoLeads() {
+		t.Fatal("a source of a recording of two leads does not offer them after SetHRLeads(2)")
+	}
+	r.DropSecondLead()
+	if src.TwoLeads() {
+		t.Error("a source offers two leads of a recording whose second was let go after SetHRLeads(2)")
+	}
+	lead0, lead1 := make([]float64, 8), make([]float64, 8)
+	for i := range lead1 {
+		lead1[i] = 1
+	}
+	src.FillTwoLeads(lead0, lead1, 0, time.Second/360)
+	if slices.ContainsFunc(lead1, func(v float64) bool { return v != 0 }) {
+		t.Errorf("the second lead after it was let go: %v; want 0 throughout", lead1)
+	}
+	if err := src.SetHRLeads(2); !errors.Is(err, ErrSecondLeadDropped) {
+		t.Errorf("SetHRLeads(2) again: %v; want ErrSecondLeadDropped", err)
+	}
+}
+
+// SetHRLeads takes 1 from any source, and 2 from one whose ECG has two
+// leads; it refuses at once, leaving what the source offers as it was,
+// any other number, and 2 from a source whose ECG has one lead: a
+// recording of one, none with an ECG (the fallback's plays), or one whose
+// second lead was let go, each with its own error.
+func TestSetHRLeadsRefused(t *testing.T) {
+	model := sensor.NewModel(world.New(1, nil, 0), 1)
+	imu, err := Parse("imu.csv", []byte("# senseboard recording\n# stream: /Meas/Acc/104\n# rate: 104\nTimestamp,x,y,z\n0,1,2,3\n10,1,2,3\n20,1,2,3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := WFDB("one", []byte("one 1 360\none.dat 16 100\n"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := rampRecord(t)
+	dropped.DropSecondLead()
+	sources := []struct {
+		name string
+		src  func() *Source
+		two  error // SetHRLeads(2)'s error, besides ErrHRLeads; nil for none
+	}{
+		{"a recording of two leads", func() *Source { return NewSource(0, model, rampRecord(t)) }, nil},
+		{"a recording of two leads before one of one", func() *Source { return NewSource(0, model, rampRecord(t), one) }, nil},
+		{"a recording of one lead", func() *Source { return NewSource(0, model, one) }, ErrNoSecondLead},
+		{"a recording of one lead before one of two", func() *Source { return NewSource(0, model, one, rampRecord(t)) }, ErrNoSecondLead},
+		{"a recording without an ECG", func() *Source { return NewSource(0, model, imu) }, ErrNoSecondLead},
+		{"no recording", func() *Source { return NewSource(0, model) }, ErrNoSecondLead},
+		{"a recording whose second lead was let go", func() *Source { return NewSource(0, model, dropped) }, ErrSecondLeadDropped},
+	}
+	for _, tt := range sources {
+		for _, before := range []int{1, 2} {
+			src := tt.src()
+			if before == 2 && tt.two != nil {
+				continue // the source cannot offer two to begin with
+			}
+			if err := src.SetHRLeads(before); err != nil {
+				t.Fatalf("%s: SetHRLeads(%d): %v", tt.name, before, err)
+			}
+			for _, n := range []int{-1, 0, 1, 2, 3} {
+				var want error // besides ErrHRLeads
+				switch {
+				case n == 2:
+					want = tt.two
+				case n != 1:
+					want = ErrHRLeads
+				}
+				err := src.SetHRLeads(n)
+				if want == nil {
+					if err != nil {
+						t.Errorf("%s: SetHRLeads(%d): %v", tt.name, n, err)
+					}
+					if src.TwoLeads() != (n == 2) {
+						t.Errorf("%s: TwoLeads() = %v after SetHRLeads(%d)", tt.name, src.TwoLeads(), n)
+					}
+					if err := src.SetHRLeads(before); err != nil {
+						t.Fatalf("%s: SetHRLeads(%d) back: %v", tt.name, before, err)
+					}
+					continue
+				}
+				if !errors.Is(err, ErrHRLeads) || !errors.Is(err, want) {
+					t.Errorf("%s: SetHRLeads(%d): %v; want ErrHRLeads and %v", tt.name, n, err, want)
+				}
+				if src.TwoLeads() != (before == 2) {
+					t.Errorf("%s: TwoLeads() = %v after SetHRLeads(%d) was refused; want %v, as before", tt.name, src.TwoLeads(), n, before == 2)
+				}
+			}
+		}
+	}
 }
 
 // SetHRLeads may change what a source offers while a heart rate reads it
@@ -670,8 +813,8 @@ func FuzzParse(f *testing.F) {
 }
 
 func FuzzWFDB(f *testing.F) {
-	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{0x01, 0x04, 0x00, 0x00})
-	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, []byte{0x01, 0x04, 0x00, 0x00})
+	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 -1514 0 MLII\n100s.dat 212 200 11 1024 1011 30 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []byte{0x01, 0x04, 0x00, 0x00})
+	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 32370 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -187 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Add([]byte("r 2 360 3\nr.dat 16:3+2 200\nr.dat 16:1+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, []byte{0x01, 0x04, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, hea, dat, atr []byte) {
 		r, err := WFDB("fuzz", hea, dat, atr)
@@ -742,6 +885,91 @@ func TestLoadWFDBAnyFile(t *testing.T) {
 		if r.Name != want.Name || r.Length != want.Length || !slices.Equal(r.Beats, want.Beats) ||
 			!slices.Equal(got.T, want.Series[ECG].T) || fmt.Sprint(got.Axes) != fmt.Sprint(want.Series[ECG].Axes) {
 			t.Errorf("%s: Load gives %+v, WFDB %+v", path, r, want)
+		}
+	}
+}
+
+// Load reads a WFDB header only as the record its file's name gives: one
+// whose record line names another record is refused, naming both, whether
+// given as the .hea, the .dat or the record's path. WFDB (from contents,
+// not files) takes the header's name as it is.
+func TestLoadWFDBRecordName(t *testing.T) {
+	dat := []byte{1, 0, 2, 0, 3, 0, 4, 0}
+	for _, tt := range []struct {
+		record, file string // the header's record name, and its file's
+		load         string // the path given Load, in the file's directory
+		names        string // what the error names; "" for none
+	}{
+		{"r", "r", "r.hea", ""},
+		{"r", "r", "r", ""},
+		{"s", "r", "r.hea", "r.hea: the header in r.hea is of record s, not r"},
+		{"s", "r", "r.dat", "r.hea: the header in r.hea is of record s, not r"},
+		{"r", "r_1", "r_1", "r_1.hea: the header in r_1.hea is of record r, not r_1"},
+	} {
+		dir := t.TempDir()
+		hea := fmt.Sprintf("%s 1 360\n%s.dat 16 100\n", tt.record, tt.file)
+		for name, b := range map[string][]byte{tt.file + ".hea": []byte(hea), tt.file + ".dat": dat} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(filepath.Join(dir, tt.load))
+		if tt.names == "" {
+			if err != nil {
+				t.Errorf("record %s in %s.hea: %v", tt.record, tt.file, err)
+			}
+		} else if !errors.Is(err, wfdb.ErrRecordName) || !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("record %s in %s.hea, loading %s: %v; want ErrRecordName naming %s", tt.record, tt.file, tt.load, err, tt.names)
+		}
+		if _, err := WFDB(tt.file+".hea", []byte(hea), dat, nil); err != nil {
+			t.Errorf("WFDB of record %s as %s.hea: %v", tt.record, tt.file, err)
+		}
+	}
+}
+
+// A record whose .dat has the length its header gives but a sample
+// changed is refused, naming the record, the signal whose samples do not
+// sum to its header's checksum and that sum; its other signal, untouched,
+// loads alone.
+func TestLoadWFDBCorrupt(t *testing.T) {
+	src := needData(t, "mitdb/100s.hea")
+	for _, tt := range []struct {
+		name    string
+		at      int  // the byte changed
+		xor     byte // how
+		corrupt int  // the signal it belongs to (format 212: frame 0's first sample in bytes 0 and 1, the second in 1 and 2)
+		names   string
+	}{
+		{"signal 0's first sample one unit down", 0, 0x01, 0, "record 100s, signal 0: the samples of 100s.dat sum to 21536 in 16 bits, and the header's checksum is 21537"},
+		{"signal 0's first sample's high bits", 1, 0x04, 0, "record 100s, signal 0: the samples of 100s.dat sum to"},
+		{"signal 1's first sample's high bits", 1, 0x40, 1, "record 100s, signal 1: the samples of 100s.dat sum to"},
+		{"signal 1's last sample", 21600*3 - 1, 0x80, 1, "record 100s, signal 1: the samples of 100s.dat sum to"},
+	} {
+		dir := t.TempDir()
+		for _, ext := range []string{".hea", ".dat", ".atr"} {
+			b, err := os.ReadFile(strings.TrimSuffix(src, ".hea") + ext)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ext == ".dat" {
+				if len(b) != 21600*3 {
+					t.Fatalf("100s.dat of %d bytes, want %d", len(b), 21600*3)
+				}
+				b[tt.at] ^= tt.xor
+			}
+			if err := os.WriteFile(filepath.Join(dir, "100s"+ext), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hea := filepath.Join(dir, "100s.hea")
+		if _, err := Load(hea); !errors.Is(err, wfdb.ErrChecksum) || !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("%s: %v; want ErrChecksum naming %s", tt.name, err, tt.names)
+		}
+		if _, err := loadLead(hea, 1-tt.corrupt); err != nil {
+			t.Errorf("%s: the other signal: %v", tt.name, err)
+		}
+		if _, err := loadLead(hea, tt.corrupt); !errors.Is(err, wfdb.ErrChecksum) {
+			t.Errorf("%s: the signal alone: %v; want ErrChecksum", tt.name, err)
 		}
 	}
 }

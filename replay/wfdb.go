@@ -13,7 +13,9 @@ import (
 // annotations (nil for none). The first signal is the ECG; the second, when
 // the record has one in millivolts in the same file, is the ECG's second
 // lead (the ECG series' second axis), which a Source may offer the heart
-// rate (Source.SetHRLeads).
+// rate (Source.SetHRLeads). The header's record name is taken as it is:
+// Load, which reads the header from its file, checks it against the
+// file's name.
 func WFDB(name string, header, dat, atr []byte) (*Recording, error) {
 	h, err := parseHeader(name, header)
 	if err != nil {
@@ -42,7 +44,7 @@ func wfdbRecord(name string, h *wfdb.Header, dat, atr []byte, lead int) (*Record
 			leads = append(leads, 1)
 		}
 	case lead >= len(h.Signals):
-		return nil, fmt.Errorf("%s: signal %d of %d", name, lead, len(h.Signals))
+		return nil, fmt.Errorf("%s: signal %d of %d: %w", name, lead, len(h.Signals), wfdb.ErrSignalNumber)
 	}
 	return wfdbLeads(name, h, dat, atr, leads)
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -40,7 +41,12 @@ type Signal struct {
 	// ByteOffset is the length of the file's prolog, the bytes before its
 	// first frame (the format's "+" suffix: 16+512), the same for every
 	// signal of the file.
-	ByteOffset  int
+	ByteOffset int
+	// Checksum is the 16-bit sum of the signal's samples in its file (the
+	// line's seventh field), when HasChecksum: Decode checks it when the
+	// record line gives the number of samples.
+	Checksum    int
+	HasChecksum bool
 	Description string
 }
 
@@ -51,7 +57,8 @@ type Signal struct {
 // wrapping the error of that field: ErrRecordLine, ErrMultiSegment (the
 // header of a multi-segment record), ErrSignalCount, ErrRate,
 // ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew,
-// ErrByteOffset or ErrBaseline.
+// ErrByteOffset, ErrBaseline, ErrChecksum or ErrSignalGroup (the signal
+// lines of a file apart).
 func ParseHeader(data []byte) (*Header, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	h := &Header{}
@@ -135,8 +142,21 @@ func ParseHeader(data []byte) (*Header, error) {
 				s.Gain = 200
 			}
 		}
+		if len(f) > 6 { // ADC resolution, ADC zero, initial value, checksum
+			if s.Checksum, err = strconv.Atoi(f[6]); err != nil {
+				return nil, fmt.Errorf("header line %d: checksum %q: %w", line, f[6], ErrChecksum)
+			}
+			s.HasChecksum = true
+		}
 		if len(f) > 8 {
 			s.Description = strings.Join(f[8:], " ")
+		}
+		if n := len(h.Signals); n > 0 && h.Signals[n-1].File != s.File {
+			for i, prev := range h.Signals {
+				if prev.File == s.File {
+					return nil, fmt.Errorf("header line %d: signal %d in %s, after signal %d in %s, and signal %d in %s before it: %w", line, n, s.File, n-1, h.Signals[n-1].File, i, s.File, ErrSignalGroup)
+				}
+			}
 		}
 		h.Signals = append(h.Signals, s)
 	}
@@ -152,6 +172,28 @@ func ParseHeader(data []byte) (*Header, error) {
 	return h, nil
 }
 
+// ErrRecordName reports a header whose record line names a record other
+// than its file's name does (Header.CheckName).
+var ErrRecordName = errors.New("a header's record line names the record its file's name does, without .hea")
+
+// CheckName checks that the header, read from the file of that name (a
+// path or a base name, its extension, .hea, dropped), is that record's: its
+// record line names the record the file's name does, as WFDB's library
+// checks a header it reads from a local file, not to read a header renamed
+// by mistake, or a record's as another's. A header that names another
+// record is an error wrapping ErrRecordName. WFDB's library, given a
+// record's name without a directory, compares only as many characters of
+// it as the header's name has (record 100 in 100s.hea passes there), and
+// the whole name when given a directory too; CheckName compares the whole
+// names.
+func (h *Header) CheckName(file string) error {
+	base := filepath.Base(file)
+	if name := strings.TrimSuffix(base, filepath.Ext(base)); h.Record != name {
+		return fmt.Errorf("the header in %s is of record %s, not %s: %w", base, h.Record, name, ErrRecordName)
+	}
+	return nil
+}
+
 // Decode212 decodes format 212 data: pairs of 12-bit two's-complement
 // samples packed in three bytes, for nsig interleaved signals. It returns
 // the samples of signal sig, one for each whole frame: with an odd number
@@ -159,9 +201,11 @@ func ParseHeader(data []byte) (*Header, error) {
 // the next frame's first, and a last frame the data holds only part of is
 // dropped, as WFDB's library ends a record there, so that every signal has
 // as many samples. A pair's first sample needs only its first two bytes.
+// A signal sig that is not one of nsig (0 to nsig-1, nsig 1 or more) is an
+// error wrapping ErrSignalNumber.
 func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 	if nsig < 1 || sig < 0 || sig >= nsig {
-		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
+		return nil, fmt.Errorf("signal %d of %d: %w", sig, nsig, ErrSignalNumber)
 	}
 	n := len(dat)/3*2 + len(dat)%3/2 // samples
 	out := make([]int, n/nsig)
@@ -184,10 +228,11 @@ func Decode212(dat []byte, nsig, sig int) ([]int, error) {
 
 // Decode16 decodes format 16 data: 16-bit little-endian two's-complement
 // samples, for nsig interleaved signals. It returns the samples of signal
-// sig; a last incomplete frame is dropped.
+// sig; a last incomplete frame is dropped. A signal sig that is not one of
+// nsig is an error wrapping ErrSignalNumber, as for Decode212.
 func Decode16(dat []byte, nsig, sig int) ([]int, error) {
 	if nsig < 1 || sig < 0 || sig >= nsig {
-		return nil, fmt.Errorf("signal %d of %d", sig, nsig)
+		return nil, fmt.Errorf("signal %d of %d: %w", sig, nsig, ErrSignalNumber)
 	}
 	frame := 2 * nsig
 	out := make([]int, 0, len(dat)/frame)
@@ -196,6 +241,11 @@ func Decode16(dat []byte, nsig, sig int) ([]int, error) {
 	}
 	return out, nil
 }
+
+// ErrSignalNumber reports a signal asked for that the record or data does
+// not have: signals are numbered from 0, in the order of the header's
+// signal lines, and a record has 1 or more.
+var ErrSignalNumber = errors.New("signals are numbered from 0 to one below the number of signals, which is 1 or more")
 
 // ErrFormat reports a signal format that is not read: formats 212 and 16
 // are, one format to a signal file. A header's format that is not a
@@ -217,14 +267,27 @@ var ErrSamplesPerFrame = errors.New("a signal has 1 or more samples a frame, and
 // Decode refuses both, not to play less of a record than it says.
 var ErrShortData = errors.New("a signal file holds at least the samples its header's record line gives")
 
+// ErrChecksum reports a signal whose samples do not sum to the checksum
+// its header line gives (in 16 bits, as WFDB's library compares them),
+// checked when the record line gives the number of samples, as WFDB's
+// library checks it: the signal file is corrupt, or not the header's.
+// WFDB's library reports the mismatch once the record is read and has
+// given its samples; Decode refuses the signal, not to play a corrupt
+// record as a sound one. WFDB's library does not check the signals of a
+// file with a prolog (a byte offset): it seeks past the prolog, and a seek
+// turns its check off; Decode checks them, the prolog out of the sum. A
+// checksum that is not a whole number is one too.
+var ErrChecksum = errors.New("a signal's samples sum, in 16 bits, to the checksum its header line gives, a whole number")
+
 // ErrByteOffset reports a signal's byte offset (the format's "+" suffix)
-// that is not a number of bytes, or that cannot be read: past the end of
-// its file, or other than that of another signal of the file (a file has
-// one prolog).
-var ErrByteOffset = errors.New("a byte offset is a number of bytes, 0 or more, within its file and the same for every signal of the file")
+// that is not a number of bytes, or other than that of another signal of
+// the file (a file has one prolog). An offset past the end of the file is
+// no error: the file holds no frame then, as WFDB's library reads it.
+var ErrByteOffset = errors.New("a byte offset is a number of bytes, 0 or more, the same for every signal of the file")
 
 // Errors of the fields of a header ParseHeader refuses (besides
-// ErrFormat, ErrSamplesPerFrame and ErrByteOffset, which Decode shares).
+// ErrFormat, ErrSamplesPerFrame, ErrByteOffset and ErrChecksum, which
+// Decode shares).
 var (
 	// ErrRecordLine reports a header without a record line, or a record
 	// line without the record's name and number of signals.
@@ -249,6 +312,13 @@ var (
 	// ErrSkew reports a signal's skew (the format's ":" suffix) that is
 	// not a number of frames.
 	ErrSkew = errors.New("a skew is a number of frames, 0 or more")
+	// ErrSignalGroup reports the signal lines of a file apart, another
+	// file's between them. WFDB's header format has them consecutive, and
+	// WFDB's library, which does not check it, reads each run of them as
+	// a file of its own, its signals alone interleaved in it: it reads
+	// such a file wrongly, the runs one over the other, and ParseHeader
+	// refuses it.
+	ErrSignalGroup = errors.New("the signals of a file are on consecutive signal lines")
 	// ErrBaseline reports a baseline (in parentheses after the gain) that
 	// is not a whole number.
 	ErrBaseline = errors.New("a baseline is a whole number of ADC units, in parentheses after the gain")
@@ -257,15 +327,22 @@ var (
 // Decode decodes signal sig of the record from dat, the contents of that
 // signal's file: the signals the header places in the same file are
 // interleaved in it, in one format, 212 or 16, after the file's byte
-// offset. Samples past the header's count are dropped, and a file of
-// fewer frames than the count is refused (ErrShortData); without a count,
-// every whole frame is read. A skewed signal is read that many frames on
-// (its sample n from frame n+Skew), and its last samples, past the file's
-// frames, are Invalid: every signal of a file has as many samples. A
-// sample equal to the signal's Invalid value is one WFDB marks as missing.
+// offset (none when the offset is past the file's end). Samples past the
+// header's count are dropped, and a file of fewer frames than the count
+// is refused (ErrShortData); without a count, every whole frame is read.
+// A skewed signal is read that many frames on (its sample n from frame
+// n+Skew), and its last samples, past the file's frames, are Invalid:
+// every signal of a file has as many samples. A sample equal to the
+// signal's Invalid value is one WFDB marks as missing. When the header
+// gives a count and the signal's line a checksum, the signal's first
+// count samples in its file (before the skew is taken out) are checked
+// against it, as WFDB's library checks a record read whole (and in a file
+// with a prolog too, which it leaves unchecked): a signal whose samples do
+// not sum to it is refused (ErrChecksum). A signal sig the header does not
+// describe is an error wrapping ErrSignalNumber.
 func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if sig < 0 || sig >= len(h.Signals) {
-		return nil, fmt.Errorf("signal %d of %d", sig, len(h.Signals))
+		return nil, fmt.Errorf("signal %d of %d: %w", sig, len(h.Signals), ErrSignalNumber)
 	}
 	want := h.Signals[sig]
 	nsig, pos := 0, 0
@@ -291,10 +368,9 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	if want.Format == 16 {
 		decode = Decode16
 	}
-	if want.ByteOffset > len(dat) {
-		return nil, fmt.Errorf("signal %d at byte offset %d, past the end of its file of %d bytes: %w", sig, want.ByteOffset, len(dat), ErrByteOffset)
-	}
-	adu, err := decode(dat[want.ByteOffset:], nsig, pos)
+	// a prolog to the file's end or past it leaves no frame, as WFDB's
+	// library reads it: a record of no samples
+	adu, err := decode(dat[min(want.ByteOffset, len(dat)):], nsig, pos)
 	if err != nil {
 		return nil, err
 	}
@@ -308,6 +384,15 @@ func (h *Header) Decode(dat []byte, sig int) ([]int, error) {
 	n := len(adu)
 	if h.Samples > 0 && n > h.Samples {
 		n = h.Samples
+	}
+	if h.Samples > 0 && want.HasChecksum {
+		sum := 0
+		for _, v := range adu[:n] {
+			sum += v
+		}
+		if uint16(sum) != uint16(want.Checksum) {
+			return nil, fmt.Errorf("record %s, signal %d: the samples of %s sum to %d in 16 bits, and the header's checksum is %d: %w", h.Record, sig, want.File, int16(sum), want.Checksum, ErrChecksum)
+		}
 	}
 	if skew := want.Skew; skew > 0 {
 		k := 0 // samples read from the file

@@ -35,6 +35,11 @@ func TestParseHeaderErrors(t *testing.T) {
 		{"r 1 360\nr.dat x\n", ErrFormat, `line 2: format "x"`},
 		{"r 1 360\nr.dat :4\n", ErrFormat, `line 2: format ":4"`},
 		{"r 1 360\nr.dat 212 200(x)\n", ErrBaseline, `line 2: baseline in "200(x)"`},
+		{"r 1 360\nr.dat 212 200 11 1024 995 x 0 MLII\n", ErrChecksum, `line 2: checksum "x"`},
+		// the signals of a file apart
+		{"r 3 360\na.dat 16\nb.dat 16\na.dat 16\n", ErrSignalGroup, "line 4: signal 2 in a.dat, after signal 1 in b.dat, and signal 0 in a.dat before it"},
+		{"r 5 360\na.dat 16\na.dat 16\n# a comment\nb.dat 212\n\nb.dat 212\na.dat 16\n", ErrSignalGroup, "line 8: signal 4 in a.dat, after signal 3 in b.dat, and signal 0 in a.dat before it"},
+		{"r 1 360\nr.dat 212 200 11 1024 995 1.5\n", ErrChecksum, `line 2: checksum "1.5"`},
 		{"r 1 360\nr.dat 212x0 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x0"`},
 		{"r 1 360\nr.dat 212x 200\n", ErrSamplesPerFrame, `line 2: samples per frame in format "212x"`},
 		{"r 1 360\nr.dat 212:x 200\n", ErrSkew, `line 2: skew in format "212:x"`},
@@ -76,6 +81,10 @@ func TestParseHeader(t *testing.T) {
 	sig := func(format int, gain float64, baseline int, desc string) Signal {
 		return Signal{File: "r.dat", Format: format, Gain: gain, Baseline: baseline, Units: "mV", Description: desc}
 	}
+	checked := func(s Signal, checksum int) Signal {
+		s.Checksum, s.HasChecksum = checksum, true
+		return s
+	}
 	for _, tt := range []struct {
 		hea  string
 		want Header
@@ -85,8 +94,10 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360 7\nr.dat 212 0 12\n", Header{Record: "r", Rate: 360, Samples: 7, Signals: []Signal{sig(212, 200, 0, "")}}},
 		{"r 1 360\nr.dat 212 x/mV 12 1024\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 200, 1024, "")}}},
 		{"r 1 360\nr.dat 212 (5) 12 1024\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 200, 5, "")}}},
-		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, -3, "")}}},
-		{"r 1 360\nr.dat 212 400 12 1024 0 0 0 V5 lead\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, 1024, "V5 lead")}}},
+		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{sig(212, 400, -3, "")}}},
+		{"r 1 360\nr.dat 212 400(-3)/mV 12 1024 0 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{checked(sig(212, 400, -3, ""), 0)}}},
+		{"r 1 360\nr.dat 212 400 12 1024 0 -22131 0 V5 lead\n", Header{Record: "r", Rate: 360, Signals: []Signal{checked(sig(212, 400, 1024, "V5 lead"), -22131)}}},
+		{"r 1 360\nr.dat 212 400 12 1024 0 65535\n", Header{Record: "r", Rate: 360, Signals: []Signal{checked(sig(212, 400, 1024, ""), 65535)}}},
 		{"r 1 360\nr.dat 212 100/mmHg 12 0\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mmHg"}}}},
 		{"r 1 360\nr.dat 212x4:1+0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", SamplesPerFrame: 4, Skew: 1}}}},
 		{"r 1 360\nr.dat 16x1:30+512 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV", SamplesPerFrame: 1, Skew: 30, ByteOffset: 512}}}},
@@ -94,6 +105,9 @@ func TestParseHeader(t *testing.T) {
 		{"r 1 360\nr.dat 16:0 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 16, Gain: 100, Units: "mV"}}}}, // a skew of none
 		{"r 1 360\nr.dat 212+6 100\n", Header{Record: "r", Rate: 360, Signals: []Signal{{File: "r.dat", Format: 212, Gain: 100, Units: "mV", ByteOffset: 6}}}},
 		{"r 1\nr.dat 212\nmore.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(212, 200, 0, "")}}},
+		// the signals of a file consecutive, another file's after them,
+		// and a line past the signals the record line gives disregarded
+		{"r 3\nr.dat 16\nr.dat 16\ns.dat 16\nr.dat 16\n", Header{Record: "r", Rate: 250, Signals: []Signal{sig(16, 200, 0, ""), sig(16, 200, 0, ""), {File: "s.dat", Format: 16, Gain: 200, Units: "mV"}}}},
 	} {
 		h, err := ParseHeader([]byte(tt.hea))
 		if err != nil {
@@ -108,6 +122,41 @@ func TestParseHeader(t *testing.T) {
 	hea := "r 64\n" + strings.Repeat("r.dat 212\n", 64)
 	if h, err := ParseHeader([]byte(hea)); err != nil || len(h.Signals) != 64 {
 		t.Errorf("64 signals: %v", err)
+	}
+}
+
+// A header is its file's when its record line names the record the file's
+// name does, whatever the file's directory and extension; another record's,
+// or one whose name differs in case or is only the start of the file's,
+// is refused, naming both.
+func TestCheckName(t *testing.T) {
+	for _, tt := range []struct {
+		record, file string
+		names        string // what the error names; "" for none
+	}{
+		{"100", "100.hea", ""},
+		{"100", "/data/mitdb/100.hea", ""},
+		{"100", "mitdb/100", ""},
+		{"sel14046", "qtdb/sel14046.HEA", ""},
+		{"100s", "100.hea", "the header in 100.hea is of record 100s, not 100"},
+		{"100", "100s.hea", "the header in 100s.hea is of record 100, not 100s"}, // WFDB's library takes it
+		{"r", "/data/R.hea", "the header in R.hea is of record r, not R"},
+		{"r", "r.dat.hea", "is of record r, not r.dat"},
+	} {
+		h, err := ParseHeader([]byte(tt.record + " 1 360\nr.dat 16\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = h.CheckName(tt.file)
+		if tt.names == "" {
+			if err != nil {
+				t.Errorf("record %s in %s: %v", tt.record, tt.file, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrRecordName) || !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("record %s in %s: %v; want ErrRecordName naming %s", tt.record, tt.file, err, tt.names)
+		}
 	}
 }
 
@@ -155,11 +204,6 @@ func TestDecode212(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][2]int{{0, 0}, {2, 2}, {2, -1}} {
-		if _, err := Decode212(packed, bad[0], bad[1]); err == nil {
-			t.Errorf("signal %d of %d: no error", bad[1], bad[0])
-		}
-	}
 }
 
 func TestDecode16(t *testing.T) {
@@ -174,8 +218,41 @@ func TestDecode16(t *testing.T) {
 	if fmt.Sprint(s0, s1) != "[1 32767] [-1 -32768]" {
 		t.Errorf("two signals: %v %v", s0, s1)
 	}
-	if _, err := Decode16(dat, 2, 2); err == nil {
-		t.Error("signal 2 of 2 decoded")
+}
+
+// A signal that the data or the header does not have is an error wrapping
+// ErrSignalNumber, naming the signal and the number of signals, from
+// Decode212, Decode16 and Header.Decode alike.
+func TestSignalNumberErrors(t *testing.T) {
+	dat := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F}
+	h, err := ParseHeader([]byte("r 2 360\nr.dat 16 200\nr.dat 16 200\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoders := map[string]func(nsig, sig int) ([]int, error){
+		"Decode212": func(nsig, sig int) ([]int, error) { return Decode212(dat, nsig, sig) },
+		"Decode16":  func(nsig, sig int) ([]int, error) { return Decode16(dat, nsig, sig) },
+		"Header.Decode": func(nsig, sig int) ([]int, error) {
+			hh := *h
+			hh.Signals = h.Signals[:min(nsig, len(h.Signals))]
+			return hh.Decode(dat, sig)
+		},
+	}
+	for _, tt := range []struct {
+		nsig, sig int
+		names     string
+	}{
+		{2, 2, "signal 2 of 2"},
+		{2, -1, "signal -1 of 2"},
+		{1, 1, "signal 1 of 1"},
+		{0, 0, "signal 0 of 0"},
+	} {
+		for name, decode := range decoders {
+			got, err := decode(tt.nsig, tt.sig)
+			if !errors.Is(err, ErrSignalNumber) || !strings.Contains(err.Error(), tt.names) {
+				t.Errorf("%s of signal %d of %d: %v, %v; want ErrSignalNumber naming %s", name, tt.sig, tt.nsig, got, err, tt.names)
+			}
+		}
 	}
 }
 
@@ -207,6 +284,12 @@ func TestDecode(t *testing.T) {
 		{"r 1 360\nr.dat 16+4 200\n", append([]byte{9, 9, 9, 9}, dat16...), 0, "[1 -1 32767 -32768]"},
 		{"r 1 360\nr.dat 212+3 200\n", append([]byte{9, 9, 9}, dat212...), 0, "[1 -1 2047 -2048]"},
 		{"r 1 360\nr.dat 16+8 200\n", dat16, 0, "[]"},
+		// a prolog past the file's end: no frame, as WFDB's library
+		// reads it
+		{"r 1 360\nr.dat 16+9 200\n", dat16, 0, "[]"},
+		{"r 2 360\nr.dat 16+100 200\nr.dat 16+100 200\n", dat16, 1, "[]"},
+		{"r 1 360\nr.dat 212:1+7 200\n", dat212, 0, "[]"},
+		{"r 1 360\nr.dat 16+4 200\n", nil, 0, "[]"}, // an empty file
 		// a signal skewed by a frame: its samples a frame on, the last
 		// missing; the other signal of the file as it is
 		{"r 2 360\nr.dat 16 200\nr.dat 16:1 200\n", dat16, 1, "[-32768 -32768]"},
@@ -248,7 +331,7 @@ func TestDecode(t *testing.T) {
 		// a file of two prologs, one past the file's end (8 bytes)
 		{"r 2 360\nr.dat 16+2 200\nr.dat 16 200\n", ErrByteOffset},
 		{"r 2 360\nr.dat 16 200\nr.dat 16+2 200\n", ErrByteOffset},
-		{"r 1 360\nr.dat 16+9 200\n", ErrByteOffset},
+		{"r 2 360\nr.dat 16+9 200\nr.dat 16 200\n", ErrByteOffset},
 	} {
 		h, err := ParseHeader([]byte(tt.hea))
 		if err != nil {
@@ -264,9 +347,6 @@ func TestDecode(t *testing.T) {
 		t.Errorf("a signal of one sample a frame, with one of two in another file: %v %v", got, err)
 	}
 	h, _ := ParseHeader([]byte("r 1 360\nr.dat 16 200\n"))
-	if _, err := h.Decode(dat16, 1); err == nil {
-		t.Error("signal 1 of 1 decoded")
-	}
 	if h.Signals[0].Invalid() != -32768 || (Signal{Format: 212}).Invalid() != -2048 {
 		t.Errorf("invalid samples %d (16) and %d (212)", h.Signals[0].Invalid(), (Signal{Format: 212}).Invalid())
 	}
@@ -289,6 +369,7 @@ func TestDecodeShortData(t *testing.T) {
 		// the prolog's bytes are not samples
 		{"r 1 360 4\nr.dat 16+2 200\n", dat16, "gives 4 samples and r.dat holds 3"},
 		{"r 1 360 1\nr.dat 16+8 200\n", dat16, "gives 1 sample and r.dat holds 0"},
+		{"r 1 360 1\nr.dat 16+9 200\n", dat16, "gives 1 sample and r.dat holds 0"},
 		// a skewed signal's last samples are missing, not its file's
 		{"r 1 360 5\nr.dat 16:1 200\n", dat16, "gives 5 samples and r.dat holds 4"},
 		// three signals: one whole frame and a part
@@ -314,14 +395,76 @@ func TestDecodeShortData(t *testing.T) {
 	}
 }
 
+// A signal whose line gives a checksum, of a record whose line gives the
+// number of samples, is read only when its first samples in its file sum
+// to the checksum in 16 bits, as WFDB's library checks a record read
+// whole (and in a file with a prolog too, which WFDB's library leaves
+// unchecked): its prolog out of the sum, the samples its skew passes over
+// in, its samples past the count out. Without a count or a checksum
+// nothing is checked. A mismatch names the record, the signal, its file,
+// the sum and the checksum.
+func TestDecodeChecksum(t *testing.T) {
+	dat16 := []byte{0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x80} // 1, -1, 32767, -32768
+	dat212 := []byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}            // 1, -1, 2047, -2048
+	for _, tt := range []struct {
+		header string
+		dat    []byte
+		sig    int
+		want   string // the samples, or what the error names
+	}{
+		{"r 1 360 4\nr.dat 16 200 16 0 0 -1\n", dat16, 0, "[1 -1 32767 -32768]"},
+		{"r 1 360 4\nr.dat 16 200 16 0 0 65535\n", dat16, 0, "[1 -1 32767 -32768]"}, // -1 in 16 bits
+		{"r 1 360 4\nr.dat 16 200 16 0 0 0\n", dat16, 0, "record r, signal 0: the samples of r.dat sum to -1 in 16 bits, and the header's checksum is 0"},
+		{"r 1 360 4\nr.dat 212 200 12 0 0 -1 0 ECG\n", dat212, 0, "[1 -1 2047 -2048]"},
+		{"r 1 360 4\nr.dat 212 200 12 0 0 -2 0 ECG\n", dat212, 0, "sum to -1 in 16 bits, and the header's checksum is -2"},
+		// two signals of a file, each its own sum: 32768 and -32769,
+		// -32768 and 32767 in 16 bits
+		{"r 2 360 2\nr.dat 16 200 16 0 0 -32768\nr.dat 16 200 16 0 0 32767\n", dat16, 0, "[1 32767]"},
+		{"r 2 360 2\nr.dat 16 200 16 0 0 -32768\nr.dat 16 200 16 0 0 32767\n", dat16, 1, "[-1 -32768]"},
+		{"r 2 360 2\nr.dat 16 200 16 0 0 -32768\nr.dat 16 200 16 0 0 0\n", dat16, 1, "record r, signal 1: the samples of r.dat sum to 32767"},
+		// the samples the count gives, not those past it
+		{"r 1 360 2\nr.dat 16 200 16 0 0 0\n", dat16, 0, "[1 -1]"},
+		{"r 1 360 3\nr.dat 16 200 16 0 0 -1\n", dat16, 0, "sum to 32767 in 16 bits, and the header's checksum is -1"},
+		// the prolog is not a sample; the samples a skew passes over are
+		{"r 1 360 2\nr.dat 16+2 200 16 0 0 32766\n", dat16, 0, "[-1 32767]"},
+		// a file with a prolog is checked too, where WFDB's library,
+		// having sought past the prolog, checks nothing
+		{"r 1 360 2\nr.dat 16+2 200 16 0 0 -1\n", dat16, 0, "record r, signal 0: the samples of r.dat sum to 32766 in 16 bits, and the header's checksum is -1"},
+		{"r 1 360 3\nr.dat 16:1 200 16 0 0 32767\n", dat16, 0, "[-1 32767 -32768]"},
+		{"r 1 360 3\nr.dat 16:1 200 16 0 0 -2\n", dat16, 0, "sum to 32767 in 16 bits, and the header's checksum is -2"},
+		// nothing to check against: no count, or no checksum
+		{"r 1 360\nr.dat 16 200 16 0 0 12345\n", dat16, 0, "[1 -1 32767 -32768]"},
+		{"r 1 360 4\nr.dat 16 200 16 0 0\n", dat16, 0, "[1 -1 32767 -32768]"},
+	} {
+		h, err := ParseHeader([]byte(tt.header))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Decode(tt.dat, tt.sig)
+		if strings.HasPrefix(tt.want, "[") {
+			if err != nil || fmt.Sprint(got) != tt.want {
+				t.Errorf("%q signal %d: %v, %v; want %s", tt.header, tt.sig, got, err, tt.want)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q signal %d: %v, %v; want ErrChecksum naming %s", tt.header, tt.sig, got, err, tt.want)
+		}
+	}
+}
+
 // FuzzDecode: a signal that decodes has no more samples than its file
 // holds, as many as its header gives when it gives a number, each within
-// its format's range.
+// its format's range, and sums in 16 bits to its checksum when its header
+// gives one and a number of samples (and no skew, which moves samples in
+// and out); a signal refused is an error of a kind Decode names.
 func FuzzDecode(f *testing.F) {
-	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
-	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 989 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -21328 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, 0)
+	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 -1514 0 MLII\n100s.dat 212 200 11 1024 1011 30 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
+	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 -1514 0 MLII\n100s.dat 212 200 11 1024 1011 31 0 V5\n"), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1)
+	f.Add([]byte("119e00 2 360 3\n119e00.dat 16 200(1024) 11 0 -199 32370 0 MLII\n119e00.dat 16 200(1024) 11 0 -94 -187 0 V1\n"), []byte{0x39, 0xFF, 0xA2, 0xFF, 0x39, 0xFF, 0xA2, 0xFF, 0x00, 0x80, 0x01, 0x00}, 0)
 	f.Add([]byte("r 2 360 3\nr.dat 16:2+2 200\nr.dat 16+2 200\n"), []byte{9, 9, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, 0)
 	f.Add([]byte("r 1 360\nr.dat 212:5+1 200\n"), []byte{9, 1, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 0)
+	f.Add([]byte("r 1 360\nr.dat 16+9 200\n"), []byte{1, 0, 2, 0}, 0)
 	f.Fuzz(func(t *testing.T, hea, dat []byte, sig int) {
 		h, err := ParseHeader(hea)
 		if err != nil {
@@ -329,13 +472,27 @@ func FuzzDecode(f *testing.F) {
 		}
 		adu, err := h.Decode(dat, sig)
 		if err != nil {
-			return
+			for _, kind := range []error{ErrSignalNumber, ErrFormat, ErrSamplesPerFrame, ErrByteOffset, ErrShortData, ErrChecksum} {
+				if errors.Is(err, kind) {
+					return
+				}
+			}
+			t.Fatalf("signal %d: %v, an error of no kind Decode names", sig, err)
 		}
 		if len(adu) > len(dat) {
 			t.Fatalf("%d samples from %d bytes", len(adu), len(dat))
 		}
 		if h.Samples > 0 && len(adu) != h.Samples {
 			t.Fatalf("%d samples, of a header that gives %d", len(adu), h.Samples)
+		}
+		if s := h.Signals[sig]; h.Samples > 0 && s.HasChecksum && s.Skew == 0 {
+			sum := 0
+			for _, v := range adu {
+				sum += v
+			}
+			if uint16(sum) != uint16(s.Checksum) {
+				t.Fatalf("samples summing to %d, of a header whose checksum is %d", int16(sum), s.Checksum)
+			}
 		}
 		for i, v := range adu {
 			if v < h.Signals[sig].Invalid() || v > -h.Signals[sig].Invalid()-1 {
@@ -346,14 +503,26 @@ func FuzzDecode(f *testing.F) {
 }
 
 // FuzzDecode212: every signal of the data has the samples a reader that
-// takes the bytes in order, as WFDB's library does, reads of it (read212).
+// takes the bytes in order, as WFDB's library does, reads of it (read212);
+// a signal that is not one of the data's is an error wrapping
+// ErrSignalNumber, from Decode16 too.
 func FuzzDecode212(f *testing.F) {
-	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 3)
-	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87}, 1)
+	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87, 0x00}, 3, 2)
+	f.Add([]byte{0x01, 0xF0, 0xFF, 0xFF, 0x87}, 1, 0)
 	// 300, -2048, 1234, -1234, 7 and the next frame's first, -7
-	f.Add([]byte{0x2C, 0x81, 0x00, 0xD2, 0xB4, 0x2E, 0x07, 0xF0, 0xF9}, 5)
-	f.Fuzz(func(t *testing.T, dat []byte, nsig int) {
-		if nsig < 1 || nsig > 64 {
+	f.Add([]byte{0x2C, 0x81, 0x00, 0xD2, 0xB4, 0x2E, 0x07, 0xF0, 0xF9}, 5, 1)
+	f.Add([]byte{0x01, 0xF0, 0xFF}, 2, 2)
+	f.Add([]byte{0x01, 0xF0, 0xFF}, 0, 0)
+	f.Fuzz(func(t *testing.T, dat []byte, nsig, sig int) {
+		if nsig < 1 || sig < 0 || sig >= nsig {
+			for name, decode := range map[string]func([]byte, int, int) ([]int, error){"Decode212": Decode212, "Decode16": Decode16} {
+				if adu, err := decode(dat, nsig, sig); !errors.Is(err, ErrSignalNumber) {
+					t.Fatalf("%s of signal %d of %d: %v, %v; want ErrSignalNumber", name, sig, nsig, adu, err)
+				}
+			}
+			return
+		}
+		if nsig > 64 {
 			return
 		}
 		want := read212(dat, nsig)
@@ -403,9 +572,11 @@ func read212(dat []byte, nsig int) [][]int {
 }
 
 // FuzzParseHeader: a header that parses describes as many signals as it
-// announces, each of a file and a format, and no count of its signals'
-// (skew, byte offset, samples a frame) is below 0; a header refused is an
-// error of one of the header's fields, or of a line too long.
+// announces, each of a file and a format, the signals of a file on
+// consecutive lines, and no count of its signals' (skew, byte offset,
+// samples a frame) is below 0; it is the header of its record's file
+// (CheckName) and of no other's; a header refused is an error of one of the
+// header's fields, or of a line too long.
 func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("100s 2 360 4\n100s.dat 212 200 11 1024 995 0 0 MLII\n100s.dat 212 200 11 1024 1011 0 0 V5\n"))
 	f.Add([]byte("r 1 360\nr.dat 212x2:1+0 200\n"))
@@ -414,10 +585,12 @@ func FuzzParseHeader(f *testing.F) {
 	f.Add([]byte("r 1 360\nr.dat 16+4+4 200\n"))
 	f.Add([]byte("# only a comment\n"))
 	f.Add([]byte("m/2 1 360 200\nm_1 100\nm_2 100\n"))
+	f.Add([]byte("r 3 360\na.dat 16\nb.dat 16\na.dat 16\n"))
+	f.Add([]byte("r 1 360 4\nr.dat 16 200 16 0 0 -1 0 ECG\n"))
 	f.Fuzz(func(t *testing.T, hea []byte) {
 		h, err := ParseHeader(hea)
 		if err != nil {
-			for _, kind := range []error{ErrRecordLine, ErrMultiSegment, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, bufio.ErrTooLong} {
+			for _, kind := range []error{ErrRecordLine, ErrMultiSegment, ErrSignalCount, ErrRate, ErrSampleCount, ErrSignalLine, ErrFormat, ErrSamplesPerFrame, ErrSkew, ErrByteOffset, ErrBaseline, ErrChecksum, ErrSignalGroup, bufio.ErrTooLong} {
 				if errors.Is(err, kind) {
 					return
 				}
@@ -430,9 +603,20 @@ func FuzzParseHeader(f *testing.F) {
 		if strings.Contains(h.Record, "/") {
 			t.Fatalf("%q: record %q, a multi-segment record's name, read", hea, h.Record)
 		}
+		if err := h.CheckName("records/" + h.Record + ".hea"); err != nil {
+			t.Fatalf("%q: not the header of its own record: %v", hea, err)
+		}
+		if err := h.CheckName(h.Record + "x.hea"); !errors.Is(err, ErrRecordName) {
+			t.Fatalf("%q: the header of record %sx: %v", hea, h.Record, err)
+		}
 		for i, s := range h.Signals {
 			if s.File == "" {
 				t.Fatalf("%q: signal %d without a file", hea, i)
+			}
+			for j := range i - 1 {
+				if s.File == h.Signals[j].File && s.File != h.Signals[i-1].File {
+					t.Fatalf("%q: signal %d in %s, after signal %d in %s and %d in %s", hea, i, s.File, i-1, h.Signals[i-1].File, j, s.File)
+				}
 			}
 			if s.Skew < 0 || s.ByteOffset < 0 || s.SamplesPerFrame < 0 {
 				t.Fatalf("%q: signal %d of skew %d, byte offset %d, %d samples a frame", hea, i, s.Skew, s.ByteOffset, s.SamplesPerFrame)

@@ -546,14 +546,17 @@ func twoLeadRecord(leads int) (header, dat []byte) {
 			x[0][i] -= 1.1 * math.Exp(-0.5*q*q)
 		}
 	}
-	header = fmt.Appendf(nil, "tl %d %d %d\n", leads, fs, n)
-	for lead := range leads {
-		header = fmt.Appendf(header, "tl.dat 16 1000 16 0 0 0 0 lead%d\n", lead+1)
-	}
+	var sums [2]int16 // each lead's checksum: its samples' sum in 16 bits
 	for i := range n {
 		for lead := range leads {
-			dat = binary.LittleEndian.AppendUint16(dat, uint16(int16(math.Round(1000*x[lead][i]))))
+			v := int16(math.Round(1000 * x[lead][i]))
+			dat = binary.LittleEndian.AppendUint16(dat, uint16(v))
+			sums[lead] += v
 		}
+	}
+	header = fmt.Appendf(nil, "tl %d %d %d\n", leads, fs, n)
+	for lead := range leads {
+		header = fmt.Appendf(header, "tl.dat 16 1000 16 0 0 %d 0 lead%d\n", sums[lead], lead+1)
 	}
 	return header, dat
 }
