@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -242,13 +241,4 @@ func BenchmarkSchedulerPass(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(ran), "ns-CPU/call")
 		})
 	}
-}
-
-// cpuTime returns the process's CPU time, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
