@@ -242,3 +242,31 @@ func BenchmarkSchedulerPass(b *testing.B) {
 		})
 	}
 }
+
+// A call for a time before the clock's start, which a pass by group left
+// among its calls and a pass in time order (a shared one) took back into
+// the heap in time order, is stopped there: a stop that looked for it
+// among the calls of a pass by group counted it out of the wrong heap,
+// and the next pass took a call from an empty one.
+func TestSchedulerStopCallBeforeStart(t *testing.T) {
+	p := newGroupRun(t)
+	defer p.r.Close()
+	p.at(groupCall{"a", 1, 10, nil})
+	p.pass(50, 0)
+	p.shared = true // a call before the start reads Now in Due
+	p.at(groupCall{"x", 2, -10, func(p *groupRun) { p.calls["y"].Stop() }})
+	p.at(groupCall{"y", 2, -5, nil})
+	s := p.r.s
+	s.mu.Lock()
+	s.gather(70, false) // as for a pass shared among goroutines
+	s.mu.Unlock()
+	s.drain(70, 0, s.owner)
+	if want := []string{"a", "x"}; !slices.Equal(p.taken, want) {
+		t.Errorf("taken %v, want %v", p.taken, want)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls.len() != 0 || s.due.len() != 0 {
+		t.Errorf("%d and %d calls pending in the heaps, want none", s.calls.len(), s.due.len())
+	}
+}

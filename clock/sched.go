@@ -129,9 +129,11 @@ func newScheduler(start time.Time, quantum time.Duration) *scheduler {
 func (s *scheduler) since() time.Duration { return time.Since(s.start) }
 
 // heapOf returns the heap where a call pending at time t waits; s.mu is
-// held.
+// held. A call for a time before the clock's start waits in due only
+// after a pass by group, as the others do: a pass in time order takes it
+// back into calls.
 func (s *scheduler) heapOf(t time.Duration) *timedHeap {
-	if t <= s.dueBy {
+	if s.dueBy >= 0 && t <= s.dueBy {
 		return &s.due
 	}
 	return &s.calls
