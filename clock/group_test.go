@@ -2,6 +2,7 @@ package clock
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -116,6 +117,9 @@ func TestSchedulerPassByGroup(t *testing.T) {
 		{"a call made due by the pass runs with its group, in time order",
 			[]groupCall{{"a", 1, 10, at("a2", 1, 25)}, {"b", 1, 30, nil}, {"c", 2, 20, at("c2", 2, 60)}},
 			pass50, []string{"a", "a2", "b", "c"}, 1},
+		{"a call made for the pass's own time runs in it, with its group",
+			[]groupCall{{"a", 1, 10, at("a2", 1, 50)}, {"b", 1, 30, nil}, {"c", 2, 20, nil}},
+			pass50, []string{"a", "b", "a2", "c"}, 0},
 		{"a call made for a group that ran runs next",
 			[]groupCall{{"a", 1, 10, nil}, {"b", 2, 10, at("x", 1, 5)}, {"c", 2, 20, nil}},
 			pass50, []string{"a", "b", "x", "c"}, 0},
@@ -134,6 +138,10 @@ func TestSchedulerPassByGroup(t *testing.T) {
 		{"a pass shared among goroutines in time order",
 			[]groupCall{{"a", 2, 10, nil}, {"b", 1, 30, nil}, {"c", 2, 20, nil}, {"d", 1, 5, nil}},
 			[]groupPass{{now: 50, helpers: 1}}, []string{"d", "a", "c", "b"}, 0},
+		{"a pass in time order after one by group, with calls the last one left, in time order",
+			[]groupCall{{"a", 2, 10, nil}},
+			[]groupPass{{now: 50}, {now: 70, helpers: 1, before: func(p *groupRun) { at("x", 3, 20)(p); at("y", 1, 40)(p) }}},
+			[]string{"a", "x", "y"}, 0},
 		{"a pass in time order after one by group, with a call the last one left",
 			[]groupCall{{"a", 2, 10, nil}, {"b", 1, 60, nil}, {"c", 2, 55, nil}},
 			[]groupPass{{now: 50}, {now: 70, helpers: 1, before: at("x", 3, 20)}}, []string{"a", "x", "c", "b"}, 0},
@@ -180,11 +188,15 @@ func TestRealGroup(t *testing.T) {
 	r.Group(1).AfterFunc(0, rec("after 1"))
 	stopped := r.Group(1).AfterFunc(0, rec("stopped"))
 	stopped.Stop()
+	var inPass Timer // stopped by a call of the pass it waits in
+	r.Group(3).AfterFunc(0, func() { ran = append(ran, "stops"); inPass.Stop() })
+	inPass = r.Group(4).AfterFunc(0, rec("stopped in the pass"))
+	r.Group(5).AfterFunc(0, rec("after 5"))
 	r.s.mu.Lock()
 	r.s.gather(time.Hour, true)
 	r.s.mu.Unlock()
 	r.s.drain(time.Hour, 0, r.s.owner)
-	if want := []string{"at none", "at 1", "after 1", "after 2"}; !slices.Equal(ran, want) {
+	if want := []string{"at none", "at 1", "after 1", "after 2", "stops", "after 5"}; !slices.Equal(ran, want) {
 		t.Errorf("ran %v, want %v", ran, want)
 	}
 	if g := r.Group(3); g == r || g.Group(0) != r || r.Group(0) != r || g.Quantum() != r.Quantum() {
@@ -268,5 +280,129 @@ func TestSchedulerStopCallBeforeStart(t *testing.T) {
 	defer s.mu.Unlock()
 	if s.calls.len() != 0 || s.due.len() != 0 {
 		t.Errorf("%d and %d calls pending in the heaps, want none", s.calls.len(), s.due.len())
+	}
+}
+
+// A clock without groups runs its passes from the heap in time order: it
+// moves none of its calls into the heap of a pass by group.
+func TestRealWithoutGroups(t *testing.T) {
+	r := NewRealQuantum(time.Hour)
+	defer r.Close()
+	r.s.owner = 1 // the test runs the pass
+	var inPass int
+	for range 3 {
+		r.AfterFunc(0, func() { inPass = max(inPass, r.s.due.len()) })
+	}
+	r.s.mu.Lock()
+	r.s.gather(time.Hour, true)
+	r.s.mu.Unlock()
+	if n := r.s.drain(time.Hour, 0, r.s.owner); n != 3 || inPass != 0 {
+		t.Errorf("%d calls ran, %d of them in the heap by group at most; want 3, none", n, inPass)
+	}
+}
+
+// A runner runs a pass by group, but one it shares among goroutines in
+// time order.
+func TestSchedulerRunnerPassOrder(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // a shared pass has helpers
+	for _, tt := range []struct {
+		lastRan int // calls in the pass before
+		want    []string
+	}{
+		{0, []string{"b", "a"}},
+		{parallelBatch, []string{"a", "b"}},
+	} {
+		r := NewReal()
+		s := r.s
+		s.start = s.start.Add(-time.Second) // the calls are due
+		s.owner, s.lastRan = 1, tt.lastRan  // the test runs the runner; no timer starts one
+		names := map[*timedCall]string{}
+		var taken []string
+		s.taken = func(c *timedCall) { taken = append(taken, names[c]) }
+		for _, c := range []struct {
+			name  string
+			group uint64
+			at    time.Duration
+		}{{"a", 2, 10}, {"b", 1, 20}} {
+			call := NewCall(r.Group(c.group), func() {})
+			names[&call.entry] = c.name
+			call.At(c.at)
+		}
+		s.run(1)
+		r.Close()
+		if !slices.Equal(taken, tt.want) {
+			t.Errorf("after a pass of %d calls the runner took %v, want %v", tt.lastRan, taken, tt.want)
+		}
+	}
+}
+
+// A call made between passes, while no runner is in charge, for a time
+// that the last pass by group reached arms the timer that starts one.
+func TestSchedulerCallForAPassReachedArms(t *testing.T) {
+	p := newGroupRun(t)
+	defer p.r.Close()
+	p.at(groupCall{"a", 1, 10, nil})
+	p.pass(50, 0)
+	s := p.r.s
+	s.mu.Lock()
+	s.owner = 0 // the runner left
+	s.mu.Unlock()
+	p.at(groupCall{"b", 2, 20, nil})
+	s.mu.Lock()
+	armed := s.armedFor
+	s.mu.Unlock()
+	if armed == 0 {
+		t.Error("a call pending with no runner in charge and no timer armed to start one")
+	}
+}
+
+// A runner in charge takes the calls made between passes for a time that
+// the last pass by group reached, also when no other call is due, or the
+// next is far ahead.
+func TestSchedulerRunnerTakesCallForAPassReached(t *testing.T) {
+	for _, later := range []bool{false, true} {
+		r := NewReal()
+		s := r.s
+		s.start = s.start.Add(-time.Second) // the calls are due
+		s.owner = 1                         // the test runs the runner
+		ran := 0
+		At(r.Group(1), 10, func() { ran++ })
+		s.mu.Lock()
+		s.gather(50, true)
+		s.mu.Unlock()
+		s.drain(50, 0, s.owner)
+		At(r.Group(2), 20, func() { ran++ }) // among the pass's calls
+		if later {
+			At(r.Group(1), time.Hour, func() {})
+		}
+		s.run(1)
+		r.Close()
+		if ran != 2 {
+			t.Errorf("with a call pending later %v: %d calls ran, want 2", later, ran)
+		}
+	}
+}
+
+// Close during a pass by group drops the calls of the pass still to run:
+// none of them runs after, nor is pending.
+func TestRealCloseDuringPassByGroup(t *testing.T) {
+	r := NewReal()
+	s := r.s
+	s.start = s.start.Add(-time.Second) // the calls are due
+	s.owner = 1                         // the test runs the runner, which Close does not wait for
+	blocked, release := make(chan struct{}), make(chan struct{})
+	At(r.Group(1), 10, func() { close(blocked); <-release })
+	next := At(r.Group(2), 20, func() { t.Error("a call of the pass ran after Close") })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.run(1)
+	}()
+	<-blocked
+	r.Close()
+	close(release)
+	<-done
+	if next.Stop() {
+		t.Error("a call of the pass was pending after Close")
 	}
 }
