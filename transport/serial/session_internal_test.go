@@ -933,3 +933,45 @@ func ptyReadInto(t *testing.T, rec *writeRecorder) *lockedWriter {
 	})
 	return newLockedWriter(pt)
 }
+
+// A flush does a bounded part of its work on the goroutine that wakes the
+// writer (the end of a clock's pass, shared by a fleet's sessions), also
+// when what it drains calls back producers that fill the queue again at
+// once (resource.Subscription.Offer's room): on a connection that takes
+// every write at once (a TCP connection whose reader keeps up), a log's
+// transfer would otherwise go out whole within one flush, holding up the
+// clock's pass. The rest a goroutine of the session's writes (again).
+func TestFlushLeavesRefillsToTheSession(t *testing.T) {
+	const n, interval = 20 * 16, 100 * time.Millisecond
+	now := &nowRecorder{}
+	v := clock.NewVirtual()
+	q, p := sessionQueue(v, interval)
+	c := resource.NewClient("test", q)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(now), "t", q, c, nil, p)
+	t.Cleanup(s.end)
+	goOn := make(chan struct{})
+	s.again = func() { <-goOn; s.flush() }
+	sub, r := resource.NewHub(0).Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/Log", window{})
+	if !r.Status.OK() {
+		t.Fatalf("subscribe: %v", r)
+	}
+	s.subs["/Log"] = 1
+	o := &offerer{sub: sub, n: n, pad: strings.Repeat("x", 500)}
+	s.flushMu.Lock() // a write under way: the window fills and the next is refused
+	o.pump()
+	s.flushMu.Unlock()
+	if o.next != 16 || o.waited != 1 {
+		t.Fatalf("with a write under way: %d offers taken, %d refused to wait for room; want 16, 1", o.next, o.waited)
+	}
+	s.flush() // as the clock's pass ends
+	if frames, _ := now.frames(); len(frames) > 2*16 {
+		t.Errorf("one flush on its caller's goroutine wrote %d notifications of a transfer that refills the queue as it drains, want at most 2 windows", len(frames))
+	}
+	close(goOn)
+	frames, _ := waitFrames(t, &now.writeRecorder, n)
+	for i, f := range frames {
+		if want := fmt.Sprintf(`"%05d`, i); f.Kind != wire.Notification || !strings.HasPrefix(string(f.Payload), want) {
+			t.Fatalf("frame %d: %v %.8s, want notification %d", i, f.Kind, f.Payload, i)
+		}
+	}
+}
