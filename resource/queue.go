@@ -175,7 +175,8 @@ func (q *Queue) Cap() int { return q.cap }
 // the queue's lock, it calls the room callbacks of the offers the queue
 // refused (Subscription.Offer), on the caller's goroutine: they may offer
 // again, so a consumer does not drain under a lock that its producers
-// take.
+// wait for (a wake, WakeWith, that finds the consumer draining leaves
+// what came to it, as a session's flush does).
 func (q *Queue) Drain(dst []Event) []Event {
 	q.mu.Lock()
 	dst = q.drainLocked(dst)

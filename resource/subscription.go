@@ -179,11 +179,12 @@ func (s *Subscription) Notify(content any) bool {
 // subscription) paces itself this way. When the subscriber's sink is a
 // Queue that has no room for content, and room is not nil, the queue calls
 // room once, when its consumer has taken what waits (Queue.Drain, on the
-// consumer's goroutine), and Offer reports later: the caller offers again
-// then, as soon as the transport has room, and room must not block. When
-// later is false after a refusal, nothing calls room (the subscription
-// has ended or is stalled, its sink is not a Queue, or the queue is
-// closed): a caller that goes on tries again by its own means.
+// consumer's goroutine), unless it closes first, and Offer reports later:
+// the caller offers again then, as soon as the transport has room, and
+// room must not block. When later is false after a refusal, nothing calls
+// room (the subscription has ended or is stalled, its sink is not a
+// Queue, or the queue is closed): a caller that goes on tries again by
+// its own means.
 func (s *Subscription) Offer(content any, room func()) (taken, later bool) {
 	if !s.active.Load() || s.stall.Load() != nil {
 		return false, false
