@@ -107,10 +107,13 @@ func TestLogDataBySubscription(t *testing.T) {
 // window of the log (at most 16 notifications wait), and the drains after
 // the first take the log to its end. On a clock that runs its calls in
 // passes of a fleet's write interval (100 ms) a transfer paced by the
-// clock took two windows a pass.
+// clock took two windows a pass. Nor does it set a call of the clock to
+// try again: a drain calls it back once, and a retry besides would offer
+// beside it.
 func TestLogDataResumesOnDrain(t *testing.T) {
 	d := senseboardtest.New(t, senseboard.Config{})
 	id, want := makeLog(t, d, 20)
+	calls := d.Clock.Pending()
 	s := d.Subscribe("/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id)))
 	if s.Env.Status != 200 {
 		t.Fatalf("SUBSCRIBE: %v %s", s.Env.Status, s.Env.Error)
@@ -123,6 +126,9 @@ func TestLogDataResumesOnDrain(t *testing.T) {
 	start := d.Clock.Now()
 	var a assembly
 	for drains := 1; a.ends < logbook.DataEnds; drains++ {
+		if n := d.Clock.Pending(); n != calls {
+			t.Fatalf("before drain %d, %d calls of the clock wait, %d before the subscription: the transfer retries on the clock", drains, n, calls)
+		}
 		got := s.Contents()
 		if len(got) == 0 {
 			t.Fatalf("drain %d took nothing: the transfer waits after %d of %d bytes", drains, len(a.data), len(want))
