@@ -22,7 +22,10 @@ const DataEnds = 2
 const dataWindow = 16
 
 // dataRetry is how long, in device time, a transfer waits before offering
-// a notification its subscriber had no room for again.
+// again a notification that its subscriber had no room for, when the
+// subscriber's sink does not tell when it has room (the radio's
+// throughput model): a transport's queue calls the transfer back as soon
+// as its consumer has taken what waits.
 const dataRetry = time.Millisecond
 
 // LogDataNotification is one notification of a subscription to
@@ -72,6 +75,7 @@ func (s dataSource) Announce(sub *resource.Subscription) {
 		return
 	}
 	x := &transfer{clk: s.m.clock(), sub: sub, data: ts.data}
+	x.room = x.pump
 	ts.mu.Lock()
 	ts.all[sub] = x
 	ts.mu.Unlock()
@@ -103,6 +107,7 @@ type transfer struct {
 	clk  clock.Clock // the device's
 	sub  *resource.Subscription
 	data []byte
+	room func() // pump, made once for Offer
 
 	mu      sync.Mutex
 	off     int // the next byte to send
@@ -112,7 +117,9 @@ type transfer struct {
 }
 
 // pump offers notifications until the log and its end marks are sent, or
-// the subscriber has no room: then it tries again after dataRetry.
+// the subscriber has no room: then its queue calls it again once its
+// consumer has taken what waits, or, when the subscriber's sink cannot
+// say, it tries again after dataRetry.
 func (x *transfer) pump() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -122,8 +129,11 @@ func (x *transfer) pump() {
 	}
 	for x.off < len(x.data) || x.ends < DataEnds {
 		n := min(DataChunk, len(x.data)-x.off)
-		if !x.sub.Offer(&LogDataNotification{Offset: uint32(x.off), LogData: *newLogData(x.data[x.off : x.off+n])}) {
-			x.timer = x.clk.AfterFunc(dataRetry, x.pump)
+		taken, later := x.sub.Offer(&LogDataNotification{Offset: uint32(x.off), LogData: *newLogData(x.data[x.off : x.off+n])}, x.room)
+		if !taken {
+			if !later {
+				x.timer = x.clk.AfterFunc(dataRetry, x.pump)
+			}
 			return
 		}
 		if n == 0 {

@@ -101,6 +101,55 @@ func TestLogDataBySubscription(t *testing.T) {
 	}
 }
 
+// A transfer that its subscriber's queue has no room for goes on as soon
+// as the queue's consumer has taken what waits, not on the device's clock:
+// read without the clock moving, each drain of the queue takes a full
+// window of the log (at most 16 notifications wait), and the drains after
+// the first take the log to its end. On a clock that runs its calls in
+// passes of a fleet's write interval (100 ms) a transfer paced by the
+// clock took two windows a pass. Nor does it set a call of the clock to
+// try again: a drain calls it back once, and a retry besides would offer
+// beside it.
+func TestLogDataResumesOnDrain(t *testing.T) {
+	d := senseboardtest.New(t, senseboard.Config{})
+	id, want := makeLog(t, d, 20)
+	calls := d.Clock.Pending()
+	s := d.Subscribe("/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id)))
+	if s.Env.Status != 200 {
+		t.Fatalf("SUBSCRIBE: %v %s", s.Env.Status, s.Env.Error)
+	}
+	const window = 16 // the notifications of a transfer that may wait at once
+	notes := (len(want)+logbook.DataChunk-1)/logbook.DataChunk + logbook.DataEnds
+	if notes < 4*window {
+		t.Fatalf("a log of %d notifications is too short to need several windows", notes)
+	}
+	start := d.Clock.Now()
+	var a assembly
+	for drains := 1; a.ends < logbook.DataEnds; drains++ {
+		if n := d.Clock.Pending(); n != calls {
+			t.Fatalf("before drain %d, %d calls of the clock wait, %d before the subscription: the transfer retries on the clock", drains, n, calls)
+		}
+		got := s.Contents()
+		if len(got) == 0 {
+			t.Fatalf("drain %d took nothing: the transfer waits after %d of %d bytes", drains, len(a.data), len(want))
+		}
+		if n := min(window, notes-(drains-1)*window); len(got) != n {
+			t.Fatalf("drain %d took %d notifications, want %d", drains, len(got), n)
+		}
+		for _, c := range got {
+			a.add(t, c)
+		}
+	}
+	if !bytes.Equal(a.data, want) || d.Clock.Now() != start {
+		t.Fatalf("%d of %d bytes, equal %t; the clock moved %v", len(a.data), len(want), bytes.Equal(a.data, want), d.Clock.Now()-start)
+	}
+	for _, sub := range s.Client.Subscriptions() {
+		if sub.Dropped() != 0 {
+			t.Errorf("%d notifications dropped", sub.Dropped())
+		}
+	}
+}
+
 // Unsubscribing stops a transfer, and not another subscriber's; bad and
 // missing ids are refused with
 // what is allowed.

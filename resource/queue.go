@@ -40,6 +40,7 @@ type Queue struct {
 	later  func(wake func()) // set by DeferWake
 	wake   func()            // q.signal, made once for later
 	onWake func()            // set by WakeWith
+	rooms  []func()          // the room callbacks of refused offers, called by the next Drain
 }
 
 // minQueueBuffer is the smallest buffer a queue allocates.
@@ -57,7 +58,7 @@ func (q *Queue) HoldsRecyclable() {}
 // Notify queues n, or drops it and returns false when the queue is full or closed.
 func (q *Queue) Notify(n Notification) bool {
 	q.mu.Lock()
-	if q.closed || q.n == q.cap || n.Sub.limit > 0 && n.Sub.pending.Load() >= n.Sub.limit {
+	if q.closed || q.full(n.Sub) {
 		q.mu.Unlock()
 		return false
 	}
@@ -79,6 +80,33 @@ func (q *Queue) Notify(n Notification) bool {
 		q.signal()
 	}
 	return true
+}
+
+// full reports whether the queue has no room for a notification of sub:
+// it holds its capacity, or sub's limit waits. q.mu is held.
+func (q *Queue) full(sub *Subscription) bool {
+	return q.n == q.cap || sub.limit > 0 && sub.pending.Load() >= sub.limit
+}
+
+// offer queues n as Notify does; when the queue has no room for it, room
+// is called by the next Drain, after the consumer has taken what waits
+// (Subscription.Offer). A Drain between the refusal and the check makes
+// room, and n is offered again.
+func (q *Queue) offer(n Notification, room func()) (taken, later bool) {
+	for !q.Notify(n) {
+		q.mu.Lock()
+		switch {
+		case q.closed:
+			q.mu.Unlock()
+			return false, false
+		case q.full(n.Sub):
+			q.rooms = append(q.rooms, room)
+			q.mu.Unlock()
+			return false, true
+		}
+		q.mu.Unlock()
+	}
+	return true, false
 }
 
 // DeferWake makes the queue hand the wake-up of its consumer to later
@@ -143,10 +171,26 @@ func (q *Queue) Cap() int { return q.cap }
 
 // Drain appends the waiting events to dst in order, notifications before
 // ends, and empties the queue. Notifications of subscriptions that have
-// ended are skipped, and their Recyclable content released.
+// ended are skipped, and their Recyclable content released. Then, without
+// the queue's lock, it calls the room callbacks of the offers the queue
+// refused (Subscription.Offer), on the caller's goroutine: they may offer
+// again, so a consumer does not drain under a lock that its producers
+// wait for (a wake, WakeWith, that finds the consumer draining leaves
+// what came to it, as a session's flush does).
 func (q *Queue) Drain(dst []Event) []Event {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	dst = q.drainLocked(dst)
+	rooms := q.rooms
+	q.rooms = nil
+	q.mu.Unlock()
+	for _, room := range rooms {
+		room()
+	}
+	return dst
+}
+
+// drainLocked is Drain's, under q.mu.
+func (q *Queue) drainLocked(dst []Event) []Event {
 	if 4*q.n < len(q.buf) && len(q.buf) > minQueueBuffer {
 		defer q.release() // a burst has passed: let its buffer go
 	}
@@ -175,7 +219,8 @@ func (q *Queue) release() {
 }
 
 // Close makes the queue drop everything from now on and discards what
-// waits, releasing its Recyclable content.
+// waits, releasing its Recyclable content, and the room callbacks of
+// refused offers, which are not called.
 func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -185,4 +230,5 @@ func (q *Queue) Close() {
 	}
 	q.buf, q.n = nil, 0
 	q.ends = nil
+	q.rooms = nil
 }

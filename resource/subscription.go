@@ -176,9 +176,31 @@ func (s *Subscription) Notify(content any) bool {
 // Offer delivers content to this subscriber alone, as Notify does, but a
 // refusal is not counted as dropped: the caller keeps the content and offers
 // it again later. A transfer that must lose nothing (a log read by
-// subscription) paces itself this way.
-func (s *Subscription) Offer(content any) bool {
-	return s.active.Load() && s.stall.Load() == nil && s.hand(content)
+// subscription) paces itself this way. When the subscriber's sink is a
+// Queue that has no room for content, and room is not nil, the queue calls
+// room once, when its consumer has taken what waits (Queue.Drain, on the
+// consumer's goroutine), unless it closes first, and Offer reports later:
+// the caller offers again then, as soon as the transport has room, and
+// room must not block. When later is false after a refusal, nothing calls
+// room (the subscription has ended or is stalled, its sink is not a
+// Queue, or the queue is closed): a caller that goes on tries again by
+// its own means.
+func (s *Subscription) Offer(content any, room func()) (taken, later bool) {
+	if !s.active.Load() || s.stall.Load() != nil {
+		return false, false
+	}
+	if s.queue == nil || room == nil {
+		return s.hand(content), false
+	}
+	r, recyclable := content.(Recyclable)
+	if recyclable {
+		r.Hold() // for the queue, a HoldingSink
+	}
+	taken, later = s.queue.offer(Notification{Sub: s, Content: content}, room)
+	if !taken && recyclable {
+		r.Release()
+	}
+	return taken, later
 }
 
 // Recyclable is notification content that its maker reuses once every

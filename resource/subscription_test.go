@@ -617,8 +617,9 @@ func TestStall(t *testing.T) {
 	if st.Len() != 2 || !sa.Stalled() || !sb.Stalled() || sc.Stalled() {
 		t.Fatalf("the stall holds %d; stalled a %t b %t acc %t", st.Len(), sa.Stalled(), sb.Stalled(), sc.Stalled())
 	}
-	if n := h.Topic("/Meas/ECG/125").Publish("ecg"); n != 0 || sa.Notify("ecg") || sa.Offer("ecg") {
-		t.Errorf("a stalled stream got notifications (Publish reached %d)", n)
+	taken, later := sa.Offer("ecg", func() { t.Error("a stalled stream's room called") })
+	if n := h.Topic("/Meas/ECG/125").Publish("ecg"); n != 0 || sa.Notify("ecg") || taken || later {
+		t.Errorf("a stalled stream got notifications (Publish reached %d; offered: taken %t, room later %t)", n, taken, later)
 	}
 	if n := h.Topic("/Meas/Acc/52").Publish("acc"); n != 1 {
 		t.Errorf("a stream the stall does not hold reached %d, want 1", n)
@@ -751,4 +752,99 @@ func TestQueueReleasesWhatItDiscards(t *testing.T) {
 	if q.Drain(nil) != nil {
 		t.Error("a closed queue gave events")
 	}
+}
+
+// An offer that a queue refuses for want of room, the subscription's
+// limit or the queue's capacity, has its room called once, by the next
+// Drain, outside the queue's lock: it offers again there. An offer that
+// nothing will make room for says so, and its room is never called: an
+// ended subscription, a sink that is no Queue, a closed queue, no room
+// given (TestStall has a stalled subscription's, TestQueueCloseDropsRoom
+// a queue's that closes before it drains). A refused offer keeps no hold
+// of its Recyclable content.
+func TestOfferRoomOnDrain(t *testing.T) {
+	h := NewHub(0)
+	for _, tt := range []struct {
+		name  string
+		sink  Sink
+		limit int
+		taken int  // offers taken before the refusal
+		later bool // the refusal's room is called by a drain
+		prep  func(s *Subscription, q *Queue)
+		room  bool // a room is given
+	}{
+		{name: "limit", sink: NewQueue(100), limit: 2, taken: 2, later: true, room: true},
+		{name: "capacity", sink: NewQueue(3), taken: 3, later: true, room: true},
+		{name: "no room given", sink: NewQueue(3), taken: 3},
+		{name: "closed", sink: NewQueue(3), room: true, prep: func(_ *Subscription, q *Queue) { q.Close() }},
+		{name: "ended", sink: NewQueue(3), room: true, prep: func(s *Subscription, _ *Queue) { s.Client.Close() }},
+		{name: "not a queue", sink: &holdingSink{}, room: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &limitSource{limit: tt.limit}
+			c := NewClient(tt.name, tt.sink)
+			s, _ := subscribe(t, h, c, "/"+tt.name, src)
+			q, _ := tt.sink.(*Queue)
+			if tt.prep != nil {
+				tt.prep(s, q)
+			}
+			calls, again := 0, false
+			var room func()
+			if tt.room {
+				room = func() {
+					calls++
+					again, _ = s.Offer("again", room) // the queue's lock is not held
+				}
+			}
+			for i := range tt.taken {
+				if taken, later := s.Offer(i, room); !taken || later {
+					t.Fatalf("offer %d: taken %t, room later %t; want taken", i, taken, later)
+				}
+			}
+			r := &recyclable{}
+			taken, later := s.Offer(r, room)
+			if taken || later != tt.later || r.holds != r.releases {
+				t.Fatalf("offer %d: taken %t, room later %t, held %d and released %d; want refused, later %t, no hold kept", tt.taken, taken, later, r.holds, r.releases, tt.later)
+			}
+			if calls != 0 {
+				t.Fatalf("room called %d times before a drain", calls)
+			}
+			if q == nil {
+				return
+			}
+			if ev := q.Drain(nil); len(ev) != tt.taken {
+				t.Fatalf("the drain took %d notifications, want %d", len(ev), tt.taken)
+			}
+			want := 0
+			if tt.later {
+				want = 1
+			}
+			if calls != want || again != tt.later {
+				t.Errorf("the drain called room %d times (its offer taken %t), want %d", calls, again, want)
+			}
+			q.Drain(nil)
+			if calls != want {
+				t.Errorf("the next drain called room again: %d calls", calls)
+			}
+			c.Close()
+		})
+	}
+}
+
+// A queue that closes with an offer refused lets its room go uncalled.
+func TestQueueCloseDropsRoom(t *testing.T) {
+	h := NewHub(0)
+	q := NewQueue(1)
+	c := NewClient("c", q)
+	s, _ := subscribe(t, h, c, "/X", &recordingSource{})
+	room := func() { t.Error("room called after Close") }
+	if taken, _ := s.Offer(1, room); !taken {
+		t.Fatal("the first offer refused")
+	}
+	if taken, later := s.Offer(2, room); taken || !later {
+		t.Fatalf("an offer to a full queue: taken %t, room later %t", taken, later)
+	}
+	c.Close()
+	q.Close()
+	q.Drain(nil)
 }

@@ -423,12 +423,19 @@ func (s *session) appendEvent(buf []byte, e resource.Event) []byte {
 // once, what waits for a response being written, and everything on a
 // connection that cannot write without waiting, a goroutine started for
 // it writes, as long as it takes; notifications that come meanwhile wait
-// for it. flush never waits for a write.
+// for it. flush never waits for a write, and writes at most callerFlushes
+// times on its caller's goroutine: what comes while it writes after that
+// (a log's transfer, which its drains call back to fill the queue again,
+// resource.Subscription.Offer) a goroutine started for it writes.
 func (s *session) flush() {
 	s.more.Store(true)
-	for s.more.Load() {
+	for rounds := 0; s.more.Load(); rounds++ {
 		if !s.flushMu.TryLock() {
 			return // its holder flushes again once done
+		}
+		if rounds == callerFlushes {
+			s.flushOn()
+			return
 		}
 		s.more.Store(false)
 		if !s.flushLocked() {
@@ -472,6 +479,29 @@ func (s *session) flushLocked() bool {
 		s.buf = nil
 	}
 	return true
+}
+
+// callerFlushes is how many times a flush writes on the goroutine that
+// woke the writer before it leaves the rest to a goroutine of its own:
+// the end of a clock's pass, which a fleet's sessions share, is not held
+// up by a transfer that goes on as fast as the connection takes it.
+const callerFlushes = 2
+
+// flushOn flushes again on a goroutine of its own (again), which unlocks
+// flushMu first; flushMu is held. After end it only unlocks flushMu.
+func (s *session) flushOn() {
+	select {
+	case <-s.done:
+		s.flushMu.Unlock()
+		return
+	default:
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.flushMu.Unlock()
+		s.again()
+	}()
 }
 
 // maxKeptBuffer bounds the buffer a session keeps between writes.

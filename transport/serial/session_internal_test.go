@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -799,6 +801,177 @@ func TestPTYTakesNotificationsAtOnce(t *testing.T) {
 		pt.Close()
 		if n != 6 {
 			t.Fatalf("round %d: %d of 6 notifications taken", round, n)
+		}
+	}
+}
+
+// offerer offers n notifications to sub, as a log's transfer does: when
+// the session's queue has no room for one, it goes on when the queue
+// calls it back (resource.Subscription.Offer).
+type offerer struct {
+	mu       sync.Mutex
+	sub      *resource.Subscription
+	next, n  int
+	pad      string
+	waited   int // refusals that a room call follows
+	unwaited int // refusals that none follows
+}
+
+func (o *offerer) pump() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for o.next < o.n {
+		taken, later := o.sub.Offer(fmt.Sprintf("%05d%s", o.next, o.pad), o.pump)
+		switch {
+		case taken:
+			o.next++
+			continue
+		case later:
+			o.waited++
+		default:
+			o.unwaited++
+		}
+		return
+	}
+}
+
+// window is a Source of topics of which 16 notifications may wait, as a
+// log's transfer lets wait.
+type window struct{ acceptAll }
+
+func (window) Subscribe(t *resource.Topic, _ *resource.Request) resource.Response {
+	t.Limit = 16
+	return resource.OK(nil)
+}
+
+// A notification that a session's queue refused is offered again as soon
+// as the session's writer has taken what waited, not on the device's
+// clock. 20 windows of a topic of which 16 may wait go out with a write
+// interval on a clock that does not move, all but the last window's
+// notifications (a full topic wakes the writer at once), and the rest
+// when the interval ends: on a line whose writes each go to a goroutine
+// (a serial port), whose first write waits until the producer has been
+// refused, and on a pseudo-terminal that the test reads. Offered again
+// after a millisecond of the clock, as before, they left two windows a
+// pass of a fleet's clock.
+func TestRefusedOfferGoesOnWhenTheWriterTakes(t *testing.T) {
+	const n, interval = 20 * 16, 100 * time.Millisecond
+	for _, line := range []string{"serial port", "pty"} {
+		t.Run(line, func(t *testing.T) {
+			var rec *writeRecorder
+			var w *lockedWriter
+			var gate *gateWriter
+			if line == "pty" {
+				rec = &writeRecorder{}
+				w = ptyReadInto(t, rec)
+			} else {
+				gate = &gateWriter{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+				rec, w = &gate.writeRecorder, &lockedWriter{w: gate}
+			}
+			v := clock.NewVirtual()
+			q, p := sessionQueue(v, interval)
+			c := resource.NewClient("test", q)
+			s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, w, "t", q, c, nil, p)
+			t.Cleanup(s.end) // before the pty's
+			sub, r := resource.NewHub(0).Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/Log", window{})
+			if !r.Status.OK() {
+				t.Fatalf("subscribe: %v", r)
+			}
+			s.subs["/Log"] = 1
+			o := &offerer{sub: sub, n: n, pad: strings.Repeat("x", 1000)}
+			o.pump()
+			if gate != nil {
+				// The first notification's write waits, and a window
+				// after it fills the topic: the next is refused.
+				if o.next != 17 || o.waited != 1 {
+					t.Fatalf("with the first write waiting: %d offers taken, %d refused to wait for room; want 17, 1", o.next, o.waited)
+				}
+				gate.once.Do(func() { close(gate.gate) })
+			}
+			waitFrames(t, rec, n-15)
+			v.Advance(interval)
+			frames, _ := waitFrames(t, rec, n)
+			if len(frames) != n {
+				t.Fatalf("%d frames, want %d", len(frames), n)
+			}
+			for i, f := range frames {
+				if want := fmt.Sprintf(`"%05d`, i); f.Kind != wire.Notification || !strings.HasPrefix(string(f.Payload), want) {
+					t.Fatalf("frame %d: %v %.8s, want notification %d", i, f.Kind, f.Payload, i)
+				}
+			}
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if o.unwaited != 0 {
+				t.Errorf("%d refusals without a room call", o.unwaited)
+			}
+		})
+	}
+}
+
+// ptyReadInto returns the writer of a new pseudo-terminal whose terminal
+// side the test reads into rec, until it ends.
+func ptyReadInto(t *testing.T, rec *writeRecorder) *lockedWriter {
+	t.Helper()
+	pt, err := OpenPTY("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(pt.Path(), os.O_RDONLY|syscall.O_NOCTTY, 0)
+	if err != nil {
+		pt.Close()
+		t.Fatal(err)
+	}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		io.Copy(rec, tty)
+	}()
+	t.Cleanup(func() {
+		tty.Close()
+		<-read
+		pt.Close()
+	})
+	return newLockedWriter(pt)
+}
+
+// A flush does a bounded part of its work on the goroutine that wakes the
+// writer (the end of a clock's pass, shared by a fleet's sessions), also
+// when what it drains calls back producers that fill the queue again at
+// once (resource.Subscription.Offer's room): on a connection that takes
+// every write at once (a TCP connection whose reader keeps up), a log's
+// transfer would otherwise go out whole within one flush, holding up the
+// clock's pass. The rest a goroutine of the session's writes (again).
+func TestFlushLeavesRefillsToTheSession(t *testing.T) {
+	const n, interval = 20 * 16, 100 * time.Millisecond
+	now := &nowRecorder{}
+	v := clock.NewVirtual()
+	q, p := sessionQueue(v, interval)
+	c := resource.NewClient("test", q)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(now), "t", q, c, nil, p)
+	t.Cleanup(s.end)
+	goOn := make(chan struct{})
+	s.again = func() { <-goOn; s.flush() }
+	sub, r := resource.NewHub(0).Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/Log", window{})
+	if !r.Status.OK() {
+		t.Fatalf("subscribe: %v", r)
+	}
+	s.subs["/Log"] = 1
+	o := &offerer{sub: sub, n: n, pad: strings.Repeat("x", 500)}
+	s.flushMu.Lock() // a write under way: the window fills and the next is refused
+	o.pump()
+	s.flushMu.Unlock()
+	if o.next != 16 || o.waited != 1 {
+		t.Fatalf("with a write under way: %d offers taken, %d refused to wait for room; want 16, 1", o.next, o.waited)
+	}
+	s.flush() // as the clock's pass ends
+	if frames, _ := now.frames(); len(frames) > 2*16 {
+		t.Errorf("one flush on its caller's goroutine wrote %d notifications of a transfer that refills the queue as it drains, want at most 2 windows", len(frames))
+	}
+	close(goOn)
+	frames, _ := waitFrames(t, &now.writeRecorder, n)
+	for i, f := range frames {
+		if want := fmt.Sprintf(`"%05d`, i); f.Kind != wire.Notification || !strings.HasPrefix(string(f.Payload), want) {
+			t.Fatalf("frame %d: %v %.8s, want notification %d", i, f.Kind, f.Payload, i)
 		}
 	}
 }

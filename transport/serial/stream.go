@@ -88,13 +88,14 @@ func (st *Stream) StartSession(q *resource.Queue, c *resource.Client, do func(*r
 // Flush writes what waits to be written (StartSession's gather), without
 // waiting, on the goroutine that calls it: on a connection that writes
 // without waiting (a NowWriter) it writes what the connection takes at
-// once. What is left, or what waits for a response being written or for a
-// connection whose writes wait for the reader, a goroutine of the
-// session's writes, as long as it takes; a Flush meanwhile leaves what
-// waits to that goroutine, which gathers again once done (StartSession's
-// again). So one write is under way at a time, in order, and what waits
-// while a reader is slow stays where it waits, and counts against its
-// limits. Flush never waits for a write, and does nothing after End.
+// once. What is left, what waits for a response being written or for a
+// connection whose writes wait for the reader, and what comes while Flush
+// writes a second time, a goroutine of the session's writes, as long as
+// it takes; a Flush meanwhile leaves what waits to that goroutine, which
+// gathers again once done (StartSession's again). So one write is under
+// way at a time, in order, and what waits while a reader is slow stays
+// where it waits, and counts against its limits. Flush never waits for a
+// write, and does nothing after End.
 func (s *Session) Flush() { s.s.flush() }
 
 // WriteLast writes, after every write of the session's before it, what
