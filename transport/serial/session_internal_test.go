@@ -377,22 +377,32 @@ func TestWriteIntervalBetweenPasses(t *testing.T) {
 func TestPongLeavesWithTheNextPass(t *testing.T) {
 	const quantum = 100 * time.Millisecond
 	r, rec, s, hub := quantumSession(t, quantum)
-	// after the session's wake, which the call deferred first: between
-	// passes, as a ping is read
-	pingAfterPass := func(id uint32) { r.AfterPass(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }) }
-	at := r.Now() + quantum
-	clock.At(r, at, func() {
+	// Each pass's call is scheduled once the pass before has ended, for
+	// the time that ends it or later, however late a busy machine runs
+	// the passes: only a pass that begins after can run it.
+	next := func(f func()) { clock.At(r, r.Now(), f) }
+	// a ping read between passes, after the session's wake, which the
+	// pass deferred first
+	ping := func(id uint32) { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }
+	clock.At(r, r.Now()+quantum, func() {
 		hub.Topic("/A").Publish(0)
 		// the write leaves well after the pass began
 		time.Sleep(quantum / 2)
-		pingAfterPass(9)
+		r.AfterPass(func() {
+			ping(9)
+			next(func() { // the next pass's, another device's
+				r.AfterPass(func() {
+					next(func() {
+						hub.Topic("/B").Publish(1)
+						r.AfterPass(func() {
+							ping(10)
+							next(func() { hub.Topic("/C").Publish(2) })
+						})
+					})
+				})
+			})
+		})
 	})
-	clock.At(r, at+quantum, func() {}) // the next pass's, another device's
-	clock.At(r, at+2*quantum, func() {
-		hub.Topic("/B").Publish(1)
-		pingAfterPass(10)
-	})
-	clock.At(r, at+3*quantum, func() { hub.Topic("/C").Publish(2) })
 	frames, writes := waitFrames(t, rec, 5)
 	if writes != 4 {
 		t.Errorf("a notification, a pong, a notification, and a pong with a notification, a pass apart, took %d writes, want 4", writes)
