@@ -602,14 +602,16 @@ func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
 // add registers a stream with the link, and gives it its id.
 func (l *Link) add(s *Stream) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return fmt.Errorf("air: %w", ErrClosed)
 	}
 	l.lastID++
 	s.id = l.lastID
 	l.streams[s.id] = s
 	l.nstreams.Store(int64(len(l.streams)))
+	l.mu.Unlock()
+	l.send.grant() // the link's bound may have grown
 	return nil
 }
 

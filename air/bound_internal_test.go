@@ -3,6 +3,7 @@ package air
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"runtime"
@@ -476,5 +477,237 @@ func TestReconnectKeepsNothing(t *testing.T) {
 	s.mu.Unlock()
 	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), ErrNoServer.Error()) {
 		t.Errorf("a stream whose message the connection refused while it reconnects: %v, want ErrLost saying %q", err, ErrNoServer)
+	}
+}
+
+// blockedWriters returns how many goroutines wait for room at a link's
+// sender (sender.waitRoom).
+func blockedWriters() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "[select") && strings.Contains(g, "air.(*sender).waitRoom(") {
+			count++
+		}
+	}
+	return count
+}
+
+// blocked waits until n goroutines wait for room at a link's sender.
+func blocked(t *testing.T, n int) {
+	t.Helper()
+	for hang := time.Now().Add(60 * time.Second); blockedWriters() != n; time.Sleep(time.Millisecond) { // hang guard
+		if time.Now().After(hang) {
+			t.Fatalf("%d writers wait for room, want %d", blockedWriters(), n)
+		}
+	}
+}
+
+// TestStreamEventWakesItsWriterAlone: of many writers that wait for room,
+// for their streams' own or in the link's queue, a stream's end or a
+// change of its write deadline wakes its own writer and no other; the
+// loss of the NATS connection, which ends every stream, wakes each once.
+func TestStreamEventWakesItsWriterAlone(t *testing.T) {
+	const writers = 500
+	for _, tc := range []struct {
+		name string
+		full func(l *Link, streams []*Stream) (undo func())
+	}{
+		{"own room", func(l *Link, streams []*Stream) func() {
+			for _, s := range streams {
+				s.unsent.Store(streamSendBuffer) // as if its data waited for the server
+			}
+			return func() {
+				for _, s := range streams {
+					s.unsent.Store(0)
+				}
+			}
+		}},
+		{"link's room", func(l *Link, _ []*Stream) func() {
+			others := l.send.limit() // as if other streams' data filled the link
+			l.send.size.Add(others)
+			return func() { l.send.size.Add(-others) }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := rawLink(t, Options{Interval: time.Hour})
+			streams := make([]*Stream, writers)
+			for i := range streams {
+				streams[i] = peerStream(t, l)
+			}
+			defer tc.full(l, streams)()
+			done := make([]chan error, writers)
+			for i, s := range streams {
+				done[i] = make(chan error, 1)
+				go func() {
+					_, err := s.Write([]byte("more"))
+					done[i] <- err
+				}()
+			}
+			blocked(t, writers)
+			wakes := func(what string, want int64, do func()) {
+				t.Helper()
+				before := l.send.wakes.Load()
+				do()
+				if n := l.send.wakes.Load() - before; n != want {
+					t.Errorf("%s woke %d writers that wait for room, want %d", what, n, want)
+				}
+			}
+			wakes("a stream's close", 1, func() { streams[0].Close() })
+			if err := writeEnd(t, done[0], "a write that waits for room, once its stream closed,"); !errors.Is(err, net.ErrClosed) {
+				t.Errorf("a write that waits for room, at its stream's close: %v, want net.ErrClosed", err)
+			}
+			wakes("a stream's write deadline", 1, func() { streams[1].SetWriteDeadline(time.Now().Add(time.Hour)) })
+			blocked(t, writers-1)
+			wakes("the loss of the NATS connection", writers-1, func() { l.disconnected(l.nc, errors.New("cut")) })
+			for i := 1; i < writers; i++ {
+				if err := writeEnd(t, done[i], "a write that waits for room, once the connection was lost,"); !errors.Is(err, ErrLost) {
+					t.Fatalf("a write that waits for room, at the connection's loss: %v, want ErrLost", err)
+				}
+			}
+		})
+	}
+}
+
+// TestWaitingWriteGetsTheLinksRoomFirst: writers that wait for the link's
+// room get it in the order they came, before the writes that must not
+// wait (a connection event's, WriteNow) that come after them: while one
+// waits, a WriteNow finds no room of the link's, though the link has
+// some; the sender sets room aside for the first writer once there is
+// room for what it waits for, and wakes it alone.
+func TestWaitingWriteGetsTheLinksRoomFirst(t *testing.T) {
+	l, nc := rawLink(t, Options{Interval: time.Hour})
+	got, wait := watch(t, nc)
+	first, second, now := peerStream(t, l), peerStream(t, l), peerStream(t, l)
+	others := l.send.limit() // as if other streams' data filled the link
+	l.send.size.Add(others)
+	done1 := waitingWrite(t, first, make([]byte, 4<<10))
+	blocked(t, 1)
+	done2 := waitingWrite(t, second, make([]byte, 8<<10))
+	blocked(t, 2)
+	if n, err := now.WriteNow([]byte("now")); n != 0 || err != nil {
+		t.Fatalf("WriteNow with writers that wait for the link's room and no room: %d, %v; want 0, nil", n, err)
+	}
+
+	// Room for the first writer alone, as if the server took some of the
+	// others' data: it is the first's, whose write ends; the second, which
+	// waits for more, waits on, and WriteNow finds no room though there is.
+	freed := msgCost + 4<<10
+	wakes := l.send.wakes.Load()
+	l.send.size.Add(-freed)
+	others -= freed
+	l.send.wake() // the sender's round
+	if err := writeEnd(t, done1, "the first write that waits for the link's room, once there is room for it,"); err != nil {
+		t.Fatalf("the first write that waited for the link's room: %v", err)
+	}
+	wait(1) // the first's data published: the room it took is the link's again
+	if n := l.send.wakes.Load() - wakes; n != 1 {
+		t.Errorf("room for one writer woke %d, want 1", n)
+	}
+	if room := l.send.limit() - l.send.size.Load(); room < msgCost+3 {
+		t.Fatalf("the link has %d bytes of room; the test needs room for WriteNow's message", room)
+	}
+	if n, err := now.WriteNow([]byte("now")); n != 0 || err != nil {
+		t.Errorf("WriteNow with room, and a writer that waits for the link's room before it: %d, %v; want 0, nil", n, err)
+	}
+	select {
+	case err := <-done2:
+		t.Fatalf("the second write that waits for the link's room ended (%v) with room for the first alone", err)
+	default:
+	}
+
+	l.send.size.Add(-others)
+	l.send.wake()
+	if err := writeEnd(t, done2, "the second write that waits for the link's room, once there is room,"); err != nil {
+		t.Fatalf("the second write that waited for the link's room: %v", err)
+	}
+	if n, err := now.WriteNow([]byte("now")); n != 3 || err != nil {
+		t.Errorf("WriteNow with room and no writer waiting: %d, %v; want 3, nil", n, err)
+	}
+	wait(3)
+	var sizes []int
+	for _, m := range got() {
+		sizes = append(sizes, len(m.body))
+	}
+	if want := []int{4 << 10, 8 << 10, 3}; fmt.Sprint(sizes) != fmt.Sprint(want) {
+		t.Errorf("the link published data messages of %v bytes, want %v", sizes, want)
+	}
+}
+
+// TestStalledLinkHoldsWhatItCounts: what a link holds that waits to be
+// published is what its bound counts, each message's record with its
+// encoding: a stalled link filled with data messages of a byte each holds
+// in memory no more than 1.5 times what it counts, and at most its bound.
+func TestStalledLinkHoldsWhatItCounts(t *testing.T) {
+	l, _, stall, _ := stalledLink(t)
+	s := peerStream(t, l)
+	stall()
+	fillStuck(t, s)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	counted := l.send.size.Load()
+	streams := 0
+	for len(fill1(t, peerStream(t, l))) > 0 {
+		streams++
+		if streams > 1000 { // hang guard
+			t.Fatal("a thousand streams filled, and the link never refused more")
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	counted = l.send.size.Load() - counted
+	grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d streams of one-byte messages: the link counts %d bytes more, the heap grew %d bytes", streams, counted, grew)
+	if n := l.send.size.Load(); n > l.send.limit() {
+		t.Errorf("%d bytes wait at the link, more than its bound of %d", n, l.send.limit())
+	}
+	if grew > counted*3/2 {
+		t.Errorf("the heap grew %d bytes, more than 1.5 times the %d the link counts for what it holds", grew, counted)
+	}
+}
+
+// fill1 writes to s a byte at a time without waiting, until s is refused,
+// and returns what it wrote.
+func fill1(t *testing.T, s *Stream) []byte {
+	t.Helper()
+	var out []byte
+	for {
+		b := []byte{pattern(len(out))}
+		n, err := s.WriteNow(b)
+		if err != nil {
+			t.Fatalf("WriteNow: %v", err)
+		}
+		if n == 0 {
+			return out
+		}
+		out = append(out, b...)
+	}
+}
+
+// TestNewStreamGrowsTheRoomOfAWaitingWrite: a link of more than
+// sendLimit/sendShare streams grows its bound with each stream it adds;
+// a writer that waits for the link's room gets what a new stream adds,
+// though the sender publishes nothing.
+func TestNewStreamGrowsTheRoomOfAWaitingWrite(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour})
+	for range sendLimit / sendShare {
+		peerStream(t, l)
+	}
+	s := peerStream(t, l)
+	others := l.send.limit() // as if other streams' data filled the link
+	l.send.size.Add(others)
+	done := waitingWrite(t, s, make([]byte, sendShare/2))
+	peerStream(t, l)
+	if err := writeEnd(t, done, "a write that waits for the link's room, once a new stream grew it,"); err != nil {
+		t.Errorf("a write that waited for the link's room: %v", err)
 	}
 }

@@ -168,7 +168,7 @@ func TestSenderClose(t *testing.T) {
 		t.Errorf("handed over after close: %v, want ErrClosed", err)
 	}
 	sn.size.Store(sendLimit) // as if the sender were behind: a writer waits for room
-	if err := sn.waitRoom(s); !errors.Is(err, ErrClosed) {
+	if _, err := sn.waitRoom(s, 1); !errors.Is(err, ErrClosed) {
 		t.Errorf("waited for room after close: %v, want ErrClosed", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestSenderClose(t *testing.T) {
 func waitsForRoom() bool {
 	buf := make([]byte, 1<<20)
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if strings.Contains(g, "sync.(*Cond).Wait") && strings.Contains(g, "air.(*sender).waitRoom(") {
+		if strings.Contains(g, "[select") && strings.Contains(g, "air.(*sender).waitRoom(") {
 			return true
 		}
 	}
