@@ -45,7 +45,16 @@ func stalledLink(t *testing.T) (l *Link, nc *nats.Conn, stall, resume func()) {
 // shuts it down.
 func natsServer(t *testing.T) *server.Server {
 	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	return natsServerPinging(t, 0)
+}
+
+// natsServerPinging is natsServer, pinging its clients every interval
+// from when they connect (zero: the server's default, two minutes after a
+// first ping two seconds in).
+func natsServerPinging(t *testing.T, every time.Duration) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		PingInterval: every, DisableShortFirstPing: every > 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,6 +699,83 @@ func fill1(t *testing.T, s *Stream) []byte {
 			return out
 		}
 		out = append(out, b...)
+	}
+}
+
+// fullConn is a connection to the server whose socket, once full is set,
+// has no room, as on a server that stopped reading long before: a write
+// times out having written nothing, as when its deadline (NATS's
+// FlusherTimeout, a minute) passed.
+type fullConn struct {
+	net.Conn
+	full *atomic.Bool
+}
+
+func (c *fullConn) Write(p []byte) (int, error) {
+	if !c.full.Load() {
+		return c.Conn.Write(p)
+	}
+	return 0, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.ErrDeadlineExceeded}
+}
+
+// TestStalledServerDropsTheConnection: a write to a server that stopped
+// reading, on a socket that has no room left, times out having written
+// nothing, whether NATS's flusher wrote or a publish that filled NATS's
+// buffer; the link's connection then drops at once, its streams end
+// saying why, and it reconnects once the server reads again. NATS alone
+// closes the connection only after a write that sent part of what it
+// had (with nats.ReconnectOnFlusherError, after a flusher's write that
+// failed, which a publish's is not). The server pings seldom, so that
+// its pings, which the link answers, make no writes of their own.
+func TestStalledServerDropsTheConnection(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(l *Link, s *Stream) error
+	}{
+		{"the flusher's write", func(_ *Link, s *Stream) error {
+			_, err := s.Write([]byte("x"))
+			return err
+		}},
+		{"a publish's write", func(l *Link, _ *Stream) error {
+			return l.nc.Publish(InboxSubject("peer"), make([]byte, 40<<10)) // more than NATS's buffer of 32 KiB
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := natsServerPinging(t, time.Hour)
+			addr, stall, resume := loopback.Stalling(t, srv.Addr().String())
+			full := new(atomic.Bool)
+			hooks := &testHooks{wrapConn: func(c net.Conn) net.Conn { return &fullConn{Conn: c, full: full} }}
+			l, err := Join("nats://"+addr, Options{Interval: time.Hour, hooks: hooks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			t.Cleanup(resume)
+			s := peerStream(t, l)
+			stall()
+			full.Store(true)
+			tc.write(l, s) // the publish's may fail: what it wrote is lost
+			ended := make(chan error, 1)
+			go func() {
+				_, err := s.Read(make([]byte, 1))
+				ended <- err
+			}()
+			select {
+			case err := <-ended:
+				if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), os.ErrDeadlineExceeded.Error()) {
+					t.Errorf("the stream, once a write to the server timed out: %v, want ErrLost saying %q", err, os.ErrDeadlineExceeded)
+				}
+			case <-time.After(60 * time.Second): // hang guard
+				t.Fatal("a write to the server timed out having written nothing, and the link's connection never dropped")
+			}
+			full.Store(false)
+			resume()
+			for hang := time.Now().Add(60 * time.Second); !l.Connected(); time.Sleep(time.Millisecond) { // hang guard
+				if time.Now().After(hang) {
+					t.Fatal("the link never reconnected once the server read again")
+				}
+			}
+		})
 	}
 }
 
