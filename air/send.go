@@ -46,11 +46,11 @@ import (
 // for the link's room get it in the order they came, before the writers
 // that must not wait: while one waits, WriteNow finds none of the
 // link's room. A connection event never waits for data then either: it
-// writes nothing, and its device's notifications wait in the radio
-// connection as they do when the link is full, while the writers that
-// waited first (the sessions' writers, which end at their deadline of 2
-// s) take their turns; without that, connection events of other devices
-// that came after took the room each time the sender freed some.
+// writes nothing, as when the link is full, and what it gathered goes to
+// its session's writer, which takes its turn behind the writers that
+// came first (the sessions' writers, which end at their deadline of 2
+// s); without that, connection events of other devices that came after
+// took the room each time the sender freed some.
 type sender struct {
 	l        *Link
 	shards   [sendShards]sendShard
