@@ -273,16 +273,17 @@ func TestStreamWriteWaitsForRoom(t *testing.T) {
 }
 
 // TestStreamWriteWokenByItsOwnRoom: a Write that waits for its own
-// stream's room is woken once the sender published the stream's data,
-// though the link stays more than three quarters full of other streams'
-// data, at which the sender wakes no writer for the link's room.
+// stream's room is woken once the sender published the stream's data
+// (sender.publish), which alone wakes it: the link keeps room to spare
+// all the test long, and room of the link's wakes only the writers in its
+// queue (sender.grant).
 func TestStreamWriteWokenByItsOwnRoom(t *testing.T) {
 	l, nc, stall, resume := stalledLink(t)
 	data := received(t, nc)
 	s := peerStream(t, l)
 	stall()
 	sent := fillStuck(t, s)
-	others := l.send.limit()/4*3 + 1 // as if other streams' data waited, all the test long
+	others := l.send.limit()/4*3 + 1 // as if other streams' data waited, all the test long, leaving room
 	l.send.size.Add(others)
 	defer l.send.size.Add(-others)
 	if room := l.send.limit() - l.send.size.Load(); room < 4*streamSendBuffer {
@@ -362,8 +363,8 @@ func TestStreamWriteWaitsUntilItsDeadline(t *testing.T) {
 // TestStreamEndWakesAWaitingWrite: a Write that waits for room ends when
 // its stream ends, by its Close or lost (as when the NATS connection is),
 // with what a write after the end returns, though nothing else wakes it:
-// the stream is full with nothing of it to publish, the link more than
-// three quarters full, and nothing else is sent on it.
+// the stream is full with nothing of it to publish, and nothing else is
+// sent on the link but the close.
 func TestStreamEndWakesAWaitingWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -378,7 +379,7 @@ func TestStreamEndWakesAWaitingWrite(t *testing.T) {
 			s := peerStream(t, l)
 			s.unsent.Store(streamSendBuffer) // as if its data waited for the server
 			defer s.unsent.Store(0)
-			others := l.send.limit()/4*3 + 1 // and other streams' data, so that the sender's round after the close wakes no writer
+			others := l.send.limit()/4*3 + 1 // and other streams' data
 			l.send.size.Add(others)
 			defer l.send.size.Add(-others)
 			done := waitingWrite(t, s, []byte("more"))
@@ -613,11 +614,20 @@ func TestWaitingWriteGetsTheLinksRoomFirst(t *testing.T) {
 	wakes := l.send.wakes.Load()
 	l.send.size.Add(-freed)
 	others -= freed
+	before := l.send.size.Load()
 	l.send.wake() // the sender's round
 	if err := writeEnd(t, done1, "the first write that waits for the link's room, once there is room for it,"); err != nil {
 		t.Fatalf("the first write that waited for the link's room: %v", err)
 	}
-	wait(1) // the first's data published: the room it took is the link's again
+	wait(1) // the first's data published
+	// The sender counts the data off once its NATS connection took it,
+	// which may come after the watcher got it: then the room it took is
+	// the link's again.
+	for hang := time.Now().Add(60 * time.Second); l.send.size.Load() != before; time.Sleep(time.Millisecond) { // hang guard
+		if time.Now().After(hang) {
+			t.Fatalf("%d bytes wait at the link once the first's data was published, want the %d before it", l.send.size.Load(), before)
+		}
+	}
 	if n := l.send.wakes.Load() - wakes; n != 1 {
 		t.Errorf("room for one writer woke %d, want 1", n)
 	}
