@@ -807,3 +807,56 @@ func TestNewStreamGrowsTheRoomOfAWaitingWrite(t *testing.T) {
 		t.Errorf("a write that waited for the link's room: %v", err)
 	}
 }
+
+// TestWaitingWriteThatLeavesPassesItsTurn: a writer at the head of the
+// link's queue that leaves it at its write deadline, before its turn or
+// with room set aside for it, hands its turn and that room to the writer
+// behind it at once, though the sender publishes nothing: a writer behind
+// does not take room before the head, though the room fits it, and once
+// every write ended the link sets no room aside.
+func TestWaitingWriteThatLeavesPassesItsTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first int                          // bytes the first writer writes
+		leave func(l *Link, first *Stream) // has the first writer leave the queue
+	}{
+		{"before its turn", 8 << 10, func(l *Link, first *Stream) {
+			l.send.grant()
+			if n := l.send.queued.Load(); n != 2 {
+				t.Errorf("room for the second writer alone gave room to %d of the two, want none: the first waits before it", 2-n)
+			}
+			first.SetWriteDeadline(time.Unix(1, 0))
+		}},
+		{"with room set aside", 4 << 10, func(l *Link, first *Stream) {
+			first.mu.Lock() // the first, woken, finds its deadline passed before it takes its room
+			first.wdl = time.Unix(1, 0)
+			l.send.grant()
+			if n := l.send.reserved.Load(); n != msgCost+4<<10 {
+				t.Errorf("the link set %d bytes aside for the first writer, want %d", n, msgCost+4<<10)
+			}
+			first.mu.Unlock()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := rawLink(t, Options{Interval: time.Hour})
+			first, second := peerStream(t, l), peerStream(t, l)
+			others := l.send.limit() // as if other streams' data filled the link
+			l.send.size.Add(others)
+			done1 := waitingWrite(t, first, make([]byte, tc.first))
+			blocked(t, 1)
+			done2 := waitingWrite(t, second, make([]byte, 4<<10))
+			blocked(t, 2)
+			l.send.size.Add(-(msgCost + 4<<10)) // room for the second writer's data alone
+			tc.leave(l, first)
+			if err := writeEnd(t, done1, "the first write that waits for the link's room, past its deadline,"); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("the first write that waited for the link's room, past its deadline: %v, want os.ErrDeadlineExceeded", err)
+			}
+			if err := writeEnd(t, done2, "the second write that waits for the link's room, once the first left,"); err != nil {
+				t.Errorf("the second write that waited for the link's room: %v", err)
+			}
+			if n := l.send.reserved.Load(); n != 0 {
+				t.Errorf("the link sets %d bytes aside once no writer waits, want 0", n)
+			}
+		})
+	}
+}
