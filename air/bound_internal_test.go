@@ -659,6 +659,9 @@ func TestWaitingWriteGetsTheLinksRoomFirst(t *testing.T) {
 	if want := []int{4 << 10, 8 << 10, 3}; fmt.Sprint(sizes) != fmt.Sprint(want) {
 		t.Errorf("the link published data messages of %v bytes, want %v", sizes, want)
 	}
+	if n := l.send.reserved.Load(); n != 0 {
+		t.Errorf("the link sets %d bytes aside once no writer waits, want 0", n)
+	}
 }
 
 // TestStalledLinkHoldsWhatItCounts: what a link holds that waits to be
