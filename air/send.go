@@ -165,7 +165,6 @@ type roomWaiter struct {
 	s     *Stream
 	want  int           // bytes of data its write has left
 	wake  chan struct{} // one wake waits here at most
-	link  atomic.Bool   // waits for the link's room, in the queue; else for its stream's
 	grant int64         // the link's room set aside for it, once granted
 	elem  *list.Element // its place in the queue; nil when not in it
 }
@@ -260,7 +259,6 @@ func (sn *sender) waitRoom(s *Stream, want int) (grant int64, err error) {
 				return grant, nil
 			}
 			if w.elem == nil {
-				w.link.Store(true)
 				w.elem = sn.queue.PushBack(w)
 				sn.queued.Add(1)
 				sn.grantLocked()
@@ -421,9 +419,10 @@ func (sn *sender) publish(msgs []pending, buf []byte) {
 			sn.l.later(func() { s.fail(lost("the NATS connection did not take the message: %v", sn.l.unreachable(err)), false) })
 		}
 		if p.data > 0 && p.s.unsent.Add(-int64(p.data))+int64(p.data) >= streamSendBuffer {
-			if w := p.s.waiter.Load(); w != nil && !w.link.Load() {
-				sn.signal(w)
-			}
+			// The stream was full: its writer, if one waits, waits for its
+			// stream's room, not in the link's queue, which it joins with
+			// room of its stream's that only it takes.
+			sn.wakeStream(p.s)
 		}
 		start = p.end
 		msgs[i] = pending{}
