@@ -224,7 +224,8 @@ func TestStalledServerBoundsTheLink(t *testing.T) {
 // TestStreamWriteWaitsForRoom: a Write (one that may wait) that finds no
 // room at the link waits for it; it ends at its write deadline, with what
 // it handed over, and at the stream's close; and once the server reads
-// again it hands over the rest and every byte arrives, in order.
+// again it hands over the rest, taking the link's room in turns and
+// handing back each turn's, and every byte arrives, in order.
 func TestStreamWriteWaitsForRoom(t *testing.T) {
 	l, nc, stall, resume := stalledLink(t)
 	data := received(t, nc)
@@ -256,6 +257,9 @@ func TestStreamWriteWaitsForRoom(t *testing.T) {
 	resume()
 	if err := writeEnd(t, done, "a write that waited for room, once there is room,"); err != nil || n.Load() != int64(len(more)) {
 		t.Errorf("a write that waited for room, once there is room: %d bytes, %v; want %d", n.Load(), err, len(more))
+	}
+	if n := l.send.reserved.Load(); n != 0 { // the write took the link's room in turns, more than its stream holds
+		t.Errorf("the link sets %d bytes aside once the write ended, want 0", n)
 	}
 	sent = append(sent, more...)
 	if got := data(len(sent)); string(got) != string(sent) {
