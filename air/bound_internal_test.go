@@ -2,6 +2,7 @@ package air
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -865,5 +866,35 @@ func TestWaitingWriteThatLeavesPassesItsTurn(t *testing.T) {
 				t.Errorf("the link sets %d bytes aside once no writer waits, want 0", n)
 			}
 		})
+	}
+}
+
+// TestWriteNowKeepsTheLinksBound: whatever room the link has left, a
+// WriteNow takes no more than that, its messages' encodings and records
+// (pending) together, and it takes some once there is room for a message
+// of a byte, whatever its header. The link's sender waits for a stalled
+// server meanwhile, so that it counts nothing off.
+func TestWriteNowKeepsTheLinksBound(t *testing.T) {
+	l, _, stall, _ := stalledLink(t)
+	stall()
+	fillStuck(t, peerStream(t, l))
+	s := peerStream(t, l)
+	s.wseq = 1 << 20 // a header longer than a new stream's
+	p := make([]byte, 100)
+	for free := range 2 * msgCost {
+		before := l.send.size.Load()
+		others := l.send.limit() - free - before // as if other streams' data filled the link but free bytes
+		l.send.size.Add(others)
+		n, err := s.WriteNow(p)
+		l.send.size.Add(-others)
+		if err != nil {
+			t.Fatalf("WriteNow with %d bytes of the link's room: %v", free, err)
+		}
+		if took := l.send.size.Load() - before; took > free {
+			t.Errorf("WriteNow with %d bytes of the link's room took %d, for %d bytes of data", free, took, n)
+		}
+		if most := pendingSize + 1 + 2*binary.MaxVarintLen64 + 1; n == 0 && free >= most { // a message of a byte, whatever its header
+			t.Errorf("WriteNow with %d bytes of the link's room wrote nothing, want some", free)
+		}
 	}
 }
