@@ -497,7 +497,11 @@ func TestReconnectKeepsNothing(t *testing.T) {
 
 // blockedWriters returns how many goroutines wait for room at a link's
 // sender (sender.waitRoom).
-func blockedWriters() int {
+func blockedWriters() int { return writersIn("[select") }
+
+// writersIn returns how many goroutines of sender.waitRoom are in state
+// ("[select", "[sync.Mutex.Lock").
+func writersIn(state string) int {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -509,7 +513,7 @@ func blockedWriters() int {
 	}
 	count := 0
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "[select") && strings.Contains(g, "air.(*sender).waitRoom(") {
+		if strings.Contains(g, state) && strings.Contains(g, "air.(*sender).waitRoom(") {
 			count++
 		}
 	}
@@ -817,9 +821,10 @@ func TestNewStreamGrowsTheRoomOfAWaitingWrite(t *testing.T) {
 }
 
 // TestWaitingWriteThatLeavesPassesItsTurn: a writer at the head of the
-// link's queue that leaves it at its write deadline, before its turn or
-// with room set aside for it, hands its turn and that room to the writer
-// behind it at once, though the sender publishes nothing: a writer behind
+// link's queue that leaves it at its write deadline, before its turn,
+// with room set aside for it, or having taken that room and written
+// nothing, hands its turn and that room to the writer behind it at once,
+// though the sender publishes nothing: a writer behind
 // does not take room before the head, though the room fits it, and once
 // every write ended the link sets no room aside.
 func TestWaitingWriteThatLeavesPassesItsTurn(t *testing.T) {
@@ -843,6 +848,19 @@ func TestWaitingWriteThatLeavesPassesItsTurn(t *testing.T) {
 				t.Errorf("the link set %d bytes aside for the first writer, want %d", n, msgCost+4<<10)
 			}
 			first.mu.Unlock()
+		}},
+		{"with its room taken", 4 << 10, func(l *Link, first *Stream) {
+			l.send.mu.Lock() // the first, woken, waits for it to take its room
+			l.send.grantLocked()
+			for hang := time.Now().Add(60 * time.Second); writersIn("[sync.Mutex.Lock") != 1; time.Sleep(time.Millisecond) { // hang guard
+				if time.Now().After(hang) {
+					t.Fatal("the first writer, woken with room set aside for it, never came to take it")
+				}
+			}
+			first.mu.Lock() // its write, with the room, finds its deadline passed and writes nothing
+			first.wdl = time.Unix(1, 0)
+			first.mu.Unlock()
+			l.send.mu.Unlock()
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
