@@ -81,6 +81,13 @@ type Options struct {
 	WriteDelay time.Duration
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger
+
+	hooks *testHooks // the tests'; nil: none
+}
+
+// testHooks are what tests change of a link's connection to the server.
+type testHooks struct {
+	wrapConn func(net.Conn) net.Conn // wraps each connection to the server as dialed
 }
 
 // Defaults of Options.
@@ -236,7 +243,7 @@ func (l *Link) connect(url string, tries int) error {
 		// fails at once: a dial or a probe says the server cannot be
 		// reached (unreachable) instead of waiting for it.
 		nats.ReconnectBufSize(-1),
-		nats.SetCustomDialer(&batchDialer{delay: l.opts.WriteDelay, d: net.Dialer{Timeout: nats.DefaultTimeout}}),
+		nats.SetCustomDialer(l.dialer()),
 		nats.DisconnectErrHandler(l.disconnected),
 		nats.ReconnectHandler(l.reconnected),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
@@ -263,6 +270,15 @@ func (l *Link) connect(url string, tries int) error {
 		return fmt.Errorf("air: NATS server %s: %w (%s): %w", l.url, ErrDenied, l.creds, err)
 	}
 	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
+}
+
+// dialer returns the dialer of the link's connections to the server.
+func (l *Link) dialer() *batchDialer {
+	d := &batchDialer{delay: l.opts.WriteDelay, d: net.Dialer{Timeout: nats.DefaultTimeout}}
+	if l.opts.hooks != nil {
+		d.wrap = l.opts.hooks.wrapConn
+	}
+	return d
 }
 
 // start takes the inbox, answers scans and starts the link's ticker, once
@@ -602,14 +618,16 @@ func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
 // add registers a stream with the link, and gives it its id.
 func (l *Link) add(s *Stream) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return fmt.Errorf("air: %w", ErrClosed)
 	}
 	l.lastID++
 	s.id = l.lastID
 	l.streams[s.id] = s
 	l.nstreams.Store(int64(len(l.streams)))
+	l.mu.Unlock()
+	l.send.grant() // the link's bound may have grown
 	return nil
 }
 

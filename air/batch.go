@@ -10,18 +10,72 @@ import (
 // link sends for a moment (Options.WriteDelay) and send it in one write:
 // the messages of many streams then cost the program, the server and the
 // peer one system call and one wake-up together instead of one each.
+// Without a delay its connections close on a write that fails
+// (closingConn), as a batchConn does.
 type batchDialer struct {
 	delay time.Duration
 	d     net.Dialer
+	wrap  func(net.Conn) net.Conn // the tests' (testHooks.wrapConn); nil: none
 }
 
 // Dial dials the server; NATS calls it for every connection it makes.
 func (b *batchDialer) Dial(network, address string) (net.Conn, error) {
 	c, err := b.d.Dial(network, address)
-	if err != nil || b.delay <= 0 {
-		return c, err
+	if err != nil {
+		return nil, err
+	}
+	if b.wrap != nil {
+		c = b.wrap(c)
+	}
+	if b.delay <= 0 {
+		return &closingConn{Conn: c}, nil
 	}
 	return newBatchConn(c, b.delay), nil
+}
+
+// closingConn is a connection to the NATS server that closes on a write
+// that fails, whatever it wrote. A write that times out
+// (nats.FlusherTimeout, a minute) on a server that stopped reading fails
+// NATS's flusher or a publish that writes NATS's full buffer itself; NATS
+// then drops the bytes and closes the connection only when the write had
+// sent part of them, so one that sent nothing, on a socket that had no
+// room left, kept the link on a server that took nothing, its messages
+// lost, until pings failed minutes later. nats.ReconnectOnFlusherError
+// does it for the flusher's writes alone. Once a write failed, the
+// connection's reads fail with the write's error: NATS reconnects saying
+// why, and the link's streams end (Link.disconnected).
+type closingConn struct {
+	net.Conn
+	mu  sync.Mutex
+	err error // of the write that failed
+}
+
+// Write writes p; when it fails, the connection closes.
+func (c *closingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+		c.Conn.Close()
+	}
+	return n, err
+}
+
+// Read reads from the connection; once a write failed, a read that fails
+// gives the write's error.
+func (c *closingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.mu.Lock()
+		if c.err != nil {
+			err = c.err
+		}
+		c.mu.Unlock()
+	}
+	return n, err
 }
 
 // newBatchConn gathers the writes to c for up to delay.

@@ -74,7 +74,8 @@ func watchedStream(t *testing.T) (l *Link, s *Stream, got func() []message, wait
 // streams to a shard and a writer to a stream, each hand the sender their
 // messages; every message reaches the peer's inbox once, each stream's in
 // the order its writer handed them over, and a mark handed over after
-// them all comes after them all.
+// them all comes after them all, once the sender counted every one of
+// them off the link's bound (sender.size).
 func TestSenderKeepsEachStreamsOrder(t *testing.T) {
 	l, nc := rawLink(t, Options{Interval: time.Hour})
 	got, wait := watch(t, nc)
@@ -115,6 +116,9 @@ func TestSenderKeepsEachStreamsOrder(t *testing.T) {
 		if next[id+1] != each {
 			t.Errorf("stream %d: %d messages came, want %d", id+1, next[id+1], each)
 		}
+	}
+	if n := l.send.size.Load(); n != 0 {
+		t.Errorf("the link counts %d bytes as waiting once the mark after every message came, want 0", n)
 	}
 }
 
@@ -168,8 +172,28 @@ func TestSenderClose(t *testing.T) {
 		t.Errorf("handed over after close: %v, want ErrClosed", err)
 	}
 	sn.size.Store(sendLimit) // as if the sender were behind: a writer waits for room
-	if err := sn.waitRoom(s); !errors.Is(err, ErrClosed) {
+	if _, err := sn.waitRoom(s, 1); !errors.Is(err, ErrClosed) {
 		t.Errorf("waited for room after close: %v, want ErrClosed", err)
+	}
+}
+
+// TestSenderCloseEndsAWaitingWrite: a writer that waits for the link's
+// room when the sender closes stops waiting, with ErrClosed, though its
+// stream goes on.
+func TestSenderCloseEndsAWaitingWrite(t *testing.T) {
+	l, s, _, _ := watchedStream(t)
+	sn := newSender(l)
+	go sn.run()
+	sn.size.Store(sendLimit) // as if the sender were behind
+	done := make(chan error, 1)
+	go func() {
+		_, err := sn.waitRoom(s, 1)
+		done <- err
+	}()
+	blocked(t, 1)
+	sn.close()
+	if err := writeEnd(t, done, "a writer that waits for room, once the sender closed,"); !errors.Is(err, ErrClosed) {
+		t.Errorf("a writer that waits for room, at the sender's close: %v, want ErrClosed", err)
 	}
 }
 
@@ -178,7 +202,7 @@ func TestSenderClose(t *testing.T) {
 func waitsForRoom() bool {
 	buf := make([]byte, 1<<20)
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if strings.Contains(g, "sync.(*Cond).Wait") && strings.Contains(g, "air.(*sender).waitRoom(") {
+		if strings.Contains(g, "[select") && strings.Contains(g, "air.(*sender).waitRoom(") {
 			return true
 		}
 	}

@@ -152,8 +152,9 @@ type Stream struct {
 	wdl     time.Time     // write deadline
 	limit   int           // bytes buf may hold
 
-	wmu    sync.Mutex   // held by a write, while it hands its bytes over
-	unsent atomic.Int64 // bytes of data handed to the sender and not yet published (sender.room)
+	wmu    sync.Mutex                 // held by a write, while it hands its bytes over
+	unsent atomic.Int64               // bytes of data handed to the sender and not yet published (sender.room)
+	waiter atomic.Pointer[roomWaiter] // the write that waits for room, if any (sender.waitRoom)
 
 	// Push: run on the link's delivery goroutine only
 	push    func([]byte) // takes the data once Push was called
@@ -356,6 +357,12 @@ func (s *Stream) write(p []byte, wait bool) (int, error) {
 	}
 	defer s.wmu.Unlock()
 	n := 0
+	var grant int64 // the link's room the sender set aside for this write (sender.waitRoom)
+	defer func() {
+		if grant > 0 {
+			s.l.send.release(grant)
+		}
+	}()
 	for {
 		s.mu.Lock()
 		if s.closed {
@@ -375,8 +382,9 @@ func (s *Stream) write(p []byte, wait bool) (int, error) {
 			s.mu.Unlock()
 			return n, nil
 		}
-		for room := s.l.send.room(s); n < len(p) && room > 0; {
-			chunk := p[n:min(len(p), n+maxChunk, n+room)]
+		room := s.l.send.room(s, grant)
+		if room > 0 {
+			chunk := p[n:min(len(p), n+room)]
 			if err := s.sendLocked(message{kind: msgData, seq: s.wseq, body: chunk}); err != nil {
 				s.mu.Unlock()
 				return n, lost("the NATS connection did not take the message: %v", err)
@@ -384,13 +392,23 @@ func (s *Stream) write(p []byte, wait bool) (int, error) {
 			s.sent = now
 			s.wseq++
 			n += len(chunk)
-			room -= len(chunk)
 		}
 		s.mu.Unlock()
-		if n == len(p) || !wait {
+		if grant > 0 { // used: what is left of it goes to the writers behind
+			s.l.send.release(grant)
+			grant = 0
+		}
+		if n == len(p) {
 			return n, nil
 		}
-		if err := s.l.send.waitRoom(s); err != nil {
+		if room > 0 {
+			continue
+		}
+		if !wait {
+			return n, nil
+		}
+		var err error
+		if grant, err = s.l.send.waitRoom(s, len(p)-n); err != nil {
 			return n, err
 		}
 	}
@@ -468,7 +486,7 @@ func (s *Stream) fail(why error, tell bool) {
 	}
 	s.signal()
 	s.mu.Unlock()
-	s.l.send.wakeWaiters() // a write that waits for room ends
+	s.l.send.wakeStream(s) // a write that waits for room ends
 	s.l.log.Info("radio stream lost", "device", s.serial, "stream", s.id, "why", why)
 	s.end()
 }
@@ -552,7 +570,7 @@ func (s *Stream) Close() error {
 	s.buf, s.off = nil, 0
 	s.signal()
 	s.mu.Unlock()
-	s.l.send.wakeWaiters() // a write that waits for room ends
+	s.l.send.wakeStream(s) // a write that waits for room ends
 	s.end()
 	return nil
 }
@@ -611,6 +629,6 @@ func (s *Stream) SetWriteDeadline(t time.Time) error {
 	s.mu.Lock()
 	s.wdl = t
 	s.mu.Unlock()
-	s.l.send.wakeWaiters() // to wait until the new deadline
+	s.l.send.wakeStream(s) // to wait until the new deadline
 	return nil
 }
