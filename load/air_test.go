@@ -114,6 +114,15 @@ func TestAirNotReached(t *testing.T) {
 	if _, err := Run(ctx, cfg); !errors.Is(err, ErrDevices) || !strings.Contains(err.Error(), "pass key does not match") {
 		t.Errorf("with a wrong pass key: %v; want the device's refusal", err)
 	}
+	// the radio's refusal names the device in its own words, and the
+	// error names it once
+	if _, err := h.Members[0].Device.Faults.InjectJSON([]byte(`{"fault": "stuck", "mode": "refuse"}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(ctx, cfg)
+	if !errors.Is(err, ErrDevices) || !strings.Contains(err.Error(), "device 000123: connection failed to be established") || strings.Count(err.Error(), "000123") != 1 {
+		t.Errorf("a device that refuses every connection: %v; want the radio's refusal, naming the device once", err)
+	}
 }
 
 func TestConfigRefused(t *testing.T) {

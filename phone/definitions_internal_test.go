@@ -42,6 +42,7 @@ func TestFetchFileCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash := api.FileHash(text)
+	d := &peer{serial: "000000"}
 	c := &countingFiler{file: link.DefinitionFile{SHA256: hash, YAML: string(text)}}
 	for _, tc := range []struct {
 		name  string
@@ -58,7 +59,7 @@ func TestFetchFileCache(t *testing.T) {
 		{"a file nothing identifies", fileID{name: run + "fetchtest-c.yaml"}, 5},
 		{"that file again", fileID{name: run + "fetchtest-c.yaml"}, 6},
 	} {
-		f, err := fetchFile(context.Background(), c, tc.id)
+		f, err := d.fetchFile(context.Background(), c, tc.id)
 		if err != nil || f == nil || f.Name != tc.id.name {
 			t.Fatalf("%s: %v, %v", tc.name, f, err)
 		}
@@ -66,7 +67,7 @@ func TestFetchFileCache(t *testing.T) {
 			t.Errorf("%s: %d asks of the device, want %d", tc.name, c.calls, tc.calls)
 		}
 	}
-	if _, err := fetchFile(context.Background(), c, fileID{name: run + "fetchtest-changed.yaml", sha256: "00" + hash[2:]}); err == nil {
+	if _, err := d.fetchFile(context.Background(), c, fileID{name: run + "fetchtest-changed.yaml", sha256: "00" + hash[2:]}); err == nil {
 		t.Error("an app's file whose hash differs from the index's was taken")
 	}
 }

@@ -225,7 +225,7 @@ func (d *peer) connectLocked(ctx context.Context) error {
 	l, err := d.open(ctx)
 	if err != nil {
 		d.setNote("connect: %v", err)
-		return err
+		return err // the link names the device
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
@@ -312,7 +312,7 @@ func (d *peer) pair(ctx context.Context, passKey string, bond bool) error {
 	key, err := l.Pair(ctx, passKey, bond)
 	if err != nil {
 		d.setNote("pair: %v", err)
-		return fmt.Errorf("device %s: %w", d.serial, err)
+		return err // the link names the device
 	}
 	d.mu.Lock()
 	d.encrypted, d.note = true, ""
@@ -373,7 +373,7 @@ func (d *peer) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	if !connected && !d.ph.cfg.Manual && !d.ph.cfg.ConnectAll { // those connect only when asked, or when they find a device
 		if err := d.connect(ctx, false); err != nil {
 			done()
-			return nil, nil, fmt.Errorf("device %s: connect: %w", d.serial, err)
+			return nil, nil, err
 		}
 	}
 	if c, err = d.conn(); err != nil {
