@@ -356,7 +356,8 @@ func (d *peer) disconnect(ctx context.Context) error {
 // ConnectAll), and returns its connection. A connection that the phone is
 // releasing, or disconnecting on a user's word, counts as gone: the use
 // waits for it to end and connects anew, rather than take a link that is
-// closing.
+// closing; where the phone connects only when asked, it fails at once with
+// ErrNotConnected.
 // A use that cannot connect says why.
 func (d *peer) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	d.mu.Lock()
@@ -467,13 +468,18 @@ func linkError(err error) string {
 }
 
 // conn returns the connection for requests, or an error that says why
-// there is none.
+// there is none: a connection that the phone is releasing, or
+// disconnecting on a user's word, is none.
 func (d *peer) conn() (*link.Conn, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
-	case d.connected:
+	case d.connected && !d.releasing && !d.leaving:
 		return d.link, nil
+	case d.connected && d.releasing:
+		return nil, fmt.Errorf("device %s is %w (%s); connect first", d.serial, ErrNotConnected, d.released)
+	case d.connected:
+		return nil, fmt.Errorf("device %s is %w (a user is disconnecting it); connect first", d.serial, ErrNotConnected)
 	case d.gone:
 		return nil, fmt.Errorf("device %s went away: %w", d.serial, ErrNotConnected)
 	case d.note != "":

@@ -3,6 +3,7 @@ package phone
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -77,20 +78,24 @@ func (h *holdingDevice) serve(conn net.Conn) {
 // A use of a device that comes while the phone lets go of its connection
 // (a release: nobody used it for Idle; or a user's disconnect) waits for
 // the connection to end and connects anew: it does not fail on the link
-// being closed.
+// being closed. Where the phone connects only when asked (Manual), the
+// use fails at once as not connected.
 func TestUseDuringARelease(t *testing.T) {
 	for _, tt := range []struct {
-		name  string
-		idle  time.Duration
-		letGo func(context.Context, *Phone)
+		name   string
+		manual bool
+		idle   time.Duration
+		letGo  func(context.Context, *Phone)
 	}{
 		// nobody used it for Idle: the scan releases it
-		{"release", time.Nanosecond, func(ctx context.Context, ph *Phone) { ph.Scan(ctx) }},
-		{"disconnect", time.Hour, func(ctx context.Context, ph *Phone) { ph.Disconnect(ctx, "000777") }},
+		{"release", false, time.Nanosecond, func(ctx context.Context, ph *Phone) { ph.Scan(ctx) }},
+		{"disconnect", false, time.Hour, func(ctx context.Context, ph *Phone) { ph.Disconnect(ctx, "000777") }},
+		{"manual release", true, time.Nanosecond, func(ctx context.Context, ph *Phone) { ph.Scan(ctx) }},
+		{"manual disconnect", true, time.Hour, func(ctx context.Context, ph *Phone) { ph.Disconnect(ctx, "000777") }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dev := &holdingDevice{disconnecting: make(chan struct{}, 1), let: make(chan struct{})}
-			ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Idle: tt.idle, Timeout: time.Minute})
+			ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Manual: tt.manual, Idle: tt.idle, Timeout: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,6 +103,11 @@ func TestUseDuringARelease(t *testing.T) {
 			defer ph.Close()
 			ctx := context.Background()
 			ph.Scan(ctx)
+			if tt.manual {
+				if err := ph.Connect(ctx, "000777"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			u, err := ph.Use(ctx, "000777")
 			if err != nil {
 				t.Fatal(err)
@@ -107,6 +117,18 @@ func TestUseDuringARelease(t *testing.T) {
 			var letGo sync.WaitGroup
 			letGo.Go(func() { tt.letGo(ctx, ph) })
 			<-dev.disconnecting
+			if tt.manual {
+				// the link is closing and the device holds it open
+				err := useDuring(ctx, ph, dev)
+				letGo.Wait()
+				if !errors.Is(err, ErrNotConnected) {
+					t.Errorf("a use while the phone let go of the device (%s): %v; want %v", tt.name, err, ErrNotConnected)
+				}
+				if n := dev.dials.Load(); n != 1 {
+					t.Errorf("%d streams dialled, want 1: the ended connection's", n)
+				}
+				return
+			}
 			done := make(chan error, 1)
 			go func() {
 				u, err := ph.Use(ctx, "000777")
@@ -138,4 +160,23 @@ func TestUseDuringARelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// useDuring uses the device while it holds its answer to a disconnect,
+// and then lets it answer: the error of the use, or of its request when
+// the use took the closing link.
+func useDuring(ctx context.Context, ph *Phone, dev *holdingDevice) error {
+	u, err := ph.Use(ctx, "000777")
+	if err != nil {
+		close(dev.let)
+		return err
+	}
+	defer u.Done()
+	done := make(chan error, 1)
+	go func() {
+		_, err := u.Do(ctx, resource.Get, "/Info")
+		done <- err
+	}()
+	close(dev.let)
+	return <-done
 }
