@@ -567,7 +567,10 @@ type encoded []byte
 
 // Send sends a frame that no answer is awaited for, with an id of 0.
 func (c *Conn) Send(kind wire.Kind, payload []byte) error {
-	return c.write(wire.AppendFrame(nil, kind, 0, payload))
+	if err := c.write(wire.AppendFrame(nil, kind, 0, payload)); err != nil {
+		return fmt.Errorf("%s: %w", c.port, err)
+	}
+	return nil
 }
 
 // roundTrip sends a frame with a JSON payload (none when nil) and waits
@@ -585,9 +588,9 @@ func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wir
 		return wire.Frame{}, err
 	}
 	c.mu.Lock()
-	if c.err != nil {
+	if err := c.err; err != nil {
 		c.mu.Unlock()
-		return wire.Frame{}, c.err
+		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
 	}
 	c.nextID++
 	id := c.nextID

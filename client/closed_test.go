@@ -1,0 +1,54 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"senseboard/client"
+	"senseboard/resource"
+)
+
+// Every operation on a connection that has ended fails with an error that
+// names the port once, as the errors of a connection that ends under it
+// do: ErrClosed with the stream's reason, or what the stream says to a
+// write.
+func TestErrorsAfterTheEndNameThePort(t *testing.T) {
+	t.Parallel()
+	dev, cen := net.Pipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		fakeDevice(dev, func(uint32) {})
+	}()
+	ctx := context.Background()
+	c, err := client.Open(ctx, "device 000321", cen, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.Close() // the device hangs up
+	<-served
+	<-c.Done()
+	for _, tt := range []struct {
+		name string
+		op   func() error
+		is   error
+	}{
+		{"Do", func() error { _, err := c.Do(ctx, resource.Get, "/Info"); return err }, client.ErrClosed},
+		{"Subscribe", func() error { _, _, err := c.Subscribe(ctx, "/Meas/HR"); return err }, client.ErrClosed},
+		{"Ping", func() error { return c.Ping(ctx) }, client.ErrClosed},
+		{"Call", func() error { _, err := c.Call(ctx, 0x60, nil, 0x61); return err }, client.ErrClosed},
+		{"Send", func() error { return c.Send(0x60, nil) }, io.ErrClosedPipe}, // the stream's own error
+	} {
+		err := tt.op()
+		if !errors.Is(err, tt.is) {
+			t.Errorf("%s: %v; want %v", tt.name, err, tt.is)
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), "device 000321: ") || strings.Count(err.Error(), "000321") != 1 {
+			t.Errorf("%s: %v; want it to name the port once, first", tt.name, err)
+		}
+	}
+}
