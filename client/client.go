@@ -640,7 +640,11 @@ func (c *Conn) forget(id uint32) {
 	c.mu.Unlock()
 }
 
-// Ping measures a round trip of the line.
+// Ping measures a round trip of the line. A device that holds its writes
+// apart (senseboard's write interval) answers the ping of a connection
+// that subscribes with its next write of notifications: the round trip
+// then includes up to that interval; a connection without subscriptions
+// is answered at once.
 func (c *Conn) Ping(ctx context.Context) error {
 	_, err := c.roundTrip(ctx, wire.Ping, nil, nil)
 	return err

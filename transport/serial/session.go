@@ -96,9 +96,11 @@ type Server struct {
 	// clock's quantum before the interval has passed: a fleet's clock,
 	// whose quantum is the interval, writes each session once a pass, and
 	// a notification published between passes (by a request) waits for
-	// the next. The pong to a client's ping waits for the next write in
-	// the same way, and leaves with the notifications that wait: a
-	// streaming client's keepalive costs no write of its own. Fewer writes
+	// the next. The pong to the ping of a client that subscribes waits
+	// for the next write in the same way, and leaves with the
+	// notifications that wait: a streaming client's keepalive costs no
+	// write of its own, and its round trip includes up to the interval.
+	// A session without subscriptions answers a ping at once. Fewer writes
 	// cost the program and its client less CPU time, at the price of up to
 	// the interval of lateness. Zero writes when the clock's pass ends
 	// (clock.Batcher), or at once, and answers a ping at once.
@@ -187,9 +189,9 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 // sessions write once a pass), a later one at the end of the pass that
 // runs the interval's end, one published between passes (by a request)
 // at the end of the next, and the writes of a fleet's sessions share the
-// pass's goroutines. The pongs to the client's pings wait for the
-// writer's next write the same way (pong), and leave with what waits
-// then.
+// pass's goroutines. The pongs to the pings of a session that subscribes
+// wait for the writer's next write the same way (pong), and leave with
+// what waits then.
 type pacer struct {
 	clk      clock.Clock
 	interval time.Duration
@@ -557,13 +559,22 @@ func noSession(w io.Writer, f wire.Frame) {
 	w.Write(wire.ErrorFrame(f.ID, "no session: send hello first"))
 }
 
+// streaming reports whether the session holds a subscription.
+func (s *session) streaming() bool {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	return len(s.subs) > 0
+}
+
 // handle acts on one frame of an established session.
 func (s *session) handle(f wire.Frame) {
 	s.heard = time.Now()
 	switch f.Kind {
 	case wire.Ping:
-		// With a write interval the pong leaves with the next write.
-		if s.pace == nil || !s.pace.pong(f.ID) {
+		// With a write interval the pong of a session that streams leaves
+		// with the next write; one that streams nothing has no write to
+		// share, and answers at once, as a round trip measures it.
+		if s.pace == nil || !s.streaming() || !s.pace.pong(f.ID) {
 			s.send(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
 		}
 	case wire.Request:

@@ -592,11 +592,12 @@ func pingSession(t *testing.T, v *clock.Virtual, rec deadliner, interval time.Du
 	return hub, func(id uint32) { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }
 }
 
-// With a write interval, the pong to a ping waits for the session's next
-// write as a notification does: it leaves in the one write of the
-// notifications that wait, and on a session with nothing to write once
-// the interval since the last write has passed, or at once after a quiet
-// interval. Without an interval it leaves at once. The session writes on
+// With a write interval, the pong to a ping of a session that streams
+// waits for the session's next write as a notification does: it leaves in
+// the one write of the notifications that wait, and on a session with
+// nothing to write once the interval since the last write has passed, or
+// at once after a quiet interval. Without an interval, or without a
+// subscription, it leaves at once. The session writes on
 // the goroutine that wakes it (a TCP connection's), so each step's writes
 // are done when the step returns.
 func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
@@ -637,6 +638,28 @@ func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 	ping(1)
 	if got := writeFrames(&rec.writeRecorder); len(got) != 1 || describe(got[0]) != "P1" {
 		t.Errorf("without an interval, a ping's answer: writes %v, want the pong at once", got)
+	}
+
+	// A session that streams nothing has no write for a pong to share:
+	// each leaves at once, within the interval too, so that pings measure
+	// the round trip.
+	rec = &nowRecorder{}
+	v = clock.NewVirtual()
+	q, p := sessionQueue(v, interval)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(rec), "t", q, resource.NewClient("test", q), nil, p)
+	t.Cleanup(s.end)
+	var want []string
+	for id := range uint32(3) {
+		s.handle(wire.Frame{Kind: wire.Ping, ID: id + 1})
+		want = append(want, fmt.Sprintf("P%d", id+1))
+		var got []string
+		for _, w := range writeFrames(&rec.writeRecorder) {
+			got = append(got, describe(w))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("a session without subscriptions, ping %d %v after the one before: writes %q, want %q", id+1, time.Millisecond, got, want)
+		}
+		v.Advance(time.Millisecond)
 	}
 }
 
