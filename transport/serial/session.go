@@ -360,6 +360,18 @@ func (s *session) end() {
 	})
 }
 
+// drain writes what waits for the session's next write (notifications,
+// and the pongs that wait with them) now, and waits for the write to end.
+func (s *session) drain() {
+	s.flushMu.Lock()
+	if s.flushLocked() {
+		s.flushMu.Unlock()
+		return
+	}
+	s.flushMu.Lock() // a goroutine finishes the write, then unlocks it
+	s.flushMu.Unlock()
+}
+
 // failed records a failed write.
 func (s *session) failed() {
 	if !s.broken.Swap(true) && s.onBroken != nil {
