@@ -2,94 +2,16 @@ package phone
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"senseboard/client"
 	"senseboard/link"
-	"senseboard/radio"
 	"senseboard/resource"
 	"senseboard/wire"
 )
-
-// scriptedDevice is a device at the other end of the radio link's
-// streams: it answers hello, scan and connect, acknowledges the GATT
-// operations, refuses the kinds of frame in refuse with their words,
-// hangs up on the kinds in hangUp, and answers each request with the
-// line protocol's error frame when refuseRequests is set, else not at
-// all, saying so on requests.
-type scriptedDevice struct {
-	script
-	requests chan struct{}
-	wg       sync.WaitGroup
-}
-
-// script is what a scriptedDevice does otherwise than answer.
-type script struct {
-	refuse         map[wire.Kind]string
-	hangUp         map[wire.Kind]bool
-	refuseRequests string
-}
-
-func (s *scriptedDevice) dial(context.Context) (net.Conn, error) {
-	dev, central := net.Pipe()
-	s.wg.Go(func() { s.serve(dev) })
-	return central, nil
-}
-
-func (s *scriptedDevice) serve(conn net.Conn) {
-	defer conn.Close()
-	dec := wire.NewDecoder(0)
-	send := func(kind wire.Kind, id uint32, v any) {
-		b, _ := wire.AppendJSONFrame(nil, kind, id, v)
-		conn.Write(b)
-	}
-	adv := radio.DefaultAdvertisement("Scripted", "000777", false, false, false)
-	p := adv.Packets()
-	buf := make([]byte, 4096)
-	for {
-		n, err := conn.Read(buf)
-		closed := false
-		dec.Feed(buf[:n], func(f wire.Frame) {
-			if msg, ok := s.refuse[f.Kind]; ok {
-				conn.Write(wire.ErrorFrame(f.ID, msg))
-				return
-			}
-			if s.hangUp[f.Kind] {
-				closed = true
-				return
-			}
-			switch f.Kind {
-			case wire.Hello:
-				var m wire.HelloMsg
-				json.Unmarshal(f.Payload, &m)
-				send(wire.Welcome, 0, &wire.WelcomeMsg{Protocol: wire.Version, Session: m.Session, Serial: "000777", URIPrefix: "/net/000777", MaxPayload: wire.MaxPayload})
-			case link.Scan:
-				send(link.Advert, f.ID, &link.AdvertMsg{Serial: "000777", Address: "0C:8C:DC:00:07:77", Advertising: true, Adv: p.Adv, ScanResp: p.ScanResp})
-			case link.Connect:
-				send(link.Connected, f.ID, &link.ConnectedMsg{Handle: 1})
-			case link.GATTMTU, link.GATTNotify, link.GATTWrite:
-				conn.Write(wire.AppendFrame(nil, link.Ack, f.ID, nil))
-			case wire.Ping:
-				conn.Write(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
-			case wire.Request:
-				if s.refuseRequests != "" {
-					conn.Write(wire.ErrorFrame(f.ID, s.refuseRequests))
-					return
-				}
-				s.requests <- struct{}{}
-			}
-		})
-		if err != nil || closed {
-			return
-		}
-	}
-}
 
 // An error of the phone names its device once, whichever layer it comes
 // from: the device's refusals (the radio's, which name the device in
@@ -102,19 +24,7 @@ func TestErrorsNameTheDeviceOnce(t *testing.T) {
 	// request starts a GET /Info, which the device holds, and returns
 	// its error once end has ended the connection
 	request := func(ph *Phone, dev *scriptedDevice, end func(ph *Phone)) error {
-		u, err := ph.Use(ctx, "000777")
-		if err != nil {
-			return err
-		}
-		defer u.Done()
-		done := make(chan error, 1)
-		go func() {
-			_, err := u.Do(ctx, resource.Get, "/Info")
-			done <- err
-		}()
-		<-dev.requests
-		end(ph)
-		return <-done
+		return get(ctx, ph, func() { <-dev.requests; end(ph) })
 	}
 	for _, tt := range []struct {
 		name   string
