@@ -236,8 +236,9 @@ func NewCall(c Clock, f func()) *Call {
 // of calls, and a call that leads straight to the state it works on meets
 // one cache miss fewer. A pending run of c is cancelled.
 //
-// A Call made for a *Real or *Virtual clock stays on it: the order number
-// it keeps to find its entry in the clock's heap is that clock's. Init for
+// A Call made for a *Real or *Virtual clock stays on it: the clock's heap
+// may hold an entry of the call after it ran or was scheduled again, which
+// the order numbers of another clock could make pending again. Init for
 // another clock panics.
 //
 // Init does not wait for a run of c under way, which it must not race.
@@ -267,10 +268,12 @@ func (c *Call) At(t time.Duration) {
 }
 
 // Stop cancels the call if it is pending and reports whether it was. The
-// clock lets go of the call, and so of the state it lives in, at once (see
+// clock lets go of the call, and so of the state it lives in, at once:
+// but for the entries that scheduling it again while it was pending left
+// in the clock's heap, at the times it had asked for before (see
 // timedHeap). Stop of a pending call scans the clock's heap, microseconds
-// for tens of thousands of calls, as At of a pending call does: a call
-// scheduled again needs no Stop before At.
+// for tens of thousands of calls: a call scheduled again needs no Stop
+// before At.
 func (c *Call) Stop() bool {
 	if s, ok := c.clk.(scheduling); ok {
 		return s.cancel(&c.entry)

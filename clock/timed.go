@@ -20,7 +20,7 @@ func (c *timedCall) pending() bool { return c.seq != 0 }
 // the heap reads only the heap's own array: a fleet keeps thousands of calls
 // pending, and following each call's pointer to compare it costs a cache
 // miss. An entry whose seq is no longer its call's is stale: the call was
-// stopped.
+// stopped or scheduled again.
 type heapEntry struct {
 	at  time.Duration
 	seq uint64
@@ -39,23 +39,21 @@ func (e heapEntry) stale() bool { return e.c.seq != e.seq }
 // timedHeap orders pending calls by time, then by seq: a 4-ary heap (fewer
 // levels than a binary one, for about as many comparisons per level).
 //
-// A call of At or AfterFunc that is stopped leaves its entry in place,
-// stale, rather than finding and removing it: the heap then never writes
-// to the calls it moves, whose memory a fleet's thousands of calls keep
-// out of the caches. The earliest entry is never stale, and the heap is
-// rebuilt without its stale entries once they are the most of it (and
-// more than 32).
+// A call stopped or scheduled anew leaves its entry in place, stale, rather
+// than finding and removing it: the heap then never writes to the calls it
+// moves, whose memory a fleet's thousands of calls keep out of the caches.
+// The earliest entry is never stale, and the heap is rebuilt without its
+// stale entries once they are the most of it (and more than 32).
 //
 // A stale entry holds its call until it comes to the top, at the time the
 // call was due, or a rebuild drops it. A call of At or AfterFunc lets go of
 // its function when stopped (pending.Stop), so only its own few words stay.
 // A Call lives in the state of what it calls (Call.Init), which a stale
-// entry would keep reachable: its Stop takes its entry out (cancel), and
-// scheduling it again while pending moves its entry in place (move), found
+// entry would keep reachable: its Stop takes its entry out (cancel), found
 // by its order number, which the call keeps, rather than by an index kept
-// in the call, written at each move of the heap: the writes into the calls
-// that a pass's pops would pay for, where the scan is paid only by a Call
-// stopped or scheduled again while pending.
+// in the call, written at each move of the heap, the writes into the calls
+// that stale entries avoid. A Call scheduled again while pending leaves its
+// earlier entry stale as other calls do, at a time it asked for.
 type timedHeap struct {
 	e     []heapEntry
 	stale int // stale entries
@@ -70,28 +68,14 @@ func (h *timedHeap) first() time.Duration { return h.e[0].at }
 // push makes c pending at time at with order seq, which is larger than any
 // the heap holds, in place of its pending run if it has one.
 func (h *timedHeap) push(c *timedCall, at time.Duration, seq uint64) {
-	if c.pending() {
-		h.move(c, at, seq)
-		return
-	}
+	again := c.pending()
 	c.at, c.seq = at, seq
 	h.e = append(h.e, heapEntry{at, seq, c})
 	h.up(len(h.e)-1, h.e[len(h.e)-1])
-}
-
-// move makes pending c due at time at with order seq instead, its entry
-// moved in place: it leaves no stale entry, which would hold c until the
-// time it was due before.
-func (h *timedHeap) move(c *timedCall, at time.Duration, seq uint64) {
-	i := h.find(c.seq)
-	c.at, c.seq = at, seq
-	e := heapEntry{at, seq, c}
-	if i > 0 && e.before(h.e[(i-1)/4]) {
-		h.up(i, e)
-	} else {
-		h.down(i, e)
+	if again { // its old entry is stale, and may be the first
+		h.stale++
+		h.settle()
 	}
-	h.settle() // c's entry may have been the first, and the next one stale
 }
 
 // remove takes c out of the heap if it is pending and reports whether it was.
@@ -106,26 +90,20 @@ func (h *timedHeap) remove(c *timedCall) bool {
 }
 
 // cancel takes c out of the heap if it is pending, its entry with it, and
-// reports whether it was.
+// reports whether it was. It finds the entry by its order number, which
+// no other entry has, in a scan of the heap's array that reads none of
+// the calls (BenchmarkCallStop): a search down the heap, which reads only
+// the entries due before c, took 10 to 25 times longer.
 func (h *timedHeap) cancel(c *timedCall) bool {
 	if !c.pending() {
 		return false
 	}
-	i := h.find(c.seq)
-	c.seq = 0
-	h.removeAt(i)
-	h.settle() // the first entry may have been c's, and the next one stale
-	return true
-}
-
-// find returns the index of the entry of a pending call's order number
-// seq, which no other entry has, in a scan of the heap's array that reads
-// none of the calls (BenchmarkCallStop): a search down the heap, which
-// reads only the entries due before the call, took 10 to 25 times longer.
-func (h *timedHeap) find(seq uint64) int {
 	for i := range h.e {
-		if h.e[i].seq == seq {
-			return i
+		if h.e[i].seq == c.seq {
+			c.seq = 0
+			h.removeAt(i)
+			h.settle() // the first entry may have been c's, and the next one stale
+			return true
 		}
 	}
 	panic("clock: a pending call without its entry in the heap")
