@@ -314,17 +314,27 @@ func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 		hub.Topic("/A").Publish(0)
 		// A fleet's pass takes a while: its write leaves well after the
 		// pass began, and the interval since it ends well after the next
-		// pass begins, a quantum after this one.
-		time.Sleep(quantum / 2)
-		// outside the pass, as a ping is read
-		passEnd(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: 9}) })
-	})
-	// A pass a quantum after the first at the earliest: the interval
-	// since the write of the first ends within it.
-	clock.At(r, at+quantum/2, func() {
-		hub.Topic("/B").Publish(1)
-		hub.Topic("/C").Publish(2)
-		passEnd(func() {})
+		// pass begins, a quantum after this one. Its calls are short, as
+		// a fleet's are: the runner that finds them due, none held up
+		// for the clock's watchdog to replace it, runs the pass's end,
+		// below, before it begins another pass.
+		for range 5 {
+			clock.At(r, at, func() { time.Sleep(quantum / 10) }) // due, so in this pass
+		}
+		passEnd(func() {
+			// Once the first pass has ended, however late it began or
+			// long it took: the second pass's call, which only a pass
+			// that begins now can run, a quantum after the first at the
+			// earliest (the interval since the write of the first ends
+			// within it); then a ping, read outside the passes, whose
+			// pong's wake is due after the call.
+			clock.At(r, r.Now(), func() {
+				hub.Topic("/B").Publish(1)
+				hub.Topic("/C").Publish(2)
+				passEnd(func() {})
+			})
+			s.handle(wire.Frame{Kind: wire.Ping, ID: 9})
+		})
 	})
 	for i, want := range []seen{{1, 1}, {4, 2}} {
 		if got := <-ends; got != want {
