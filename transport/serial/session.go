@@ -100,7 +100,8 @@ type Server struct {
 	// for the next write in the same way, and leaves with the
 	// notifications that wait: a streaming client's keepalive costs no
 	// write of its own, and its round trip includes up to the interval.
-	// A session without subscriptions answers a ping at once. Fewer writes
+	// A session without subscriptions answers a ping at once, or after
+	// the pongs that wait still, if it had some: in order. Fewer writes
 	// cost the program and its client less CPU time, at the price of up to
 	// the interval of lateness. Zero writes when the clock's pass ends
 	// (clock.Batcher), or at once, and answers a ping at once.
@@ -263,10 +264,11 @@ func (p *pacer) later(wake func()) {
 // pong makes the pong to ping id wait for the writer's next write, which
 // it wakes as a notification does: now, or once the interval since the
 // last write has passed. It reports false, and the caller answers at
-// once, when maxWaitingPongs wait already.
-func (p *pacer) pong(id uint32) bool {
+// once, when maxWaitingPongs wait already, or when the session streams
+// nothing (quiet) and no pong waits, which the answer would overtake.
+func (p *pacer) pong(id uint32, quiet bool) bool {
 	p.mu.Lock()
-	if len(p.pongs) >= maxWaitingPongs {
+	if len(p.pongs) >= maxWaitingPongs || quiet && len(p.pongs) == 0 {
 		p.mu.Unlock()
 		return false
 	}
@@ -585,8 +587,9 @@ func (s *session) handle(f wire.Frame) {
 	case wire.Ping:
 		// With a write interval the pong of a session that streams leaves
 		// with the next write; one that streams nothing has no write to
-		// share, and answers at once, as a round trip measures it.
-		if s.pace == nil || !s.streaming() || !s.pace.pong(f.ID) {
+		// share, and answers at once, as a round trip measures it, unless
+		// pongs of its streaming wait still: it follows them.
+		if s.pace == nil || !s.pace.pong(f.ID, !s.streaming()) {
 			s.send(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
 		}
 	case wire.Request:

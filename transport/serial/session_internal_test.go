@@ -438,7 +438,7 @@ func TestPacerStopIsFinal(t *testing.T) {
 		p.stop()
 		wg.Wait()
 		p.later(wake)
-		p.pong(1)
+		p.pong(1, false)
 		vc.Advance(time.Second) // runs what is due on this goroutine
 		if n := woke.Load(); n != 0 {
 			t.Fatalf("round %d: the pacer woke the writer %d times after stop", round, n)
@@ -588,18 +588,18 @@ func describe(frames []wire.Frame) string {
 // pingSession starts a session with a subscription, /A, made by request
 // 1, whose writes rec records, on v with interval as a server's
 // WriteInterval; ping hands the session a ping.
-func pingSession(t *testing.T, v *clock.Virtual, rec deadliner, interval time.Duration) (hub *resource.Hub, ping func(id uint32)) {
+func pingSession(t *testing.T, v *clock.Virtual, rec deadliner, interval time.Duration) (s *session, hub *resource.Hub, ping func(id uint32)) {
 	t.Helper()
 	q, p := sessionQueue(v, interval)
 	c := resource.NewClient("test", q)
-	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(rec), "t", q, c, nil, p)
+	s = startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(rec), "t", q, c, nil, p)
 	t.Cleanup(s.end)
 	hub = resource.NewHub(0)
 	if _, r := hub.Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/A", acceptAll{}); !r.Status.OK() {
 		t.Fatalf("subscribe /A: %v", r)
 	}
 	s.subs["/A"] = 1
-	return hub, func(id uint32) { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }
+	return s, hub, func(id uint32) { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }
 }
 
 // With a write interval, the pong to a ping of a session that streams
@@ -607,14 +607,15 @@ func pingSession(t *testing.T, v *clock.Virtual, rec deadliner, interval time.Du
 // the one write of the notifications that wait, and on a session with
 // nothing to write once the interval since the last write has passed, or
 // at once after a quiet interval. Without an interval, or without a
-// subscription, it leaves at once. The session writes on
+// subscription, it leaves at once, but after the pongs that wait still:
+// pongs leave in the order of their pings. The session writes on
 // the goroutine that wakes it (a TCP connection's), so each step's writes
 // are done when the step returns.
 func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 	const interval = 100 * time.Millisecond
 	v := clock.NewVirtual()
 	rec := &nowRecorder{}
-	hub, ping := pingSession(t, v, rec, interval)
+	session, hub, ping := pingSession(t, v, rec, interval)
 	steps := []struct {
 		what   string
 		do     func()
@@ -630,6 +631,12 @@ func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 		{"99 ms after the write", func() { v.Advance(79 * time.Millisecond) }, []string{"N1=0", "P7 N1=1"}},
 		{"the interval after the write", func() { v.Advance(time.Millisecond) }, []string{"N1=0", "P7 N1=1", "P8"}},
 		{"a ping after a quiet interval", func() { v.Advance(time.Second); ping(9) }, []string{"N1=0", "P7 N1=1", "P8", "P9"}},
+		// the last subscription ends while a pong waits: the pong of a
+		// ping after it follows the one that waits, not leaving at once
+		{"a ping 20 ms after the write", func() { v.Advance(20 * time.Millisecond); ping(10) }, []string{"N1=0", "P7 N1=1", "P8", "P9"}},
+		{"a ping after the unsubscription", func() { session.forget("/A"); ping(11) }, []string{"N1=0", "P7 N1=1", "P8", "P9"}},
+		{"the interval after the write", func() { v.Advance(80 * time.Millisecond) }, []string{"N1=0", "P7 N1=1", "P8", "P9", "P10 P11"}},
+		{"a ping without subscriptions, none waiting", func() { ping(12) }, []string{"N1=0", "P7 N1=1", "P8", "P9", "P10 P11", "P12"}},
 	}
 	for i, st := range steps {
 		st.do()
@@ -644,7 +651,7 @@ func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 
 	// Without an interval the pong leaves at once, as a notification does.
 	rec = &nowRecorder{}
-	_, ping = pingSession(t, clock.NewVirtual(), rec, 0)
+	_, _, ping = pingSession(t, clock.NewVirtual(), rec, 0)
 	ping(1)
 	if got := writeFrames(&rec.writeRecorder); len(got) != 1 || describe(got[0]) != "P1" {
 		t.Errorf("without an interval, a ping's answer: writes %v, want the pong at once", got)
@@ -678,7 +685,7 @@ func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 func TestWaitingPongsAreBounded(t *testing.T) {
 	v := clock.NewVirtual()
 	rec := &nowRecorder{}
-	hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
+	_, hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
 	hub.Topic("/A").Publish(0) // the interval starts
 	for id := range uint32(maxWaitingPongs + 1) {
 		ping(id + 1)
@@ -696,7 +703,7 @@ func TestWaitingPongsAreBounded(t *testing.T) {
 func TestPongOnALineLeavesWithTheIntervalWrite(t *testing.T) {
 	v := clock.NewVirtual()
 	rec := &writeRecorder{}
-	hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
+	_, hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
 	hub.Topic("/A").Publish(0)
 	waitFrames(t, rec, 1) // the write that starts the interval
 	v.Advance(10 * time.Millisecond)
