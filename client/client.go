@@ -123,7 +123,10 @@ type Notification struct {
 	Payload  json.RawMessage
 }
 
-// Conn is a session with a device.
+// Conn is a session with a device. The errors of its calls name the port
+// once, first: the device's (RemoteError), the connection's end
+// (ErrClosed), an answer that does not come (ErrNoAnswer), and the
+// context's that ends a call.
 type Conn struct {
 	port    string
 	serial  string // the device asked for on a fleet's port, "" for any
@@ -585,7 +588,7 @@ func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, befor
 // when nil.
 func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wire.Kind, before func(id uint32), timeout time.Duration) (wire.Frame, error) {
 	if err := ctx.Err(); err != nil { // as net/http: a request whose context has ended is not sent
-		return wire.Frame{}, err
+		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
 	}
 	c.mu.Lock()
 	if err := c.err; err != nil {

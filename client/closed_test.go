@@ -52,3 +52,40 @@ func TestErrorsAfterTheEndNameThePort(t *testing.T) {
 		}
 	}
 }
+
+// A call whose context has ended, before it is sent or while it waits for
+// the answer, fails with the context's error, naming the port once as the
+// connection's other errors do.
+func TestCallsWhoseContextEndedNameThePort(t *testing.T) {
+	t.Parallel()
+	dev, cen := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		fakeDevice(dev, func(uint32) { cancel() }) // the device holds each ping, and the caller gives up on it
+	}()
+	c, err := client.Open(context.Background(), "device 000321", cen, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		c.Close()
+		<-served
+	}()
+	for _, tt := range []struct {
+		name string
+		op   func() error
+	}{
+		{"a ping the device holds as the context ends", func() error { return c.Ping(ctx) }},
+		{"a request after the context ended", func() error { _, err := c.Do(ctx, resource.Get, "/Info"); return err }},
+	} {
+		err := tt.op()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v; want %v", tt.name, err, context.Canceled)
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), "device 000321: ") || strings.Count(err.Error(), "000321") != 1 {
+			t.Errorf("%s: %v; want it to name the port once, first", tt.name, err)
+		}
+	}
+}

@@ -50,6 +50,14 @@ func TestErrorsNameTheDeviceOnce(t *testing.T) {
 			script{hangUp: map[wire.Kind]bool{link.Pair: true}}, false,
 			func(ph *Phone, _ *scriptedDevice) error { return ph.Pair(ctx, "000777", "", false) },
 			func(err error) bool { return errors.Is(err, client.ErrClosed) }, "device 000777: "},
+		{"the caller gives up on a pairing, which connects first",
+			script{}, false,
+			func(ph *Phone, _ *scriptedDevice) error {
+				ctx, cancel := context.WithCancel(ctx)
+				cancel()
+				return ph.Pair(ctx, "000777", "", false)
+			},
+			func(err error) bool { return errors.Is(err, context.Canceled) }, "device 000777: "},
 		{"the device refuses the GSP client's MTU",
 			script{refuse: map[wire.Kind]string{link.GATTMTU: "ATT MTU 10 is outside 23..247"}}, false,
 			func(ph *Phone, _ *scriptedDevice) error {
