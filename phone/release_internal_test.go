@@ -3,6 +3,7 @@ package phone
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,12 +22,15 @@ func TestUseDuringARelease(t *testing.T) {
 		manual bool
 		idle   time.Duration
 		letGo  func(context.Context, *Phone)
+		why    string // what the error of a use in Manual mode says of the connection
 	}{
 		// nobody used it for Idle: the scan releases it
-		{"release", false, time.Nanosecond, func(ctx context.Context, ph *Phone) { ph.Scan(ctx) }},
-		{"disconnect", false, time.Hour, func(ctx context.Context, ph *Phone) { ph.Disconnect(ctx, "000777") }},
-		{"manual release", true, time.Nanosecond, func(ctx context.Context, ph *Phone) { ph.Scan(ctx) }},
-		{"manual disconnect", true, time.Hour, func(ctx context.Context, ph *Phone) { ph.Disconnect(ctx, "000777") }},
+		{"release", false, time.Nanosecond, func(ctx context.Context, ph *Phone) { ph.Scan(ctx) }, ""},
+		{"disconnect", false, time.Hour, func(ctx context.Context, ph *Phone) { ph.Disconnect(ctx, "000777") }, ""},
+		{"manual release", true, time.Nanosecond, func(ctx context.Context, ph *Phone) { ph.Scan(ctx) },
+			"(released: no client used the device for 1ns)"},
+		{"manual disconnect", true, time.Hour, func(ctx context.Context, ph *Phone) { ph.Disconnect(ctx, "000777") },
+			"(a user is disconnecting it)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dev := &scriptedDevice{script: script{answerRequests: true, disconnecting: make(chan struct{}, 1), let: make(chan struct{})}}
@@ -60,8 +64,8 @@ func TestUseDuringARelease(t *testing.T) {
 				err := get(ctx, ph, let)
 				let()
 				letGo.Wait()
-				if !errors.Is(err, ErrNotConnected) {
-					t.Errorf("a use while the phone let go of the device (%s): %v; want %v", tt.name, err, ErrNotConnected)
+				if !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), tt.why) {
+					t.Errorf("a use while the phone let go of the device (%s): %v; want %v, saying %s", tt.name, err, ErrNotConnected, tt.why)
 				}
 				if n := dev.dials.Load(); n != 1 {
 					t.Errorf("%d streams dialled, want 1: the ended connection's", n)
