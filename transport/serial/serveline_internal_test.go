@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"senseboard/api"
 	"senseboard/client"
@@ -113,8 +114,13 @@ func TestServeLineTakesNotificationsAtOnce(t *testing.T) {
 			t.Fatalf("pass %d: %d of 6 notifications taken", pass, n)
 		}
 		for i := range 6 { // before the next pass, so that the line is free
-			if n := <-sub.C(); string(n.Payload) != strconv.Itoa(pass*6+i) {
-				t.Fatalf("pass %d: notification %s, want %d", pass, n.Payload, pass*6+i)
+			select {
+			case n := <-sub.C():
+				if string(n.Payload) != strconv.Itoa(pass*6+i) {
+					t.Fatalf("pass %d: notification %s, want %d", pass, n.Payload, pass*6+i)
+				}
+			case <-time.After(time.Minute): // a hang guard
+				t.Fatalf("pass %d: notification %d of 6 taken but not delivered in a minute", pass, i+1)
 			}
 		}
 	}
