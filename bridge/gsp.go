@@ -194,12 +194,12 @@ func (g *gspSession) carry(ctx context.Context) bool {
 
 // failed ends the session after a write or read that did not reach the
 // device: with the device's reason when its connection ended (the
-// watcher closes with it), else with the error.
+// watcher closes with it), else with the error, which names the device.
 func (g *gspSession) failed(what string, err error) {
 	select {
 	case <-g.gsp.Done():
 	default:
-		g.close(websocket.StatusBadGateway, fmt.Sprintf("device %s: %s: %v", g.serial, what, err))
+		g.close(websocket.StatusBadGateway, fmt.Sprintf("%s: %v", what, err))
 	}
 }
 

@@ -123,7 +123,10 @@ type Notification struct {
 	Payload  json.RawMessage
 }
 
-// Conn is a session with a device.
+// Conn is a session with a device. The errors of its calls name the port
+// once, first: the device's (RemoteError), the connection's end
+// (ErrClosed), an answer that does not come (ErrNoAnswer), and the
+// context's that ends a call.
 type Conn struct {
 	port    string
 	serial  string // the device asked for on a fleet's port, "" for any
@@ -567,7 +570,10 @@ type encoded []byte
 
 // Send sends a frame that no answer is awaited for, with an id of 0.
 func (c *Conn) Send(kind wire.Kind, payload []byte) error {
-	return c.write(wire.AppendFrame(nil, kind, 0, payload))
+	if err := c.write(wire.AppendFrame(nil, kind, 0, payload)); err != nil {
+		return fmt.Errorf("%s: %w", c.port, err)
+	}
+	return nil
 }
 
 // roundTrip sends a frame with a JSON payload (none when nil) and waits
@@ -582,12 +588,12 @@ func (c *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any, befor
 // when nil.
 func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wire.Kind, before func(id uint32), timeout time.Duration) (wire.Frame, error) {
 	if err := ctx.Err(); err != nil { // as net/http: a request whose context has ended is not sent
-		return wire.Frame{}, err
+		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
 	}
 	c.mu.Lock()
-	if c.err != nil {
+	if err := c.err; err != nil {
 		c.mu.Unlock()
-		return wire.Frame{}, c.err
+		return wire.Frame{}, fmt.Errorf("%s: %w", c.port, err)
 	}
 	c.nextID++
 	id := c.nextID
@@ -637,7 +643,11 @@ func (c *Conn) forget(id uint32) {
 	c.mu.Unlock()
 }
 
-// Ping measures a round trip of the line.
+// Ping measures a round trip of the line. A device that holds its writes
+// apart (senseboard's write interval) answers the ping of a connection
+// that subscribes with its next write of notifications: the round trip
+// then includes up to that interval; a connection without subscriptions
+// is answered at once.
 func (c *Conn) Ping(ctx context.Context) error {
 	_, err := c.roundTrip(ctx, wire.Ping, nil, nil)
 	return err

@@ -119,8 +119,8 @@ func (c *Conn) release() {
 var errTimeout = errors.New("timeout")
 
 // await waits until ch has a frame, reading the stream itself when it may.
-// It fails with errTimeout at deadline, with ctx's error, or with the
-// connection's.
+// It fails with errTimeout at deadline, or with ctx's error or the
+// connection's, named with the port.
 func (c *Conn) await(ctx context.Context, ch <-chan wire.Frame, deadline time.Time) (wire.Frame, error) {
 	var timer *time.Timer
 	defer func() {
@@ -159,7 +159,7 @@ func (c *Conn) await(ctx context.Context, ch <-chan wire.Frame, deadline time.Ti
 		case <-c.done:
 			return wire.Frame{}, fmt.Errorf("%s: %w", c.port, c.Err())
 		case <-ctx.Done():
-			return wire.Frame{}, ctx.Err()
+			return wire.Frame{}, fmt.Errorf("%s: %w", c.port, ctx.Err())
 		case <-timer.C:
 			return wire.Frame{}, errTimeout
 		}
@@ -196,7 +196,7 @@ func (c *Conn) lead(ctx context.Context, ch <-chan wire.Frame, deadline time.Tim
 			}
 			switch {
 			case ctx.Err() != nil:
-				return wire.Frame{}, false, ctx.Err()
+				return wire.Frame{}, false, fmt.Errorf("%s: %w", c.port, ctx.Err())
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				return wire.Frame{}, false, errTimeout
 			}

@@ -83,9 +83,11 @@ func (e *DisconnectedError) Is(target error) bool { return target == ErrDisconne
 // Conn is a central's stream of the radio link to one device: a session
 // of the line protocol (client.Conn: its requests and subscriptions go
 // over the connection once it is made, and its end closes the stream, Err
-// then saying why) and the radio's operations. Their errors are the
-// device's own words, such as "device 000123 is not advertising" or
-// "pairing refused by bonding policy BondingOnce".
+// then saying why) and the radio's operations. Their errors name the
+// device once, by the stream's name: a refusal of the radio's operations
+// is the device's own words, a *client.RemoteError, such as "device 000123
+// is not advertising" or "device 000123: pairing refused by bonding policy
+// BondingOnce".
 type Conn struct {
 	*client.Conn
 	central *Central
@@ -137,7 +139,7 @@ var answers = map[wire.Kind]wire.Kind{Scan: Advert, Connect: Connected, Pair: Pa
 	GATTRead: GATTValue, Definitions: DefinitionsData}
 
 // call sends a frame of the radio link and decodes the answer into out;
-// the device's refusal is its *client.RemoteError as it is.
+// the device's refusal is its *client.RemoteError, named as refused.
 func (l *Conn) call(ctx context.Context, kind wire.Kind, payload, out any) error {
 	f, err := l.roundTrip(ctx, kind, payload)
 	if err == nil && out != nil {
@@ -150,7 +152,7 @@ func (l *Conn) call(ctx context.Context, kind wire.Kind, payload, out any) error
 
 // roundTrip sends a frame of the radio link with a JSON payload (none when
 // nil) and returns the answer; the device's refusal is its
-// *client.RemoteError as it is.
+// *client.RemoteError, named as refused.
 func (l *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any) (wire.Frame, error) {
 	var b []byte
 	if payload != nil {
@@ -162,9 +164,20 @@ func (l *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any) (wire
 	f, err := l.Call(ctx, kind, b, answers[kind])
 	var re *client.RemoteError
 	if errors.As(err, &re) {
-		return f, re
+		return f, refused(l.name, re)
 	}
 	return f, err
+}
+
+// refused names the device of a connection in its refusal, as every other
+// error of the connection names it (the stream's name, "device 000123"),
+// unless the device's words name it already ("device 000123 is not
+// advertising", as the radio refuses a connection).
+func refused(name string, re *client.RemoteError) error {
+	if rest, ok := strings.CutPrefix(re.Msg, name); ok && (strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, ":")) {
+		return re
+	}
+	return fmt.Errorf("%s: %w", name, re)
 }
 
 // Scan returns what the device advertises.

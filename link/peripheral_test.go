@@ -145,7 +145,7 @@ func TestRadioLink(t *testing.T) {
 	if adv, err := other.Scan(ctx); err != nil || adv.Advertising {
 		t.Errorf("scan while connected: %+v, %v", adv, err)
 	}
-	if _, err := other.Connect(ctx); err == nil || err.Error() != "device 000123 is not advertising" {
+	if _, err := other.Connect(ctx); err == nil || err.Error() != "radio: device 000123 is not advertising" {
 		t.Errorf("second connection: %v", err)
 	}
 
@@ -193,8 +193,8 @@ func TestRadioPairing(t *testing.T) {
 		t.Errorf("request before pairing: %v", err)
 	}
 	for _, pk := range []struct{ key, err string }{
-		{"", "pairing failed: the device requires its 6-digit pass key"},
-		{"000000", "pairing failed: the pass key does not match"},
+		{"", "radio: pairing failed: the device requires its 6-digit pass key"},
+		{"000000", "radio: pairing failed: the pass key does not match"},
 	} {
 		if _, err := phone.Pair(ctx, pk.key, true); err == nil || err.Error() != pk.err {
 			t.Errorf("pair with %q: %v, want %s", pk.key, err, pk.err)
@@ -232,7 +232,7 @@ func TestRadioPairing(t *testing.T) {
 	if _, err := tablet.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tablet.Pair(ctx, "123456", true); err == nil || err.Error() != "pairing refused by bonding policy BondingOnce" {
+	if _, err := tablet.Pair(ctx, "123456", true); err == nil || err.Error() != "radio: pairing refused by bonding policy BondingOnce" {
 		t.Errorf("second bond: %v", err)
 	}
 	if _, err := tablet.Pair(ctx, "123456", false); err != nil {

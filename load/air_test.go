@@ -88,7 +88,8 @@ func TestAir(t *testing.T) {
 
 // TestAirNotReached: a serial no program serves, and a device that asks for
 // its pass key, are named with the reason; with the pass key the load
-// pairs and goes on.
+// pairs and goes on, and a subscription the device refuses is named with
+// the device too.
 func TestAirNotReached(t *testing.T) {
 	t.Parallel()
 	h, link := onAir(t, 1)
@@ -110,9 +111,24 @@ func TestAirNotReached(t *testing.T) {
 	if r, err := Run(ctx, cfg); err != nil || r.Reached != 1 {
 		t.Errorf("with the pass key: reached %d, %v", r.Reached, err)
 	}
+	// a subscription the device refuses, named with the device once
+	refused := cfg
+	refused.Subscribe = []string{"/Meas/Acc/7"}
+	if _, err := Run(ctx, refused); !errors.Is(err, ErrDevices) || !strings.Contains(err.Error(), "device 000123: subscribe /Meas/Acc/7: status ") || strings.Count(err.Error(), "000123") != 1 {
+		t.Errorf("a subscription the device refuses: %v; want its status, naming the device once", err)
+	}
 	cfg.PassKey = "000000"
 	if _, err := Run(ctx, cfg); !errors.Is(err, ErrDevices) || !strings.Contains(err.Error(), "pass key does not match") {
 		t.Errorf("with a wrong pass key: %v; want the device's refusal", err)
+	}
+	// the radio's refusal names the device in its own words, and the
+	// error names it once
+	if _, err := h.Members[0].Device.Faults.InjectJSON([]byte(`{"fault": "stuck", "mode": "refuse"}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(ctx, cfg)
+	if !errors.Is(err, ErrDevices) || !strings.Contains(err.Error(), "device 000123: connection failed to be established") || strings.Count(err.Error(), "000123") != 1 {
+		t.Errorf("a device that refuses every connection: %v; want the radio's refusal, naming the device once", err)
 	}
 }
 

@@ -376,12 +376,14 @@ func connect(ctx context.Context, cfg Config, central *link.Central, i int, rate
 		d.tally[i] = newTally(p, rates[i], hists[i])
 		sub, env, err := d.conn.SubscribeFunc(ctx, p, d.counter(i))
 		d.subs[i] = sub
-		if err == nil && !env.OK() {
-			err = fmt.Errorf("status %d %s", env.Response, env.Content)
+		if err != nil {
+			err = fmt.Errorf("subscribe %s: %w", p, err) // the connection's errors name the device
+		} else if !env.OK() {
+			err = fmt.Errorf("%s: subscribe %s: status %d %s", d.name, p, env.Response, env.Content)
 		}
 		if err != nil {
 			d.conn.Close()
-			return nil, fmt.Errorf("%s: subscribe %s: %w", d.name, p, err)
+			return nil, err
 		}
 	}
 	d.since = time.Now()
@@ -450,7 +452,7 @@ func connectAir(ctx context.Context, cfg Config, central *link.Central, serial s
 	m, err := c.Scan(ctx)
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%s: scan: %w", name, err)
+		return nil, fmt.Errorf("scan: %w", err) // the link names the device
 	}
 	if a, _ := radio.ParseAdvertisement(m.Adv, m.ScanResp); a.PassKey && cfg.PassKey == "" {
 		c.Close()
@@ -462,7 +464,7 @@ func connectAir(ctx context.Context, cfg Config, central *link.Central, serial s
 	}
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%s: connect: %w", name, err)
+		return nil, fmt.Errorf("connect: %w", err) // the link names the device
 	}
 	return d, nil
 }

@@ -62,7 +62,7 @@ func (ph *Phone) BluetoothOff(d time.Duration, on func()) error {
 		dev.note = "the phone's Bluetooth is off"
 		dev.mu.Unlock()
 		if l := dev.current(); l != nil {
-			l.CloseFor(fmt.Errorf("device %s: %w: the connection dropped: %w", dev.serial, ErrBluetoothOff, client.ErrClosed))
+			l.CloseFor(fmt.Errorf("%w: the connection dropped: %w", ErrBluetoothOff, client.ErrClosed)) // the link names the device
 		}
 		dev.publish()
 	}

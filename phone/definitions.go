@@ -45,7 +45,7 @@ func (d *peer) definitions(ctx context.Context, c *link.Conn) (*Definitions, err
 	defer cancel()
 	idx, err := c.Definitions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("device %s: definitions: %w", d.serial, err)
+		return nil, err // the link names the device
 	}
 	key := indexKey(idx)
 	d.mu.Lock()
@@ -72,8 +72,8 @@ func (d *peer) definitions(ctx context.Context, c *link.Conn) (*Definitions, err
 			f = ownFile(own, name)
 		}
 		if f == nil {
-			if f, err = fetchFile(ctx, c, fileID{name: name, set: idx.Builtin.Set}); err != nil {
-				return nil, fmt.Errorf("device %s: definitions: %w", d.serial, err)
+			if f, err = d.fetchFile(ctx, c, fileID{name: name, set: idx.Builtin.Set}); err != nil {
+				return nil, err
 			}
 		}
 		if err := add(f); err != nil {
@@ -83,9 +83,9 @@ func (d *peer) definitions(ctx context.Context, c *link.Conn) (*Definitions, err
 	apps := map[string]bool{}
 	for _, a := range idx.Apps {
 		apps[a.Name] = true
-		f, err := fetchFile(ctx, c, fileID{name: a.Name, sha256: a.SHA256})
+		f, err := d.fetchFile(ctx, c, fileID{name: a.Name, sha256: a.SHA256})
 		if err != nil {
-			return nil, fmt.Errorf("device %s: definitions: %w", d.serial, err)
+			return nil, err
 		}
 		if err := add(f); err != nil {
 			return nil, err
@@ -148,7 +148,7 @@ type definitionFiler interface {
 // fetchFile returns the definition file id from those fetched before, or
 // asks the device for it and parses it. A file whose hash differs from the
 // one its app's index gave is refused.
-func fetchFile(ctx context.Context, c definitionFiler, id fileID) (*api.File, error) {
+func (d *peer) fetchFile(ctx context.Context, c definitionFiler, id fileID) (*api.File, error) {
 	known := id.sha256 != "" || id.set != ""
 	if known {
 		fetched.mu.Lock()
@@ -160,14 +160,17 @@ func fetchFile(ctx context.Context, c definitionFiler, id fileID) (*api.File, er
 	}
 	df, err := c.DefinitionFile(ctx, id.name)
 	if err != nil {
-		return nil, err
+		return nil, err // the link names the device
 	}
 	if id.sha256 != "" && df.SHA256 != id.sha256 {
-		return nil, fmt.Errorf("file %s changed while the bridge read it; ask again", id.name)
+		return nil, fmt.Errorf("device %s: definitions: file %s changed while the bridge read it; ask again", d.serial, id.name)
 	}
 	f, err := api.Parse(id.name, []byte(df.YAML))
-	if err != nil || !known {
-		return f, err
+	if err != nil {
+		return nil, fmt.Errorf("device %s: definitions: %w", d.serial, err)
+	}
+	if !known {
+		return f, nil
 	}
 	fetched.mu.Lock()
 	if fetched.files == nil || len(fetched.files) >= maxFetched {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -42,6 +43,7 @@ func TestFetchFileCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash := api.FileHash(text)
+	d := &peer{serial: "000000"}
 	c := &countingFiler{file: link.DefinitionFile{SHA256: hash, YAML: string(text)}}
 	for _, tc := range []struct {
 		name  string
@@ -58,7 +60,7 @@ func TestFetchFileCache(t *testing.T) {
 		{"a file nothing identifies", fileID{name: run + "fetchtest-c.yaml"}, 5},
 		{"that file again", fileID{name: run + "fetchtest-c.yaml"}, 6},
 	} {
-		f, err := fetchFile(context.Background(), c, tc.id)
+		f, err := d.fetchFile(context.Background(), c, tc.id)
 		if err != nil || f == nil || f.Name != tc.id.name {
 			t.Fatalf("%s: %v, %v", tc.name, f, err)
 		}
@@ -66,7 +68,28 @@ func TestFetchFileCache(t *testing.T) {
 			t.Errorf("%s: %d asks of the device, want %d", tc.name, c.calls, tc.calls)
 		}
 	}
-	if _, err := fetchFile(context.Background(), c, fileID{name: run + "fetchtest-changed.yaml", sha256: "00" + hash[2:]}); err == nil {
+	if _, err := d.fetchFile(context.Background(), c, fileID{name: run + "fetchtest-changed.yaml", sha256: "00" + hash[2:]}); err == nil {
 		t.Error("an app's file whose hash differs from the index's was taken")
+	}
+}
+
+// A fetch that the device's answer fails says so naming the device once,
+// as the link's errors do: a file whose hash differs from its app's index,
+// and a file that does not parse.
+func TestFetchFileErrorsNameTheDevice(t *testing.T) {
+	t.Parallel()
+	d := &peer{serial: "000321"}
+	for _, tc := range []struct {
+		name string
+		file link.DefinitionFile
+		id   fileID
+	}{
+		{"a file changed since the index", link.DefinitionFile{SHA256: "aa", YAML: "swagger: '2.0'\n"}, fileID{name: "errtest-changed.yaml", sha256: "bb"}},
+		{"a file that does not parse", link.DefinitionFile{YAML: "swagger: [\n"}, fileID{name: "errtest-broken.yaml"}},
+	} {
+		_, err := d.fetchFile(context.Background(), &countingFiler{file: tc.file}, tc.id)
+		if err == nil || !strings.HasPrefix(err.Error(), "device 000321: definitions: ") || strings.Count(err.Error(), "000321") != 1 {
+			t.Errorf("%s: %v; want an error that names the device once, first", tc.name, err)
+		}
 	}
 }

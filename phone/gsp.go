@@ -59,10 +59,8 @@ func (ph *Phone) OpenGSP(ctx context.Context, serial string, mtu int, notify fun
 	if err == nil {
 		cctx, cancel := context.WithTimeout(ctx, ph.cfg.Timeout)
 		defer cancel()
-		if err = g.c.SetMTU(cctx, mtu); err != nil {
-			err = fmt.Errorf("device %s: MTU %d: %w", serial, mtu, d.error(err))
-		} else if err = g.c.SetNotify(cctx, gspwire.DataUUID, true); err != nil {
-			err = fmt.Errorf("device %s: GSP: %w", serial, d.error(err))
+		if err = g.c.SetMTU(cctx, mtu); err == nil { // else the link's error names the device
+			err = g.c.SetNotify(cctx, gspwire.DataUUID, true)
 		}
 		if err != nil {
 			g.done()
@@ -145,7 +143,7 @@ func (g *GSP) Write(ctx context.Context, cmd []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, g.d.ph.cfg.Timeout)
 	defer cancel()
 	if err := g.c.WriteChar(ctx, gspwire.CommandUUID, cmd); err != nil {
-		return g.d.error(err)
+		return err // the link names the device
 	}
 	if c, err := gspwire.ParseCommand(cmd); err == nil { // else the device answers with an error and subscribes nothing
 		switch c.Code {

@@ -225,7 +225,7 @@ func (d *peer) connectLocked(ctx context.Context) error {
 	l, err := d.open(ctx)
 	if err != nil {
 		d.setNote("connect: %v", err)
-		return err
+		return err // the link names the device
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
 	defer cancel()
@@ -312,7 +312,7 @@ func (d *peer) pair(ctx context.Context, passKey string, bond bool) error {
 	key, err := l.Pair(ctx, passKey, bond)
 	if err != nil {
 		d.setNote("pair: %v", err)
-		return fmt.Errorf("device %s: %w", d.serial, err)
+		return err // the link names the device
 	}
 	d.mu.Lock()
 	d.encrypted, d.note = true, ""
@@ -356,7 +356,8 @@ func (d *peer) disconnect(ctx context.Context) error {
 // ConnectAll), and returns its connection. A connection that the phone is
 // releasing, or disconnecting on a user's word, counts as gone: the use
 // waits for it to end and connects anew, rather than take a link that is
-// closing.
+// closing; where the phone connects only when asked, it fails at once with
+// ErrNotConnected.
 // A use that cannot connect says why.
 func (d *peer) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	d.mu.Lock()
@@ -373,7 +374,7 @@ func (d *peer) use(ctx context.Context) (c *link.Conn, done func(), err error) {
 	if !connected && !d.ph.cfg.Manual && !d.ph.cfg.ConnectAll { // those connect only when asked, or when they find a device
 		if err := d.connect(ctx, false); err != nil {
 			done()
-			return nil, nil, fmt.Errorf("device %s: connect: %w", d.serial, err)
+			return nil, nil, err
 		}
 	}
 	if c, err = d.conn(); err != nil {
@@ -467,13 +468,18 @@ func linkError(err error) string {
 }
 
 // conn returns the connection for requests, or an error that says why
-// there is none.
+// there is none: a connection that the phone is releasing, or
+// disconnecting on a user's word, is none.
 func (d *peer) conn() (*link.Conn, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
-	case d.connected:
+	case d.connected && !d.releasing && !d.leaving:
 		return d.link, nil
+	case d.connected && d.releasing:
+		return nil, fmt.Errorf("device %s is %w (%s); connect first", d.serial, ErrNotConnected, d.released)
+	case d.connected:
+		return nil, fmt.Errorf("device %s is %w (a user is disconnecting it); connect first", d.serial, ErrNotConnected)
 	case d.gone:
 		return nil, fmt.Errorf("device %s went away: %w", d.serial, ErrNotConnected)
 	case d.note != "":

@@ -347,7 +347,7 @@ func (d *peer) known() bool {
 // it was known.
 func (ph *Phone) forget(d *peer, why string) bool {
 	if l := d.current(); l != nil {
-		l.CloseFor(fmt.Errorf("device %s went away (%s): %w", d.serial, why, client.ErrClosed))
+		l.CloseFor(fmt.Errorf("it went away (%s): %w", why, client.ErrClosed)) // the link names the device
 	}
 	ph.mu.Lock()
 	known := ph.devs[d.serial] == d
@@ -648,8 +648,5 @@ func (ph *Phone) withConn(ctx context.Context, serial string, f func(context.Con
 	}
 	ctx, cancel := context.WithTimeout(ctx, ph.cfg.Timeout)
 	defer cancel()
-	if err := f(ctx, c); err != nil {
-		return d.error(err)
-	}
-	return nil
+	return f(ctx, c) // the link names the device in its errors
 }

@@ -69,8 +69,9 @@ func (ph *Phone) OnDemand() bool { return !ph.cfg.Manual && !ph.cfg.ConnectAll }
 // Timeout returns the bound of each exchange with a device.
 func (ph *Phone) Timeout() time.Duration { return ph.cfg.Timeout }
 
-// error words an error of a device's link: the device's own words, or
-// what happened to the link.
+// error words an error of a request or subscription of a device: the
+// device's own words (the line protocol's error frame), named with the
+// device, or what happened to the link, which the link names it in.
 func (d *peer) error(err error) error {
 	var re *client.RemoteError
 	if errors.As(err, &re) {

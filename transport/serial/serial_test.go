@@ -879,3 +879,47 @@ func TestSlowReadersDoNotHoldOthersNotifications(t *testing.T) {
 		}
 	}
 }
+
+// A client that half-closes its TCP connection (it has sent all it will)
+// gets the answers to what it sent before the device closes: the pong to
+// its last ping too, which a device with a write interval holds for the
+// next write of a session that subscribes.
+func TestHalfClosedClientGetsItsLastPong(t *testing.T) {
+	_, addr, _ := newServedDevice(t, &serial.Server{WriteInterval: time.Hour})
+	r := dialRaw(t, addr)
+	r.hello("half", wire.Version)
+	if f := r.nextKind(wire.Welcome); f.Kind != wire.Welcome {
+		t.Fatalf("hello: %v", f.Kind)
+	}
+	sub, _ := wire.AppendJSONFrame(nil, wire.Request, 1, &wire.RequestMsg{Op: "SUBSCRIBE", Path: "/Meas/Acc/52"})
+	r.send(sub)
+	// The first notification leaves at once, and holds the session's
+	// next write, the pong's, for the interval.
+	for answered, notified := false, false; !answered || !notified; {
+		switch f := r.next(); f.Kind {
+		case wire.Response:
+			answered = f.ID == 1
+		case wire.Notification:
+			notified = true
+		default:
+			t.Fatalf("got a %s frame (%s), want the subscription's response and notification", f.Kind, f.Payload)
+		}
+	}
+	r.send(wire.AppendFrame(nil, wire.Ping, 7, nil))
+	if err := r.conn.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	r.conn.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+	buf := make([]byte, 4096)
+	pong := false
+	for {
+		n, err := r.conn.Read(buf)
+		r.dec.Feed(buf[:n], func(f wire.Frame) { pong = pong || f.Kind == wire.Pong && f.ID == 7 })
+		if err != nil {
+			break
+		}
+	}
+	if !pong {
+		t.Error("the connection closed without the pong to the ping sent before the half-close")
+	}
+}

@@ -377,13 +377,22 @@ func serveConn(ctx context.Context, conn net.Conn, hello, idle time.Duration, pi
 		}
 	}
 	sr := silence(conn, func() bool { return cur != nil }, hello, idle)
-	readFrames(sr, func(b []byte) {
+	err := readFrames(sr, func(b []byte) {
 		dec.Feed(b, handle)
 		reportOversized(dec, w)
 	})
 	if sr.silent != nil {
 		setWhy(sr.silent)
 		sr.closeSilent(w)
+	}
+	if errors.Is(err, io.EOF) && cur != nil {
+		// The client has sent all it will, and may read on (a half-closed
+		// connection): what waits for the session's next write, the pong
+		// to its last ping among it, leaves before the session ends. A
+		// client that closed instead fails the write: the session ended
+		// for the stream's close all the same.
+		setWhy(ErrStreamClosed)
+		cur.drain()
 	}
 }
 
@@ -393,8 +402,9 @@ func serveConn(ctx context.Context, conn net.Conn, hello, idle time.Duration, pi
 // keeps its buffer.
 const readBuffer = 1024
 
-// readFrames hands what a stream reads to feed until the stream fails.
-func readFrames(r io.Reader, feed func([]byte)) {
+// readFrames hands what a stream reads to feed until the stream fails,
+// and returns why it did.
+func readFrames(r io.Reader, feed func([]byte)) error {
 	buf := make([]byte, readBuffer)
 	for {
 		n, err := r.Read(buf)
@@ -402,7 +412,7 @@ func readFrames(r io.Reader, feed func([]byte)) {
 			feed(buf[:n])
 		}
 		if err != nil {
-			return
+			return err
 		}
 	}
 }

@@ -96,9 +96,12 @@ type Server struct {
 	// clock's quantum before the interval has passed: a fleet's clock,
 	// whose quantum is the interval, writes each session once a pass, and
 	// a notification published between passes (by a request) waits for
-	// the next. The pong to a client's ping waits for the next write in
-	// the same way, and leaves with the notifications that wait: a
-	// streaming client's keepalive costs no write of its own. Fewer writes
+	// the next. The pong to the ping of a client that subscribes waits
+	// for the next write in the same way, and leaves with the
+	// notifications that wait: a streaming client's keepalive costs no
+	// write of its own, and its round trip includes up to the interval.
+	// A session without subscriptions answers a ping at once, or after
+	// the pongs that wait still, if it had some: in order. Fewer writes
 	// cost the program and its client less CPU time, at the price of up to
 	// the interval of lateness. Zero writes when the clock's pass ends
 	// (clock.Batcher), or at once, and answers a ping at once.
@@ -187,9 +190,9 @@ func sessionQueue(clk clock.Clock, interval time.Duration) (*resource.Queue, *pa
 // sessions write once a pass), a later one at the end of the pass that
 // runs the interval's end, one published between passes (by a request)
 // at the end of the next, and the writes of a fleet's sessions share the
-// pass's goroutines. The pongs to the client's pings wait for the
-// writer's next write the same way (pong), and leave with what waits
-// then.
+// pass's goroutines. The pongs to the pings of a session that subscribes
+// wait for the writer's next write the same way (pong), and leave with
+// what waits then.
 type pacer struct {
 	clk      clock.Clock
 	interval time.Duration
@@ -261,10 +264,11 @@ func (p *pacer) later(wake func()) {
 // pong makes the pong to ping id wait for the writer's next write, which
 // it wakes as a notification does: now, or once the interval since the
 // last write has passed. It reports false, and the caller answers at
-// once, when maxWaitingPongs wait already.
-func (p *pacer) pong(id uint32) bool {
+// once, when maxWaitingPongs wait already, or when the session streams
+// nothing (quiet) and no pong waits, which the answer would overtake.
+func (p *pacer) pong(id uint32, quiet bool) bool {
 	p.mu.Lock()
-	if len(p.pongs) >= maxWaitingPongs {
+	if len(p.pongs) >= maxWaitingPongs || quiet && len(p.pongs) == 0 {
 		p.mu.Unlock()
 		return false
 	}
@@ -356,6 +360,18 @@ func (s *session) end() {
 			s.pace.stop()
 		}
 	})
+}
+
+// drain writes what waits for the session's next write (notifications,
+// and the pongs that wait with them) now, and waits for the write to end.
+func (s *session) drain() {
+	s.flushMu.Lock()
+	if s.flushLocked() {
+		s.flushMu.Unlock()
+		return
+	}
+	s.flushMu.Lock() // a goroutine finishes the write, then unlocks it
+	s.flushMu.Unlock()
 }
 
 // failed records a failed write.
@@ -587,13 +603,23 @@ func noSession(w io.Writer, f wire.Frame) {
 	w.Write(wire.ErrorFrame(f.ID, "no session: send hello first"))
 }
 
+// streaming reports whether the session holds a subscription.
+func (s *session) streaming() bool {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	return len(s.subs) > 0
+}
+
 // handle acts on one frame of an established session.
 func (s *session) handle(f wire.Frame) {
 	s.heard = time.Now()
 	switch f.Kind {
 	case wire.Ping:
-		// With a write interval the pong leaves with the next write.
-		if s.pace == nil || !s.pace.pong(f.ID) {
+		// With a write interval the pong of a session that streams leaves
+		// with the next write; one that streams nothing has no write to
+		// share, and answers at once, as a round trip measures it, unless
+		// pongs of its streaming wait still: it follows them.
+		if s.pace == nil || !s.pace.pong(f.ID, !s.streaming()) {
 			s.send(wire.AppendFrame(nil, wire.Pong, f.ID, nil))
 		}
 	case wire.Request:

@@ -316,17 +316,27 @@ func TestWriteIntervalOfTheClocksQuantum(t *testing.T) {
 		hub.Topic("/A").Publish(0)
 		// A fleet's pass takes a while: its write leaves well after the
 		// pass began, and the interval since it ends well after the next
-		// pass begins, a quantum after this one.
-		time.Sleep(quantum / 2)
-		// outside the pass, as a ping is read
-		passEnd(func() { s.handle(wire.Frame{Kind: wire.Ping, ID: 9}) })
-	})
-	// A pass a quantum after the first at the earliest: the interval
-	// since the write of the first ends within it.
-	clock.At(r, at+quantum/2, func() {
-		hub.Topic("/B").Publish(1)
-		hub.Topic("/C").Publish(2)
-		passEnd(func() {})
+		// pass begins, a quantum after this one. Its calls are short, as
+		// a fleet's are: the runner that finds them due, none held up
+		// for the clock's watchdog to replace it, runs the pass's end,
+		// below, before it begins another pass.
+		for range 5 {
+			clock.At(r, at, func() { time.Sleep(quantum / 10) }) // due, so in this pass
+		}
+		passEnd(func() {
+			// Once the first pass has ended, however late it began or
+			// long it took: the second pass's call, which only a pass
+			// that begins now can run, a quantum after the first at the
+			// earliest (the interval since the write of the first ends
+			// within it); then a ping, read outside the passes, whose
+			// pong's wake is due after the call.
+			clock.At(r, r.Now(), func() {
+				hub.Topic("/B").Publish(1)
+				hub.Topic("/C").Publish(2)
+				passEnd(func() {})
+			})
+			s.handle(wire.Frame{Kind: wire.Ping, ID: 9})
+		})
 	})
 	for i, want := range []seen{{1, 1}, {4, 2}} {
 		if got := <-ends; got != want {
@@ -440,7 +450,7 @@ func TestPacerStopIsFinal(t *testing.T) {
 		p.stop()
 		wg.Wait()
 		p.later(wake)
-		p.pong(1)
+		p.pong(1, false)
 		vc.Advance(time.Second) // runs what is due on this goroutine
 		if n := woke.Load(); n != 0 {
 			t.Fatalf("round %d: the pacer woke the writer %d times after stop", round, n)
@@ -590,32 +600,34 @@ func describe(frames []wire.Frame) string {
 // pingSession starts a session with a subscription, /A, made by request
 // 1, whose writes rec records, on v with interval as a server's
 // WriteInterval; ping hands the session a ping.
-func pingSession(t *testing.T, v *clock.Virtual, rec deadliner, interval time.Duration) (hub *resource.Hub, ping func(id uint32)) {
+func pingSession(t *testing.T, v *clock.Virtual, rec deadliner, interval time.Duration) (s *session, hub *resource.Hub, ping func(id uint32)) {
 	t.Helper()
 	q, p := sessionQueue(v, interval)
 	c := resource.NewClient("test", q)
-	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(rec), "t", q, c, nil, p)
+	s = startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(rec), "t", q, c, nil, p)
 	t.Cleanup(s.end)
 	hub = resource.NewHub(0)
 	if _, r := hub.Subscribe(&resource.Request{Op: resource.Subscribe, Client: c}, "/A", acceptAll{}); !r.Status.OK() {
 		t.Fatalf("subscribe /A: %v", r)
 	}
 	s.subs["/A"] = 1
-	return hub, func(id uint32) { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }
+	return s, hub, func(id uint32) { s.handle(wire.Frame{Kind: wire.Ping, ID: id}) }
 }
 
-// With a write interval, the pong to a ping waits for the session's next
-// write as a notification does: it leaves in the one write of the
-// notifications that wait, and on a session with nothing to write once
-// the interval since the last write has passed, or at once after a quiet
-// interval. Without an interval it leaves at once. The session writes on
+// With a write interval, the pong to a ping of a session that streams
+// waits for the session's next write as a notification does: it leaves in
+// the one write of the notifications that wait, and on a session with
+// nothing to write once the interval since the last write has passed, or
+// at once after a quiet interval. Without an interval, or without a
+// subscription, it leaves at once, but after the pongs that wait still:
+// pongs leave in the order of their pings. The session writes on
 // the goroutine that wakes it (a TCP connection's), so each step's writes
 // are done when the step returns.
 func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 	const interval = 100 * time.Millisecond
 	v := clock.NewVirtual()
 	rec := &nowRecorder{}
-	hub, ping := pingSession(t, v, rec, interval)
+	session, hub, ping := pingSession(t, v, rec, interval)
 	steps := []struct {
 		what   string
 		do     func()
@@ -631,6 +643,12 @@ func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 		{"99 ms after the write", func() { v.Advance(79 * time.Millisecond) }, []string{"N1=0", "P7 N1=1"}},
 		{"the interval after the write", func() { v.Advance(time.Millisecond) }, []string{"N1=0", "P7 N1=1", "P8"}},
 		{"a ping after a quiet interval", func() { v.Advance(time.Second); ping(9) }, []string{"N1=0", "P7 N1=1", "P8", "P9"}},
+		// the last subscription ends while a pong waits: the pong of a
+		// ping after it follows the one that waits, not leaving at once
+		{"a ping 20 ms after the write", func() { v.Advance(20 * time.Millisecond); ping(10) }, []string{"N1=0", "P7 N1=1", "P8", "P9"}},
+		{"a ping after the unsubscription", func() { session.forget("/A"); ping(11) }, []string{"N1=0", "P7 N1=1", "P8", "P9"}},
+		{"the interval after the write", func() { v.Advance(80 * time.Millisecond) }, []string{"N1=0", "P7 N1=1", "P8", "P9", "P10 P11"}},
+		{"a ping without subscriptions, none waiting", func() { ping(12) }, []string{"N1=0", "P7 N1=1", "P8", "P9", "P10 P11", "P12"}},
 	}
 	for i, st := range steps {
 		st.do()
@@ -645,10 +663,32 @@ func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 
 	// Without an interval the pong leaves at once, as a notification does.
 	rec = &nowRecorder{}
-	_, ping = pingSession(t, clock.NewVirtual(), rec, 0)
+	_, _, ping = pingSession(t, clock.NewVirtual(), rec, 0)
 	ping(1)
 	if got := writeFrames(&rec.writeRecorder); len(got) != 1 || describe(got[0]) != "P1" {
 		t.Errorf("without an interval, a ping's answer: writes %v, want the pong at once", got)
+	}
+
+	// A session that streams nothing has no write for a pong to share:
+	// each leaves at once, within the interval too, so that pings measure
+	// the round trip.
+	rec = &nowRecorder{}
+	v = clock.NewVirtual()
+	q, p := sessionQueue(v, interval)
+	s := startSession(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, newLockedWriter(rec), "t", q, resource.NewClient("test", q), nil, p)
+	t.Cleanup(s.end)
+	var want []string
+	for id := range uint32(3) {
+		s.handle(wire.Frame{Kind: wire.Ping, ID: id + 1})
+		want = append(want, fmt.Sprintf("P%d", id+1))
+		var got []string
+		for _, w := range writeFrames(&rec.writeRecorder) {
+			got = append(got, describe(w))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("a session without subscriptions, ping %d %v after the one before: writes %q, want %q", id+1, time.Millisecond, got, want)
+		}
+		v.Advance(time.Millisecond)
 	}
 }
 
@@ -657,7 +697,7 @@ func TestPongLeavesWithTheIntervalWrite(t *testing.T) {
 func TestWaitingPongsAreBounded(t *testing.T) {
 	v := clock.NewVirtual()
 	rec := &nowRecorder{}
-	hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
+	_, hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
 	hub.Topic("/A").Publish(0) // the interval starts
 	for id := range uint32(maxWaitingPongs + 1) {
 		ping(id + 1)
@@ -675,7 +715,7 @@ func TestWaitingPongsAreBounded(t *testing.T) {
 func TestPongOnALineLeavesWithTheIntervalWrite(t *testing.T) {
 	v := clock.NewVirtual()
 	rec := &writeRecorder{}
-	hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
+	_, hub, ping := pingSession(t, v, rec, 100*time.Millisecond)
 	hub.Topic("/A").Publish(0)
 	waitFrames(t, rec, 1) // the write that starts the interval
 	v.Advance(10 * time.Millisecond)

@@ -1,0 +1,118 @@
+package phone
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"senseboard/client"
+	"senseboard/link"
+	"senseboard/resource"
+	"senseboard/wire"
+)
+
+// An error of the phone names its device once, whichever layer it comes
+// from: the device's refusals (the radio's, which name the device in
+// their own words, and the others), the link's end, the phone's own
+// ending of a connection (Bluetooth off, a device that went away).
+func TestErrorsNameTheDeviceOnce(t *testing.T) {
+	ctx := context.Background()
+	var remote *client.RemoteError
+	isRemote := func(err error) bool { return errors.As(err, &remote) }
+	// request starts a GET /Info, which the device holds, and returns
+	// its error once end has ended the connection
+	request := func(ph *Phone, dev *scriptedDevice, end func(ph *Phone)) error {
+		return get(ctx, ph, func() { <-dev.requests; end(ph) })
+	}
+	for _, tt := range []struct {
+		name   string
+		dev    script
+		manual bool
+		do     func(*Phone, *scriptedDevice) error
+		is     func(error) bool // the sentinel, or the type, of the error
+		want   string           // a part of its text
+	}{
+		{"the radio refuses to connect, in words that name the device",
+			script{refuse: map[wire.Kind]string{link.Connect: "device 000777 is not advertising"}}, true,
+			func(ph *Phone, _ *scriptedDevice) error { return ph.Connect(ctx, "000777") },
+			isRemote, "device 000777 is not advertising"},
+		{"the same, on a use that connects",
+			script{refuse: map[wire.Kind]string{link.Connect: "device 000777: connection failed to be established"}}, false,
+			func(ph *Phone, _ *scriptedDevice) error { _, err := ph.Use(ctx, "000777"); return err },
+			isRemote, "device 000777: connection failed to be established"},
+		{"the device refuses to pair",
+			script{refuse: map[wire.Kind]string{link.Pair: "pairing refused by bonding policy BondingOnce"}}, false,
+			func(ph *Phone, _ *scriptedDevice) error { return ph.Pair(ctx, "000777", "", false) },
+			isRemote, "device 000777: pairing refused by bonding policy BondingOnce"},
+		{"the link ends during the pairing",
+			script{hangUp: map[wire.Kind]bool{link.Pair: true}}, false,
+			func(ph *Phone, _ *scriptedDevice) error { return ph.Pair(ctx, "000777", "", false) },
+			func(err error) bool { return errors.Is(err, client.ErrClosed) }, "device 000777: "},
+		{"the caller gives up on a pairing, which connects first",
+			script{}, false,
+			func(ph *Phone, _ *scriptedDevice) error {
+				ctx, cancel := context.WithCancel(ctx)
+				cancel()
+				return ph.Pair(ctx, "000777", "", false)
+			},
+			func(err error) bool { return errors.Is(err, context.Canceled) }, "device 000777: "},
+		{"the device refuses the GSP client's MTU",
+			script{refuse: map[wire.Kind]string{link.GATTMTU: "ATT MTU 10 is outside 23..247"}}, false,
+			func(ph *Phone, _ *scriptedDevice) error {
+				_, err := ph.OpenGSP(ctx, "000777", 10, func([]byte) {})
+				return err
+			},
+			isRemote, "device 000777: ATT MTU 10 is outside 23..247"},
+		{"the device refuses its definitions",
+			script{refuse: map[wire.Kind]string{link.Definitions: "definitions: the device has none"}}, false,
+			func(ph *Phone, _ *scriptedDevice) error { _, err := ph.Definitions(ctx, "000777"); return err },
+			isRemote, "device 000777: definitions: the device has none"},
+		{"the device refuses a request",
+			script{refuseRequests: "the request is malformed"}, false,
+			func(ph *Phone, _ *scriptedDevice) error {
+				u, err := ph.Use(ctx, "000777")
+				if err != nil {
+					return err
+				}
+				defer u.Done()
+				_, err = u.Do(ctx, resource.Get, "/Info")
+				return err
+			},
+			isRemote, "device 000777: the request is malformed"},
+		{"the phone's Bluetooth turns off during a request",
+			script{}, false,
+			func(ph *Phone, dev *scriptedDevice) error {
+				return request(ph, dev, func(ph *Phone) { ph.BluetoothOff(time.Hour, nil) })
+			},
+			func(err error) bool { return errors.Is(err, ErrBluetoothOff) }, "device 000777: the phone's Bluetooth is off"},
+		{"the device goes away during a request",
+			script{}, false,
+			func(ph *Phone, dev *scriptedDevice) error {
+				return request(ph, dev, func(ph *Phone) {
+					d, _ := ph.device("000777")
+					ph.forget(d, "it is out of reach")
+				})
+			},
+			func(err error) bool { return errors.Is(err, client.ErrClosed) }, "device 000777: it went away (it is out of reach)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dev := &scriptedDevice{script: tt.dev, requests: make(chan struct{}, 1)}
+			ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Manual: tt.manual, Idle: time.Hour, Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.wg.Wait()
+			defer ph.Close()
+			ph.Scan(ctx)
+			err = tt.do(ph, dev)
+			if err == nil || !tt.is(err) {
+				t.Fatalf("%v: not the error wanted", err)
+			}
+			if n := strings.Count(err.Error(), "000777"); n != 1 || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%q: names the device %d times; want once, in %q", err, n, tt.want)
+			}
+		})
+	}
+}
