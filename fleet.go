@@ -148,9 +148,8 @@ type Fleet struct {
 // device's, and further devices count up from its serial number; device i
 // takes the seed cfg.Seed+i; cfg.StateDir holds one directory per device,
 // named by serial number (wire.DefaultStateDir() when empty); and the
-// devices share one clock (see FleetOptions.Speed), a real one in a group
-// per device when there are several (clock.Real.Group). When it fails, it
-// has closed what it opened.
+// devices share one clock (see FleetOptions.Speed). When it fails, it has
+// closed what it opened.
 func NewFleet(cfg Config, opts FleetOptions) (f *Fleet, err error) {
 	if opts.Devices <= 0 {
 		opts.Devices = 1
@@ -206,10 +205,6 @@ func NewFleet(cfg Config, opts FleetOptions) (f *Fleet, err error) {
 	}(f)
 	for i := range opts.Devices {
 		dc := cfg
-		if r, ok := cfg.Clock.(*clock.Real); ok && opts.Devices > 1 {
-			// Each device's calls of a pass run together (clock.Real.Group).
-			dc.Clock = r.Group(uint64(i) + 1)
-		}
 		dc.Seed = cfg.Seed + int64(i)
 		dc.Profile = base
 		if i > 0 {

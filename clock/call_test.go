@@ -182,7 +182,7 @@ func TestCallInitBesideTheRunner(t *testing.T) {
 	s.owner = 1                                                   // as if a runner were in charge: push arms no timer, the test runs the pass
 	r := &Real{s: s}
 	var ran []string
-	s.push(&timedCall{f: func() { ran = append(ran, "first") }}, time.Second, 0) // keeps the call's entries from the top
+	s.push(&timedCall{f: func() { ran = append(ran, "first") }}, time.Second) // keeps the call's entries from the top
 	var c Call
 	c.Init(r, func() { ran = append(ran, "old") })
 	c.At(3 * time.Second)

@@ -135,14 +135,7 @@ func (p *pending) Stop() bool {
 // runs (see sched.go): the devices of a fleet share one Real clock, and
 // so its scheduler. Whoever makes a Real clock closes it (Close) once
 // what runs on it has stopped.
-//
-// A Real clock is also a view of its clock in a group (Group): what it
-// schedules runs in the group, on the same scheduler.
-type Real struct {
-	s     *scheduler
-	group uint64 // of the calls it schedules; 0 for none
-	base  *Real  // the clock in no group
-}
+type Real struct{ s *scheduler }
 
 // NewReal returns a real-time clock that reads zero now, whose calls run
 // within about a millisecond of their time.
@@ -157,27 +150,7 @@ func NewReal() *Real { return NewRealQuantum(defaultQuantum) }
 // NewReal's (see sched.go). A fleet whose clients take its notifications
 // every 100 ms has no use for calls on time to the millisecond.
 func NewRealQuantum(quantum time.Duration) *Real {
-	r := &Real{s: newScheduler(time.Now(), max(quantum, defaultQuantum))}
-	r.base = r
-	return r
-}
-
-// Group returns the clock in group g: the same clock, whose calls
-// scheduled through it (AfterFunc, At, Call) belong to g. Within a pass
-// the calls of a group run together, the groups in the order of their
-// keys, each group's calls in time order (calls due at the same time in
-// the order they were made), including those its calls make due by the
-// pass's time; the calls of no group come first. The devices of a fleet,
-// each in a group of its own, run their calls of a pass one device after
-// the other, each finding in the processor's caches what its call before
-// left there. A pass shared among goroutines (see sched.go) runs in time
-// order. Group(0) returns the clock in no group, the one NewRealQuantum
-// made. A group's clock is the clock: Close on any of them closes it.
-func (r *Real) Group(g uint64) *Real {
-	if g == 0 {
-		return r.base
-	}
-	return &Real{s: r.s, group: g, base: r.base}
+	return &Real{s: newScheduler(time.Now(), max(quantum, defaultQuantum))}
 }
 
 // Close stops the clock's scheduler and waits for its goroutines to end,
@@ -199,7 +172,7 @@ func (r *Real) Now() time.Duration { return r.s.since() }
 // AfterFunc runs f on the clock's scheduler after d.
 func (r *Real) AfterFunc(d time.Duration, f func()) Timer {
 	p := newPending(r, f)
-	r.s.push(&p.timedCall, r.s.since()+max(d, 0), r.group)
+	r.s.push(&p.timedCall, r.s.since()+max(d, 0))
 	return p
 }
 
@@ -208,12 +181,10 @@ func (r *Real) AfterFunc(d time.Duration, f func()) Timer {
 // Between passes it returns Now, also beside a pass whose call is held up
 // past the watchdog's limit (a new runner took over from it).
 //
-// The calls of a pass start in time order, or group by group (Group),
-// each group's in time order, so a call reads its own due time, or in a
-// pass shared among goroutines that of a call started beside it since, no
-// later than the pass's time. Read outside the calls, it goes back from
-// one group's calls to the next group's earlier ones, and it goes back for
-// a call made during the pass for a time already passed, which starts
+// The calls of a pass start in time order, so a call reads its own due
+// time, or in a pass shared among goroutines that of a call started beside
+// it since, no later than the pass's time: never an earlier call's, but
+// for a call made during the pass for a time already passed, which starts
 // after calls due later than it. Due is one value per clock, not per
 // goroutine, as Go tells a function nothing of the goroutine it runs on: a
 // call that must know its own due time exactly in a shared pass is to be
@@ -237,7 +208,7 @@ func (r *Real) AfterPass(f func()) { r.s.deferToPassEnd(f) }
 // not run.
 func (r *Real) DeferToPass(f func()) bool { return r.s.deferToPass(f) }
 
-func (r *Real) schedule(c *timedCall, t time.Duration) { r.s.push(c, t, r.group) }
+func (r *Real) schedule(c *timedCall, t time.Duration) { r.s.push(c, t) }
 func (r *Real) unschedule(c *timedCall) bool           { return r.s.stop(c) }
 func (r *Real) cancel(c *timedCall) bool               { return r.s.cancel(c) }
 
@@ -268,7 +239,7 @@ func NewCall(c Clock, f func()) *Call {
 // A Call made for a *Real or *Virtual clock stays on it: the clock's heap
 // may hold an entry of the call after it ran or was scheduled again, which
 // the order numbers of another clock could make pending again. Init for
-// another clock panics, as for another of the clock's groups (Real.Group).
+// another clock panics.
 //
 // Init does not wait for a run of c under way, which it must not race.
 func (c *Call) Init(clk Clock, f func()) {

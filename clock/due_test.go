@@ -15,7 +15,7 @@ func TestDueIsWhenTheCallFellDue(t *testing.T) {
 	var _ Lagging = r
 	var dues, nows []time.Duration
 	for _, at := range []time.Duration{time.Second, 2 * time.Second} {
-		s.push(&timedCall{f: func() { dues, nows = append(dues, Due(r)), append(nows, r.Now()) }}, at, 0)
+		s.push(&timedCall{f: func() { dues, nows = append(dues, Due(r)), append(nows, r.Now()) }}, at)
 	}
 	s.beginPass()
 	s.drain(s.since(), 0, s.owner)
@@ -46,7 +46,7 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 	s.owner = runner // the watchdog replaced the runner old, whose call is held up
 	r := &Real{s: s}
 	s.beginPass() // old's
-	s.push(&timedCall{f: func() {}}, time.Second, 0)
+	s.push(&timedCall{f: func() {}}, time.Second)
 	s.beginPass()
 	s.drain(s.since(), 0, s.owner)
 	s.endPass(nil, runner)
@@ -56,7 +56,7 @@ func TestDueBesideAPassHeldUp(t *testing.T) {
 		t.Errorf("between the passes of the runner in charge Due read %v, Now %v then %v; want Now", between, before, after)
 	}
 	var due time.Duration
-	s.push(&timedCall{f: func() { s.endPass(nil, old); due = r.Due() }}, 2*time.Second, 0)
+	s.push(&timedCall{f: func() { s.endPass(nil, old); due = r.Due() }}, 2*time.Second)
 	s.beginPass()
 	s.drain(s.since(), 0, s.owner)
 	s.endPass(nil, runner)
@@ -91,8 +91,8 @@ func TestDueNeverBeforeTheCallsOwn(t *testing.T) {
 		<-started[0]
 		dues[1] = r.Due()
 	}}
-	s.push(first, time.Second, 0)
-	s.push(second, 2*time.Second, 0)
+	s.push(first, time.Second)
+	s.push(second, 2*time.Second)
 	s.taken = func(c *timedCall) {
 		if c == first { // the other goroutine of the pass takes the second call meanwhile
 			s.mu.Unlock()

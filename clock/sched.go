@@ -45,21 +45,7 @@ import (
 // (stallLimit) hands the schedule to a new runner; the runner it replaced
 // stops when the call returns, so that one runner runs the schedule.
 //
-// A wake's run of the due calls is a pass. The calls of a clock's groups
-// (Real.Group: a fleet gives each device a group) run in a pass group by
-// group, in the order of their keys, each group's calls in time order
-// (calls due at the same time in the order they were made), those the
-// calls make due by the pass's time too; the calls of no group (key 0)
-// come first. A device's calls run together rather than spread among every
-// other device's: a call finds in the processor's caches the state the
-// device's call before it used. A pass shared among goroutines runs in
-// time order, as the goroutines would otherwise contend for the state of
-// the one group whose calls they took. The heap of calls in time order
-// (calls) gives a pass its due calls into a heap of their own in group
-// order (due); a call scheduled during a pass for the pass's time or
-// earlier goes straight there.
-//
-// AfterPass (Real's, the clock's
+// A wake's run of the due calls is a pass. AfterPass (Real's, the clock's
 // Batcher) defers a function to the end of the pass under way: the calls of
 // a pass can hand a transport several pieces of data, and it sends them
 // together once the pass ends.
@@ -85,10 +71,7 @@ type scheduler struct {
 	quantum  time.Duration // a runner wakes at most once per quantum
 	lead     time.Duration // how early the timer fires for a precise sleep; 0 sleeps on the timer alone
 	mu       sync.Mutex
-	calls    timedHeap     // the pending calls in time order, but those in due
-	due      timedHeap     // byGroup: the calls of a pass by group, those due by dueBy
-	dueBy    time.Duration // the time of the last pass by group, -1 when none since one in time order
-	groups   bool          // a call of a group was scheduled: passes run by group
+	calls    timedHeap
 	seq      uint64
 	timer    *time.Timer   // the runtime timer that starts a runner or checks on it
 	armedFor time.Duration // when timer fires; 0 when stopped
@@ -116,7 +99,7 @@ type scheduler struct {
 // newScheduler returns a scheduler whose runners wake at most once per
 // quantum, sleeping precisely when it is no longer than wakeLead.
 func newScheduler(start time.Time, quantum time.Duration) *scheduler {
-	s := &scheduler{start: start, quantum: quantum, due: timedHeap{byGroup: true}, dueBy: -1}
+	s := &scheduler{start: start, quantum: quantum}
 	if quantum <= wakeLead {
 		s.lead = wakeLead
 	}
@@ -128,35 +111,12 @@ func newScheduler(start time.Time, quantum time.Duration) *scheduler {
 // since returns the scheduler's time now.
 func (s *scheduler) since() time.Duration { return time.Since(s.start) }
 
-// heapOf returns the heap where a call pending at time t waits; s.mu is
-// held. A call for a time before the clock's start waits in due only
-// after a pass by group, as the others do: a pass in time order takes it
-// back into calls.
-func (s *scheduler) heapOf(t time.Duration) *timedHeap {
-	if s.dueBy >= 0 && t <= s.dueBy {
-		return &s.due
-	}
-	return &s.calls
-}
-
-// len returns the number of pending calls; s.mu is held.
-func (s *scheduler) len() int { return s.calls.len() + s.due.len() }
-
-// first returns a time by which the first pending call is due, its own
-// unless calls of a pass wait in due; there must be one. s.mu is held.
-func (s *scheduler) first() time.Duration {
-	if s.due.len() > 0 {
-		return s.dueBy
-	}
-	return s.calls.first()
-}
-
 // stop takes c out of the schedule if it is pending and reports whether
 // it was, leaving its entry in the heap, stale.
 func (s *scheduler) stop(c *timedCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.heapOf(c.at).remove(c)
+	return s.calls.remove(c)
 }
 
 // cancel takes c out of the schedule if it is pending, its entry with it,
@@ -164,47 +124,23 @@ func (s *scheduler) stop(c *timedCall) bool {
 func (s *scheduler) cancel(c *timedCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.heapOf(c.at).cancel(c)
+	return s.calls.cancel(c)
 }
 
-// push schedules c to run at scheduler time t in group (0 for none), after
-// the calls already scheduled for t, in place of its pending run if it has
-// one. After close it schedules nothing.
-func (s *scheduler) push(c *timedCall, t time.Duration, group uint64) {
+// push schedules c to run at scheduler time t, after the calls already
+// scheduled for t, in place of its pending run if it has one. After close
+// it schedules nothing.
+func (s *scheduler) push(c *timedCall, t time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
-	if group != 0 {
-		s.groups = true
-	}
 	s.seq++
-	h := s.heapOf(t)
-	if old := s.heapOf(c.at); c.pending() && old != h {
-		old.remove(c)
-	}
-	h.pushGroup(c, t, s.seq, group)
-	if s.owner == 0 && (h == &s.due || s.calls.e[0].c == c) {
+	s.calls.push(c, t, s.seq)
+	if s.owner == 0 && s.calls.e[0].c == c {
 		s.arm(max(t, s.lastWake+s.quantum) - s.lead)
 	}
-}
-
-// gather arranges the calls due by now for a pass: by group when byGroup
-// and calls of groups were scheduled, in time order otherwise. s.mu is
-// held.
-func (s *scheduler) gather(now time.Duration, byGroup bool) {
-	if byGroup && s.groups {
-		for s.calls.len() > 0 && s.calls.first() <= now {
-			s.due.add(s.calls.take())
-		}
-		s.dueBy = now
-		return
-	}
-	for s.due.len() > 0 {
-		s.calls.add(s.due.take())
-	}
-	s.dueBy = -1
 }
 
 // arm sets the runtime timer to fire at t (scheduler time); s.mu is held.
@@ -230,7 +166,7 @@ func (s *scheduler) fire() {
 		return
 	}
 	s.armedFor = 0
-	if s.owner == 0 && s.len() == 0 {
+	if s.owner == 0 && s.calls.len() == 0 {
 		s.mu.Unlock()
 		return
 	}
@@ -261,10 +197,9 @@ func (s *scheduler) run(g uint64) {
 			return // a new runner took over while a call held this one up
 		}
 		now := s.since()
-		if now-s.lastWake >= s.quantum && s.len() > 0 && s.first() <= now {
+		if now-s.lastWake >= s.quantum && s.calls.len() > 0 && s.calls.first() <= now {
 			s.lastWake = now
 			helpers := s.helpers()
-			s.gather(now, helpers == 0)
 			s.mu.Unlock()
 			s.beginPass()
 			n := s.drain(now, helpers, g)
@@ -276,13 +211,13 @@ func (s *scheduler) run(g uint64) {
 			s.mu.Unlock()
 			continue
 		}
-		if s.len() == 0 {
+		if s.calls.len() == 0 {
 			s.owner = 0
 			s.stopTimer()
 			s.mu.Unlock()
 			return
 		}
-		wake := max(s.first(), s.lastWake+s.quantum)
+		wake := max(s.calls.first(), s.lastWake+s.quantum)
 		if wake-now > s.lead {
 			s.owner = 0
 			s.stopTimer()
@@ -324,20 +259,19 @@ func (s *scheduler) close() {
 	if !s.closed {
 		s.closed = true
 		s.stopTimer()
-		for _, e := range append(s.calls.e, s.due.e...) {
+		for _, e := range s.calls.e {
 			e.c.seq = 0 // not pending: a call's entries leave the heap with it
 		}
-		// The runners stop after the call under way, finding none.
-		s.calls, s.due, s.dueBy = timedHeap{}, timedHeap{byGroup: true}, -1
+		s.calls = timedHeap{} // the runners stop after the call under way, finding none
 	}
 	s.mu.Unlock()
 	s.goroutines.Wait()
 }
 
-// drain runs the calls due by now, the earliest first or by group
-// (gather), also those that the calls make due by now (a stream that is
-// behind catches up in step with the others), on this goroutine and
-// helpers more, which it waits for, for as long as runner g is in charge. It returns how many calls ran. Without
+// drain runs the calls due by now, the earliest first, also those that the
+// calls make due by now (a stream that is behind catches up in step with
+// the others), on this goroutine and helpers more, which it waits for, for
+// as long as runner g is in charge. It returns how many calls ran. Without
 // helpers it allocates nothing: it runs about a thousand times a second.
 func (s *scheduler) drain(now time.Duration, helpers int, g uint64) int {
 	if helpers == 0 {
@@ -363,18 +297,14 @@ func (s *scheduler) work(now time.Duration, g uint64) int {
 	n := 0
 	for {
 		s.mu.Lock()
-		h := &s.due // due by now, when it holds calls
-		if h.len() == 0 {
-			h = &s.calls
-		}
-		if s.owner != g || h.len() == 0 || h.first() > now {
+		if s.owner != g || s.calls.len() == 0 || s.calls.first() > now {
 			s.mu.Unlock()
 			return n
 		}
-		at := h.first() // not c.at once unlocked: c may be scheduled again meanwhile
-		c := h.pop()
+		at := s.calls.first() // not c.at once unlocked: c may be scheduled again meanwhile
+		c := s.calls.pop()
 		// Under the lock, so that Due follows the calls in the order
-		// they start.
+		// they start, and never goes back to an earlier call's time.
 		s.reached.Store(int64(at) + 1)
 		if s.taken != nil {
 			s.taken(c)

@@ -207,7 +207,7 @@ func TestSchedulerDrainAllocs(t *testing.T) {
 	ran := 0
 	c := &timedCall{f: func() { ran++ }}
 	n := testing.AllocsPerRun(100, func() {
-		s.push(c, 0, 0)
+		s.push(c, 0)
 		s.drain(s.since(), 0, s.owner)
 	})
 	if n != 0 {
@@ -304,7 +304,7 @@ func TestSchedulerDrainCounts(t *testing.T) {
 		var ran []time.Duration
 		for _, at := range tt.at {
 			c := &timedCall{f: func() { mu.Lock(); ran = append(ran, at); mu.Unlock() }}
-			s.push(c, at, 0)
+			s.push(c, at)
 		}
 		n := s.drain(tt.now, tt.helpers, s.owner)
 		if n != tt.ran || len(ran) != tt.ran || s.calls.len() != len(tt.at)-tt.ran {
@@ -447,10 +447,10 @@ func TestSchedulerReplacedRunnerStops(t *testing.T) {
 	const old, runner = 1, 2
 	s.owner = old // as fire makes a runner; the test replaces it as the watchdog does
 	blocked, release := make(chan struct{}), make(chan struct{})
-	s.push(&timedCall{f: func() { close(blocked); <-release }}, time.Second, 0)
+	s.push(&timedCall{f: func() { close(blocked); <-release }}, time.Second)
 	var ran, hooked atomic.Bool
 	next := &timedCall{f: func() { ran.Store(true) }}
-	s.push(next, 2*time.Second, 0)
+	s.push(next, 2*time.Second)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -20,20 +20,14 @@ func (c *timedCall) pending() bool { return c.seq != 0 }
 // the heap reads only the heap's own array: a fleet keeps thousands of calls
 // pending, and following each call's pointer to compare it costs a cache
 // miss. An entry whose seq is no longer its call's is stale: the call was
-// stopped or scheduled again. Its group is the one the call was scheduled
-// in (Real.Group), which a heap byGroup orders first.
+// stopped or scheduled again.
 type heapEntry struct {
-	at    time.Duration
-	seq   uint64
-	group uint64
-	c     *timedCall
+	at  time.Duration
+	seq uint64
+	c   *timedCall
 }
 
-// before reports whether e comes before o in h's order.
-func (h *timedHeap) before(e, o heapEntry) bool {
-	if h.byGroup && e.group != o.group {
-		return e.group < o.group
-	}
+func (e heapEntry) before(o heapEntry) bool {
 	if e.at != o.at {
 		return e.at < o.at
 	}
@@ -42,9 +36,8 @@ func (h *timedHeap) before(e, o heapEntry) bool {
 
 func (e heapEntry) stale() bool { return e.c.seq != e.seq }
 
-// timedHeap orders pending calls by time, then by seq, or when byGroup by
-// group first (the calls of a pass, sched.go): a 4-ary heap (fewer levels
-// than a binary one, for about as many comparisons per level).
+// timedHeap orders pending calls by time, then by seq: a 4-ary heap (fewer
+// levels than a binary one, for about as many comparisons per level).
 //
 // A call stopped or scheduled anew leaves its entry in place, stale, rather
 // than finding and removing it: the heap then never writes to the calls it
@@ -62,40 +55,27 @@ func (e heapEntry) stale() bool { return e.c.seq != e.seq }
 // that stale entries avoid. A Call scheduled again while pending leaves its
 // earlier entry stale as other calls do, at a time it asked for.
 type timedHeap struct {
-	e       []heapEntry
-	stale   int  // stale entries
-	byGroup bool // ordered by group, then time and seq
+	e     []heapEntry
+	stale int // stale entries
 }
 
 // len returns the number of pending calls.
 func (h *timedHeap) len() int { return len(h.e) - h.stale }
 
-// first returns the first pending call's time, the earliest unless the
-// heap is byGroup; the heap must not be empty.
+// first returns the earliest pending call's time; the heap must not be empty.
 func (h *timedHeap) first() time.Duration { return h.e[0].at }
 
 // push makes c pending at time at with order seq, which is larger than any
 // the heap holds, in place of its pending run if it has one.
 func (h *timedHeap) push(c *timedCall, at time.Duration, seq uint64) {
-	h.pushGroup(c, at, seq, 0)
-}
-
-// pushGroup is push of a call in a group. A pending run of c it replaces
-// must be in this heap.
-func (h *timedHeap) pushGroup(c *timedCall, at time.Duration, seq, group uint64) {
 	again := c.pending()
 	c.at, c.seq = at, seq
-	h.add(heapEntry{at, seq, group, c})
+	h.e = append(h.e, heapEntry{at, seq, c})
+	h.up(len(h.e)-1, h.e[len(h.e)-1])
 	if again { // its old entry is stale, and may be the first
 		h.stale++
 		h.settle()
 	}
-}
-
-// add places e, a pending call's entry, in the heap.
-func (h *timedHeap) add(e heapEntry) {
-	h.e = append(h.e, e)
-	h.up(len(h.e)-1, e)
 }
 
 // remove takes c out of the heap if it is pending and reports whether it was.
@@ -137,29 +117,20 @@ func (h *timedHeap) removeAt(i int) {
 	h.e = h.e[:n]
 	switch {
 	case i == n:
-	case i > 0 && h.before(last, h.e[(i-1)/4]):
+	case i > 0 && last.before(h.e[(i-1)/4]):
 		h.up(i, last)
 	default:
 		h.down(i, last)
 	}
 }
 
-// pop removes and returns the first call; the heap must not be empty.
+// pop removes and returns the earliest call; the heap must not be empty.
 func (h *timedHeap) pop() *timedCall {
 	c := h.e[0].c
 	h.removeFirst()
 	c.seq = 0
 	h.settle()
 	return c
-}
-
-// take removes the first entry and returns it, its call still pending, for
-// another heap to add; the heap must not be empty.
-func (h *timedHeap) take() heapEntry {
-	e := h.e[0]
-	h.removeFirst()
-	h.settle()
-	return e
 }
 
 // settle drops the stale entries at the top, so that the first entry is a
@@ -207,7 +178,7 @@ func (h *timedHeap) up(i int, e heapEntry) {
 	a := h.e
 	for i > 0 {
 		p := (i - 1) / 4
-		if !h.before(e, a[p]) {
+		if !e.before(a[p]) {
 			break
 		}
 		a[i] = a[p]
@@ -227,11 +198,11 @@ func (h *timedHeap) down(i int, e heapEntry) {
 		}
 		m := first
 		for j := first + 1; j < min(first+4, n); j++ {
-			if h.before(a[j], a[m]) {
+			if a[j].before(a[m]) {
 				m = j
 			}
 		}
-		if !h.before(a[m], e) {
+		if !a[m].before(e) {
 			break
 		}
 		a[i] = a[m]
