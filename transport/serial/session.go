@@ -199,6 +199,7 @@ type pacer struct {
 	wake     func()       // wakes the writer: the session's queue's Wake
 	next     atomic.Int64 // the clock's reading before which no write starts
 	ponging  atomic.Bool  // pongs holds pongs
+	flying   atomic.Bool  // a write under way carries pongs (appendPongs): wrote has not been called
 
 	mu      sync.Mutex
 	call    *clock.Call // wakes the writer at next
@@ -265,10 +266,12 @@ func (p *pacer) later(wake func()) {
 // it wakes as a notification does: now, or once the interval since the
 // last write has passed. It reports false, and the caller answers at
 // once, when maxWaitingPongs wait already, or when the session streams
-// nothing (quiet) and no pong waits, which the answer would overtake.
+// nothing (quiet) and no pong waits, which the answer would overtake:
+// none waits for the next write, and none is in a write under way,
+// gathered before the answer and written after it otherwise.
 func (p *pacer) pong(id uint32, quiet bool) bool {
 	p.mu.Lock()
-	if len(p.pongs) >= maxWaitingPongs || quiet && len(p.pongs) == 0 {
+	if len(p.pongs) >= maxWaitingPongs || quiet && len(p.pongs) == 0 && !p.flying.Load() {
 		p.mu.Unlock()
 		return false
 	}
@@ -290,9 +293,19 @@ func (p *pacer) appendPongs(buf []byte) []byte {
 	for _, id := range p.pongs {
 		buf = wire.AppendFrame(buf, wire.Pong, id, nil)
 	}
+	p.flying.Store(len(p.pongs) > 0)
 	p.pongs = p.pongs[:0]
 	p.ponging.Store(false)
 	return buf
+}
+
+// wrote notes that the write of what the writer gathered last has ended,
+// the pongs appendPongs appended to it among it. Its caller holds the
+// right to write notifications.
+func (p *pacer) wrote() {
+	if p.flying.Load() {
+		p.flying.Store(false)
+	}
 }
 
 // writing notes a write that starts now.
@@ -491,6 +504,7 @@ func (s *session) flushLocked() bool {
 	default:
 		s.w.mu.Unlock()
 	}
+	s.wrote()
 	if cap(s.buf) > maxKeptBuffer {
 		s.buf = nil
 	}
@@ -520,6 +534,14 @@ func (s *session) flushOn() {
 	}()
 }
 
+// wrote notes that a write of what gather appended has ended; flushMu is
+// held.
+func (s *session) wrote() {
+	if s.pace != nil {
+		s.pace.wrote()
+	}
+}
+
 // maxKeptBuffer bounds the buffer a session keeps between writes.
 const maxKeptBuffer = 16 << 10
 
@@ -540,6 +562,7 @@ func (s *session) finish(rest []byte, locked bool) {
 		if err != nil {
 			s.failed()
 		}
+		s.wrote()
 		s.flushMu.Unlock()
 		if err == nil && s.more.Load() {
 			s.again()

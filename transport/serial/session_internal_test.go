@@ -710,6 +710,44 @@ func TestWaitingPongsAreBounded(t *testing.T) {
 	}
 }
 
+// A session whose last subscription ended answers a ping at once only
+// when no pong of its streaming is on its way: a pong gathered for a write
+// that waits for the connection (a response being written holds it) is
+// followed, not overtaken, by the pong of a ping read meanwhile.
+func TestQuietPongFollowsAPongBeingWritten(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	v := clock.NewVirtual()
+	rec := &nowRecorder{}
+	s, hub, ping := pingSession(t, v, rec, interval)
+	hub.Topic("/A").Publish(0) // written at once: the interval starts
+	ping(7)                    // waits for the interval's end
+	s.w.mu.Lock()              // a response is being written
+	v.Advance(interval)        // the write of pong 7 waits for the connection
+	s.forget("/A")
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		ping(8)
+	}()
+	select {
+	case <-answered:
+	case <-time.After(time.Minute): // a hang guard
+		s.w.mu.Unlock()
+		t.Fatal("ping 8, read while pong 7 waits for the connection, was answered at once, ahead of it or not")
+	}
+	s.w.mu.Unlock()
+	waitFrames(t, &rec.writeRecorder, 2)
+	v.Advance(interval) // the next write, pong 8's
+	waitFrames(t, &rec.writeRecorder, 3)
+	var got []string
+	for _, w := range writeFrames(&rec.writeRecorder) {
+		got = append(got, describe(w))
+	}
+	if want := []string{"N1=0", "P7", "P8"}; !slices.Equal(got, want) {
+		t.Fatalf("writes %q, want %q", got, want)
+	}
+}
+
 // On a line, whose writes may wait, a pong leaves in the
 // one write of the notifications that wait, as on a TCP connection.
 func TestPongOnALineLeavesWithTheIntervalWrite(t *testing.T) {
