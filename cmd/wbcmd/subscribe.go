@@ -39,9 +39,25 @@ func signalContext() (context.Context, context.CancelFunc) {
 // payload is printed with its own braces ({ "Timestamp": ... }), so what
 // follows "@<ms> " is the notification's JSON. With --record the
 // notifications also go to files; stderr says which.
+//
+// Nothing is dropped on the way: the connection's reader hands each
+// notification to the printing loop and waits until the loop takes it, so
+// a loop that prints slowly (a slow terminal or pipe) holds the reading of
+// the line back, and what it has not printed waits in the line, as on a
+// serial tool: the device then waits for room or applies its own rules for
+// a client that reads too slowly (docs/wbcmd.md).
 func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader, stdout, stderr io.Writer) int {
 	start := time.Now()
-	sub, env, err := c.Subscribe(ctx, o.path, o.params...)
+	notes := make(chan client.Notification, handoverBuffer)
+	done := make(chan struct{})
+	stopHandover := sync.OnceFunc(func() { close(done) }) // before Unsubscribe: its answer comes on the reader
+	defer stopHandover()
+	sub, env, err := c.SubscribeFunc(ctx, o.path, func(payload []byte, received time.Time) {
+		select {
+		case notes <- client.Notification{Received: received, Payload: append(json.RawMessage(nil), payload...)}:
+		case <-done:
+		}
+	}, o.params...)
 	if err != nil {
 		fmt.Fprintln(stderr, "wbcmd:", err)
 		return exitNoDevice
@@ -59,6 +75,7 @@ func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader,
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "wbcmd:", err)
+			stopHandover()
 			sub.Unsubscribe(ctx)
 			return exitUsage
 		}
@@ -86,25 +103,37 @@ func subscribe(ctx context.Context, c *client.Conn, o *options, stdin io.Reader,
 		deadline = t.C
 	}
 	n := 0
+	// show prints a notification and reports whether it was the last
+	// that --count asks for.
+	show := func(note client.Notification) bool {
+		fmt.Fprintf(stdout, "@%d %s\n", note.Received.Sub(start).Milliseconds(), braced(note.Payload))
+		if recording {
+			if err := rec.Write(env.URI, note.Payload); err != nil {
+				fmt.Fprintln(stderr, "wbcmd:", err)
+				recording = false // the rest is printed only
+			}
+		}
+		n++
+		return o.count > 0 && n >= o.count
+	}
 	var ended error
 loop:
 	for {
 		select {
-		case note, ok := <-sub.C():
-			if !ok {
-				ended = sub.Err()
+		case note := <-notes:
+			if show(note) {
 				break loop
 			}
-			fmt.Fprintf(stdout, "@%d %s\n", note.Received.Sub(start).Milliseconds(), braced(note.Payload))
-			if recording {
-				if err := rec.Write(env.URI, note.Payload); err != nil {
-					fmt.Fprintln(stderr, "wbcmd:", err)
-					recording = false // the rest is printed only
+		case <-sub.C():
+			// C closes once the reader has handed over every
+			// notification of the subscription: print those waiting.
+			ended = sub.Err()
+			for len(notes) > 0 {
+				if show(<-notes) {
+					break
 				}
 			}
-			if n++; o.count > 0 && n >= o.count {
-				break loop
-			}
+			break loop
 		case <-esc:
 			break loop
 		case <-deadline:
@@ -113,6 +142,7 @@ loop:
 			break loop
 		}
 	}
+	stopHandover()
 	status := exitOK
 	if ended != nil {
 		fmt.Fprintln(stderr, "wbcmd:", ended)
@@ -142,6 +172,10 @@ loop:
 	printEnvelope(stdout, b, o.compact)
 	return status
 }
+
+// handoverBuffer is how many notifications the connection's reader may
+// hand over ahead of the printing loop before it waits for the loop.
+const handoverBuffer = 64
 
 // braced formats a payload as { <payload> }: an object keeps its braces.
 func braced(p json.RawMessage) string {
