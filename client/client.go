@@ -42,6 +42,13 @@ var (
 	ErrNotPortName = errors.New("not a port")
 )
 
+// ErrNoSession is a connection whose session the device no longer holds:
+// it ended it (a client that stopped reading, or was silent too long) on a
+// line it cannot close, and answers with wire.CodeNoSession. The
+// connection closes with it, so that its calls and subscriptions fail
+// rather than wait.
+var ErrNoSession = errors.New("the device holds no session for this connection")
+
 // ErrEnded is a subscription the device ended on its own (a reset, a mode
 // change, power off): its Err wraps ErrEnded and gives the device's reason.
 var ErrEnded = errors.New("the device ended the subscription")
@@ -631,6 +638,11 @@ func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wir
 	case f.Kind == wire.Error:
 		var m wire.ErrorMsg
 		json.Unmarshal(f.Payload, &m)
+		if m.Code == wire.CodeNoSession {
+			err := fmt.Errorf("%s: %w (%w)", c.port, ErrNoSession, &RemoteError{m.Error})
+			c.shut(err)
+			return f, err
+		}
 		return f, fmt.Errorf("%s: protocol error: %w", c.port, &RemoteError{m.Error})
 	}
 	return f, nil

@@ -3,12 +3,14 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"senseboard/client"
+	"senseboard/resource"
 	"senseboard/wire"
 )
 
@@ -126,6 +128,67 @@ func fakeDevice(dev net.Conn, ping func(id uint32)) {
 				dev.Write(out)
 			case wire.Ping:
 				ping(f.ID)
+			}
+		})
+	}
+}
+
+// TestNoSessionCloses: a device that no longer holds the session (it ended
+// it on a line it cannot close) answers with wire.CodeNoSession; the
+// connection closes with ErrNoSession, so that its subscriptions and calls
+// fail rather than wait for a device that will not answer them. Other
+// errors of the device leave the connection open.
+func TestNoSessionCloses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		answer wire.ErrorMsg
+		closes bool
+	}{
+		{"no session", wire.ErrorMsg{Error: "no session: send hello first", Code: wire.CodeNoSession}, true},
+		{"another error", wire.ErrorMsg{Error: "frame too long"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dev, cen := net.Pipe()
+			served := make(chan struct{})
+			go func() { // a device that welcomes, then answers every ping with an error
+				defer close(served)
+				fakeDevice(dev, func(id uint32) {
+					out, _ := wire.AppendJSONFrame(nil, wire.Error, id, &tc.answer)
+					dev.Write(out)
+				})
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+			defer cancel()
+			c, err := client.Open(ctx, "pipe", cen, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { c.Close(); dev.Close(); <-served }()
+			err = c.Ping(ctx)
+			var remote *client.RemoteError
+			if !errors.As(err, &remote) || remote.Msg != tc.answer.Error {
+				t.Errorf("ping: %v, want the device's error %q", err, tc.answer.Error)
+			}
+			if got := errors.Is(err, client.ErrNoSession); got != tc.closes {
+				t.Errorf("ping: %v; errors.Is ErrNoSession %v, want %v", err, got, tc.closes)
+			}
+			select {
+			case <-c.Done():
+				if !tc.closes {
+					t.Fatalf("the connection closed on %q: %v", tc.answer.Error, c.Err())
+				}
+				if !errors.Is(c.Err(), client.ErrNoSession) {
+					t.Errorf("the connection closed with %v, want ErrNoSession", c.Err())
+				}
+				if _, err := c.Do(ctx, resource.Get, "/Info"); !errors.Is(err, client.ErrNoSession) {
+					t.Errorf("a call after the end: %v, want ErrNoSession", err)
+				}
+			default:
+				if tc.closes {
+					t.Fatal("the connection stays open after the device said it holds no session")
+				}
 			}
 		})
 	}

@@ -55,7 +55,17 @@ type EndedMsg struct {
 // ErrorMsg says what was wrong with a frame.
 type ErrorMsg struct {
 	Error string `json:"error"`
+	// Code names an error that a client acts on (CodeNoSession); empty
+	// for the others, which the client only reports.
+	Code string `json:"code,omitempty"`
 }
+
+// CodeNoSession is the Code of the Error that answers a frame of a session
+// the device does not hold: it never began, or the device ended it (a
+// line's client that stopped reading, or fell silent) where it cannot
+// close the connection, as on a serial line. The client's session is
+// over; a new one starts with a Hello.
+const CodeNoSession = "no-session"
 
 // Param is one value of a request: its type name as the serial tool gives it
 // (a primitive type or a record name; empty for an untyped JSON value) and

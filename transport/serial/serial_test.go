@@ -224,7 +224,8 @@ func TestHelloRules(t *testing.T) {
 	_, addr, _ := newDevice(t)
 	r := dialRaw(t, addr)
 	r.send(request(1, "get", "/Info"))
-	if f := r.next(); f.Kind != wire.Error || !strings.Contains(string(f.Payload), "send hello first") {
+	// the code that tells a client its session is over (client.ErrNoSession)
+	if f := r.next(); f.Kind != wire.Error || !strings.Contains(string(f.Payload), "send hello first") || !strings.Contains(string(f.Payload), `"code":"`+wire.CodeNoSession+`"`) {
 		t.Fatalf("request before hello: %s %s", f.Kind, f.Payload)
 	}
 	r.hello("s", 2)

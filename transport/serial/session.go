@@ -623,7 +623,7 @@ func refuse(w io.Writer, id uint32, session string, code wire.RefuseCode, why st
 
 // noSession answers a frame that comes before the session's hello.
 func noSession(w io.Writer, f wire.Frame) {
-	w.Write(wire.ErrorFrame(f.ID, "no session: send hello first"))
+	w.Write(wire.JSONFrame(wire.Error, f.ID, &wire.ErrorMsg{Error: "no session: send hello first", Code: wire.CodeNoSession}))
 }
 
 // streaming reports whether the session holds a subscription.
