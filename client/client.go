@@ -719,8 +719,11 @@ func (c *Conn) Subscribe(ctx context.Context, path string, params ...resource.Va
 // SubscribeFunc subscribes as Subscribe does, but hands each notification
 // to fn instead of C, on the goroutine that reads the connection, with the
 // time it was read: no copy, no queue and no goroutine per subscription,
-// for programs that hold thousands. fn must return quickly and must not
-// call the connection; payload is valid only until it returns. C never
+// for programs that hold thousands. fn must not call the connection, and
+// payload is valid only until it returns. While fn runs nothing else of
+// the connection is read: it should return quickly, or block on purpose
+// to hold the device back (wbcmd waits for its printing so), as long as
+// nothing waits for an answer of the connection meanwhile. C never
 // delivers, and Err says why the subscription ended once it has.
 func (c *Conn) SubscribeFunc(ctx context.Context, path string, fn func(payload []byte, received time.Time), params ...resource.Value) (*Subscription, *Envelope, error) {
 	return c.subscribe(ctx, path, fn, params)
