@@ -49,6 +49,12 @@ var (
 // rather than wait.
 var ErrNoSession = errors.New("the device holds no session for this connection")
 
+// noSession is the reason of a connection closed by an Error of code
+// wire.CodeNoSession.
+func noSession(m wire.ErrorMsg) error {
+	return fmt.Errorf("%w (%w)", ErrNoSession, &RemoteError{m.Error})
+}
+
 // ErrEnded is a subscription the device ended on its own (a reset, a mode
 // change, power off): its Err wraps ErrEnded and gives the device's reason.
 var ErrEnded = errors.New("the device ended the subscription")
@@ -408,6 +414,14 @@ func (c *Conn) dispatch(f wire.Frame) {
 		}
 	case wire.Response, wire.Pong, wire.Error:
 		c.answer(f)
+		if f.Kind == wire.Error {
+			// whether a call waits for it or not (a ping's answer may come
+			// after the ping gave up, behind a backlog)
+			var m wire.ErrorMsg
+			if json.Unmarshal(f.Payload, &m) == nil && m.Code == wire.CodeNoSession {
+				c.shut(noSession(m))
+			}
+		}
 	case wire.Notification:
 		c.mu.Lock()
 		s := c.subs[f.ID]
@@ -639,9 +653,9 @@ func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wir
 		var m wire.ErrorMsg
 		json.Unmarshal(f.Payload, &m)
 		if m.Code == wire.CodeNoSession {
-			err := fmt.Errorf("%s: %w (%w)", c.port, ErrNoSession, &RemoteError{m.Error})
+			err := noSession(m) // the reader closed the connection with it
 			c.shut(err)
-			return f, err
+			return f, fmt.Errorf("%s: %w", c.port, err)
 		}
 		return f, fmt.Errorf("%s: protocol error: %w", c.port, &RemoteError{m.Error})
 	}

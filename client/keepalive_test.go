@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -191,5 +192,50 @@ func TestNoSessionCloses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLateNoSessionCloses: a no-session answer that comes after its ping
+// gave up (behind a backlog, say) closes the connection all the same, when
+// the reader comes to it; the errors after name the port once.
+func TestLateNoSessionCloses(t *testing.T) {
+	t.Parallel()
+	dev, cen := net.Pipe()
+	pings := make(chan uint32, 4)
+	served := make(chan struct{})
+	go func() { // a device that welcomes, and keeps its answers to pings
+		defer close(served)
+		fakeDevice(dev, func(id uint32) { pings <- id })
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+	defer cancel()
+	c, err := client.Open(ctx, "pipe", cen, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Close(); dev.Close(); <-served }()
+	pctx, give := context.WithCancel(ctx)
+	pinged := make(chan error, 1)
+	go func() { pinged <- c.Ping(pctx) }()
+	id := <-pings
+	give()
+	if err := <-pinged; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the ping given up: %v", err)
+	}
+	go func() { // the answer, late; the keepalive's ping reads it
+		out, _ := wire.AppendJSONFrame(nil, wire.Error, id, &wire.ErrorMsg{Error: "no session: send hello first", Code: wire.CodeNoSession})
+		dev.Write(out)
+	}()
+	select {
+	case <-c.Done():
+	case <-ctx.Done():
+		t.Fatal("the connection stays open after the device's late answer that it holds no session")
+	}
+	if !errors.Is(c.Err(), client.ErrNoSession) {
+		t.Errorf("the connection closed with %v, want ErrNoSession", c.Err())
+	}
+	_, err = c.Do(ctx, resource.Get, "/Info")
+	if !errors.Is(err, client.ErrNoSession) || strings.Count(err.Error(), "pipe") != 1 {
+		t.Errorf("a call after the end: %v, want ErrNoSession naming the port once", err)
 	}
 }
