@@ -19,24 +19,12 @@ import (
 // after the last frame it sent, and again after the pong.
 func TestKeepalive(t *testing.T) {
 	t.Parallel()
-	dev, cen := net.Pipe()
 	pings := make(chan time.Time, 4)
-	served := make(chan struct{})
-	go func() { // a device that welcomes and answers pings
-		defer close(served)
-		fakeDevice(dev, func(id uint32) {
-			pings <- time.Now()
-			dev.Write(wire.AppendFrame(nil, wire.Pong, id, nil))
-		})
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
-	defer cancel()
-	last := time.Now() // before the hello goes
-	c, err := client.Open(ctx, "pipe", cen, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { c.Close(); dev.Close(); <-served }()
+	last := time.Now()                                    // before the hello goes
+	ctx, _ := openPipe(t, func(dev net.Conn, id uint32) { // a device that answers pings
+		pings <- time.Now()
+		dev.Write(wire.AppendFrame(nil, wire.Pong, id, nil))
+	})
 	for i := range 2 {
 		select {
 		case at := <-pings:
@@ -110,6 +98,29 @@ func TestKeepaliveBehindBacklog(t *testing.T) {
 	}
 }
 
+// openPipe opens a client on a pipe to fakeDevice, which hands each ping
+// to ping with its end of the pipe, until the test ends; ctx is the
+// test's guard against hanging, a minute.
+func openPipe(t *testing.T, ping func(dev net.Conn, id uint32)) (context.Context, *client.Conn) {
+	t.Helper()
+	dev, cen := net.Pipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		fakeDevice(dev, func(id uint32) { ping(dev, id) })
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	c, err := client.Open(ctx, "pipe", cen, nil)
+	if err != nil {
+		dev.Close()
+		<-served
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close(); c.Close(); <-served })
+	return ctx, c
+}
+
 // fakeDevice welcomes the client on dev, and hands the id of each ping to
 // ping, until dev fails.
 func fakeDevice(dev net.Conn, ping func(id uint32)) {
@@ -151,23 +162,11 @@ func TestNoSessionCloses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dev, cen := net.Pipe()
-			served := make(chan struct{})
-			go func() { // a device that welcomes, then answers every ping with an error
-				defer close(served)
-				fakeDevice(dev, func(id uint32) {
-					out, _ := wire.AppendJSONFrame(nil, wire.Error, id, &tc.answer)
-					dev.Write(out)
-				})
-			}()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
-			defer cancel()
-			c, err := client.Open(ctx, "pipe", cen, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { c.Close(); dev.Close(); <-served }()
-			err = c.Ping(ctx)
+			ctx, c := openPipe(t, func(dev net.Conn, id uint32) { // a device that answers every ping with an error
+				out, _ := wire.AppendJSONFrame(nil, wire.Error, id, &tc.answer)
+				dev.Write(out)
+			})
+			err := c.Ping(ctx)
 			var remote *client.RemoteError
 			if !errors.As(err, &remote) || remote.Msg != tc.answer.Error {
 				t.Errorf("ping: %v, want the device's error %q", err, tc.answer.Error)
@@ -200,31 +199,28 @@ func TestNoSessionCloses(t *testing.T) {
 // the reader comes to it; the errors after name the port once.
 func TestLateNoSessionCloses(t *testing.T) {
 	t.Parallel()
-	dev, cen := net.Pipe()
-	pings := make(chan uint32, 4)
-	served := make(chan struct{})
-	go func() { // a device that welcomes, and keeps its answers to pings
-		defer close(served)
-		fakeDevice(dev, func(id uint32) { pings <- id })
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
-	defer cancel()
-	c, err := client.Open(ctx, "pipe", cen, nil)
-	if err != nil {
-		t.Fatal(err)
+	type ping struct {
+		dev net.Conn
+		id  uint32
 	}
-	defer func() { c.Close(); dev.Close(); <-served }()
+	pings := make(chan ping, 1)
+	ctx, c := openPipe(t, func(dev net.Conn, id uint32) { // a device that keeps its answers
+		select {
+		case pings <- ping{dev, id}: // the first
+		default: // the keepalive's
+		}
+	})
 	pctx, give := context.WithCancel(ctx)
 	pinged := make(chan error, 1)
 	go func() { pinged <- c.Ping(pctx) }()
-	id := <-pings
+	p := <-pings
 	give()
 	if err := <-pinged; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the ping given up: %v", err)
 	}
 	go func() { // the answer, late; the keepalive's ping reads it
-		out, _ := wire.AppendJSONFrame(nil, wire.Error, id, &wire.ErrorMsg{Error: "no session: send hello first", Code: wire.CodeNoSession})
-		dev.Write(out)
+		out, _ := wire.AppendJSONFrame(nil, wire.Error, p.id, &wire.ErrorMsg{Error: "no session: send hello first", Code: wire.CodeNoSession})
+		p.dev.Write(out)
 	}()
 	select {
 	case <-c.Done():
@@ -234,7 +230,7 @@ func TestLateNoSessionCloses(t *testing.T) {
 	if !errors.Is(c.Err(), client.ErrNoSession) {
 		t.Errorf("the connection closed with %v, want ErrNoSession", c.Err())
 	}
-	_, err = c.Do(ctx, resource.Get, "/Info")
+	_, err := c.Do(ctx, resource.Get, "/Info")
 	if !errors.Is(err, client.ErrNoSession) || strings.Count(err.Error(), "pipe") != 1 {
 		t.Errorf("a call after the end: %v, want ErrNoSession naming the port once", err)
 	}
