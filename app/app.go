@@ -103,7 +103,7 @@ func (r *Runtime) lifecycle(e device.Event) {
 	switch e {
 	case device.EventReset:
 		r.stop()
-		if err := r.start(); err != nil {
+		if err := r.start(); err != nil && !errors.Is(err, errStopped) {
 			r.d.Logf(device.LevelError, "app %s did not start: %v", r.app.Name(), err)
 			r.stop()
 		}
@@ -130,22 +130,38 @@ func (r *Runtime) Context() *Context {
 	return r.ctx
 }
 
+// start opens a new context for the app and runs its Start there.
 func (r *Runtime) start() error {
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
-		return errors.New("stopped")
+		return errStopped
 	}
 	ctx := newContext(r)
 	r.ctx = ctx
 	r.mu.Unlock()
+	return r.startOn(ctx)
+}
+
+// startOn runs the app's Start on ctx and waits for it, unless Stop closes
+// ctx first (a reset's start and Stop may cross).
+func (r *Runtime) startOn(ctx *Context) error {
 	errc := make(chan error, 1)
 	ctx.post(func() { errc <- r.app.Start(ctx) })
-	if err := <-errc; err != nil {
-		return fmt.Errorf("app %s: %w", r.app.Name(), err)
+	select {
+	case err := <-errc:
+		if err != nil {
+			return fmt.Errorf("app %s: %w", r.app.Name(), err)
+		}
+		return nil
+	case <-ctx.done: // Stop closed it: Start never runs on a closed context
+		return fmt.Errorf("app %s: %w", r.app.Name(), errStopped)
 	}
-	return nil
 }
+
+// errStopped is why an app does not start once its runtime has stopped
+// for good.
+var errStopped = errors.New("the app's runtime has stopped")
 
 func (r *Runtime) stop() {
 	r.mu.Lock()
