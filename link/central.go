@@ -232,7 +232,8 @@ func (l *Conn) WriteNUS(ctx context.Context, data []byte) error {
 }
 
 // Disconnect ends the connection and waits until the device has closed
-// the stream.
+// the stream; when ctx ends first, its error, naming the device, wraps
+// ctx.Err().
 func (l *Conn) Disconnect(ctx context.Context) error {
 	if err := l.Send(Disconnect, nil); err != nil {
 		return err
@@ -241,7 +242,7 @@ func (l *Conn) Disconnect(ctx context.Context) error {
 	case <-l.Done():
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("%s: %w", l.name, ctx.Err())
 	}
 }
 

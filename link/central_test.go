@@ -70,3 +70,32 @@ func TestRefusalNamesTheDeviceOnce(t *testing.T) {
 		})
 	}
 }
+
+// A disconnection the caller gives up waiting for says why, naming the
+// device once: the context's end, which errors.Is finds.
+func TestDisconnectGivenUpNamesTheDevice(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		want error
+	}{
+		{"cancelled", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}, context.Canceled},
+		{"past its deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithDeadline(context.Background(), time.Unix(0, 0))
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := scripted(t, frametest.Answer{}) // it never answers a Disconnect
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			err := c.Disconnect(ctx)
+			if !errors.Is(err, tt.want) || err.Error() != "device 000123: "+tt.want.Error() {
+				t.Errorf("disconnect: %v; want %v, naming the device once", err, tt.want)
+			}
+		})
+	}
+}
