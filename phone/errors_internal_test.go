@@ -134,3 +134,88 @@ func TestDeviceRefusalText(t *testing.T) {
 		}
 	}
 }
+
+// A device's note, shown beside the device, does not name it again, nor
+// does an error that gives the note: the name the link puts in front of
+// its errors is left out, and where the device's own words name it, it is
+// "the device".
+func TestNotesDoNotNameTheDevice(t *testing.T) {
+	ctx := context.Background()
+	use := func(ph *Phone) error {
+		u, err := ph.Use(ctx, "000777")
+		if err == nil {
+			u.Done()
+		}
+		return err
+	}
+	for _, tt := range []struct {
+		name   string
+		dev    script
+		manual bool
+		do     func(*Phone, *scriptedDevice) error
+		note   string
+		then   func(*Phone) error // an error that gives the note, or nil
+		want   string             // its text
+	}{
+		{"the radio refuses to connect, in words that name the device",
+			script{refuse: map[wire.Kind]string{link.Connect: "device 000777 is not advertising"}}, true,
+			func(ph *Phone, _ *scriptedDevice) error { return ph.Connect(ctx, "000777") },
+			"connect: the device is not advertising",
+			use, "device 000777 is not connected (connect: the device is not advertising); connect first"},
+		{"the same, after a colon",
+			script{refuse: map[wire.Kind]string{link.Connect: "device 000777: connection failed to be established"}}, true,
+			func(ph *Phone, _ *scriptedDevice) error { return ph.Connect(ctx, "000777") },
+			"connect: connection failed to be established",
+			use, "device 000777 is not connected (connect: connection failed to be established); connect first"},
+		{"the device refuses to pair",
+			script{refuse: map[wire.Kind]string{link.Pair: "pairing refused by bonding policy BondingOnce"}}, false,
+			func(ph *Phone, _ *scriptedDevice) error { return ph.Pair(ctx, "000777", "", false) },
+			"pair: pairing refused by bonding policy BondingOnce", nil, ""},
+		{"the device refuses the keys of a bond",
+			script{refuse: map[wire.Kind]string{link.Encrypt: "the keys do not match"}}, false,
+			func(ph *Phone, _ *scriptedDevice) error {
+				if err := ph.setKey("0C:8C:DC:00:07:77", "00112233445566778899aabbccddeeff"); err != nil {
+					return err
+				}
+				return ph.Connect(ctx, "000777")
+			},
+			"the device refused the keys of the bond (the keys do not match); pair again", nil, ""},
+		{"the device no longer answers a scan",
+			script{}, false,
+			func(ph *Phone, dev *scriptedDevice) error {
+				dev.refuse = map[wire.Kind]string{link.Scan: "the radio is busy"}
+				ph.Scan(ctx)
+				return nil
+			},
+			"gone: it does not answer: the radio is busy",
+			func(ph *Phone) error { _, err := ph.Device("000777"); return err },
+			"device 000777: no such device: it went away (it does not answer: the radio is busy)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dev := &scriptedDevice{script: tt.dev, requests: make(chan struct{}, 1)}
+			ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Manual: tt.manual, Idle: time.Hour, Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.wg.Wait()
+			defer ph.Close()
+			ph.Scan(ctx)
+			tt.do(ph, dev) // its error names the device once (TestErrorsNameTheDeviceOnce)
+			note := "no device 000777"
+			for _, st := range ph.Devices() {
+				if st.Serial == "000777" {
+					note = st.Note
+				}
+			}
+			if note != tt.note {
+				t.Errorf("the note %q; want %q", note, tt.note)
+			}
+			if tt.then == nil {
+				return
+			}
+			if err := tt.then(ph); err == nil || err.Error() != tt.want {
+				t.Errorf("%v; want %q", err, tt.want)
+			}
+		})
+	}
+}

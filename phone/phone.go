@@ -297,11 +297,11 @@ func (ph *Phone) Scan(ctx context.Context) {
 			if !slices.ContainsFunc(ph.cfg.Local, func(l Peripheral) bool { return l.Serial == p.Serial }) {
 				// on the air: there until its adverts say otherwise
 				if d.known() {
-					d.setNote("it does not answer: %v", err)
+					d.setNote("it does not answer: %s", d.unnamed(err))
 				}
 				continue
 			}
-			if ph.forget(d, "it does not answer: "+err.Error()) {
+			if ph.forget(d, "it does not answer: "+d.unnamed(err)) {
 				ph.cfg.Log.Info("device went away", "device", d.serial, "err", err)
 			}
 			continue
