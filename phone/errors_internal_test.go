@@ -13,6 +13,22 @@ import (
 	"senseboard/wire"
 )
 
+// scriptedPhone starts a phone, Manual or not, that sees device 000777 of
+// script s and has scanned it; the phone closes, and the device's
+// goroutines end, when the test ends.
+func scriptedPhone(t *testing.T, s script, manual bool) (*Phone, *scriptedDevice) {
+	t.Helper()
+	dev := &scriptedDevice{script: s, requests: make(chan struct{}, 1)}
+	ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Manual: manual, Idle: time.Hour, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dev.wg.Wait)
+	t.Cleanup(func() { ph.Close() })
+	ph.Scan(context.Background())
+	return ph, dev
+}
+
 // An error of the phone names its device once, whichever layer it comes
 // from: the device's refusals (the radio's, which name the device in
 // their own words, and the others), the link's end, the phone's own
@@ -98,15 +114,8 @@ func TestErrorsNameTheDeviceOnce(t *testing.T) {
 			func(err error) bool { return errors.Is(err, client.ErrClosed) }, "device 000777: it went away (it is out of reach)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dev := &scriptedDevice{script: tt.dev, requests: make(chan struct{}, 1)}
-			ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Manual: tt.manual, Idle: time.Hour, Timeout: time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dev.wg.Wait()
-			defer ph.Close()
-			ph.Scan(ctx)
-			err = tt.do(ph, dev)
+			ph, dev := scriptedPhone(t, tt.dev, tt.manual)
+			err := tt.do(ph, dev)
 			if err == nil || !tt.is(err) {
 				t.Fatalf("%v: not the error wanted", err)
 			}
@@ -192,14 +201,7 @@ func TestNotesDoNotNameTheDevice(t *testing.T) {
 			"device 000777: no such device: it went away (it does not answer: the radio is busy)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dev := &scriptedDevice{script: tt.dev, requests: make(chan struct{}, 1)}
-			ph, err := New(Config{Local: []Peripheral{{Serial: "000777", Dial: dev.dial}}, Manual: tt.manual, Idle: time.Hour, Timeout: time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer dev.wg.Wait()
-			defer ph.Close()
-			ph.Scan(ctx)
+			ph, dev := scriptedPhone(t, tt.dev, tt.manual)
 			tt.do(ph, dev) // its error names the device once (TestErrorsNameTheDeviceOnce)
 			note := "no device 000777"
 			for _, st := range ph.Devices() {
