@@ -3,10 +3,13 @@ package phone
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"senseboard/air"
 	"senseboard/client"
 	"senseboard/link"
 	"senseboard/resource"
@@ -219,5 +222,57 @@ func TestNotesDoNotNameTheDevice(t *testing.T) {
 				t.Errorf("%v; want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A device that the carrier cannot reach: its note leaves out the name
+// that the carrier's error gives the device after its own ("air: device
+// 000777: ", as air.Link.Dial words it), and so does an error that gives
+// the note, which names the device once.
+func TestNoteOfADeviceNotReached(t *testing.T) {
+	ctx := context.Background()
+	notOnAir := fmt.Errorf("air: device 000777: %w", air.ErrNotOnAir)
+	ph, err := New(Config{Local: []Peripheral{{Serial: "000777",
+		Dial: func(context.Context) (net.Conn, error) { return nil, notOnAir },
+		Scan: func() (link.AdvertMsg, bool) {
+			return link.AdvertMsg{Serial: "000777", Address: "0C:8C:DC:00:07:77", Advertising: true}, true
+		},
+	}}, Manual: true, Idle: time.Hour, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ph.Close()
+	ph.Scan(ctx)
+	if err := ph.Connect(ctx, "000777"); !errors.Is(err, air.ErrNotOnAir) || strings.Count(err.Error(), "000777") != 1 {
+		t.Errorf("connect: %v; want %v, naming the device once", err, air.ErrNotOnAir)
+	}
+	st, err := ph.Device("000777")
+	if want := "connect: air: is not on the air"; err != nil || st.Note != want {
+		t.Errorf("the note %q (%v); want %q", st.Note, err, want)
+	}
+	_, err = ph.Use(ctx, "000777")
+	if want := "device 000777 is not connected (connect: air: is not on the air); connect first"; err == nil || err.Error() != want {
+		t.Errorf("use: %v; want %q", err, want)
+	}
+}
+
+// unnamed takes the device's name out of an error's words once, wherever
+// it stands, and nothing else: not another device's name that begins as
+// the device's does.
+func TestUnnamed(t *testing.T) {
+	d := &peer{serial: "000777"}
+	for _, tt := range []struct{ err, want string }{
+		{"device 000777: pairing refused by bonding policy BondingOnce", "pairing refused by bonding policy BondingOnce"},
+		{"device 000777 is not advertising", "the device is not advertising"},
+		{"air: device 000777: the device's program refused the stream", "air: the device's program refused the stream"},
+		{"air: device 000777 is not on the air", "air: the device is not on the air"},
+		{"device 000777: device 000777 is not advertising", "device 000777 is not advertising"},
+		{"device 0007770: no such device", "device 0007770: no such device"},
+		{"device 0007770 is not advertising", "device 0007770 is not advertising"},
+		{"the radio is busy", "the radio is busy"},
+	} {
+		if got := d.unnamed(errors.New(tt.err)); got != tt.want {
+			t.Errorf("%q: %q; want %q", tt.err, got, tt.want)
+		}
 	}
 }

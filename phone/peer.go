@@ -109,15 +109,17 @@ func (d *peer) publish() {
 
 // unnamed words an error of the device's link for its note, which is shown
 // beside the device, or in an error that names it: without the name the
-// link puts in front ("device 000777: "), and as "the device" where the
-// device's own words name it ("device 000777 is not advertising").
+// link, or the carrier that dialled it, puts before its words ("device
+// 000777: ", "air: device 000777: "), and as "the device" where the
+// device's own words name it ("device 000777 is not advertising"). It
+// takes out the first naming only.
 func (d *peer) unnamed(err error) string {
 	name, s := "device "+d.serial, err.Error()
-	if rest, ok := strings.CutPrefix(s, name+": "); ok {
-		return rest
+	if before, after, ok := strings.Cut(s, name+": "); ok {
+		return before + after
 	}
-	if rest, ok := strings.CutPrefix(s, name+" "); ok {
-		return "the device " + rest
+	if before, after, ok := strings.Cut(s, name+" "); ok {
+		return before + "the device " + after
 	}
 	return s
 }
