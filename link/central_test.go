@@ -61,7 +61,10 @@ func TestRefusalNamesTheDeviceOnce(t *testing.T) {
 			defer cancel()
 			_, err := c.Scan(ctx)
 			var re *client.RemoteError
-			if err == nil || err.Error() != tt.want || !errors.As(err, &re) || errors.Is(err, client.ErrNoSession) != tt.noSession {
+			if err == nil {
+				t.Fatalf("scan: no error; want %q", tt.want)
+			}
+			if err.Error() != tt.want || !errors.As(err, &re) || errors.Is(err, client.ErrNoSession) != tt.noSession {
 				t.Errorf("scan: %v; want %q, a RemoteError, ErrNoSession %t", err, tt.want, tt.noSession)
 			}
 			if n := strings.Count(err.Error(), "000123"); n != 1 {
