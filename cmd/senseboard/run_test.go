@@ -260,7 +260,7 @@ func TestReplayHRLeadsOfFiles(t *testing.T) {
 			d.Close()
 		}
 		if (cliErr == nil) != (newErr == nil) || newErr != nil && (!errors.Is(newErr, replay.ErrHRLeads) || !errors.Is(newErr, replay.ErrNoSecondLead)) {
-			t.Errorf("%q: the CLI says %v, senseboard.New %v; want both nil, or both a refusal (New's ErrHRLeads)", tt.files, cliErr, newErr)
+			t.Errorf("%q: the CLI says %v, senseboard.New %v; want both nil, or both a refusal (New's ErrHRLeads and ErrNoSecondLead)", tt.files, cliErr, newErr)
 		}
 	}
 }
