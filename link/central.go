@@ -87,7 +87,8 @@ func (e *DisconnectedError) Is(target error) bool { return target == ErrDisconne
 // device once, by the stream's name: a refusal of the radio's operations
 // is the device's own words, a *client.RemoteError, such as "device 000123
 // is not advertising" or "device 000123: pairing refused by bonding policy
-// BondingOnce".
+// BondingOnce"; an answer that the device holds no session for the stream
+// is client.ErrNoSession too, as on the line protocol.
 type Conn struct {
 	*client.Conn
 	central *Central
@@ -152,7 +153,8 @@ func (l *Conn) call(ctx context.Context, kind wire.Kind, payload, out any) error
 
 // roundTrip sends a frame of the radio link with a JSON payload (none when
 // nil) and returns the answer; the device's refusal is its
-// *client.RemoteError, named as refused.
+// *client.RemoteError, named as refused, unless it is the line protocol's
+// client.ErrNoSession, which the connection's error names already.
 func (l *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any) (wire.Frame, error) {
 	var b []byte
 	if payload != nil {
@@ -163,7 +165,7 @@ func (l *Conn) roundTrip(ctx context.Context, kind wire.Kind, payload any) (wire
 	}
 	f, err := l.Call(ctx, kind, b, answers[kind])
 	var re *client.RemoteError
-	if errors.As(err, &re) {
+	if errors.As(err, &re) && !errors.Is(err, client.ErrNoSession) {
 		return f, refused(l.name, re)
 	}
 	return f, err
@@ -230,7 +232,8 @@ func (l *Conn) WriteNUS(ctx context.Context, data []byte) error {
 }
 
 // Disconnect ends the connection and waits until the device has closed
-// the stream.
+// the stream; when ctx ends first, its error, naming the device, wraps
+// ctx.Err().
 func (l *Conn) Disconnect(ctx context.Context) error {
 	if err := l.Send(Disconnect, nil); err != nil {
 		return err
@@ -239,7 +242,7 @@ func (l *Conn) Disconnect(ctx context.Context) error {
 	case <-l.Done():
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("%s: %w", l.name, ctx.Err())
 	}
 }
 

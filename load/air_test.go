@@ -114,8 +114,8 @@ func TestAirNotReached(t *testing.T) {
 	// a subscription the device refuses, named with the device once
 	refused := cfg
 	refused.Subscribe = []string{"/Meas/Acc/7"}
-	if _, err := Run(ctx, refused); !errors.Is(err, ErrDevices) || !strings.Contains(err.Error(), "device 000123: subscribe /Meas/Acc/7: status ") || strings.Count(err.Error(), "000123") != 1 {
-		t.Errorf("a subscription the device refuses: %v; want its status, naming the device once", err)
+	if _, err := Run(ctx, refused); !errors.Is(err, ErrDevices) || !strings.Contains(err.Error(), "device 000123: subscribe /Meas/Acc/7: status 501: SampleRate 7 is not supported") || strings.Count(err.Error(), "000123") != 1 {
+		t.Errorf("a subscription the device refuses: %v; want its status and reason, naming the device once", err)
 	}
 	cfg.PassKey = "000000"
 	if _, err := Run(ctx, cfg); !errors.Is(err, ErrDevices) || !strings.Contains(err.Error(), "pass key does not match") {

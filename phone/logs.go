@@ -58,11 +58,15 @@ type DeviceRefusal struct {
 	Op     resource.Op
 	Path   string
 	Status int
-	Reason string // the device's error text
+	Reason string // the device's error text, "" when it gave none
 }
 
 func (e *DeviceRefusal) Error() string {
-	return fmt.Sprintf("device %s: %s %s: %d %s", e.Device, strings.ToUpper(e.Op.String()), e.Path, e.Status, e.Reason)
+	s := fmt.Sprintf("device %s: %s %s: %d", e.Device, strings.ToUpper(e.Op.String()), e.Path, e.Status)
+	if e.Reason == "" {
+		return s
+	}
+	return s + " " + e.Reason
 }
 
 // ErrLogging is a start of a data logger that is logging already.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +105,23 @@ func (d *peer) publish() {
 			w.State(s)
 		}
 	}
+}
+
+// unnamed words an error of the device's link for its note, which is shown
+// beside the device, or in an error that names it: without the name the
+// link, or the carrier that dialled it, puts before its words ("device
+// 000777: ", "air: device 000777: "), and as "the device" where the
+// device's own words name it ("device 000777 is not advertising"). It
+// takes out the first naming only.
+func (d *peer) unnamed(err error) string {
+	name, s := "device "+d.serial, err.Error()
+	if before, after, ok := strings.Cut(s, name+": "); ok {
+		return before + after
+	}
+	if before, after, ok := strings.Cut(s, name+" "); ok {
+		return before + "the device " + after
+	}
+	return s
 }
 
 // setNote records what happened last and tells the watchers.
@@ -224,7 +242,7 @@ func (d *peer) connectLocked(ctx context.Context) error {
 	}
 	l, err := d.open(ctx)
 	if err != nil {
-		d.setNote("connect: %v", err)
+		d.setNote("connect: %s", d.unnamed(err))
 		return err // the link names the device
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.ph.cfg.Timeout)
@@ -232,7 +250,7 @@ func (d *peer) connectLocked(ctx context.Context) error {
 	got, err := l.Connect(ctx)
 	handle := got.Handle
 	if err != nil {
-		d.setNote("connect: %v", err)
+		d.setNote("connect: %s", d.unnamed(err))
 		return err
 	}
 	d.mu.Lock()
@@ -246,7 +264,7 @@ func (d *peer) connectLocked(ctx context.Context) error {
 	}
 	if key, ok := d.ph.key(address); ok {
 		if err := l.Encrypt(ctx, key); err != nil {
-			d.setNote("the device refused the keys of the bond (%v); pair again", err)
+			d.setNote("the device refused the keys of the bond (%s); pair again", d.unnamed(err))
 		} else {
 			d.mu.Lock()
 			d.encrypted = true
@@ -311,7 +329,7 @@ func (d *peer) pair(ctx context.Context, passKey string, bond bool) error {
 	defer cancel()
 	key, err := l.Pair(ctx, passKey, bond)
 	if err != nil {
-		d.setNote("pair: %v", err)
+		d.setNote("pair: %s", d.unnamed(err))
 		return err // the link names the device
 	}
 	d.mu.Lock()

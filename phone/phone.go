@@ -294,14 +294,15 @@ func (ph *Phone) Scan(ctx context.Context) {
 				scanned: ph.central.Power()}
 		}
 		if err := d.refresh(ctx); err != nil {
+			why := "it does not answer: " + d.unnamed(err)
 			if !slices.ContainsFunc(ph.cfg.Local, func(l Peripheral) bool { return l.Serial == p.Serial }) {
 				// on the air: there until its adverts say otherwise
 				if d.known() {
-					d.setNote("it does not answer: %v", err)
+					d.setNote("%s", why)
 				}
 				continue
 			}
-			if ph.forget(d, "it does not answer: "+err.Error()) {
+			if ph.forget(d, why) {
 				ph.cfg.Log.Info("device went away", "device", d.serial, "err", err)
 			}
 			continue

@@ -36,7 +36,7 @@ func Load(path string) (*Recording, error) {
 			return nil, err
 		}
 		if err := h.CheckName(path); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err // it names the file
 		}
 		dir := filepath.Dir(path)
 		dat, err := readFile(filepath.Join(dir, filepath.Base(h.Signals[0].File)))

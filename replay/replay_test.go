@@ -890,9 +890,9 @@ func TestLoadWFDBAnyFile(t *testing.T) {
 }
 
 // Load reads a WFDB header only as the record its file's name gives: one
-// whose record line names another record is refused, naming both, whether
-// given as the .hea, the .dat or the record's path. WFDB (from contents,
-// not files) takes the header's name as it is.
+// whose record line names another record is refused, naming both and the
+// file once, whether given as the .hea, the .dat or the record's path.
+// WFDB (from contents, not files) takes the header's name as it is.
 func TestLoadWFDBRecordName(t *testing.T) {
 	dat := []byte{1, 0, 2, 0, 3, 0, 4, 0}
 	for _, tt := range []struct {
@@ -902,9 +902,9 @@ func TestLoadWFDBRecordName(t *testing.T) {
 	}{
 		{"r", "r", "r.hea", ""},
 		{"r", "r", "r", ""},
-		{"s", "r", "r.hea", "r.hea: the header in r.hea is of record s, not r"},
-		{"s", "r", "r.dat", "r.hea: the header in r.hea is of record s, not r"},
-		{"r", "r_1", "r_1", "r_1.hea: the header in r_1.hea is of record r, not r_1"},
+		{"s", "r", "r.hea", "the header in r.hea is of record s, not r"},
+		{"s", "r", "r.dat", "the header in r.hea is of record s, not r"},
+		{"r", "r_1", "r_1", "the header in r_1.hea is of record r, not r_1"},
 	} {
 		dir := t.TempDir()
 		hea := fmt.Sprintf("%s 1 360\n%s.dat 16 100\n", tt.record, tt.file)
@@ -918,8 +918,8 @@ func TestLoadWFDBRecordName(t *testing.T) {
 			if err != nil {
 				t.Errorf("record %s in %s.hea: %v", tt.record, tt.file, err)
 			}
-		} else if !errors.Is(err, wfdb.ErrRecordName) || !strings.Contains(err.Error(), tt.names) {
-			t.Errorf("record %s in %s.hea, loading %s: %v; want ErrRecordName naming %s", tt.record, tt.file, tt.load, err, tt.names)
+		} else if !errors.Is(err, wfdb.ErrRecordName) || !strings.Contains(err.Error(), tt.names) || strings.Count(err.Error(), tt.file+".hea") != 1 {
+			t.Errorf("record %s in %s.hea, loading %s: %v; want ErrRecordName naming %s, the file once", tt.record, tt.file, tt.load, err, tt.names)
 		}
 		if _, err := WFDB(tt.file+".hea", []byte(hea), dat, nil); err != nil {
 			t.Errorf("WFDB of record %s as %s.hea: %v", tt.record, tt.file, err)

@@ -1,8 +1,8 @@
 // Package senseboardtest helps tests drive a complete device (a Rig): one
 // on a virtual clock in a temporary state directory, requests that fail the
 // test when the device does not answer, subscriptions that collect their
-// notifications, field faults injected and their ground truth, and
-// restarts from the same state directory.
+// notifications, field faults injected and their ground truth, logs grown
+// to a size, and restarts from the same state directory.
 package senseboardtest
 
 import (
@@ -15,6 +15,7 @@ import (
 	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/fault"
+	"senseboard/logbook"
 	"senseboard/resource"
 	"senseboard/world"
 )
@@ -222,6 +223,26 @@ func (s *Sub) Events() []resource.Event { return s.sink.Drain(nil) }
 
 // Advance moves device time forward.
 func (r *Rig) Advance(dt time.Duration) { r.Clock.Advance(dt) }
+
+// LogUntil lets the device's data logger, which the test started, log
+// until the newest log holds at least size bytes, moving device time 10 s
+// at a time, and fails the test when the log stops growing; it then stops
+// the logger and returns the newest log's entry.
+func (r *Rig) LogUntil(size int) logbook.Entry {
+	r.tb.Helper()
+	var last logbook.Entry
+	for int(last.Size) < size {
+		r.Advance(10 * time.Second)
+		es := r.Expect(200, resource.Get, "/Mem/Logbook/Entries").Content.(*logbook.Entries).Elements
+		if es[len(es)-1].Size == last.Size {
+			r.tb.Fatalf("the log stopped growing at %d bytes", last.Size)
+		}
+		last = es[len(es)-1]
+	}
+	r.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
+	es := r.Expect(200, resource.Get, "/Mem/Logbook/Entries").Content.(*logbook.Entries).Elements
+	return es[len(es)-1]
+}
 
 // Record returns a record value from JSON, failing the test on bad JSON.
 func Record(tb testing.TB, name, text string) resource.Value {

@@ -222,15 +222,16 @@ func (o *runOptions) config(stderr io.Writer) (senseboard.Config, senseboard.Fle
 }
 
 // twoECGLeads refuses --replay-hr-leads 2 unless the ECG the replay plays
-// (replay.Plays) has a second lead; files are the files recs were loaded
-// from.
+// (replay.Plays) has a second lead, with an error wrapping
+// replay.ErrNoSecondLead, as senseboard.New's; files are the files recs
+// were loaded from.
 func twoECGLeads(files []string, recs []*replay.Recording) error {
 	i := replay.Plays(replay.ECG, recs)
 	switch {
 	case i < 0:
-		return errors.New("--replay-hr-leads 2: no file of --replay holds an ECG; give 1, or a WFDB record of two leads")
+		return fmt.Errorf("--replay-hr-leads 2: no file of --replay holds an ECG: %w; give 1, or a WFDB record of two leads", replay.ErrNoSecondLead)
 	case len(recs[i].Series[replay.ECG].Axes) < 2:
-		return fmt.Errorf("--replay-hr-leads 2: the ECG of --replay %s has one lead; give 1, or a WFDB record of two leads (its second signal in mV, in the first's .dat file)", files[i])
+		return fmt.Errorf("--replay-hr-leads 2: --replay %s: %w; give 1, or a WFDB record of two leads", files[i], replay.ErrNoSecondLead)
 	}
 	return nil
 }

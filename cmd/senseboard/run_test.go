@@ -208,7 +208,8 @@ func TestWriteProfile(t *testing.T) {
 // TestReplayHRLeadsOfFiles: with several files, --replay-hr-leads 2 asks
 // for a second lead of the ECG that plays, the first file's with one; the
 // CLI refuses it, naming that file, exactly where senseboard.New refuses
-// the same recordings, so that the two cannot disagree on which ECG plays.
+// the same recordings, so that the two cannot disagree on which ECG plays,
+// and with New's replay.ErrNoSecondLead.
 func TestReplayHRLeadsOfFiles(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string) string {
@@ -232,9 +233,9 @@ func TestReplayHRLeadsOfFiles(t *testing.T) {
 		{[]string{acc, two}, ""},
 		{[]string{two, one}, ""},
 		{[]string{acc, two, one}, ""},
-		{[]string{one, two}, "the ECG of --replay " + one + " has one lead"},
-		{[]string{acc, one, two}, "the ECG of --replay " + one + " has one lead"},
-		{[]string{acc}, "no file of --replay holds an ECG"},
+		{[]string{one, two}, "--replay " + one + ": the ECG played has no second lead"},
+		{[]string{acc, one, two}, "--replay " + one + ": the ECG played has no second lead"},
+		{[]string{acc}, "no file of --replay holds an ECG: the ECG played has no second lead"},
 	} {
 		args := []string{"--state", t.TempDir(), "--listen", "none", "--http", "none", "--nats", "none", "--replay-hr-leads", "2"}
 		var recs []*replay.Recording
@@ -251,15 +252,15 @@ func TestReplayHRLeadsOfFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, cliErr := o.config(io.Discard)
-		if tt.err == "" && cliErr != nil || tt.err != "" && (cliErr == nil || !strings.Contains(cliErr.Error(), tt.err)) {
-			t.Errorf("%q: %v; want refused %q", tt.files, cliErr, tt.err)
+		if tt.err == "" && cliErr != nil || tt.err != "" && (cliErr == nil || !strings.Contains(cliErr.Error(), tt.err) || !errors.Is(cliErr, replay.ErrNoSecondLead)) {
+			t.Errorf("%q: %v; want refused %q, replay.ErrNoSecondLead", tt.files, cliErr, tt.err)
 		}
 		d, newErr := senseboard.New(senseboard.Config{StateDir: t.TempDir(), Clock: clock.NewVirtual(), Replay: recs, ReplayHRLeads: 2})
 		if newErr == nil {
 			d.Close()
 		}
-		if (cliErr == nil) != (newErr == nil) || newErr != nil && !errors.Is(newErr, replay.ErrHRLeads) {
-			t.Errorf("%q: the CLI says %v, senseboard.New %v; want both nil, or both a refusal (New's ErrHRLeads)", tt.files, cliErr, newErr)
+		if (cliErr == nil) != (newErr == nil) || newErr != nil && (!errors.Is(newErr, replay.ErrHRLeads) || !errors.Is(newErr, replay.ErrNoSecondLead)) {
+			t.Errorf("%q: the CLI says %v, senseboard.New %v; want both nil, or both a refusal (New's ErrHRLeads and ErrNoSecondLead)", tt.files, cliErr, newErr)
 		}
 	}
 }

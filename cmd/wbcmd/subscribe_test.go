@@ -121,18 +121,7 @@ func writeLog(t *testing.T, r *senseboardtest.Rig, size int) (uint32, []byte) {
 	}
 	r.Expect(200, resource.Put, "/Mem/DataLogger/Config", cfg)
 	r.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
-	var last logbook.Entry
-	for int(last.Size) < size {
-		r.Advance(10 * time.Second)
-		es := r.Expect(200, resource.Get, "/Mem/Logbook/Entries").Content.(*logbook.Entries).Elements
-		if es[len(es)-1].Size == last.Size {
-			t.Fatalf("the log stopped growing at %d bytes", last.Size)
-		}
-		last = es[len(es)-1]
-	}
-	r.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
-	es := r.Expect(200, resource.Get, "/Mem/Logbook/Entries").Content.(*logbook.Entries).Elements
-	id := es[len(es)-1].ID
+	id := r.LogUntil(size).ID
 	return id, r.Expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(int32(id))).Content.(*logbook.LogData).Data
 }
 

@@ -39,18 +39,7 @@ func writeLog(tb testing.TB, dir string, size int) (uint32, int) {
 	tb.Helper()
 	d := senseboardtest.New(tb, senseboard.Config{StateDir: dir, Profile: bigLogbook()})
 	startLogging(tb, d)
-	var last logbook.Entry
-	for int(last.Size) < size {
-		d.Advance(10 * time.Second)
-		es := d.Expect(200, resource.Get, "/Mem/Logbook/Entries").Content.(*logbook.Entries).Elements
-		if es[len(es)-1].Size == last.Size {
-			tb.Fatalf("the log stopped growing at %d bytes", last.Size)
-		}
-		last = es[len(es)-1]
-	}
-	d.Expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
-	es := d.Expect(200, resource.Get, "/Mem/Logbook/Entries").Content.(*logbook.Entries).Elements
-	last = es[len(es)-1]
+	last := d.LogUntil(size)
 	d.Device.Close()
 	d.Device = nil
 	return last.ID, int(last.Size)
