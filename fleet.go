@@ -102,7 +102,7 @@ func (m *Member) DialRadio(ctx context.Context) (net.Conn, error) {
 		return nil, fmt.Errorf("device %s: %w", m.Device.Serial(), net.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("device %s: %w", m.Device.Serial(), err)
 	}
 	device, central := net.Pipe()
 	f.radios.Go(func() { m.radio.ServeConn(f.stopCtx, device) })

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,4 +311,32 @@ func TestFleetLogsStartWarnings(t *testing.T) {
 	if got, want := log.String(), `level=WARN msg="logbook: the index of the logs logbook.json was corrupt; it is rebuilt from the logs, and the corrupt file kept as logbook.json.corrupt (truncated: `; !strings.Contains(got, want) || !strings.Contains(got, "device=000123") {
 		t.Errorf("the fleet's log:\n%s\nwant a line with %s and device=000123", got, want)
 	}
+}
+
+// TestDialRadioNamesTheDevice: a radio dial that cannot be made names its
+// device once, wrapping why: a context that has ended, a fleet that has
+// stopped.
+func TestDialRadioNamesTheDevice(t *testing.T) {
+	h, err := senseboard.NewFleet(senseboard.Config{StateDir: t.TempDir()}, senseboard.FleetOptions{Devices: 1, PTY: "none", Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	m := h.Members[0]
+	check := func(what string, err, want error) {
+		t.Helper()
+		if !errors.Is(err, want) || strings.Count(fmt.Sprint(err), m.Device.Serial()) != 1 {
+			t.Errorf("%s: %v; want %v naming device %s once", what, err, want, m.Device.Serial())
+		}
+	}
+	_, err = m.DialRadio(ended)
+	check("a dial whose context has ended", err, context.Canceled)
+	stop()
+	awaitRun(t, done, "Run did not return")
+	_, err = m.DialRadio(context.Background())
+	check("a dial after the fleet stopped", err, net.ErrClosed)
 }
