@@ -184,7 +184,7 @@ func TestRadioLink(t *testing.T) {
 	}
 	select {
 	case <-phone.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute): // a hang guard
 		t.Fatal("the stream stayed open after DELETE /Comm/Ble/Peers")
 	}
 	if err := phone.Err(); !errors.Is(err, link.ErrDisconnected) || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
@@ -327,7 +327,7 @@ func TestRadioServices(t *testing.T) {
 		t.Helper()
 		select {
 		case <-s.ready:
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute): // a hang guard
 			t.Fatal("no notification")
 		}
 		e := s.q.Drain(nil)[0]
@@ -366,7 +366,7 @@ func TestRadioServices(t *testing.T) {
 				t.Errorf("radio data %s", g)
 			}
 			delete(want, g)
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute): // a hang guard
 			t.Fatalf("missing radio data %v", want)
 		}
 	}
@@ -414,7 +414,7 @@ func TestRadioGATT(t *testing.T) {
 		if g != tx+" 01 02 03" {
 			t.Errorf("notification %s", g)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute): // a hang guard
 		t.Fatal("no GATT notification")
 	}
 	if err := phone.SetMTU(ctx, 23); err != nil {
