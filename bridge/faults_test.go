@@ -238,6 +238,7 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 
 	t.Run("busy", func(t *testing.T) {
 		f := f.with(t)
+		before := f.connected(faulty).Handle
 		rec := f.fault(`{"fault": "busy"}`)
 		if resp := f.get("/Info"); resp.Response != 429 || resp.ResponseString != "HTTP_CODE_TOO_MANY_REQUESTS" {
 			t.Errorf("GET /Info while busy: %d %s", resp.Response, resp.Error)
@@ -246,7 +247,11 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 			t.Fatalf("the reset while busy: %+v, %v", resp, err)
 		}
 		f.truth(rec.ID, "ended by the reset", ended("reset"))
-		f.waitFor(faulty, "connected after the reset", func(s phone.DeviceState) bool { return s.Connected && s.Note == "" })
+		// the reset ends the connection a moment after its answer: the
+		// phone is connected after it once it has another connection
+		f.waitFor(faulty, "connected after the reset", func(s phone.DeviceState) bool {
+			return s.Connected && s.Note == "" && s.Handle != nil && before != nil && *s.Handle != *before
+		})
 		if resp := f.get("/Info"); resp.Response != 200 {
 			t.Errorf("GET /Info after the reset: %d", resp.Response)
 		}
