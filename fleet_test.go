@@ -72,7 +72,11 @@ func TestFleet(t *testing.T) {
 	cancel()
 	awaitRun(t, done, "Run did not return")
 	// the fleet stopped: the radio stream closed with it
-	<-radio.Done()
+	select {
+	case <-radio.Done():
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("after a minute, the radio stream is open after the fleet stopped")
+	}
 	radio.Close()
 	if _, err := h.Members[0].DialRadio(context.Background()); err == nil {
 		t.Error("DialRadio after the fleet stopped")
@@ -133,9 +137,7 @@ func TestFleetPort(t *testing.T) {
 	go func() { done <- h.Run(ctx) }()
 	t.Cleanup(func() { // after a Fatal too
 		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
+		awaitRun(t, done, "Run did not return")
 	})
 	for _, r := range []*senseboard.Member{h.Members[7], h.Members[0], h.Members[devices-1]} {
 		if r.TCP != "" {
@@ -175,7 +177,11 @@ func TestRunStopsWhileAnAppHoldsTheClock(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- f.Run(ctx) }()
-			<-blocked
+			select {
+			case <-blocked:
+			case <-time.After(time.Minute): // a hang guard
+				t.Fatal("after a minute, the GSP central has had no notification")
+			}
 			cancel()
 			awaitRun(t, done, "Run did not return while an app held the clock")
 		})
@@ -225,9 +231,7 @@ func TestFleetLimitsGrow(t *testing.T) {
 	go func() { done <- f.Run(ctx) }()
 	defer func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
+		awaitRun(t, done, "Run did not return")
 	}()
 	central := airtest.Local(t, carrier.URL()[len("nats://"):], air.Options{Missed: 200})
 	lc := &link.Central{Address: "C0:4C:4F:41:44:00", Name: "test", Timeout: time.Minute}

@@ -456,13 +456,28 @@ func (l *Link) unreachable(err error) error {
 	return err
 }
 
+// refused is why a stream ends whose message the connection did not
+// take. While the link reconnects that is the loss of the connection, as
+// disconnected tells the streams: a stream that sends meanwhile may hear
+// of the loss first, and says the same.
+func (l *Link) refused(err error) error {
+	if errors.Is(err, nats.ErrReconnectBufExceeded) {
+		return lost("%s (%v)", connectionLost, l.unreachable(err))
+	}
+	return lost("the NATS connection did not take the message: %v", err)
+}
+
+// connectionLost is why the streams end when the link loses its
+// connection to the NATS server.
+const connectionLost = "the connection to the NATS server was lost"
+
 // disconnected is called by NATS when the connection is lost: the streams
 // cannot survive it.
 func (l *Link) disconnected(_ *nats.Conn, err error) {
 	if l.isClosed() {
 		return
 	}
-	why := "the connection to the NATS server was lost"
+	why := connectionLost
 	if err != nil {
 		why += " (" + err.Error() + ")"
 	}

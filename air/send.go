@@ -416,7 +416,7 @@ func (sn *sender) publish(msgs []pending, buf []byte) {
 	for i, p := range msgs {
 		if err := sn.l.nc.Publish(p.subject, buf[start:p.end]); err != nil {
 			s := p.s
-			sn.l.later(func() { s.fail(lost("the NATS connection did not take the message: %v", sn.l.unreachable(err)), false) })
+			sn.l.later(func() { s.fail(sn.l.refused(err), false) })
 		}
 		if p.data > 0 && p.s.unsent.Add(-int64(p.data))+int64(p.data) >= streamSendBuffer {
 			// The stream was full: its writer, if one waits, waits for its

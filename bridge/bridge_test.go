@@ -669,13 +669,24 @@ func TestDisconnectByDeletePeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-acc.C()
+	guard := time.After(time.Minute) // a hang guard
+	select {
+	case <-acc.C():
+	case <-guard:
+		t.Fatal("after a minute, no notification has come")
+	}
 	// the client deletes the bridge's own connection while subscribed
 	resp, err := c.Send(r.ctx, bridgeclient.Message{Type: "delete", Path: "/Comm/Ble/Peers/" + itoa(*st.Handle)})
 	if err != nil || resp.Response != 200 {
 		t.Fatalf("DELETE Peers: %+v %v", resp, err)
 	}
-	for range acc.C() {
+	for ended := false; !ended; {
+		select {
+		case _, open := <-acc.C():
+			ended = !open
+		case <-guard:
+			t.Fatal("after a minute, the subscription has not ended with the connection")
+		}
 	}
 	if err := acc.Err(); !errors.Is(err, bridgeclient.ErrEnded) || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
 		t.Errorf("subscription ended with %v, want ErrEnded with the reason", err)

@@ -31,7 +31,7 @@ func TestErrorsAfterTheEndNameThePort(t *testing.T) {
 	}
 	dev.Close() // the device hangs up
 	<-served
-	<-c.Done()
+	waitClosed(t, c.Done(), "the connection has not ended with its stream")
 	for _, tt := range []struct {
 		name string
 		op   func() error
@@ -109,6 +109,6 @@ func TestCallsWhoseContextEndedNameThePort(t *testing.T) {
 			}
 		}
 		c.Close()
-		<-served
+		waitClosed(t, served, open.name+": the device has not seen Close close the stream")
 	}
 }

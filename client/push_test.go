@@ -68,9 +68,9 @@ func openPush(t *testing.T, push bool) (context.Context, *client.Conn, *pushConn
 	t.Cleanup(func() {
 		c.Close()
 		cancel()
-		<-served
+		waitClosed(t, served, "the device's session has not ended")
 		if push {
-			<-p.pushed
+			waitClosed(t, p.pushed, "the stream's pushing has not ended with the connection")
 		}
 	})
 	return ctx, c, p

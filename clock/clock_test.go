@@ -12,6 +12,18 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// within returns what ch gives, or its zero value once ch is closed, and
+// fails the test, saying that what did not happen, after a minute.
+func within[T any](t *testing.T, ch <-chan T, what string) (v T) {
+	t.Helper()
+	select {
+	case v = <-ch:
+	case <-time.After(time.Minute):
+		t.Fatalf("after a minute, %s", what)
+	}
+	return v
+}
+
 func TestVirtualRunsInTimeOrder(t *testing.T) {
 	v := NewVirtual()
 	var got []string
@@ -97,11 +109,11 @@ func TestRunAsFastAsPossible(t *testing.T) {
 	go func() { v.Run(ctx, 0); close(finished) }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // a hang guard
 		t.Fatal("1000 virtual seconds did not pass")
 	}
 	cancel()
-	<-finished
+	within(t, finished, "Run has not ended with its context")
 	if got := v.Now(); got != 1000*time.Second {
 		t.Errorf("Now = %v, want 1000s", got)
 	}
@@ -120,14 +132,14 @@ func TestRunScaled(t *testing.T) {
 		if at != 2*time.Second {
 			t.Errorf("fired at %v", at)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // a hang guard
 		t.Fatal("scaled clock did not reach 2s")
 	}
 	if time.Since(start) < 10*time.Millisecond {
 		t.Error("scaled clock ran faster than 100x")
 	}
 	cancel()
-	<-finished
+	within(t, finished, "Run has not ended with its context")
 }
 
 func TestReal(t *testing.T) {
@@ -138,13 +150,13 @@ func TestReal(t *testing.T) {
 	}
 	done := make(chan struct{})
 	r.AfterFunc(time.Millisecond, func() { close(done) })
-	<-done
+	within(t, done, "a call after 1ms has not run")
 	if r.Now() < time.Millisecond {
 		t.Errorf("a call after 1ms ran when the clock read %v", r.Now())
 	}
 	ch := make(chan struct{})
 	At(r, r.Now()-time.Second, func() { close(ch) }) // in the past: at once
-	<-ch
+	within(t, ch, "a call in the past has not run")
 }
 
 // Work held at a call's time keeps the clock there: AdvanceTo runs no
@@ -166,7 +178,7 @@ func TestHoldKeepsAdvanceWaiting(t *testing.T) {
 	}()
 	// The advancing goroutine waits for the holds: it cannot run the call
 	// at 2 s nor move the time before they are released.
-	if at := <-held; at != time.Second {
+	if at := within(t, held, "the call at 1s has not run"); at != time.Second {
 		t.Errorf("the held work ran at %v, want 1s", at)
 	}
 	v.Release(1)
@@ -174,7 +186,7 @@ func TestHoldKeepsAdvanceWaiting(t *testing.T) {
 		t.Errorf("with one hold left the clock reads %v, want 1s", now)
 	}
 	v.Release(1)
-	<-done
+	within(t, done, "Advance still waits after the last hold was released")
 	if fmt.Sprint(ran) != "[1s 2s]" || v.Now() != 3*time.Second {
 		t.Errorf("calls ran at %v, clock reads %v; want [1s 2s] and 3s", ran, v.Now())
 	}
@@ -212,7 +224,7 @@ func TestRunEndsWhileHeld(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	finished := make(chan struct{})
 	go func() { v.Run(ctx, 0); close(finished) }()
-	<-held
+	within(t, held, "the call at 1s has not run")
 	cancel()
 	select {
 	case <-finished:

@@ -83,9 +83,9 @@ func TestSchedulerBlockingCall(t *testing.T) {
 	release := make(chan struct{})
 	blocked := make(chan struct{})
 	r.AfterFunc(0, func() { close(blocked); <-release })
-	<-blocked
+	within(t, blocked, "the call at 0 has not run")
 	r.AfterFunc(time.Millisecond, func() { close(release) }) // runs only if the schedule moves on
-	<-release
+	within(t, release, "the schedule has not moved on past a blocked call")
 }
 
 // A stopped call reports that it stopped only before it ran.
@@ -94,7 +94,7 @@ func TestSchedulerStopAfterRun(t *testing.T) {
 	defer r.Close()
 	ran := make(chan struct{})
 	tm := r.AfterFunc(0, func() { close(ran) })
-	<-ran
+	within(t, ran, "the call at 0 has not run")
 	if tm.Stop() {
 		t.Error("Stop after the call ran must report false")
 	}
@@ -147,7 +147,7 @@ func TestAfterPass(t *testing.T) {
 			after <- ran
 		})
 	})
-	if !<-after {
+	if !within(t, after, "the pass has not run") {
 		t.Error("AfterPass after a pass ended did not run its function at once")
 	}
 }
@@ -173,7 +173,7 @@ func TestDeferToPass(t *testing.T) {
 		})
 		callDone = true
 	})
-	res := <-results
+	res := within(t, results, "the pass has not run")
 	if !res.deferred || !res.ranAfterCall {
 		t.Errorf("DeferToPass within a pass: reported %v, ran after the call %v; want true, true", res.deferred, res.ranAfterCall)
 	}
@@ -194,7 +194,7 @@ func TestAfterPassIsTheClocks(t *testing.T) {
 		r2.AfterPass(func() { ran = true })
 		result <- ran
 	})
-	if !<-result {
+	if !within(t, result, "the pass has not run") {
 		t.Error("AfterPass of a clock waited for the pass of another")
 	}
 }
@@ -237,7 +237,7 @@ func TestRealAfterFuncAndReschedule(t *testing.T) {
 	start := r.Now()
 	done := make(chan time.Duration, 1)
 	r.AfterFunc(d, func() { done <- r.Now() })
-	if at := <-done; at-start < d {
+	if at := within(t, done, "the call has not run"); at-start < d {
 		t.Errorf("a call after %v ran after %v", d, at-start)
 	}
 	c := NewCall(r, func() {})
@@ -277,7 +277,7 @@ func TestRealWakesForEachCall(t *testing.T) {
 	release := make(chan struct{})
 	blocked := make(chan struct{})
 	r.AfterFunc(0, func() { close(blocked); <-release })
-	<-blocked
+	within(t, blocked, "the call at 0 has not run")
 	time.Sleep(3 * stallLimit) // the watchdog looks, and finds no call to run
 	r.AfterFunc(0, func() { close(release) })
 	wait(t, release, "a call made while another blocks")
@@ -456,14 +456,14 @@ func TestSchedulerReplacedRunnerStops(t *testing.T) {
 		defer close(done)
 		s.run(old)
 	}()
-	<-blocked
+	within(t, blocked, "the call has not run")
 	s.mu.Lock()
 	s.owner, s.lastRan = runner, 100 // the watchdog's replacement, after a busy pass
 	s.mu.Unlock()
 	s.beginPass() // the new runner's, under way: a call of it defers a hook
 	s.deferToPassEnd(func() { hooked.Store(true) })
 	close(release)
-	<-done
+	within(t, done, "the old runner has not returned")
 	if ran.Load() || !next.pending() {
 		t.Error("the replaced runner ran a call due after the one that held it up")
 	}
@@ -513,7 +513,7 @@ func TestSchedulerPassEndBesideReplacement(t *testing.T) {
 		s.afterPass = append(s.afterPass, hook)
 	}
 	s.passMu.Unlock()
-	<-ended
+	within(t, ended, "the old pass has not ended")
 	if !replaced { // the old pass's end held the watchdog off until it had counted itself
 		s.mu.Lock()
 		s.owner = runner
@@ -588,12 +588,12 @@ func TestRealClose(t *testing.T) {
 		returned.Store(true)
 	})
 	pending := r.AfterFunc(time.Hour, func() { t.Error("a call pending at Close ran") })
-	<-blocked
+	within(t, blocked, "the call at 0 has not run")
 	select { // a tick of the runner now held up
 	case <-ticked:
 	default:
 	}
-	<-ticked // of the runner the watchdog put in its place
+	within(t, ticked, "the runner the watchdog put in its place has not ticked")
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
@@ -612,7 +612,7 @@ wait:
 		}
 	}
 	close(release)
-	<-closed
+	within(t, closed, "Close has not returned")
 	if !returned.Load() {
 		t.Error("Close returned before the call under way")
 	}

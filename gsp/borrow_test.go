@@ -132,7 +132,13 @@ func TestEarlyNotificationHeld(t *testing.T) {
 	// notification that waited for the SUBSCRIBE's answer went out.
 	conn.Write(gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Hello, Ref: 2}))
 	answer(2)
-	switch during := <-a.during; during {
+	var during int
+	select {
+	case during = <-a.during:
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("after a minute, the device has not announced the notification")
+	}
+	switch during {
 	case -1:
 		t.Fatal("the module's subscription did not take the notification")
 	case -2:

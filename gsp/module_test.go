@@ -37,9 +37,14 @@ func connect(t *testing.T, d *senseboardtest.Rig, mtu int) *peer {
 	return p
 }
 
-func (p *peer) next() []byte {
+func (p *peer) next() (n []byte) {
 	p.t.Helper()
-	return <-p.notes
+	select {
+	case n = <-p.notes:
+	case <-time.After(time.Minute): // a hang guard
+		p.t.Fatal("after a minute, the module has sent no notification")
+	}
+	return n
 }
 
 // command writes c and returns the COMMAND_RESPONSE for its reference,

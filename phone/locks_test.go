@@ -88,7 +88,11 @@ func TestStateDoesNotWaitForASlowSubscribe(t *testing.T) {
 		}
 		subscribed <- err
 	}()
-	<-dev.requests // the subscription is on its way and will not be answered
+	select {
+	case <-dev.requests: // the subscription is on its way and will not be answered
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("after a minute, the subscription has not reached the device")
+	}
 	listed := make(chan []phone.DeviceState, 1)
 	go func() { listed <- ph.Devices() }()
 	select {
@@ -103,7 +107,12 @@ func TestStateDoesNotWaitForASlowSubscribe(t *testing.T) {
 		t.Error(err)
 	}
 	cancel()
-	if err := <-subscribed; err == nil {
-		t.Error("a subscribe nobody answered succeeded")
+	select {
+	case err := <-subscribed:
+		if err == nil {
+			t.Error("a subscribe nobody answered succeeded")
+		}
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("after a minute, the subscribe whose context ended still waits")
 	}
 }

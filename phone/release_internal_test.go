@@ -55,7 +55,11 @@ func TestUseDuringARelease(t *testing.T) {
 
 			var letGo sync.WaitGroup
 			letGo.Go(func() { tt.letGo(ctx, ph) })
-			<-dev.disconnecting
+			select {
+			case <-dev.disconnecting:
+			case <-time.After(time.Minute): // a hang guard
+				t.Fatal("after a minute, the device has not been told to disconnect")
+			}
 			if tt.manual {
 				// the link is closing and the device holds it open; a use
 				// that took the link fails once the device lets it close

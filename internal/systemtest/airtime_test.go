@@ -127,7 +127,7 @@ func TestECGOverBLELosesWhatTCPDoesNot(t *testing.T) {
 	g = gaps{span: g.span}
 	for range want {
 		clk.Advance(period)
-		n := <-sub.C()
+		n, _ := next(t, sub.C(), "the ECG over TCP has not come")
 		var e struct{ Timestamp uint32 }
 		if err := json.Unmarshal(n.Payload, &e); err != nil {
 			t.Fatal(err)

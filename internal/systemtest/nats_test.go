@@ -146,8 +146,8 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 	if err != nil || !r.OK() {
 		t.Fatalf("subscribe over NATS: %+v %v", r, err)
 	}
-	for range 3 {
-		n, ok := <-sub.C()
+	for i := range 3 {
+		n, ok := next(t, sub.C(), fmt.Sprintf("notification %d over NATS has not come", i))
 		if !ok || n.URI != "/net/000300/Meas/Acc/13" {
 			t.Fatalf("notification %+v %v", n, sub.Err())
 		}
@@ -156,8 +156,7 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 	// the device's program stops: its devices say goodbye, the
 	// subscription ends, and the bridge says why
 	stop()
-	for range sub.C() {
-	}
+	drained(t, sub.C(), "the subscription has not ended with the device's program")
 	// the stream's end or the device's goodbye, whichever the bridge
 	// hears first, says why
 	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), "000300 went") || !strings.Contains(err.Error(), "went off the air: its program stopped") {
@@ -377,13 +376,12 @@ func TestServerRestart(t *testing.T) {
 	if err != nil || !r.OK() {
 		t.Fatalf("subscribe: %+v %v", r, err)
 	}
-	if _, ok := <-sub.C(); !ok {
+	if _, ok := next(t, sub.C(), "no notification has come"); !ok {
 		t.Fatalf("no notification: %v", sub.Err())
 	}
 
 	server.Close()
-	for range sub.C() {
-	}
+	drained(t, sub.C(), "the subscription has not ended with the NATS server")
 	const why = "the connection to the NATS server was lost"
 	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), why) {
 		t.Errorf("the subscription ended with %v", err)

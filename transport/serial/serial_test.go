@@ -33,6 +33,35 @@ func newDevice(t *testing.T) (*senseboard.Device, string, string) {
 }
 
 // newServedDevice is newDevice with srv, whose Device it sets.
+// within returns what ch gives, or its zero value once ch is closed, and
+// fails the test, saying that what did not happen, after a minute.
+func within[T any](t *testing.T, ch <-chan T, what string) (v T) {
+	t.Helper()
+	select {
+	case v = <-ch:
+	case <-time.After(time.Minute):
+		t.Fatalf("after a minute, %s", what)
+	}
+	return v
+}
+
+// waitEnded takes what sub still delivers until its channel closes, and
+// fails the test if it is still open after a minute.
+func waitEnded(t *testing.T, sub *client.Subscription) {
+	t.Helper()
+	guard := time.After(time.Minute)
+	for {
+		select {
+		case _, open := <-sub.C():
+			if !open {
+				return
+			}
+		case <-guard:
+			t.Fatal("after a minute, the subscription has not ended")
+		}
+	}
+}
+
 func newServedDevice(t *testing.T, srv *serial.Server) (*senseboard.Device, string, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -55,8 +84,8 @@ func newServedDevice(t *testing.T, srv *serial.Server) (*senseboard.Device, stri
 	go func() { srv.ServeLine(ctx, pt); done <- struct{}{} }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
-		<-done
+		within(t, done, "the device is served on after the context ended")
+		within(t, done, "the device is served on after the context ended")
 		pt.Close()
 		d.Close()
 	})
@@ -92,11 +121,11 @@ func (r *raw) hello(session string, version int) {
 	r.send(b)
 }
 
-// next returns the next frame, waiting up to 3 s.
+// next returns the next frame, waiting up to a minute (a hang guard).
 func (r *raw) next() wire.Frame {
 	r.t.Helper()
 	buf := make([]byte, 4096)
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for len(r.got) == 0 {
 		r.conn.SetReadDeadline(deadline)
 		n, err := r.conn.Read(buf)
@@ -263,13 +292,13 @@ func TestInterleavedRequestsAndSubscriptions(t *testing.T) {
 			t.Fatalf("get during subscriptions: %v", err)
 		}
 	}
-	for range 3 {
-		n := <-acc.C()
+	for i := range 3 {
+		n := within(t, acc.C(), fmt.Sprintf("acc notification %d has not come", i))
 		if !strings.Contains(string(n.Payload), `"ArrayAcc"`) {
 			t.Fatalf("acc notification %s", n.Payload)
 		}
 	}
-	n := <-tm.C()
+	n := within(t, tm.C(), "no time notification came")
 	var us int64
 	if err := json.Unmarshal(n.Payload, &us); err != nil || us <= 0 {
 		t.Fatalf("time notification %s", n.Payload)
@@ -277,11 +306,7 @@ func TestInterleavedRequestsAndSubscriptions(t *testing.T) {
 	if env, err := acc.Unsubscribe(ctx); err != nil || !env.OK() {
 		t.Fatalf("unsubscribe: %v %+v", err, env)
 	}
-	if _, open := <-acc.C(); open {
-		// drain what was in flight
-		for range acc.C() {
-		}
-	}
+	waitEnded(t, acc) // what was in flight is drained
 	if env, _ := c.Do(ctx, resource.Delete, "/Time/Subscription"); !env.OK() {
 		t.Errorf("DELETE /Time/Subscription: %+v", env)
 	}
@@ -373,10 +398,7 @@ func TestDeviceOffDoesNotAnswer(t *testing.T) {
 	defer c.Close()
 	sub, _, _ := c.Subscribe(ctx, "/Time")
 	d.PowerOff()
-	if _, open := <-sub.C(); open {
-		for range sub.C() {
-		}
-	}
+	waitEnded(t, sub)
 	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), "device powered off") {
 		t.Errorf("subscription end: %v", err)
 	}
@@ -406,7 +428,7 @@ func TestSessionEndReasons(t *testing.T) {
 			if !errors.Is(e.why, want) {
 				t.Errorf("session %s ended: %v; want %v", e.stream, e.why, want)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute): // a hang guard
 			t.Fatalf("no session ended; want %v", want)
 		}
 	}
@@ -559,7 +581,7 @@ func TestCrashedClientRedials(t *testing.T) {
 		t.Fatalf("redial after a crash: %v", err)
 	}
 	defer c.Close()
-	if why := <-ends; !errors.Is(why, serial.ErrLockReleased) {
+	if why := within(t, ends, "the crashed client's session has not ended"); !errors.Is(why, serial.ErrLockReleased) {
 		t.Errorf("the crashed client's session ended: %v; want %v", why, serial.ErrLockReleased)
 	}
 	if n := d.Hub().Count(); n != 0 {
@@ -604,7 +626,7 @@ func serveOn(t *testing.T, srv *serial.Server, wrap func(net.Listener) net.Liste
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
+		if err := within(t, done, "the device is served on after the context ended"); err != nil {
 			t.Error(err)
 		}
 		d.Close()
@@ -782,7 +804,11 @@ func TestRefusalCodes(t *testing.T) {
 	done := make(chan struct{})
 	srv := &serial.Server{Device: d.Core}
 	go func() { srv.ServeLine(ctx, pipeLine{dev}); close(done) }()
-	t.Cleanup(func() { cancel(); client.Close(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		client.Close()
+		within(t, done, "the line is served on after the context ended")
+	})
 	line := &raw{t: t, conn: client, dec: wire.NewDecoder(0)}
 	line.hello("first", 1)
 	line.nextKind(wire.Welcome)
@@ -823,7 +849,7 @@ func TestSlowReadersDoNotHoldOthersNotifications(t *testing.T) {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, smallSendBuffers{ln}) }()
-	defer func() { cancel(); <-served }()
+	defer func() { cancel(); within(t, served, "the device is served on after the context ended") }()
 	addr := ln.Addr().String()
 
 	paths := []string{"/Meas/Acc/1666", "/Meas/Gyro/833", "/Meas/IMU9/833", "/Meas/IMU6/1666", "/Meas/Gyro/1666"}
