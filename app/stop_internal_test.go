@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +21,10 @@ func (a *startCounter) Start(*Context) error {
 	return nil
 }
 
-// TestStartOnAClosedContext: a reset's start that Stop overtakes, closing
-// the context before the app's Start was posted, returns errStopped
-// without running Start, where it waited for ever, and so did the device's
-// clock, whose goroutine runs the reset.
-func TestStartOnAClosedContext(t *testing.T) {
+// newCore returns a device core with the info provider alone, closed
+// with the test.
+func newCore(t *testing.T) *device.Core {
+	t.Helper()
 	set, err := api.LoadFiles("info.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +42,15 @@ func TestStartOnAClosedContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// TestStartOnAClosedContext: a reset's start that Stop overtakes, closing
+// the context before the app's Start was posted, returns errStopped
+// without running Start, where it waited for ever, and so did the device's
+// clock, whose goroutine runs the reset.
+func TestStartOnAClosedContext(t *testing.T) {
+	d := newCore(t)
 	a := &startCounter{}
 	r := &Runtime{d: d, app: a, provided: map[string]bool{}}
 	ctx := newContext(r)
@@ -58,5 +67,27 @@ func TestStartOnAClosedContext(t *testing.T) {
 	}
 	if a.started != 0 {
 		t.Errorf("Start ran %d times on a closed context", a.started)
+	}
+}
+
+// TestResetAfterStopLogsNothing: a reset whose start finds that Stop
+// overtook it (the runtime stopped for good) is no error of the app's: the
+// device logs nothing of it, and Start does not run.
+func TestResetAfterStopLogsNothing(t *testing.T) {
+	d := newCore(t)
+	var mu sync.Mutex
+	var logged []string
+	d.SetLogger(func(_ device.Group, _ device.Level, msg string) {
+		mu.Lock()
+		logged = append(logged, msg)
+		mu.Unlock()
+	})
+	a := &startCounter{}
+	r := &Runtime{d: d, app: a, provided: map[string]bool{}, stopped: true}
+	r.lifecycle(device.EventReset)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) > 0 || a.started != 0 {
+		t.Errorf("a reset after Stop logged %q and started the app %d times; want neither", logged, a.started)
 	}
 }

@@ -81,10 +81,12 @@ func TestSchedulerBlockingCall(t *testing.T) {
 	r := NewReal()
 	defer r.Close()
 	release := make(chan struct{})
+	let := sync.OnceFunc(func() { close(release) })
+	defer let() // before Close, which waits for the blocked call: a guard that fails ends the test
 	blocked := make(chan struct{})
 	r.AfterFunc(0, func() { close(blocked); <-release })
 	within(t, blocked, "the call at 0 has not run")
-	r.AfterFunc(time.Millisecond, func() { close(release) }) // runs only if the schedule moves on
+	r.AfterFunc(time.Millisecond, let) // runs only if the schedule moves on
 	within(t, release, "the schedule has not moved on past a blocked call")
 }
 
@@ -275,11 +277,13 @@ func TestRealWakesForEachCall(t *testing.T) {
 	r := NewReal()
 	defer r.Close()
 	release := make(chan struct{})
+	let := sync.OnceFunc(func() { close(release) })
+	defer let() // before Close, which waits for the blocked call: a guard that fails ends the test
 	blocked := make(chan struct{})
 	r.AfterFunc(0, func() { close(blocked); <-release })
 	within(t, blocked, "the call at 0 has not run")
 	time.Sleep(3 * stallLimit) // the watchdog looks, and finds no call to run
-	r.AfterFunc(0, func() { close(release) })
+	r.AfterFunc(0, let)
 	wait(t, release, "a call made while another blocks")
 }
 

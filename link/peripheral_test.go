@@ -112,10 +112,11 @@ type airDevice struct {
 	serial  string
 }
 
-// The centrals of the tests.
+// The centrals of the tests. A minute bounds their exchanges: a hang
+// guard, which a loaded machine does not reach, where the default 5 s is.
 var (
-	phoneCentral  = &link.Central{Address: "C0:00:00:00:00:01", Name: "phone", Timeout: 5 * time.Second}
-	tabletCentral = &link.Central{Address: "C0:00:00:00:00:02", Name: "tablet", Timeout: 5 * time.Second}
+	phoneCentral  = &link.Central{Address: "C0:00:00:00:00:01", Name: "phone", Timeout: time.Minute}
+	tabletCentral = &link.Central{Address: "C0:00:00:00:00:02", Name: "tablet", Timeout: time.Minute}
 )
 
 // openRadio opens a stream to the device as the phone.
@@ -275,7 +276,7 @@ func TestRadioBadFrames(t *testing.T) {
 	if _, err := phone.Pair(ctx, "123456", true); err == nil || !strings.Contains(err.Error(), "pair: not connected") {
 		t.Errorf("pair before connecting: %v", err)
 	}
-	nameless := openAs(t, dev, &link.Central{Name: "phone"}, link.Handlers{})
+	nameless := openAs(t, dev, &link.Central{Name: "phone", Timeout: time.Minute}, link.Handlers{})
 	if _, err := nameless.Connect(ctx); err == nil || !strings.Contains(err.Error(), "connect: want") {
 		t.Errorf("connect without an address: %v", err)
 	}
@@ -548,7 +549,7 @@ func TestRadioConnectInterval(t *testing.T) {
 	_, dev := onAir(t, nil)
 	ctx := context.Background()
 	for _, tt := range []struct{ ask, want uint16 }{{6, 24}, {32, 32}, {0, 40}, {800, 40}} {
-		phone := openAs(t, dev, &link.Central{Address: "C0:00:00:00:00:01", Interval: radio.Duration(tt.ask)}, link.Handlers{})
+		phone := openAs(t, dev, &link.Central{Address: "C0:00:00:00:00:01", Interval: radio.Duration(tt.ask), Timeout: time.Minute}, link.Handlers{})
 		got, err := phone.Connect(ctx)
 		if err != nil || got.Interval != tt.want {
 			t.Errorf("asked for %d: granted %d, %v; want %d", tt.ask, got.Interval, err, tt.want)
@@ -778,14 +779,14 @@ func TestRadioScanNamesTheCentral(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d, open := onPipe(t, nil, clock.NewVirtual())
 			ctx := context.Background()
-			first := &link.Central{Address: "C0:00:00:00:00:01", Name: "phone", Timeout: 5 * time.Second}
+			first := &link.Central{Address: "C0:00:00:00:00:01", Name: "phone", Timeout: time.Minute}
 			if _, err := open(first).Connect(ctx); err != nil {
 				t.Fatal(err)
 			}
 			d.Radio.Stick(false, nil)
 			scanner := first
 			if tt.address != first.Address {
-				scanner = &link.Central{Address: tt.address, Name: "other", Timeout: 5 * time.Second}
+				scanner = &link.Central{Address: tt.address, Name: "other", Timeout: time.Minute}
 			}
 			if tt.powerCycle {
 				scanner.PowerCycle()
