@@ -6,6 +6,7 @@ import (
 
 	"senseboard/app"
 	"senseboard/clock"
+	"senseboard/internal/await"
 )
 
 // pooled is notification content that counts its holds, as a pooled
@@ -55,7 +56,7 @@ func TestBorrowReleases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !within(t, subscribed, tc.name+": the app has not subscribed") {
+		if !await.Within(t, subscribed, tc.name+": the app has not subscribed") {
 			t.Fatal("the app's subscription failed")
 		}
 		// The app's goroutine waits until the maker has let go, so that
@@ -68,7 +69,7 @@ func TestBorrowReleases(t *testing.T) {
 				subscription.Unsubscribe(nil)
 			}
 		})
-		within(t, started, tc.name+": the app has not run the function") // the notification comes while the app's goroutine waits
+		await.Within(t, started, tc.name+": the app has not run the function") // the notification comes while the app's goroutine waits
 		c := &pooled{}
 		c.Hold() // its maker's
 		if n, err := pub.Context().Notify("/Sample/Pool", c); n != 1 || err != nil {
@@ -77,13 +78,13 @@ func TestBorrowReleases(t *testing.T) {
 		c.Release()
 		close(gate)
 		if !tc.unsubscribe {
-			if during := within(t, handled, tc.name+": the notification has not been handled"); during != 1 {
+			if during := await.Within(t, handled, tc.name+": the notification has not been handled"); during != 1 {
 				t.Errorf("%s: %d holds while onNotify runs; want the queue's one", tc.name, during)
 			}
 		}
 		after := make(chan int32)
 		sub.Context().Run(func() { after <- c.holds.Load() }) // after the notification was handled
-		if got := within(t, after, tc.name+": the app has not run the function"); got != tc.want || c.kept.Load() {
+		if got := await.Within(t, after, tc.name+": the app has not run the function"); got != tc.want || c.kept.Load() {
 			t.Errorf("%s: %d holds after the app had the notification, kept %v; want %d, not kept", tc.name, got, c.kept.Load(), tc.want)
 		}
 		if tc.unsubscribe && len(handled) != 0 {

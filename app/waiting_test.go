@@ -4,24 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"senseboard/app"
 	"senseboard/clock"
 	"senseboard/device"
+	"senseboard/internal/await"
 )
-
-// within returns what ch gives, or its zero value once ch is closed, and
-// fails the test, saying that what did not happen, after a minute.
-func within[T any](t *testing.T, ch <-chan T, what string) (v T) {
-	t.Helper()
-	select {
-	case v = <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("after a minute, %s", what)
-	}
-	return v
-}
 
 // runPublisher runs an app that provides the resource at path (under
 // /Sample), whose notifications are integers, for another app to
@@ -75,23 +63,23 @@ func TestSubscribeNowWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	s := within(t, subscribed, "the app has not subscribed")
+	s := await.Within(t, subscribed, "the app has not subscribed")
 	if s == nil || s.Resource() == nil {
 		t.Fatalf("subscription %v: no Resource from the answer", s)
 	}
 	gate, started := make(chan struct{}), make(chan struct{})
 	sub.Context().Run(func() { close(started); <-gate })
-	within(t, started, "the app has not run the function") // the app is held up
+	await.Within(t, started, "the app has not run the function") // the app is held up
 	for i := range wait + 2 {
 		pub.Context().Notify("/Sample/Values", i)
 	}
 	close(gate)
 	var got []note
 	for i := range wait {
-		got = append(got, within(t, handled, fmt.Sprintf("notification %d has not been handled", i)))
+		got = append(got, await.Within(t, handled, fmt.Sprintf("notification %d has not been handled", i)))
 	}
 	pub.Context().Notify("/Sample/Values", wait+2)
-	got = append(got, within(t, handled, "the notification after the app's wait has not been handled"))
+	got = append(got, await.Within(t, handled, "the notification after the app's wait has not been handled"))
 	want := []note{{0, 0}, {1, 0}, {2, 0}, {wait + 2, 2}}
 	if !slices.Equal(got, want) || s.Resource().Dropped() != 2 {
 		t.Errorf("handled (value, dropped before) %v, %d dropped; want %v and 2", got, s.Resource().Dropped(), want)
@@ -124,7 +112,7 @@ func TestTakeNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	if !within(t, subscribed, "the app has not subscribed") {
+	if !await.Within(t, subscribed, "the app has not subscribed") {
 		t.Fatal("the app's subscription failed")
 	}
 	gate, started, seen := make(chan struct{}), make(chan struct{}), make(chan []int, 1)
@@ -134,16 +122,16 @@ func TestTakeNotifications(t *testing.T) {
 		sub.Context().TakeNotifications()
 		seen <- slices.Clone(got)
 	})
-	within(t, started, "the app has not run the function")
+	await.Within(t, started, "the app has not run the function")
 	for i := range 3 {
 		pub.Context().Notify("/Sample/Values", i)
 	}
 	close(gate)
-	if s := within(t, seen, "the function has not gone on"); !slices.Equal(s, []int{0, 1, 2}) {
+	if s := await.Within(t, seen, "the function has not gone on"); !slices.Equal(s, []int{0, 1, 2}) {
 		t.Errorf("the function saw %v handled before it went on, want [0 1 2]", s)
 	}
 	sub.Context().Run(func() { seen <- slices.Clone(got) })
-	if s := within(t, seen, "the app has not run the function"); !slices.Equal(s, []int{0, 1, 2, 3}) {
+	if s := await.Within(t, seen, "the app has not run the function"); !slices.Equal(s, []int{0, 1, 2, 3}) {
 		t.Errorf("handled %v, want [0 1 2 3]", s)
 	}
 }

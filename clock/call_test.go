@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"senseboard/internal/await"
 )
 
 // A Call runs in the same order as At would: calls due at the same time in
@@ -204,7 +206,7 @@ func TestCallInitBesideTheRunner(t *testing.T) {
 		s.drain(s.since(), 0, s.owner) // runs the first call, then reads the stale entry come to the top
 	}()
 	c.Init(r, func() { ran = append(ran, "new") })
-	within(t, passed, "the runner's pass has not ended")
+	await.Within(t, passed, "the runner's pass has not ended")
 	c.At(4 * time.Second)
 	s.drain(s.since(), 0, s.owner)
 	if want := []string{"first", "new"}; !slices.Equal(ran, want) {

@@ -8,21 +8,11 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"senseboard/internal/await"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// within returns what ch gives, or its zero value once ch is closed, and
-// fails the test, saying that what did not happen, after a minute.
-func within[T any](t *testing.T, ch <-chan T, what string) (v T) {
-	t.Helper()
-	select {
-	case v = <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("after a minute, %s", what)
-	}
-	return v
-}
 
 func TestVirtualRunsInTimeOrder(t *testing.T) {
 	v := NewVirtual()
@@ -113,7 +103,7 @@ func TestRunAsFastAsPossible(t *testing.T) {
 		t.Fatal("1000 virtual seconds did not pass")
 	}
 	cancel()
-	within(t, finished, "Run has not ended with its context")
+	await.Within(t, finished, "Run has not ended with its context")
 	if got := v.Now(); got != 1000*time.Second {
 		t.Errorf("Now = %v, want 1000s", got)
 	}
@@ -139,7 +129,7 @@ func TestRunScaled(t *testing.T) {
 		t.Error("scaled clock ran faster than 100x")
 	}
 	cancel()
-	within(t, finished, "Run has not ended with its context")
+	await.Within(t, finished, "Run has not ended with its context")
 }
 
 func TestReal(t *testing.T) {
@@ -150,13 +140,13 @@ func TestReal(t *testing.T) {
 	}
 	done := make(chan struct{})
 	r.AfterFunc(time.Millisecond, func() { close(done) })
-	within(t, done, "a call after 1ms has not run")
+	await.Within(t, done, "a call after 1ms has not run")
 	if r.Now() < time.Millisecond {
 		t.Errorf("a call after 1ms ran when the clock read %v", r.Now())
 	}
 	ch := make(chan struct{})
 	At(r, r.Now()-time.Second, func() { close(ch) }) // in the past: at once
-	within(t, ch, "a call in the past has not run")
+	await.Within(t, ch, "a call in the past has not run")
 }
 
 // Work held at a call's time keeps the clock there: AdvanceTo runs no
@@ -178,7 +168,7 @@ func TestHoldKeepsAdvanceWaiting(t *testing.T) {
 	}()
 	// The advancing goroutine waits for the holds: it cannot run the call
 	// at 2 s nor move the time before they are released.
-	if at := within(t, held, "the call at 1s has not run"); at != time.Second {
+	if at := await.Within(t, held, "the call at 1s has not run"); at != time.Second {
 		t.Errorf("the held work ran at %v, want 1s", at)
 	}
 	v.Release(1)
@@ -186,7 +176,7 @@ func TestHoldKeepsAdvanceWaiting(t *testing.T) {
 		t.Errorf("with one hold left the clock reads %v, want 1s", now)
 	}
 	v.Release(1)
-	within(t, done, "Advance still waits after the last hold was released")
+	await.Within(t, done, "Advance still waits after the last hold was released")
 	if fmt.Sprint(ran) != "[1s 2s]" || v.Now() != 3*time.Second {
 		t.Errorf("calls ran at %v, clock reads %v; want [1s 2s] and 3s", ran, v.Now())
 	}
@@ -224,7 +214,7 @@ func TestRunEndsWhileHeld(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	finished := make(chan struct{})
 	go func() { v.Run(ctx, 0); close(finished) }()
-	within(t, held, "the call at 1s has not run")
+	await.Within(t, held, "the call at 1s has not run")
 	cancel()
 	select {
 	case <-finished:

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"senseboard/internal/await"
 )
 
 // The real clock's calls run in time order, calls due together in the order
@@ -85,9 +87,9 @@ func TestSchedulerBlockingCall(t *testing.T) {
 	defer let() // before Close, which waits for the blocked call: a guard that fails ends the test
 	blocked := make(chan struct{})
 	r.AfterFunc(0, func() { close(blocked); <-release })
-	within(t, blocked, "the call at 0 has not run")
+	await.Within(t, blocked, "the call at 0 has not run")
 	r.AfterFunc(time.Millisecond, let) // runs only if the schedule moves on
-	within(t, release, "the schedule has not moved on past a blocked call")
+	await.Within(t, release, "the schedule has not moved on past a blocked call")
 }
 
 // A stopped call reports that it stopped only before it ran.
@@ -96,7 +98,7 @@ func TestSchedulerStopAfterRun(t *testing.T) {
 	defer r.Close()
 	ran := make(chan struct{})
 	tm := r.AfterFunc(0, func() { close(ran) })
-	within(t, ran, "the call at 0 has not run")
+	await.Within(t, ran, "the call at 0 has not run")
 	if tm.Stop() {
 		t.Error("Stop after the call ran must report false")
 	}
@@ -149,7 +151,7 @@ func TestAfterPass(t *testing.T) {
 			after <- ran
 		})
 	})
-	if !within(t, after, "the pass has not run") {
+	if !await.Within(t, after, "the pass has not run") {
 		t.Error("AfterPass after a pass ended did not run its function at once")
 	}
 }
@@ -175,7 +177,7 @@ func TestDeferToPass(t *testing.T) {
 		})
 		callDone = true
 	})
-	res := within(t, results, "the pass has not run")
+	res := await.Within(t, results, "the pass has not run")
 	if !res.deferred || !res.ranAfterCall {
 		t.Errorf("DeferToPass within a pass: reported %v, ran after the call %v; want true, true", res.deferred, res.ranAfterCall)
 	}
@@ -196,7 +198,7 @@ func TestAfterPassIsTheClocks(t *testing.T) {
 		r2.AfterPass(func() { ran = true })
 		result <- ran
 	})
-	if !within(t, result, "the pass has not run") {
+	if !await.Within(t, result, "the pass has not run") {
 		t.Error("AfterPass of a clock waited for the pass of another")
 	}
 }
@@ -239,7 +241,7 @@ func TestRealAfterFuncAndReschedule(t *testing.T) {
 	start := r.Now()
 	done := make(chan time.Duration, 1)
 	r.AfterFunc(d, func() { done <- r.Now() })
-	if at := within(t, done, "the call has not run"); at-start < d {
+	if at := await.Within(t, done, "the call has not run"); at-start < d {
 		t.Errorf("a call after %v ran after %v", d, at-start)
 	}
 	c := NewCall(r, func() {})
@@ -281,7 +283,7 @@ func TestRealWakesForEachCall(t *testing.T) {
 	defer let() // before Close, which waits for the blocked call: a guard that fails ends the test
 	blocked := make(chan struct{})
 	r.AfterFunc(0, func() { close(blocked); <-release })
-	within(t, blocked, "the call at 0 has not run")
+	await.Within(t, blocked, "the call at 0 has not run")
 	time.Sleep(3 * stallLimit) // the watchdog looks, and finds no call to run
 	r.AfterFunc(0, let)
 	wait(t, release, "a call made while another blocks")
@@ -460,14 +462,14 @@ func TestSchedulerReplacedRunnerStops(t *testing.T) {
 		defer close(done)
 		s.run(old)
 	}()
-	within(t, blocked, "the call has not run")
+	await.Within(t, blocked, "the call has not run")
 	s.mu.Lock()
 	s.owner, s.lastRan = runner, 100 // the watchdog's replacement, after a busy pass
 	s.mu.Unlock()
 	s.beginPass() // the new runner's, under way: a call of it defers a hook
 	s.deferToPassEnd(func() { hooked.Store(true) })
 	close(release)
-	within(t, done, "the old runner has not returned")
+	await.Within(t, done, "the old runner has not returned")
 	if ran.Load() || !next.pending() {
 		t.Error("the replaced runner ran a call due after the one that held it up")
 	}
@@ -517,7 +519,7 @@ func TestSchedulerPassEndBesideReplacement(t *testing.T) {
 		s.afterPass = append(s.afterPass, hook)
 	}
 	s.passMu.Unlock()
-	within(t, ended, "the old pass has not ended")
+	await.Within(t, ended, "the old pass has not ended")
 	if !replaced { // the old pass's end held the watchdog off until it had counted itself
 		s.mu.Lock()
 		s.owner = runner
@@ -592,12 +594,12 @@ func TestRealClose(t *testing.T) {
 		returned.Store(true)
 	})
 	pending := r.AfterFunc(time.Hour, func() { t.Error("a call pending at Close ran") })
-	within(t, blocked, "the call at 0 has not run")
+	await.Within(t, blocked, "the call at 0 has not run")
 	select { // a tick of the runner now held up
 	case <-ticked:
 	default:
 	}
-	within(t, ticked, "the runner the watchdog put in its place has not ticked")
+	await.Within(t, ticked, "the runner the watchdog put in its place has not ticked")
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
@@ -616,7 +618,7 @@ wait:
 		}
 	}
 	close(release)
-	within(t, closed, "Close has not returned")
+	await.Within(t, closed, "Close has not returned")
 	if !returned.Load() {
 		t.Error("Close returned before the call under way")
 	}

@@ -11,6 +11,7 @@ import (
 	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
+	"senseboard/internal/await"
 	"senseboard/internal/frametest"
 	"senseboard/internal/loopback"
 	"senseboard/link"
@@ -80,5 +81,5 @@ func TestSilentStreamIsClosed(t *testing.T) {
 	if m := string(got[len(got)-1].Payload); !strings.Contains(m, "did not say hello") {
 		t.Errorf("silent stream: %s", m)
 	}
-	within(t, done, "the peripheral serves on after the stream was refused")
+	await.Within(t, done, "the peripheral serves on after the stream was refused")
 }

@@ -27,6 +27,7 @@ import (
 	"senseboard/clock"
 	"senseboard/device"
 	"senseboard/gsp/gspwire"
+	"senseboard/internal/await"
 	"senseboard/internal/frametest"
 	"senseboard/internal/loopback"
 	"senseboard/link"
@@ -69,41 +70,12 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 	go func() { per.Serve(ctx, ln); close(done) }()
 	t.Cleanup(func() {
 		cancel()
-		within(t, done, "the peripheral serves on after its context ended")
+		await.Within(t, done, "the peripheral serves on after its context ended")
 		central.Close()
 		devices.Close()
 		d.Close()
 	})
 	return d, airDevice{central, d.Serial()}
-}
-
-// within returns what ch gives, or its zero value once ch is closed, and
-// fails the test, saying that what did not happen, after a minute.
-func within[T any](t *testing.T, ch <-chan T, what string) (v T) {
-	t.Helper()
-	select {
-	case v = <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("after a minute, %s", what)
-	}
-	return v
-}
-
-// waitEnded takes what sub still delivers until its channel closes, and
-// fails the test if it is still open after a minute.
-func waitEnded(t *testing.T, sub *client.Subscription) {
-	t.Helper()
-	guard := time.After(time.Minute)
-	for {
-		select {
-		case _, open := <-sub.C():
-			if !open {
-				return
-			}
-		case <-guard:
-			t.Fatal("after a minute, the subscription has not ended")
-		}
-	}
 }
 
 // airDevice is a device on the air, as a central's program reaches it.
@@ -191,7 +163,7 @@ func TestRadioLink(t *testing.T) {
 	if err := phone.Err(); !errors.Is(err, link.ErrDisconnected) || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
 		t.Errorf("stream error %v", err)
 	}
-	waitEnded(t, sub)
+	await.Drained(t, sub.C(), "the subscription has not ended")
 	if sub.Err() == nil {
 		t.Error("subscription did not end with the connection")
 	}
@@ -633,7 +605,7 @@ func TestRadioSessionNotifications(t *testing.T) {
 	}
 	var last float64
 	for i := range 20 {
-		n := within(t, sub.C(), fmt.Sprintf("notification %d has not come", i))
+		n := await.Within(t, sub.C(), fmt.Sprintf("notification %d has not come", i))
 		var m struct{ Timestamp float64 }
 		if err := json.Unmarshal(n.Payload, &m); err != nil {
 			t.Fatalf("notification %d: %v (%s)", i, err, n.Payload)
@@ -646,7 +618,7 @@ func TestRadioSessionNotifications(t *testing.T) {
 	if err := phone.Disconnect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitEnded(t, sub)
+	await.Drained(t, sub.C(), "the subscription has not ended")
 	if sub.Err() == nil {
 		t.Error("the subscription did not end with the connection")
 	}
@@ -732,7 +704,7 @@ func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 		if err := conn.Notify(radio.MustParseUUID(gspwire.DataUUID), []byte{gspwire.Data, 1}); err != nil { // holds up the sender
 			t.Fatal(err)
 		}
-		within(t, gate.waiting, fmt.Sprintf("round %d: the sender has not written the notification", round))
+		await.Within(t, gate.waiting, fmt.Sprintf("round %d: the sender has not written the notification", round))
 		put := gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.PutSystemMode, Ref: 107, Value: 5})
 		var wrote sync.WaitGroup // the write's Ack waits at the gate
 		wrote.Go(func() { l.WriteChar(ctx, gspwire.CommandUUID, put) })
@@ -740,11 +712,11 @@ func TestRadioAnswerBeforeTheSwitch(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		vc.Advance(device.SwitchDelay) // the reset ends the connection
-		within(t, conn.Done(), fmt.Sprintf("round %d: the reset has not ended the connection", round))
+		await.Within(t, conn.Done(), fmt.Sprintf("round %d: the reset has not ended the connection", round))
 		gate.setShut(false)
-		within(t, l.Done(), fmt.Sprintf("round %d: the central's stream has not ended with the connection", round))
+		await.Within(t, l.Done(), fmt.Sprintf("round %d: the central's stream has not ended with the connection", round))
 		l.Close()
-		within(t, served, fmt.Sprintf("round %d: the peripheral serves a closed stream", round))
+		await.Within(t, served, fmt.Sprintf("round %d: the peripheral serves a closed stream", round))
 		wrote.Wait()
 		var answers []string
 		for len(got) > 0 {
@@ -897,7 +869,7 @@ func TestRadioSenderUnderASlowReader(t *testing.T) {
 		gate.setShut(false)
 		vc.Advance(time.Second) // the events carry what waits for the air
 		for want := range sent {
-			if n := within(t, got, fmt.Sprintf("model %t: notification %d of %d has not come", model, want, sent)); n != want {
+			if n := await.Within(t, got, fmt.Sprintf("model %t: notification %d of %d has not come", model, want, sent)); n != want {
 				t.Fatalf("model %t: notification %d of %d is %d", model, want, sent, n)
 			}
 		}
@@ -905,11 +877,11 @@ func TestRadioSenderUnderASlowReader(t *testing.T) {
 			t.Fatalf("model %t: the connection took nothing once the central read (%v)", model, err)
 		}
 		vc.Advance(time.Second)
-		if n := within(t, got, fmt.Sprintf("model %t: the notification after the %d has not come", model, sent)); n != sent {
+		if n := await.Within(t, got, fmt.Sprintf("model %t: the notification after the %d has not come", model, sent)); n != sent {
 			t.Fatalf("model %t: after the %d notifications came %d; want %d", model, sent, n, sent)
 		}
 		l.Close()
-		within(t, served, fmt.Sprintf("model %t: the peripheral serves a closed stream", model))
+		await.Within(t, served, fmt.Sprintf("model %t: the peripheral serves a closed stream", model))
 	}
 }
 
@@ -972,7 +944,7 @@ func TestRadioNotificationAfterTheFramesAnswer(t *testing.T) {
 			t.Errorf("writes at once %t: the echo came before the write's answer; frames %q", now, frames)
 		}
 		central.Close()
-		within(t, served, fmt.Sprintf("writes at once %t: the peripheral serves a closed stream", now))
+		await.Within(t, served, fmt.Sprintf("writes at once %t: the peripheral serves a closed stream", now))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"senseboard"
 	"senseboard/clock"
 	"senseboard/edf"
+	"senseboard/internal/await"
 	"senseboard/internal/mnetest"
 	"senseboard/logbook"
 	"senseboard/logfile"
@@ -105,7 +106,7 @@ func logHeldUpAt(t *testing.T, sc stallScript) []byte {
 	for _, held := range sc.holds {
 		run(logbook.FlushInterval - 10*time.Millisecond)
 		v.Advance(10 * time.Millisecond) // the next write of the log
-		within(t, holding, "the log's next write has not come")
+		await.Within(t, holding, "the log's next write has not come")
 		for range held / (10 * time.Millisecond) {
 			v.Advance(10 * time.Millisecond)
 		}
@@ -118,28 +119,16 @@ func logHeldUpAt(t *testing.T, sc stallScript) []byte {
 	} else {
 		started, hold := make(chan struct{}), make(chan struct{})
 		done := logbook.StopAfter(d.Logbook, started, hold)
-		within(t, started, "the app has not run the stop")
+		await.Within(t, started, "the app has not run the stop")
 		for range sc.stopHeld / (10 * time.Millisecond) {
 			v.Advance(10 * time.Millisecond)
 		}
 		close(hold)
-		if resp := within(t, done, "the stop has not been answered"); resp.Status != resource.StatusOK {
+		if resp := await.Within(t, done, "the stop has not been answered"); resp.Status != resource.StatusOK {
 			t.Fatalf("stop: %d %v", resp.Status, resp.Content)
 		}
 	}
 	return expect(200, resource.Get, "/Mem/Logbook/byId/{LogId}/Data", resource.Int32(1)).Content.(*logbook.LogData).Data
-}
-
-// within returns what ch gives, or its zero value once ch is closed, and
-// fails the test, saying that what did not happen, after a minute.
-func within[T any](t *testing.T, ch <-chan T, what string) (v T) {
-	t.Helper()
-	select {
-	case v = <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("after a minute, %s", what)
-	}
-	return v
 }
 
 // times returns the timestamps of a stream's records, and the records of

@@ -17,6 +17,7 @@ import (
 	"senseboard"
 	"senseboard/client"
 	"senseboard/content"
+	"senseboard/internal/await"
 	"senseboard/profile"
 	"senseboard/provider/meas"
 	"senseboard/radio"
@@ -127,7 +128,7 @@ func TestECGOverBLELosesWhatTCPDoesNot(t *testing.T) {
 	g = gaps{span: g.span}
 	for range want {
 		clk.Advance(period)
-		n, _ := next(t, sub.C(), "the ECG over TCP has not come")
+		n, _ := await.Next(t, sub.C(), "the ECG over TCP has not come")
 		var e struct{ Timestamp uint32 }
 		if err := json.Unmarshal(n.Payload, &e); err != nil {
 			t.Fatal(err)

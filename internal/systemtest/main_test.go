@@ -8,7 +8,6 @@ package systemtest_test
 
 import (
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -18,35 +17,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// next returns what ch gives and whether it was open, and fails the test,
-// saying that what did not happen, after a minute.
-func next[T any](t *testing.T, ch <-chan T, what string) (v T, open bool) {
-	t.Helper()
-	select {
-	case v, open = <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("after a minute, %s", what)
-	}
-	return v, open
-}
-
-// drained takes what ch still gives until it closes, and fails the test,
-// saying that what did not happen, if it is still open after a minute.
-func drained[T any](t *testing.T, ch <-chan T, what string) {
-	t.Helper()
-	guard := time.After(time.Minute)
-	for {
-		select {
-		case _, open := <-ch:
-			if !open {
-				return
-			}
-		case <-guard:
-			t.Fatalf("after a minute, %s", what)
-		}
-	}
-}
 
 // newDevice starts a device of the default profile on a virtual clock,
 // closed when the test ends.

@@ -19,6 +19,7 @@ import (
 	"senseboard/air/airtest"
 	"senseboard/bridge"
 	"senseboard/bridge/bridgeclient"
+	"senseboard/internal/await"
 	"senseboard/link"
 	"senseboard/load"
 	"senseboard/phone"
@@ -147,7 +148,7 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 		t.Fatalf("subscribe over NATS: %+v %v", r, err)
 	}
 	for i := range 3 {
-		n, ok := next(t, sub.C(), fmt.Sprintf("notification %d over NATS has not come", i))
+		n, ok := await.Next(t, sub.C(), fmt.Sprintf("notification %d over NATS has not come", i))
 		if !ok || n.URI != "/net/000300/Meas/Acc/13" {
 			t.Fatalf("notification %+v %v", n, sub.Err())
 		}
@@ -156,7 +157,7 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 	// the device's program stops: its devices say goodbye, the
 	// subscription ends, and the bridge says why
 	stop()
-	drained(t, sub.C(), "the subscription has not ended with the device's program")
+	await.Drained(t, sub.C(), "the subscription has not ended with the device's program")
 	// the stream's end or the device's goodbye, whichever the bridge
 	// hears first, says why
 	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), "000300 went") || !strings.Contains(err.Error(), "went off the air: its program stopped") {
@@ -376,12 +377,12 @@ func TestServerRestart(t *testing.T) {
 	if err != nil || !r.OK() {
 		t.Fatalf("subscribe: %+v %v", r, err)
 	}
-	if _, ok := next(t, sub.C(), "no notification has come"); !ok {
+	if _, ok := await.Next(t, sub.C(), "no notification has come"); !ok {
 		t.Fatalf("no notification: %v", sub.Err())
 	}
 
 	server.Close()
-	drained(t, sub.C(), "the subscription has not ended with the NATS server")
+	await.Drained(t, sub.C(), "the subscription has not ended with the NATS server")
 	const why = "the connection to the NATS server was lost"
 	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), why) {
 		t.Errorf("the subscription ended with %v", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/internal/loopback"
 	"senseboard/resource"
 	"senseboard/transport/serial"
@@ -173,5 +174,5 @@ func TestSilentClientsAreClosed(t *testing.T) {
 	if got := lastError(framesToEnd(t, central)); !strings.Contains(got, "did not say hello") {
 		t.Errorf("silent stream: %q", got)
 	}
-	within(t, done, "the silent stream's reading has not ended")
+	await.Within(t, done, "the silent stream's reading has not ended")
 }

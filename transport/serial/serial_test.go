@@ -19,6 +19,7 @@ import (
 	"senseboard"
 	"senseboard/client"
 	"senseboard/clock"
+	"senseboard/internal/await"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 	"senseboard/wire"
@@ -33,35 +34,6 @@ func newDevice(t *testing.T) (*senseboard.Device, string, string) {
 }
 
 // newServedDevice is newDevice with srv, whose Device it sets.
-// within returns what ch gives, or its zero value once ch is closed, and
-// fails the test, saying that what did not happen, after a minute.
-func within[T any](t *testing.T, ch <-chan T, what string) (v T) {
-	t.Helper()
-	select {
-	case v = <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("after a minute, %s", what)
-	}
-	return v
-}
-
-// waitEnded takes what sub still delivers until its channel closes, and
-// fails the test if it is still open after a minute.
-func waitEnded(t *testing.T, sub *client.Subscription) {
-	t.Helper()
-	guard := time.After(time.Minute)
-	for {
-		select {
-		case _, open := <-sub.C():
-			if !open {
-				return
-			}
-		case <-guard:
-			t.Fatal("after a minute, the subscription has not ended")
-		}
-	}
-}
-
 func newServedDevice(t *testing.T, srv *serial.Server) (*senseboard.Device, string, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -84,8 +56,8 @@ func newServedDevice(t *testing.T, srv *serial.Server) (*senseboard.Device, stri
 	go func() { srv.ServeLine(ctx, pt); done <- struct{}{} }()
 	t.Cleanup(func() {
 		cancel()
-		within(t, done, "the device is served on after the context ended")
-		within(t, done, "the device is served on after the context ended")
+		await.Within(t, done, "the device is served on after the context ended")
+		await.Within(t, done, "the device is served on after the context ended")
 		pt.Close()
 		d.Close()
 	})
@@ -293,12 +265,12 @@ func TestInterleavedRequestsAndSubscriptions(t *testing.T) {
 		}
 	}
 	for i := range 3 {
-		n := within(t, acc.C(), fmt.Sprintf("acc notification %d has not come", i))
+		n := await.Within(t, acc.C(), fmt.Sprintf("acc notification %d has not come", i))
 		if !strings.Contains(string(n.Payload), `"ArrayAcc"`) {
 			t.Fatalf("acc notification %s", n.Payload)
 		}
 	}
-	n := within(t, tm.C(), "no time notification came")
+	n := await.Within(t, tm.C(), "no time notification came")
 	var us int64
 	if err := json.Unmarshal(n.Payload, &us); err != nil || us <= 0 {
 		t.Fatalf("time notification %s", n.Payload)
@@ -306,7 +278,7 @@ func TestInterleavedRequestsAndSubscriptions(t *testing.T) {
 	if env, err := acc.Unsubscribe(ctx); err != nil || !env.OK() {
 		t.Fatalf("unsubscribe: %v %+v", err, env)
 	}
-	waitEnded(t, acc) // what was in flight is drained
+	await.Drained(t, acc.C(), "the subscription has not ended") // what was in flight is drained
 	if env, _ := c.Do(ctx, resource.Delete, "/Time/Subscription"); !env.OK() {
 		t.Errorf("DELETE /Time/Subscription: %+v", env)
 	}
@@ -398,7 +370,7 @@ func TestDeviceOffDoesNotAnswer(t *testing.T) {
 	defer c.Close()
 	sub, _, _ := c.Subscribe(ctx, "/Time")
 	d.PowerOff()
-	waitEnded(t, sub)
+	await.Drained(t, sub.C(), "the subscription has not ended")
 	if err := sub.Err(); err == nil || !strings.Contains(err.Error(), "device powered off") {
 		t.Errorf("subscription end: %v", err)
 	}
@@ -581,7 +553,7 @@ func TestCrashedClientRedials(t *testing.T) {
 		t.Fatalf("redial after a crash: %v", err)
 	}
 	defer c.Close()
-	if why := within(t, ends, "the crashed client's session has not ended"); !errors.Is(why, serial.ErrLockReleased) {
+	if why := await.Within(t, ends, "the crashed client's session has not ended"); !errors.Is(why, serial.ErrLockReleased) {
 		t.Errorf("the crashed client's session ended: %v; want %v", why, serial.ErrLockReleased)
 	}
 	if n := d.Hub().Count(); n != 0 {
@@ -626,7 +598,7 @@ func serveOn(t *testing.T, srv *serial.Server, wrap func(net.Listener) net.Liste
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := within(t, done, "the device is served on after the context ended"); err != nil {
+		if err := await.Within(t, done, "the device is served on after the context ended"); err != nil {
 			t.Error(err)
 		}
 		d.Close()
@@ -807,7 +779,7 @@ func TestRefusalCodes(t *testing.T) {
 	t.Cleanup(func() {
 		cancel()
 		client.Close()
-		within(t, done, "the line is served on after the context ended")
+		await.Within(t, done, "the line is served on after the context ended")
 	})
 	line := &raw{t: t, conn: client, dec: wire.NewDecoder(0)}
 	line.hello("first", 1)
@@ -849,7 +821,7 @@ func TestSlowReadersDoNotHoldOthersNotifications(t *testing.T) {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, smallSendBuffers{ln}) }()
-	defer func() { cancel(); within(t, served, "the device is served on after the context ended") }()
+	defer func() { cancel(); await.Within(t, served, "the device is served on after the context ended") }()
 	addr := ln.Addr().String()
 
 	paths := []string{"/Meas/Acc/1666", "/Meas/Gyro/833", "/Meas/IMU9/833", "/Meas/IMU6/1666", "/Meas/Gyro/1666"}
