@@ -23,6 +23,7 @@ import (
 	"senseboard/clock"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
+	"senseboard/internal/await"
 	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/resource"
@@ -72,11 +73,7 @@ func TestFleet(t *testing.T) {
 	cancel()
 	awaitRun(t, done, "Run did not return")
 	// the fleet stopped: the radio stream closed with it
-	select {
-	case <-radio.Done():
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("after a minute, the radio stream is open after the fleet stopped")
-	}
+	await.Within(t, radio.Done(), "the radio stream is open after the fleet stopped")
 	radio.Close()
 	if _, err := h.Members[0].DialRadio(context.Background()); err == nil {
 		t.Error("DialRadio after the fleet stopped")
@@ -177,11 +174,7 @@ func TestRunStopsWhileAnAppHoldsTheClock(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- f.Run(ctx) }()
-			select {
-			case <-blocked:
-			case <-time.After(time.Minute): // a hang guard
-				t.Fatal("after a minute, the GSP central has had no notification")
-			}
+			await.Within(t, blocked, "the GSP central has had no notification")
 			cancel()
 			awaitRun(t, done, "Run did not return while an app held the clock")
 		})

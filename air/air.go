@@ -620,6 +620,9 @@ func (l *Link) Dial(ctx context.Context, serial string) (*Stream, error) {
 	if err != nil {
 		err = l.unreachable(err)
 		s.end()
+		if errors.Is(err, ErrNotOnAir) { // its words follow the device's name, as ErrOnAir's do
+			return nil, fmt.Errorf("air: device %s %w", serial, err)
+		}
 		return nil, fmt.Errorf("air: device %s: %w", serial, err)
 	}
 	s.connect(rep.Program, rep.Stream)

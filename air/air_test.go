@@ -236,8 +236,8 @@ func TestOneProgramPerDevice(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := b.Dial(ctx, "000999"); !errors.Is(err, air.ErrNotOnAir) {
-		t.Errorf("dial a device nobody serves: %v", err)
+	if _, err := b.Dial(ctx, "000999"); !errors.Is(err, air.ErrNotOnAir) || err.Error() != "air: device 000999 is not on the air" {
+		t.Errorf("dial a device nobody serves: %v; want %q", err, "air: device 000999 is not on the air")
 	}
 }
 

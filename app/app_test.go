@@ -14,6 +14,7 @@ import (
 	"senseboard/app"
 	"senseboard/clock"
 	"senseboard/device"
+	"senseboard/internal/await"
 	"senseboard/profile"
 	"senseboard/provider/debug"
 	"senseboard/provider/system"
@@ -46,17 +47,6 @@ func newDevice(t testing.TB) (*senseboard.Device, *clock.Virtual) {
 	}
 	t.Cleanup(func() { d.Close() })
 	return d, c
-}
-
-func wait(t *testing.T, ch <-chan string) string {
-	t.Helper()
-	select {
-	case s := <-ch:
-		return s
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("the app did not answer")
-		return ""
-	}
 }
 
 func TestCallsInOrderOnOneGoroutine(t *testing.T) {
@@ -93,7 +83,7 @@ func TestCallsInOrderOnOneGoroutine(t *testing.T) {
 	}
 	defer rt.Stop()
 	for _, want := range []string{"put true", "get true", "eeprom HTTP_CODE_OK /net/000123/Component/Eeprom/1"} {
-		if got := wait(t, out); got != want {
+		if got := await.Within(t, out, "the app has not answered"); got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
 	}
@@ -114,7 +104,7 @@ func TestIdleAppHoldsNoGoroutine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Stop()
-	if got := wait(t, out); got != "get HTTP_CODE_OK" {
+	if got := await.Within(t, out, "the app has not answered"); got != "get HTTP_CODE_OK" {
 		t.Fatalf("got %q", got)
 	}
 	if err := goleak.Find(before); err != nil {
@@ -124,7 +114,7 @@ func TestIdleAppHoldsNoGoroutine(t *testing.T) {
 		rt.Context().Subscribe("/Time", func(content any) { out <- fmt.Sprint("tick ", content.(int64)) }, nil)
 	})
 	c.Advance(time.Second)
-	if got := wait(t, out); got != "tick 1000000" {
+	if got := await.Within(t, out, "the app has not answered"); got != "tick 1000000" {
 		t.Errorf("got %q, want tick 1000000", got)
 	}
 }
@@ -143,19 +133,19 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Stop()
-	if got := wait(t, out); got != "subscribed HTTP_CODE_OK" {
+	if got := await.Within(t, out, "the app has not answered"); got != "subscribed HTTP_CODE_OK" {
 		t.Fatalf("got %q", got)
 	}
 	c.Advance(2 * time.Second)
 	for _, want := range []string{"tick 1000000", "tick 2000000"} {
-		if got := wait(t, out); got != want {
+		if got := await.Within(t, out, "the app has not answered"); got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
 	}
 	done := make(chan string, 1)
 	rt.Context().Device() // the context is reachable while the app runs
 	postToApp(rt, func() { sub.Unsubscribe(func(env resource.Envelope) { done <- fmt.Sprint(env.Status) }) })
-	if got := wait(t, done); got != "HTTP_CODE_OK" {
+	if got := await.Within(t, done, "the app has not answered"); got != "HTTP_CODE_OK" {
 		t.Errorf("unsubscribe: %s", got)
 	}
 	if d.Hub().Count() != 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/resource"
 )
 
@@ -31,7 +32,7 @@ func TestErrorsAfterTheEndNameThePort(t *testing.T) {
 	}
 	dev.Close() // the device hangs up
 	<-served
-	waitClosed(t, c.Done(), "the connection has not ended with its stream")
+	await.Within(t, c.Done(), "the connection has not ended with its stream")
 	for _, tt := range []struct {
 		name string
 		op   func() error
@@ -109,6 +110,6 @@ func TestCallsWhoseContextEndedNameThePort(t *testing.T) {
 			}
 		}
 		c.Close()
-		waitClosed(t, served, open.name+": the device has not seen Close close the stream")
+		await.Within(t, served, open.name+": the device has not seen Close close the stream")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"senseboard"
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 )
@@ -68,9 +69,9 @@ func openPush(t *testing.T, push bool) (context.Context, *client.Conn, *pushConn
 	t.Cleanup(func() {
 		c.Close()
 		cancel()
-		waitClosed(t, served, "the device's session has not ended")
+		await.Within(t, served, "the device's session has not ended")
 		if push {
-			waitClosed(t, p.pushed, "the stream's pushing has not ended with the connection")
+			await.Within(t, p.pushed, "the stream's pushing has not ended with the connection")
 		}
 	})
 	return ctx, c, p

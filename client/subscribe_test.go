@@ -10,6 +10,7 @@ import (
 
 	"senseboard"
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 )
@@ -37,33 +38,6 @@ func dialDevice(t *testing.T) (context.Context, *client.Conn) {
 		t.Fatal(err)
 	}
 	return ctx, c
-}
-
-// waitEnded takes what sub still delivers until its channel closes, and
-// fails the test if it is still open when ctx ends.
-func waitEnded(ctx context.Context, t *testing.T, sub *client.Subscription) {
-	t.Helper()
-	for {
-		select {
-		case _, open := <-sub.C():
-			if !open {
-				return
-			}
-		case <-ctx.Done():
-			t.Fatalf("the subscription has not ended: %v", ctx.Err())
-		}
-	}
-}
-
-// waitClosed waits for ch to close, and fails the test, saying that what
-// did not happen, if it is still open after a minute.
-func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(time.Minute):
-		t.Fatalf("after a minute, %s", what)
-	}
 }
 
 // TestSubscribeFunc: a subscription with a function receives the
@@ -103,7 +77,7 @@ func TestSubscribeFunc(t *testing.T) {
 	default:
 	}
 	c.Close()
-	waitEnded(ctx, t, sub) // closed with the connection
+	await.Drained(t, sub.C(), "the subscription has not ended with the connection")
 	if sub.Err() == nil {
 		t.Error("no reason after the connection closed")
 	}
@@ -119,7 +93,7 @@ func TestCloseFor(t *testing.T) {
 	}
 	gone := errors.New("device 000123 went away (it went off the air)")
 	c.CloseFor(gone)
-	waitEnded(ctx, t, sub)
+	await.Drained(t, sub.C(), "the subscription has not ended with the connection")
 	c.Close()
 	if !errors.Is(sub.Err(), gone) || !errors.Is(c.Err(), gone) {
 		t.Errorf("subscription ended with %v, connection with %v; want %v", sub.Err(), c.Err(), gone)
@@ -137,7 +111,7 @@ func TestDeviceEnds(t *testing.T) {
 	if env, err := c.Do(ctx, resource.Put, "/System/Mode", resource.Uint8(5)); err != nil || !env.OK() {
 		t.Fatalf("PUT /System/Mode 5: %v %+v", err, env)
 	}
-	waitEnded(ctx, t, sub)
+	await.Drained(t, sub.C(), "the subscription has not ended with the device's mode change")
 	if err := sub.Err(); !errors.Is(err, client.ErrEnded) || errors.Is(err, client.ErrClosed) {
 		t.Errorf("subscription ended with %v, want ErrEnded", err)
 	}

@@ -222,16 +222,6 @@ func TestSchedulerDrainAllocs(t *testing.T) {
 	}
 }
 
-// wait waits for done, failing the test if it never comes.
-func wait(t *testing.T, done <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatalf("%s never ran", what)
-	}
-}
-
 // A call runs no earlier than asked, and a call made in place of the
 // earliest pending one moves it: one run stays pending, which Stop cancels.
 func TestRealAfterFuncAndReschedule(t *testing.T) {
@@ -273,7 +263,7 @@ func TestRealWakesForEachCall(t *testing.T) {
 	} {
 		done := make(chan struct{})
 		tt.r.AfterFunc(time.Millisecond, func() { close(done) })
-		wait(t, done, tt.name)
+		await.Within(t, done, tt.name+": the call has not run")
 	}
 
 	r := NewReal()
@@ -286,7 +276,7 @@ func TestRealWakesForEachCall(t *testing.T) {
 	await.Within(t, blocked, "the call at 0 has not run")
 	time.Sleep(3 * stallLimit) // the watchdog looks, and finds no call to run
 	r.AfterFunc(0, let)
-	wait(t, release, "a call made while another blocks")
+	await.Within(t, release, "a call made while another blocks has not run")
 }
 
 // A pass runs the calls due by its time, those due exactly then too, with

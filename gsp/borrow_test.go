@@ -11,6 +11,7 @@ import (
 	"senseboard/device"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
+	"senseboard/internal/await"
 	"senseboard/profile"
 	"senseboard/resource"
 )
@@ -132,13 +133,7 @@ func TestEarlyNotificationHeld(t *testing.T) {
 	// notification that waited for the SUBSCRIBE's answer went out.
 	conn.Write(gspwire.AppendCommand(nil, gspwire.Command{Code: gspwire.Hello, Ref: 2}))
 	answer(2)
-	var during int
-	select {
-	case during = <-a.during:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("after a minute, the device has not announced the notification")
-	}
-	switch during {
+	switch during := await.Within(t, a.during, "the device has not announced the notification"); during {
 	case -1:
 		t.Fatal("the module's subscription did not take the notification")
 	case -2:

@@ -9,6 +9,7 @@ import (
 	"senseboard"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
+	"senseboard/internal/await"
 	"senseboard/senseboardtest"
 )
 
@@ -37,14 +38,9 @@ func connect(t *testing.T, d *senseboardtest.Rig, mtu int) *peer {
 	return p
 }
 
-func (p *peer) next() (n []byte) {
+func (p *peer) next() []byte {
 	p.t.Helper()
-	select {
-	case n = <-p.notes:
-	case <-time.After(time.Minute): // a hang guard
-		p.t.Fatal("after a minute, the module has sent no notification")
-	}
-	return n
+	return await.Within(p.t, p.notes, "the module has sent no notification")
 }
 
 // command writes c and returns the COMMAND_RESPONSE for its reference,

@@ -225,13 +225,13 @@ func TestNotesDoNotNameTheDevice(t *testing.T) {
 	}
 }
 
-// A device that the carrier cannot reach: its note leaves out the name
-// that the carrier's error gives the device after its own ("air: device
-// 000777: ", as air.Link.Dial words it), and so does an error that gives
-// the note, which names the device once.
+// A device that the carrier cannot reach: its note says "the device"
+// where the carrier's error names it after its own name ("air: device
+// 000777 is not on the air", as air.Link.Dial words it), and so does an
+// error that gives the note, which names the device once.
 func TestNoteOfADeviceNotReached(t *testing.T) {
 	ctx := context.Background()
-	notOnAir := fmt.Errorf("air: device 000777: %w", air.ErrNotOnAir)
+	notOnAir := fmt.Errorf("air: device 000777 %w", air.ErrNotOnAir)
 	ph, err := New(Config{Local: []Peripheral{{Serial: "000777",
 		Dial: func(context.Context) (net.Conn, error) { return nil, notOnAir },
 		Scan: func() (link.AdvertMsg, bool) {
@@ -247,11 +247,11 @@ func TestNoteOfADeviceNotReached(t *testing.T) {
 		t.Errorf("connect: %v; want %v, naming the device once", err, air.ErrNotOnAir)
 	}
 	st, err := ph.Device("000777")
-	if want := "connect: air: is not on the air"; err != nil || st.Note != want {
+	if want := "connect: air: the device is not on the air"; err != nil || st.Note != want {
 		t.Errorf("the note %q (%v); want %q", st.Note, err, want)
 	}
 	_, err = ph.Use(ctx, "000777")
-	if want := "device 000777 is not connected (connect: air: is not on the air); connect first"; err == nil || err.Error() != want {
+	if want := "device 000777 is not connected (connect: air: the device is not on the air); connect first"; err == nil || err.Error() != want {
 		t.Errorf("use: %v; want %q", err, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"senseboard/internal/await"
 	"senseboard/link"
 	"senseboard/phone"
 	"senseboard/radio"
@@ -88,11 +89,7 @@ func TestStateDoesNotWaitForASlowSubscribe(t *testing.T) {
 		}
 		subscribed <- err
 	}()
-	select {
-	case <-dev.requests: // the subscription is on its way and will not be answered
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("after a minute, the subscription has not reached the device")
-	}
+	await.Within(t, dev.requests, "the subscription has not reached the device") // on its way, it will not be answered
 	listed := make(chan []phone.DeviceState, 1)
 	go func() { listed <- ph.Devices() }()
 	select {
@@ -107,12 +104,7 @@ func TestStateDoesNotWaitForASlowSubscribe(t *testing.T) {
 		t.Error(err)
 	}
 	cancel()
-	select {
-	case err := <-subscribed:
-		if err == nil {
-			t.Error("a subscribe nobody answered succeeded")
-		}
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("after a minute, the subscribe whose context ended still waits")
+	if err := await.Within(t, subscribed, "the subscribe whose context ended still waits"); err == nil {
+		t.Error("a subscribe nobody answered succeeded")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"senseboard/internal/await"
 	"senseboard/resource"
 )
 
@@ -55,11 +56,7 @@ func TestUseDuringARelease(t *testing.T) {
 
 			var letGo sync.WaitGroup
 			letGo.Go(func() { tt.letGo(ctx, ph) })
-			select {
-			case <-dev.disconnecting:
-			case <-time.After(time.Minute): // a hang guard
-				t.Fatal("after a minute, the device has not been told to disconnect")
-			}
+			await.Within(t, dev.disconnecting, "the device has not been told to disconnect")
 			if tt.manual {
 				// the link is closing and the device holds it open; a use
 				// that took the link fails once the device lets it close

@@ -17,6 +17,7 @@ import (
 
 	"senseboard/bridge/bridgeclient"
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/internal/loopback"
 	"senseboard/resource"
 )
@@ -244,14 +245,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 	if r, err := c.Send(ctx, bridgeclient.Message{Type: "delete", Path: "/Comm/Ble/Peers/" + strconv.Itoa(int(d.Handle))}); err != nil || r.Response != 200 {
 		t.Fatalf("DELETE Peers: %+v %v", r, err)
 	}
-	for guard, ended := time.After(time.Minute), false; !ended; { // a hang guard
-		select {
-		case _, open := <-subs["/Meas/Acc/104"].C():
-			ended = !open
-		case <-guard:
-			t.Fatal("after a minute, the subscription has not ended after DELETE Peers")
-		}
-	}
+	await.Drained(t, subs["/Meas/Acc/104"].C(), "the subscription has not ended after DELETE Peers")
 	if err := subs["/Meas/Acc/104"].Err(); err == nil || !strings.Contains(err.Error(), "DELETE /Comm/Ble/Peers") {
 		t.Errorf("subscription after DELETE Peers: %v", err)
 	}

@@ -31,7 +31,7 @@ func TestLoadOverNATSEndToEnd(t *testing.T) {
 	stdout.Reset()
 	stderr.Reset()
 	code = run([]string{"load", "--nats", nats, "--serial", "000900", "--subscribe", "/Meas/HR", "--duration", "1s"}, &stdout, &stderr)
-	if code != 1 || !strings.Contains(stderr.String(), "device 000900: is not on the air") || !strings.Contains(stderr.String(), "does senseboard run serve these serials") {
+	if code != 1 || !strings.Contains(stderr.String(), "device 000900 is not on the air") || !strings.Contains(stderr.String(), "does senseboard run serve these serials") {
 		t.Errorf("load --nats of a device not on the air: exit %d\n%s", code, stderr.String())
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"senseboard/internal/await"
 	"senseboard/profile"
 )
 
@@ -82,11 +82,7 @@ func TestEscapeOnlyOnATerminal(t *testing.T) {
 	if _, err := ptm.Write([]byte{'x', 0x1b}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-esc:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("after a minute, ESC on the terminal has not been seen")
-	}
+	await.Within(t, esc, "ESC on the terminal has not been seen")
 	stop()
 	if tio, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err != nil || tio.Lflag&unix.ICANON == 0 || tio.Lflag&unix.ECHO == 0 {
 		t.Errorf("after stop the terminal is not back in line mode with echo: %v", err)

@@ -37,6 +37,6 @@ func TestDrained(t *testing.T) {
 	close(ch)
 	await.Drained(t, ch, "the channel did not close")
 	if n := len(ch); n != 0 {
-		t.Errorf("%d values left in the channel, want none taken", n)
+		t.Errorf("%d values left in the channel, want none", n)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"senseboard/clock"
+	"senseboard/internal/await"
 	"senseboard/resource"
 	"senseboard/wire"
 )
@@ -821,11 +822,7 @@ func TestEndWaitsForTheWriteOfALine(t *testing.T) {
 		again.Store(true)
 	}
 	s.flush() // a goroutine writes, and waits for the gate
-	select {
-	case <-w.entered:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("after a minute, the flush has not written")
-	}
+	await.Within(t, w.entered, "the flush has not written")
 	s.flush() // finds the write under way: flush again after it
 	s.end()   // interrupts the write, which opens the gate
 	if !again.Load() {
