@@ -174,7 +174,7 @@ func TestDocsBlocksMarked(t *testing.T) {
 // which the first program starts and the others join; "--nats local" names
 // it too. The fleets of the documents run with a few devices: a command's
 // --devices of more than 3 becomes 3 (the fleet port 7900 and the first
-// port 7910 of a fleet's own ports become free ports, room for them), a
+// port 10000 of a fleet's own ports become free ports, room for them), a
 // load that measures for 10 s or more measures for 2 s (--duration) and
 // reports every second (--every), and a load asks for no least delivery
 // (--min-delivery 0): the test checks that the commands reach every
@@ -232,7 +232,7 @@ func TestDocs(t *testing.T) {
 	env = append(env, "SENSEBOARD_HTTP=127.0.0.1:"+httpPort, "SENSEBOARD_BRIDGE=http://127.0.0.1:"+httpPort,
 		"SENSEBOARD_NATS="+natsLocal)
 	replace := strings.NewReplacer(":7809", ":"+devicePort, ":7810", ":"+secondPort, ":8080", ":"+httpPort,
-		":7900", ":"+fleetPort, ":7910", ":"+fleetPorts, " /tmp/", " "+files+"/", "=/tmp/", "="+files+"/")
+		":7900", ":"+fleetPort, ":10000", ":"+fleetPorts, " /tmp/", " "+files+"/", "=/tmp/", "="+files+"/")
 	fleet := []struct {
 		re   *regexp.Regexp
 		with string
