@@ -647,3 +647,45 @@ func onColumn(line, expr string, col int) bool {
 		from = i + 1
 	}
 }
+
+// TestDocsFleetPortsClear: a documented fleet on ports of its own
+// (--devices N --listen HOST:PORT, one port a device from PORT) leaves
+// clear the ports of the README's device, which the documents run
+// beside: its 7809, the second device's 7810, the bridge's 8080 and the
+// NATS server's 4222. A device whose port is taken does not start, and
+// TestDocs, which runs three devices on free ports, cannot see it.
+func TestDocsFleetPortsClear(t *testing.T) {
+	devices := regexp.MustCompile(`--devices[ =](\d+)`)
+	listen := regexp.MustCompile(`--listen[ =][^ :]+:(\d+)`)
+	taken := []int{4222, 7809, 7810, 8080}
+	fleets := 0
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(filepath.Join(repoRoot(t), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, _ := shellBlocks(file, string(text))
+		for _, b := range blocks {
+			for _, cmd := range b.cmds {
+				d, l := devices.FindStringSubmatch(cmd), listen.FindStringSubmatch(cmd)
+				if d == nil || l == nil {
+					continue
+				}
+				n, _ := strconv.Atoi(d[1])
+				first, _ := strconv.Atoi(l[1])
+				if first == 0 {
+					continue // the system picks the ports
+				}
+				fleets++
+				for _, p := range taken {
+					if first <= p && p < first+n {
+						t.Errorf("%s: %s: its %d devices listen on %d to %d, which takes %d of the README's device", b, cmd, n, first, first+n-1, p)
+					}
+				}
+			}
+		}
+	}
+	if fleets == 0 {
+		t.Error("no fleet on ports of its own found in the documents")
+	}
+}
