@@ -114,23 +114,31 @@ func shellBlocks(file, text string) (blocks []docBlock, first string) {
 	return blocks, first
 }
 
-// TestDocsBlocksMarked: every shell block of the documents says whether
-// TestDocs runs it, with a mark of blockMarks.
-func TestDocsBlocksMarked(t *testing.T) {
-	runs := 0
+// allShellBlocks returns the shell blocks of every document of docFiles.
+func allShellBlocks(t *testing.T) []docBlock {
+	t.Helper()
+	var all []docBlock
 	for _, file := range docFiles(t) {
 		text, err := os.ReadFile(filepath.Join(repoRoot(t), file))
 		if err != nil {
 			t.Fatal(err)
 		}
 		blocks, _ := shellBlocks(file, string(text))
-		for _, b := range blocks {
-			if _, ok := blockMarks[b.mark]; !ok {
-				t.Errorf("%s: a shell block marked %q; mark it with what TestDocs does with it: %v", b, b.mark, slices.Sorted(maps.Keys(blockMarks)))
-			}
-			if b.mark == "tour" || b.mark == "websocat" {
-				runs++
-			}
+		all = append(all, blocks...)
+	}
+	return all
+}
+
+// TestDocsBlocksMarked: every shell block of the documents says whether
+// TestDocs runs it, with a mark of blockMarks.
+func TestDocsBlocksMarked(t *testing.T) {
+	runs := 0
+	for _, b := range allShellBlocks(t) {
+		if _, ok := blockMarks[b.mark]; !ok {
+			t.Errorf("%s: a shell block marked %q; mark it with what TestDocs does with it: %v", b, b.mark, slices.Sorted(maps.Keys(blockMarks)))
+		}
+		if b.mark == "tour" || b.mark == "websocat" {
+			runs++
 		}
 	}
 	if runs < 20 {
@@ -659,28 +667,21 @@ func TestDocsFleetPortsClear(t *testing.T) {
 	listen := regexp.MustCompile(`--listen[ =][^ :]+:(\d+)`)
 	taken := []int{4222, 7809, 7810, 8080}
 	fleets := 0
-	for _, file := range docFiles(t) {
-		text, err := os.ReadFile(filepath.Join(repoRoot(t), file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		blocks, _ := shellBlocks(file, string(text))
-		for _, b := range blocks {
-			for _, cmd := range b.cmds {
-				d, l := devices.FindStringSubmatch(cmd), listen.FindStringSubmatch(cmd)
-				if d == nil || l == nil {
-					continue
-				}
-				n, _ := strconv.Atoi(d[1])
-				first, _ := strconv.Atoi(l[1])
-				if first == 0 {
-					continue // the system picks the ports
-				}
-				fleets++
-				for _, p := range taken {
-					if first <= p && p < first+n {
-						t.Errorf("%s: %s: its %d devices listen on %d to %d, which takes %d of the README's device", b, cmd, n, first, first+n-1, p)
-					}
+	for _, b := range allShellBlocks(t) {
+		for _, cmd := range b.cmds {
+			d, l := devices.FindStringSubmatch(cmd), listen.FindStringSubmatch(cmd)
+			if d == nil || l == nil {
+				continue
+			}
+			n, _ := strconv.Atoi(d[1])
+			first, _ := strconv.Atoi(l[1])
+			if first == 0 {
+				continue // the system picks the ports
+			}
+			fleets++
+			for _, p := range taken {
+				if first <= p && p < first+n {
+					t.Errorf("%s: %s: its %d devices listen on %d to %d, which takes %d of the README's device", b, cmd, n, first, first+n-1, p)
 				}
 			}
 		}
