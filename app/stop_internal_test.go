@@ -117,6 +117,8 @@ func (a *heldStopper) Stop(*Context) {
 func TestStopWaitsForAStopUnderWay(t *testing.T) {
 	d := newCore(t)
 	a := &heldStopper{began: make(chan struct{}), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(a.release) })
+	t.Cleanup(release) // a failed test leaves no app's Stop blocked
 	r, err := Run(d, a)
 	if err != nil {
 		t.Fatal(err)
@@ -131,9 +133,9 @@ func TestStopWaitsForAStopUnderWay(t *testing.T) {
 		if !ended {
 			t.Fatal("Stop returned while the app's Stop, begun by a reset, still ran")
 		}
-	case <-time.After(100 * time.Millisecond): // Stop waits, as it should; a Stop that returns later than this is not caught
+	case <-time.After(100 * time.Millisecond): // Stop waits, as it should (a Stop that returns early but later than this is caught below unless it returns after the app's Stop ended)
 	}
-	close(a.release)
+	release()
 	if !await.Within(t, stopped, "Stop did not return after the app's Stop ended") {
 		t.Error("Stop returned before the app's Stop ended")
 	}
