@@ -85,6 +85,7 @@ type Runtime struct {
 	provided map[string]bool
 	handlers map[string]func(*resource.Request) resource.Response
 	stopped  bool
+	stopping chan struct{} // closed when the last stop has ended; nil before the first
 	cancel   func()
 }
 
@@ -163,14 +164,25 @@ func (r *Runtime) startOn(ctx *Context) error {
 // for good.
 var errStopped = errors.New("the app's runtime has stopped")
 
+// stop stops the running app: its Stopper is told, and its context
+// closes. A stop that finds another under way (Stop crossing a reset's)
+// waits for it to end, so that whoever stops the app knows it stopped.
 func (r *Runtime) stop() {
 	r.mu.Lock()
 	ctx := r.ctx
 	r.ctx = nil
-	r.mu.Unlock()
 	if ctx == nil {
+		underway := r.stopping
+		r.mu.Unlock()
+		if underway != nil {
+			<-underway // at most HandlerTimeout
+		}
 		return
 	}
+	stopped := make(chan struct{})
+	r.stopping = stopped
+	r.mu.Unlock()
+	defer close(stopped)
 	if s, ok := r.app.(Stopper); ok {
 		done := make(chan struct{})
 		ctx.post(func() {

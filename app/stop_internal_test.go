@@ -3,12 +3,14 @@ package app
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"senseboard/api"
 	"senseboard/clock"
 	"senseboard/device"
+	"senseboard/internal/await"
 	"senseboard/profile"
 	"senseboard/provider/info"
 )
@@ -90,4 +92,52 @@ func TestResetAfterStopLogsNothing(t *testing.T) {
 	if len(logged) > 0 || a.started != 0 {
 		t.Errorf("a reset after Stop logged %q and started the app %d times; want neither", logged, a.started)
 	}
+}
+
+// heldStopper is an app whose Stop signals that it began, and ends when
+// released.
+type heldStopper struct {
+	began, release chan struct{}
+	ended          atomic.Bool
+}
+
+func (a *heldStopper) Name() string         { return "held" }
+func (a *heldStopper) Start(*Context) error { return nil }
+func (a *heldStopper) Stop(*Context) {
+	close(a.began)
+	<-a.release
+	a.ended.Store(true)
+}
+
+// TestStopWaitsForAStopUnderWay: Stop that crosses a reset's stop of the
+// app (the reset took the running context first) returns once the app's
+// Stop has ended, not while it still runs, so that the device's Close,
+// which stops its apps and then their stores, closes nothing under an
+// app still stopping.
+func TestStopWaitsForAStopUnderWay(t *testing.T) {
+	d := newCore(t)
+	a := &heldStopper{began: make(chan struct{}), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(a.release) })
+	t.Cleanup(release) // a failed test leaves no app's Stop blocked
+	r, err := Run(d, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resetStopped := make(chan struct{})
+	go func() { r.stop(); close(resetStopped) }() // the reset's stop
+	await.Within(t, a.began, "the app's Stop did not begin")
+	stopped := make(chan bool, 1)
+	go func() { r.Stop(); stopped <- a.ended.Load() }()
+	select {
+	case ended := <-stopped:
+		if !ended {
+			t.Fatal("Stop returned while the app's Stop, begun by a reset, still ran")
+		}
+	case <-time.After(100 * time.Millisecond): // Stop waits, as it should (a Stop that returns early but later than this is caught below unless it returns after the app's Stop ended)
+	}
+	release()
+	if !await.Within(t, stopped, "Stop did not return after the app's Stop ended") {
+		t.Error("Stop returned before the app's Stop ended")
+	}
+	await.Within(t, resetStopped, "the reset's stop did not end")
 }
