@@ -653,7 +653,9 @@ func (c *Conn) call(ctx context.Context, kind wire.Kind, payload any, answer wir
 		var m wire.ErrorMsg
 		json.Unmarshal(f.Payload, &m)
 		if m.Code == wire.CodeNoSession {
-			err := noSession(m) // the reader closed the connection with it
+			// dispatch shuts the connection too, after it handed over the
+			// answer: shut it here, so that it is closed when the call returns
+			err := noSession(m)
 			c.shut(err)
 			return f, fmt.Errorf("%s: %w", c.port, err)
 		}
