@@ -68,12 +68,12 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { per.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() {
+	t.Cleanup(func() { // closes all, also when the wait fails
+		defer d.Close()
+		defer devices.Close()
+		defer central.Close()
 		cancel()
 		await.Within(t, done, "the peripheral serves on after its context ended")
-		central.Close()
-		devices.Close()
-		d.Close()
 	})
 	return d, airDevice{central, d.Serial()}
 }
@@ -1085,7 +1085,7 @@ func TestRadioOverAStalledServer(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Shutdown()
-	if !srv.ReadyForConnections(30 * time.Second) {
+	if !srv.ReadyForConnections(await.Guard) {
 		t.Fatal("the server did not start")
 	}
 	proxy, stall, resume := loopback.Stalling(t, srv.Addr().String())

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/internal/gobuild"
 	"senseboard/internal/loopback"
 	"senseboard/profile"
@@ -250,7 +251,7 @@ func TestKillDuringWriteStorms(t *testing.T) {
 		var once sync.Once
 		var wg sync.WaitGroup
 		for _, w := range ws {
-			conn, err := client.Dial(ctx, "TCP"+addr, &client.Options{Timeout: 30 * time.Second})
+			conn, err := client.Dial(ctx, "TCP"+addr, &client.Options{Timeout: await.Guard})
 			if err != nil {
 				t.Fatal(err)
 			}

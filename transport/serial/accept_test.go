@@ -67,14 +67,14 @@ func TestConnectionLimits(t *testing.T) {
 		if f.Kind != wire.Refuse || json.Unmarshal(f.Payload, &m) != nil || m.Session != "over" || m.Code != wire.RefuseLimit || !strings.Contains(m.Error, want) {
 			t.Errorf("over the limit: %s %s; want a refusal saying %q", f.Kind, f.Payload, want)
 		}
-		r.conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang protection
+		r.conn.SetReadDeadline(time.Now().Add(await.Guard)) // hang protection
 		if _, err := r.conn.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("the refused connection stays open: %v", err)
 		}
 	}
-	refused(a, "serves 2 connections at once")                               // the device's limit
-	refused(b, "the program serves 3 connections at once")                   // the program's
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang protection
+	refused(a, "serves 2 connections at once")                            // the device's limit
+	refused(b, "the program serves 3 connections at once")                // the program's
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang protection
 	defer cancel()
 	if _, err := client.Dial(ctx, "TCP"+a, nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "--max-conns-per-device") {
 		t.Errorf("client over the limit: %v", err)
@@ -98,7 +98,7 @@ func TestConnectionLimits(t *testing.T) {
 // test when the hang protection ends it first.
 func framesToEnd(t *testing.T, c net.Conn) []wire.Frame {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang protection
+	c.SetReadDeadline(time.Now().Add(await.Guard)) // hang protection
 	dec := wire.NewDecoder(0)
 	var got []wire.Frame
 	buf := make([]byte, 4096)
