@@ -148,11 +148,12 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 		// from a goroutine of its own, and the client's inbox from one of
 		// its own, so they can reach the test after the answers to later
 		// requests, as late as a busy machine makes them. Each of them
-		// was sampled before the stall began, and so before the
-		// gyroscope's stream, which starts after it: a notification whose
-		// first sample is not older than the gyroscope's first is one the
-		// stall let through. (Device time, which a busy machine slows
-		// but does not reorder.)
+		// was sampled before the stall began (a notification leaves once
+		// its last sample is taken), and so before the gyroscope's
+		// stream, which starts after it: a notification whose first
+		// sample is not older than the gyroscope's first is one the stall
+		// let through. (Device time, which a busy machine slows but does
+		// not reorder.)
 		if resp := f.get("/Info"); resp.Response != 200 {
 			t.Errorf("GET /Info during the stall: %d", resp.Response)
 		}
