@@ -365,7 +365,17 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 		go func() { // read as a client does, while the fault runs, until the subscription ends or the test stops taking
 			defer close(read)
 			defer close(stamps)
-			for n := range ecg.C() {
+			for {
+				var n bridgeclient.Notification
+				var open bool
+				select {
+				case n, open = <-ecg.C():
+				case <-quit:
+					return
+				}
+				if !open {
+					return
+				}
 				var c struct{ Timestamp uint32 }
 				json.Unmarshal(n.Content, &c)
 				select {
@@ -384,7 +394,7 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 			select {
 			case <-read:
 			case <-time.After(time.Minute): // a guard against hanging, not a bound
-				t.Error("the ECG's reader did not return once its subscription ended")
+				t.Error("the ECG's reader did not return once the test stopped taking")
 			}
 		}()
 		guard := time.After(time.Minute) // a guard against hanging, not a bound
