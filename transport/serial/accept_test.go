@@ -13,6 +13,7 @@ import (
 
 	"senseboard/client"
 	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/internal/loopback"
 	"senseboard/resource"
 	"senseboard/transport/serial"
@@ -28,7 +29,7 @@ func TestAcceptRetriesTemporaryErrors(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
 	defer cancel()
-	c, err := client.Dial(ctx, "TCP"+addr, nil)
+	c, err := clienttest.Dial(ctx, "TCP"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestConnectionLimits(t *testing.T) {
 	refused(b, "the program serves 3 connections at once")                // the program's
 	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang protection
 	defer cancel()
-	if _, err := client.Dial(ctx, "TCP"+a, nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "--max-conns-per-device") {
+	if _, err := clienttest.Dial(ctx, "TCP"+a, nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "--max-conns-per-device") {
 		t.Errorf("client over the limit: %v", err)
 	}
 	held[0].conn.Close()
