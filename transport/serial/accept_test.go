@@ -140,8 +140,9 @@ func TestSilentClientsAreClosed(t *testing.T) {
 		t.Errorf("no hello: %q", got)
 	}
 	r = dialRaw(t, addr)
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func(c net.Conn) { // frames other than hello do not keep the stream open
+		defer close(stopped)
 		for {
 			select {
 			case <-stop:
@@ -151,7 +152,7 @@ func TestSilentClientsAreClosed(t *testing.T) {
 			}
 		}
 	}(r.conn)
-	defer close(stop)
+	defer func() { close(stop); await.Within(t, stopped, "the writer of requests did not stop") }()
 	if got := lastError(framesToEnd(t, r.conn)); !strings.Contains(got, "did not say hello") {
 		t.Errorf("a request instead of hello: %q", got)
 	}
