@@ -19,11 +19,11 @@ import (
 	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
-	"senseboard/client"
 	"senseboard/clock"
 	"senseboard/gsp"
 	"senseboard/gsp/gspwire"
 	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/link"
 	"senseboard/profile"
 	"senseboard/resource"
@@ -51,7 +51,7 @@ func TestFleet(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- h.Run(ctx) }()
 	// over TCP, and over the radio link from within the program
-	c, err := client.Dial(ctx, "TCP"+h.Members[0].TCP, nil)
+	c, err := clienttest.Dial(ctx, "TCP"+h.Members[0].TCP, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	radio, err := (&link.Central{}).Open(ctx, "radio", nc, link.Handlers{})
+	radio, err := (&link.Central{Timeout: await.Guard}).Open(ctx, "radio", nc, link.Handlers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestFleetPort(t *testing.T) {
 		if r.TCP != "" {
 			t.Errorf("device %s has a port of its own: %s", r.Device.Serial(), r.TCP)
 		}
-		c, err := client.Dial(ctx, "TCP"+h.Addr+"/"+r.Device.Serial(), nil)
+		c, err := clienttest.Dial(ctx, "TCP"+h.Addr+"/"+r.Device.Serial(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,6 @@ func TestRunStopsWhileAnAppHoldsTheClock(t *testing.T) {
 				t.Fatal(err)
 			}
 			blocked, release := make(chan struct{}), make(chan struct{})
-			defer close(release) // after Run returned
 			var once sync.Once
 			conn := f.Members[0].Device.GSP.Connect(0, gsp.NotifyFunc(func([]byte) {
 				once.Do(func() { close(blocked) })
@@ -174,9 +173,18 @@ func TestRunStopsWhileAnAppHoldsTheClock(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- f.Run(ctx) }()
+			returned := false
+			defer func() { // after Run returned; a wait that failed ends Run, with the app released, before the next test
+				close(release)
+				if !returned {
+					cancel()
+					await.Within(t, done, "Run did not return once the app let go of the clock")
+				}
+			}()
 			await.Within(t, blocked, "the GSP central has had no notification")
 			cancel()
 			awaitRun(t, done, "Run did not return while an app held the clock")
+			returned = true
 		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"senseboard/air"
 	"senseboard/air/airtest"
+	"senseboard/internal/await"
 )
 
 // fast makes adverts and keepalives frequent, so that the tests see
@@ -32,7 +33,7 @@ var (
 // eventually polls ok until it holds; the deadline only guards a hang.
 func eventually(t testing.TB, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(await.Guard)
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("never: %s", what)
@@ -75,7 +76,7 @@ func dialEcho(t *testing.T, dev, phone *air.Link) net.Conn {
 		t.Fatal(err)
 	}
 	echo(t, ln)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 	defer cancel()
 	c, err := phone.Dial(ctx, "000123")
 	if err != nil {
@@ -128,7 +129,7 @@ func TestStream(t *testing.T) {
 	addr := airtest.FreeLocal(t)
 	dev, phone := airtest.Local(t, addr, fast), airtest.Local(t, addr, fast)
 	c := dialEcho(t, dev, phone)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 	defer cancel()
 	want := make([]byte, 300_000) // several messages
 	for i := range want {
@@ -140,7 +141,7 @@ func TestStream(t *testing.T) {
 		}
 	}()
 	got := make([]byte, len(want))
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	c.SetReadDeadline(time.Now().Add(await.Guard))
 	if _, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("echo: %v, equal %v", err, bytes.Equal(got, want))
 	}
@@ -188,7 +189,7 @@ func TestHandle(t *testing.T) {
 		handed.Add(1)
 		wg.Go(func() { io.Copy(c, c); c.Close() })
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 	defer cancel()
 	for _, msg := range []string{"one", "two"} {
 		c, err := phone.Dial(ctx, "000123")
@@ -197,7 +198,7 @@ func TestHandle(t *testing.T) {
 		}
 		c.Write([]byte(msg))
 		b := make([]byte, len(msg))
-		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		c.SetReadDeadline(time.Now().Add(await.Guard))
 		if _, err := io.ReadFull(c, b); err != nil || string(b) != msg {
 			t.Errorf("echo of %q: %q, %v", msg, b, err)
 		}
@@ -234,7 +235,7 @@ func TestOneProgramPerDevice(t *testing.T) {
 			t.Errorf("serial %q: %v", bad, err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard)
 	defer cancel()
 	if _, err := b.Dial(ctx, "000999"); !errors.Is(err, air.ErrNotOnAir) || err.Error() != "air: device 000999 is not on the air" {
 		t.Errorf("dial a device nobody serves: %v; want %q", err, "air: device 000999 is not on the air")
@@ -270,7 +271,7 @@ func TestDevicesComeAndGo(t *testing.T) {
 		t.Errorf("why 000200 left: %q", why)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard)
 	defer cancel()
 	c, err := phone.Dial(ctx, "000201")
 	if err != nil {
@@ -281,7 +282,7 @@ func TestDevicesComeAndGo(t *testing.T) {
 	if why := dir.Why("000201"); !strings.Contains(why, "its adverts stopped") || !strings.Contains(why, "went away") {
 		t.Errorf("why 000201 left: %q", why)
 	}
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	c.SetReadDeadline(time.Now().Add(await.Guard))
 	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, air.ErrLost) || !strings.Contains(err.Error(), "stopped answering") {
 		t.Errorf("a stream to a program that died: %v", err)
 	}
@@ -343,7 +344,7 @@ func TestDeadPeerUnderBacklog(t *testing.T) {
 	busyLn, _ := busyDev.Listen("000200")
 	defer busyLn.Close()
 	deadLn, _ := deadDev.Listen("000201")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 	defer cancel()
 	busy, err := phone.Dial(ctx, "000200")
 	if err != nil {
@@ -380,7 +381,7 @@ func TestDeadPeerUnderBacklog(t *testing.T) {
 	}()
 	defer func() { close(stop); <-writer }()
 	air.Crash(deadDev) // its program dies without a word
-	dead.SetReadDeadline(time.Now().Add(30 * time.Second))
+	dead.SetReadDeadline(time.Now().Add(await.Guard))
 	if _, err := dead.Read(make([]byte, 1)); !errors.Is(err, air.ErrLost) || !strings.Contains(err.Error(), "stopped answering") {
 		t.Errorf("a stream to a program that died, behind a backlog: %v", err)
 	}
@@ -396,7 +397,7 @@ func TestSlowReaderCannotStallDevice(t *testing.T) {
 	dev, phone := airtest.Local(t, addr, o), airtest.Local(t, addr, o)
 	ln, _ := dev.Listen("000123")
 	defer ln.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard)
 	defer cancel()
 	c, err := phone.Dial(ctx, "000123")
 	if err != nil {
@@ -454,7 +455,7 @@ func TestLocalServerTakeover(t *testing.T) {
 	echo(t, ln)
 	dir, _ := phone.Watch()
 	eventually(t, "device seen", func() bool { return serials(dir.Peripherals()) == "000123" })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard)
 	defer cancel()
 	open, err := phone.Dial(ctx, "000123")
 	if err != nil {
@@ -522,7 +523,7 @@ func TestDeviceCloseReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+		ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 		accepted := make(chan net.Conn, 1)
 		go func() {
 			c, _ := ln.Accept()

@@ -20,6 +20,7 @@ import (
 
 	"senseboard/air"
 	"senseboard/air/airtest"
+	"senseboard/internal/await"
 )
 
 // TestMain keeps the token file of links that name none (the example's)
@@ -214,7 +215,7 @@ func newOperator(t *testing.T) *operator {
 	must(err)
 	s.Start()
 	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(30 * time.Second) {
+	if !s.ReadyForConnections(await.Guard) {
 		t.Fatal("the server did not start")
 	}
 	op.url = s.ClientURL()
@@ -341,7 +342,7 @@ func TestJoinWithPassword(t *testing.T) {
 			}
 			s.Start()
 			defer s.Shutdown()
-			if !s.ReadyForConnections(30 * time.Second) {
+			if !s.ReadyForConnections(await.Guard) {
 				t.Fatal("the server did not start")
 			}
 			var logs logBuffer

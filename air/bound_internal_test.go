@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"senseboard/internal/await"
 	"senseboard/internal/loopback"
 )
 
@@ -61,7 +62,7 @@ func natsServerPinging(t *testing.T, every time.Duration) *server.Server {
 	}
 	srv.Start()
 	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(30 * time.Second) {
+	if !srv.ReadyForConnections(await.Guard) {
 		t.Fatal("the server did not start")
 	}
 	return srv
@@ -466,7 +467,7 @@ func TestReconnectKeepsNothing(t *testing.T) {
 	if n, err := l.nc.Buffered(); n != 0 || err != nil {
 		t.Errorf("the connection keeps %d bytes (%v) while it reconnects, want none", n, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a dial that waited for the server would end here
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // a dial that waited for the server would end here
 	defer cancel()
 	if _, err := l.Dial(ctx, "000123"); !errors.Is(err, ErrNoServer) {
 		t.Errorf("a dial while the link reconnects: %v, want ErrNoServer", err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"senseboard/internal/await"
 )
 
 // TestDialAnswers: a dial takes an answer whose keepalive interval is from
@@ -47,7 +49,7 @@ func TestDialAnswers(t *testing.T) {
 		mu.Lock()
 		rep = tt.rep
 		mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+		ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 		s, err := l.Dial(ctx, "000777")
 		cancel()
 		if tt.every == 0 {
@@ -94,7 +96,7 @@ func TestListenAnswers(t *testing.T) {
 		{0, false},
 	} {
 		req, _ := json.Marshal(dialMsg{Program: "peer", Stream: 7, Every: tt.every})
-		msg, err := nc.Request(DialSubject("000123"), req, 30*time.Second) // hang guard
+		msg, err := nc.Request(DialSubject("000123"), req, await.Guard) // hang guard
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +150,7 @@ func TestAdvertScan(t *testing.T) {
 		l.nc.Publish(AdvertSubject("000123"), []byte("end")) // after the advert SetScan sent
 		var a Advert
 		for {
-			msg, err := watch.NextMsg(30 * time.Second) // hang guard
+			msg, err := watch.NextMsg(await.Guard) // hang guard
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"senseboard/internal/await"
 	"senseboard/internal/loopback"
 )
 
@@ -134,7 +135,7 @@ func TestMarks(t *testing.T) {
 	nc.Flush()
 	at := time.Now().Add(-time.Minute)
 	l.mark(at)
-	for hang := time.Now().Add(30 * time.Second); !l.caughtUp().Equal(at); time.Sleep(5 * time.Millisecond) {
+	for hang := time.Now().Add(await.Guard); !l.caughtUp().Equal(at); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(hang) {
 			t.Fatal("the mark never came back")
 		}
@@ -162,7 +163,7 @@ func TestDial(t *testing.T) {
 	}
 	dial := func(req string) dialReply {
 		t.Helper()
-		msg, err := nc.Request(DialSubject("000123"), []byte(req), 30*time.Second)
+		msg, err := nc.Request(DialSubject("000123"), []byte(req), await.Guard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,12 +189,12 @@ func TestDial(t *testing.T) {
 	defer c.Close()
 	nc.Publish(l.inbox, appendMessage(nil, message{kind: msgData, stream: rep.Stream, seq: 0, body: []byte("hi")}))
 	b := make([]byte, 2)
-	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang guard
+	c.SetReadDeadline(time.Now().Add(await.Guard)) // hang guard
 	if _, err := io.ReadFull(c, b); err != nil || string(b) != "hi" {
 		t.Errorf("read %q, %v", b, err)
 	}
 	c.Write([]byte("ho"))
-	msg, err := watch.NextMsg(30 * time.Second) // hang guard
+	msg, err := watch.NextMsg(await.Guard) // hang guard
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,11 +376,7 @@ func (p *pushed) end(err error) {
 
 func (p *pushed) wait(t *testing.T) (string, []error) {
 	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second): // hang guard
-		t.Fatal("no end")
-	}
+	await.Within(t, p.done, "the pushed stream did not end")
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return string(p.data), append([]error(nil), p.ends...)
@@ -405,7 +402,7 @@ func TestPush(t *testing.T) {
 	}
 	waitUnread := func(s *Stream, n int) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second) // hang guard
+		deadline := time.Now().Add(await.Guard) // hang guard
 		for {
 			s.mu.Lock()
 			unread := len(s.buf) - s.off
@@ -450,7 +447,7 @@ func TestPush(t *testing.T) {
 	s = central()
 	send(s, msgData, 0, "kl")
 	send(s, msgClose, 1, "device 000123 went off the air: its program stopped")
-	deadline := time.Now().Add(30 * time.Second) // hang guard
+	deadline := time.Now().Add(await.Guard) // hang guard
 	for ended := false; !ended && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 		s.mu.Lock()
@@ -626,7 +623,7 @@ func TestPushTakesWhatWaitedFirst(t *testing.T) {
 // stream's message it carries.
 func nextMessage(t *testing.T, watch *nats.Subscription) (message, *nats.Msg) {
 	t.Helper()
-	msg, err := watch.NextMsg(30 * time.Second) // hang guard
+	msg, err := watch.NextMsg(await.Guard) // hang guard
 	if err != nil {
 		t.Fatal(err)
 	}

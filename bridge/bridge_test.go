@@ -785,7 +785,7 @@ func TestPassKeyAndBondingPolicy(t *testing.T) {
 	r.waitFor("000123", "disconnected", func(s phone.DeviceState) bool { return !s.Connected })
 
 	// another phone may not bond: the policy allows one bond
-	other, err := phone.New(phone.Config{Local: r.peripherals, Address: "C0:53:42:00:00:02", Manual: true})
+	other, err := phone.New(phone.Config{Local: r.peripherals, Timeout: time.Minute, Address: "C0:53:42:00:00:02", Manual: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1125,7 +1125,7 @@ func hexOf(s string) string { return fmt.Sprintf("%X", s) }
 
 func TestOperationsAfterClose(t *testing.T) {
 	r := newRig(t, rigConfig{local: []string{"000123"}, bridge: phone.Config{Manual: true}})
-	b, err := phone.New(phone.Config{Local: r.peripherals, Address: "C0:53:42:00:00:03", Manual: true})
+	b, err := phone.New(phone.Config{Local: r.peripherals, Timeout: time.Minute, Address: "C0:53:42:00:00:03", Manual: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1221,7 +1221,7 @@ func TestTwoPhonesAndTheBondingPolicies(t *testing.T) {
 	r.connected("000123")
 	dirB := t.TempDir()
 	phoneB := func() *phone.Phone {
-		b, err := phone.New(phone.Config{Local: r.peripherals, StateDir: dirB, Manual: true})
+		b, err := phone.New(phone.Config{Local: r.peripherals, Timeout: time.Minute, StateDir: dirB, Manual: true})
 		if err != nil {
 			t.Fatal(err)
 		}

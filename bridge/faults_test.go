@@ -117,6 +117,17 @@ func (f *faultRig) ends(s *bridgeclient.Subscription) error {
 	}
 }
 
+// stamp returns a notification's Timestamp: the device's relative time,
+// in ms, of its first sample.
+func stamp(t *testing.T, n bridgeclient.Notification) uint32 {
+	t.Helper()
+	var c struct{ Timestamp *uint32 }
+	if err := json.Unmarshal(n.Content, &c); err != nil || c.Timestamp == nil {
+		t.Fatalf("a notification without a timestamp: %s (%v)", n.Content, err)
+	}
+	return *c.Timestamp
+}
+
 // TestFaultsThroughTheBridge injects each field fault through the bridge's
 // API into a device that a WebSocket client of the bridge uses, and checks
 // what that client sees (the symptom) and how it recovers, and the ground
@@ -131,28 +142,33 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 		acc := f.subscribe("/Meas/Acc/52")
 		f.next(acc)
 		rec := f.fault(`{"fault": "stall", "path": "/Meas/Acc"}`)
-		// the link stays up and another stream flows: the stalled one is
-		// silent meanwhile (a notification under way may still come). What
-		// came before the answer to GET /Info, which follows it on the
-		// link, was sent before the stall began: on a busy machine the
-		// fault's request takes device seconds at speed 10.
+		// The link stays up and another stream flows; the stalled one
+		// sends nothing from the stall's start. What it sent before may
+		// still come, late: the phone hands each stream's notifications on
+		// from a goroutine of its own, and the client's inbox from one of
+		// its own, so they can reach the test after the answers to later
+		// requests, as late as a busy machine makes them. Each of them
+		// was sampled before the stall began (a notification leaves once
+		// its last sample is taken), and so before the gyroscope's
+		// stream, which starts after it: a notification whose first
+		// sample is not older than the gyroscope's first is one the stall
+		// let through. (Device time, which a busy machine slows but does
+		// not reorder.)
 		if resp := f.get("/Info"); resp.Response != 200 {
 			t.Errorf("GET /Info during the stall: %d", resp.Response)
 		}
-		for len(acc.C()) > 0 {
-			<-acc.C()
-		}
 		gyro := f.subscribe("/Meas/Gyro/52")
-		for range 20 {
-			f.next(gyro)
+		var gyroStart uint32
+		for i := range 20 {
+			n, _ := f.next(gyro)
+			if i == 0 {
+				gyroStart = stamp(t, n)
+			}
 		}
-		got := 0
 		for len(acc.C()) > 0 {
-			<-acc.C()
-			got++
-		}
-		if got > 2 {
-			t.Errorf("%d notifications of the stalled stream while the other one sent 20", got)
+			if at := stamp(t, <-acc.C()); at >= gyroStart {
+				t.Errorf("a notification of the stalled stream sampled from %d ms, after the stall began: the gyroscope's stream, subscribed after it, started at %d ms", at, gyroStart)
+			}
 		}
 		if acc.Err() != nil {
 			t.Errorf("the stalled subscription ended: %v", acc.Err())
@@ -345,12 +361,40 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 		f := f.with(t)
 		ecg := f.subscribe("/Meas/ECG/125")
 		stamps := make(chan uint32, 4096)
-		go func() { // read as a client does, while the fault runs
+		quit, read := make(chan struct{}), make(chan struct{})
+		go func() { // read as a client does, while the fault runs, until the subscription ends or the test stops taking
+			defer close(read)
 			defer close(stamps)
-			for n := range ecg.C() {
+			for {
+				var n bridgeclient.Notification
+				var open bool
+				select {
+				case n, open = <-ecg.C():
+				case <-quit:
+					return
+				}
+				if !open {
+					return
+				}
 				var c struct{ Timestamp uint32 }
 				json.Unmarshal(n.Content, &c)
-				stamps <- c.Timestamp
+				select {
+				case stamps <- c.Timestamp:
+				case <-quit:
+					return
+				}
+			}
+		}()
+		unsubscribed := false
+		defer func() { // also after a failure: the subscription and its reader end before the next subtest
+			close(quit)
+			if !unsubscribed {
+				ecg.Unsubscribe(f.ctx)
+			}
+			select {
+			case <-read:
+			case <-time.After(time.Minute): // a guard against hanging, not a bound
+				t.Error("the ECG's reader did not return once the test stopped taking")
 			}
 		}()
 		guard := time.After(time.Minute) // a guard against hanging, not a bound
@@ -395,6 +439,7 @@ func TestFaultsThroughTheBridge(t *testing.T) {
 			last = ts
 		}
 		ecg.Unsubscribe(f.ctx)
+		unsubscribed = true
 		if lostIn < 10 || ecg.Dropped() > 0 {
 			t.Errorf("ECG notifications lost: %d in the 6 s of interference (%d dropped by the client); want most of the 47", lostIn, ecg.Dropped())
 		}

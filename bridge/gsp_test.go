@@ -74,6 +74,7 @@ func newGSPRigAir(t testing.TB, token string, a profile.Airtime) *gspRig {
 	srv := &link.Peripheral{Server: &serial.Server{Device: d.Device.Core}, Radio: d.Device.Radio}
 	b, err := phone.New(phone.Config{
 		ConnInterval: gspInterval,
+		Timeout:      time.Minute, // a guard against hanging: a busy machine can take longer than the 5 s default
 		StateDir:     t.TempDir(),
 		ScanInterval: 20 * time.Millisecond,
 		Local: []phone.Peripheral{{Serial: r.serial, Dial: func(context.Context) (net.Conn, error) {

@@ -10,6 +10,7 @@ import (
 
 	"senseboard/client"
 	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/resource"
 )
 
@@ -26,7 +27,7 @@ func TestErrorsAfterTheEndNameThePort(t *testing.T) {
 		fakeDevice(dev, func(uint32) {})
 	}()
 	ctx := context.Background()
-	c, err := client.Open(ctx, "device 000321", cen, nil)
+	c, err := clienttest.Open(ctx, "device 000321", cen, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestCallsWhoseContextEndedNameThePort(t *testing.T) {
 		{"Open", "device 000321", func(ctx context.Context, dev func(net.Conn)) (*client.Conn, error) {
 			d, cen := net.Pipe()
 			go dev(d)
-			return client.Open(ctx, "device 000321", cen, nil)
+			return clienttest.Open(ctx, "device 000321", cen, nil)
 		}},
 		{"Dial", "TCP" + ln.Addr().String(), func(ctx context.Context, dev func(net.Conn)) (*client.Conn, error) {
 			go func() {
@@ -81,7 +82,7 @@ func TestCallsWhoseContextEndedNameThePort(t *testing.T) {
 					dev(d)
 				}
 			}()
-			return client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
+			return clienttest.Dial(ctx, "TCP"+ln.Addr().String(), nil)
 		}},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())

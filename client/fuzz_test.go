@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/internal/frametest"
 	"senseboard/wire"
 )
@@ -42,7 +43,7 @@ func FuzzHandshake(f *testing.F) {
 				wire.Ping:  {Kind: wire.Kind(pingKind), Payload: pingPayload},
 			})
 		})
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang protection
+		ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang protection
 		defer cancel()
 		c, err := client.Open(ctx, "fuzz", central, &client.Options{Timeout: 20 * time.Millisecond})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/resource"
 	"senseboard/wire"
 )
@@ -71,25 +74,24 @@ func TestKeepaliveBehindBacklog(t *testing.T) {
 			}
 		})
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard of the dial and the ping
 	defer cancel()
 	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), &client.Options{Timeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { c.Close(); <-served }()
-	dev := <-conns
+	defer func() {
+		c.Close()
+		await.Within(t, served, "the device's end of the connection did not close with the client")
+	}()
+	dev := await.Within(t, conns, "the device did not accept the client's connection")
 	// Two pings while the first one's pong is held: the keepalive must
 	// not wait for it up to the Timeout, leaving the device to hear
 	// nothing more.
 	var late []byte
 	for i := range 2 {
-		select {
-		case id := <-pings:
-			late = wire.AppendFrame(late, wire.Pong, id, nil)
-		case <-ctx.Done():
-			t.Fatalf("%d ping(s) while the first pong was held; the device ends a session silent for %v", i, wire.SessionTimeout)
-		}
+		id := await.Within(t, pings, fmt.Sprintf("%d ping(s) while the first pong was held; the device ends a session silent for %v", i, wire.SessionTimeout))
+		late = wire.AppendFrame(late, wire.Pong, id, nil)
 	}
 	held.Store(false)
 	dev.Write(late) // the backlog clears
@@ -111,7 +113,7 @@ func openPipe(t *testing.T, ping func(dev net.Conn, id uint32)) (context.Context
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	c, err := client.Open(ctx, "pipe", cen, nil)
+	c, err := clienttest.Open(ctx, "pipe", cen, nil)
 	if err != nil {
 		dev.Close()
 		<-served
@@ -213,9 +215,9 @@ func TestLateNoSessionCloses(t *testing.T) {
 	pctx, give := context.WithCancel(ctx)
 	pinged := make(chan error, 1)
 	go func() { pinged <- c.Ping(pctx) }()
-	p := <-pings
+	p := await.Within(t, pings, "the device did not get the ping")
 	give()
-	if err := <-pinged; !errors.Is(err, context.Canceled) {
+	if err := await.Within(t, pinged, "the ping did not return when given up"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the ping given up: %v", err)
 	}
 	go func() { // the answer, late; the keepalive's ping reads it

@@ -12,6 +12,7 @@ import (
 	"senseboard"
 	"senseboard/client"
 	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 )
@@ -62,7 +63,7 @@ func openPush(t *testing.T, push bool) (context.Context, *client.Conn, *pushConn
 	served := make(chan struct{})
 	go func() { (&serial.Server{Device: d.Core}).ServeConn(ctx, dev); close(served) }()
 	p := &pushConn{Conn: cen, pushed: make(chan struct{})}
-	c, err := client.Open(ctx, "pipe", p, &client.Options{Push: push})
+	c, err := clienttest.Open(ctx, "pipe", p, &client.Options{Push: push})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"senseboard"
 	"senseboard/client"
 	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 )
@@ -33,7 +34,7 @@ func dialDevice(t *testing.T) (context.Context, *client.Conn) {
 	done := make(chan struct{})
 	go func() { (&serial.Server{Device: d.Core}).Serve(ctx, ln); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	c, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
+	c, err := clienttest.Dial(ctx, "TCP"+ln.Addr().String(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package gsp_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func (a *announcer) Announce(sub *resource.Subscription) {
 	case <-a.c.released: // the app's goroutine handled it
 		n, _ := a.c.count()
 		a.during <- n
-	case <-time.After(30 * time.Second): // hang guard
+	case <-time.After(await.Guard): // hang guard
 		a.during <- -2
 	}
 	a.c.Release()
@@ -114,13 +115,9 @@ func TestEarlyNotificationHeld(t *testing.T) {
 	answer := func(ref uint8) []byte {
 		t.Helper()
 		for {
-			select {
-			case n := <-notes:
-				if n[0] == gspwire.CommandResponse && n[1] == ref {
-					return n
-				}
-			case <-time.After(30 * time.Second): // hang guard
-				t.Fatalf("no answer to the command of reference %d", ref)
+			n := await.Within(t, notes, fmt.Sprintf("no answer to the command of reference %d", ref))
+			if n[0] == gspwire.CommandResponse && n[1] == ref {
+				return n
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/internal/frametest"
 	"senseboard/link"
 	"senseboard/wire"
@@ -29,9 +30,9 @@ func scripted(t *testing.T, scan frametest.Answer) *link.Conn {
 		})
 	})
 	t.Cleanup(wg.Wait)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang protection
 	defer cancel()
-	c, err := (&link.Central{}).Open(ctx, "device 000123", central, link.Handlers{})
+	c, err := (&link.Central{Timeout: await.Guard}).Open(ctx, "device 000123", central, link.Handlers{})
 	if err != nil {
 		dev.Close()
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestRefusalNamesTheDeviceOnce(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := scripted(t, frametest.Answer{Kind: wire.Error, Payload: []byte(tt.payload)})
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
+			ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang protection
 			defer cancel()
 			_, err := c.Scan(ctx)
 			var re *client.RemoteError

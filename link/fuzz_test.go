@@ -11,6 +11,7 @@ import (
 
 	"senseboard"
 	"senseboard/gsp/gspwire"
+	"senseboard/internal/await"
 	"senseboard/internal/frametest"
 	"senseboard/link"
 	"senseboard/radio"
@@ -102,16 +103,16 @@ func FuzzScan(f *testing.F) {
 				wire.Ping:  {Kind: wire.Pong},
 			})
 		})
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang protection
+		ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang protection
 		defer cancel()
-		c, err := (&link.Central{}).Open(ctx, "fuzz", central, link.Handlers{})
+		c, err := (&link.Central{Timeout: await.Guard}).Open(ctx, "fuzz", central, link.Handlers{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		// A frame the exchange does not take leaves the scan waiting: it
 		// gives up soon, which the check below allows, while the hello
-		// above has the default time, however busy the machine.
+		// above has the tests' minute, however busy the machine.
 		scan, stop := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer stop()
 		m, err := c.Scan(scan)

@@ -68,12 +68,12 @@ func onAir(t *testing.T, p *profile.Profile) (*senseboard.Device, airDevice) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { per.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() {
+	t.Cleanup(func() { // closes all, also when the wait fails
+		defer d.Close()
+		defer devices.Close()
+		defer central.Close()
 		cancel()
 		await.Within(t, done, "the peripheral serves on after its context ended")
-		central.Close()
-		devices.Close()
-		d.Close()
 	})
 	return d, airDevice{central, d.Serial()}
 }
@@ -1085,7 +1085,7 @@ func TestRadioOverAStalledServer(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Shutdown()
-	if !srv.ReadyForConnections(30 * time.Second) {
+	if !srv.ReadyForConnections(await.Guard) {
 		t.Fatal("the server did not start")
 	}
 	proxy, stall, resume := loopback.Stalling(t, srv.Addr().String())
@@ -1180,13 +1180,19 @@ func TestRadioOverAStalledServer(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	// The timestamps are whole milliseconds of the device's oscillator,
+	// which drifts: n steps apart is n steps as it counts them, give or
+	// take the millisecond the truncation moves (a gap of 128 ms is now
+	// and then 129 once the drift has added up, far into a long stall).
+	local := d.Core.Local(step)
 	var missing uint64
 	for i := 1; i < len(stamps); i++ {
 		gap := time.Duration(stamps[i]-stamps[i-1]) * time.Millisecond
-		if gap%step != 0 || gap == 0 {
+		n := (gap + local/2) / local // the steps from one to the other
+		if off := gap - d.Core.Local(n*step); n == 0 || off <= -time.Millisecond || off >= time.Millisecond {
 			t.Fatalf("ECG notification %d at %d ms after one at %d", i, stamps[i], stamps[i-1])
 		}
-		missing += uint64(gap/step - 1)
+		missing += uint64(n - 1)
 	}
 	if missing != sub.Dropped() {
 		t.Errorf("the phone missed %d ECG notifications; the device counted %d lost", missing, sub.Dropped())

@@ -215,7 +215,7 @@ func testFleet(t *testing.T, fleet bool) {
 	var progress []Report
 	paths := []string{"/Meas/IMU6/52", "/Meas/ECG/125", "/Meas/HR"}
 	r, err := Run(ctx, Config{Addrs: addrs, Subscribe: paths, Duration: 1500 * time.Millisecond,
-		Interval: 500 * time.Millisecond, Progress: func(r Report) { progress = append(progress, r) }})
+		Interval: 500 * time.Millisecond, Progress: func(r Report) { progress = append(progress, r) }, Timeout: time.Minute}) // a guard against hanging, not a bound
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,10 @@ func logHeldUpAt(t *testing.T, sc stallScript) []byte {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	// quit closes when the test ends, before the device closes: a wait that
+	// failed leaves no write held, which the close would wait for.
+	quit := make(chan struct{})
+	t.Cleanup(func() { close(quit) })
 	expect := func(status resource.Status, op resource.Op, path string, params ...resource.Value) resource.Envelope {
 		t.Helper()
 		env, err := d.Call(op, path, params...)
@@ -98,8 +102,15 @@ func logHeldUpAt(t *testing.T, sc stallScript) []byte {
 		held := writes <= len(sc.holds)
 		mu.Unlock()
 		if held {
-			holding <- struct{}{}
-			<-release
+			select {
+			case holding <- struct{}{}:
+			case <-quit:
+				return
+			}
+			select {
+			case <-release:
+			case <-quit:
+			}
 		}
 	})
 	expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateLogging))
@@ -118,12 +129,15 @@ func logHeldUpAt(t *testing.T, sc stallScript) []byte {
 		expect(200, resource.Put, "/Mem/DataLogger/State", resource.Uint8(logbook.StateReady))
 	} else {
 		started, hold := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		letGo := func() { once.Do(func() { close(hold) }) }
+		t.Cleanup(letGo) // also after a failed wait, before the device closes
 		done := logbook.StopAfter(d.Logbook, started, hold)
 		await.Within(t, started, "the app has not run the stop")
 		for range sc.stopHeld / (10 * time.Millisecond) {
 			v.Advance(10 * time.Millisecond)
 		}
-		close(hold)
+		letGo()
 		if resp := await.Within(t, done, "the stop has not been answered"); resp.Status != resource.StatusOK {
 			t.Fatalf("stop: %d %v", resp.Status, resp.Content)
 		}

@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
 	"senseboard/bridge/bridgeclient"
+	"senseboard/internal/await"
 )
 
 func TestResponseOK(t *testing.T) {
@@ -101,7 +101,7 @@ func TestSendSkipsStrayMessages(t *testing.T) {
 			fmt.Sprintf(`{"type": "response", "id": %q, "device": %q, "response": 200}`, m.ID, m.Device),
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 	defer cancel()
 	c, err := bridgeclient.Dial(ctx, url, &bridgeclient.Options{Device: "000123"})
 	if err != nil {
@@ -149,7 +149,7 @@ func TestCallsShowTheToken(t *testing.T) {
 		w.Write([]byte(`[{"serial": "000123"}]`))
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 	defer cancel()
 	for _, tt := range []struct {
 		token, want string
@@ -189,7 +189,7 @@ func TestSubscriptionIDs(t *testing.T) {
 		}
 		return []string{fmt.Sprintf(`{"type": "response", "id": %q, "response": %d}`, m.ID, status)}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang guard
 	defer cancel()
 	c, err := bridgeclient.Dial(ctx, url, nil)
 	if err != nil {

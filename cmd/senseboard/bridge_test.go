@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"senseboard/bridge/bridgeclient"
-	"senseboard/client"
 	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/internal/loopback"
 	"senseboard/resource"
 )
@@ -117,7 +117,7 @@ func TestBridgeEndToEnd(t *testing.T) {
 	}
 	// over the serial path, the untouched device advertises and has no
 	// peers, and advertising stops and starts again as on a real one
-	serialPath, err := client.Dial(ctx, "TCP"+tcp, nil)
+	serialPath, err := clienttest.Dial(ctx, "TCP"+tcp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

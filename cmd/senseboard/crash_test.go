@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/clienttest"
 	"senseboard/internal/gobuild"
 	"senseboard/internal/loopback"
 	"senseboard/profile"
@@ -55,7 +56,7 @@ func startDevice(t *testing.T, bin, state, addr string, env ...string) (*exec.Cm
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		c, err := client.Dial(context.Background(), "TCP"+addr, &client.Options{Timeout: time.Minute})
+		c, err := clienttest.Dial(context.Background(), "TCP"+addr, nil)
 		if err == nil {
 			return cmd, c
 		}
@@ -250,7 +251,7 @@ func TestKillDuringWriteStorms(t *testing.T) {
 		var once sync.Once
 		var wg sync.WaitGroup
 		for _, w := range ws {
-			conn, err := client.Dial(ctx, "TCP"+addr, &client.Options{Timeout: 30 * time.Second})
+			conn, err := clienttest.Dial(ctx, "TCP"+addr, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

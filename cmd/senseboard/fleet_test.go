@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"senseboard/client"
+	"senseboard/internal/clienttest"
 )
 
 // TestFleetPortEndToEnd runs a program whose devices share one TCP port
@@ -33,7 +33,7 @@ func TestFleetPortEndToEnd(t *testing.T) {
 
 	ctx := context.Background()
 	for _, serial := range []string{"000700", "000708"} {
-		c, err := client.Dial(ctx, "TCP"+fleet+"/"+serial, &client.Options{Timeout: time.Minute})
+		c, err := clienttest.Dial(ctx, "TCP"+fleet+"/"+serial, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestFleetPortEndToEnd(t *testing.T) {
 		}
 		c.Close()
 	}
-	_, err := client.Dial(ctx, "TCP"+fleet+"/000709", &client.Options{Timeout: time.Minute})
+	_, err := clienttest.Dial(ctx, "TCP"+fleet+"/000709", nil)
 	if !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), `"000709", which this port does not serve; it serves 9 devices, 000700 to 000708`) {
 		t.Errorf("a serial the port does not serve: %v; want %v naming it", err, client.ErrRefused)
 	}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"senseboard/client"
+	"senseboard/internal/await"
 	"senseboard/internal/loopback"
 	"senseboard/resource"
 	"senseboard/sbem"
@@ -118,7 +120,11 @@ func readBySubscription(t *testing.T, c *client.Conn, id int32) []byte {
 		t.Fatalf("SUBSCRIBE log %d: %v %+v", id, err, env)
 	}
 	var data []byte
-	for n := range sub.C() {
+	for {
+		n, open := await.Next(t, sub.C(), fmt.Sprintf("the next notification of log %d's data did not come", id))
+		if !open {
+			break
+		}
 		var note struct {
 			Offset int   `json:"offset"`
 			Bytes  []int `json:"bytes"`

@@ -11,11 +11,15 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"senseboard/internal/await"
 	"senseboard/internal/gobuild"
 	"senseboard/internal/loopback"
 )
 
-// bin holds the senseboard and wbcmd binaries the scripts run.
+// bin holds the senseboard and wbcmd programs the scripts run. Their wbcmd
+// waits as long as the tests' hang guards for each answer (--timeout 1m
+// before the script's own flags, which a script's --timeout overrides), not
+// the 5 s a loaded machine can reach.
 var bin string
 
 func TestMain(m *testing.M) {
@@ -24,11 +28,21 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for _, cmd := range []string{"senseboard", "wbcmd"} {
-		if err := gobuild.Program("senseboard/cmd/"+cmd, filepath.Join(dir, cmd)); err != nil {
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, cmd := range []string{"senseboard", "real/wbcmd"} {
+		if err := gobuild.Program("senseboard/cmd/"+filepath.Base(cmd), filepath.Join(dir, cmd)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	}
+	wrapper := fmt.Sprintf("#!/bin/sh\nexec '%s' --timeout %v \"$@\"\n", filepath.Join(real, "wbcmd"), await.Guard)
+	if err := os.WriteFile(filepath.Join(dir, "wbcmd"), []byte(wrapper), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	bin = dir
 	code := m.Run()

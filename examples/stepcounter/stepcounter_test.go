@@ -11,9 +11,10 @@ import (
 
 	"senseboard"
 	"senseboard/app"
-	"senseboard/client"
 	"senseboard/clock"
 	"senseboard/examples/stepcounter"
+	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 	"senseboard/world"
@@ -55,7 +56,7 @@ func advance(c *clock.Virtual, d time.Duration) {
 func steps(t *testing.T, d *senseboard.Device) uint32 {
 	t.Helper()
 	var env resource.Envelope
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(await.Guard) // a guard against hanging, not a bound
 	for {
 		env, _ = d.Call(resource.Get, "/Sample/StepCounter/Steps")
 		if env.Status.OK() || time.Now().After(deadline) {
@@ -97,7 +98,7 @@ func TestReachableOverTheSerialPath(t *testing.T) {
 	done := make(chan struct{})
 	go func() { (&serial.Server{Device: d.Core}).Serve(ctx, ln); close(done) }()
 	defer func() { cancel(); <-done }()
-	cl, err := client.Dial(ctx, "TCP"+ln.Addr().String(), nil)
+	cl, err := clienttest.Dial(ctx, "TCP"+ln.Addr().String(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,16 +115,14 @@ func TestReachableOverTheSerialPath(t *testing.T) {
 	if err != nil || !env.OK() {
 		t.Fatalf("subscribe: %v %+v", err, env)
 	}
-	go advance(c, 20*time.Second)
+	advanced := make(chan struct{})
+	go func() { advance(c, 20*time.Second); close(advanced) }()
+	defer func() { await.Within(t, advanced, "the device's clock did not advance its 20 s") }()
 	var last stepcounter.StepCount
 	for range 5 {
-		select {
-		case n := <-sub.C():
-			if err := json.Unmarshal(n.Payload, &last); err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("no step notification")
+		n := await.Within(t, sub.C(), "no step notification")
+		if err := json.Unmarshal(n.Payload, &last); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if last.Steps < 5 {

@@ -13,6 +13,7 @@ import (
 	"senseboard"
 	"senseboard/client"
 	"senseboard/clock"
+	"senseboard/internal/clienttest"
 	"senseboard/logbook"
 	"senseboard/profile"
 	"senseboard/resource"
@@ -87,7 +88,7 @@ func TestLogbookDownloadNeedsNoClock(t *testing.T) {
 	tcp, pty := serveLines(t, &serial.Server{Device: r.Device.Core}, t.TempDir())
 	start := r.Clock.Now()
 	for _, port := range []string{tcp, pty} {
-		c, err := client.Dial(context.Background(), port, nil)
+		c, err := clienttest.Dial(context.Background(), port, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +149,7 @@ func BenchmarkLogbookDownload(b *testing.B) {
 	tcp, pty := serveLines(b, &serial.Server{Device: d.Core, WriteInterval: fleetInterval}, dir)
 	for _, port := range []struct{ name, port string }{{"tcp", tcp}, {"pty", pty}} {
 		b.Run(port.name, func(b *testing.B) {
-			c, err := client.Dial(context.Background(), port.port, nil)
+			c, err := clienttest.Dial(context.Background(), port.port, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

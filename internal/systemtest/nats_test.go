@@ -75,7 +75,9 @@ func runFleet(t *testing.T, serial string, opts senseboard.FleetOptions) (stop f
 // runBridge runs a bridge alone, joined to link, and a client of its HTTP API.
 func runBridge(t *testing.T, link *air.Link) *bridgeclient.Client {
 	t.Helper()
-	b, err := phone.New(phone.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond})
+	// each exchange with a device waits a minute, a guard against hanging,
+	// not the phone's 5 s, which a loaded machine can reach
+	b, err := phone.New(phone.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond, Timeout: await.Guard})
 	if err != nil {
 		t.Fatal(err)
 	}

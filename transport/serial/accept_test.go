@@ -13,6 +13,7 @@ import (
 
 	"senseboard/client"
 	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/internal/loopback"
 	"senseboard/resource"
 	"senseboard/transport/serial"
@@ -28,7 +29,7 @@ func TestAcceptRetriesTemporaryErrors(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
 	defer cancel()
-	c, err := client.Dial(ctx, "TCP"+addr, nil)
+	c, err := clienttest.Dial(ctx, "TCP"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,16 +68,16 @@ func TestConnectionLimits(t *testing.T) {
 		if f.Kind != wire.Refuse || json.Unmarshal(f.Payload, &m) != nil || m.Session != "over" || m.Code != wire.RefuseLimit || !strings.Contains(m.Error, want) {
 			t.Errorf("over the limit: %s %s; want a refusal saying %q", f.Kind, f.Payload, want)
 		}
-		r.conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang protection
+		r.conn.SetReadDeadline(time.Now().Add(await.Guard)) // hang protection
 		if _, err := r.conn.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("the refused connection stays open: %v", err)
 		}
 	}
-	refused(a, "serves 2 connections at once")                               // the device's limit
-	refused(b, "the program serves 3 connections at once")                   // the program's
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang protection
+	refused(a, "serves 2 connections at once")                            // the device's limit
+	refused(b, "the program serves 3 connections at once")                // the program's
+	ctx, cancel := context.WithTimeout(context.Background(), await.Guard) // hang protection
 	defer cancel()
-	if _, err := client.Dial(ctx, "TCP"+a, nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "--max-conns-per-device") {
+	if _, err := clienttest.Dial(ctx, "TCP"+a, nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "--max-conns-per-device") {
 		t.Errorf("client over the limit: %v", err)
 	}
 	held[0].conn.Close()
@@ -98,7 +99,7 @@ func TestConnectionLimits(t *testing.T) {
 // test when the hang protection ends it first.
 func framesToEnd(t *testing.T, c net.Conn) []wire.Frame {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang protection
+	c.SetReadDeadline(time.Now().Add(await.Guard)) // hang protection
 	dec := wire.NewDecoder(0)
 	var got []wire.Frame
 	buf := make([]byte, 4096)
@@ -132,17 +133,16 @@ func lastError(frames []wire.Frame) string {
 // TestSilentClientsAreClosed: a TCP connection or a Stream that does
 // not say hello, or whose session goes silent, is closed, and says why.
 func TestSilentClientsAreClosed(t *testing.T) {
-	ends := make(chan error, 4)
-	srv := &serial.Server{HelloTimeout: 20 * time.Millisecond, IdleTimeout: 50 * time.Millisecond,
-		OnSessionEnd: func(stream string, why error) { ends <- why }}
+	srv := &serial.Server{HelloTimeout: 20 * time.Millisecond}
 	addr := serveOn(t, srv, nil)
 	r := dialRaw(t, addr)
 	if got := lastError(framesToEnd(t, r.conn)); !strings.Contains(got, "the client did not say hello for 20ms") {
 		t.Errorf("no hello: %q", got)
 	}
 	r = dialRaw(t, addr)
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func(c net.Conn) { // frames other than hello do not keep the stream open
+		defer close(stopped)
 		for {
 			select {
 			case <-stop:
@@ -152,17 +152,23 @@ func TestSilentClientsAreClosed(t *testing.T) {
 			}
 		}
 	}(r.conn)
-	defer close(stop)
+	defer func() { close(stop); await.Within(t, stopped, "the writer of requests did not stop") }()
 	if got := lastError(framesToEnd(t, r.conn)); !strings.Contains(got, "did not say hello") {
 		t.Errorf("a request instead of hello: %q", got)
 	}
-	r = dialRaw(t, addr)
+	// a session silent after its hello, on a server that waits for the
+	// hello as long as the hang guards: a loaded machine can take longer
+	// than 20 ms to send it
+	ends := make(chan error, 4)
+	quiet := serveOn(t, &serial.Server{HelloTimeout: await.Guard, IdleTimeout: 50 * time.Millisecond,
+		OnSessionEnd: func(stream string, why error) { ends <- why }}, nil)
+	r = dialRaw(t, quiet)
 	r.hello("quiet", wire.Version)
 	r.nextKind(wire.Welcome)
 	if got := lastError(framesToEnd(t, r.conn)); !strings.Contains(got, "nothing heard from the client for 50ms") {
 		t.Errorf("silent session: %q", got)
 	}
-	if why := <-ends; !errors.Is(why, serial.ErrSilent) {
+	if why := await.Within(t, ends, "the silent session has not ended"); !errors.Is(why, serial.ErrSilent) {
 		t.Errorf("the silent session ended: %v", why)
 	}
 

@@ -14,8 +14,8 @@ import (
 	bugserial "go.bug.st/serial"
 
 	"senseboard"
-	"senseboard/client"
 	"senseboard/clock"
+	"senseboard/internal/clienttest"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 	"senseboard/wire"
@@ -33,7 +33,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				port = tty
 			}
 			ctx := context.Background()
-			c, err := client.Dial(ctx, port, nil)
+			c, err := clienttest.Dial(ctx, port, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func BenchmarkIMU9Throughput(b *testing.B) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			c, err := client.Dial(ctx, port, nil)
+			c, err := clienttest.Dial(ctx, port, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

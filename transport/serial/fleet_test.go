@@ -14,6 +14,7 @@ import (
 
 	"senseboard"
 	"senseboard/client"
+	"senseboard/internal/clienttest"
 	"senseboard/internal/frametest"
 	"senseboard/profile"
 	"senseboard/resource"
@@ -69,7 +70,7 @@ func TestFleetRoutesBySerial(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
 	defer cancel()
 	for _, s := range []string{"000202", "000200", "000201", "000200"} {
-		c, err := client.Dial(ctx, "TCP"+addr+"/"+s, nil)
+		c, err := clienttest.Dial(ctx, "TCP"+addr+"/"+s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,14 +120,14 @@ func TestFleetRefusesUnknownSerial(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang protection
 	defer cancel()
-	if _, err := client.Dial(ctx, "TCP"+addr+"/000999", nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "000999") {
+	if _, err := clienttest.Dial(ctx, "TCP"+addr+"/000999", nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "000999") {
 		t.Errorf("client dialing an unknown serial: %v, want ErrRefused naming it", err)
 	}
 	_, own, _ := newDevice(t)
-	if _, err := client.Dial(ctx, "TCP"+own+"/000999", nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "serves device 000123, not 000999") {
+	if _, err := clienttest.Dial(ctx, "TCP"+own+"/000999", nil); !errors.Is(err, client.ErrRefused) || !strings.Contains(err.Error(), "serves device 000123, not 000999") {
 		t.Errorf("client naming another serial on a device's own port: %v", err)
 	}
-	if c, err := client.Dial(ctx, "TCP"+own+"/000123", nil); err != nil {
+	if c, err := clienttest.Dial(ctx, "TCP"+own+"/000123", nil); err != nil {
 		t.Errorf("client naming the device of its own port: %v", err)
 	} else {
 		c.Close()

@@ -20,6 +20,7 @@ import (
 	"senseboard/client"
 	"senseboard/clock"
 	"senseboard/internal/await"
+	"senseboard/internal/clienttest"
 	"senseboard/resource"
 	"senseboard/transport/serial"
 	"senseboard/wire"
@@ -208,7 +209,7 @@ func TestRequestsThatWouldBeRepairedAreRefused(t *testing.T) {
 // whose bytes JSON would replace; it says what is wrong.
 func TestClientRefusesPathThatIsNotUTF8(t *testing.T) {
 	_, addr, _ := newDevice(t)
-	c, err := client.Dial(context.Background(), "TCP"+addr, nil)
+	c, err := clienttest.Dial(context.Background(), "TCP"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestInterleavedRequestsAndSubscriptions(t *testing.T) {
 	t.Parallel()
 	_, addr, _ := newDevice(t)
 	ctx := context.Background()
-	c, err := client.Dial(ctx, "tcp://"+addr, nil)
+	c, err := clienttest.Dial(ctx, "tcp://"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestVanishedClientEndsItsSubscriptions(t *testing.T) {
 		t.Fatalf("%d subscriptions outlived their client's session", n)
 	}
 	// the device goes on serving the next client
-	c, err := client.Dial(context.Background(), "TCP"+addr, nil)
+	c, err := clienttest.Dial(context.Background(), "TCP"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +323,7 @@ func TestOneSessionPerPTY(t *testing.T) {
 	t.Parallel()
 	d, _, tty := newDevice(t)
 	ctx := context.Background()
-	first, err := client.Dial(ctx, tty, nil)
+	first, err := clienttest.Dial(ctx, tty, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestOneSessionPerPTY(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a second client of the same pty is refused: it cannot take the line
-	if _, err := client.Dial(ctx, tty, nil); err == nil || !strings.Contains(err.Error(), "port busy") {
+	if _, err := clienttest.Dial(ctx, tty, nil); err == nil || !strings.Contains(err.Error(), "port busy") {
 		t.Errorf("second client: %v", err)
 	}
 	// a second session that ignores the lock is refused by the device
@@ -353,7 +354,7 @@ func TestOneSessionPerPTY(t *testing.T) {
 	sub.Unsubscribe(ctx)
 	first.Close()
 	// the line is free again
-	again, err := client.Dial(ctx, tty, nil)
+	again, err := clienttest.Dial(ctx, tty, nil)
 	if err != nil {
 		t.Fatalf("after the first client left: %v", err)
 	}
@@ -423,7 +424,7 @@ func TestSessionEndReasons(t *testing.T) {
 	f.Close() // the lock goes with the file
 	next(serial.ErrLockReleased)
 
-	c, err := client.Dial(context.Background(), tty, nil)
+	c, err := clienttest.Dial(context.Background(), tty, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +549,7 @@ func TestCrashedClientRedials(t *testing.T) {
 	// A client that holds the lock while the old session lasts is refused
 	// as busy (wire.RefuseBusy) and retries for a second with the lock
 	// held: the line's probe cannot see the old client gone meanwhile.
-	c, err := client.Dial(context.Background(), tty, nil)
+	c, err := clienttest.Dial(context.Background(), tty, nil)
 	if err != nil {
 		t.Fatalf("redial after a crash: %v", err)
 	}
@@ -629,7 +630,7 @@ func TestSlowClientDoesNotStallOthers(t *testing.T) {
 	r.send(request(1, "subscribe", "/Meas/IMU9/1666"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // hang protection
 	defer cancel()
-	c, err := client.Dial(ctx, "TCP"+addr, nil)
+	c, err := clienttest.Dial(ctx, "TCP"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -693,7 +694,7 @@ func TestLineSurvivesClientThatStopsReading(t *testing.T) {
 	f.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
-	c, err := client.Dial(ctx, tty, nil)
+	c, err := clienttest.Dial(ctx, tty, nil)
 	if err != nil {
 		t.Fatalf("the line did not recover: %v", err)
 	}
@@ -709,7 +710,7 @@ func TestLineSurvivesClientThatStopsReading(t *testing.T) {
 func TestConcurrentRequests(t *testing.T) {
 	_, addr, _ := newDevice(t)
 	ctx := context.Background()
-	c, err := client.Dial(ctx, "TCP"+addr, nil)
+	c, err := clienttest.Dial(ctx, "TCP"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -833,7 +834,7 @@ func TestSlowReadersDoNotHoldOthersNotifications(t *testing.T) {
 			r.send(request(uint32(j+1), "subscribe", p))
 		}
 	}
-	reader, err := client.Dial(ctx, "TCP"+addr, nil)
+	reader, err := clienttest.Dial(ctx, "TCP"+addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

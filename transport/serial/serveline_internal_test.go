@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"senseboard/api"
-	"senseboard/client"
 	"senseboard/clock"
 	"senseboard/device"
+	"senseboard/internal/clienttest"
 	"senseboard/resource"
 )
 
@@ -91,7 +91,7 @@ func TestServeLineTakesNotificationsAtOnce(t *testing.T) {
 	served.Go(func() { srv.ServeLine(ctx, pt) })
 	defer served.Wait()
 	defer cancel()
-	c, err := client.Dial(ctx, pt.Path(), nil)
+	c, err := clienttest.Dial(ctx, pt.Path(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

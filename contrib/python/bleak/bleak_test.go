@@ -21,6 +21,7 @@ import (
 
 	"senseboard"
 	"senseboard/bridge"
+	"senseboard/internal/await"
 	"senseboard/internal/needs"
 	"senseboard/link"
 	"senseboard/phone"
@@ -45,7 +46,7 @@ func serve(t *testing.T) (url string, b *phone.Phone) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	srv := &link.Peripheral{Server: &serial.Server{Device: d.Core}, Radio: d.Radio}
-	b, err = phone.New(phone.Config{StateDir: filepath.Join(dir, "bridge"), Local: []phone.Peripheral{{
+	b, err = phone.New(phone.Config{StateDir: filepath.Join(dir, "bridge"), Timeout: await.Guard, Local: []phone.Peripheral{{
 		Serial: "000123",
 		Faults: d.Faults,
 		Dial: func(context.Context) (net.Conn, error) {
