@@ -58,3 +58,81 @@ func TestDirectoryCloseUnsubscribes(t *testing.T) {
 		t.Errorf("%d subscriptions after the directory closed, want %d", n, before)
 	}
 }
+
+// advertMsg is an advert as NATS delivers it.
+func advertMsg(t testing.TB, a Advert) *nats.Msg {
+	t.Helper()
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &nats.Msg{Subject: AdvertSubject(a.Serial), Data: b}
+}
+
+// TestDirectoryAdvertAgain: an advert that repeats a device's last one
+// byte for byte, as a device's adverts do every second while what a scan
+// sees stays, keeps the device in the directory and allocates nothing; one
+// that differs is taken.
+func TestDirectoryAdvertAgain(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour})
+	d, err := l.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	first := Advert{Serial: "000555", Program: "p1", Every: 1000, Scan: json.RawMessage(`{"advertising":true}`)}
+	d.advert(advertMsg(t, first))
+	d.mu.Lock()
+	d.present["000555"].heard = time.Now().Add(-time.Hour) // its adverts stopped long ago
+	d.mu.Unlock()
+	again := advertMsg(t, first)
+	d.advert(again)
+	if ps := d.Peripherals(); len(ps) != 1 || string(ps[0].Scan) != string(first.Scan) {
+		t.Fatalf("after the advert again: %+v, want 000555 with its scan", ps)
+	}
+	if n := testing.AllocsPerRun(100, func() { d.advert(again) }); n != 0 {
+		t.Errorf("an advert again allocates %v times, want 0", n)
+	}
+	next := first
+	next.Scan = json.RawMessage(`{"advertising":false}`)
+	d.advert(advertMsg(t, next))
+	if b, ok := d.Scan("000555"); !ok || string(b) != string(next.Scan) {
+		t.Errorf("scan after a new advert: %s, %v; want %s", b, ok, next.Scan)
+	}
+	moved := next
+	moved.Program = "p2"
+	d.advert(advertMsg(t, moved))
+	if ps := d.Peripherals(); len(ps) != 1 || ps[0].Program != "p2" {
+		t.Errorf("after another program's advert: %+v, want 000555 of p2", ps)
+	}
+}
+
+// TestDirectoryLeavesOutOwnDevices: a directory lists the devices of
+// other programs, not those of its own link, whose adverts it drops
+// without allocating; its own program's older adverts too.
+func TestDirectoryLeavesOutOwnDevices(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour})
+	d, err := l.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ln, err := l.Listen("000556")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ln.mu.Lock()
+	own := &nats.Msg{Subject: AdvertSubject("000556"), Data: ln.advert}
+	ln.mu.Unlock()
+	d.advert(own)
+	if n := testing.AllocsPerRun(100, func() { d.advert(own) }); n != 0 {
+		t.Errorf("its own device's advert allocates %v times, want 0", n)
+	}
+	older := Advert{Serial: "000556", Program: l.id, Every: 1000, Scan: json.RawMessage(`{"advertising":false}`)}
+	d.advert(advertMsg(t, older))
+	d.advert(advertMsg(t, Advert{Serial: "000557", Program: "other", Every: 1000}))
+	if ps := d.Peripherals(); len(ps) != 1 || ps[0].Serial != "000557" {
+		t.Errorf("peripherals %+v, want 000557 alone", ps)
+	}
+}
