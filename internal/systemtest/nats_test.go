@@ -75,7 +75,15 @@ func runFleet(t *testing.T, serial string, opts senseboard.FleetOptions) (stop f
 // runBridge runs a bridge alone, joined to link, and a client of its HTTP API.
 func runBridge(t *testing.T, link *air.Link) *bridgeclient.Client {
 	t.Helper()
-	b, err := phone.New(phone.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond})
+	return runBridgeOf(t, phone.Config{Air: link})
+}
+
+// runBridgeOf runs a bridge of cfg, scanning often, and a client of its
+// HTTP API.
+func runBridgeOf(t *testing.T, cfg phone.Config) *bridgeclient.Client {
+	t.Helper()
+	cfg.StateDir, cfg.ScanInterval = t.TempDir(), 20*time.Millisecond
+	b, err := phone.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +178,50 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 	}
 	_, err = c.Device(ctx, "000300")
 	t.Logf("what users see: %v; subscription: %v", err, sub.Err())
+}
+
+// TestBridgeBesideItsOwnDevices: the bridge of a program that runs
+// devices on the air, as senseboard run starts it, lists those devices
+// once, as its own, though their adverts come back to it, and a device of
+// another program from its adverts; when that program stops, its device
+// goes with why, and the program's own stay.
+func TestBridgeBesideItsOwnDevices(t *testing.T) {
+	addr := airtest.FreeLocal(t)
+	own := airLink(t, addr)
+	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial("000600"), StateDir: t.TempDir()},
+		senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { h.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var local []phone.Peripheral
+	for _, m := range h.Members {
+		local = append(local, phone.Peripheral{Serial: m.Device.Serial(), Dial: m.DialRadio, Scan: m.Scan, Inject: m.Device.InjectJSON})
+	}
+	c := runBridgeOf(t, phone.Config{Local: local, Air: own})
+	stop := deviceProgram(t, airLink(t, addr), "000700", 1)
+
+	until(t, c, "000700", "advertising", advertising)
+	devs, err := c.Devices(context.Background())
+	var got []string
+	for _, d := range devs {
+		got = append(got, fmt.Sprintf("%s local=%v", d.Serial, d.Local))
+	}
+	if want := "000600 local=true, 000601 local=true, 000700 local=false"; err != nil || strings.Join(got, ", ") != want {
+		t.Errorf("the bridge lists %s (%v); want %s", strings.Join(got, ", "), err, want)
+	}
+	stop()
+	until(t, c, "000700", "gone", func(d bridgeclient.DeviceState, err error) bool {
+		return err != nil && strings.Contains(err.Error(), "it went away (it went off the air: its program stopped)")
+	})
+	for _, s := range []string{"000600", "000601"} {
+		if d, err := c.Device(context.Background(), s); err != nil || !d.Local {
+			t.Errorf("its own device %s after the other program stopped: %+v %v", s, d, err)
+		}
+	}
 }
 
 // TestBridgeTakesNoSlotUntilUsed: a bridge on the same NATS sees the
