@@ -134,6 +134,7 @@ type Link struct {
 	opts  Options
 	log   *slog.Logger
 	nc    *nats.Conn
+	where string // the URL nc connected to, credentials and all: the adverts' connection takes it too
 	id    string // the program's id on the air, in adverts and dials
 	inbox string // InboxSubject(id)
 	url   string // as given, without credentials
@@ -154,6 +155,7 @@ type Link struct {
 	nstreams  atomic.Int64         // len(streams), for the sender's bound (sender.limit)
 	lastID    uint64               // the id of the stream added last
 	dirs      map[*Directory]struct{}
+	adv       *nats.Conn // the adverts' connection (advertConn), once a directory needs it; nil before
 	closed    bool
 	marks     map[uint64]time.Time // the marks sent and not yet taken back, with when they went
 	markSeq   uint64               // names the next mark
@@ -230,6 +232,22 @@ func newLink(url string, o Options) (*Link, error) {
 
 // connect makes the NATS connection; tries says how often to try.
 func (l *Link) connect(url string, tries int) error {
+	opts := append(l.natsOptions(), nats.DisconnectErrHandler(l.disconnected), nats.ReconnectHandler(l.reconnected))
+	var err error
+	for range tries {
+		if l.nc, err = nats.Connect(url, opts...); err == nil {
+			l.where = url
+			return nil
+		}
+	}
+	if denied(err) {
+		return fmt.Errorf("air: NATS server %s: %w (%s): %w", l.url, ErrDenied, l.creds, err)
+	}
+	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
+}
+
+// natsOptions are the options of the link's connections to NATS.
+func (l *Link) natsOptions() []nats.Option {
 	opts := []nats.Option{
 		nats.Name(l.opts.Name),
 		nats.MaxReconnects(-1),
@@ -244,8 +262,6 @@ func (l *Link) connect(url string, tries int) error {
 		// reached (unreachable) instead of waiting for it.
 		nats.ReconnectBufSize(-1),
 		nats.SetCustomDialer(l.dialer()),
-		nats.DisconnectErrHandler(l.disconnected),
-		nats.ReconnectHandler(l.reconnected),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			subject := ""
 			if sub != nil {
@@ -260,16 +276,49 @@ func (l *Link) connect(url string, tries int) error {
 	if l.token != "" {
 		opts = append(opts, nats.Token(l.token))
 	}
-	var err error
-	for range tries {
-		if l.nc, err = nats.Connect(url, opts...); err == nil {
-			return nil
+	return opts
+}
+
+// advertConn returns the connection of the adverts: a program that watches
+// the air (Watch) publishes its devices' adverts and takes the adverts of
+// others on a connection of their own, which NATS does not echo: the
+// adverts of its own devices, once a second each, do not come back to it.
+// It is made at the first Watch; until then the adverts go on nc.
+func (l *Link) advertConn(create bool) (*nats.Conn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.adv != nil || !create {
+		if l.adv == nil {
+			return l.nc, nil
 		}
+		return l.adv, nil
 	}
-	if denied(err) {
-		return fmt.Errorf("air: NATS server %s: %w (%s): %w", l.url, ErrDenied, l.creds, err)
+	if l.closed {
+		return nil, ErrClosed
 	}
-	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
+	opts := append(l.natsOptions(), nats.NoEcho(), nats.ReconnectHandler(func(nc *nats.Conn) {
+		nc.Publish(ScanSubject, nil) // the directories hear every device again
+	}))
+	nc, err := nats.Connect(l.where, opts...)
+	if err != nil {
+		return nil, l.unreachable(err)
+	}
+	l.adv = nc
+	return nc, nil
+}
+
+// closeAdverts sends what the adverts' connection holds, and closes it.
+func (l *Link) closeAdverts() {
+	l.mu.Lock()
+	nc := l.adv
+	l.mu.Unlock()
+	if nc == nil {
+		return
+	}
+	if nc.IsConnected() {
+		nc.FlushTimeout(flushTimeout)
+	}
+	nc.Close()
 }
 
 // dialer returns the dialer of the link's connections to the server.
@@ -684,6 +733,7 @@ func (l *Link) Close() error {
 	}
 	l.send.close()
 	l.flush()
+	l.closeAdverts()
 	l.nc.Close()
 	l.wg.Wait()
 	l.taskMu.Lock()

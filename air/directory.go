@@ -42,6 +42,7 @@ type Peripheral struct {
 }
 
 // Watch starts a directory of the devices of other programs on the air.
+// The first one opens the link's connection for adverts (advertConn).
 func (l *Link) Watch() (*Directory, error) {
 	d := &Directory{l: l, present: map[string]*entry{}, left: map[string]string{}}
 	l.mu.Lock()
@@ -51,14 +52,19 @@ func (l *Link) Watch() (*Directory, error) {
 	}
 	l.dirs[d] = struct{}{}
 	l.mu.Unlock()
-	sub, err := l.nc.Subscribe(AdvertSubjects, d.advert)
+	nc, err := l.advertConn(true)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("air: %w", err)
+	}
+	sub, err := nc.Subscribe(AdvertSubjects, d.advert)
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("air: %w", err)
 	}
 	sub.SetPendingLimits(l.opts.PendingMessages, -1)
 	d.sub = sub
-	l.nc.Publish(ScanSubject, nil)
+	nc.Publish(ScanSubject, nil)
 	return d, nil
 }
 

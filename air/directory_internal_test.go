@@ -45,17 +45,17 @@ func TestDirectoryGoodbyes(t *testing.T) {
 // TestDirectoryCloseUnsubscribes: a closed directory hears no more adverts.
 func TestDirectoryCloseUnsubscribes(t *testing.T) {
 	l, _ := rawLink(t, Options{Interval: time.Hour})
-	before := l.nc.NumSubscriptions()
 	d, err := l.Watch()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := l.nc.NumSubscriptions(); n != before+1 {
-		t.Fatalf("%d subscriptions with a directory, want %d", n, before+1)
+	nc, _ := l.advertConn(false)
+	if n := nc.NumSubscriptions(); n != 1 {
+		t.Fatalf("%d subscriptions of the adverts' connection with a directory, want 1", n)
 	}
 	d.Close()
-	if n := l.nc.NumSubscriptions(); n != before {
-		t.Errorf("%d subscriptions after the directory closed, want %d", n, before)
+	if n := nc.NumSubscriptions(); n != 0 {
+		t.Errorf("%d subscriptions after the directory closed, want 0", n)
 	}
 }
 
@@ -134,5 +134,39 @@ func TestDirectoryLeavesOutOwnDevices(t *testing.T) {
 	d.advert(advertMsg(t, Advert{Serial: "000557", Program: "other", Every: 1000}))
 	if ps := d.Peripherals(); len(ps) != 1 || ps[0].Serial != "000557" {
 		t.Errorf("peripherals %+v, want 000557 alone", ps)
+	}
+}
+
+// TestOwnAdvertsDoNotComeBack: a program that watches the air publishes
+// its devices' adverts on a connection that NATS does not echo: its
+// directory is not handed them, and is handed another program's.
+func TestOwnAdvertsDoNotComeBack(t *testing.T) {
+	l, nc := rawLink(t, Options{Interval: time.Hour})
+	d, err := l.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ln, err := l.Listen("000560")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for range 10 {
+		l.advertiseAll()
+	}
+	adv, _ := l.advertConn(false)
+	if err := adv.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	nc.Publish(AdvertSubject("000561"), advertMsg(t, Advert{Serial: "000561", Program: "other", Every: 1000}).Data)
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for len(d.Peripherals()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	pending, _, _ := d.sub.Pending()
+	delivered, _ := d.sub.Delivered()
+	if ps := d.Peripherals(); len(ps) != 1 || ps[0].Serial != "000561" || int64(pending)+delivered != 1 {
+		t.Errorf("peripherals %+v, %d adverts handed to the directory and %d waiting; want 000561 alone, of one advert", ps, delivered, pending)
 	}
 }

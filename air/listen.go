@@ -102,6 +102,7 @@ func (ln *Listener) SetScan(scan func() []byte) {
 // devices advertise every second.
 func (ln *Listener) advertise(gone string) {
 	a := Advert{Serial: ln.serial, Program: ln.l.id, Every: ln.l.opts.Interval.Milliseconds(), Gone: gone}
+	nc, _ := ln.l.advertConn(false)
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	if gone == "" && ln.scan != nil {
@@ -120,7 +121,7 @@ func (ln *Listener) advertise(gone string) {
 			ln.last, ln.advert = a.Scan, b
 		}
 	}
-	ln.l.nc.Publish(AdvertSubject(ln.serial), b)
+	nc.Publish(AdvertSubject(ln.serial), b)
 }
 
 // dial answers a central that opens a stream, or probes.
