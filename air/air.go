@@ -240,10 +240,16 @@ func (l *Link) connect(url string, tries int) error {
 			return nil
 		}
 	}
+	return fmt.Errorf("air: %w", l.connectErr(err))
+}
+
+// connectErr names why a connection to the server failed: ErrDenied or
+// ErrNoServer.
+func (l *Link) connectErr(err error) error {
 	if denied(err) {
-		return fmt.Errorf("air: NATS server %s: %w (%s): %w", l.url, ErrDenied, l.creds, err)
+		return fmt.Errorf("NATS server %s: %w (%s): %w", l.url, ErrDenied, l.creds, err)
 	}
-	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
+	return fmt.Errorf("%w at %s: %w", ErrNoServer, l.url, err)
 }
 
 // natsOptions are the options of the link's connections to NATS.
@@ -301,7 +307,7 @@ func (l *Link) advertConn(create bool) (*nats.Conn, error) {
 	}))
 	nc, err := nats.Connect(l.where, opts...)
 	if err != nil {
-		return nil, l.unreachable(err)
+		return nil, fmt.Errorf("the adverts' connection: %w", l.connectErr(err))
 	}
 	l.adv = nc
 	return nc, nil

@@ -2,6 +2,7 @@ package air
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -168,5 +169,23 @@ func TestOwnAdvertsDoNotComeBack(t *testing.T) {
 	delivered, _ := d.sub.Delivered()
 	if ps := d.Peripherals(); len(ps) != 1 || ps[0].Serial != "000561" || int64(pending)+delivered != 1 {
 		t.Errorf("peripherals %+v, %d adverts handed to the directory and %d waiting; want 000561 alone, of one advert", ps, delivered, pending)
+	}
+}
+
+// TestWatchWithoutServer: a directory whose adverts' connection cannot
+// reach the server says so with ErrNoServer.
+func TestWatchWithoutServer(t *testing.T) {
+	srv := natsServer(t)
+	l, err := Join(srv.ClientURL(), Options{Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	if _, err := l.Watch(); !errors.Is(err, ErrNoServer) {
+		t.Errorf("Watch without a server: %v, want %v", err, ErrNoServer)
+	} else {
+		t.Logf("what users see: %v", err)
 	}
 }
