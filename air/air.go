@@ -786,5 +786,14 @@ func Redact(urls string) string {
 }
 
 // Stats returns the messages and bytes the link has sent and received
-// over NATS, of every kind: stream data and keepalives, adverts, dials.
-func (l *Link) Stats() nats.Statistics { return l.nc.Stats() }
+// over NATS, of every kind: stream data and keepalives, adverts, dials,
+// on both its connections when it has the adverts' one (advertConn);
+// Reconnects counts those of the first.
+func (l *Link) Stats() nats.Statistics {
+	s := l.nc.Stats()
+	if adv, _ := l.advertConn(false); adv != l.nc {
+		a := adv.Stats()
+		s.InMsgs, s.OutMsgs, s.InBytes, s.OutBytes = s.InMsgs+a.InMsgs, s.OutMsgs+a.OutMsgs, s.InBytes+a.InBytes, s.OutBytes+a.OutBytes
+	}
+	return s
+}

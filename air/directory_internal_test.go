@@ -189,3 +189,27 @@ func TestWatchWithoutServer(t *testing.T) {
 		t.Logf("what users see: %v", err)
 	}
 }
+
+// TestStatsCountAdverts: the link's figures count the adverts it sends
+// on the adverts' connection of a program that watches the air.
+func TestStatsCountAdverts(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour})
+	d, err := l.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ln, err := l.Listen("000562")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	before := l.Stats()
+	const n = 10
+	for range n {
+		ln.advertise("")
+	}
+	if sent := l.Stats().OutMsgs - before.OutMsgs; sent < n {
+		t.Errorf("%d messages sent for %d adverts", sent, n)
+	}
+}
