@@ -182,8 +182,9 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 
 // TestBridgeBesideItsOwnDevices: the bridge of a program that runs
 // devices on the air, as senseboard run starts it, lists those devices
-// once, as its own, though their adverts come back to it, and a device of
-// another program from its adverts; when that program stops, its device
+// once, as its own (their adverts do not come back to it, and its
+// directory leaves them out), and a device of another program from its
+// adverts; when that program stops, its device
 // goes with why, and the program's own stay.
 func TestBridgeBesideItsOwnDevices(t *testing.T) {
 	addr := airtest.FreeLocal(t)
