@@ -456,7 +456,8 @@ func TestServerRestart(t *testing.T) {
 // with a fixed inbox (air.Options.ID, --nats-id): the load reaches the
 // program's devices and streams from them; a client of the load's user
 // cannot read the program's inbox, and a device program cannot advertise
-// a device that is not its own.
+// a device that is not its own. A bridge of the bridge's role, whose
+// adverts' connection shows the same user, sees the devices.
 func TestPermissionsOfTheDocs(t *testing.T) {
 	devices := []string{"000600", "000601"}
 	var devPub, devSub []string
@@ -473,6 +474,10 @@ func TestPermissionsOfTheDocs(t *testing.T) {
 		{Username: "load-1", Password: "secret-l", Permissions: &server.Permissions{
 			Publish:   &server.SubjectPermission{Allow: []string{air.ScanSubject, "senseboard.air.dial.>", air.InboxSubjects}},
 			Subscribe: &server.SubjectPermission{Allow: []string{air.AdvertSubjects, air.InboxSubject("load-1"), "_INBOX.>"}},
+		}},
+		{Username: "bridge-1", Password: "secret-b", Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{air.ScanSubject, "senseboard.air.dial.>", air.InboxSubjects}},
+			Subscribe: &server.SubjectPermission{Allow: []string{air.AdvertSubjects, air.InboxSubject("bridge-1"), "_INBOX.>"}},
 		}},
 	}
 	p := port(t)
@@ -501,6 +506,13 @@ func TestPermissionsOfTheDocs(t *testing.T) {
 	if r.Reached != len(devices) || r.Streams[0].Notifications == 0 {
 		t.Errorf("the load reached %d of %d devices, %d notifications", r.Reached, len(devices), r.Streams[0].Notifications)
 	}
+
+	// a bridge of the bridge's role watches the air on its second
+	// connection, with the same user: it hears the devices' adverts
+	bridge := steady
+	bridge.ID = "bridge-1"
+	c := runBridge(t, join(t, url("bridge-1", "secret-b"), bridge))
+	until(t, c, devices[1], "advertising", advertising)
 
 	// refused checks that what a client of a user does is refused
 	refused := func(what, user, password string, do func(*nats.Conn)) {
