@@ -413,7 +413,8 @@ func TestTwoComputers(t *testing.T) {
 // the subscription ends, and the device's note says the connection to the
 // NATS server was lost. Another program takes the server over, and the
 // next request connects the bridge to the device again, as a phone
-// reconnects to a BLE device.
+// reconnects to a BLE device; the bridge hears the adverts of a device
+// that comes on the air after.
 func TestServerRestart(t *testing.T) {
 	t.Parallel()
 	addr := airtest.FreeLocal(t)
@@ -449,6 +450,10 @@ func TestServerRestart(t *testing.T) {
 		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000500/Info"})
 		return err == nil && r.Response == 200
 	})
+	// the bridge's adverts' connection is back too: it hears a device
+	// that came on the air after the server did
+	deviceProgram(t, airLink(t, addr), "000510", 1)
+	until(t, c, "000510", "advertising", advertising)
 }
 
 // TestPermissionsOfTheDocs: a NATS server whose users hold the
