@@ -19,6 +19,7 @@ import (
 // it: their program reaches them without the air.
 type Directory struct {
 	l   *Link
+	nc  *nats.Conn // the adverts' connection (advertConn)
 	sub *nats.Subscription
 
 	mu      sync.Mutex
@@ -57,6 +58,7 @@ func (l *Link) Watch() (*Directory, error) {
 		d.Close()
 		return nil, fmt.Errorf("air: %w", err)
 	}
+	d.nc = nc
 	sub, err := nc.Subscribe(AdvertSubjects, d.advert)
 	if err != nil {
 		d.Close()
@@ -147,8 +149,8 @@ func (d *Directory) again(msg *nats.Msg) bool {
 // whose adverts stopped leave the directory here, and Why tells why.
 func (d *Directory) Peripherals() []Peripheral {
 	now := time.Now()
-	connected := d.l.Connected()
-	backlog, _, _ := d.sub.Pending() // adverts that wait to be taken: expire nothing yet
+	connected := d.l.Connected() && d.nc.IsConnected() // both the link's connections: the adverts come on the second
+	backlog, _, _ := d.sub.Pending()                   // adverts that wait to be taken: expire nothing yet
 	d.mu.Lock()
 	out := make([]Peripheral, 0, len(d.present))
 	for serial, e := range d.present {

@@ -3,6 +3,7 @@ package air
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,5 +212,39 @@ func TestStatsCountAdverts(t *testing.T) {
 	}
 	if sent := l.Stats().OutMsgs - before.OutMsgs; sent < n {
 		t.Errorf("%d messages sent for %d adverts", sent, n)
+	}
+}
+
+// TestDirectoryWhyWhenAdvertsConnectionLost: a device whose adverts
+// stopped while the connection they come on is down leaves the directory
+// because of the connection, not because its program went away.
+func TestDirectoryWhyWhenAdvertsConnectionLost(t *testing.T) {
+	l, _ := rawLink(t, Options{Interval: time.Hour, ReconnectWait: time.Hour})
+	d, err := l.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.advert(advertMsg(t, Advert{Serial: "000563", Program: "other", Every: 1000}))
+	d.mu.Lock()
+	d.present["000563"].heard = time.Now().Add(-time.Hour)
+	d.mu.Unlock()
+	adv, _ := l.advertConn(false)
+	id, err := adv.GetClientID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EmbeddedServer(l).DisconnectClientByID(id); err != nil { // as a server of a cluster that is gone
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for adv.IsConnected() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if ps := d.Peripherals(); len(ps) != 0 {
+		t.Fatalf("peripherals %+v, want none", ps)
+	}
+	if why := d.Why("000563"); !strings.Contains(why, "the NATS connection of this program is down") {
+		t.Errorf("why: %q", why)
 	}
 }
