@@ -3,6 +3,7 @@ package air
 import (
 	"context"
 	"net"
+	"sync"
 	"testing"
 	"time"
 )
@@ -12,6 +13,8 @@ import (
 // before its Accept, and Accept takes it.
 func TestHandledListenerHoldsNoQueue(t *testing.T) {
 	l, _ := rawLink(t, Options{})
+	var wg sync.WaitGroup
+	defer wg.Wait()                                                       // after waiting.Close, which ends its Accept
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
 	defer cancel()
 	handled, err := l.Listen("000321")
@@ -43,10 +46,10 @@ func TestHandledListenerHoldsNoQueue(t *testing.T) {
 	}
 	defer c.Close()
 	accepted := make(chan net.Conn, 1)
-	go func() {
+	wg.Go(func() {
 		s, _ := waiting.Accept()
 		accepted <- s
-	}()
+	})
 	select {
 	case s := <-accepted:
 		if s == nil {
