@@ -292,22 +292,35 @@ func (l *Link) natsOptions() []nats.Option {
 // It is made at the first Watch; until then the adverts go on nc.
 func (l *Link) advertConn(create bool) (*nats.Conn, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.adv != nil || !create {
-		if l.adv == nil {
-			return l.nc, nil
-		}
+	switch {
+	case l.adv != nil:
+		defer l.mu.Unlock()
 		return l.adv, nil
-	}
-	if l.closed {
+	case !create:
+		defer l.mu.Unlock()
+		return l.nc, nil
+	case l.closed:
+		defer l.mu.Unlock()
 		return nil, ErrClosed
 	}
+	l.mu.Unlock()
+	// Connected without l.mu: the link's deliveries do not wait for it.
 	opts := append(l.natsOptions(), nats.NoEcho(), nats.ReconnectHandler(func(nc *nats.Conn) {
 		nc.Publish(ScanSubject, nil) // the directories hear every device again
 	}))
 	nc, err := nats.Connect(l.where, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("the adverts' connection: %w", l.connectErr(err))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		nc.Close()
+		return nil, ErrClosed
+	case l.adv != nil: // another directory's, made meanwhile
+		nc.Close()
+		return l.adv, nil
 	}
 	l.adv = nc
 	return nc, nil

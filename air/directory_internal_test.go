@@ -3,7 +3,10 @@ package air
 import (
 	"encoding/json"
 	"errors"
+	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,5 +249,60 @@ func TestDirectoryWhyWhenAdvertsConnectionLost(t *testing.T) {
 	}
 	if why := d.Why("000563"); !strings.Contains(why, "the NATS connection of this program is down") {
 		t.Errorf("why: %q", why)
+	}
+}
+
+// TestWatchConnectsWithoutTheLink: while the first directory's adverts'
+// connection is being made, the link goes on: what takes its lock does
+// not wait for the server to answer.
+func TestWatchConnectsWithoutTheLink(t *testing.T) {
+	srv := natsServer(t)
+	dialing, release := make(chan struct{}), make(chan struct{})
+	var dials atomic.Int32
+	o := Options{Interval: time.Hour, hooks: &testHooks{wrapConn: func(c net.Conn) net.Conn {
+		if dials.Add(1) == 2 { // the adverts' connection
+			close(dialing)
+			<-release
+		}
+		return c
+	}}}
+	l, err := Join(srv.ClientURL(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	unblock := sync.OnceFunc(func() { close(release) })
+	defer unblock()
+	watched := make(chan error, 1)
+	wg.Go(func() {
+		d, err := l.Watch()
+		if err == nil {
+			d.Close()
+		}
+		watched <- err
+	})
+	guard := time.After(time.Minute) // hang guard
+	select {
+	case <-dialing:
+	case <-guard:
+		t.Fatal("the adverts' connection was not dialed")
+	}
+	open := make(chan bool, 1)
+	wg.Go(func() { open <- !l.isClosed() })
+	select {
+	case <-open:
+	case <-guard:
+		t.Error("the link's lock is held while its adverts' connection is made")
+	}
+	unblock()
+	select {
+	case err := <-watched:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-guard:
+		t.Fatal("Watch did not return")
 	}
 }
