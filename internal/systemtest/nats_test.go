@@ -184,8 +184,9 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 // devices on the air, as senseboard run starts it, lists those devices
 // once, as its own (their adverts do not come back to it, and its
 // directory leaves them out), and a device of another program from its
-// adverts; when that program stops, its device
-// goes with why, and the program's own stay.
+// adverts; the bridge of a third program hears the program's devices;
+// when the second program stops, its device goes with why, and the
+// program's own stay.
 func TestBridgeBesideItsOwnDevices(t *testing.T) {
 	addr := airtest.FreeLocal(t)
 	own := airLink(t, addr)
@@ -213,6 +214,14 @@ func TestBridgeBesideItsOwnDevices(t *testing.T) {
 	}
 	if want := "000600 local=true, 000601 local=true, 000700 local=false"; err != nil || strings.Join(got, ", ") != want {
 		t.Errorf("the bridge lists %s (%v); want %s", strings.Join(got, ", "), err, want)
+	}
+	// the bridge of another program hears the program's devices, whose
+	// adverts go out on the program's adverts' connection
+	other := runBridge(t, airLink(t, addr))
+	for _, s := range []string{"000600", "000601"} {
+		if d := until(t, other, s, "advertising", advertising); d.Local {
+			t.Errorf("another program's bridge lists %s as its own", s)
+		}
 	}
 	stop()
 	until(t, c, "000700", "gone", func(d bridgeclient.DeviceState, err error) bool {
