@@ -134,6 +134,7 @@ type Link struct {
 	opts  Options
 	log   *slog.Logger
 	nc    *nats.Conn
+	where string // the URL nc connected to, credentials and all: the adverts' connection takes it too
 	id    string // the program's id on the air, in adverts and dials
 	inbox string // InboxSubject(id)
 	url   string // as given, without credentials
@@ -154,6 +155,7 @@ type Link struct {
 	nstreams  atomic.Int64         // len(streams), for the sender's bound (sender.limit)
 	lastID    uint64               // the id of the stream added last
 	dirs      map[*Directory]struct{}
+	adv       *nats.Conn // the adverts' connection (advertConn), once a directory needs it; nil before
 	closed    bool
 	marks     map[uint64]time.Time // the marks sent and not yet taken back, with when they went
 	markSeq   uint64               // names the next mark
@@ -230,6 +232,28 @@ func newLink(url string, o Options) (*Link, error) {
 
 // connect makes the NATS connection; tries says how often to try.
 func (l *Link) connect(url string, tries int) error {
+	opts := append(l.natsOptions(), nats.DisconnectErrHandler(l.disconnected), nats.ReconnectHandler(l.reconnected))
+	var err error
+	for range tries {
+		if l.nc, err = nats.Connect(url, opts...); err == nil {
+			l.where = url
+			return nil
+		}
+	}
+	return fmt.Errorf("air: %w", l.connectErr(err))
+}
+
+// connectErr names why a connection to the server failed: ErrDenied or
+// ErrNoServer.
+func (l *Link) connectErr(err error) error {
+	if denied(err) {
+		return fmt.Errorf("NATS server %s: %w (%s): %w", l.url, ErrDenied, l.creds, err)
+	}
+	return fmt.Errorf("%w at %s: %w", ErrNoServer, l.url, err)
+}
+
+// natsOptions are the options of the link's connections to NATS.
+func (l *Link) natsOptions() []nats.Option {
 	opts := []nats.Option{
 		nats.Name(l.opts.Name),
 		nats.MaxReconnects(-1),
@@ -244,8 +268,6 @@ func (l *Link) connect(url string, tries int) error {
 		// reached (unreachable) instead of waiting for it.
 		nats.ReconnectBufSize(-1),
 		nats.SetCustomDialer(l.dialer()),
-		nats.DisconnectErrHandler(l.disconnected),
-		nats.ReconnectHandler(l.reconnected),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			subject := ""
 			if sub != nil {
@@ -260,16 +282,62 @@ func (l *Link) connect(url string, tries int) error {
 	if l.token != "" {
 		opts = append(opts, nats.Token(l.token))
 	}
-	var err error
-	for range tries {
-		if l.nc, err = nats.Connect(url, opts...); err == nil {
-			return nil
-		}
+	return opts
+}
+
+// advertConn returns the connection of the adverts: a program that watches
+// the air (Watch) publishes its devices' adverts and takes the adverts of
+// others on a connection of their own, which NATS does not echo: the
+// adverts of its own devices, once a second each, do not come back to it.
+// It is made at the first Watch; until then the adverts go on nc.
+func (l *Link) advertConn(create bool) (*nats.Conn, error) {
+	l.mu.Lock()
+	switch {
+	case l.adv != nil:
+		defer l.mu.Unlock()
+		return l.adv, nil
+	case !create:
+		defer l.mu.Unlock()
+		return l.nc, nil
+	case l.closed:
+		defer l.mu.Unlock()
+		return nil, ErrClosed
 	}
-	if denied(err) {
-		return fmt.Errorf("air: NATS server %s: %w (%s): %w", l.url, ErrDenied, l.creds, err)
+	l.mu.Unlock()
+	// Connected without l.mu: the link's deliveries do not wait for it.
+	opts := append(l.natsOptions(), nats.NoEcho(), nats.ReconnectHandler(func(nc *nats.Conn) {
+		nc.Publish(ScanSubject, nil) // the directories hear every device again
+	}))
+	nc, err := nats.Connect(l.where, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("the adverts' connection: %w", l.connectErr(err))
 	}
-	return fmt.Errorf("air: %w at %s: %w", ErrNoServer, l.url, err)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		nc.Close()
+		return nil, ErrClosed
+	case l.adv != nil: // another directory's, made meanwhile
+		nc.Close()
+		return l.adv, nil
+	}
+	l.adv = nc
+	return nc, nil
+}
+
+// closeAdverts sends what the adverts' connection holds, and closes it.
+func (l *Link) closeAdverts() {
+	l.mu.Lock()
+	nc := l.adv
+	l.mu.Unlock()
+	if nc == nil {
+		return
+	}
+	if nc.IsConnected() {
+		nc.FlushTimeout(flushTimeout)
+	}
+	nc.Close()
 }
 
 // dialer returns the dialer of the link's connections to the server.
@@ -684,6 +752,7 @@ func (l *Link) Close() error {
 	}
 	l.send.close()
 	l.flush()
+	l.closeAdverts()
 	l.nc.Close()
 	l.wg.Wait()
 	l.taskMu.Lock()
@@ -730,5 +799,14 @@ func Redact(urls string) string {
 }
 
 // Stats returns the messages and bytes the link has sent and received
-// over NATS, of every kind: stream data and keepalives, adverts, dials.
-func (l *Link) Stats() nats.Statistics { return l.nc.Stats() }
+// over NATS, of every kind: stream data and keepalives, adverts, dials,
+// on both its connections when it has the adverts' one (advertConn);
+// Reconnects counts those of the first.
+func (l *Link) Stats() nats.Statistics {
+	s := l.nc.Stats()
+	if adv, _ := l.advertConn(false); adv != l.nc {
+		a := adv.Stats()
+		s.InMsgs, s.OutMsgs, s.InBytes, s.OutBytes = s.InMsgs+a.InMsgs, s.OutMsgs+a.OutMsgs, s.InBytes+a.InBytes, s.OutBytes+a.OutBytes
+	}
+	return s
+}

@@ -251,10 +251,10 @@ func (op *operator) creds(t *testing.T, account nkeys.KeyPair, expires int64) (f
 }
 
 // TestJoinWithCredentials: programs join a server that asks for
-// credentials with them, and one reaches the other's device there; a
-// server refuses wrong ones with ErrDenied, and a credentials file that
-// cannot serve is refused before with ErrCredentials; no error and no log
-// line shows a secret.
+// credentials with them, and one reaches the other's device there and
+// watches the air with them; a server refuses wrong ones with ErrDenied,
+// and a credentials file that cannot serve is refused before with
+// ErrCredentials; no error and no log line shows a secret.
 func TestJoinWithCredentials(t *testing.T) {
 	t.Parallel()
 	op := newOperator(t)
@@ -284,6 +284,13 @@ func TestJoinWithCredentials(t *testing.T) {
 		t.Errorf("echo: %q %v", b, err)
 	}
 	c.Close()
+	// the central's bridge watches the air on a second connection, with
+	// the same credentials
+	if d, err := phone.Watch(); err != nil {
+		t.Errorf("watch with a credentials file: %v", err)
+	} else {
+		d.Close()
+	}
 
 	secrets := []string{seed}
 	stranger, strangerSeed := op.creds(t, op.other, 0)

@@ -1,20 +1,25 @@
 package air
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 )
 
-// Directory keeps the devices on the air as their adverts tell: a device
-// is present from its first advert until it says goodbye or its adverts
-// stop for Missed of its intervals. Its program asks every device to
-// advertise when it starts and whenever its connection comes back.
+// Directory keeps the devices of other programs on the air as their
+// adverts tell: a device is present from its first advert until it says
+// goodbye or its adverts stop for Missed of its intervals. Its program
+// asks every device to advertise when it starts and whenever its
+// connection comes back. The devices of its own link (Listen) are not in
+// it: their program reaches them without the air.
 type Directory struct {
 	l   *Link
+	nc  *nats.Conn // the adverts' connection (advertConn)
 	sub *nats.Subscription
 
 	mu      sync.Mutex
@@ -24,6 +29,7 @@ type Directory struct {
 
 type entry struct {
 	advert Advert
+	raw    []byte // the advert as it came; its Scan is a part of it
 	heard  time.Time
 }
 
@@ -36,7 +42,8 @@ type Peripheral struct {
 	Scan []byte
 }
 
-// Watch starts a directory of the devices on the air.
+// Watch starts a directory of the devices of other programs on the air.
+// The first one opens the link's connection for adverts (advertConn).
 func (l *Link) Watch() (*Directory, error) {
 	d := &Directory{l: l, present: map[string]*entry{}, left: map[string]string{}}
 	l.mu.Lock()
@@ -46,43 +53,104 @@ func (l *Link) Watch() (*Directory, error) {
 	}
 	l.dirs[d] = struct{}{}
 	l.mu.Unlock()
-	sub, err := l.nc.Subscribe(AdvertSubjects, d.advert)
+	nc, err := l.advertConn(true)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("air: %w", err)
+	}
+	d.nc = nc
+	sub, err := nc.Subscribe(AdvertSubjects, d.advert)
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("air: %w", err)
 	}
 	sub.SetPendingLimits(l.opts.PendingMessages, -1)
 	d.sub = sub
-	l.nc.Publish(ScanSubject, nil)
+	nc.Publish(ScanSubject, nil)
 	return d, nil
 }
 
-// advert takes one advert.
+// advert takes one advert. A device repeats its advert byte for byte
+// while what a scan sees stays, every second: such an advert is only
+// heard again, with nothing parsed and nothing allocated.
 func (d *Directory) advert(msg *nats.Msg) {
+	if d.l.ownAdvert(msg) || d.again(msg) {
+		return
+	}
 	a, err := ParseAdvert(msg.Subject, msg.Data)
 	if err != nil {
 		d.l.log.Warn("advert", "err", err)
 		return
 	}
+	if a.Program == d.l.id {
+		return // one of its own program's, an advert before its latest
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	e := d.present[a.Serial]
 	if a.Gone != "" {
-		if e := d.present[a.Serial]; e == nil || e.advert.Program == a.Program {
+		if e == nil || e.advert.Program == a.Program {
 			delete(d.present, a.Serial)
 			d.left[a.Serial] = "it went off the air: " + a.Gone
 		}
 		return
 	}
-	d.present[a.Serial] = &entry{advert: a, heard: time.Now()}
-	delete(d.left, a.Serial)
+	if e == nil {
+		e = &entry{}
+		d.present[a.Serial] = e
+		delete(d.left, a.Serial)
+	}
+	// The scan's bytes are in the advert as they came: keep them once.
+	// The advert is the message's own; nothing writes to it.
+	if a.Scan != nil {
+		if i := bytes.Index(msg.Data, a.Scan); i >= 0 {
+			a.Scan = msg.Data[i : i+len(a.Scan) : i+len(a.Scan)]
+		}
+	}
+	e.advert, e.raw, e.heard = a, msg.Data, time.Now()
+}
+
+// ownAdvert reports whether an advert is the latest one a device of this
+// link sent, without parsing it.
+func (l *Link) ownAdvert(msg *nats.Msg) bool {
+	serial, ok := strings.CutPrefix(msg.Subject, Prefix+".adv.")
+	if !ok {
+		return false
+	}
+	l.mu.Lock()
+	ln := l.listeners[serial]
+	l.mu.Unlock()
+	if ln == nil {
+		return false
+	}
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	return bytes.Equal(ln.advert, msg.Data)
+}
+
+// again hears a device again whose advert repeats its last one, and
+// reports whether it did.
+func (d *Directory) again(msg *nats.Msg) bool {
+	serial, ok := strings.CutPrefix(msg.Subject, Prefix+".adv.")
+	if !ok {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := d.present[serial] // a serial it lists came on this subject before
+	if e == nil || !bytes.Equal(e.raw, msg.Data) {
+		return false
+	}
+	e.heard = time.Now()
+	return true
 }
 
 // Peripherals returns the devices on the air now, by serial number. Those
 // whose adverts stopped leave the directory here, and Why tells why.
 func (d *Directory) Peripherals() []Peripheral {
 	now := time.Now()
-	connected := d.l.Connected()
-	backlog, _, _ := d.sub.Pending() // adverts that wait to be taken: expire nothing yet
+	connected := d.l.Connected() && d.nc.IsConnected() // both the link's connections: the adverts come on the second
+	backlog, _, _ := d.sub.Pending()                   // adverts that wait to be taken: expire nothing yet
 	d.mu.Lock()
 	out := make([]Peripheral, 0, len(d.present))
 	for serial, e := range d.present {

@@ -4,6 +4,9 @@ import "github.com/nats-io/nats-server/v2/server"
 
 // Crash ends a link as a program that dies does: without goodbyes.
 func Crash(l *Link) {
+	if nc, _ := l.advertConn(false); nc != l.nc {
+		nc.Close()
+	}
 	l.nc.Close()
 	l.Close()
 }

@@ -26,9 +26,9 @@ type Listener struct {
 	l      *Link
 	serial string
 	sub    *nats.Subscription
-	queue  chan *Stream
 
 	mu     sync.Mutex
+	queue  chan *Stream   // streams for Accept; made when first needed (a device whose streams are handled has none)
 	scan   func() []byte  // what a scan sees, for the adverts; nil for nothing
 	last   []byte         // the scan of the latest advert
 	advert []byte         // the latest advert, sent again while the scan stays
@@ -60,7 +60,7 @@ func (l *Link) Listen(serial string) (*Listener, error) {
 	case !errors.Is(err, nats.ErrNoResponders):
 		return nil, fmt.Errorf("air: device %s: %w", serial, l.unreachable(err))
 	}
-	ln := &Listener{l: l, serial: serial, queue: make(chan *Stream, acceptQueue), done: make(chan struct{})}
+	ln := &Listener{l: l, serial: serial, done: make(chan struct{})}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -102,6 +102,7 @@ func (ln *Listener) SetScan(scan func() []byte) {
 // devices advertise every second.
 func (ln *Listener) advertise(gone string) {
 	a := Advert{Serial: ln.serial, Program: ln.l.id, Every: ln.l.opts.Interval.Milliseconds(), Gone: gone}
+	nc, _ := ln.l.advertConn(false)
 	ln.mu.Lock()
 	defer ln.mu.Unlock()
 	if gone == "" && ln.scan != nil {
@@ -120,7 +121,7 @@ func (ln *Listener) advertise(gone string) {
 			ln.last, ln.advert = a.Scan, b
 		}
 	}
-	ln.l.nc.Publish(AdvertSubject(ln.serial), b)
+	nc.Publish(AdvertSubject(ln.serial), b)
 }
 
 // dial answers a central that opens a stream, or probes.
@@ -164,7 +165,7 @@ func (ln *Listener) dial(msg *nats.Msg) {
 		return
 	}
 	select {
-	case ln.queue <- s:
+	case ln.queueLocked() <- s:
 	default:
 		ln.mu.Unlock()
 		s.Close()
@@ -178,10 +179,22 @@ func (ln *Listener) dial(msg *nats.Msg) {
 // hostName is the computer's name, for the centrals of its devices.
 var hostName, _ = os.Hostname()
 
+// queueLocked returns the queue of streams for Accept, made at its first
+// use; ln.mu is held.
+func (ln *Listener) queueLocked() chan *Stream {
+	if ln.queue == nil {
+		ln.queue = make(chan *Stream, acceptQueue)
+	}
+	return ln.queue
+}
+
 // Accept waits for the next stream a central opens.
 func (ln *Listener) Accept() (net.Conn, error) {
+	ln.mu.Lock()
+	queue := ln.queueLocked()
+	ln.mu.Unlock()
 	select {
-	case s := <-ln.queue:
+	case s := <-queue:
 		return s, nil
 	case <-ln.done:
 		return nil, net.ErrClosed
@@ -196,10 +209,11 @@ func (ln *Listener) Accept() (net.Conn, error) {
 func (ln *Listener) Handle(f func(net.Conn)) {
 	ln.mu.Lock()
 	ln.handle = f
+	queue := ln.queue
 	ln.mu.Unlock()
 	for {
 		select {
-		case s := <-ln.queue:
+		case s := <-queue:
 			f(s)
 		default:
 			return
@@ -215,10 +229,11 @@ func (ln *Listener) Close() error {
 		ln.closed = true
 		close(ln.done)
 	}
+	queue := ln.queue
 	ln.mu.Unlock()
 	for {
 		select {
-		case s := <-ln.queue:
+		case s := <-queue:
 			s.Close()
 		default:
 			return nil

@@ -123,8 +123,9 @@ const (
 // called under ph.mu and a stream's mu and must not block.
 type Phone struct {
 	cfg     Config
-	store   *nvm.Store    // nil without a state directory
-	central *link.Central // the phone's Bluetooth
+	local   map[string]bool // the serial numbers of cfg.Local
+	store   *nvm.Store      // nil without a state directory
+	central *link.Central   // the phone's Bluetooth
 
 	scanMu   sync.Mutex // one scan at a time
 	mu       sync.Mutex
@@ -177,7 +178,9 @@ func New(cfg Config) (*Phone, error) {
 		ph.dir, err = cfg.Air.Watch()
 	}
 	ph.central = &link.Central{Address: ph.cfg.Address, Name: cfg.Name, Interval: cfg.ConnInterval, Timeout: cfg.Timeout}
+	ph.local = make(map[string]bool, len(cfg.Local))
 	for _, p := range cfg.Local {
+		ph.local[p.Serial] = true
 		if p.Faults != nil {
 			p.Faults.SetPhone(ph.BluetoothOff)
 		}
@@ -249,7 +252,7 @@ func (ph *Phone) peripherals() []Peripheral {
 		return ps
 	}
 	for _, a := range ph.dir.Peripherals() {
-		if slices.ContainsFunc(ps, func(p Peripheral) bool { return p.Serial == a.Serial }) {
+		if ph.local[a.Serial] {
 			continue
 		}
 		ps = append(ps, Peripheral{Serial: a.Serial,
@@ -295,7 +298,7 @@ func (ph *Phone) Scan(ctx context.Context) {
 		}
 		if err := d.refresh(ctx); err != nil {
 			why := "it does not answer: " + d.unnamed(err)
-			if !slices.ContainsFunc(ph.cfg.Local, func(l Peripheral) bool { return l.Serial == p.Serial }) {
+			if !ph.local[p.Serial] {
 				// on the air: there until its adverts say otherwise
 				if d.known() {
 					d.setNote("%s", why)

@@ -75,9 +75,16 @@ func runFleet(t *testing.T, serial string, opts senseboard.FleetOptions) (stop f
 // runBridge runs a bridge alone, joined to link, and a client of its HTTP API.
 func runBridge(t *testing.T, link *air.Link) *bridgeclient.Client {
 	t.Helper()
-	// each exchange with a device waits a minute, a guard against hanging,
-	// not the phone's 5 s, which a loaded machine can reach
-	b, err := phone.New(phone.Config{Air: link, StateDir: t.TempDir(), ScanInterval: 20 * time.Millisecond, Timeout: await.Guard})
+	return runBridgeOf(t, phone.Config{Air: link})
+}
+
+// runBridgeOf runs a bridge of cfg, scanning often, and a client of its
+// HTTP API. Each exchange with a device waits a minute, a guard against
+// hanging, not the phone's 5 s, which a loaded machine can reach.
+func runBridgeOf(t *testing.T, cfg phone.Config) *bridgeclient.Client {
+	t.Helper()
+	cfg.StateDir, cfg.ScanInterval, cfg.Timeout = t.TempDir(), 20*time.Millisecond, await.Guard
+	b, err := phone.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +179,60 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 	}
 	_, err = c.Device(ctx, "000300")
 	t.Logf("what users see: %v; subscription: %v", err, sub.Err())
+}
+
+// TestBridgeBesideItsOwnDevices: the bridge of a program that runs
+// devices on the air, as senseboard run starts it, lists those devices
+// once, as its own (their adverts do not come back to it, and its
+// directory leaves them out), and a device of another program from its
+// adverts; the bridge of a third program hears the program's devices;
+// when the second program stops, its device goes with why, and the
+// program's own stay.
+func TestBridgeBesideItsOwnDevices(t *testing.T) {
+	addr := airtest.FreeLocal(t)
+	own := airLink(t, addr)
+	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial("000600"), StateDir: t.TempDir()},
+		senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { h.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var local []phone.Peripheral
+	for _, m := range h.Members {
+		local = append(local, phone.Peripheral{Serial: m.Device.Serial(), Dial: m.DialRadio, Scan: m.Scan, Inject: m.Device.InjectJSON})
+	}
+	c := runBridgeOf(t, phone.Config{Local: local, Air: own})
+	stop := deviceProgram(t, airLink(t, addr), "000700", 1)
+
+	until(t, c, "000700", "advertising", advertising)
+	devs, err := c.Devices(context.Background())
+	var got []string
+	for _, d := range devs {
+		got = append(got, fmt.Sprintf("%s local=%v", d.Serial, d.Local))
+	}
+	if want := "000600 local=true, 000601 local=true, 000700 local=false"; err != nil || strings.Join(got, ", ") != want {
+		t.Errorf("the bridge lists %s (%v); want %s", strings.Join(got, ", "), err, want)
+	}
+	// the bridge of another program hears the program's devices, whose
+	// adverts go out on the program's adverts' connection
+	other := runBridge(t, airLink(t, addr))
+	for _, s := range []string{"000600", "000601"} {
+		if d := until(t, other, s, "advertising", advertising); d.Local {
+			t.Errorf("another program's bridge lists %s as its own", s)
+		}
+	}
+	stop()
+	until(t, c, "000700", "gone", func(d bridgeclient.DeviceState, err error) bool {
+		return err != nil && strings.Contains(err.Error(), "it went away (it went off the air: its program stopped)")
+	})
+	for _, s := range []string{"000600", "000601"} {
+		if d, err := c.Device(context.Background(), s); err != nil || !d.Local {
+			t.Errorf("its own device %s after the other program stopped: %+v %v", s, d, err)
+		}
+	}
 }
 
 // TestBridgeTakesNoSlotUntilUsed: a bridge on the same NATS sees the
@@ -362,7 +423,8 @@ func TestTwoComputers(t *testing.T) {
 // the subscription ends, and the device's note says the connection to the
 // NATS server was lost. Another program takes the server over, and the
 // next request connects the bridge to the device again, as a phone
-// reconnects to a BLE device.
+// reconnects to a BLE device; the bridge hears the adverts of a device
+// that comes on the air after.
 func TestServerRestart(t *testing.T) {
 	t.Parallel()
 	addr := airtest.FreeLocal(t)
@@ -398,6 +460,10 @@ func TestServerRestart(t *testing.T) {
 		r, err := c.Send(ctx, bridgeclient.Message{Type: "get", Path: "/net/000500/Info"})
 		return err == nil && r.Response == 200
 	})
+	// the bridge's adverts' connection is back too: it hears a device
+	// that came on the air after the server did
+	deviceProgram(t, airLink(t, addr), "000510", 1)
+	until(t, c, "000510", "advertising", advertising)
 }
 
 // TestPermissionsOfTheDocs: a NATS server whose users hold the
@@ -405,7 +471,8 @@ func TestServerRestart(t *testing.T) {
 // with a fixed inbox (air.Options.ID, --nats-id): the load reaches the
 // program's devices and streams from them; a client of the load's user
 // cannot read the program's inbox, and a device program cannot advertise
-// a device that is not its own.
+// a device that is not its own. A bridge of the bridge's role, whose
+// adverts' connection shows the same user, sees the devices.
 func TestPermissionsOfTheDocs(t *testing.T) {
 	devices := []string{"000600", "000601"}
 	var devPub, devSub []string
@@ -422,6 +489,10 @@ func TestPermissionsOfTheDocs(t *testing.T) {
 		{Username: "load-1", Password: "secret-l", Permissions: &server.Permissions{
 			Publish:   &server.SubjectPermission{Allow: []string{air.ScanSubject, "senseboard.air.dial.>", air.InboxSubjects}},
 			Subscribe: &server.SubjectPermission{Allow: []string{air.AdvertSubjects, air.InboxSubject("load-1"), "_INBOX.>"}},
+		}},
+		{Username: "bridge-1", Password: "secret-b", Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{air.ScanSubject, "senseboard.air.dial.>", air.InboxSubjects}},
+			Subscribe: &server.SubjectPermission{Allow: []string{air.AdvertSubjects, air.InboxSubject("bridge-1"), "_INBOX.>"}},
 		}},
 	}
 	p := port(t)
@@ -450,6 +521,13 @@ func TestPermissionsOfTheDocs(t *testing.T) {
 	if r.Reached != len(devices) || r.Streams[0].Notifications == 0 {
 		t.Errorf("the load reached %d of %d devices, %d notifications", r.Reached, len(devices), r.Streams[0].Notifications)
 	}
+
+	// a bridge of the bridge's role watches the air on its second
+	// connection, with the same user: it hears the devices' adverts
+	bridge := steady
+	bridge.ID = "bridge-1"
+	c := runBridge(t, join(t, url("bridge-1", "secret-b"), bridge))
+	until(t, c, devices[1], "advertising", advertising)
 
 	// refused checks that what a client of a user does is refused
 	refused := func(what, user, password string, do func(*nats.Conn)) {
