@@ -141,3 +141,67 @@ func TestStopWaitsForAStopUnderWay(t *testing.T) {
 	}
 	await.Within(t, resetStopped, "the reset's stop did not end")
 }
+
+// liveStopper is an app that keeps the contexts it runs on: Start adds its
+// context, Stop removes it. Its first Stop signals that it began and ends
+// when released.
+type liveStopper struct {
+	began, release chan struct{}
+
+	mu    sync.Mutex
+	live  map[*Context]bool
+	most  int // the most contexts live at once
+	stops int
+}
+
+func (a *liveStopper) Name() string { return "live" }
+func (a *liveStopper) Start(ctx *Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.live[ctx] = true
+	a.most = max(a.most, len(a.live))
+	return nil
+}
+
+func (a *liveStopper) Stop(ctx *Context) {
+	a.mu.Lock()
+	delete(a.live, ctx)
+	a.stops++
+	first := a.stops == 1
+	a.mu.Unlock()
+	if first {
+		close(a.began)
+		<-a.release
+	}
+}
+
+// TestResetsThatCrossKeepOneContext: two resets on different goroutines
+// (a fault's on a request's, a mode switch's on the clock's), the second
+// coming while the first stops the app, take turns: the app runs on one
+// context at a time, and Stop leaves none running, where both resets
+// opened a context and one was never stopped.
+func TestResetsThatCrossKeepOneContext(t *testing.T) {
+	d := newCore(t)
+	a := &liveStopper{began: make(chan struct{}), release: make(chan struct{}), live: map[*Context]bool{}}
+	release := sync.OnceFunc(func() { close(a.release) })
+	t.Cleanup(release) // a failed test leaves no app's Stop blocked
+	r, err := Run(d, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resets := make(chan struct{}, 2)
+	reset := func() { d.Reset(); resets <- struct{}{} }
+	go reset()
+	await.Within(t, a.began, "the first reset's stop of the app did not begin")
+	go reset()
+	time.Sleep(50 * time.Millisecond) // the second reset comes to the app while the first stops it
+	release()
+	await.Within(t, resets, "a reset did not end")
+	await.Within(t, resets, "a reset did not end")
+	r.Stop()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.most != 1 || len(a.live) != 0 {
+		t.Errorf("the app ran on %d contexts at once, and %d were left running after Stop; want 1 and 0", a.most, len(a.live))
+	}
+}
