@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/api"
@@ -112,7 +113,7 @@ func (r *Runtime) lifecycle(e device.Event) {
 		r.life.Lock()
 		r.stop()
 		ctx, err := r.open()
-		var started <-chan error
+		var started *starting
 		if err == nil {
 			started = r.launch(ctx) // before a later event can stop ctx
 		}
@@ -190,26 +191,43 @@ func (r *Runtime) stopIfRunning(ctx *Context) {
 // ctx first (a reset's start and Stop may cross).
 func (r *Runtime) startOn(ctx *Context) error { return r.await(ctx, r.launch(ctx)) }
 
-// launch posts the app's Start on ctx; the returned channel receives its
-// error.
-func (r *Runtime) launch(ctx *Context) <-chan error {
-	errc := make(chan error, 1)
-	ctx.post(func() { errc <- r.app.Start(ctx) })
-	return errc
+// A starting is the app's Start posted on a context.
+type starting struct {
+	// claimed is taken once: by Start as it begins, or by a wait that
+	// finds the context closed first, after which Start never runs
+	claimed atomic.Bool
+	err     chan error // Start's error
+}
+
+// launch posts the app's Start on ctx.
+func (r *Runtime) launch(ctx *Context) *starting {
+	s := &starting{err: make(chan error, 1)}
+	ctx.post(func() {
+		if s.claimed.CompareAndSwap(false, true) {
+			s.err <- r.app.Start(ctx)
+		}
+	})
+	return s
 }
 
 // await waits for the Start that launch posted on ctx, unless ctx closes
-// first: Stop, or the stop of a later event, may cross the start.
-func (r *Runtime) await(ctx *Context, errc <-chan error) error {
+// before Start begins: Stop, or the stop of a later event, may cross the
+// start. A Start that began is waited for, so that its own error is not
+// lost to the stop's.
+func (r *Runtime) await(ctx *Context, s *starting) error {
+	var err error
 	select {
-	case err := <-errc:
-		if err != nil {
-			return fmt.Errorf("app %s: %w", r.app.Name(), err)
+	case err = <-s.err:
+	case <-ctx.done:
+		if s.claimed.CompareAndSwap(false, true) {
+			return fmt.Errorf("app %s: %w", r.app.Name(), errStopped) // Start never runs
 		}
-		return nil
-	case <-ctx.done: // a stop closed it: Start never runs on a closed context
-		return fmt.Errorf("app %s: %w", r.app.Name(), errStopped)
+		err = <-s.err
 	}
+	if err != nil {
+		return fmt.Errorf("app %s: %w", r.app.Name(), err)
+	}
+	return nil
 }
 
 // errStopped is why an app does not start once its runtime has stopped

@@ -205,3 +205,35 @@ func TestResetsThatCrossKeepOneContext(t *testing.T) {
 		t.Errorf("the app ran on %d contexts at once, and %d were left running after Stop; want 1 and 0", a.most, len(a.live))
 	}
 }
+
+// heldStarter is an app whose Start signals that it began, and fails when
+// released.
+type heldStarter struct{ began, release chan struct{} }
+
+var errHeldStart = errors.New("the held Start failed")
+
+func (a *heldStarter) Name() string { return "held start" }
+func (a *heldStarter) Start(*Context) error {
+	close(a.began)
+	<-a.release
+	return errHeldStart
+}
+
+// TestStartErrorThatCrossesStop: a start whose app's Start fails while
+// Stop closes its context returns the app's own error, where it told only
+// of the stop.
+func TestStartErrorThatCrossesStop(t *testing.T) {
+	d := newCore(t)
+	a := &heldStarter{began: make(chan struct{}), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(a.release) })
+	t.Cleanup(release) // a failed test leaves no app's Start blocked
+	r := &Runtime{d: d, app: a, provided: map[string]bool{}}
+	errc := make(chan error, 1)
+	go func() { errc <- r.start() }()
+	await.Within(t, a.began, "the app's Start did not begin")
+	r.Stop() // the app has no Stop: its context closes at once
+	release()
+	if err := await.Within(t, errc, "the start did not end"); !errors.Is(err, errHeldStart) {
+		t.Errorf("a start whose Start failed while Stop crossed it: %v, want the app's error", err)
+	}
+}
