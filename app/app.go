@@ -109,9 +109,22 @@ func Run(d *device.Core, a App) (*Runtime, error) {
 
 func (r *Runtime) lifecycle(e device.Event) {
 	switch e {
-	case device.EventReset:
+	case device.EventReset, device.EventPowerOff, device.EventUpdateMode:
 		r.life.Lock()
+		// The device takes a mode under its lock and tells of it after,
+		// so that events that cross may come in the other order: the mode
+		// it is in tells which came last. One that ended in Application
+		// mode started the app on its own event, or will.
+		application := r.d.Mode() == device.ModeApplication
+		if e != device.EventReset && application {
+			r.life.Unlock()
+			return
+		}
 		r.stop()
+		if !application {
+			r.life.Unlock()
+			return
+		}
 		ctx, err := r.open()
 		var started *starting
 		if err == nil {
@@ -128,7 +141,7 @@ func (r *Runtime) lifecycle(e device.Event) {
 			r.d.Logf(device.LevelError, "app %s did not start: %v", r.app.Name(), err)
 			r.stopIfRunning(ctx)
 		}
-	case device.EventPowerOff, device.EventUpdateMode, device.EventClose:
+	case device.EventClose:
 		r.life.Lock()
 		r.stop()
 		r.life.Unlock()

@@ -237,3 +237,45 @@ func TestStartErrorThatCrossesStop(t *testing.T) {
 		t.Errorf("a start whose Start failed while Stop crossed it: %v, want the app's error", err)
 	}
 }
+
+// TestLateEventsFollowTheMode: the device takes a mode under its lock and
+// tells its lifecycle after, so that an update mode (or a power-off) and a
+// reset that cross may come to the app in the other order. The app
+// follows the mode the device ends in: an update mode told after the
+// reset that overtook it leaves the app running, where it stopped it in
+// Application mode until the next reset, and a reset told after the
+// update mode that overtook it leaves the app stopped, where it started
+// it in update mode.
+func TestLateEventsFollowTheMode(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		mode        func(d *device.Core) // the device's mode as the later event left it
+		late        device.Event         // the event told last
+		wantRunning bool
+	}{
+		{"update mode after a reset", (*device.Core).Reset, device.EventUpdateMode, true},
+		{"power off after a wake", func(d *device.Core) { d.PowerOff(); d.Wake() }, device.EventPowerOff, true},
+		{"reset after an update mode", (*device.Core).EnterUpdateMode, device.EventReset, false},
+		{"reset after a power off", (*device.Core).PowerOff, device.EventReset, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newCore(t)
+			a := &startCounter{}
+			r, err := Run(d, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(r.Stop)
+			tt.mode(d)
+			before := r.Context()
+			r.lifecycle(tt.late)
+			ctx := r.Context()
+			if running := ctx != nil; running != tt.wantRunning {
+				t.Fatalf("in mode %v after a late %v the app runs: %v, want %v", d.Mode(), tt.late, running, tt.wantRunning)
+			}
+			if tt.wantRunning && ctx != before {
+				t.Errorf("a late %v in mode %v restarted the app, which runs since the later event", tt.late, d.Mode())
+			}
+		})
+	}
+}
