@@ -226,7 +226,9 @@ func (r *Runtime) launch(ctx *Context) *starting {
 // await waits for the Start that launch posted on ctx, unless ctx closes
 // before Start begins: Stop, or the stop of a later event, may cross the
 // start. A Start that began is waited for, so that its own error is not
-// lost to the stop's.
+// lost to the stop's, but once ctx has closed at most HandlerTimeout, as
+// a stop waits for the app's Stop: a Start that hangs holds no reset (on
+// the clock's goroutine) past the stop of its app.
 func (r *Runtime) await(ctx *Context, s *starting) error {
 	var err error
 	select {
@@ -235,7 +237,13 @@ func (r *Runtime) await(ctx *Context, s *starting) error {
 		if s.claimed.CompareAndSwap(false, true) {
 			return fmt.Errorf("app %s: %w", r.app.Name(), errStopped) // Start never runs
 		}
-		err = <-s.err
+		timer := time.NewTimer(HandlerTimeout)
+		defer timer.Stop()
+		select {
+		case err = <-s.err:
+		case <-timer.C:
+			return fmt.Errorf("app %s: %w", r.app.Name(), errStopped)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("app %s: %w", r.app.Name(), err)

@@ -279,3 +279,34 @@ func TestLateEventsFollowTheMode(t *testing.T) {
 		})
 	}
 }
+
+// hungStarter is an app whose Start signals that it began, and returns
+// only when released.
+type hungStarter struct{ began, release chan struct{} }
+
+func (a *hungStarter) Name() string { return "hung start" }
+func (a *hungStarter) Start(*Context) error {
+	close(a.began)
+	<-a.release
+	return nil
+}
+
+// TestHungStartLetsAStoppedStartGo: a start whose app's Start hangs while
+// Stop closes its context returns errStopped once it has waited
+// HandlerTimeout for Start, as a stop waits for the app's Stop, where it
+// waited for ever: a reset on the clock's goroutine held the clock, and a
+// fleet's Run, which stops the apps and then waits for the clock, never
+// ended.
+func TestHungStartLetsAStoppedStartGo(t *testing.T) {
+	d := newCore(t)
+	a := &hungStarter{began: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(sync.OnceFunc(func() { close(a.release) })) // the app's Start ends with the test
+	r := &Runtime{d: d, app: a, provided: map[string]bool{}}
+	errc := make(chan error, 1)
+	go func() { errc <- r.start() }()
+	await.Within(t, a.began, "the app's Start did not begin")
+	r.Stop() // the app has no Stop: its context closes at once
+	if err := await.Within(t, errc, "the start did not end while its app's Start hung"); !errors.Is(err, errStopped) {
+		t.Errorf("a start whose Start hung when Stop crossed it: %v, want errStopped", err)
+	}
+}
