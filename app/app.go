@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"senseboard/api"
@@ -80,6 +81,12 @@ type Runtime struct {
 	d   *device.Core
 	app App
 
+	// life is held by each lifecycle event while it stops the app and,
+	// at a reset, opens its next context, so that events that cross (an
+	// update mode on one goroutine, a reset on another) take turns and at
+	// most one context lives.
+	life sync.Mutex
+
 	mu       sync.Mutex
 	ctx      *Context // the running context, nil while stopped
 	provided map[string]bool
@@ -102,14 +109,42 @@ func Run(d *device.Core, a App) (*Runtime, error) {
 
 func (r *Runtime) lifecycle(e device.Event) {
 	switch e {
-	case device.EventReset:
-		r.stop()
-		if err := r.start(); err != nil && !errors.Is(err, errStopped) {
-			r.d.Logf(device.LevelError, "app %s did not start: %v", r.app.Name(), err)
-			r.stop()
+	case device.EventReset, device.EventPowerOff, device.EventUpdateMode:
+		r.life.Lock()
+		// The device takes a mode under its lock and tells of it after,
+		// so that events that cross may come in the other order: the mode
+		// it is in tells which came last. One that ended in Application
+		// mode started the app on its own event, or will.
+		application := r.d.Mode() == device.ModeApplication
+		if e != device.EventReset && application {
+			r.life.Unlock()
+			return
 		}
-	case device.EventPowerOff, device.EventUpdateMode, device.EventClose:
 		r.stop()
+		if !application {
+			r.life.Unlock()
+			return
+		}
+		ctx, err := r.open()
+		var started *starting
+		if err == nil {
+			started = r.launch(ctx) // before a later event can stop ctx
+		}
+		r.life.Unlock()
+		if err != nil {
+			return // Stop overtook the reset
+		}
+		// The reset waits for Start outside life: a later event that
+		// stops ctx waits at most for the app's Stop, never for a Start
+		// that hangs.
+		if err := r.await(ctx, started); err != nil && !errors.Is(err, errStopped) {
+			r.d.Logf(device.LevelError, "app %s did not start: %v", r.app.Name(), err)
+			r.stopIfRunning(ctx)
+		}
+	case device.EventClose:
+		r.life.Lock()
+		r.stop()
+		r.life.Unlock()
 	}
 }
 
@@ -133,35 +168,91 @@ func (r *Runtime) Context() *Context {
 
 // start opens a new context for the app and runs its Start there.
 func (r *Runtime) start() error {
-	r.mu.Lock()
-	if r.stopped {
-		r.mu.Unlock()
-		return errStopped
+	ctx, err := r.open()
+	if err != nil {
+		return err
 	}
-	ctx := newContext(r)
-	r.ctx = ctx
-	r.mu.Unlock()
 	return r.startOn(ctx)
+}
+
+// open makes a new context the running one, unless the runtime has
+// stopped for good.
+func (r *Runtime) open() (*Context, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return nil, errStopped
+	}
+	r.ctx = newContext(r)
+	return r.ctx, nil
+}
+
+// stopIfRunning stops the app if ctx is still its running context (a
+// later event may have stopped it and opened the next).
+func (r *Runtime) stopIfRunning(ctx *Context) {
+	r.life.Lock()
+	defer r.life.Unlock()
+	r.mu.Lock()
+	running := r.ctx == ctx
+	r.mu.Unlock()
+	if running {
+		r.stop()
+	}
 }
 
 // startOn runs the app's Start on ctx and waits for it, unless Stop closes
 // ctx first (a reset's start and Stop may cross).
-func (r *Runtime) startOn(ctx *Context) error {
-	errc := make(chan error, 1)
-	ctx.post(func() { errc <- r.app.Start(ctx) })
-	select {
-	case err := <-errc:
-		if err != nil {
-			return fmt.Errorf("app %s: %w", r.app.Name(), err)
+func (r *Runtime) startOn(ctx *Context) error { return r.await(ctx, r.launch(ctx)) }
+
+// A starting is the app's Start posted on a context.
+type starting struct {
+	// claimed is taken once: by Start as it begins, or by a wait that
+	// finds the context closed first, after which Start never runs
+	claimed atomic.Bool
+	err     chan error // Start's error
+}
+
+// launch posts the app's Start on ctx.
+func (r *Runtime) launch(ctx *Context) *starting {
+	s := &starting{err: make(chan error, 1)}
+	ctx.post(func() {
+		if s.claimed.CompareAndSwap(false, true) {
+			s.err <- r.app.Start(ctx)
 		}
-		return nil
-	case <-ctx.done: // Stop closed it: Start never runs on a closed context
-		return fmt.Errorf("app %s: %w", r.app.Name(), errStopped)
+	})
+	return s
+}
+
+// await waits for the Start that launch posted on ctx, unless ctx closes
+// before Start begins: Stop, or the stop of a later event, may cross the
+// start. A Start that began is waited for, so that its own error is not
+// lost to the stop's, but once ctx has closed at most HandlerTimeout, as
+// a stop waits for the app's Stop: a Start that hangs holds no reset (on
+// the clock's goroutine) past the stop of its app.
+func (r *Runtime) await(ctx *Context, s *starting) error {
+	var err error
+	select {
+	case err = <-s.err:
+	case <-ctx.done:
+		if s.claimed.CompareAndSwap(false, true) {
+			return fmt.Errorf("app %s: %w", r.app.Name(), errStopped) // Start never runs
+		}
+		timer := time.NewTimer(HandlerTimeout)
+		defer timer.Stop()
+		select {
+		case err = <-s.err:
+		case <-timer.C:
+			return fmt.Errorf("app %s: %w", r.app.Name(), errStopped)
+		}
 	}
+	if err != nil {
+		return fmt.Errorf("app %s: %w", r.app.Name(), err)
+	}
+	return nil
 }
 
 // errStopped is why an app does not start once its runtime has stopped
-// for good.
+// for good, or its context was stopped before its Start came.
 var errStopped = errors.New("the app's runtime has stopped")
 
 // stop stops the running app: its Stopper is told, and its context

@@ -130,16 +130,17 @@ func TestErrorsNameTheDeviceOnce(t *testing.T) {
 }
 
 // A device's refusal of a log call says its status, and its reason when
-// it gives one, with no space left where a reason would be.
+// it gives one, with no space left where a reason would be, in the words
+// of the load's refusals ("status 404: no log 3").
 func TestDeviceRefusalText(t *testing.T) {
 	for _, tt := range []struct {
 		err  DeviceRefusal
 		want string
 	}{
 		{DeviceRefusal{Device: "000777", Op: resource.Subscribe, Path: "/Mem/Logbook/byId/3/Data", Status: 404, Reason: "no log 3"},
-			"device 000777: SUBSCRIBE /Mem/Logbook/byId/3/Data: 404 no log 3"},
+			"device 000777: SUBSCRIBE /Mem/Logbook/byId/3/Data: status 404: no log 3"},
 		{DeviceRefusal{Device: "000777", Op: resource.Subscribe, Path: "/Mem/Logbook/byId/3/Data", Status: 501},
-			"device 000777: SUBSCRIBE /Mem/Logbook/byId/3/Data: 501"},
+			"device 000777: SUBSCRIBE /Mem/Logbook/byId/3/Data: status 501"},
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("%q; want %q", got, tt.want)

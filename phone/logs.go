@@ -61,12 +61,15 @@ type DeviceRefusal struct {
 	Reason string // the device's error text, "" when it gave none
 }
 
+// Error words the refusal as the load's refusals are: "device 000777:
+// GET /Mem/Logbook/Entries: status 404: no such resource", or "status 501"
+// alone when the device gave no reason.
 func (e *DeviceRefusal) Error() string {
-	s := fmt.Sprintf("device %s: %s %s: %d", e.Device, strings.ToUpper(e.Op.String()), e.Path, e.Status)
+	s := fmt.Sprintf("device %s: %s %s: status %d", e.Device, strings.ToUpper(e.Op.String()), e.Path, e.Status)
 	if e.Reason == "" {
 		return s
 	}
-	return s + " " + e.Reason
+	return s + ": " + e.Reason
 }
 
 // ErrLogging is a start of a data logger that is logging already.

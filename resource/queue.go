@@ -62,6 +62,13 @@ func (q *Queue) Notify(n Notification) bool {
 		q.mu.Unlock()
 		return false
 	}
+	q.put(n)
+	return true
+}
+
+// put queues n, for which the queue has room, then unlocks q.mu and wakes
+// the consumer when it is due; q.mu is held.
+func (q *Queue) put(n Notification) {
 	if q.n == len(q.buf) {
 		q.grow()
 	}
@@ -79,7 +86,6 @@ func (q *Queue) Notify(n Notification) bool {
 	case wake:
 		q.signal()
 	}
-	return true
 }
 
 // full reports whether the queue has no room for a notification of sub:
@@ -90,22 +96,19 @@ func (q *Queue) full(sub *Subscription) bool {
 
 // offer queues n as Notify does; when the queue has no room for it, room
 // is called by the next Drain, after the consumer has taken what waits
-// (Subscription.Offer). A Drain between the refusal and the check makes
-// room, and n is offered again.
+// (Subscription.Offer).
 func (q *Queue) offer(n Notification, room func()) (taken, later bool) {
-	for !q.Notify(n) {
-		q.mu.Lock()
-		switch {
-		case q.closed:
-			q.mu.Unlock()
-			return false, false
-		case q.full(n.Sub):
-			q.rooms = append(q.rooms, room)
-			q.mu.Unlock()
-			return false, true
-		}
+	q.mu.Lock()
+	switch {
+	case q.closed:
 		q.mu.Unlock()
+		return false, false
+	case q.full(n.Sub):
+		q.rooms = append(q.rooms, room)
+		q.mu.Unlock()
+		return false, true
 	}
+	q.put(n)
 	return true, false
 }
 

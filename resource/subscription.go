@@ -166,7 +166,7 @@ func (s *Subscription) Notify(content any) bool {
 	if !s.active.Load() || s.stall.Load() != nil {
 		return false
 	}
-	if s.hand(content) {
+	if taken, _ := s.hand(content, nil); taken {
 		return true
 	}
 	s.dropped.Add(1)
@@ -189,18 +189,7 @@ func (s *Subscription) Offer(content any, room func()) (taken, later bool) {
 	if !s.active.Load() || s.stall.Load() != nil {
 		return false, false
 	}
-	if s.queue == nil || room == nil {
-		return s.hand(content), false
-	}
-	r, recyclable := content.(Recyclable)
-	if recyclable {
-		r.Hold() // for the queue, a HoldingSink
-	}
-	taken, later = s.queue.offer(Notification{Sub: s, Content: content}, room)
-	if !taken && recyclable {
-		r.Release()
-	}
-	return taken, later
+	return s.hand(content, room)
 }
 
 // Recyclable is notification content that its maker reuses once every
@@ -249,33 +238,36 @@ type HoldingSink interface {
 }
 
 // notify hands n to the client's sink, to its Queue without an interface
-// call when it is one.
-func (s *Subscription) notify(n Notification) bool {
+// call when it is one, and offers it there when room is not nil
+// (Subscription.Offer).
+func (s *Subscription) notify(n Notification, room func()) (taken, later bool) {
 	if q := s.queue; q != nil {
-		return q.Notify(n)
+		if room != nil {
+			return q.offer(n, room)
+		}
+		return q.Notify(n), false
 	}
-	return s.Client.sink.Notify(n)
+	return s.Client.sink.Notify(n), false
 }
 
-// hand gives content to the subscriber's sink and reports whether the sink
-// took it: a Recyclable is held for a HoldingSink while it keeps it, and
-// kept for good by any other sink.
-func (s *Subscription) hand(content any) bool {
+// hand gives content to the subscriber's sink, offering it with room as
+// notify does, and reports whether the sink took it: a Recyclable is held
+// for a HoldingSink while it keeps it, and kept for good by any other sink.
+func (s *Subscription) hand(content any, room func()) (taken, later bool) {
 	n := Notification{Sub: s, Content: content}
 	r, ok := content.(Recyclable)
 	switch {
 	case !ok:
-		return s.notify(n)
+		return s.notify(n, room)
 	case !s.holds:
 		r.Keep()
-		return s.notify(n)
+		return s.notify(n, room)
 	}
 	r.Hold()
-	if s.notify(n) {
-		return true
+	if taken, later = s.notify(n, room); !taken {
+		r.Release()
 	}
-	r.Release()
-	return false
+	return taken, later
 }
 
 // Stalled reports whether the subscription is stalled (Hub.Stall).
@@ -350,7 +342,7 @@ func (t *Topic) Publish(content any) int {
 		if s.stall.Load() != nil {
 			continue // stalled: the source sends it nothing
 		}
-		if s.hand(content) {
+		if taken, _ := s.hand(content, nil); taken {
 			n++
 		} else {
 			s.dropped.Add(1)

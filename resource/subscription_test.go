@@ -848,3 +848,42 @@ func TestQueueCloseDropsRoom(t *testing.T) {
 	q.Close()
 	q.Drain(nil)
 }
+
+// BenchmarkQueueNotify publishes to one subscriber whose queue its
+// consumer drains every 64 notifications, on one goroutine: a stream's
+// hot path into a transport's queue, plain and Recyclable content, and
+// offered (Subscription.Offer) as a log's transfer does.
+func BenchmarkQueueNotify(b *testing.B) {
+	for _, tt := range []struct {
+		name    string
+		content any
+		offer   bool
+	}{
+		{"plain", "sample", false},
+		{"recyclable", &recyclable{}, false},
+		{"offer", "sample", true},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			h := NewHub(0)
+			q := NewQueue(4096)
+			c := NewClient("c", q)
+			s, _ := subscribe(b, h, c, "/Meas/Acc/104", &recordingSource{})
+			topic := h.Topic("/Meas/Acc/104")
+			room := func() {}
+			var buf []Event
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if tt.offer {
+					s.Offer(tt.content, room)
+				} else {
+					topic.Publish(tt.content)
+				}
+				if i++; i%64 == 0 {
+					buf = q.Drain(buf[:0])
+				}
+			}
+			c.Close()
+		})
+	}
+}
