@@ -263,14 +263,26 @@ func (f *Faults) end(id int, by string) {
 // lifecycle hears the device's lifecycle: a reset ends the faults that a
 // reset ends (busy), and the device brings faults on itself: update mode
 // by PUT /System/Mode 12, an exhausted request pool by requests that timed
-// out.
+// out. The device takes a mode under its lock and tells of it after, so a
+// reset and an update mode that cross may be told in the other order: the
+// mode the device is in says which came last. A reset told after an
+// update mode that overtook it leaves that update mode's fault running,
+// and an update mode told after a reset that overtook it brings none.
 func (f *Faults) lifecycle(e device.Event) {
+	updating := f.d.Core.Mode() == device.ModeFwUpdate
 	switch e {
 	case device.EventReset:
-		for _, id := range f.active(fault.Busy, fault.DFU) {
+		kinds := []fault.Kind{fault.Busy, fault.DFU}
+		if updating {
+			kinds = kinds[:1]
+		}
+		for _, id := range f.active(kinds...) {
 			f.end(id, fault.EndedReset)
 		}
 	case device.EventUpdateMode:
+		if !updating {
+			return
+		}
 		f.mu.Lock()
 		ours := f.entering
 		f.mu.Unlock()
