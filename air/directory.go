@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -113,7 +112,7 @@ func (d *Directory) advert(msg *nats.Msg) {
 // ownAdvert reports whether an advert is the latest one a device of this
 // link sent, without parsing it.
 func (l *Link) ownAdvert(msg *nats.Msg) bool {
-	serial, ok := strings.CutPrefix(msg.Subject, Prefix+".adv.")
+	serial, ok := advertSerial(msg.Subject)
 	if !ok {
 		return false
 	}
@@ -131,7 +130,7 @@ func (l *Link) ownAdvert(msg *nats.Msg) bool {
 // again hears a device again whose advert repeats its last one, and
 // reports whether it did.
 func (d *Directory) again(msg *nats.Msg) bool {
-	serial, ok := strings.CutPrefix(msg.Subject, Prefix+".adv.")
+	serial, ok := advertSerial(msg.Subject)
 	if !ok {
 		return false
 	}

@@ -68,7 +68,16 @@ func token(s string) bool {
 }
 
 // AdvertSubject is where the device with a serial number advertises.
-func AdvertSubject(serial string) string { return Prefix + ".adv." + serial }
+func AdvertSubject(serial string) string { return advertPrefix + serial }
+
+// advertPrefix begins every advert's subject, before the serial number.
+const advertPrefix = Prefix + ".adv."
+
+// advertSerial returns the serial number of an advert's subject, without
+// checking it (ParseSubject does), and false for another subject.
+func advertSerial(subject string) (string, bool) {
+	return strings.CutPrefix(subject, advertPrefix)
+}
 
 // DialSubject is where the device with a serial number takes streams.
 func DialSubject(serial string) string { return Prefix + ".dial." + serial }

@@ -200,8 +200,8 @@ func (r *Runtime) stopIfRunning(ctx *Context) {
 	}
 }
 
-// startOn runs the app's Start on ctx and waits for it, unless Stop closes
-// ctx first (a reset's start and Stop may cross).
+// startOn runs the app's Start on ctx and waits for it as await does (a
+// reset's start and Stop may cross).
 func (r *Runtime) startOn(ctx *Context) error { return r.await(ctx, r.launch(ctx)) }
 
 // A starting is the app's Start posted on a context.
@@ -252,7 +252,8 @@ func (r *Runtime) await(ctx *Context, s *starting) error {
 }
 
 // errStopped is why an app does not start once its runtime has stopped
-// for good, or its context was stopped before its Start came.
+// for good, or its context was stopped before its Start came, or before a
+// Start that hangs returned within HandlerTimeout.
 var errStopped = errors.New("the app's runtime has stopped")
 
 // stop stops the running app: its Stopper is told, and its context

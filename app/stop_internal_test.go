@@ -206,9 +206,12 @@ func TestResetsThatCrossKeepOneContext(t *testing.T) {
 	}
 }
 
-// heldStarter is an app whose Start signals that it began, and fails when
-// released.
-type heldStarter struct{ began, release chan struct{} }
+// heldStarter is an app whose Start signals that it began, and returns
+// err once released.
+type heldStarter struct {
+	began, release chan struct{}
+	err            error
+}
 
 var errHeldStart = errors.New("the held Start failed")
 
@@ -216,7 +219,7 @@ func (a *heldStarter) Name() string { return "held start" }
 func (a *heldStarter) Start(*Context) error {
 	close(a.began)
 	<-a.release
-	return errHeldStart
+	return a.err
 }
 
 // TestStartErrorThatCrossesStop: a start whose app's Start fails while
@@ -224,7 +227,7 @@ func (a *heldStarter) Start(*Context) error {
 // of the stop.
 func TestStartErrorThatCrossesStop(t *testing.T) {
 	d := newCore(t)
-	a := &heldStarter{began: make(chan struct{}), release: make(chan struct{})}
+	a := &heldStarter{began: make(chan struct{}), release: make(chan struct{}), err: errHeldStart}
 	release := sync.OnceFunc(func() { close(a.release) })
 	t.Cleanup(release) // a failed test leaves no app's Start blocked
 	r := &Runtime{d: d, app: a, provided: map[string]bool{}}
@@ -280,17 +283,6 @@ func TestLateEventsFollowTheMode(t *testing.T) {
 	}
 }
 
-// hungStarter is an app whose Start signals that it began, and returns
-// only when released.
-type hungStarter struct{ began, release chan struct{} }
-
-func (a *hungStarter) Name() string { return "hung start" }
-func (a *hungStarter) Start(*Context) error {
-	close(a.began)
-	<-a.release
-	return nil
-}
-
 // TestHungStartLetsAStoppedStartGo: a start whose app's Start hangs while
 // Stop closes its context returns errStopped once it has waited
 // HandlerTimeout for Start, as a stop waits for the app's Stop, where it
@@ -299,8 +291,8 @@ func (a *hungStarter) Start(*Context) error {
 // ended.
 func TestHungStartLetsAStoppedStartGo(t *testing.T) {
 	d := newCore(t)
-	a := &hungStarter{began: make(chan struct{}), release: make(chan struct{})}
-	t.Cleanup(sync.OnceFunc(func() { close(a.release) })) // the app's Start ends with the test
+	a := &heldStarter{began: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(a.release) }) // the app's Start ends with the test
 	r := &Runtime{d: d, app: a, provided: map[string]bool{}}
 	errc := make(chan error, 1)
 	go func() { errc <- r.start() }()

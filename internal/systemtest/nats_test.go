@@ -45,12 +45,13 @@ func withToken(o air.Options, file string) air.Options {
 // test ends or stop is called.
 func deviceProgram(t *testing.T, link *air.Link, serial string, n int) (stop func()) {
 	t.Helper()
-	return runFleet(t, serial, senseboard.FleetOptions{Devices: n, PTY: "none", Listen: "none", Air: link})
+	_, stop = runFleet(t, serial, senseboard.FleetOptions{Devices: n, PTY: "none", Listen: "none", Air: link})
+	return stop
 }
 
 // runFleet runs a fleet of opts from serial on, until the test ends or
-// stop is called.
-func runFleet(t *testing.T, serial string, opts senseboard.FleetOptions) (stop func()) {
+// stop is called, and returns it.
+func runFleet(t *testing.T, serial string, opts senseboard.FleetOptions) (h *senseboard.Fleet, stop func()) {
 	t.Helper()
 	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial(serial), StateDir: t.TempDir()}, opts)
 	if err != nil {
@@ -69,7 +70,7 @@ func runFleet(t *testing.T, serial string, opts senseboard.FleetOptions) (stop f
 		})
 	}
 	t.Cleanup(stop)
-	return stop
+	return h, stop
 }
 
 // runBridge runs a bridge alone, joined to link, and a client of its HTTP API.
@@ -191,15 +192,7 @@ func TestBridgeOfAnotherProgram(t *testing.T) {
 func TestBridgeBesideItsOwnDevices(t *testing.T) {
 	addr := airtest.FreeLocal(t)
 	own := airLink(t, addr)
-	h, err := senseboard.NewFleet(senseboard.Config{Profile: profile.Default().WithSerial("000600"), StateDir: t.TempDir()},
-		senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: own})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { h.Run(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	h, _ := runFleet(t, "000600", senseboard.FleetOptions{Devices: 2, PTY: "none", Listen: "none", Air: own})
 	var local []phone.Peripheral
 	for _, m := range h.Members {
 		local = append(local, phone.Peripheral{Serial: m.Device.Serial(), Dial: m.DialRadio, Scan: m.Scan, Inject: m.Device.InjectJSON})
