@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"senseboard/api"
-	"senseboard/client"
 	"senseboard/resource"
 )
 
@@ -81,21 +80,4 @@ func FuzzParseMessage(f *testing.F) {
 		op, _ := m.op()
 		api.EmbeddedIndex().Operation(op, m.Path).Values(m.Value) // refuses or reads, never panics
 	})
-}
-
-// A recording's subscription the device refused says the device's status,
-// and its reason when it gave one, as the load words a refusal, with no
-// space left where a reason would be.
-func TestSubscribeRefusal(t *testing.T) {
-	for _, tt := range []struct {
-		env  client.Envelope
-		want string
-	}{
-		{client.Envelope{Response: 501, ResponseString: "HTTP_CODE_NOT_IMPLEMENTED", Error: "SampleRate 7 is not supported"}, "subscribe /Meas/Acc/7: status 501: SampleRate 7 is not supported"},
-		{client.Envelope{Response: 501, ResponseString: "HTTP_CODE_NOT_IMPLEMENTED"}, "subscribe /Meas/Acc/7: status 501"},
-	} {
-		if got := subscribeRefusal("/Meas/Acc/7", &tt.env); got != tt.want {
-			t.Errorf("%q; want %q", got, tt.want)
-		}
-	}
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"senseboard/client"
 	"senseboard/edf"
 	"senseboard/fault"
 	"senseboard/phone"
@@ -110,7 +109,7 @@ func (s *Server) startRecording(ctx context.Context, req RecordingRequest) (Reco
 			r.Write(e.URI, e.Content)
 		})
 		if err == nil && sub == nil {
-			err = errors.New(subscribeRefusal(p, a.Envelope))
+			err = fmt.Errorf("subscribe %s: %s", p, a.Envelope.Refusal())
 		}
 		if err != nil {
 			s.Recordings.Forget(req.Name)
@@ -124,18 +123,6 @@ func (s *Server) startRecording(ctx context.Context, req RecordingRequest) (Reco
 		})
 	}
 	return recordingState(r.State()), nil
-}
-
-// subscribeRefusal words the device's refusal of a recording's
-// subscription to path as the load words a refusal: "subscribe
-// /Meas/Acc/7: status 501: SampleRate 7 is not supported", or its status
-// alone when it gave no reason.
-func subscribeRefusal(path string, env *client.Envelope) string {
-	s := fmt.Sprintf("subscribe %s: status %d", path, env.Response)
-	if env.Error == "" {
-		return s
-	}
-	return s + ": " + env.Error
 }
 
 func (s *Server) recordings(w http.ResponseWriter, r *http.Request) {

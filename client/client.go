@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,16 @@ type Envelope struct {
 	Error          string     `json:"error,omitempty"`
 	// Raw is the envelope's JSON as it came, with the device's field order.
 	Raw []byte `json:"-"`
+}
+
+// Refusal words the envelope's status, and the device's reason when it
+// gave one: "status 501: SampleRate 7 is not supported", or "status 501"
+// alone, as every program of senseboard words a device's refusal.
+func (e *Envelope) Refusal() string {
+	if e.Error == "" {
+		return "status " + strconv.Itoa(e.Response)
+	}
+	return "status " + strconv.Itoa(e.Response) + ": " + e.Error
 }
 
 // rawContent is JSON kept as it came: unlike json.RawMessage it points into

@@ -60,3 +60,21 @@ func FuzzReadEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// A device's error status is worded with its reason when it gives one,
+// and alone when it gives none, with no space left where the reason would
+// be.
+func TestEnvelopeRefusal(t *testing.T) {
+	for _, tt := range []struct {
+		env  Envelope
+		want string
+	}{
+		{Envelope{Response: 501, ResponseString: "HTTP_CODE_NOT_IMPLEMENTED"}, "status 501"},
+		{Envelope{Response: 501, ResponseString: "HTTP_CODE_NOT_IMPLEMENTED", Error: "SampleRate 7 is not supported"}, "status 501: SampleRate 7 is not supported"},
+		{Envelope{Response: 404, Content: []byte(`{}`)}, "status 404"},
+	} {
+		if got := tt.env.Refusal(); got != tt.want {
+			t.Errorf("%+v: %q; want %q", tt.env, got, tt.want)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func (m *Module) Start(ctx *app.Context) error {
 		}
 	}, func(env resource.Envelope) {
 		if !env.Status.OK() {
-			ctx.Device().Logf(device.LevelError, "%s: subscribe %s: %d %s", Name, servicePath, env.Status, env.Error)
+			ctx.Device().Logf(device.LevelError, "%s: subscribe %s: %s", Name, servicePath, env.Refusal())
 		}
 	})
 	return nil
@@ -76,7 +76,7 @@ func (m *Module) notifications(ctx *app.Context, on bool) {
 			}
 		}, func(env resource.Envelope) {
 			if !env.Status.OK() {
-				ctx.Device().Logf(device.LevelError, "%s: subscribe %s: %d %s", Name, hrPath, env.Status, env.Error)
+				ctx.Device().Logf(device.LevelError, "%s: subscribe %s: %s", Name, hrPath, env.Refusal())
 				if m.hr == s {
 					m.hr = nil
 				}
@@ -103,7 +103,7 @@ func post(ctx *app.Context, h *content.HRData) {
 		}
 		ctx.Post(servicePath, func(env resource.Envelope) {
 			if !env.Status.OK() {
-				ctx.Device().Logf(device.LevelError, "%s: post %s: %d %s", Name, servicePath, env.Status, env.Error)
+				ctx.Device().Logf(device.LevelError, "%s: post %s: %s", Name, servicePath, env.Refusal())
 			}
 		}, v)
 	}

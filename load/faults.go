@@ -333,15 +333,6 @@ func (k *keeper) resubscribe(ctx context.Context, p *probe, conn *client.Conn, s
 // errRefused is a subscription the device answered with an error status.
 var errRefused = errors.New("refused")
 
-// refusal words a device's error status, and its reason when it gives one:
-// "status 404: no such resource", or "status 501" alone.
-func refusal(env *client.Envelope) string {
-	if env.Error == "" {
-		return fmt.Sprintf("status %d", env.Response)
-	}
-	return fmt.Sprintf("status %d: %s", env.Response, env.Error)
-}
-
 // subscribe subscribes to path i over conn, its notifications counted in
 // p's tally; a device that answers 429 is reset, and the error says so.
 // An error status is errRefused.
@@ -361,7 +352,7 @@ func (k *keeper) subscribe(ctx context.Context, p *probe, conn *client.Conn, i i
 		return nil, fmt.Errorf("%s: subscribe %s: %w with 429; the device was reset", p.name, path, errRefused)
 	}
 	if !env.OK() {
-		return nil, fmt.Errorf("%s: subscribe %s: %w with %s", p.name, path, errRefused, refusal(env))
+		return nil, fmt.Errorf("%s: subscribe %s: %w with %s", p.name, path, errRefused, env.Refusal())
 	}
 	return s, nil
 }

@@ -14,7 +14,6 @@ import (
 	"senseboard"
 	"senseboard/air"
 	"senseboard/air/airtest"
-	"senseboard/client"
 	"senseboard/fault"
 )
 
@@ -225,23 +224,5 @@ func TestStallSilence(t *testing.T) {
 				k.looked = at(l.at)
 			}
 		})
-	}
-}
-
-// A device's error status is worded with its reason when it gives one,
-// and alone when it gives none, with no space left where the reason would
-// be.
-func TestRefusal(t *testing.T) {
-	for _, tt := range []struct {
-		env  client.Envelope
-		want string
-	}{
-		{client.Envelope{Response: 501, ResponseString: "HTTP_CODE_NOT_IMPLEMENTED"}, "status 501"},
-		{client.Envelope{Response: 501, ResponseString: "HTTP_CODE_NOT_IMPLEMENTED", Error: "SampleRate 7 is not supported"}, "status 501: SampleRate 7 is not supported"},
-		{client.Envelope{Response: 404, Content: []byte(`{}`)}, "status 404"},
-	} {
-		if got := refusal(&tt.env); got != tt.want {
-			t.Errorf("%+v: %q; want %q", tt.env, got, tt.want)
-		}
 	}
 }

@@ -379,7 +379,7 @@ func connect(ctx context.Context, cfg Config, central *link.Central, i int, rate
 		if err != nil {
 			err = fmt.Errorf("subscribe %s: %w", p, err) // the connection's errors name the device
 		} else if !env.OK() {
-			err = fmt.Errorf("%s: subscribe %s: %s", d.name, p, refusal(env))
+			err = fmt.Errorf("%s: subscribe %s: %s", d.name, p, env.Refusal())
 		}
 		if err != nil {
 			d.conn.Close()

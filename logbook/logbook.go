@@ -482,7 +482,7 @@ func (m *Module) start() resource.Response {
 		s, env := ctx.SubscribeNowWaiting(path, waitFor(path), func(c any) { m.record(l, c) })
 		if s == nil {
 			m.stop()
-			return resource.Errorf(resource.StatusBadRequest, "%s", subscribeRefusal(path, env))
+			return resource.Errorf(resource.StatusBadRequest, "subscribe %s: %s", path, env.Refusal())
 		}
 		l.sub, l.uri = s, s.Resource().Topic.URI()
 		l.name = sbemName(l.uri)
@@ -493,17 +493,6 @@ func (m *Module) start() resource.Response {
 	}
 	m.scheduleFlush(ctx)
 	return resource.OK(nil)
-}
-
-// subscribeRefusal words the device's refusal of the subscription to path
-// as the load words a refusal: "subscribe /Meas/Acc/7: status 501:
-// SampleRate 7 is not supported", or its status alone when it gave no reason.
-func subscribeRefusal(path string, env resource.Envelope) string {
-	s := fmt.Sprintf("subscribe %s: status %d", path, env.Status)
-	if env.Error == "" {
-		return s
-	}
-	return s + ": " + env.Error
 }
 
 // scheduleFlush writes what is pending every FlushInterval while logging,

@@ -82,6 +82,16 @@ type Envelope struct {
 	QueryTime time.Duration
 }
 
+// Refusal words the envelope's status, and its reason when it has one:
+// "status 501: SampleRate 7 is not supported", or "status 501" alone, as
+// the Go client's Envelope.Refusal words a device's refusal.
+func (e *Envelope) Refusal() string {
+	if e.Error == "" {
+		return "status " + strconv.Itoa(int(e.Status))
+	}
+	return "status " + strconv.Itoa(int(e.Status)) + ": " + e.Error
+}
+
 // AppendJSON appends the envelope as the specification's JSON object:
 // response, responsestring, operation, uri, content (when present),
 // querytimems, querytimens, and error (on failures).

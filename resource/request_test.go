@@ -204,3 +204,19 @@ func TestHubPeak(t *testing.T) {
 		t.Errorf("peak %d after a reset, want 2", h.Peak())
 	}
 }
+
+// An envelope's refusal says its status, and its reason when it has one,
+// with no space left where a reason would be.
+func TestEnvelopeRefusal(t *testing.T) {
+	for _, tt := range []struct {
+		env  Envelope
+		want string
+	}{
+		{Envelope{Status: StatusNotImplemented, Error: "SampleRate 7 is not supported"}, "status 501: SampleRate 7 is not supported"},
+		{Envelope{Status: StatusNotImplemented}, "status 501"},
+	} {
+		if got := tt.env.Refusal(); got != tt.want {
+			t.Errorf("%q; want %q", got, tt.want)
+		}
+	}
+}
