@@ -289,7 +289,7 @@ func (l *Link) natsOptions() []nats.Option {
 // the air (Watch) publishes its devices' adverts and takes the adverts of
 // others on a connection of their own, which NATS does not echo: the
 // adverts of its own devices, once a second each, do not come back to it.
-// It is made at the first Watch; until then the adverts go on nc.
+// It is made at the first Watch; until then advertConn(false) returns nc.
 func (l *Link) advertConn(create bool) (*nats.Conn, error) {
 	l.mu.Lock()
 	switch {
