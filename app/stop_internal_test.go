@@ -302,3 +302,45 @@ func TestHungStartLetsAStoppedStartGo(t *testing.T) {
 		t.Errorf("a start whose Start hung when Stop crossed it: %v, want errStopped", err)
 	}
 }
+
+// failingRestart is an app whose Start fails from its second start on.
+type failingRestart struct{ starts atomic.Int32 }
+
+func (a *failingRestart) Name() string { return "failing restart" }
+func (a *failingRestart) Start(*Context) error {
+	if a.starts.Add(1) > 1 {
+		return errors.New("no second start")
+	}
+	return nil
+}
+
+// TestResetWhoseStartFailsStopsTheApp: a reset whose app's Start fails
+// logs it and stops the context it opened, so that no context of an app
+// that did not start stays running.
+func TestResetWhoseStartFailsStopsTheApp(t *testing.T) {
+	d := newCore(t)
+	var mu sync.Mutex
+	var logged []string
+	d.SetLogger(func(_ device.Group, level device.Level, msg string) {
+		if level == device.LevelError {
+			mu.Lock()
+			logged = append(logged, msg)
+			mu.Unlock()
+		}
+	})
+	a := &failingRestart{}
+	r, err := Run(d, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	d.Reset()
+	if ctx := r.Context(); ctx != nil {
+		t.Error("the app runs on after a reset whose Start failed")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 1 || a.starts.Load() != 2 {
+		t.Errorf("after the failed restart: %d starts, errors logged %q; want 2 starts and one error", a.starts.Load(), logged)
+	}
+}
