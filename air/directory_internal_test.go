@@ -17,12 +17,7 @@ import (
 // that serves it says goodbye, with why, and not when another program
 // says goodbye for the same serial number.
 func TestDirectoryGoodbyes(t *testing.T) {
-	l, _ := rawLink(t, Options{Interval: time.Hour})
-	d, err := l.Watch()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	_, _, d := watchedLink(t, Options{Interval: time.Hour})
 	advert := func(program, gone string) {
 		b, _ := json.Marshal(Advert{Serial: "000555", Program: program, Every: 1000, Gone: gone})
 		d.advert(&nats.Msg{Subject: AdvertSubject("000555"), Data: b})
@@ -79,12 +74,7 @@ func advertMsg(t testing.TB, a Advert) *nats.Msg {
 // sees stays, keeps the device in the directory and allocates nothing; one
 // that differs is taken.
 func TestDirectoryAdvertAgain(t *testing.T) {
-	l, _ := rawLink(t, Options{Interval: time.Hour})
-	d, err := l.Watch()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	_, _, d := watchedLink(t, Options{Interval: time.Hour})
 	first := Advert{Serial: "000555", Program: "p1", Every: 1000, Scan: json.RawMessage(`{"advertising":true}`)}
 	d.advert(advertMsg(t, first))
 	d.mu.Lock()
@@ -116,17 +106,8 @@ func TestDirectoryAdvertAgain(t *testing.T) {
 // other programs, not those of its own link, whose adverts it drops
 // without allocating; its own program's older adverts too.
 func TestDirectoryLeavesOutOwnDevices(t *testing.T) {
-	l, _ := rawLink(t, Options{Interval: time.Hour})
-	d, err := l.Watch()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ln, err := l.Listen("000556")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	l, _, d := watchedLink(t, Options{Interval: time.Hour})
+	ln := listened(t, l, "000556")
 	ln.mu.Lock()
 	own := &nats.Msg{Subject: AdvertSubject("000556"), Data: ln.advert}
 	ln.mu.Unlock()
@@ -146,17 +127,8 @@ func TestDirectoryLeavesOutOwnDevices(t *testing.T) {
 // its devices' adverts on a connection that NATS does not echo: its
 // directory is not handed them, and is handed another program's.
 func TestOwnAdvertsDoNotComeBack(t *testing.T) {
-	l, nc := rawLink(t, Options{Interval: time.Hour})
-	d, err := l.Watch()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ln, err := l.Listen("000560")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	l, nc, d := watchedLink(t, Options{Interval: time.Hour})
+	listened(t, l, "000560")
 	for range 10 {
 		l.advertiseAll()
 	}
@@ -197,17 +169,8 @@ func TestWatchWithoutServer(t *testing.T) {
 // TestStatsCountAdverts: the link's figures count the adverts it sends
 // on the adverts' connection of a program that watches the air.
 func TestStatsCountAdverts(t *testing.T) {
-	l, _ := rawLink(t, Options{Interval: time.Hour})
-	d, err := l.Watch()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ln, err := l.Listen("000562")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	l, _, _ := watchedLink(t, Options{Interval: time.Hour})
+	ln := listened(t, l, "000562")
 	before := l.Stats()
 	const n = 10
 	for range n {
@@ -222,12 +185,7 @@ func TestStatsCountAdverts(t *testing.T) {
 // stopped while the connection they come on is down leaves the directory
 // because of the connection, not because its program went away.
 func TestDirectoryWhyWhenAdvertsConnectionLost(t *testing.T) {
-	l, _ := rawLink(t, Options{Interval: time.Hour, ReconnectWait: time.Hour})
-	d, err := l.Watch()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	l, _, d := watchedLink(t, Options{Interval: time.Hour, ReconnectWait: time.Hour})
 	d.advert(advertMsg(t, Advert{Serial: "000563", Program: "other", Every: 1000}))
 	d.mu.Lock()
 	d.present["000563"].heard = time.Now().Add(-time.Hour)
@@ -305,4 +263,28 @@ func TestWatchConnectsWithoutTheLink(t *testing.T) {
 	case <-guard:
 		t.Fatal("Watch did not return")
 	}
+}
+
+// watchedLink is rawLink with a directory of the air, closed with the
+// test before the link.
+func watchedLink(t *testing.T, o Options) (*Link, *nats.Conn, *Directory) {
+	t.Helper()
+	l, nc := rawLink(t, o)
+	d, err := l.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return l, nc, d
+}
+
+// listened is a listener of l for the device serial, closed with the test.
+func listened(t *testing.T, l *Link, serial string) *Listener {
+	t.Helper()
+	ln, err := l.Listen(serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
 }
